@@ -1,0 +1,1 @@
+"""Static web clients (kiosk, runner, TD console), shipped as package data of wordjudge."""

@@ -1,0 +1,1 @@
+"""The registry of known lexicon editions (data, not code), shipped as package data of wordjudge."""

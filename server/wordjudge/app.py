@@ -1,0 +1,131 @@
+"""The web application: ``create_app(settings)`` builds it; routes are thin glue over the domain modules."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from http import HTTPStatus
+from importlib import resources as package_files
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import Depends, FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, JSONResponse
+from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.responses import Response
+from starlette.types import Scope
+
+from . import __version__
+from .errors import WordjudgeError, error_body
+from .resources import Resources
+from .settings import Settings
+
+log = logging.getLogger(__name__)
+
+WEB_DIR = Path(str(package_files.files("wordjudge.kiosk")))
+_WEB_SUFFIXES = {".html", ".js", ".css", ".svg", ".png", ".ico"}
+
+
+def create_app(settings: Settings, resources: Resources | None = None) -> FastAPI:
+    """Build the wordjudge web app.
+
+    The lifespan opens the :class:`Resources` (lexicons, ...) for the settings,
+    unless already-opened ``resources`` are handed in (``wordjudge serve`` opens
+    them first, to stop with a clear message when a lexicon is bad).
+    """
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[dict[str, Any]]:
+        yield {"resources": resources or Resources.open(settings)}
+
+    app = FastAPI(
+        title="wordjudge",
+        version=__version__,
+        summary="Challenge adjudication for word-game tournaments",
+        lifespan=lifespan,
+    )
+    _add_error_handlers(app)
+    _add_routes(app)
+    app.mount("/static", _WebFiles(directory=WEB_DIR), name="static")
+    return app
+
+
+def get_resources(request: Request) -> Resources:
+    resources: Resources = request.state.resources
+    return resources
+
+
+ResourcesDep = Annotated[Resources, Depends(get_resources)]
+
+
+def _add_routes(app: FastAPI) -> None:
+    @app.get("/api/health", tags=["status"])
+    def health(resources: ResourcesDep) -> dict[str, Any]:
+        """Whether the server is up, and which lexicons it serves (name, fingerprint, edition, DEMO)."""
+        lexicons = [resources.describe(profile) for profile in resources.profiles.values()]
+        return {
+            "ok": True,
+            "status": "ok",
+            "version": __version__,
+            "demo": any(item["demo"] for item in lexicons),
+            "lexicons": lexicons,
+        }
+
+    @app.get("/", include_in_schema=False)
+    def status_page() -> FileResponse:
+        return FileResponse(WEB_DIR / "index.html")
+
+
+class _WebFiles(StaticFiles):
+    """The web clients' files; nothing else in their folder (such as Python files) is served."""
+
+    async def get_response(self, path: str, scope: Scope) -> Response:
+        if Path(path).suffix not in _WEB_SUFFIXES:
+            raise StarletteHTTPException(404)
+        return await super().get_response(path, scope)
+
+
+def _add_error_handlers(app: FastAPI) -> None:
+    """Every error leaves in the one JSON shape of :func:`wordjudge.errors.error_body`."""
+
+    @app.exception_handler(WordjudgeError)
+    async def wordjudge_error(request: Request, exc: WordjudgeError) -> JSONResponse:
+        return JSONResponse(exc.body(), status_code=exc.status)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        phrase = HTTPStatus(exc.status_code).phrase
+        code = phrase.lower().replace(" ", "_").replace("-", "_")
+        message = (
+            exc.detail
+            if isinstance(exc.detail, str) and exc.detail != phrase
+            else _MESSAGES.get(exc.status_code, phrase)
+        )
+        if exc.status_code == 404:
+            message = f"{message}: {request.url.path}"
+        return JSONResponse(
+            error_body(exc.status_code, code, message), status_code=exc.status_code, headers=exc.headers
+        )
+
+    @app.exception_handler(RequestValidationError)
+    async def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
+        problems = [
+            {"field": ".".join(str(part) for part in error["loc"]), "message": error["msg"]} for error in exc.errors()
+        ]
+        message = "invalid request: " + "; ".join(f"{p['field']}: {p['message']}" for p in problems)
+        return JSONResponse(error_body(422, "invalid_request", message, problems), status_code=422)
+
+    @app.exception_handler(Exception)
+    async def internal_error(request: Request, exc: Exception) -> JSONResponse:
+        log.exception("internal error on %s %s", request.method, request.url.path)
+        body = error_body(500, "internal_error", "internal error: the server logged it; call the TD")
+        return JSONResponse(body, status_code=500)
+
+
+_MESSAGES = {
+    404: "no such page or API route",
+    405: "method not allowed on this route",
+}

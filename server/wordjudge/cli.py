@@ -1,0 +1,326 @@
+"""The ``wordjudge`` command: a thin shell over the domain modules.
+
+Every flag that is a setting is generated from :class:`wordjudge.settings.Settings`,
+so it has an environment twin (``--data-dir`` / ``WORDJUDGE_DATA_DIR``).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from . import __version__
+from .editions import load_registry, short
+from .errors import WordjudgeError
+from .lexicon import Lexicon
+from .profile import Catalog
+from .settings import Settings, env_name, load_settings
+from .wordlist import Progress, SourceFormat, WordList, read_word_list
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+# How each setting appears on the command line: its flag and click's options for it.
+SETTING_FLAGS: dict[str, tuple[str, dict[str, Any]]] = {
+    "data_dir": ("--data-dir", {"type": click.Path(path_type=Path, file_okay=False)}),
+    "host": ("--host", {}),
+    "port": ("--port", {"type": int}),
+    "lexicons": ("--lexicon", {"multiple": True, "metavar": "NAME"}),
+    "log_level": ("--log-level", {"type": click.Choice(["critical", "error", "warning", "info", "debug"])}),
+}
+_PROGRESS_MIN_LINES = 50_000
+
+
+def setting_options(*fields: str) -> Callable[[F], F]:
+    """Add the command-line flags of these settings to a command, each naming its environment twin."""
+
+    def decorate(command: F) -> F:
+        for field in reversed(fields):
+            flag, extra = SETTING_FLAGS[field]
+            info = Settings.model_fields[field]
+            default = "none" if info.default_factory else info.default
+            help_text = f"{info.description} [env: {env_name(field)}; default: {default}]"
+            command = click.option(flag, field, default=None, help=help_text, **extra)(command)
+        return command
+
+    return decorate
+
+
+class _Group(click.Group):
+    """Turns wordjudge's own errors into a one-line message and exit status 1, never a traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except WordjudgeError as exc:
+            raise click.ClickException(exc.message) from None
+
+
+@click.group(cls=_Group)
+@click.version_option(__version__, prog_name="wordjudge")
+def main() -> None:
+    """wordjudge: challenge adjudication for word-game tournaments."""
+
+
+@main.command()
+@setting_options("data_dir", "host", "port", "lexicons", "log_level")
+def serve(**flags: Any) -> None:
+    """Start the adjudication server (the DEMO lexicon if none is named)."""
+    import uvicorn
+
+    from .app import create_app
+    from .resources import Resources
+
+    settings = load_settings(**flags)
+    logging.basicConfig(level=settings.log_level.upper(), format="%(levelname)s: %(name)s: %(message)s")
+    resources = Resources.open(settings)  # before the server starts: a bad lexicon stops it with a clear message
+    for profile in resources.profiles.values():
+        click.echo(f"Serving {resources.describe(profile)['label']}", err=True)
+    uvicorn.run(create_app(settings, resources), host=settings.host, port=settings.port, log_level=settings.log_level)
+
+
+@main.group()
+def lexicon() -> None:
+    """Compile, list, inspect, compare and query lexicons (TD tools on the server machine)."""
+
+
+@lexicon.command("add")
+@click.argument("source", type=click.Path(path_type=Path, exists=True, dir_okay=False))
+@click.option("--name", required=True, help="Name to serve it under, e.g. CSW24.")
+@click.option(
+    "--format",
+    "source_format",
+    type=click.Choice([f.value for f in SourceFormat]),
+    default="auto",
+    show_default=True,
+    help="plain: one word per line; zyzzyva: WORD definition...; playability: score WORD.",
+)
+@click.option("--skip-invalid", is_flag=True, help="Leave out lines that are not words (and count them).")
+@click.option("--replace", is_flag=True, help="Replace a compiled lexicon of the same name.")
+@setting_options("data_dir")
+def lexicon_add(
+    source: Path, name: str, source_format: str, skip_invalid: bool, replace: bool, data_dir: Path | None
+) -> None:
+    """Compile the word list SOURCE (plain, Zyzzyva or playability; optionally gzipped)."""
+    catalog = _catalog(data_dir)
+    catalog.lexicons.path(name)  # a bad name fails before the file is read
+    word_list = read_word_list(
+        source, format=SourceFormat(source_format), skip_invalid=skip_invalid, progress=_progress_bar("Reading")
+    )
+    click.echo(_reading_summary(word_list))
+    manifest = catalog.lexicons.add(word_list, name, replace=replace)
+    lexicon = catalog.lexicons.open(name)
+    click.echo(f"Compiled {name}: {manifest.word_count:,} words, {manifest.min_length}-{manifest.max_length} letters")
+    click.echo(f"Alphabet ({len(manifest.alphabet)} letters): {manifest.alphabet}")
+    click.echo(f"Fingerprint: {manifest.fingerprint}")
+    click.echo(f"Edition: {_identify(lexicon)}")
+    click.echo(f"Saved in {lexicon.directory} (trie {manifest.trie_bytes:,} bytes, sha256 {manifest.trie_sha256})")
+
+
+@lexicon.command("list")
+@setting_options("data_dir")
+def lexicon_list(data_dir: Path | None) -> None:
+    """List the compiled lexicons and profiles, with their fingerprints and editions."""
+    catalog = _catalog(data_dir)
+    names = catalog.names()
+    if not names:
+        click.echo(f"No lexicons in {catalog.data_dir}. Add one with: wordjudge lexicon add FILE --name NAME")
+        return
+    registry = load_registry()
+    rows = [("NAME", "KIND", "WORDS", "FINGERPRINT", "EDITION")]
+    for name in names:
+        spec = catalog.spec(name)
+        if spec is None:
+            manifest = catalog.lexicons.manifest(name)
+            edition = registry.identify(manifest.word_count, manifest.fingerprint).describe()
+            kind = "demo" if manifest.demo else "lexicon"
+            rows.append((name, kind, f"{manifest.word_count:,}", short(manifest.fingerprint), edition))
+        else:
+            rows.append((name, "profile", "", "", f"{spec.base} with amendments (see info)"))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
+    for row in rows:
+        click.echo("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=False)) + "  " + row[-1])
+
+
+@lexicon.command("info")
+@click.argument("name")
+@setting_options("data_dir")
+def lexicon_info(name: str, data_dir: Path | None) -> None:
+    """Show a lexicon or profile in full, after verifying its files and recomputing its fingerprint."""
+    profile = _catalog(data_dir).open(name)
+    for lexicon in filter(None, (profile.base, profile.secondary)):
+        lexicon.verify_content()
+    if profile.amended:
+        click.echo(f"Profile {profile.name}")
+        click.echo(f"  fingerprint: {profile.fingerprint} (covers the base and every amendment)")
+        click.echo(f"  alphabet: {profile.alphabet}")
+        for label, errata in (("errata additions", profile.additions), ("errata removals", profile.removals)):
+            if errata.words:
+                click.echo(
+                    f"  {label}: {len(errata.words)} word(s) from {errata.source_name} (sha256 {errata.source_sha256})"
+                )
+                click.echo(f"    {', '.join(errata.words[:20])}{' ...' if len(errata.words) > 20 else ''}")
+        if profile.secondary:
+            click.echo(
+                f"  secondary source: {profile.secondary.name}, for words of {profile.secondary_min_length}+ letters"
+            )
+        click.echo("")
+    for lexicon in filter(None, (profile.base, profile.secondary)):
+        _echo_manifest(lexicon)
+
+
+@lexicon.command("check")
+@click.argument("name")
+@click.argument("words", nargs=-1, required=True)
+@setting_options("data_dir")
+def lexicon_check(name: str, words: tuple[str, ...], data_dir: Path | None) -> None:
+    """Look WORDS up in a lexicon or profile, word by word, with the source that accepted each (TD only)."""
+    profile = _catalog(data_dir).open(name)
+    typed = [word for argument in words for word in re.split(r"[\s,]+", argument) if word]
+    results = profile.check(typed)
+    width = max(len(result.word) for result in results)
+    for result in results:
+        click.echo(
+            f"{result.word.ljust(width)}  {'acceptable' if result.acceptable else 'NOT acceptable':14}  {result.reason}"
+        )
+    count = f"{len(results)} word{'s' if len(results) != 1 else ''}"
+    if all(result.acceptable for result in results):
+        click.echo(f"Verdict: ACCEPTABLE ({count}, {profile.name} {short(profile.fingerprint)})")
+    else:
+        click.echo(f"Verdict: UNACCEPTABLE ({count}, {profile.name} {short(profile.fingerprint)})")
+
+
+@lexicon.command("diff")
+@click.argument("old")
+@click.argument("new")
+@setting_options("data_dir")
+def lexicon_diff(old: str, new: str, data_dir: Path | None) -> None:
+    """List the words added (+WORD) and removed (-WORD) from lexicon OLD to lexicon NEW."""
+    store = _catalog(data_dir).lexicons
+    before, after = set(store.open(old).words()), set(store.open(new).words())
+    added, removed = sorted(after - before), sorted(before - after)
+    for word in removed:
+        click.echo(f"-{word}")
+    for word in added:
+        click.echo(f"+{word}")
+    click.echo(f"{old} -> {new}: {len(added):,} added, {len(removed):,} removed", err=True)
+
+
+@main.group()
+def profile() -> None:
+    """Define lexicon profiles: a base lexicon with errata and a secondary source for long words."""
+
+
+@profile.command("add")
+@click.argument("name")
+@click.option("--base", required=True, help="The compiled lexicon the profile amends, e.g. CSW24.")
+@click.option(
+    "--additions",
+    type=click.Path(path_type=Path, exists=True, dir_okay=False),
+    help="Errata: a word list of words to accept.",
+)
+@click.option(
+    "--removals",
+    type=click.Path(path_type=Path, exists=True, dir_okay=False),
+    help="Errata: a word list of words to refuse.",
+)
+@click.option("--secondary", metavar="LEXICON", help="A compiled lexicon consulted for long words not in the base.")
+@click.option(
+    "--secondary-min-length",
+    type=click.IntRange(min=2),
+    help="Consult the secondary source for words of at least this many letters (NSA: 9).",
+)
+@click.option("--replace", is_flag=True, help="Replace a profile of the same name.")
+@setting_options("data_dir")
+def profile_add(
+    name: str,
+    base: str,
+    additions: Path | None,
+    removals: Path | None,
+    secondary: str | None,
+    secondary_min_length: int | None,
+    replace: bool,
+    data_dir: Path | None,
+) -> None:
+    """Define the profile NAME and show its fingerprint."""
+    errata = {
+        key: read_word_list(path) if path else None for key, path in (("additions", additions), ("removals", removals))
+    }
+    created, notes = _catalog(data_dir).add_profile(
+        name,
+        base,
+        additions=errata["additions"],
+        removals=errata["removals"],
+        secondary=secondary,
+        secondary_min_length=secondary_min_length,
+        replace=replace,
+    )
+    click.echo(
+        f"Profile {name}: base {base}, "
+        f"{len(created.additions.words)} addition(s), {len(created.removals.words)} removal(s)"
+    )
+    if created.secondary:
+        click.echo(f"Secondary source {created.secondary.name} for words of {created.secondary_min_length}+ letters")
+    for note in notes:
+        click.echo(f"Note: {note}")
+    click.echo(f"Fingerprint: {created.fingerprint}")
+
+
+def _catalog(data_dir: Path | None) -> Catalog:
+    return Catalog(load_settings(data_dir=data_dir).data_dir)
+
+
+def _identify(lexicon: Lexicon) -> str:
+    manifest = lexicon.manifest
+    description = load_registry().identify(manifest.word_count, manifest.fingerprint).describe()
+    return f"DEMO list, {description}" if manifest.demo else description
+
+
+def _echo_manifest(lexicon: Lexicon) -> None:
+    m = lexicon.manifest
+    click.echo(f"Lexicon {m.name}{' (DEMO: not an official lexicon)' if m.demo else ''}")
+    click.echo(f"  edition: {_identify(lexicon)}")
+    click.echo(f"  words: {m.word_count:,}, {m.min_length}-{m.max_length} letters")
+    click.echo(f"  alphabet ({len(m.alphabet)}): {m.alphabet}")
+    click.echo(f"  fingerprint: {m.fingerprint}")
+    click.echo("  verified: trie file matches the manifest; fingerprint recomputed from the words it holds")
+    click.echo(f"  trie: {lexicon.directory / 'words.marisa'} ({m.trie_bytes:,} bytes, sha256 {m.trie_sha256})")
+    click.echo(f"  source: {m.source_name} ({m.source_format}, sha256 {m.source_sha256})")
+    click.echo(f"  source had: {m.duplicates:,} duplicate(s), {m.skipped_lines:,} invalid line(s) skipped")
+    click.echo(f"  built: {m.built_at} by wordjudge {m.tool_version}")
+
+
+def _reading_summary(word_list: WordList) -> str:
+    summary = (
+        f"Read {word_list.source_name} ({word_list.format.value} list): {len(word_list.words):,} words, "
+        f"{word_list.duplicates:,} duplicate(s)"
+    )
+    if word_list.invalid:
+        first = word_list.invalid[0].describe(word_list.source_name)
+        summary += f", {len(word_list.invalid):,} invalid line(s) skipped (first: {first})"
+    return summary
+
+
+def _progress_bar(label: str) -> Progress | None:
+    """A progress callback drawing a bar on a terminal, for big lists only; None elsewhere."""
+    if not sys.stderr.isatty():
+        return None
+    state: dict[str, Any] = {}
+
+    def update(done: int, total: int) -> None:
+        if total < _PROGRESS_MIN_LINES:
+            return
+        bar = state.get("bar")
+        if bar is None:
+            bar = state["bar"] = click.progressbar(length=total, label=label, file=sys.stderr)
+            bar.__enter__()
+        bar.update(done - bar.pos)
+        if done >= total:
+            bar.__exit__(None, None, None)
+
+    return update

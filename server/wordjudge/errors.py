@@ -1,0 +1,117 @@
+"""The one error vocabulary of wordjudge.
+
+Every error that wordjudge raises on purpose is a :class:`WordjudgeError`. Each
+class carries a stable machine-readable ``code``, the HTTP ``status`` it maps to,
+and a message written for the person in front of it: it names the file, line,
+word or setting that is wrong and, where possible, what to do about it.
+
+    WordjudgeError
+     ├── InvalidInput            422  bad words, settings or arguments from a user
+     │    ├── WordListError      422  a word-list file that cannot be compiled
+     │    └── ProfileError       422  a profile whose parts do not fit together
+     ├── NotFound                404  no such route or resource
+     │    └── LexiconNotFound    404  no compiled lexicon or profile of that name
+     ├── Conflict                409  the thing exists already
+     │    └── LexiconExists      409
+     ├── MethodNotAllowed        405
+     └── LexiconIntegrityError   503  a compiled lexicon that is missing, truncated
+                                      or altered: refused, never used
+
+HTTP responses carry every error in one JSON shape, built by :func:`error_body`.
+This module imports nothing from the web framework: the domain modules raise
+these, and the HTTP shell turns them into responses.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class WordjudgeError(Exception):
+    """Base class of every error wordjudge raises on purpose."""
+
+    code = "error"
+    status = 400
+
+    def __init__(self, message: str, *, details: Any = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details
+
+    def body(self) -> dict[str, Any]:
+        """The JSON error body for this error (see :func:`error_body`)."""
+        return error_body(self.status, self.code, self.message, self.details)
+
+
+class InvalidInput(WordjudgeError):
+    """Raised when words, settings or arguments given by a user are not acceptable input."""
+
+    code = "invalid_input"
+    status = 422
+
+
+class WordListError(InvalidInput):
+    """Raised when a word-list file cannot be read or holds lines that are not words."""
+
+    code = "invalid_word_list"
+
+
+class ProfileError(InvalidInput):
+    """Raised when a lexicon profile's base, errata and secondary source do not fit together."""
+
+    code = "invalid_profile"
+
+
+class NotFound(WordjudgeError):
+    """Raised when a route or a named resource does not exist."""
+
+    code = "not_found"
+    status = 404
+
+
+class LexiconNotFound(NotFound):
+    """Raised when no compiled lexicon or profile has the given name."""
+
+    code = "lexicon_not_found"
+
+
+class Conflict(WordjudgeError):
+    """Raised when creating something that exists already."""
+
+    code = "conflict"
+    status = 409
+
+
+class LexiconExists(Conflict):
+    """Raised when compiling a lexicon or profile under a name already taken."""
+
+    code = "lexicon_exists"
+
+
+class MethodNotAllowed(WordjudgeError):
+    """Raised when a route exists but not for that HTTP method."""
+
+    code = "method_not_allowed"
+    status = 405
+
+
+class LexiconIntegrityError(WordjudgeError):
+    """Raised when a compiled lexicon is missing, truncated, altered or unreadable.
+
+    Such a lexicon is refused: wordjudge never adjudicates with it.
+    """
+
+    code = "lexicon_integrity"
+    status = 503
+
+
+def error_body(status: int, code: str, message: str, details: Any = None) -> dict[str, Any]:
+    """Build the one JSON error shape that every wordjudge HTTP error uses.
+
+    ``{"ok": false, "status": 422, "code": "invalid_input", "error": "...", "details": ...}``
+
+    ``status`` repeats the HTTP status, ``code`` is stable and machine-readable,
+    ``error`` is the human message, ``details`` is ``null`` or structured data
+    (for example the list of offending fields).
+    """
+    return {"ok": False, "status": status, "code": code, "error": message, "details": details}

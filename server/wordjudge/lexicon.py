@@ -1,0 +1,307 @@
+"""Compiled lexicons: a marisa-trie of the words plus a manifest that proves what it holds.
+
+A compiled lexicon is a folder ``<data dir>/lexicons/<NAME>/`` with two files:
+
+- ``words.marisa``: the words, normalised, in a marisa-trie (memory-mapped on load);
+- ``manifest.json``: name, word count, alphabet, word lengths, the fingerprint of
+  the words (see :mod:`wordjudge.editions`), the trie file's own SHA-256, the source
+  file's name and SHA-256, build time and tool version.
+
+Loading checks the trie file against the manifest before first use, so a missing,
+truncated or altered file is refused with an error that names it, never used.
+:meth:`Lexicon.verify_content` goes further and recomputes the fingerprint from
+the words in the trie.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import tempfile
+from dataclasses import asdict, dataclass, fields
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import marisa_trie
+
+from . import __version__
+from .editions import canonical_form
+from .errors import InvalidInput, LexiconExists, LexiconIntegrityError, LexiconNotFound
+from .wordlist import WordList
+
+MANIFEST_FILE = "manifest.json"
+TRIE_FILE = "words.marisa"
+MANIFEST_FORMAT = 1
+DEMO_NAME = "demo"  # reserved for the built-in demo list (see wordjudge.demo)
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+
+
+def check_name(name: str) -> str:
+    """Return ``name`` if it can name a lexicon or profile; raise :class:`InvalidInput` if not."""
+    if not _NAME.fullmatch(name):
+        raise InvalidInput(
+            f"{name!r} cannot name a lexicon: use 1 to 64 letters A-Z, digits, '.', '_' or '-', "
+            "starting with a letter or digit (e.g. CSW24)"
+        )
+    return name
+
+
+def check_new_name(name: str) -> str:
+    """Like :func:`check_name`, and refuse the name reserved for the demo list."""
+    if check_name(name).casefold() == DEMO_NAME:
+        raise InvalidInput(f"{name!r} is reserved for the built-in demo list: choose another name")
+    return name
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """What a compiled lexicon holds and where it came from."""
+
+    name: str
+    word_count: int
+    alphabet: str  # every character that occurs in a word, sorted by code point
+    min_length: int
+    max_length: int
+    fingerprint: str
+    trie_sha256: str
+    trie_bytes: int
+    source_name: str
+    source_sha256: str
+    source_format: str
+    duplicates: int
+    skipped_lines: int
+    built_at: str  # UTC, ISO 8601
+    tool_version: str
+    demo: bool = False  # the built-in demo list, not an official lexicon
+    format: int = MANIFEST_FORMAT
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=2, ensure_ascii=False) + "\n"
+
+    @classmethod
+    def read(cls, path: Path) -> Manifest:
+        """Read a manifest file; raise :class:`LexiconIntegrityError` naming it if it is missing or malformed."""
+        try:
+            data = json.loads(path.read_text("utf-8"))
+        except FileNotFoundError:
+            raise LexiconIntegrityError(f"{path} is missing: the lexicon folder is incomplete") from None
+        except (OSError, ValueError) as exc:
+            raise LexiconIntegrityError(f"{path} cannot be read as a manifest: {exc}") from exc
+        known = {f.name for f in fields(cls)}
+        if not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT:
+            raise LexiconIntegrityError(f"{path}: not a wordjudge manifest of format {MANIFEST_FORMAT}")
+        try:
+            manifest = cls(**{key: value for key, value in data.items() if key in known})
+        except TypeError as exc:
+            raise LexiconIntegrityError(f"{path}: malformed manifest ({exc})") from exc
+        return manifest
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def file_sha256(path: Path) -> str:
+    """Hex SHA-256 of a file's bytes."""
+    with path.open("rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
+
+
+def compile_lexicon(word_list: WordList, directory: Path, name: str, *, demo: bool = False) -> Manifest:
+    """Compile ``word_list`` into ``directory`` (which must not exist yet) and return its manifest.
+
+    The folder is written beside its final place and renamed into it only when
+    complete, so a crash never leaves a half-written lexicon under that name.
+    Raises :class:`InvalidInput` if the list has no words.
+    """
+    check_name(name)
+    words = word_list.sorted_words()
+    if not words:
+        raise InvalidInput(f"{word_list.source_name}: holds no words")
+    directory.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=directory.parent))
+    try:
+        trie_path = staging / TRIE_FILE
+        marisa_trie.Trie(words).save(str(trie_path))
+        lengths = [len(word) for word in words]
+        manifest = Manifest(
+            name=name,
+            word_count=len(words),
+            alphabet="".join(sorted(set("".join(words)))),
+            min_length=min(lengths),
+            max_length=max(lengths),
+            fingerprint=hashlib.sha256(canonical_form(words)).hexdigest(),
+            trie_sha256=file_sha256(trie_path),
+            trie_bytes=trie_path.stat().st_size,
+            source_name=word_list.source_name,
+            source_sha256=word_list.source_sha256,
+            source_format=word_list.format.value,
+            duplicates=word_list.duplicates,
+            skipped_lines=len(word_list.invalid),
+            built_at=datetime.now(UTC).isoformat(timespec="seconds"),
+            tool_version=__version__,
+            demo=demo,
+        )
+        (staging / MANIFEST_FILE).write_text(manifest.to_json(), "utf-8")
+        for path in staging.iterdir():
+            _fsync(path)
+        _fsync(staging)
+        os.rename(staging, directory)
+        _fsync(directory.parent)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return manifest
+
+
+class Lexicon:
+    """A compiled lexicon, verified and memory-mapped. ``word in lexicon`` looks a word up.
+
+    Words must be in wordjudge's normal form (:func:`wordjudge.wordlist.normalise`).
+    """
+
+    def __init__(self, manifest: Manifest, trie: marisa_trie.Trie, directory: Path) -> None:
+        self.manifest = manifest
+        self.directory = directory
+        self._trie = trie
+
+    @property
+    def name(self) -> str:
+        return self.manifest.name
+
+    @property
+    def fingerprint(self) -> str:
+        return self.manifest.fingerprint
+
+    def __contains__(self, word: object) -> bool:
+        return word in self._trie
+
+    def __len__(self) -> int:
+        return len(self._trie)
+
+    def __repr__(self) -> str:
+        return f"<Lexicon {self.name} {self.manifest.word_count} words {self.fingerprint[:12]}>"
+
+    @classmethod
+    def open(cls, directory: Path) -> Lexicon:
+        """Open the compiled lexicon in ``directory`` after checking its trie file against its manifest.
+
+        Raises :class:`LexiconIntegrityError`, naming the file, if the manifest or
+        trie is missing, truncated, altered or unreadable.
+        """
+        manifest = Manifest.read(directory / MANIFEST_FILE)
+        trie_path = directory / TRIE_FILE
+        try:
+            size = trie_path.stat().st_size
+        except FileNotFoundError:
+            raise LexiconIntegrityError(f"{trie_path} is missing: recompile the lexicon") from None
+        if size != manifest.trie_bytes:
+            raise LexiconIntegrityError(
+                f"{trie_path} is truncated or altered: {size:,} bytes, the manifest says {manifest.trie_bytes:,}"
+            )
+        actual = file_sha256(trie_path)
+        if actual != manifest.trie_sha256:
+            raise LexiconIntegrityError(
+                f"{trie_path} is altered: its SHA-256 is {actual}, the manifest says {manifest.trie_sha256}"
+            )
+        trie = marisa_trie.Trie()
+        try:
+            trie.mmap(str(trie_path))
+        except Exception as exc:  # marisa raises bare Exception subclasses from C++
+            raise LexiconIntegrityError(f"{trie_path} cannot be loaded as a trie: {exc}") from exc
+        if len(trie) != manifest.word_count:
+            raise LexiconIntegrityError(
+                f"{trie_path} holds {len(trie):,} words, the manifest says {manifest.word_count:,}"
+            )
+        return cls(manifest, trie, directory)
+
+    def words(self) -> list[str]:
+        """Every word, sorted by code point."""
+        return sorted(self._trie.keys())
+
+    def verify_content(self) -> None:
+        """Recompute the fingerprint from the words in the trie; raise :class:`LexiconIntegrityError` if it differs.
+
+        This proves the content, not just the file: the words served are the words fingerprinted.
+        """
+        actual = hashlib.sha256(canonical_form(self.words())).hexdigest()
+        if actual != self.manifest.fingerprint:
+            raise LexiconIntegrityError(
+                f"{self.directory / TRIE_FILE}: the words it holds have fingerprint {actual}, "
+                f"the manifest says {self.manifest.fingerprint}"
+            )
+
+
+class LexiconStore:
+    """The compiled lexicons of a data dir: ``<data dir>/lexicons/<NAME>/``."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def path(self, name: str) -> Path:
+        return self.root / check_name(name)
+
+    def names(self) -> list[str]:
+        """Names of the compiled lexicons present, sorted."""
+        if not self.root.is_dir():
+            return []
+        return sorted(p.name for p in self.root.iterdir() if _NAME.fullmatch(p.name) and p.is_dir())
+
+    def exists(self, name: str) -> bool:
+        return self.path(name).is_dir()
+
+    def add(self, word_list: WordList, name: str, *, replace: bool = False, demo: bool = False) -> Manifest:
+        """Compile ``word_list`` under ``name``.
+
+        Raises :class:`LexiconExists` if the name is taken and ``replace`` is false.
+        A replaced lexicon is swapped out only after the new one is complete.
+        """
+        if not demo:
+            check_new_name(name)
+        target = self.path(name)
+        if target.exists() and not replace:
+            raise LexiconExists(
+                f"a lexicon named {name} exists already in {self.root}: choose another name or replace it"
+            )
+        if not target.exists():
+            return compile_lexicon(word_list, target, name, demo=demo)
+        old = target.with_name(f".{name}.old")
+        shutil.rmtree(old, ignore_errors=True)
+        staging = target.with_name(f".{name}.new")
+        shutil.rmtree(staging, ignore_errors=True)
+        manifest = compile_lexicon(word_list, staging, name, demo=demo)
+        os.rename(target, old)
+        os.rename(staging, target)
+        _fsync(self.root)
+        shutil.rmtree(old, ignore_errors=True)
+        return manifest
+
+    def manifest(self, name: str) -> Manifest:
+        """The manifest of ``name``, read without verifying the trie. Raises :class:`LexiconNotFound`."""
+        return Manifest.read(self._existing(name) / MANIFEST_FILE)
+
+    def open(self, name: str) -> Lexicon:
+        """Open and verify ``name``. Raises :class:`LexiconNotFound` or :class:`LexiconIntegrityError`."""
+        return Lexicon.open(self._existing(name))
+
+    def _existing(self, name: str) -> Path:
+        directory = self.path(name)
+        if not directory.is_dir():
+            known = ", ".join(self.names()) or "none yet"
+            raise LexiconNotFound(f"no compiled lexicon named {name} in {self.root} (compiled lexicons: {known})")
+        return directory
+
+
+def _fsync(path: Path) -> None:
+    """Flush a file or folder to disk, so that a power cut cannot lose it once we have said it is there."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:  # folders cannot be opened on Windows, where renames are durable without it
+        return
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

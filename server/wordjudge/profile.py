@@ -1,0 +1,327 @@
+"""Lexicon profiles: a base lexicon plus the amendments a real event needs.
+
+A profile is what a division adjudicates against:
+
+- a **base** compiled lexicon (e.g. CSW24);
+- **errata additions**: words acceptable although missing from the base
+  (ABSP: "ANTEFIXAE was omitted in error ... and is acceptable");
+- **errata removals**: words in the base that are not acceptable;
+- an optional **secondary source**, consulted only for words of at least N letters
+  (the NSA rule: a 9+ letter word not in the main list is checked in a second source).
+
+A lookup says, for the TD's eyes only, which source accepted each word.
+
+Every compiled lexicon is also a profile with no amendments; its fingerprint is the
+lexicon's own. An amended profile's fingerprint is the SHA-256 of the text::
+
+    wordjudge-profile/1
+    base <fingerprint of the base>
+    additions <fingerprint of the additions>
+    removals <fingerprint of the removals>
+    secondary <fingerprint of the secondary source or -> <minimum length or ->
+
+so it covers the base and every amendment: two servers or kiosks that show the
+same profile fingerprint adjudicate every word the same way.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from .editions import fingerprint as words_fingerprint
+from .errors import InvalidInput, LexiconExists, LexiconNotFound, ProfileError
+from .lexicon import Lexicon, LexiconStore, check_name, check_new_name
+from .wordlist import WordList, describe_char, normalise
+
+PROFILE_FORMAT = 1
+
+
+@dataclass(frozen=True)
+class Errata:
+    """A list of words added to or removed from a base lexicon, with where it came from."""
+
+    words: tuple[str, ...] = ()  # normalised, sorted
+    source_name: str | None = None
+    source_sha256: str | None = None
+
+    @classmethod
+    def from_word_list(cls, word_list: WordList) -> Errata:
+        return cls(tuple(word_list.sorted_words()), word_list.source_name, word_list.source_sha256)
+
+    @property
+    def fingerprint(self) -> str:
+        return words_fingerprint(self.words)
+
+
+@dataclass(frozen=True)
+class ProfileSpec:
+    """How a profile is defined, as saved in ``<data dir>/profiles/<NAME>.json``."""
+
+    name: str
+    base: str
+    additions: Errata = field(default_factory=Errata)
+    removals: Errata = field(default_factory=Errata)
+    secondary: str | None = None
+    secondary_min_length: int | None = None
+    created_at: str = ""
+    format: int = PROFILE_FORMAT
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=2, ensure_ascii=False) + "\n"
+
+    @classmethod
+    def read(cls, path: Path) -> ProfileSpec:
+        """Read a saved profile; raise :class:`ProfileError` naming the file if it is malformed."""
+        try:
+            data = json.loads(path.read_text("utf-8"))
+            if data.get("format") != PROFILE_FORMAT:
+                raise ValueError(f"not a wordjudge profile of format {PROFILE_FORMAT}")
+            return cls(
+                name=str(data["name"]),
+                base=str(data["base"]),
+                additions=Errata(**{**data["additions"], "words": tuple(data["additions"]["words"])}),
+                removals=Errata(**{**data["removals"], "words": tuple(data["removals"]["words"])}),
+                secondary=data["secondary"],
+                secondary_min_length=data["secondary_min_length"],
+                created_at=str(data["created_at"]),
+            )
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise ProfileError(f"{path} cannot be read as a profile: {exc}") from exc
+
+
+@dataclass(frozen=True)
+class WordResult:
+    """The result of looking up one word. For the TD: never shown to players."""
+
+    word: str
+    acceptable: bool
+    source: str | None  # what accepted it: the base, the errata additions, or the secondary source
+    reason: str  # why, in words
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class Profile:
+    """A base lexicon with its amendments, ready to look words up."""
+
+    def __init__(
+        self,
+        name: str,
+        base: Lexicon,
+        *,
+        additions: Errata | None = None,
+        removals: Errata | None = None,
+        secondary: Lexicon | None = None,
+        secondary_min_length: int | None = None,
+    ) -> None:
+        if (secondary is None) != (secondary_min_length is None):
+            raise ProfileError("a secondary source needs a minimum word length, and a minimum length needs a source")
+        if secondary_min_length is not None and secondary_min_length < 2:
+            raise ProfileError(
+                f"the secondary source's minimum word length must be 2 or more, not {secondary_min_length}"
+            )
+        self.name = name
+        self.base = base
+        self.additions = additions or Errata()
+        self.removals = removals or Errata()
+        self.secondary = secondary
+        self.secondary_min_length = secondary_min_length
+        both = set(self.additions.words) & set(self.removals.words)
+        if both:
+            raise ProfileError(f"profile {name}: words both added and removed by errata: {', '.join(sorted(both))}")
+        self._added = frozenset(self.additions.words)
+        self._removed = frozenset(self.removals.words)
+        letters = set(base.manifest.alphabet).union(*self.additions.words)
+        if secondary is not None:
+            letters.update(secondary.manifest.alphabet)
+        self.alphabet = "".join(sorted(letters))
+        self.fingerprint = self._fingerprint()
+
+    @property
+    def amended(self) -> bool:
+        return bool(self.additions.words or self.removals.words or self.secondary)
+
+    @property
+    def demo(self) -> bool:
+        return self.base.manifest.demo
+
+    def _fingerprint(self) -> str:
+        if not self.amended:
+            return self.base.fingerprint
+        secondary = f"{self.secondary.fingerprint} {self.secondary_min_length}" if self.secondary else "- -"
+        text = (
+            "wordjudge-profile/1\n"
+            f"base {self.base.fingerprint}\n"
+            f"additions {self.additions.fingerprint}\n"
+            f"removals {self.removals.fingerprint}\n"
+            f"secondary {secondary}\n"
+        )
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+    def lookup(self, word: str) -> WordResult:
+        """Look up one word, already normalised: removals win, then base, additions, secondary source."""
+        if word in self._removed:
+            return WordResult(word, False, None, f"removed from {self.base.name} by errata")
+        if word in self.base:
+            return WordResult(word, True, self.base.name, f"in {self.base.name}")
+        if word in self._added:
+            return WordResult(word, True, "errata additions", f"added to {self.base.name} by errata")
+        if self.secondary is not None and len(word) >= (self.secondary_min_length or 0):
+            source = f"{self.secondary.name} ({self.secondary_min_length}+ letters)"
+            if word in self.secondary:
+                return WordResult(word, True, source, f"in the secondary source {source}")
+            return WordResult(word, False, None, f"in neither {self.base.name} nor {source}")
+        return WordResult(word, False, None, f"not in {self.base.name}")
+
+    def normalise_words(self, words: Sequence[str]) -> list[str]:
+        """Normalise typed words and check every character is in this profile's alphabet.
+
+        Raises :class:`InvalidInput` naming the entry and character at fault; the
+        message says nothing of any word's validity.
+        """
+        normalised = []
+        for position, typed in enumerate(words, start=1):
+            word = normalise(typed.strip())
+            if not word:
+                raise InvalidInput(f"word {position} is empty")
+            outside = [char for char in word if char not in self.alphabet]
+            if outside:
+                raise InvalidInput(
+                    f"word {position} {typed.strip()!r} has {describe_char(outside[0])}, "
+                    f"which is not a letter of {self.name} (letters: {self.alphabet})"
+                )
+            normalised.append(word)
+        return normalised
+
+    def check(self, words: Sequence[str]) -> list[WordResult]:
+        """Normalise and look up typed words (see :meth:`normalise_words` for the errors)."""
+        return [self.lookup(word) for word in self.normalise_words(words)]
+
+    def describe(self) -> dict[str, Any]:
+        """Facts about the profile for screens and the TD (no word results)."""
+        return {
+            "name": self.name,
+            "base": self.base.name,
+            "fingerprint": self.fingerprint,
+            "word_count": self.base.manifest.word_count,
+            "alphabet": self.alphabet,
+            "demo": self.demo,
+            "amended": self.amended,
+            "additions": len(self.additions.words),
+            "removals": len(self.removals.words),
+            "secondary": self.secondary.name if self.secondary else None,
+            "secondary_min_length": self.secondary_min_length,
+        }
+
+
+class Catalog:
+    """The lexicons and profiles of a data dir, reached by name.
+
+    Lexicons and profiles share one namespace: every compiled lexicon is also a
+    profile with no amendments, so ``open("CSW24")`` works whether CSW24 is a
+    compiled lexicon or a saved profile.
+    """
+
+    def __init__(self, data_dir: Path) -> None:
+        self.data_dir = data_dir
+        self.lexicons = LexiconStore(data_dir / "lexicons")
+        self.profiles_dir = data_dir / "profiles"
+
+    def profile_names(self) -> list[str]:
+        if not self.profiles_dir.is_dir():
+            return []
+        return sorted(p.stem for p in self.profiles_dir.glob("*.json") if not p.name.startswith("."))
+
+    def names(self) -> list[str]:
+        return sorted(set(self.lexicons.names()) | set(self.profile_names()))
+
+    def spec(self, name: str) -> ProfileSpec | None:
+        """The saved profile of that name, or None if ``name`` is not a saved profile."""
+        path = self.profiles_dir / f"{check_name(name)}.json"
+        return ProfileSpec.read(path) if path.is_file() else None
+
+    def open(self, name: str) -> Profile:
+        """Open a saved profile, or a compiled lexicon as a profile without amendments.
+
+        Raises :class:`LexiconNotFound`, :class:`LexiconIntegrityError` or :class:`ProfileError`.
+        """
+        spec = self.spec(name)
+        if spec is None:
+            if not self.lexicons.exists(name):
+                known = ", ".join(self.names()) or "none yet"
+                raise LexiconNotFound(f"no lexicon or profile named {name} in {self.data_dir} (known: {known})")
+            return Profile(name, self.lexicons.open(name))
+        return self._build(spec, self.lexicons.open(spec.base))
+
+    def add_profile(
+        self,
+        name: str,
+        base: str,
+        *,
+        additions: WordList | None = None,
+        removals: WordList | None = None,
+        secondary: str | None = None,
+        secondary_min_length: int | None = None,
+        replace: bool = False,
+    ) -> tuple[Profile, list[str]]:
+        """Define and save a profile; return it with notes for the TD (e.g. errata that change nothing).
+
+        Raises :class:`LexiconExists` if the name is taken, :class:`LexiconNotFound` if
+        the base or secondary lexicon is unknown, :class:`ProfileError` if the parts clash.
+        """
+        check_new_name(name)
+        if self.lexicons.exists(name):
+            raise LexiconExists(f"{name} is the name of a compiled lexicon; give the profile another name")
+        path = self.profiles_dir / f"{name}.json"
+        if path.exists() and not replace:
+            raise LexiconExists(f"a profile named {name} exists already: choose another name or replace it")
+        spec = ProfileSpec(
+            name=name,
+            base=base,
+            additions=Errata.from_word_list(additions) if additions else Errata(),
+            removals=Errata.from_word_list(removals) if removals else Errata(),
+            secondary=secondary,
+            secondary_min_length=secondary_min_length,
+            created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        )
+        profile = self._build(spec, self.lexicons.open(base))
+        notes = _errata_notes(profile)
+        self.profiles_dir.mkdir(parents=True, exist_ok=True)
+        staging = path.with_name(f".{name}.json.new")
+        staging.write_text(spec.to_json(), "utf-8")
+        staging.replace(path)
+        return profile, notes
+
+    def _build(self, spec: ProfileSpec, base: Lexicon) -> Profile:
+        secondary = self.lexicons.open(spec.secondary) if spec.secondary else None
+        return Profile(
+            spec.name,
+            base,
+            additions=spec.additions,
+            removals=spec.removals,
+            secondary=secondary,
+            secondary_min_length=spec.secondary_min_length,
+        )
+
+
+def _errata_notes(profile: Profile) -> list[str]:
+    notes = []
+    redundant = [w for w in profile.additions.words if w in profile.base]
+    if redundant:
+        notes.append(f"{len(redundant)} addition(s) already in {profile.base.name}: {_few(redundant)}")
+    absent = [w for w in profile.removals.words if w not in profile.base]
+    if absent:
+        notes.append(f"{len(absent)} removal(s) not in {profile.base.name}: {_few(absent)}")
+    return notes
+
+
+def _few(words: Iterable[str], limit: int = 10) -> str:
+    listed = list(words)
+    return ", ".join(listed[:limit]) + (f" and {len(listed) - limit} more" if len(listed) > limit else "")

@@ -1,0 +1,251 @@
+"""Reading word lists: the TD's source files, errata files, and words as typed.
+
+A source is a plain list (one word per line), a Zyzzyva-style text list (``WORD
+definition...``: the first token is the word) or a ``score WORD`` playability
+list, any of them optionally gzip-compressed. It is UTF-8 with or without a BOM,
+with LF, CRLF or CR line ends; blank lines and ``#`` comment lines are ignored.
+
+Words are compared in one normal form everywhere (:func:`normalise`): Unicode
+NFC, upper case. Nothing here assumes A-Z: a word is any run of Unicode letters
+(with combining marks after a letter), so lists with Ñ, Ç, Ä or Ł work as they are.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import unicodedata
+import zlib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+
+from .errors import WordListError
+
+#: Called as ``progress(lines_done, lines_total)`` while a big list is read.
+Progress = Callable[[int, int], None]
+
+_GZIP_MAGIC = b"\x1f\x8b"
+_UTF8_BOM = b"\xef\xbb\xbf"
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+_SAMPLE_LINES = 1000  # lines looked at to detect the format of a source
+_PROGRESS_EVERY = 20_000
+_SHOWN_INVALID = 10  # invalid lines quoted in an error message
+
+
+class SourceFormat(StrEnum):
+    """How the word is found on each line of a source file."""
+
+    AUTO = "auto"
+    PLAIN = "plain"  # the whole line is the word
+    ZYZZYVA = "zyzzyva"  # WORD definition...: the first token
+    PLAYABILITY = "playability"  # score WORD: the second token, after an integer
+
+
+def normalise(text: str) -> str:
+    """Return ``text`` in wordjudge's one normal form: NFC, upper case, NFC again.
+
+    The second NFC is there because upper-casing can decompose a character.
+    """
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", text).upper())
+
+
+def describe_char(char: str) -> str:
+    """Name a character for an error message, e.g. ``'-' (HYPHEN-MINUS)``."""
+    return f"{char!r} ({unicodedata.name(char, f'U+{ord(char):04X}')})"
+
+
+def word_problem(word: str) -> str | None:
+    """Say why ``word`` (already normalised) is not a word, or return None if it is one.
+
+    A word is one or more Unicode letters; a combining mark may follow a letter.
+    """
+    if not word:
+        return "it is empty"
+    if word.isalpha():  # the fast path: every character is a letter
+        return None
+    for index, char in enumerate(word):
+        category = unicodedata.category(char)
+        if category.startswith("L") or (category.startswith("M") and index > 0):
+            continue
+        if char.isspace():
+            return f"it has a space inside ({describe_char(char)})"
+        if category.startswith("N"):
+            return f"it has a digit {describe_char(char)}"
+        return f"it has {describe_char(char)}, which is not a letter"
+    return None
+
+
+@dataclass(frozen=True)
+class InvalidLine:
+    """A line of a source that holds no word, and why."""
+
+    line: int
+    content: str
+    reason: str
+
+    def describe(self, source: str) -> str:
+        shown = self.content if len(self.content) <= 60 else self.content[:57] + "..."
+        return f"{source}, line {self.line}: {shown!r}: {self.reason}"
+
+
+@dataclass
+class WordList:
+    """The words read from one source, with what was found on the way."""
+
+    source_name: str
+    source_sha256: str
+    format: SourceFormat
+    words: set[str] = field(default_factory=set)
+    lines: int = 0  # data lines: not blank, not comments
+    duplicates: int = 0
+    invalid: list[InvalidLine] = field(default_factory=list)
+
+    def sorted_words(self) -> list[str]:
+        """The unique words sorted by code point (the canonical order)."""
+        return sorted(self.words)
+
+
+def read_word_list(
+    path: Path,
+    *,
+    format: SourceFormat = SourceFormat.AUTO,
+    skip_invalid: bool = False,
+    progress: Progress | None = None,
+) -> WordList:
+    """Read the word-list file at ``path``.
+
+    Raises :class:`WordListError` if the file cannot be read, is not UTF-8 text
+    (plain or gzip), or has lines that are not words (unless ``skip_invalid``:
+    then they are left out and listed in ``WordList.invalid``).
+    """
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise WordListError(f"cannot read word list {path}: {exc.strerror or exc}") from exc
+    return parse_word_list(data, source_name=path.name, format=format, skip_invalid=skip_invalid, progress=progress)
+
+
+def parse_word_list(
+    data: bytes,
+    *,
+    source_name: str,
+    format: SourceFormat = SourceFormat.AUTO,
+    skip_invalid: bool = False,
+    progress: Progress | None = None,
+) -> WordList:
+    """Parse the bytes of a word-list source; see :func:`read_word_list`."""
+    source_sha256 = hashlib.sha256(data).hexdigest()
+    lines = _text_lines(_decompress(data, source_name), source_name)
+    if format is SourceFormat.AUTO:
+        format = detect_format(lines)
+    result = WordList(source_name=source_name, source_sha256=source_sha256, format=format)
+    extract = _EXTRACTORS[format]
+    words = result.words
+    total = len(lines)
+    for number, raw in enumerate(lines, start=1):
+        if progress is not None and number % _PROGRESS_EVERY == 0:
+            progress(number, total)
+        try:
+            line = raw.decode("utf-8").strip()
+        except UnicodeDecodeError:
+            result.invalid.append(InvalidLine(number, raw.decode("utf-8", "replace").strip(), "it is not valid UTF-8"))
+            continue
+        if not line or line.startswith("#"):
+            continue
+        result.lines += 1
+        token, problem = extract(line)
+        if problem is None:
+            word = normalise(token)
+            problem = word_problem(word)
+            if problem is None:
+                if word in words:
+                    result.duplicates += 1
+                else:
+                    words.add(word)
+                continue
+        result.invalid.append(InvalidLine(number, line, problem))
+    if progress is not None:
+        progress(total, total)
+    if result.invalid and not skip_invalid:
+        raise _invalid_lines_error(source_name, result.invalid)
+    return result
+
+
+def detect_format(lines: Iterable[bytes]) -> SourceFormat:
+    """Guess the format of a source from its first data lines.
+
+    Playability if nearly every line is ``integer token``; Zyzzyva if at least
+    half of the lines have more than one token; plain otherwise, so that a plain
+    list with a few bad lines is reported rather than silently cut at the space.
+    """
+    sample: list[list[bytes]] = []
+    for raw in lines:
+        line = raw.strip()
+        if line and not line.startswith(b"#"):
+            sample.append(line.split())
+            if len(sample) == _SAMPLE_LINES:
+                break
+    if not sample:
+        return SourceFormat.PLAIN
+    scored = sum(1 for tokens in sample if len(tokens) == 2 and tokens[0].isdigit())
+    if scored >= 0.9 * len(sample):
+        return SourceFormat.PLAYABILITY
+    several = sum(1 for tokens in sample if len(tokens) > 1)
+    if several >= 0.5 * len(sample):
+        return SourceFormat.ZYZZYVA
+    return SourceFormat.PLAIN
+
+
+def _decompress(data: bytes, source_name: str) -> bytes:
+    if not data.startswith(_GZIP_MAGIC):
+        return data
+    try:
+        return gzip.decompress(data)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise WordListError(f"{source_name}: looks gzip-compressed but cannot be decompressed ({exc})") from exc
+
+
+def _text_lines(data: bytes, source_name: str) -> list[bytes]:
+    if data.startswith(_UTF8_BOM):
+        data = data[len(_UTF8_BOM) :]
+    elif data.startswith(_UTF16_BOMS):
+        raise WordListError(f"{source_name}: is UTF-16 text; save it as UTF-8 and add it again")
+    if b"\x00" in data[:4096]:
+        raise WordListError(f"{source_name}: is not a text file (it holds NUL bytes)")
+    # bytes.splitlines splits on LF, CRLF and CR only, so line numbers match what an editor shows.
+    return data.splitlines()
+
+
+def _plain(line: str) -> tuple[str, str | None]:
+    return line, None
+
+
+def _zyzzyva(line: str) -> tuple[str, str | None]:
+    return line.split(maxsplit=1)[0], None
+
+
+def _playability(line: str) -> tuple[str, str | None]:
+    tokens = line.split()
+    if len(tokens) != 2 or not tokens[0].isdigit():
+        return line, "expected 'score WORD' (a playability list)"
+    return tokens[1], None
+
+
+_EXTRACTORS: dict[SourceFormat, Callable[[str], tuple[str, str | None]]] = {
+    SourceFormat.PLAIN: _plain,
+    SourceFormat.ZYZZYVA: _zyzzyva,
+    SourceFormat.PLAYABILITY: _playability,
+}
+
+
+def _invalid_lines_error(source_name: str, invalid: list[InvalidLine]) -> WordListError:
+    shown = [bad.describe(source_name) for bad in invalid[:_SHOWN_INVALID]]
+    more = len(invalid) - len(shown)
+    message = f"{source_name}: {len(invalid)} line(s) are not words:\n  " + "\n  ".join(shown)
+    if more:
+        message += f"\n  ... and {more} more"
+    message += "\nFix the list, or add it with --skip-invalid to leave these lines out."
+    details = [{"line": bad.line, "content": bad.content, "reason": bad.reason} for bad in invalid[:100]]
+    return WordListError(message, details=details)

@@ -1,0 +1,206 @@
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+from wordjudge.app import create_app
+from wordjudge.errors import LexiconIntegrityError, LexiconNotFound, NotFound, WordjudgeError
+from wordjudge.lexicon import TRIE_FILE
+from wordjudge.resources import Resources
+from wordjudge.settings import Settings
+
+from .conftest import write_list
+
+ERROR_KEYS = {"ok", "status", "code", "error", "details"}
+
+
+def assert_error_shape(response: httpx.Response, status: int, code: str) -> dict[str, object]:
+    body = response.json()
+    assert set(body) == ERROR_KEYS
+    assert body["ok"] is False
+    assert (response.status_code, body["status"], body["code"]) == (status, status, code)
+    assert isinstance(body["error"], str)
+    assert body["error"]
+    assert "Traceback" not in response.text
+    return body
+
+
+def test_health_reports_the_demo_lexicon(client: TestClient) -> None:
+    response = client.get("/api/health")
+    assert response.status_code == 200
+    body = response.json()
+    assert body["ok"] is True
+    assert body["demo"] is True
+    [lexicon] = body["lexicons"]
+    assert lexicon["name"] == "demo"
+    assert lexicon["demo"] is True
+    assert lexicon["word_count"] == 172_820
+    assert lexicon["edition"] == "matches ENABLE (172,820 words)"
+    assert lexicon["identification"]["official"] is False
+    assert lexicon["short_fingerprint"] == "b819e7b67f8f"
+    assert lexicon["label"].startswith("DEMO demo: matches ENABLE")
+
+
+def test_status_page_and_its_files_are_served(client: TestClient) -> None:
+    page = client.get("/")
+    assert page.status_code == 200
+    assert "/static/status.js" in page.text
+    assert 'id="demo-banner"' in page.text
+    assert client.get("/static/app.css").headers["content-type"].startswith("text/css")
+    assert "javascript" in client.get("/static/status.js").headers["content-type"]
+
+
+def test_openapi_docs_are_served(client: TestClient) -> None:
+    assert client.get("/docs").status_code == 200
+    assert "/api/health" in client.get("/openapi.json").json()["paths"]
+
+
+def test_configured_lexicon_is_served_instead_of_the_demo(tmp_path: Path, data_dir: Path) -> None:
+    from wordjudge.lexicon import LexiconStore
+    from wordjudge.wordlist import read_word_list
+
+    LexiconStore(data_dir / "lexicons").add(read_word_list(write_list(tmp_path / "l.txt", ["aa", "ab"])), "SMALL")
+    with TestClient(create_app(Settings(data_dir=data_dir, lexicons=["SMALL"]))) as client:
+        body = client.get("/api/health").json()
+    assert body["demo"] is False
+    assert [(x["name"], x["edition"]) for x in body["lexicons"]] == [("SMALL", "unknown list")]
+
+
+def test_first_start_compiles_the_demo(tmp_path: Path) -> None:
+    with TestClient(create_app(Settings(data_dir=tmp_path / "fresh"))) as client:
+        assert client.get("/api/health").json()["lexicons"][0]["word_count"] == 172_820
+    assert (tmp_path / "fresh" / "lexicons" / "demo" / TRIE_FILE).is_file()
+
+
+def test_corrupt_lexicon_refuses_to_start(data_dir: Path) -> None:
+    (data_dir / "lexicons" / "demo").rename(data_dir / "lexicons" / "COPY")
+    (data_dir / "lexicons" / "COPY" / TRIE_FILE).write_bytes(b"not a trie")
+    settings = Settings(data_dir=data_dir, lexicons=["COPY"])
+    with pytest.raises(LexiconIntegrityError, match=r"COPY/words.marisa is truncated or altered"):
+        Resources.open(settings)
+    with pytest.raises(LexiconNotFound), TestClient(create_app(Settings(data_dir=data_dir, lexicons=["NOPE"]))):
+        pass
+
+
+# -- one JSON error shape, on every error route ---------------------------------------------------
+
+
+@pytest.fixture
+def app_with_failing_routes(app: FastAPI) -> FastAPI:
+    """The real app plus routes that fail in each way a future route can: ours, a crash, bad input."""
+
+    @app.get("/test/wordjudge-error")
+    def wordjudge_error() -> None:
+        raise NotFound("no challenge with id 42")
+
+    @app.get("/test/crash")
+    def crash() -> None:
+        raise RuntimeError("secret internals")
+
+    @app.get("/test/validated")
+    def validated(count: int) -> int:
+        return count
+
+    return app
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "status", "code"),
+    [
+        ("GET", "/api/nothing-here", 404, "not_found"),
+        ("GET", "/static/missing.css", 404, "not_found"),
+        ("GET", "/static/__init__.py", 404, "not_found"),
+        ("POST", "/api/health", 405, "method_not_allowed"),
+        ("GET", "/test/wordjudge-error", 404, "not_found"),
+        ("GET", "/test/validated?count=many", 422, "invalid_request"),
+        ("GET", "/test/crash", 500, "internal_error"),
+    ],
+)
+def test_every_error_has_the_one_json_shape(
+    app_with_failing_routes: FastAPI, method: str, path: str, status: int, code: str
+) -> None:
+    with TestClient(app_with_failing_routes, raise_server_exceptions=False) as client:
+        body = assert_error_shape(client.request(method, path), status, code)
+    assert "secret internals" not in str(body)
+
+
+def test_validation_error_names_the_field(app_with_failing_routes: FastAPI) -> None:
+    with TestClient(app_with_failing_routes) as client:
+        body = client.get("/test/validated?count=many").json()
+    assert "query.count" in body["error"]
+    assert body["details"][0]["field"] == "query.count"
+
+
+def test_every_wordjudge_error_maps_to_a_client_or_service_status() -> None:
+    def subclasses(cls: type[WordjudgeError]) -> Iterator[type[WordjudgeError]]:
+        for sub in cls.__subclasses__():
+            yield sub
+            yield from subclasses(sub)
+
+    for cls in subclasses(WordjudgeError):
+        assert cls.status in {404, 405, 409, 422, 503}, cls
+        assert cls.code != WordjudgeError.code, cls
+
+
+# -- a real server ------------------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _serve(data_dir: Path, *extra: str) -> subprocess.Popen[str]:
+    script = Path(sys.executable).with_name("wordjudge")
+    env = {**os.environ, "WORDJUDGE_DATA_DIR": str(data_dir)}
+    return subprocess.Popen(
+        [str(script), "serve", *extra], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+
+
+@pytest.mark.live
+def test_wordjudge_serve_answers_health_over_http(data_dir: Path) -> None:
+    port = _free_port()
+    server = _serve(data_dir, "--port", str(port))
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                response = httpx.get(f"http://127.0.0.1:{port}/api/health", timeout=2)
+                break
+            except httpx.TransportError:
+                assert server.poll() is None, server.communicate()[0]
+                assert time.monotonic() < deadline, "server did not start in 30 s"
+                time.sleep(0.1)
+        assert response.json()["lexicons"][0]["edition"] == "matches ENABLE (172,820 words)"
+        assert httpx.get(f"http://127.0.0.1:{port}/", timeout=2).status_code == 200
+    finally:
+        server.terminate()
+        output = server.communicate(timeout=30)[0]
+    assert "Serving DEMO demo: matches ENABLE (172,820 words), fingerprint b819e7b67f8f" in output
+
+
+@pytest.mark.live
+def test_wordjudge_serve_refuses_a_corrupt_lexicon_without_a_traceback(data_dir: Path) -> None:
+    (data_dir / "lexicons" / "demo").rename(data_dir / "lexicons" / "EVENT")
+    trie = data_dir / "lexicons" / "EVENT" / TRIE_FILE
+    data = bytearray(trie.read_bytes())
+    data[100] ^= 1
+    trie.write_bytes(bytes(data))
+    server = _serve(data_dir, "--port", str(_free_port()), "--lexicon", "EVENT")
+    output = server.communicate(timeout=60)[0]
+    assert server.returncode == 1
+    assert "Error: " in output
+    assert "EVENT/words.marisa is altered" in output
+    assert "Traceback" not in output

@@ -1,0 +1,143 @@
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+from wordjudge.cli import SETTING_FLAGS, main
+from wordjudge.settings import Settings, env_name
+
+from .conftest import write_list
+
+
+def run(*args: str | Path, env: dict[str, str] | None = None) -> Result:
+    return CliRunner().invoke(main, [str(a) for a in args], env=env, catch_exceptions=False)
+
+
+@pytest.fixture
+def tiny(tmp_path: Path) -> Path:
+    return write_list(tmp_path / "tiny.txt", ["# a tiny list", "cat", "dog", "Dog", "emu", "antefix"])
+
+
+def test_every_setting_has_a_flag_naming_its_environment_twin() -> None:
+    assert set(SETTING_FLAGS) == set(Settings.model_fields)
+    help_text = run("serve", "--help").output
+    for field in Settings.model_fields:
+        assert SETTING_FLAGS[field][0] in help_text
+        assert env_name(field) in help_text
+
+
+def test_add_reports_what_it_read_and_compiled(tmp_path: Path, tiny: Path) -> None:
+    result = run("lexicon", "add", tiny, "--name", "TINY", "--data-dir", tmp_path / "data")
+    assert result.exit_code == 0, result.output
+    assert "Read tiny.txt (plain list): 4 words, 1 duplicate(s)" in result.output
+    assert "Compiled TINY: 4 words, 3-7 letters" in result.output
+    assert "Alphabet (13 letters): ACDEFGIMNOTUX" in result.output
+    assert "Edition: unknown list" in result.output
+    assert (tmp_path / "data" / "lexicons" / "TINY" / "words.marisa").is_file()
+
+
+def test_add_of_the_enable_list_says_it_matches(tmp_path: Path, demo_words: list[str]) -> None:
+    source = write_list(tmp_path / "enable1.txt", [w.lower() for w in demo_words], newline="\r\n")
+    result = run("lexicon", "add", source, "--name", "ENABLE", "--data-dir", tmp_path / "data")
+    assert result.exit_code == 0, result.output
+    assert "Edition: matches ENABLE (172,820 words)" in result.output
+
+
+def test_add_refuses_invalid_lines_naming_file_line_and_content(tmp_path: Path) -> None:
+    source = write_list(tmp_path / "bad.txt", ["cat", "d0g", "emu"])
+    result = run("lexicon", "add", source, "--name", "BAD", "--data-dir", tmp_path / "data")
+    assert result.exit_code == 1
+    assert "bad.txt, line 2: 'd0g': it has a digit '0' (DIGIT ZERO)" in result.stderr
+    assert "Traceback" not in result.output
+    assert not (tmp_path / "data" / "lexicons" / "BAD").exists()
+
+
+def test_add_with_skip_invalid_reports_the_count(tmp_path: Path) -> None:
+    source = write_list(tmp_path / "bad.txt", ["cat", "d0g", "emu", "e-mu"])
+    result = run("lexicon", "add", source, "--name", "OK", "--skip-invalid", "--data-dir", tmp_path / "data")
+    assert result.exit_code == 0, result.output
+    assert "2 invalid line(s) skipped (first: bad.txt, line 2: 'd0g'" in result.output
+
+
+def test_data_dir_comes_from_the_environment_twin(tmp_path: Path, tiny: Path) -> None:
+    env = {"WORDJUDGE_DATA_DIR": str(tmp_path / "envdata")}
+    assert run("lexicon", "add", tiny, "--name", "TINY", env=env).exit_code == 0
+    listing = run("lexicon", "list", env=env)
+    assert "TINY" in listing.output
+    assert "unknown list" in listing.output
+    assert (tmp_path / "envdata" / "lexicons" / "TINY").is_dir()
+
+
+def test_list_info_check_diff(tmp_path: Path, tiny: Path) -> None:
+    data = tmp_path / "data"
+    newer = write_list(tmp_path / "newer.txt", ["cat", "dog", "gnu", "antefix", "antefixae"])
+    assert run("lexicon", "add", tiny, "--name", "OLD", "--data-dir", data).exit_code == 0
+    assert run("lexicon", "add", newer, "--name", "NEW", "--data-dir", data).exit_code == 0
+
+    listing = run("lexicon", "list", "--data-dir", data).output.splitlines()
+    assert listing[0].split() == ["NAME", "KIND", "WORDS", "FINGERPRINT", "EDITION"]
+    assert [line.split()[0] for line in listing[1:]] == ["NEW", "OLD"]
+
+    info = run("lexicon", "info", "OLD", "--data-dir", data).output
+    assert "words: 4, 3-7 letters" in info
+    assert "fingerprint recomputed from the words it holds" in info
+    assert "source: tiny.txt (plain" in info
+
+    check = run("lexicon", "check", "NEW", "gnu", "antefixae,tax", "--data-dir", data)
+    assert check.exit_code == 0
+    lines = check.output.splitlines()
+    assert lines[0].split()[:2] == ["GNU", "acceptable"]
+    assert lines[2].split()[:3] == ["TAX", "NOT", "acceptable"]
+    assert lines[-1].startswith("Verdict: UNACCEPTABLE (3 words, NEW ")
+
+    diff = run("lexicon", "diff", "OLD", "NEW", "--data-dir", data)
+    assert diff.stdout.splitlines() == ["-EMU", "+ANTEFIXAE", "+GNU"]
+    assert "OLD -> NEW: 2 added, 1 removed" in diff.stderr
+
+
+def test_check_refuses_letters_outside_the_alphabet(tmp_path: Path, tiny: Path) -> None:
+    data = tmp_path / "data"
+    run("lexicon", "add", tiny, "--name", "TINY", "--data-dir", data)
+    result = run("lexicon", "check", "TINY", "caté", "--data-dir", data)
+    assert result.exit_code == 1
+    assert "word 1 'caté' has 'É' (LATIN CAPITAL LETTER E WITH ACUTE), which is not a letter of TINY" in result.stderr
+
+
+def test_unknown_lexicon_is_a_clear_error(tmp_path: Path) -> None:
+    result = run("lexicon", "info", "CSW24", "--data-dir", tmp_path / "data")
+    assert result.exit_code == 1
+    assert "no lexicon or profile named CSW24" in result.stderr
+
+
+def test_profile_add_and_info(tmp_path: Path, tiny: Path) -> None:
+    data = tmp_path / "data"
+    run("lexicon", "add", tiny, "--name", "TINY", "--data-dir", data)
+    additions = write_list(tmp_path / "errata.txt", ["# ABSP: omitted in error", "antefixae"])
+    made = run("profile", "add", "TINY-E", "--base", "TINY", "--additions", additions, "--data-dir", data)
+    assert made.exit_code == 0, made.output
+    assert "Profile TINY-E: base TINY, 1 addition(s), 0 removal(s)" in made.output
+    info = run("lexicon", "info", "TINY-E", "--data-dir", data).output
+    assert "errata additions: 1 word(s) from errata.txt" in info
+    check = run("lexicon", "check", "TINY-E", "antefixae", "--data-dir", data).output
+    assert "added to TINY by errata" in check
+    assert "Verdict: ACCEPTABLE (1 word, TINY-E" in check
+
+
+def test_bad_setting_from_the_environment_names_it(tmp_path: Path) -> None:
+    result = run("serve", env={"WORDJUDGE_PORT": "99999", "WORDJUDGE_DATA_DIR": str(tmp_path)})
+    assert result.exit_code == 1
+    assert "port (WORDJUDGE_PORT)" in result.stderr
+
+
+def test_installed_console_script_runs(tmp_path: Path, tiny: Path) -> None:
+    script = Path(sys.executable).with_name("wordjudge")
+    env = {**os.environ, "WORDJUDGE_DATA_DIR": str(tmp_path / "data")}
+    done = subprocess.run(
+        [script, "lexicon", "add", tiny, "--name", "TINY"], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Compiled TINY: 4 words" in done.stdout

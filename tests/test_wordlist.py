@@ -1,0 +1,149 @@
+from __future__ import annotations
+
+import gzip
+import unicodedata
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from wordjudge.errors import WordListError
+from wordjudge.wordlist import SourceFormat, normalise, parse_word_list, read_word_list, word_problem
+
+from .conftest import write_list
+
+
+def parse(text: str, **kwargs: object) -> set[str]:
+    return parse_word_list(text.encode("utf-8"), source_name="test.txt", **kwargs).words  # type: ignore[arg-type]
+
+
+def test_plain_list_is_upper_cased_and_deduplicated(tmp_path: Path) -> None:
+    path = write_list(tmp_path / "words.txt", ["cat", "Dog", "CAT", "emu"])
+    result = read_word_list(path)
+    assert result.format is SourceFormat.PLAIN
+    assert result.sorted_words() == ["CAT", "DOG", "EMU"]
+    assert result.duplicates == 1
+    assert result.lines == 4
+    assert result.source_name == "words.txt"
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
+@pytest.mark.parametrize("bom", [False, True])
+@pytest.mark.parametrize("gz", [False, True])
+def test_line_ends_bom_and_gzip_give_the_same_words(tmp_path: Path, newline: str, bom: bool, gz: bool) -> None:
+    path = write_list(tmp_path / "words", ["aa", "ab", "zyzzyva"], newline=newline, bom=bom, gz=gz)
+    assert read_word_list(path).words == {"AA", "AB", "ZYZZYVA"}
+
+
+def test_comments_and_blank_lines_are_ignored() -> None:
+    result = parse_word_list(b"# CSW-style header\n\nAA\n   \n  # indented comment\nAB\n", source_name="t.txt")
+    assert result.words == {"AA", "AB"}
+    assert result.lines == 2
+    assert not result.invalid
+
+
+def test_zyzzyva_list_takes_the_first_token() -> None:
+    text = "AA a rough cindery lava [n -S]\nAAH to exclaim in amazement [v -ED, -ING, -S]\nAAHED AAH, to exclaim [v]\n"
+    result = parse_word_list(text.encode(), source_name="CSW.txt")
+    assert result.format is SourceFormat.ZYZZYVA
+    assert result.words == {"AA", "AAH", "AAHED"}
+
+
+def test_playability_list_takes_the_word_after_the_score() -> None:
+    result = parse_word_list(b"1520 QI\n1380 ZA\n12 AA\n", source_name="play.txt")
+    assert result.format is SourceFormat.PLAYABILITY
+    assert result.words == {"QI", "ZA", "AA"}
+
+
+def test_playability_line_without_a_score_is_invalid() -> None:
+    with pytest.raises(WordListError, match=r"line 2: 'QI': expected 'score WORD'"):
+        parse_word_list(b"1520 QI\nQI\n", source_name="play.txt", format=SourceFormat.PLAYABILITY)
+
+
+def test_an_invalid_line_names_file_line_number_and_content() -> None:
+    with pytest.raises(WordListError) as caught:
+        parse_word_list(b"AA\nAB\nCAT3\nDOG\nice-cream\nEMU\n", source_name="mylist.txt")
+    message = caught.value.message
+    assert "mylist.txt: 2 line(s) are not words" in message
+    assert "mylist.txt, line 3: 'CAT3': it has a digit '3' (DIGIT THREE)" in message
+    assert "mylist.txt, line 5: 'ice-cream': it has '-' (HYPHEN-MINUS), which is not a letter" in message
+    assert "--skip-invalid" in message
+    assert caught.value.details[0] == {"line": 3, "content": "CAT3", "reason": "it has a digit '3' (DIGIT THREE)"}
+
+
+def test_a_plain_list_with_a_space_inside_a_line_is_not_read_as_zyzzyva() -> None:
+    lines = [f"WORD{chr(65 + i % 26)}" for i in range(30)] + ["ICE CREAM"]
+    with pytest.raises(WordListError, match=r"line 31: 'ICE CREAM': it has a space inside"):
+        parse_word_list("\n".join(lines).encode(), source_name="plain.txt")
+
+
+def test_skip_invalid_leaves_bad_lines_out_and_counts_them() -> None:
+    result = parse_word_list(b"AA\nCAT3\nAB\n!!\n", source_name="t.txt", skip_invalid=True)
+    assert result.words == {"AA", "AB"}
+    assert [(bad.line, bad.content) for bad in result.invalid] == [(2, "CAT3"), (4, "!!")]
+
+
+def test_invalid_utf8_line_is_reported_with_its_number() -> None:
+    with pytest.raises(WordListError, match=r"latin1.txt, line 2: .*not valid UTF-8"):
+        parse_word_list(b"AA\nCAF\xc9\n", source_name="latin1.txt")
+
+
+def test_utf16_file_gets_a_clear_error() -> None:
+    with pytest.raises(WordListError, match="is UTF-16 text; save it as UTF-8"):
+        parse_word_list("AA\nAB\n".encode("utf-16"), source_name="u16.txt")
+
+
+def test_binary_file_gets_a_clear_error() -> None:
+    with pytest.raises(WordListError, match="not a text file"):
+        parse_word_list(b"\x00\x01\x02AA", source_name="blob.bin")
+
+
+def test_broken_gzip_gets_a_clear_error() -> None:
+    data = gzip.compress(b"AA\nAB\n")[:-6]
+    with pytest.raises(WordListError, match=r"gz.txt: looks gzip-compressed but cannot be decompressed"):
+        parse_word_list(data, source_name="gz.txt")
+
+
+def test_missing_file_gets_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(WordListError, match=r"cannot read word list .*nope\.txt"):
+        read_word_list(tmp_path / "nope.txt")
+
+
+def test_words_are_stored_in_nfc() -> None:
+    decomposed = unicodedata.normalize("NFD", "añejo")
+    assert decomposed != "añejo"
+    assert parse(decomposed + "\n") == {"AÑEJO"}
+
+
+def test_other_alphabets_are_words() -> None:
+    words = parse("ñandú\ngarçon\nmädchen\nłódź\nčaj\nσοφία\n")
+    assert words == {"ÑANDÚ", "GARÇON", "MÄDCHEN", "ŁÓDŹ", "ČAJ", "ΣΟΦΊΑ"}
+
+
+def test_combining_mark_after_a_letter_is_part_of_the_word() -> None:
+    # Devanagari vowel signs are combining marks with no precomposed form.
+    assert word_problem(normalise("कि")) is None
+    assert word_problem("\u0301A") is not None  # but a word cannot start with one
+
+
+def test_progress_is_reported_for_big_lists() -> None:
+    calls: list[tuple[int, int]] = []
+    data = "\n".join(f"W{'A' * (i % 10)}B{chr(65 + i % 26)}" for i in range(45_000)).encode()
+    parse_word_list(data, source_name="big.txt", progress=lambda done, total: calls.append((done, total)))
+    assert calls[0] == (20_000, 45_000)
+    assert calls[-1] == (45_000, 45_000)
+
+
+@given(st.text(alphabet=st.characters(categories=("Lu", "Ll", "Mn", "Nd", "Po", "Zs")), max_size=20))
+def test_normalise_is_idempotent(text: str) -> None:
+    assert normalise(normalise(text)) == normalise(text)
+
+
+@given(st.lists(st.text(alphabet="abcçñäłσ", min_size=1, max_size=8), min_size=1, max_size=30), st.randoms())
+def test_format_and_order_do_not_change_the_words(words: list[str], rng: object) -> None:
+    plain = parse("\n".join(words))
+    shuffled = list(words)
+    rng.shuffle(shuffled)  # type: ignore[attr-defined]
+    zyzzyva = parse("\n".join(f"{w.upper()} some definition [n]" for w in shuffled), format=SourceFormat.ZYZZYVA)
+    scored = parse("\r\n".join(f"{i} {w}" for i, w in enumerate(shuffled)), format=SourceFormat.PLAYABILITY)
+    assert plain == zyzzyva == scored == {normalise(w) for w in words}
