@@ -188,7 +188,7 @@ def test_wordjudge_serve_answers_health_over_http(data_dir: Path) -> None:
     finally:
         server.terminate()
         output = server.communicate(timeout=30)[0]
-    assert "Serving DEMO demo: matches ENABLE (172,820 words), fingerprint b819e7b67f8f" in output
+    assert "serving DEMO demo: matches ENABLE (172,820 words), fingerprint b819e7b67f8f" in output
 
 
 @pytest.mark.live

@@ -18,7 +18,7 @@ import click
 from . import __version__
 from .editions import load_registry, short
 from .errors import WordjudgeError
-from .lexicon import Lexicon
+from .lexicon import Lexicon, Manifest
 from .profile import Catalog
 from .settings import Settings, env_name, load_settings
 from .wordlist import Progress, SourceFormat, WordList, read_word_list
@@ -79,8 +79,6 @@ def serve(**flags: Any) -> None:
     settings = load_settings(**flags)
     logging.basicConfig(level=settings.log_level.upper(), format="%(levelname)s: %(name)s: %(message)s")
     resources = Resources.open(settings)  # before the server starts: a bad lexicon stops it with a clear message
-    for profile in resources.profiles.values():
-        click.echo(f"Serving {resources.describe(profile)['label']}", err=True)
     uvicorn.run(create_app(settings, resources), host=settings.host, port=settings.port, log_level=settings.log_level)
 
 
@@ -114,12 +112,13 @@ def lexicon_add(
     )
     click.echo(_reading_summary(word_list))
     manifest = catalog.lexicons.add(word_list, name, replace=replace)
-    lexicon = catalog.lexicons.open(name)
     click.echo(f"Compiled {name}: {manifest.word_count:,} words, {manifest.min_length}-{manifest.max_length} letters")
     click.echo(f"Alphabet ({len(manifest.alphabet)} letters): {manifest.alphabet}")
     click.echo(f"Fingerprint: {manifest.fingerprint}")
-    click.echo(f"Edition: {_identify(lexicon)}")
-    click.echo(f"Saved in {lexicon.directory} (trie {manifest.trie_bytes:,} bytes, sha256 {manifest.trie_sha256})")
+    click.echo(f"Edition: {_identify(manifest)}")
+    click.echo(
+        f"Saved in {catalog.lexicons.path(name)} (trie {manifest.trie_bytes:,} bytes, sha256 {manifest.trie_sha256})"
+    )
 
 
 @lexicon.command("list")
@@ -131,17 +130,20 @@ def lexicon_list(data_dir: Path | None) -> None:
     if not names:
         click.echo(f"No lexicons in {catalog.data_dir}. Add one with: wordjudge lexicon add FILE --name NAME")
         return
-    registry = load_registry()
     rows = [("NAME", "KIND", "WORDS", "FINGERPRINT", "EDITION")]
     for name in names:
         spec = catalog.spec(name)
         if spec is None:
             manifest = catalog.lexicons.manifest(name)
-            edition = registry.identify(manifest.word_count, manifest.fingerprint).describe()
             kind = "demo" if manifest.demo else "lexicon"
-            rows.append((name, kind, f"{manifest.word_count:,}", short(manifest.fingerprint), edition))
+            rows.append((name, kind, f"{manifest.word_count:,}", short(manifest.fingerprint), _identify(manifest)))
         else:
-            rows.append((name, "profile", "", "", f"{spec.base} with amendments (see info)"))
+            amended = catalog.open(name)
+            amendments = f"+{len(amended.additions.words)} -{len(amended.removals.words)} errata"
+            if amended.secondary:
+                amendments += f", {amended.secondary.name} for {amended.secondary_min_length}+ letters"
+            edition = f"{spec.base} ({_identify(amended.base.manifest)}) {amendments}"
+            rows.append((name, "profile", "", short(amended.fingerprint), edition))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
     for row in rows:
         click.echo("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=False)) + "  " + row[-1])
@@ -275,8 +277,7 @@ def _catalog(data_dir: Path | None) -> Catalog:
     return Catalog(load_settings(data_dir=data_dir).data_dir)
 
 
-def _identify(lexicon: Lexicon) -> str:
-    manifest = lexicon.manifest
+def _identify(manifest: Manifest) -> str:
     description = load_registry().identify(manifest.word_count, manifest.fingerprint).describe()
     return f"DEMO list, {description}" if manifest.demo else description
 
@@ -284,7 +285,7 @@ def _identify(lexicon: Lexicon) -> str:
 def _echo_manifest(lexicon: Lexicon) -> None:
     m = lexicon.manifest
     click.echo(f"Lexicon {m.name}{' (DEMO: not an official lexicon)' if m.demo else ''}")
-    click.echo(f"  edition: {_identify(lexicon)}")
+    click.echo(f"  edition: {_identify(m)}")
     click.echo(f"  words: {m.word_count:,}, {m.min_length}-{m.max_length} letters")
     click.echo(f"  alphabet ({len(m.alphabet)}): {m.alphabet}")
     click.echo(f"  fingerprint: {m.fingerprint}")
