@@ -19,7 +19,7 @@ function render(health) {
   for (const lexicon of health.lexicons) {
     const tr = document.createElement("tr");
     tr.append(
-      cell(lexicon.demo ? `DEMO ${lexicon.name}` : lexicon.name, "name"),
+      cell(lexicon.shown_name, "name"),
       cell(lexicon.word_count.toLocaleString("en")),
       cell(lexicon.edition),
       cell(lexicon.short_fingerprint, "fingerprint"),

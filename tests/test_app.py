@@ -47,7 +47,8 @@ def test_health_reports_the_demo_lexicon(client: TestClient) -> None:
     assert lexicon["edition"] == "matches ENABLE (172,820 words)"
     assert lexicon["identification"]["official"] is False
     assert lexicon["short_fingerprint"] == "b819e7b67f8f"
-    assert lexicon["label"].startswith("DEMO demo: matches ENABLE")
+    assert lexicon["shown_name"] == "DEMO"
+    assert lexicon["label"].startswith("DEMO: matches ENABLE")
 
 
 def test_status_page_and_its_files_are_served(client: TestClient) -> None:
@@ -188,7 +189,7 @@ def test_wordjudge_serve_answers_health_over_http(data_dir: Path) -> None:
     finally:
         server.terminate()
         output = server.communicate(timeout=30)[0]
-    assert "serving DEMO demo: matches ENABLE (172,820 words), fingerprint b819e7b67f8f" in output
+    assert "serving DEMO: matches ENABLE (172,820 words), fingerprint b819e7b67f8f" in output
 
 
 @pytest.mark.live

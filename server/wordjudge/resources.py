@@ -55,11 +55,13 @@ class Resources:
         edition = identification.describe()
         if profile.amended:
             edition = f"{profile.base.name} ({edition}) with amendments"
-        label = f"{'DEMO ' if profile.demo else ''}{profile.name}: {edition}, fingerprint {short(profile.fingerprint)}"
+        shown_name = "DEMO" if profile.demo else profile.name
+        label = f"{shown_name}: {edition}, fingerprint {short(profile.fingerprint)}"
         return {
             **profile.describe(),
             "short_fingerprint": short(profile.fingerprint),
             "edition": edition,
             "identification": identification.as_dict(),
+            "shown_name": shown_name,  # what screens show as the lexicon's name
             "label": label,
         }
