@@ -63,6 +63,17 @@ def client(app: FastAPI) -> Iterator[TestClient]:
         yield client
 
 
+def write_event(data_dir: Path, divisions: list[tuple[str, str, str]], *, name: str = "Test Open") -> Path:
+    """Write an event.toml with (name, lexicon, rule) divisions."""
+    lines = [f'name = "{name}"', "rounds = true"]
+    for division, lexicon, rule in divisions:
+        lines += ["[[division]]", f'name = "{division}"', f'lexicon = "{lexicon}"', f'rule = "{rule}"']
+    path = data_dir / "event.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
 def write_list(path: Path, lines: list[str], *, newline: str = "\n", bom: bool = False, gz: bool = False) -> Path:
     """Write a word-list file the way a TD's file might arrive."""
     data = (("\ufeff" if bom else "") + newline.join(lines) + newline).encode("utf-8")

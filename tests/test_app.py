@@ -18,7 +18,7 @@ from wordjudge.lexicon import TRIE_FILE
 from wordjudge.resources import Resources
 from wordjudge.settings import Settings
 
-from .conftest import write_list
+from .conftest import write_event, write_list
 
 ERROR_KEYS = {"ok", "status", "code", "error", "details"}
 
@@ -65,14 +65,16 @@ def test_openapi_docs_are_served(client: TestClient) -> None:
     assert "/api/health" in client.get("/openapi.json").json()["paths"]
 
 
-def test_configured_lexicon_is_served_instead_of_the_demo(tmp_path: Path, data_dir: Path) -> None:
+def test_event_lexicon_is_served_instead_of_the_demo(tmp_path: Path, data_dir: Path) -> None:
     from wordjudge.lexicon import LexiconStore
     from wordjudge.wordlist import read_word_list
 
     LexiconStore(data_dir / "lexicons").add(read_word_list(write_list(tmp_path / "l.txt", ["aa", "ab"])), "SMALL")
-    with TestClient(create_app(Settings(data_dir=data_dir, lexicons=["SMALL"]))) as client:
+    write_event(data_dir, [("A", "SMALL", "single")])
+    with TestClient(create_app(Settings(data_dir=data_dir))) as client:
         body = client.get("/api/health").json()
     assert body["demo"] is False
+    assert body["event"] == "Test Open"
     assert [(x["name"], x["edition"]) for x in body["lexicons"]] == [("SMALL", "unknown list")]
 
 
@@ -85,10 +87,11 @@ def test_first_start_compiles_the_demo(tmp_path: Path) -> None:
 def test_corrupt_lexicon_refuses_to_start(data_dir: Path) -> None:
     (data_dir / "lexicons" / "demo").rename(data_dir / "lexicons" / "COPY")
     (data_dir / "lexicons" / "COPY" / TRIE_FILE).write_bytes(b"not a trie")
-    settings = Settings(data_dir=data_dir, lexicons=["COPY"])
+    write_event(data_dir, [("A", "COPY", "single")])
     with pytest.raises(LexiconIntegrityError, match=r"COPY/words.marisa is truncated or altered"):
-        Resources.open(settings)
-    with pytest.raises(LexiconNotFound), TestClient(create_app(Settings(data_dir=data_dir, lexicons=["NOPE"]))):
+        Resources.open(Settings(data_dir=data_dir))
+    write_event(data_dir, [("A", "NOPE", "single")])
+    with pytest.raises(LexiconNotFound), TestClient(create_app(Settings(data_dir=data_dir))):
         pass
 
 
@@ -148,7 +151,7 @@ def test_every_wordjudge_error_maps_to_a_client_or_service_status() -> None:
             yield from subclasses(sub)
 
     for cls in subclasses(WordjudgeError):
-        assert cls.status in {404, 405, 409, 422, 503}, cls
+        assert cls.status in {403, 404, 405, 409, 422, 503}, cls
         assert cls.code != WordjudgeError.code, cls
 
 
@@ -189,7 +192,7 @@ def test_wordjudge_serve_answers_health_over_http(data_dir: Path) -> None:
     finally:
         server.terminate()
         output = server.communicate(timeout=30)[0]
-    assert "serving DEMO: matches ENABLE (172,820 words), fingerprint b819e7b67f8f" in output
+    assert "division Open: DEMO: matches ENABLE (172,820 words), fingerprint b819e7b67f8f, rule five-per-word" in output
 
 
 @pytest.mark.live
@@ -199,7 +202,8 @@ def test_wordjudge_serve_refuses_a_corrupt_lexicon_without_a_traceback(data_dir:
     data = bytearray(trie.read_bytes())
     data[100] ^= 1
     trie.write_bytes(bytes(data))
-    server = _serve(data_dir, "--port", str(_free_port()), "--lexicon", "EVENT")
+    write_event(data_dir, [("A", "EVENT", "single")])
+    server = _serve(data_dir, "--port", str(_free_port()))
     output = server.communicate(timeout=60)[0]
     assert server.returncode == 1
     assert "Error: " in output

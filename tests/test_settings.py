@@ -8,34 +8,32 @@ from wordjudge.settings import Settings, load_settings
 
 
 def test_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("DATA_DIR", "HOST", "PORT", "LEXICONS", "LOG_LEVEL"):
+    for name in ("DATA_DIR", "HOST", "PORT", "LOG_LEVEL"):
         monkeypatch.delenv(f"WORDJUDGE_{name}", raising=False)
     settings = load_settings()
     assert settings.data_dir == Path("wordjudge-data")
-    assert (settings.host, settings.port, settings.lexicons) == ("127.0.0.1", 8000, [])
+    assert (settings.host, settings.port, settings.log_level) == ("127.0.0.1", 8000, "info")
 
 
 def test_every_setting_has_an_environment_twin(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("WORDJUDGE_DATA_DIR", str(tmp_path))
     monkeypatch.setenv("WORDJUDGE_HOST", "0.0.0.0")
     monkeypatch.setenv("WORDJUDGE_PORT", "8123")
-    monkeypatch.setenv("WORDJUDGE_LEXICONS", "CSW24, NWL2023")
     monkeypatch.setenv("WORDJUDGE_LOG_LEVEL", "debug")
     settings = load_settings()
     assert settings.data_dir == tmp_path
     assert (settings.host, settings.port, settings.log_level) == ("0.0.0.0", 8123, "debug")
-    assert settings.lexicons == ["CSW24", "NWL2023"]
-    assert set(Settings.model_fields) == {"data_dir", "host", "port", "lexicons", "log_level"}
+    assert set(Settings.model_fields) == {"data_dir", "host", "port", "log_level"}
 
 
 def test_flags_win_over_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("WORDJUDGE_PORT", "8123")
-    assert load_settings(port=9000, host=None, lexicons=()).port == 9000
+    assert load_settings(port=9000, host=None).port == 9000
 
 
 def test_bad_settings_name_the_setting_and_its_variable(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("WORDJUDGE_PORT", "http")
     with pytest.raises(InvalidInput, match=r"port \(WORDJUDGE_PORT\)"):
         load_settings()
-    with pytest.raises(InvalidInput, match=r"lexicons \(WORDJUDGE_LEXICONS\): .*'\.\./etc' cannot name a lexicon"):
-        load_settings(port=80, lexicons=("../etc",))
+    with pytest.raises(InvalidInput, match=r"log_level \(WORDJUDGE_LOG_LEVEL\)"):
+        load_settings(port=80, log_level="loud")

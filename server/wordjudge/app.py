@@ -8,9 +8,9 @@ from contextlib import asynccontextmanager
 from http import HTTPStatus
 from importlib import resources as package_files
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import Depends, FastAPI, Request
+from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
@@ -19,6 +19,7 @@ from starlette.responses import Response
 from starlette.types import Scope
 
 from . import __version__
+from .api import router as api_router
 from .errors import WordjudgeError, error_body
 from .resources import Resources
 from .settings import Settings
@@ -32,14 +33,19 @@ _WEB_SUFFIXES = {".html", ".js", ".css", ".svg", ".png", ".ico"}
 def create_app(settings: Settings, resources: Resources | None = None) -> FastAPI:
     """Build the wordjudge web app.
 
-    The lifespan opens the :class:`Resources` (lexicons, ...) for the settings,
-    unless already-opened ``resources`` are handed in (``wordjudge serve`` opens
-    them first, to stop with a clear message when a lexicon is bad).
+    The lifespan opens the :class:`Resources` (event, lexicons, audit log) for the
+    settings, unless already-opened ``resources`` are handed in (``wordjudge serve``
+    opens them first, to stop with a clear message when a lexicon is bad), and closes
+    them at shutdown.
     """
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[dict[str, Any]]:
-        yield {"resources": resources or Resources.open(settings)}
+        opened = resources or Resources.open(settings)
+        try:
+            yield {"resources": opened}
+        finally:
+            opened.close()
 
     app = FastAPI(
         title="wordjudge",
@@ -48,35 +54,14 @@ def create_app(settings: Settings, resources: Resources | None = None) -> FastAP
         lifespan=lifespan,
     )
     _add_error_handlers(app)
-    _add_routes(app)
+    app.include_router(api_router)
+    app.add_api_route("/", _status_page, include_in_schema=False)
     app.mount("/static", _WebFiles(directory=WEB_DIR), name="static")
     return app
 
 
-def get_resources(request: Request) -> Resources:
-    resources: Resources = request.state.resources
-    return resources
-
-
-ResourcesDep = Annotated[Resources, Depends(get_resources)]
-
-
-def _add_routes(app: FastAPI) -> None:
-    @app.get("/api/health", tags=["status"])
-    def health(resources: ResourcesDep) -> dict[str, Any]:
-        """Whether the server is up, and which lexicons it serves (name, fingerprint, edition, DEMO)."""
-        lexicons = [resources.describe(profile) for profile in resources.profiles.values()]
-        return {
-            "ok": True,
-            "status": "ok",
-            "version": __version__,
-            "demo": any(item["demo"] for item in lexicons),
-            "lexicons": lexicons,
-        }
-
-    @app.get("/", include_in_schema=False)
-    def status_page() -> FileResponse:
-        return FileResponse(WEB_DIR / "index.html")
+def _status_page() -> FileResponse:
+    return FileResponse(WEB_DIR / "index.html")
 
 
 class _WebFiles(StaticFiles):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import re
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -16,10 +17,16 @@ from typing import Any, TypeVar
 import click
 
 from . import __version__
+from .audit import AUDIT_FILE, AuditLog, Kind, Record, RecordFilter, Verdict
+from .demo import open_demo
 from .editions import load_registry, short
 from .errors import WordjudgeError
-from .lexicon import Lexicon, Manifest
-from .profile import Catalog
+from .event import EVENT_FILE, load_event
+from .event import template as event_template
+from .export import ExportFormat, export
+from .lexicon import DEMO_NAME, Lexicon, Manifest
+from .profile import Catalog, Profile
+from .resources import describe_profile
 from .settings import Settings, env_name, load_settings
 from .wordlist import Progress, SourceFormat, WordList, read_word_list
 
@@ -30,7 +37,6 @@ SETTING_FLAGS: dict[str, tuple[str, dict[str, Any]]] = {
     "data_dir": ("--data-dir", {"type": click.Path(path_type=Path, file_okay=False)}),
     "host": ("--host", {}),
     "port": ("--port", {"type": int}),
-    "lexicons": ("--lexicon", {"multiple": True, "metavar": "NAME"}),
     "log_level": ("--log-level", {"type": click.Choice(["critical", "error", "warning", "info", "debug"])}),
 }
 _PROGRESS_MIN_LINES = 50_000
@@ -68,9 +74,9 @@ def main() -> None:
 
 
 @main.command()
-@setting_options("data_dir", "host", "port", "lexicons", "log_level")
+@setting_options("data_dir", "host", "port", "log_level")
 def serve(**flags: Any) -> None:
-    """Start the adjudication server (the DEMO lexicon if none is named)."""
+    """Start the adjudication server for the event in the data dir (a DEMO event if there is none)."""
     import uvicorn
 
     from .app import create_app
@@ -79,7 +85,12 @@ def serve(**flags: Any) -> None:
     settings = load_settings(**flags)
     logging.basicConfig(level=settings.log_level.upper(), format="%(levelname)s: %(name)s: %(message)s")
     resources = Resources.open(settings)  # before the server starts: a bad lexicon stops it with a clear message
-    uvicorn.run(create_app(settings, resources), host=settings.host, port=settings.port, log_level=settings.log_level)
+    try:
+        uvicorn.run(
+            create_app(settings, resources), host=settings.host, port=settings.port, log_level=settings.log_level
+        )
+    finally:
+        resources.close()
 
 
 @main.group()
@@ -325,3 +336,158 @@ def _progress_bar(label: str) -> Progress | None:
             bar.__exit__(None, None, None)
 
     return update
+
+
+@main.group()
+def event() -> None:
+    """The event file: the event's name, its divisions, their lexicons and challenge rules."""
+
+
+@event.command("init")
+@click.option("--replace", is_flag=True, help="Overwrite an existing event file.")
+@setting_options("data_dir")
+def event_init(replace: bool, data_dir: Path | None) -> None:
+    """Write a commented event.toml to edit, with a division for each compiled lexicon."""
+    catalog = _catalog(data_dir)
+    path = catalog.data_dir / EVENT_FILE
+    if path.exists() and not replace:
+        raise click.ClickException(f"{path} exists already (use --replace to overwrite it)")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    names = [name for name in catalog.names() if name != DEMO_NAME]
+    path.write_text(event_template(names), "utf-8")
+    click.echo(f"Wrote {path}: edit it, then check it with: wordjudge event show")
+
+
+@event.command("show")
+@setting_options("data_dir")
+def event_show(data_dir: Path | None) -> None:
+    """Check the event file and show the event, each division's lexicon (verified) and rule."""
+    settings = load_settings(data_dir=data_dir)
+    current = load_event(settings.data_dir)
+    catalog = Catalog(settings.data_dir)
+    registry = load_registry()
+    click.echo(f"Event: {current.name}{' (DEMO event: there is no event.toml)' if current.demo else ''}")
+    click.echo(f"Rounds: {'yes' if current.rounds else 'no'}")
+    for division in current.divisions:
+        if division.lexicon == DEMO_NAME:
+            profile = Profile(DEMO_NAME, open_demo(catalog.lexicons))
+        else:
+            profile = catalog.open(division.lexicon)
+        view = describe_profile(profile, registry)
+        click.echo(
+            f"Division {division.name}: {view['label']}; rule {division.rule.value} ({division.rule.description})"
+        )
+
+
+@main.group()
+def audit() -> None:
+    """The audit log: verify its hash chain, export it, follow it."""
+
+
+def _audit_log(data_dir: Path | None) -> AuditLog:
+    return AuditLog(load_settings(data_dir=data_dir).data_dir / AUDIT_FILE)
+
+
+def _record_filters(command: F) -> F:
+    options = [
+        click.option("--division"),
+        click.option("--round", "round_number", type=click.IntRange(1, 999)),
+        click.option("--table"),
+        click.option("--kind", type=click.Choice([k.value for k in Kind])),
+        click.option("--verdict", type=click.Choice([v.value for v in Verdict])),
+        click.option("--actor"),
+        click.option("--since", metavar="TIME", help="UTC ISO time, e.g. 2026-11-21T09:00:00+00:00 (inclusive)."),
+        click.option("--until", metavar="TIME", help="UTC ISO time (exclusive)."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+@audit.command("verify")
+@click.option(
+    "--expect-head",
+    metavar="HASH",
+    help="A chain head shown on a docket or the console: also catches records cut off the end.",
+)
+@setting_options("data_dir")
+def audit_verify(expect_head: str | None, data_dir: Path | None) -> None:
+    """Check the whole hash chain; name the first bad record and exit 1 if it is broken."""
+    log = _audit_log(data_dir)
+    try:
+        result = log.verify(expected_head=expect_head)
+    finally:
+        log.close()
+    if not result.ok:
+        raise click.ClickException(f"{log.path}: {result.describe()}")
+    click.echo(f"{log.path}: {result.describe()}")
+
+
+@audit.command("export")
+@click.option("--format", "export_format", type=click.Choice([f.value for f in ExportFormat]), required=True)
+@click.option(
+    "--output", "-o", type=click.Path(path_type=Path, dir_okay=False), help="File to write (default: stdout)."
+)
+@_record_filters
+@setting_options("data_dir")
+def audit_export(export_format: str, output: Path | None, data_dir: Path | None, **filters: Any) -> None:
+    """Export the records (all fields, per-word results included) as CSV or JSON Lines."""
+    log = _audit_log(data_dir)
+    where = _filter(filters)
+    try:
+        if output is None:
+            count = export(log.iterate(where), sys.stdout, ExportFormat(export_format))
+        else:
+            with output.open("w", encoding="utf-8", newline="") as handle:
+                count = export(log.iterate(where), handle, ExportFormat(export_format))
+    finally:
+        log.close()
+    click.echo(f"exported {count} record(s)", err=True)
+
+
+@audit.command("tail")
+@click.option("-n", "--lines", "count", type=click.IntRange(min=0), default=10, show_default=True)
+@click.option("--follow", "-f", is_flag=True, help="Keep printing new records as they are written.")
+@setting_options("data_dir")
+def audit_tail(count: int, follow: bool, data_dir: Path | None) -> None:
+    """Show the last records, one line each (the TD's view), and optionally follow new ones."""
+    log = _audit_log(data_dir)
+    try:
+        newest = log.find(RecordFilter(), limit=max(count, 1))
+        last = newest[0].id if newest else 0
+        for record in reversed(newest[:count]):
+            click.echo(_record_line(record))
+        while follow:
+            time.sleep(1)
+            for record in log.iterate(after_id=last):
+                click.echo(_record_line(record))
+                last = record.id
+    except KeyboardInterrupt:
+        pass
+    finally:
+        log.close()
+
+
+def _filter(filters: dict[str, Any]) -> RecordFilter:
+    return RecordFilter(
+        division=filters["division"],
+        round=filters["round_number"],
+        table=filters["table"],
+        kind=Kind(filters["kind"]) if filters["kind"] else None,
+        verdict=Verdict(filters["verdict"]) if filters["verdict"] else None,
+        actor=filters["actor"],
+        since=filters["since"],
+        until=filters["until"],
+    )
+
+
+def _record_line(record: Record) -> str:
+    where = f"{record.division} r{record.round if record.round is not None else '-'} t{record.table}"
+    link = f" of #{record.parent_id}" if record.parent_id else ""
+    failed = [r["word"] for r in record.results if not r["acceptable"]]
+    detail = f" (not: {' '.join(failed)})" if failed else ""
+    lexicon = f"{record.lexicon} {short(record.fingerprint)}"
+    return (
+        f"#{record.id} {record.created_at} {record.kind.value}{link} {where} {record.actor}: "
+        f"{' '.join(record.words)} -> {record.verdict.value.upper()}{detail} [{lexicon}]"
+    )

@@ -9,13 +9,16 @@ word or setting that is wrong and, where possible, what to do about it.
      ├── InvalidInput            422  bad words, settings or arguments from a user
      │    ├── WordListError      422  a word-list file that cannot be compiled
      │    └── ProfileError       422  a profile whose parts do not fit together
+     ├── Forbidden               403  not allowed for this actor or role
      ├── NotFound                404  no such route or resource
      │    └── LexiconNotFound    404  no compiled lexicon or profile of that name
      ├── Conflict                409  the thing exists already
      │    └── LexiconExists      409
      ├── MethodNotAllowed        405
-     └── LexiconIntegrityError   503  a compiled lexicon that is missing, truncated
-                                      or altered: refused, never used
+     ├── LexiconIntegrityError   503  a compiled lexicon that is missing, truncated
+     │                                or altered: refused, never used
+     └── AuditUnavailable        503  the audit log cannot be written or read: no
+                                      verdict is given without its record
 
 HTTP responses carry every error in one JSON shape, built by :func:`error_body`.
 This module imports nothing from the web framework: the domain modules raise
@@ -62,6 +65,13 @@ class ProfileError(InvalidInput):
     code = "invalid_profile"
 
 
+class Forbidden(WordjudgeError):
+    """Raised when the actor or role may not do this (e.g. re-adjudicate their own adjudication)."""
+
+    code = "forbidden"
+    status = 403
+
+
 class NotFound(WordjudgeError):
     """Raised when a route or a named resource does not exist."""
 
@@ -102,6 +112,16 @@ class LexiconIntegrityError(WordjudgeError):
     """
 
     code = "lexicon_integrity"
+    status = 503
+
+
+class AuditUnavailable(WordjudgeError):
+    """Raised when the audit log cannot be written (disk full, read-only, locked) or read.
+
+    A challenge that cannot be recorded gets no verdict.
+    """
+
+    code = "audit_unavailable"
     status = 503
 
 

@@ -1,8 +1,8 @@
-"""What a running server holds: the settings, the verified lexicon profiles it serves, the registry.
+"""What a running server holds: settings, the event, its verified lexicon profiles, the audit log.
 
-Opened once at start-up (by the web app's lifespan, or by ``wordjudge serve``
-just before it, so that a bad lexicon stops the start with a clear message) and
-shared by every request. Nothing here imports the web framework.
+Opened once at start-up (by the web app's lifespan, or by ``wordjudge serve`` just
+before it, so that a bad lexicon or event file stops the start with a clear message)
+and shared by every request. Nothing here imports the web framework.
 """
 
 from __future__ import annotations
@@ -11,8 +11,12 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+from .adjudication import Adjudicator
+from .audit import AUDIT_FILE, AuditLog
 from .demo import open_demo
 from .editions import Registry, load_registry, short
+from .event import Event, load_event
+from .lexicon import DEMO_NAME
 from .profile import Catalog, Profile
 from .settings import Settings
 
@@ -23,45 +27,62 @@ log = logging.getLogger(__name__)
 class Resources:
     settings: Settings
     registry: Registry
-    profiles: dict[str, Profile]  # by name, in the order configured
+    event: Event
+    profiles: dict[str, Profile]  # by name, in the order the divisions use them
+    lexicon_views: dict[str, dict[str, Any]]  # what screens show of each profile, worked out once
+    audit: AuditLog
+    adjudicator: Adjudicator
 
     @classmethod
     def open(cls, settings: Settings) -> Resources:
-        """Open and verify every lexicon the settings name, or the demo list if they name none.
+        """Read the event, open and verify every lexicon its divisions use, and open the audit log.
 
-        Each lexicon's trie file is checked against its manifest and its words
-        against its fingerprint before the server answers anything. Raises
-        :class:`~wordjudge.errors.LexiconNotFound`, :class:`~wordjudge.errors.LexiconIntegrityError`
-        or :class:`~wordjudge.errors.ProfileError`, naming the lexicon or file at fault.
+        Each lexicon's trie file is checked against its manifest and its words against
+        its fingerprint before the server answers anything. Raises
+        :class:`~wordjudge.errors.InvalidInput` (event file), :class:`~wordjudge.errors.LexiconNotFound`,
+        :class:`~wordjudge.errors.LexiconIntegrityError`, :class:`~wordjudge.errors.ProfileError`
+        or :class:`~wordjudge.errors.AuditUnavailable`, naming the file at fault.
         """
+        event = load_event(settings.data_dir)
         catalog = Catalog(settings.data_dir)
-        if settings.lexicons:
-            profiles = {name: catalog.open(name) for name in settings.lexicons}
-        else:
-            demo = open_demo(catalog.lexicons)
-            profiles = {demo.name: Profile(demo.name, demo)}
+        profiles: dict[str, Profile] = {}
+        for name in event.lexicons():
+            if name == DEMO_NAME:
+                profiles[name] = Profile(name, open_demo(catalog.lexicons))
+            else:
+                profiles[name] = catalog.open(name)
         for profile in profiles.values():
             for lexicon in filter(None, (profile.base, profile.secondary)):
                 lexicon.verify_content()
-        resources = cls(settings=settings, registry=load_registry(), profiles=profiles)
-        for profile in profiles.values():
-            log.info("serving %s", resources.describe(profile)["label"])
+        registry = load_registry()
+        views = {name: describe_profile(profile, registry) for name, profile in profiles.items()}
+        audit = AuditLog(settings.data_dir / AUDIT_FILE)
+        adjudicator = Adjudicator(event, profiles, audit)
+        audit.start()  # last: nothing after it can fail and leave the writer running
+        resources = cls(settings, registry, event, profiles, views, audit, adjudicator)
+        log.info("event %s%s", event.name, " (demo event: no event.toml)" if event.demo else "")
+        for division in event.divisions:
+            log.info("division %s: %s, rule %s", division.name, views[division.lexicon]["label"], division.rule)
+        log.info("audit log %s: %d record(s)", audit.path, audit.head.records)
         return resources
 
-    def describe(self, profile: Profile) -> dict[str, Any]:
-        """What screens show of a served profile: name, fingerprint, edition, DEMO flag (never word results)."""
-        base = profile.base.manifest
-        identification = self.registry.identify(base.word_count, base.fingerprint)
-        edition = identification.describe()
-        if profile.amended:
-            edition = f"{profile.base.name} ({edition}) with amendments"
-        shown_name = "DEMO" if profile.demo else profile.name
-        label = f"{shown_name}: {edition}, fingerprint {short(profile.fingerprint)}"
-        return {
-            **profile.describe(),
-            "short_fingerprint": short(profile.fingerprint),
-            "edition": edition,
-            "identification": identification.as_dict(),
-            "shown_name": shown_name,  # what screens show as the lexicon's name
-            "label": label,
-        }
+    def close(self) -> None:
+        self.audit.close()
+
+
+def describe_profile(profile: Profile, registry: Registry) -> dict[str, Any]:
+    """What screens show of a served profile: name, fingerprint, edition, DEMO flag (never word results)."""
+    base = profile.base.manifest
+    identification = registry.identify(base.word_count, base.fingerprint)
+    edition = identification.describe()
+    if profile.amended:
+        edition = f"{profile.base.name} ({edition}) with amendments"
+    shown_name = "DEMO" if profile.demo else profile.name
+    return {
+        **profile.describe(),
+        "short_fingerprint": short(profile.fingerprint),
+        "edition": edition,
+        "identification": identification.as_dict(),
+        "shown_name": shown_name,  # what screens show as the lexicon's name
+        "label": f"{shown_name}: {edition}, fingerprint {short(profile.fingerprint)}",
+    }

@@ -9,13 +9,12 @@ and its environment variable can never drift apart.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import Field, ValidationError, field_validator
-from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+from pydantic import Field, ValidationError
+from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from .errors import InvalidInput
-from .lexicon import check_name
 
 ENV_PREFIX = "WORDJUDGE_"
 
@@ -27,35 +26,13 @@ class Settings(BaseSettings):
 
     data_dir: Path = Field(
         default=Path("wordjudge-data"),
-        description="Folder for compiled lexicons, profiles and the audit log (created if missing).",
+        description="Folder for compiled lexicons, profiles, the event file (event.toml) and the audit log.",
     )
     host: str = Field(default="127.0.0.1", description="Address to listen on (0.0.0.0 for every interface).")
     port: int = Field(default=8000, ge=1, le=65535, description="TCP port to listen on.")
-    lexicons: Annotated[list[str], NoDecode] = Field(
-        default_factory=list,
-        description="Lexicons or profiles to serve, by name (comma-separated in the environment). "
-        "None given: the built-in DEMO list.",
-    )
     log_level: Literal["critical", "error", "warning", "info", "debug"] = Field(
         default="info", description="How much the server logs."
     )
-
-    @field_validator("lexicons", mode="before")
-    @classmethod
-    def _split_names(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            return [name.strip() for name in value.split(",") if name.strip()]
-        return value
-
-    @field_validator("lexicons")
-    @classmethod
-    def _check_names(cls, value: list[str]) -> list[str]:
-        for name in value:
-            try:
-                check_name(name)
-            except InvalidInput as exc:
-                raise ValueError(exc.message) from None
-        return list(dict.fromkeys(value))  # served once each, in the order given
 
 
 def env_name(field: str) -> str:

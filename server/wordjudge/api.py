@@ -1,0 +1,205 @@
+"""The JSON API under ``/api/``: thin glue from HTTP to the adjudication service and the audit log."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, Header, Path, Query, Request
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+from . import __version__
+from .adjudication import MAX_NOTE, record_view
+from .audit import Entry, Kind, RecordFilter, Verdict
+from .auth import Principal, Role, principal
+from .errors import InvalidInput
+from .resources import Resources
+
+router = APIRouter(prefix="/api")
+
+
+def get_resources(request: Request) -> Resources:
+    resources: Resources = request.state.resources
+    return resources
+
+
+def get_principal(
+    actor: Annotated[str, Header(alias="X-Wordjudge-Actor", max_length=64)] = "anonymous",
+    role: Annotated[Role, Header(alias="X-Wordjudge-Role")] = Role.KIOSK,
+) -> Principal:
+    """Who is asking. No authentication yet: the client states it, and the least privileged role is the default."""
+    return principal(actor, role)
+
+
+ResourcesDep = Annotated[Resources, Depends(get_resources)]
+PrincipalDep = Annotated[Principal, Depends(get_principal)]
+
+_RecordId = Annotated[int, Path(ge=1, le=2**53, description="The record's id.")]
+_RequestId = Annotated[str, Field(min_length=8, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")]
+_Words = Annotated[
+    str | list[Annotated[str, Field(max_length=100)]],
+    Field(description="The words, as a list or as one string separated by spaces, commas or new lines."),
+]
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ChallengeIn(_Body):
+    division: str = Field(max_length=100)
+    table: str | int = Field(description="The table number or label.")
+    round: int | None = Field(default=None, description="The round, if the event uses rounds.")
+    words: _Words = Field(max_length=500)
+    request_id: _RequestId = Field(description="Made by the client for each new challenge; reused on a retry.")
+
+
+class RecheckIn(_Body):
+    request_id: _RequestId
+    note: str | None = Field(default=None, max_length=MAX_NOTE)
+
+
+class ReissueIn(_Body):
+    words: _Words = Field(max_length=500)
+    reason: str = Field(max_length=MAX_NOTE, description="Why the slip is reissued.")
+    request_id: _RequestId
+
+
+class RulingIn(_Body):
+    verdict: Literal["acceptable", "unacceptable"]
+    note: str = Field(max_length=MAX_NOTE)
+    request_id: _RequestId
+
+
+async def _append(resources: Resources, principal: Principal, entry: Entry) -> JSONResponse:
+    appended = await resources.audit.append(entry)
+    view = record_view(appended.record, principal)
+    view["replayed"] = appended.replayed
+    return JSONResponse(view, status_code=200 if appended.replayed else 201)
+
+
+@router.get("/health", tags=["status"])
+def health(resources: ResourcesDep) -> dict[str, Any]:
+    """Whether the server is up; its event, lexicons (name, fingerprint, edition, DEMO) and audit log head."""
+    lexicons = list(resources.lexicon_views.values())
+    return {
+        "ok": True,
+        "status": "ok",
+        "version": __version__,
+        "event": resources.event.name,
+        "demo": any(item["demo"] for item in lexicons) or resources.event.demo,
+        "lexicons": lexicons,
+        "audit": resources.audit.head.as_dict(),
+    }
+
+
+@router.get("/event", tags=["event"])
+def event(resources: ResourcesDep) -> dict[str, Any]:
+    """The event and its divisions, each with its lexicon and challenge rule."""
+    data = resources.event.as_dict()
+    for division in data["divisions"]:
+        division["lexicon_view"] = resources.lexicon_views[division["lexicon"]]
+    return data
+
+
+@router.get("/lexicons", tags=["event"])
+def lexicons(resources: ResourcesDep) -> list[dict[str, Any]]:
+    """The lexicons and profiles served, with their fingerprints and the editions they match."""
+    return list(resources.lexicon_views.values())
+
+
+@router.post("/challenges", status_code=201, tags=["challenges"])
+async def submit_challenge(body: ChallengeIn, resources: ResourcesDep, who: PrincipalDep) -> JSONResponse:
+    """Adjudicate a challenge: one verdict for all its words, returned once its record is committed.
+
+    A retry with the same `request_id` returns the original record (status 200, `replayed`);
+    the same id for different words is a 409.
+    """
+    entry = resources.adjudicator.challenge(
+        who, division=body.division, table=body.table, round_number=body.round, words=body.words,
+        request_id=body.request_id,
+    )  # fmt: skip
+    return await _append(resources, who, entry)
+
+
+@router.get("/challenges", tags=["challenges"])
+def list_challenges(
+    resources: ResourcesDep,
+    who: PrincipalDep,
+    division: str | None = None,
+    round: Annotated[int | None, Query(ge=1, le=999)] = None,
+    table: Annotated[str | None, Query(max_length=10)] = None,
+    kind: Kind | None = None,
+    verdict: Verdict | None = None,
+    actor: Annotated[str | None, Query(max_length=64)] = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    needs_ruling: bool | None = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+    before_id: Annotated[int | None, Query(ge=1, le=2**53)] = None,
+) -> dict[str, Any]:
+    """The audit log's records, newest first, filtered (TD only)."""
+    who.require_td("list the audit log")
+    where = RecordFilter(
+        division=division, round=round, table=table, kind=kind, verdict=verdict, actor=actor,
+        since=_utc(since), until=_utc(until), needs_ruling=needs_ruling,
+    )  # fmt: skip
+    records = resources.audit.find(where, limit=limit, before_id=before_id)
+    return {"records": [record_view(r, who) for r in records], "head": resources.audit.head.as_dict()}
+
+
+@router.get("/challenges/{record_id}", tags=["challenges"])
+def read_challenge(record_id: _RecordId, resources: ResourcesDep, who: PrincipalDep) -> dict[str, Any]:
+    """One record: its verdict for the device that submitted it; everything, with links, for the TD."""
+    record = resources.adjudicator.get_record(record_id)
+    return record_view(record, who, resources.audit)
+
+
+@router.post("/challenges/{record_id}/recheck", status_code=201, tags=["challenges"])
+async def recheck(record_id: _RecordId, body: RecheckIn, resources: ResourcesDep, who: PrincipalDep) -> JSONResponse:
+    """Re-adjudicate the same words; someone other than the original adjudicator must do it (WESPA 3.10.10)."""
+    entry = resources.adjudicator.recheck(who, record_id, request_id=body.request_id, note=body.note)
+    return await _append(resources, who, entry)
+
+
+@router.post("/challenges/{record_id}/reissue", status_code=201, tags=["challenges"])
+async def reissue(record_id: _RecordId, body: ReissueIn, resources: ResourcesDep, who: PrincipalDep) -> JSONResponse:
+    """Adjudicate corrected words for a slip that did not match the board, with the reason (WESPA 3.10.11)."""
+    entry = resources.adjudicator.reissue(
+        who, record_id, words=body.words, reason=body.reason, request_id=body.request_id
+    )
+    return await _append(resources, who, entry)
+
+
+@router.post("/challenges/{record_id}/ruling", status_code=201, tags=["challenges"])
+async def ruling(record_id: _RecordId, body: RulingIn, resources: ResourcesDep, who: PrincipalDep) -> JSONResponse:
+    """Record the TD's final ruling on a challenge, with a note."""
+    entry = resources.adjudicator.ruling(
+        who, record_id, verdict=Verdict(body.verdict), note=body.note, request_id=body.request_id
+    )
+    return await _append(resources, who, entry)
+
+
+@router.get("/audit/verify", tags=["audit"])
+def verify_audit(resources: ResourcesDep, who: PrincipalDep) -> dict[str, Any]:
+    """Check the whole hash chain (TD only); names the first bad record."""
+    who.require_td("verify the audit log")
+    result = resources.audit.verify()
+    return {
+        "ok": result.ok,
+        "records": result.records,
+        "head": result.head.as_dict(),
+        "first_bad_id": result.first_bad_id,
+        "problem": result.problem,
+        "description": result.describe(),
+    }
+
+
+def _utc(moment: datetime | None) -> str | None:
+    """A filter time as stored: UTC, ISO 8601 with milliseconds."""
+    if moment is None:
+        return None
+    if moment.tzinfo is None:
+        raise InvalidInput(f"time {moment.isoformat()} has no time zone: add Z or +00:00")
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds")

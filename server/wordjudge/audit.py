@@ -1,0 +1,581 @@
+"""The audit log: every adjudication, appended to SQLite and committed before anyone sees its verdict.
+
+- **Durable**: WAL, ``synchronous=FULL``; :meth:`AuditLog.append` returns only after
+  the record's transaction is committed (fsynced).
+- **One writer**: a single thread owns the only writing connection. Requests queue
+  their records; the writer takes everything queued, writes it in one ``BEGIN
+  IMMEDIATE`` transaction and commits once (group commit): one fsync for a batch, so
+  durability does not serialise the server.
+- **Append-only**: there is no UPDATE or DELETE path in the code, and triggers in the
+  schema refuse both.
+- **Tamper-evident**: each record holds the hash of the record before it and its own
+  hash, SHA-256 over a canonical encoding (:func:`canonical`), so altering, deleting
+  or reordering any record breaks the chain at that record (:meth:`AuditLog.verify`).
+  Cutting records off the end is detectable only against a chain head kept elsewhere
+  (dockets and the TD console show it).
+- **Idempotent**: a record carries its client's request id; the same actor sending the
+  same request again gets the original record back, never a second one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import queue
+import sqlite3
+import threading
+from collections.abc import Iterator
+from concurrent.futures import Future
+from contextlib import contextmanager, suppress
+from dataclasses import asdict, dataclass, field, fields
+from datetime import UTC, datetime
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+from .errors import AuditUnavailable, Conflict, InvalidInput
+
+log = logging.getLogger(__name__)
+
+AUDIT_FILE = "audit.sqlite3"
+GENESIS_HASH = "0" * 64
+_MAX_BATCH = 256
+_BUSY_TIMEOUT_MS = 2000
+
+# Named migrations, applied in order, each once. Never edit one that has shipped: add another.
+MIGRATIONS: list[tuple[str, str]] = [
+    (
+        "0001_records",
+        """
+        CREATE TABLE records (
+            id INTEGER PRIMARY KEY,
+            created_at TEXT NOT NULL,
+            kind TEXT NOT NULL CHECK (kind IN ('challenge', 'recheck', 'reissue', 'ruling')),
+            parent_id INTEGER REFERENCES records (id),
+            event TEXT NOT NULL,
+            division TEXT NOT NULL,
+            round INTEGER,
+            table_label TEXT NOT NULL,
+            actor TEXT NOT NULL,
+            channel TEXT NOT NULL,
+            words_typed TEXT NOT NULL,
+            words TEXT NOT NULL,
+            lexicon TEXT NOT NULL,
+            fingerprint TEXT NOT NULL,
+            verdict TEXT NOT NULL CHECK (verdict IN ('acceptable', 'unacceptable')),
+            results TEXT NOT NULL,
+            rule TEXT NOT NULL,
+            consequence TEXT NOT NULL,
+            request_id TEXT NOT NULL,
+            agrees INTEGER CHECK (agrees IN (0, 1)),
+            note TEXT,
+            software_version TEXT NOT NULL,
+            prev_hash TEXT NOT NULL,
+            hash TEXT NOT NULL UNIQUE,
+            UNIQUE (actor, request_id)
+        );
+        CREATE INDEX records_parent ON records (parent_id);
+        CREATE INDEX records_division_round_table ON records (division, round, table_label);
+        CREATE TRIGGER records_no_update BEFORE UPDATE ON records
+            BEGIN SELECT RAISE(ABORT, 'the audit log is append-only: records cannot be changed'); END;
+        CREATE TRIGGER records_no_delete BEFORE DELETE ON records
+            BEGIN SELECT RAISE(ABORT, 'the audit log is append-only: records cannot be deleted'); END;
+        """,
+    ),
+]
+
+
+class Kind(StrEnum):
+    CHALLENGE = "challenge"
+    RECHECK = "recheck"  # re-adjudication of the same words (WESPA 3.10.10)
+    REISSUE = "reissue"  # corrected words for a slip that did not match the board (3.10.11)
+    RULING = "ruling"  # the TD's final ruling
+
+
+class Verdict(StrEnum):
+    ACCEPTABLE = "acceptable"
+    UNACCEPTABLE = "unacceptable"
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A record to append, as the adjudication service builds it."""
+
+    kind: Kind
+    parent_id: int | None
+    event: str
+    division: str
+    round: int | None
+    table: str
+    actor: str
+    channel: str
+    words_typed: tuple[str, ...]
+    words: tuple[str, ...]
+    lexicon: str
+    fingerprint: str
+    verdict: Verdict
+    results: tuple[dict[str, Any], ...]  # per-word results: for the TD only
+    rule: str
+    consequence: dict[str, Any]
+    request_id: str
+    agrees: bool | None = None  # for a recheck or reissue: same verdict as its parent?
+    note: str | None = None
+
+    def same_request(self, other: Entry) -> bool:
+        """Whether ``other`` asks for the same thing (a retry), so that its record can be given back."""
+        return (self.kind, self.parent_id, self.division, self.round, self.table, self.words, self.note) == (
+            other.kind,
+            other.parent_id,
+            other.division,
+            other.round,
+            other.table,
+            other.words,
+            other.note,
+        ) and (self.kind is not Kind.RULING or self.verdict == other.verdict)
+
+
+@dataclass(frozen=True)
+class Record(Entry):
+    """An entry as stored: with its id, time, software version and place in the hash chain."""
+
+    id: int = 0
+    created_at: str = ""
+    software_version: str = ""
+    prev_hash: str = ""
+    hash: str = ""
+
+    def hashed_fields(self) -> dict[str, Any]:
+        """Every field except ``hash``: what the hash covers."""
+        data = asdict(self)
+        del data["hash"]
+        return data
+
+
+@dataclass(frozen=True)
+class Appended:
+    record: Record
+    replayed: bool  # the request was a retry: this is the original record, nothing was added
+
+
+def canonical(data: dict[str, Any]) -> bytes:
+    """The canonical encoding the chain hashes: JSON, sorted keys, no spaces, UTF-8."""
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def record_hash(record: Record) -> str:
+    return hashlib.sha256(canonical(record.hashed_fields())).hexdigest()
+
+
+@dataclass(frozen=True)
+class Head:
+    records: int
+    id: int | None
+    hash: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class WriterStats:
+    """What the writer has done since start: commits (one fsync each), the largest batch, failures."""
+
+    commits: int = 0
+    largest_batch: int = 0
+    failures: int = 0
+
+
+@dataclass(frozen=True)
+class Verification:
+    ok: bool
+    records: int
+    head: Head
+    first_bad_id: int | None = None
+    problem: str | None = None
+
+    def describe(self) -> str:
+        if self.ok:
+            return f"chain verified: {self.records} record(s), head {self.head.id} {self.head.hash}"
+        return f"chain broken at record {self.first_bad_id}: {self.problem}"
+
+
+@dataclass(frozen=True)
+class RecordFilter:
+    """What to list or export; every field is optional."""
+
+    division: str | None = None
+    round: int | None = None
+    table: str | None = None
+    kind: Kind | None = None
+    verdict: Verdict | None = None
+    actor: str | None = None
+    since: str | None = None  # UTC ISO time, inclusive
+    until: str | None = None  # UTC ISO time, exclusive
+    needs_ruling: bool | None = None
+
+    def where(self) -> tuple[str, list[Any]]:
+        clauses, params = [], []
+        for column, value in (
+            ("division", self.division),
+            ("round", self.round),
+            ("table_label", self.table),
+            ("kind", self.kind),
+            ("verdict", self.verdict),
+            ("actor", self.actor),
+        ):
+            if value is not None:
+                clauses.append(f"r.{column} = ?")
+                params.append(str(value) if isinstance(value, StrEnum) else value)
+        if self.since is not None:
+            clauses.append("r.created_at >= ?")
+            params.append(self.since)
+        if self.until is not None:
+            clauses.append("r.created_at < ?")
+            params.append(self.until)
+        if self.needs_ruling is not None:
+            clauses.append(("" if self.needs_ruling else "NOT ") + _NEEDS_RULING)
+        return (" WHERE " + " AND ".join(clauses)) if clauses else "", params
+
+
+# A record needs a ruling when a recheck or reissue of it disagreed and no ruling on it came after.
+_NEEDS_RULING = """EXISTS (
+    SELECT 1 FROM records c WHERE c.parent_id = r.id AND c.agrees = 0
+    AND NOT EXISTS (SELECT 1 FROM records x WHERE x.parent_id = r.id AND x.kind = 'ruling' AND x.id > c.id))"""
+
+_JSON_COLUMNS = {"words_typed", "words", "results", "consequence"}
+_COLUMNS = [f.name for f in fields(Record)]  # "table" is stored as table_label: TABLE is an SQL keyword
+_SQL_COLUMNS = ["table_label" if name == "table" else name for name in _COLUMNS]
+_SELECT = "SELECT " + ", ".join(f"r.{c}" for c in _SQL_COLUMNS) + " FROM records r"
+
+
+def _to_row(record: Record) -> list[Any]:
+    row = []
+    for name in _COLUMNS:
+        value = getattr(record, name)
+        if name in _JSON_COLUMNS:
+            value = json.dumps(value, ensure_ascii=False)
+        elif isinstance(value, StrEnum):
+            value = value.value
+        elif isinstance(value, bool):
+            value = int(value)
+        row.append(value)
+    return row
+
+
+def _from_row(row: tuple[Any, ...]) -> Record:
+    data = dict(zip(_COLUMNS, row, strict=True))
+    for name in _JSON_COLUMNS:
+        data[name] = json.loads(data[name])
+    data["words_typed"] = tuple(data["words_typed"])
+    data["words"] = tuple(data["words"])
+    data["results"] = tuple(data["results"])
+    data["kind"] = Kind(data["kind"])
+    data["verdict"] = Verdict(data["verdict"])
+    if data["agrees"] is not None:
+        data["agrees"] = bool(data["agrees"])
+    return Record(**data)
+
+
+@dataclass
+class _Job:
+    entry: Entry
+    future: Future[Appended] = field(default_factory=Future)
+
+
+_STOP = object()
+
+
+class AuditLog:
+    """The audit log in ``path``. :meth:`start` the writer to append; reading works without it."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._queue: queue.Queue[Any] = queue.Queue()
+        self._writer: threading.Thread | None = None
+        self._readers: queue.LifoQueue[sqlite3.Connection] = queue.LifoQueue()
+        self._all_readers: list[sqlite3.Connection] = []
+        self._readers_lock = threading.Lock()
+        self._head = Head(0, None, GENESIS_HASH)
+        self.stats = WriterStats()
+
+    # -- writing ---------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Create or migrate the database and start the writer thread.
+
+        Raises :class:`AuditUnavailable` if the file cannot be created, opened or migrated.
+        """
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            connection = self._connect()
+            connection.execute("PRAGMA journal_mode = WAL")
+            connection.execute("PRAGMA synchronous = FULL")
+            migrate(connection)
+            self._head = _read_head(connection)
+        except (OSError, sqlite3.Error) as exc:
+            raise AuditUnavailable(f"the audit log {self.path} cannot be opened for writing: {exc}") from exc
+        # A daemon, so that a process that dies without close() still exits; a batch cut off before its
+        # COMMIT is rolled back by SQLite, and nobody was given a verdict for it.
+        self._writer = threading.Thread(
+            target=self._run, args=(connection,), name="wordjudge-audit-writer", daemon=True
+        )
+        self._writer.start()
+
+    def close(self) -> None:
+        """Stop the writer after what is queued is written, and close every connection."""
+        if self._writer is not None:
+            self._queue.put(_STOP)
+            self._writer.join()
+            self._writer = None
+        with self._readers_lock:
+            for connection in self._all_readers:
+                connection.close()
+            self._all_readers.clear()
+
+    @property
+    def head(self) -> Head:
+        """The last record written by this process's writer (or found at start)."""
+        return self._head
+
+    def submit(self, entry: Entry) -> Future[Appended]:
+        """Queue ``entry``; the future resolves once it is committed (or raises, see :meth:`append`)."""
+        if self._writer is None:
+            raise AuditUnavailable("the audit log is not open for writing")
+        job = _Job(entry)
+        self._queue.put(job)
+        return job.future
+
+    async def append(self, entry: Entry) -> Appended:
+        """Append ``entry`` and return its committed record (or the original one, for a retry).
+
+        Raises :class:`Conflict` if the actor used the request id for a different request,
+        :class:`AuditUnavailable` if the record could not be committed.
+        """
+        return await asyncio.wrap_future(self.submit(entry))
+
+    def append_sync(self, entry: Entry) -> Appended:
+        """:meth:`append` for code that is not async (CLI, tests)."""
+        return self.submit(entry).result()
+
+    def _run(self, connection: sqlite3.Connection) -> None:
+        stopping = False
+        while not stopping:
+            first = self._queue.get()
+            if first is _STOP:
+                break
+            batch: list[_Job] = [first]
+            while len(batch) < _MAX_BATCH:
+                try:
+                    job = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if job is _STOP:
+                    stopping = True
+                    break
+                batch.append(job)
+            self._commit(connection, batch)
+        connection.close()
+
+    def _commit(self, connection: sqlite3.Connection, batch: list[_Job]) -> None:
+        head = self._head
+        try:
+            connection.execute("BEGIN IMMEDIATE")
+            outcomes = [self._write_one(connection, job.entry) for job in batch]
+            connection.execute("COMMIT")
+            self.stats.commits += 1
+            self.stats.largest_batch = max(self.stats.largest_batch, len(batch))
+        except sqlite3.Error as exc:
+            _rollback(connection)
+            self._head = head
+            if len(batch) > 1:  # write them one by one, so that one bad record cannot sink the others
+                for job in batch:
+                    self._commit(connection, [job])
+                return
+            self.stats.failures += 1
+            log.error("audit log write failed: %s", exc)
+            batch[0].future.set_exception(
+                AuditUnavailable(
+                    f"the audit log cannot be written ({exc}): the challenge was not recorded and no verdict "
+                    "is given; call the TD"
+                )
+            )
+            return
+        except BaseException as exc:  # a bug: never leave a caller waiting
+            _rollback(connection)
+            self._head = head
+            for job in batch:
+                job.future.set_exception(exc)
+            raise
+        for job, outcome in zip(batch, outcomes, strict=True):
+            if isinstance(outcome, Exception):
+                job.future.set_exception(outcome)
+            else:
+                job.future.set_result(outcome)
+
+    def _write_one(self, connection: sqlite3.Connection, entry: Entry) -> Appended | Exception:
+        row = connection.execute(
+            f"{_SELECT} WHERE r.actor = ? AND r.request_id = ?", (entry.actor, entry.request_id)
+        ).fetchone()
+        if row is not None:
+            existing = _from_row(row)
+            if existing.same_request(entry):
+                return Appended(existing, replayed=True)
+            return Conflict(
+                f"request id {entry.request_id} was already used for a different request (record {existing.id}); "
+                "a new request needs a new id"
+            )
+        head = self._head
+        record_id = (head.id or 0) + 1
+        unhashed = Record(
+            **{f.name: getattr(entry, f.name) for f in fields(Entry)},
+            id=record_id,
+            created_at=datetime.now(UTC).isoformat(timespec="milliseconds"),
+            software_version=__version__,
+            prev_hash=head.hash,
+        )
+        record = Record(**{**asdict(unhashed), "hash": record_hash(unhashed)})
+        record = _from_row(tuple(_to_row(record)))  # exactly what a reader will see
+        placeholders = ", ".join("?" for _ in _SQL_COLUMNS)
+        connection.execute(f"INSERT INTO records ({', '.join(_SQL_COLUMNS)}) VALUES ({placeholders})", _to_row(record))
+        self._head = Head(head.records + 1, record_id, record.hash)
+        return Appended(record, replayed=False)
+
+    def _connect(self) -> sqlite3.Connection:
+        # Created here, used only by the writer thread from then on.
+        connection = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        connection.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
+        return connection
+
+    # -- reading ---------------------------------------------------------------------------------
+
+    @contextmanager
+    def _reader(self) -> Iterator[sqlite3.Connection]:
+        try:
+            connection = self._readers.get_nowait()
+        except queue.Empty:
+            if not self.path.exists():
+                raise AuditUnavailable(f"there is no audit log at {self.path}") from None
+            try:
+                connection = sqlite3.connect(
+                    f"file:{self.path}?mode=ro", uri=True, check_same_thread=False, isolation_level=None
+                )
+                connection.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
+            except sqlite3.Error as exc:
+                raise AuditUnavailable(f"the audit log {self.path} cannot be read: {exc}") from exc
+            with self._readers_lock:
+                self._all_readers.append(connection)
+        try:
+            yield connection
+        except sqlite3.Error as exc:
+            raise AuditUnavailable(f"the audit log {self.path} cannot be read: {exc}") from exc
+        finally:
+            self._readers.put(connection)
+
+    def get(self, record_id: int) -> Record | None:
+        """The record with that id, or None."""
+        with self._reader() as connection:
+            row = connection.execute(f"{_SELECT} WHERE r.id = ?", (record_id,)).fetchone()
+        return _from_row(row) if row else None
+
+    def children(self, record_id: int) -> list[Record]:
+        """The rechecks, reissues and rulings of a record, oldest first."""
+        with self._reader() as connection:
+            rows = connection.execute(f"{_SELECT} WHERE r.parent_id = ? ORDER BY r.id", (record_id,)).fetchall()
+        return [_from_row(row) for row in rows]
+
+    def needs_ruling(self, record_id: int) -> bool:
+        with self._reader() as connection:
+            row = connection.execute(f"SELECT {_NEEDS_RULING} FROM records r WHERE r.id = ?", (record_id,)).fetchone()
+        return bool(row and row[0])
+
+    def find(self, where: RecordFilter, *, limit: int = 100, before_id: int | None = None) -> list[Record]:
+        """Records matching ``where``, newest first, at most ``limit``, with ids below ``before_id`` if given."""
+        clause, params = where.where()
+        if before_id is not None:
+            clause += (" AND" if clause else " WHERE") + " r.id < ?"
+            params.append(before_id)
+        with self._reader() as connection:
+            rows = connection.execute(f"{_SELECT}{clause} ORDER BY r.id DESC LIMIT ?", [*params, limit]).fetchall()
+        return [_from_row(row) for row in rows]
+
+    def iterate(self, where: RecordFilter | None = None, *, after_id: int = 0) -> Iterator[Record]:
+        """Every record matching ``where`` with an id above ``after_id``, oldest first."""
+        clause, params = (where or RecordFilter()).where()
+        clause += (" AND" if clause else " WHERE") + " r.id > ?"
+        with self._reader() as connection:
+            for row in connection.execute(f"{_SELECT}{clause} ORDER BY r.id", [*params, after_id]):
+                yield _from_row(row)
+
+    def verify(self, expected_head: str | None = None) -> Verification:
+        """Check the whole chain: ids consecutive from 1, each record linked to the one before, each hash right.
+
+        ``expected_head`` (a hash shown on a docket or the console) also catches records cut off the end.
+        """
+        previous = Head(0, None, GENESIS_HASH)
+        seen_expected = expected_head is None
+        with self._reader() as connection:
+            check = connection.execute("PRAGMA quick_check").fetchone()[0]
+            if check != "ok":
+                return Verification(False, 0, previous, None, f"SQLite reports a damaged file: {check}")
+            rows = connection.execute(f"{_SELECT} ORDER BY r.id")
+            for row in rows:
+                try:
+                    record = _from_row(row)
+                except (ValueError, TypeError, KeyError) as exc:
+                    bad_id = row[_COLUMNS.index("id")]
+                    return Verification(False, previous.records, previous, bad_id, f"unreadable record ({exc})")
+                expected_id = (previous.id or 0) + 1
+                if record.id != expected_id:
+                    problem = f"record {expected_id} is missing (deleted?): the next record is {record.id}"
+                    return Verification(False, previous.records, previous, expected_id, problem)
+                if record.prev_hash != previous.hash:
+                    problem = "it does not link to the record before it (a record before it was altered or removed)"
+                    return Verification(False, previous.records, previous, record.id, problem)
+                if record_hash(record) != record.hash:
+                    return Verification(False, previous.records, previous, record.id, "its content was altered")
+                previous = Head(previous.records + 1, record.id, record.hash)
+                seen_expected = seen_expected or record.hash == expected_head
+        if not seen_expected:
+            problem = f"the log ends here, but a record with hash {expected_head} was shown: records were cut off"
+            return Verification(False, previous.records, previous, (previous.id or 0) + 1, problem)
+        return Verification(True, previous.records, previous)
+
+
+def migrate(connection: sqlite3.Connection) -> list[str]:
+    """Apply the named migrations not yet applied; return their names."""
+    connection.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
+    applied = {row[0] for row in connection.execute("SELECT name FROM migrations")}
+    done = []
+    for name, sql in MIGRATIONS:
+        if name in applied:
+            continue
+        now = datetime.now(UTC).isoformat(timespec="seconds")
+        # executescript commits any open transaction first, so the BEGIN goes inside the script.
+        connection.executescript(
+            f"BEGIN IMMEDIATE;\n{sql}\nINSERT INTO migrations (name, applied_at) VALUES ('{name}', '{now}');\nCOMMIT;"
+        )
+        done.append(name)
+    return done
+
+
+def _read_head(connection: sqlite3.Connection) -> Head:
+    row = connection.execute("SELECT id, hash FROM records ORDER BY id DESC LIMIT 1").fetchone()
+    if row is None:
+        return Head(0, None, GENESIS_HASH)
+    count = connection.execute("SELECT count(*) FROM records").fetchone()[0]
+    return Head(count, row[0], row[1])
+
+
+def _rollback(connection: sqlite3.Connection) -> None:
+    with suppress(sqlite3.Error):  # no transaction was open
+        connection.execute("ROLLBACK")
+
+
+def check_request_id(request_id: str) -> str:
+    """Return a valid client request id or raise :class:`InvalidInput`."""
+    if not (8 <= len(request_id) <= 64) or not all(c.isascii() and (c.isalnum() or c in "-_") for c in request_id):
+        raise InvalidInput("request_id must be 8 to 64 characters: letters, digits, '-' or '_' (a UUID is fine)")
+    return request_id

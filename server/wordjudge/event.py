@@ -1,0 +1,160 @@
+"""The event: its name and divisions, each with a lexicon profile and a challenge rule.
+
+Read from ``<data dir>/event.toml``::
+
+    name = "Spring Open 2026"
+    rounds = true                # challenges carry a round number
+
+    [[division]]
+    name = "A"
+    lexicon = "CSW24"            # a compiled lexicon or a profile
+    rule = "five-per-word"       # single, five-per-word, five-per-turn, ten-per-word, ten-per-turn, double
+
+Several divisions may use different lexicons (CSW and NWL side by side). With no
+event file, the server runs a demo event: one division on the DEMO lexicon.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import InvalidInput
+from .lexicon import DEMO_NAME, check_name
+from .rules import ChallengeRule
+
+EVENT_FILE = "event.toml"
+_MAX_NAME = 100
+
+
+@dataclass(frozen=True)
+class Division:
+    name: str
+    lexicon: str  # name of a compiled lexicon or profile
+    rule: ChallengeRule
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "lexicon": self.lexicon, "rule": self.rule.value, "rule_text": self.rule.description}
+
+
+@dataclass(frozen=True)
+class Event:
+    name: str
+    divisions: tuple[Division, ...]
+    rounds: bool = True
+    demo: bool = False  # the built-in demo event (no event file)
+
+    def division(self, name: str) -> Division:
+        """The division of that name (case-insensitive). Raises :class:`InvalidInput` listing the divisions."""
+        for division in self.divisions:
+            if division.name.casefold() == name.strip().casefold():
+                return division
+        known = ", ".join(d.name for d in self.divisions)
+        raise InvalidInput(f"unknown division {name!r} (divisions of {self.name}: {known})")
+
+    def lexicons(self) -> list[str]:
+        """The lexicons or profiles the divisions use, each once, in order."""
+        return list(dict.fromkeys(d.lexicon for d in self.divisions))
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "rounds": self.rounds,
+            "demo": self.demo,
+            "divisions": [d.as_dict() for d in self.divisions],
+        }
+
+
+def demo_event() -> Event:
+    """The event served when there is no event file: one division on the DEMO lexicon."""
+    return Event(
+        name="wordjudge demo event",
+        divisions=(Division("Open", DEMO_NAME, ChallengeRule.FIVE_PER_WORD),),
+        rounds=True,
+        demo=True,
+    )
+
+
+def load_event(data_dir: Path) -> Event:
+    """Read ``<data_dir>/event.toml``, or return the demo event if there is none.
+
+    Raises :class:`InvalidInput` naming the file and the entry at fault.
+    """
+    path = data_dir / EVENT_FILE
+    try:
+        text = path.read_text("utf-8")
+    except FileNotFoundError:
+        return demo_event()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidInput(f"{path}: cannot be read ({exc})") from exc
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InvalidInput(f"{path}: not valid TOML ({exc})") from exc
+    return parse_event(data, str(path))
+
+
+def parse_event(data: dict[str, Any], where: str = EVENT_FILE) -> Event:
+    """Build an :class:`Event` from parsed TOML. Raises :class:`InvalidInput` naming the entry at fault."""
+    unknown = set(data) - {"name", "rounds", "division"}
+    if unknown:
+        raise InvalidInput(f"{where}: unknown key(s) {', '.join(sorted(unknown))} (known: name, rounds, division)")
+    name = data.get("name")
+    if not isinstance(name, str) or not name.strip() or len(name) > _MAX_NAME:
+        raise InvalidInput(f"{where}: 'name' must be the event's name (1 to {_MAX_NAME} characters)")
+    rounds = data.get("rounds", True)
+    if not isinstance(rounds, bool):
+        raise InvalidInput(f"{where}: 'rounds' must be true or false")
+    entries = data.get("division")
+    if not isinstance(entries, list) or not entries:
+        raise InvalidInput(f"{where}: needs at least one [[division]] with name, lexicon and rule")
+    divisions = []
+    seen: set[str] = set()
+    for number, entry in enumerate(entries, start=1):
+        divisions.append(_division(entry, f"{where}: division {number}"))
+        key = divisions[-1].name.casefold()
+        if key in seen:
+            raise InvalidInput(f"{where}: two divisions are named {divisions[-1].name!r}")
+        seen.add(key)
+    return Event(name=name.strip(), divisions=tuple(divisions), rounds=rounds)
+
+
+def _division(entry: Any, where: str) -> Division:
+    if not isinstance(entry, dict):
+        raise InvalidInput(f"{where}: must be a table with name, lexicon and rule")
+    unknown = set(entry) - {"name", "lexicon", "rule"}
+    if unknown:
+        raise InvalidInput(f"{where}: unknown key(s) {', '.join(sorted(unknown))} (known: name, lexicon, rule)")
+    name, lexicon, rule = entry.get("name"), entry.get("lexicon"), entry.get("rule")
+    if not isinstance(name, str) or not name.strip() or len(name) > _MAX_NAME:
+        raise InvalidInput(f"{where}: 'name' must be the division's name (1 to {_MAX_NAME} characters)")
+    if not isinstance(lexicon, str):
+        raise InvalidInput(f"{where} ({name}): 'lexicon' must name a compiled lexicon or profile")
+    try:
+        check_name(lexicon)
+    except InvalidInput as exc:
+        raise InvalidInput(f"{where} ({name}): {exc.message}") from None
+    try:
+        challenge_rule = ChallengeRule(str(rule))
+    except ValueError:
+        known = ", ".join(r.value for r in ChallengeRule)
+        raise InvalidInput(f"{where} ({name}): 'rule' must be one of {known}, not {rule!r}") from None
+    return Division(name=name.strip(), lexicon=lexicon, rule=challenge_rule)
+
+
+def template(lexicons: list[str]) -> str:
+    """A commented event file to start from, with one division per lexicon given."""
+    lines = [
+        "# wordjudge event file: the event, its divisions, and each division's lexicon and challenge rule.",
+        "# Rules: single (no penalty), five-per-word, five-per-turn, ten-per-word, ten-per-turn,",
+        "# double (loss of turn).",
+        'name = "My tournament"',
+        "rounds = true  # challenges carry a round number",
+        "",
+    ]
+    for number, lexicon in enumerate(lexicons or [DEMO_NAME], start=1):
+        lines += ["[[division]]", f'name = "{chr(64 + number) if number <= 26 else number}"', f'lexicon = "{lexicon}"']
+        lines += ['rule = "five-per-word"', ""]
+    return "\n".join(lines)

@@ -1,0 +1,71 @@
+"""Exporting audit records as CSV or JSON Lines, for the TD and for archives.
+
+Exports are the TD's view: every field, per-word results included.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterable
+from dataclasses import asdict
+from enum import StrEnum
+from typing import Any, TextIO
+
+from .audit import Record
+
+
+class ExportFormat(StrEnum):
+    CSV = "csv"
+    JSONL = "jsonl"
+
+
+CSV_COLUMNS = [
+    "id", "created_at", "kind", "parent_id", "event", "division", "round", "table", "actor", "channel",
+    "words_typed", "words", "lexicon", "fingerprint", "verdict", "results", "rule", "consequence", "request_id",
+    "agrees", "note", "software_version", "prev_hash", "hash",
+]  # fmt: skip
+
+
+def record_data(record: Record) -> dict[str, Any]:
+    """A record as plain JSON-ready data, in export column order."""
+    data = asdict(record)
+    return {column: _plain(data[column]) for column in CSV_COLUMNS}
+
+
+def export(records: Iterable[Record], out: TextIO, format: ExportFormat) -> int:
+    """Write ``records`` to ``out``; return how many were written."""
+    count = 0
+    if format is ExportFormat.JSONL:
+        for record in records:
+            out.write(json.dumps(record_data(record), ensure_ascii=False) + "\n")
+            count += 1
+        return count
+    writer = csv.writer(out)
+    writer.writerow(CSV_COLUMNS)
+    for record in records:
+        data = record_data(record)
+        writer.writerow([_cell(data[column]) for column in CSV_COLUMNS])
+        count += 1
+    return count
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, StrEnum):
+        return value.value
+    if isinstance(value, tuple):
+        return [_plain(item) for item in value]
+    return value
+
+
+def _cell(value: Any) -> str:
+    """A CSV cell: lists and objects as JSON, words joined by spaces, None as empty."""
+    if value is None:
+        return ""
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return " ".join(value)
+    if isinstance(value, list | dict):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
