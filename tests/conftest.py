@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
+
 from wordjudge.app import create_app
 from wordjudge.demo import demo_source, open_demo
 from wordjudge.lexicon import DEMO_NAME, LexiconStore

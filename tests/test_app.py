@@ -12,6 +12,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
+
 from wordjudge.app import create_app
 from wordjudge.errors import LexiconIntegrityError, LexiconNotFound, NotFound, WordjudgeError
 from wordjudge.lexicon import TRIE_FILE

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+
 from wordjudge.cli import SETTING_FLAGS, main
 from wordjudge.settings import Settings, env_name
 

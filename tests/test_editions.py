@@ -5,6 +5,7 @@ import random
 from pathlib import Path
 
 import pytest
+
 from wordjudge.editions import Edition, Match, Registry, canonical_form, fingerprint, load_registry
 from wordjudge.errors import InvalidInput
 from wordjudge.wordlist import read_word_list

@@ -5,6 +5,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+
 from wordjudge import __version__
 from wordjudge.demo import open_demo, read_demo_list
 from wordjudge.editions import fingerprint

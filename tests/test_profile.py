@@ -3,6 +3,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from wordjudge.errors import InvalidInput, LexiconExists, LexiconNotFound, ProfileError
 from wordjudge.profile import Catalog, Errata, Profile
 from wordjudge.wordlist import WordList, parse_word_list

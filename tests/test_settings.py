@@ -3,6 +3,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from wordjudge.errors import InvalidInput
 from wordjudge.settings import Settings, load_settings
 

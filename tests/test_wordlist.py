@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+
 from wordjudge.errors import WordListError
 from wordjudge.wordlist import SourceFormat, normalise, parse_word_list, read_word_list, word_problem
 

@@ -23,6 +23,7 @@ import asyncio
 import hashlib
 import json
 import logging
+import os
 import queue
 import sqlite3
 import threading
@@ -240,9 +241,10 @@ class RecordFilter:
         return (" WHERE " + " AND ".join(clauses)) if clauses else "", params
 
 
-# A record needs a ruling when a recheck or reissue of it disagreed and no ruling on it came after.
+# A record needs a ruling when a re-adjudication of it disagreed and no ruling on it came after (WESPA
+# 3.10.10). A reissue is not a disagreement: it adjudicates corrected words.
 _NEEDS_RULING = """EXISTS (
-    SELECT 1 FROM records c WHERE c.parent_id = r.id AND c.agrees = 0
+    SELECT 1 FROM records c WHERE c.parent_id = r.id AND c.kind = 'recheck' AND c.agrees = 0
     AND NOT EXISTS (SELECT 1 FROM records x WHERE x.parent_id = r.id AND x.kind = 'ruling' AND x.id > c.id))"""
 
 _JSON_COLUMNS = {"words_typed", "words", "results", "consequence"}
@@ -459,10 +461,7 @@ class AuditLog:
             if not self.path.exists():
                 raise AuditUnavailable(f"there is no audit log at {self.path}") from None
             try:
-                connection = sqlite3.connect(
-                    f"file:{self.path}?mode=ro", uri=True, check_same_thread=False, isolation_level=None
-                )
-                connection.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
+                connection = self._connect_reader()
             except sqlite3.Error as exc:
                 raise AuditUnavailable(f"the audit log {self.path} cannot be read: {exc}") from exc
             with self._readers_lock:
@@ -473,6 +472,24 @@ class AuditLog:
             raise AuditUnavailable(f"the audit log {self.path} cannot be read: {exc}") from exc
         finally:
             self._readers.put(connection)
+
+    def _connect_reader(self) -> sqlite3.Connection:
+        connection = sqlite3.connect(
+            f"file:{self.path}?mode=ro", uri=True, check_same_thread=False, isolation_level=None
+        )
+        connection.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
+        try:
+            connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except sqlite3.OperationalError:
+            if os.access(self.path.parent, os.W_OK):
+                raise
+            # A log on read-only media (a backup, a copy on a stick): WAL readers need to create the
+            # -shm file, which they cannot there. Nobody can write to it either, so read it as immutable.
+            connection.close()
+            connection = sqlite3.connect(
+                f"file:{self.path}?mode=ro&immutable=1", uri=True, check_same_thread=False, isolation_level=None
+            )
+        return connection
 
     def get(self, record_id: int) -> Record | None:
         """The record with that id, or None."""

@@ -1,0 +1,229 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from wordjudge.adjudication import Adjudicator, record_view, split_words
+from wordjudge.audit import AUDIT_FILE, AuditLog, Kind, Verdict
+from wordjudge.auth import Principal, Role, principal
+from wordjudge.errors import Forbidden, InvalidInput, NotFound, ProfileError
+from wordjudge.event import Division, Event
+from wordjudge.profile import Catalog
+from wordjudge.rules import ChallengeRule
+from wordjudge.wordlist import parse_word_list
+
+KIOSK = principal("kiosk-1", Role.KIOSK)
+OTHER_KIOSK = principal("kiosk-2", Role.KIOSK)
+ALICE = principal("alice", Role.TD)
+BOB = principal("bob", Role.TD)
+
+
+@pytest.fixture
+def adjudicator(tmp_path: Path) -> Iterator[Adjudicator]:
+    catalog = Catalog(tmp_path)
+    words = "QI\nZA\nCAT\nCATS\nDOG\nÑU\nAÑO\nANTEFIX\n"
+    catalog.lexicons.add(parse_word_list(words.encode(), source_name="small.txt"), "SMALL")
+    catalog.lexicons.add(parse_word_list(b"QI\nCAT\nDOG\nSAD\n", source_name="tiny.txt"), "TINY")
+    event = Event(
+        "Test Open",
+        (Division("A", "SMALL", ChallengeRule.FIVE_PER_WORD), Division("B", "TINY", ChallengeRule.DOUBLE)),
+    )
+    audit = AuditLog(tmp_path / AUDIT_FILE)
+    audit.start()
+    yield Adjudicator(event, {"SMALL": catalog.open("SMALL"), "TINY": catalog.open("TINY")}, audit)
+    audit.close()
+
+
+def submit(
+    adjudicator: Adjudicator,
+    words: str | list[str],
+    *,
+    who: Principal = KIOSK,
+    division: str = "A",
+    rid: str = "req-00001",
+    table: str | int = 7,
+):  # type: ignore[no-untyped-def]
+    entry = adjudicator.challenge(who, division=division, table=table, round_number=3, words=words, request_id=rid)
+    return adjudicator.audit.append_sync(entry).record
+
+
+@pytest.mark.parametrize(
+    ("typed", "entries"),
+    [
+        ("qi za", ["qi", "za"]),
+        ("QI,ZA", ["QI", "ZA"]),
+        ("qi\nza\r\ncat", ["qi", "za", "cat"]),
+        (" qi ,  za, ", ["qi", "za"]),
+        (["qi", "za cat"], ["qi", "za", "cat"]),
+    ],
+)
+def test_separators(typed: str | list[str], entries: list[str]) -> None:
+    assert split_words(typed) == entries
+
+
+def test_one_verdict_acceptable_only_if_every_word_is(adjudicator: Adjudicator) -> None:
+    good = submit(adjudicator, "qi za cat", rid="req-00001")
+    assert (good.verdict, good.words, good.words_typed) == (
+        Verdict.ACCEPTABLE,
+        ("QI", "ZA", "CAT"),
+        ("qi", "za", "cat"),
+    )
+    assert good.consequence["text"] == "Play stands: challenger loses 15 points (3 words x 5)"
+    bad = submit(adjudicator, "qi zo cat", rid="req-00002")
+    assert bad.verdict is Verdict.UNACCEPTABLE
+    assert bad.consequence["text"] == "Play comes off: tiles back to the rack, no score for the turn"
+    assert [r["acceptable"] for r in bad.results] == [True, False, True]  # stored for the TD
+    assert (bad.lexicon, bad.division, bad.table, bad.round, bad.actor, bad.channel) == (
+        "SMALL",
+        "A",
+        "7",
+        3,
+        "kiosk-1",
+        "kiosk",
+    )
+    assert bad.fingerprint == adjudicator.profiles["SMALL"].fingerprint
+
+
+def test_divisions_use_their_own_lexicon_and_rule(adjudicator: Adjudicator) -> None:
+    record = submit(adjudicator, "cat", division="b")
+    assert (record.division, record.lexicon, record.rule) == ("B", "TINY", "double")
+    assert record.consequence["text"] == "Play stands: challenger loses their turn"
+    assert submit(adjudicator, "ad", division="B", rid="req-00002").verdict is Verdict.UNACCEPTABLE
+
+
+@pytest.mark.parametrize(
+    ("words", "message"),
+    [
+        ("", "no words"),
+        ("qi za cat qi za cat qi za cat", "9 words: a challenge has 1 to 8 words"),
+        ("qi q", "word 2 'q' has 1 letter: a challenged word has 2 to 15 letters"),
+        ("qi catcatcatcatcatca", "word 2 'catcatcatcatcatca' has 17 letters"),
+        ("qi c4t", r"word 2 'c4t' has '4' \(DIGIT FOUR\), which is not a letter of SMALL"),
+        ("qi ca-t", r"word 2 'ca-t' has '-' \(HYPHEN-MINUS\)"),
+        ("qi caté", r"word 2 'caté' has 'É'"),
+    ],
+)
+def test_input_rules_name_the_entry_and_never_a_verdict(adjudicator: Adjudicator, words: str, message: str) -> None:
+    with pytest.raises(InvalidInput, match=message) as caught:
+        submit(adjudicator, words)
+    for hint in ("acceptable", "not in", "valid word"):
+        assert hint not in caught.value.message
+    assert adjudicator.audit.head.records == 0
+
+
+def test_the_lexicons_own_letters_are_accepted(adjudicator: Adjudicator) -> None:
+    assert submit(adjudicator, "ñu año").verdict is Verdict.ACCEPTABLE
+
+
+def test_bad_table_round_division_and_request_id(adjudicator: Adjudicator) -> None:
+    with pytest.raises(InvalidInput, match="table 'twelve please' is not a table number"):
+        submit(adjudicator, "qi", table="twelve please")
+    with pytest.raises(InvalidInput, match="unknown division 'Z'"):
+        submit(adjudicator, "qi", division="Z")
+    with pytest.raises(InvalidInput, match="request_id must be 8 to 64 characters"):
+        submit(adjudicator, "qi", rid="short")
+    with pytest.raises(InvalidInput, match="round 0 is not a round number"):
+        adjudicator.challenge(KIOSK, division="A", table=1, round_number=0, words="qi", request_id="req-00001")
+
+
+def test_repeated_words_are_kept_and_pointed_out(adjudicator: Adjudicator) -> None:
+    record = submit(adjudicator, "qi qi cat")
+    assert record.words == ("QI", "QI", "CAT")
+    assert record_view(record, KIOSK)["repeated"] == ["QI"]
+    assert record.consequence["challenger_penalty"] == 15
+
+
+def test_players_never_see_per_word_results(adjudicator: Adjudicator) -> None:
+    record = submit(adjudicator, "qi zo")
+    kiosk_view = record_view(record, KIOSK)
+    assert "results" not in kiosk_view
+    assert "ZO" in kiosk_view["words"]
+    assert "acceptable" not in str({k: v for k, v in kiosk_view.items() if k not in ("verdict", "consequence")})
+    td_view = record_view(record, ALICE, adjudicator.audit)
+    assert [r["acceptable"] for r in td_view["results"]] == [True, False]
+    with pytest.raises(NotFound):
+        record_view(record, OTHER_KIOSK)
+
+
+def test_recheck_by_someone_else_agrees_and_is_linked(adjudicator: Adjudicator) -> None:
+    original = submit(adjudicator, "qi zo")
+    entry = adjudicator.recheck(ALICE, original.id, request_id="recheck-1")
+    recheck = adjudicator.audit.append_sync(entry).record
+    assert (recheck.kind, recheck.parent_id, recheck.words, recheck.agrees) == (
+        Kind.RECHECK,
+        original.id,
+        original.words,
+        True,
+    )
+    assert record_view(original, ALICE, adjudicator.audit)["children"] == [recheck.id]
+
+
+def test_the_original_adjudicator_may_not_recheck(adjudicator: Adjudicator) -> None:
+    original = submit(adjudicator, "qi", who=ALICE)
+    with pytest.raises(Forbidden, match=r"alice adjudicated record 1 .*someone else must re-adjudicate it"):
+        adjudicator.recheck(ALICE, original.id, request_id="recheck-1")
+    with pytest.raises(Forbidden, match="only the TD may re-adjudicate"):
+        adjudicator.recheck(OTHER_KIOSK, original.id, request_id="recheck-1")
+
+
+def test_reissue_needs_a_reason_and_is_checked_against_its_lineage(adjudicator: Adjudicator) -> None:
+    original = submit(adjudicator, "cat dog")
+    with pytest.raises(InvalidInput, match="the reason for the reissue is required"):
+        adjudicator.reissue(ALICE, original.id, words="cats dog", reason=" ", request_id="reissue-1")
+    entry = adjudicator.reissue(
+        ALICE, original.id, words="cats dogz", reason="slip said CATS DOGZ", request_id="reissue-1"
+    )
+    reissue = adjudicator.audit.append_sync(entry).record
+    assert (reissue.kind, reissue.words, reissue.verdict, reissue.agrees, reissue.note) == (
+        Kind.REISSUE, ("CATS", "DOGZ"), Verdict.UNACCEPTABLE, False, "slip said CATS DOGZ",
+    )  # fmt: skip
+    with pytest.raises(Forbidden, match="someone else must re-adjudicate"):
+        adjudicator.recheck(ALICE, reissue.id, request_id="recheck-2")
+
+
+def test_a_reissue_is_not_a_disagreement(adjudicator: Adjudicator) -> None:
+    original = submit(adjudicator, "cat dog")
+    reissue = adjudicator.reissue(ALICE, original.id, words="cats dogz", reason="slip", request_id="reissue-1")
+    assert adjudicator.audit.append_sync(reissue).record.agrees is False
+    assert not adjudicator.audit.needs_ruling(original.id)
+
+
+def test_disagreeing_recheck_is_flagged_until_the_td_rules(adjudicator: Adjudicator) -> None:
+    audit = adjudicator.audit
+    original = submit(adjudicator, "cats")  # acceptable in SMALL
+    # The TD then points division A at another list (as after an errata fix): a recheck now disagrees.
+    event = Event("Test Open", (Division("A", "TINY", ChallengeRule.FIVE_PER_WORD),))
+    changed = Adjudicator(event, {"TINY": adjudicator.profiles["TINY"]}, audit)
+    recheck = audit.append_sync(changed.recheck(ALICE, original.id, request_id="recheck-1")).record
+    assert (recheck.verdict, recheck.agrees, recheck.lexicon) == (Verdict.UNACCEPTABLE, False, "TINY")
+    assert audit.needs_ruling(original.id)
+    with pytest.raises(Forbidden, match="only the TD may record a ruling"):
+        adjudicator.ruling(KIOSK, original.id, verdict=Verdict.ACCEPTABLE, note="n", request_id="ruling-01")
+    with pytest.raises(InvalidInput, match="the ruling's note is required"):
+        adjudicator.ruling(BOB, original.id, verdict=Verdict.ACCEPTABLE, note="", request_id="ruling-01")
+    ruling_entry = adjudicator.ruling(
+        BOB, original.id, verdict=Verdict.ACCEPTABLE, note="CATS is in CSW", request_id="ruling-01"
+    )
+    ruling = audit.append_sync(ruling_entry).record
+    assert (ruling.kind, ruling.verdict, ruling.parent_id, ruling.actor) == (
+        Kind.RULING,
+        Verdict.ACCEPTABLE,
+        original.id,
+        "bob",
+    )
+    assert ruling.consequence["text"] == "Play stands: challenger loses 5 points (1 word x 5)"
+    assert not audit.needs_ruling(original.id)
+    with pytest.raises(InvalidInput, match="is a ruling"):
+        adjudicator.recheck(ALICE, ruling.id, request_id="recheck-9")
+
+
+def test_unknown_record(adjudicator: Adjudicator) -> None:
+    with pytest.raises(NotFound, match="no record 42"):
+        adjudicator.recheck(ALICE, 42, request_id="recheck-1")
+
+
+def test_event_lexicons_must_be_loaded(adjudicator: Adjudicator) -> None:
+    with pytest.raises(ProfileError, match="not loaded: TINY"):
+        Adjudicator(adjudicator.event, {"SMALL": adjudicator.profiles["SMALL"]}, adjudicator.audit)

@@ -1,0 +1,363 @@
+"""The audit log against a real SQLite file: chain, tampering, idempotency, concurrency, faults."""
+
+from __future__ import annotations
+
+import errno
+import shutil
+import sqlite3
+import subprocess
+import threading
+from collections.abc import Iterator
+from concurrent.futures import Future
+from pathlib import Path
+
+import pytest
+
+from wordjudge.audit import (
+    AUDIT_FILE,
+    GENESIS_HASH,
+    AuditLog,
+    Entry,
+    Kind,
+    Record,
+    RecordFilter,
+    Verdict,
+    record_hash,
+)
+from wordjudge.errors import AuditUnavailable, Conflict
+
+
+def entry(n: int, *, actor: str = "kiosk-1", kind: Kind = Kind.CHALLENGE, parent: int | None = None) -> Entry:
+    acceptable = n % 3 != 0
+    return Entry(
+        kind=kind,
+        parent_id=parent,
+        event="Test Open",
+        division="A" if n % 2 else "B",
+        round=1 + n % 7,
+        table=str(1 + n % 40),
+        actor=actor,
+        channel="kiosk",
+        words_typed=(f"word{n}", "qi"),
+        words=(f"WORD{n}", "QI"),
+        lexicon="CSW24",
+        fingerprint="4200a40a888042ac4fa95d42ed3de82952301401df62c395180cdc2e67d63893",
+        verdict=Verdict.ACCEPTABLE if acceptable else Verdict.UNACCEPTABLE,
+        results=({"word": f"WORD{n}", "acceptable": acceptable, "source": "CSW24" if acceptable else None},),
+        rule="five-per-word",
+        consequence={"play_stands": acceptable, "challenger_penalty": 10 if acceptable else 0, "text": "..."},
+        request_id=f"request-{n:06d}-{kind.value}",
+        agrees=None if parent is None else acceptable,
+        note="a note" if kind is not Kind.CHALLENGE else None,
+    )
+
+
+@pytest.fixture
+def audit(tmp_path: Path) -> Iterator[AuditLog]:
+    log = AuditLog(tmp_path / AUDIT_FILE)
+    log.start()
+    yield log
+    log.close()
+
+
+def fill(log: AuditLog, count: int) -> list[Record]:
+    """Append ``count`` mixed records (challenges, rechecks, reissues, rulings) through the writer."""
+    futures: list[Future] = []
+    for n in range(1, count + 1):
+        if n % 10 == 4:
+            futures.append(log.submit(entry(n, actor="td-alice", kind=Kind.RECHECK, parent=n - 1)))
+        elif n % 10 == 7:
+            futures.append(log.submit(entry(n, actor="td-bob", kind=Kind.REISSUE, parent=n - 2)))
+        elif n % 50 == 9:
+            futures.append(log.submit(entry(n, actor="td-alice", kind=Kind.RULING, parent=n - 5)))
+        else:
+            futures.append(log.submit(entry(n)))
+    return [future.result().record for future in futures]
+
+
+def test_append_returns_the_committed_record_and_reads_back_identically(audit: AuditLog) -> None:
+    appended = audit.append_sync(entry(1))
+    assert not appended.replayed
+    record = appended.record
+    assert (record.id, record.prev_hash) == (1, GENESIS_HASH)
+    assert record.hash == record_hash(record)
+    assert record.software_version
+    assert record.created_at.endswith("+00:00")
+    assert audit.get(1) == record
+    assert audit.head.as_dict() == {"records": 1, "id": 1, "hash": record.hash}
+    second = audit.append_sync(entry(2)).record
+    assert second.prev_hash == record.hash
+
+
+def test_chain_verifies_after_thousands_of_mixed_records(audit: AuditLog) -> None:
+    records = fill(audit, 3000)
+    assert [r.id for r in records] == list(range(1, 3001))
+    result = audit.verify()
+    assert result.ok, result.describe()
+    assert result.records == 3000
+    assert result.head.hash == records[-1].hash
+    assert {r.kind for r in records} == set(Kind)
+    assert audit.stats.commits < 3000  # group commit: many records per fsync
+    assert audit.stats.largest_batch > 1
+
+
+def test_the_schema_refuses_update_and_delete(audit: AuditLog) -> None:
+    fill(audit, 3)
+    connection = sqlite3.connect(audit.path)
+    with pytest.raises(sqlite3.DatabaseError, match="append-only: records cannot be changed"):
+        connection.execute("UPDATE records SET verdict = 'acceptable' WHERE id = 1")
+    with pytest.raises(sqlite3.DatabaseError, match="append-only: records cannot be deleted"):
+        connection.execute("DELETE FROM records WHERE id = 3")
+    connection.close()
+    assert audit.verify().ok
+
+
+@pytest.fixture
+def tampered(tmp_path: Path) -> tuple[Path, list[Record]]:
+    """A closed log of 300 records, and a way in for a forger: the triggers dropped."""
+    log = AuditLog(tmp_path / AUDIT_FILE)
+    log.start()
+    records = fill(log, 300)
+    log.close()
+    connection = sqlite3.connect(log.path)
+    connection.executescript("DROP TRIGGER records_no_update; DROP TRIGGER records_no_delete;")
+    connection.close()
+    return log.path, records
+
+
+def _forge(path: Path, sql: str, *params: object) -> AuditLog:
+    connection = sqlite3.connect(path)
+    connection.execute(sql, params)
+    connection.commit()
+    connection.close()
+    return AuditLog(path)
+
+
+def test_altered_record_is_located(tampered: tuple[Path, list[Record]]) -> None:
+    path, _ = tampered
+    result = _forge(
+        path, "UPDATE records SET verdict = 'acceptable' WHERE id = 57 AND verdict = 'unacceptable'"
+    ).verify()
+    assert (result.ok, result.first_bad_id, result.problem) == (False, 57, "its content was altered")
+    assert result.describe() == "chain broken at record 57: its content was altered"
+
+
+def test_altered_record_with_its_hash_recomputed_breaks_the_next_link(tampered: tuple[Path, list[Record]]) -> None:
+    path, records = tampered
+    forged = Record(**{**records[56].__dict__, "words": ("FORGED", "QI")})
+    log = _forge(path, "UPDATE records SET words = ?, hash = ? WHERE id = 57", '["FORGED", "QI"]', record_hash(forged))
+    result = log.verify()
+    assert (result.ok, result.first_bad_id) == (False, 58)
+    assert "does not link to the record before it" in str(result.problem)
+
+
+def test_deleted_record_is_located(tampered: tuple[Path, list[Record]]) -> None:
+    path, _ = tampered
+    result = _forge(path, "DELETE FROM records WHERE id = 100").verify()
+    assert (result.ok, result.first_bad_id) == (False, 100)
+    assert result.problem == "record 100 is missing (deleted?): the next record is 101"
+
+
+def test_reordered_records_are_located(tampered: tuple[Path, list[Record]]) -> None:
+    path, _ = tampered
+    connection = sqlite3.connect(path)
+    columns = [row[1] for row in connection.execute("PRAGMA table_info(records)") if row[1] != "id"]
+    swap = ", ".join(f"{c} = (SELECT {c} FROM records WHERE id = 41 + 20 - records.id)" for c in columns)
+    connection.execute("ALTER TABLE records RENAME TO old")
+    connection.execute("CREATE TABLE records AS SELECT * FROM old WHERE 0")
+    connection.execute("INSERT INTO records SELECT * FROM old ORDER BY id")
+    connection.execute(f"UPDATE records SET {swap} WHERE id IN (20, 21)")
+    connection.commit()
+    connection.close()
+    result = AuditLog(path).verify()
+    assert (result.ok, result.first_bad_id) == (False, 20)
+
+
+def test_records_cut_off_the_end_are_caught_against_a_known_head(tampered: tuple[Path, list[Record]]) -> None:
+    path, records = tampered
+    log = _forge(path, "DELETE FROM records WHERE id > 290")
+    assert log.verify().ok  # on its own, a shortened chain is still a chain
+    result = log.verify(expected_head=records[295].hash)
+    assert (result.ok, result.first_bad_id) == (False, 291)
+    assert "records were cut off" in str(result.problem)
+    assert log.verify(expected_head=records[200].hash).ok
+
+
+def test_retry_returns_the_original_record(audit: AuditLog) -> None:
+    first = audit.append_sync(entry(1)).record
+    again = audit.append_sync(entry(1))
+    assert again.replayed
+    assert again.record == first
+    assert audit.head.records == 1
+
+
+def test_same_request_id_for_other_words_is_a_conflict(audit: AuditLog) -> None:
+    audit.append_sync(entry(1))
+    other = Entry(**{**entry(2).__dict__, "request_id": entry(1).request_id})
+    with pytest.raises(Conflict, match=r"request id request-000001-challenge was already used .*record 1"):
+        audit.append_sync(other)
+    assert audit.head.records == 1
+
+
+def test_request_ids_belong_to_their_actor(audit: AuditLog) -> None:
+    audit.append_sync(entry(1, actor="kiosk-1"))
+    assert not audit.append_sync(entry(1, actor="kiosk-2")).replayed
+    assert audit.head.records == 2
+
+
+def test_concurrent_retries_of_one_request_make_one_record(audit: AuditLog) -> None:
+    futures = [audit.submit(entry(1)) for _ in range(25)]
+    ids = {future.result().record.id for future in futures}
+    assert ids == {1}
+    assert audit.head.records == 1
+
+
+def test_many_threads_appending_at_once(audit: AuditLog) -> None:
+    def client(number: int) -> None:
+        for n in range(200):
+            audit.append_sync(entry(number * 1000 + n, actor=f"kiosk-{number}"))
+
+    threads = [threading.Thread(target=client, args=(number,)) for number in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert audit.head.records == 1600
+    assert audit.verify().ok
+    assert audit.stats.largest_batch > 1
+
+
+def test_reopening_keeps_the_head_and_applies_migrations_once(tmp_path: Path) -> None:
+    log = AuditLog(tmp_path / AUDIT_FILE)
+    log.start()
+    fill(log, 5)
+    head = log.head
+    log.close()
+    again = AuditLog(tmp_path / AUDIT_FILE)
+    again.start()
+    assert again.head == head
+    assert again.append_sync(entry(6)).record.prev_hash == head.hash
+    again.close()
+    connection = sqlite3.connect(tmp_path / AUDIT_FILE)
+    assert [row[0] for row in connection.execute("SELECT name FROM migrations")] == ["0001_records"]
+    assert connection.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    connection.close()
+
+
+def test_find_filters_and_pages(audit: AuditLog) -> None:
+    fill(audit, 60)
+    division_a = audit.find(RecordFilter(division="A"), limit=1000)
+    assert division_a
+    assert all(r.division == "A" for r in division_a)
+    assert [r.id for r in audit.find(RecordFilter(), limit=3)] == [60, 59, 58]
+    assert [r.id for r in audit.find(RecordFilter(), limit=2, before_id=10)] == [9, 8]
+    rechecks = audit.find(RecordFilter(kind=Kind.RECHECK), limit=1000)
+    assert rechecks
+    assert {r.kind for r in rechecks} == {Kind.RECHECK}
+    assert audit.children(3)[0].kind is Kind.RECHECK
+
+
+def test_locked_database_refuses_with_a_clear_error_and_recovers(audit: AuditLog) -> None:
+    audit.append_sync(entry(1))
+    blocker = sqlite3.connect(audit.path, isolation_level=None)
+    blocker.execute("BEGIN EXCLUSIVE")
+    try:
+        with pytest.raises(AuditUnavailable, match=r"the audit log cannot be written .*locked.*no verdict is given"):
+            audit.append_sync(entry(2))
+    finally:
+        blocker.execute("ROLLBACK")
+        blocker.close()
+    assert audit.append_sync(entry(3)).record.id == 2
+    assert audit.verify().ok
+
+
+def test_missing_log_is_a_clear_error_for_readers(tmp_path: Path) -> None:
+    with pytest.raises(AuditUnavailable, match="there is no audit log at"):
+        AuditLog(tmp_path / "none.sqlite3").verify()
+
+
+def test_unwritable_place_is_refused_at_start(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("not a folder")
+    with pytest.raises(AuditUnavailable, match="cannot be opened for writing"):
+        AuditLog(tmp_path / "file" / AUDIT_FILE).start()
+
+
+# -- a real small file system: disk full and read-only --------------------------------------------
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 3 MiB tmpfs, mounted for this test (needs root, as CI and the dev machines have)."""
+    mount_point = tmp_path / "disk"
+    mount_point.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(mount_point)], capture_output=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
+    try:
+        yield mount_point
+    finally:
+        subprocess.run(["umount", "-l", str(mount_point)], check=False)
+
+
+def fill_disk(directory: Path) -> Path:
+    """Write a file until the file system is full; return it."""
+    filler = directory / "filler"
+    with filler.open("wb") as handle:
+        try:
+            while True:
+                handle.write(b"\0" * 65536)
+                handle.flush()
+        except OSError as exc:
+            if exc.errno != errno.ENOSPC:
+                raise
+    return filler
+
+
+def test_disk_full_refuses_records_and_loses_none(small_disk: Path) -> None:
+    log = AuditLog(small_disk / AUDIT_FILE)
+    log.start()
+    try:
+        written = fill(log, 50)
+        filler = fill_disk(small_disk)
+        outcomes = []
+        for n in range(51, 251):
+            try:
+                outcomes.append(log.append_sync(entry(n)).record.id)
+            except AuditUnavailable as exc:
+                outcomes.append(exc.message)
+        refusals = [outcome for outcome in outcomes if isinstance(outcome, str)]
+        assert refusals
+        assert all("disk is full" in message and "no verdict is given" in message for message in refusals)
+        filler.unlink()
+        after = log.append_sync(entry(999)).record
+        result = log.verify()
+        assert result.ok, result.describe()
+        assert log.get(written[-1].id) == written[-1]
+        assert after.id == result.records
+    finally:
+        log.close()
+
+
+def test_read_only_file_system_refuses_to_start_and_still_verifies(small_disk: Path) -> None:
+    log = AuditLog(small_disk / AUDIT_FILE)
+    log.start()
+    fill(log, 10)
+    log.close()
+    subprocess.run(["mount", "-o", "remount,ro", str(small_disk)], check=True)
+    with pytest.raises(AuditUnavailable, match=r"audit.sqlite3 cannot be opened for writing"):
+        AuditLog(small_disk / AUDIT_FILE).start()
+    result = AuditLog(small_disk / AUDIT_FILE).verify()
+    assert (result.ok, result.records) == (True, 10)
+    subprocess.run(["mount", "-o", "remount,rw", str(small_disk)], check=True)
+    again = AuditLog(small_disk / AUDIT_FILE)
+    again.start()
+    assert again.append_sync(entry(11)).record.id == 11
+    again.close()
+
+
+def test_a_copy_of_the_file_verifies_on_its_own(audit: AuditLog, tmp_path: Path) -> None:
+    fill(audit, 20)
+    audit.close()
+    copy = tmp_path / "copy.sqlite3"
+    shutil.copy(audit.path, copy)
+    assert AuditLog(copy).verify().ok
