@@ -1,6 +1,9 @@
 from __future__ import annotations
 
+import csv
+import json
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -8,6 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
+from wordjudge.audit import AUDIT_FILE, AuditLog
 from wordjudge.cli import SETTING_FLAGS, main
 from wordjudge.settings import Settings, env_name
 
@@ -142,3 +146,84 @@ def test_installed_console_script_runs(tmp_path: Path, tiny: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "Compiled TINY: 4 words" in done.stdout
+
+
+# -- event and audit commands ------------------------------------------------------------------------
+
+
+def _log_with_records(data: Path, count: int) -> AuditLog:
+    from .test_audit import entry
+
+    log = AuditLog(data / AUDIT_FILE)
+    log.start()
+    for n in range(1, count + 1):
+        log.append_sync(entry(n, actor=f"kiosk-{n % 2}"))
+    log.close()
+    return log
+
+
+def test_event_init_and_show(tmp_path: Path, tiny: Path) -> None:
+    data = tmp_path / "data"
+    run("lexicon", "add", tiny, "--name", "TINY", "--data-dir", data)
+    shown = run("event", "show", "--data-dir", data)
+    assert "Event: wordjudge demo event (DEMO event: there is no event.toml)" in shown.output
+    assert "Division Open: DEMO: matches ENABLE (172,820 words)" in shown.output
+    assert run("event", "init", "--data-dir", data).exit_code == 0
+    assert 'lexicon = "TINY"' in (data / "event.toml").read_text()
+    again = run("event", "init", "--data-dir", data)
+    assert again.exit_code == 1
+    assert "exists already" in again.stderr
+    shown = run("event", "show", "--data-dir", data)
+    assert "Event: My tournament" in shown.output
+    assert "Division A: TINY: unknown list, fingerprint" in shown.output
+    assert "rule five-per-word (5 points per word for an unsuccessful challenge)" in shown.output
+    (data / "event.toml").write_text('name = "X"\n[[division]]\nname = "A"\nlexicon = "TINY"\nrule = "seven"\n')
+    broken = run("event", "show", "--data-dir", data)
+    assert broken.exit_code == 1
+    assert "event.toml: division 1 (A): 'rule' must be one of" in broken.stderr
+
+
+def test_audit_verify_names_the_first_bad_record(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    log = _log_with_records(data, 30)
+    ok = run("audit", "verify", "--data-dir", data)
+    assert ok.exit_code == 0
+    assert "chain verified: 30 record(s), head 30" in ok.output
+    connection = sqlite3.connect(log.path)
+    connection.executescript("DROP TRIGGER records_no_update; UPDATE records SET table_label = '99' WHERE id = 17;")
+    connection.close()
+    bad = run("audit", "verify", "--data-dir", data)
+    assert bad.exit_code == 1
+    assert "chain broken at record 17: its content was altered" in bad.stderr
+
+
+def test_audit_verify_without_a_log(tmp_path: Path) -> None:
+    result = run("audit", "verify", "--data-dir", tmp_path)
+    assert result.exit_code == 1
+    assert "there is no audit log at" in result.stderr
+
+
+def test_audit_export_csv_and_jsonl_with_filters(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    _log_with_records(data, 12)
+    out = tmp_path / "out.csv"
+    result = run("audit", "export", "--format", "csv", "-o", out, "--actor", "kiosk-1", "--data-dir", data)
+    assert result.exit_code == 0, result.output
+    assert "exported 6 record(s)" in result.stderr
+    rows = list(csv.DictReader(out.read_text(encoding="utf-8").splitlines()))
+    assert [row["id"] for row in rows] == ["1", "3", "5", "7", "9", "11"]
+    assert rows[0]["words"] == "WORD1 QI"
+    assert json.loads(rows[0]["results"])[0]["word"] == "WORD1"
+    lines = run(
+        "audit", "export", "--format", "jsonl", "--verdict", "unacceptable", "--data-dir", data
+    ).stdout.splitlines()
+    assert [json.loads(line)["id"] for line in lines] == [3, 6, 9, 12]
+    assert json.loads(lines[0])["hash"]
+
+
+def test_audit_tail_shows_the_last_records_with_per_word_results(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    _log_with_records(data, 12)
+    lines = run("audit", "tail", "-n", "3", "--data-dir", data).output.splitlines()
+    assert [line.split()[0] for line in lines] == ["#10", "#11", "#12"]
+    assert "WORD12 QI -> UNACCEPTABLE (not: WORD12)" in lines[2]
