@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
@@ -19,12 +20,14 @@ from .resources import Resources
 router = APIRouter(prefix="/api")
 
 
-def get_resources(request: Request) -> Resources:
+# The dependencies are async although they do no I/O: FastAPI runs a sync dependency in a worker
+# thread, which costs more than the rest of a health check.
+async def get_resources(request: Request) -> Resources:
     resources: Resources = request.state.resources
     return resources
 
 
-def get_principal(
+async def get_principal(
     actor: Annotated[str, Header(alias="X-Wordjudge-Actor", max_length=64)] = "anonymous",
     role: Annotated[Role, Header(alias="X-Wordjudge-Role")] = Role.KIOSK,
 ) -> Principal:
@@ -80,18 +83,20 @@ async def _append(resources: Resources, principal: Principal, entry: Entry) -> J
 
 
 @router.get("/health", tags=["status"])
-def health(resources: ResourcesDep) -> dict[str, Any]:
+async def health(resources: ResourcesDep) -> JSONResponse:
     """Whether the server is up; its event, lexicons (name, fingerprint, edition, DEMO) and audit log head."""
     lexicons = list(resources.lexicon_views.values())
-    return {
-        "ok": True,
-        "status": "ok",
-        "version": __version__,
-        "event": resources.event.name,
-        "demo": any(item["demo"] for item in lexicons) or resources.event.demo,
-        "lexicons": lexicons,
-        "audit": resources.audit.head.as_dict(),
-    }
+    return JSONResponse(
+        {
+            "ok": True,
+            "status": "ok",
+            "version": __version__,
+            "event": resources.event.name,
+            "demo": any(item["demo"] for item in lexicons) or resources.event.demo,
+            "lexicons": lexicons,
+            "audit": {**resources.audit.head.as_dict(), **asdict(resources.audit.stats)},
+        }
+    )
 
 
 @router.get("/event", tags=["event"])

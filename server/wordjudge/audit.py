@@ -30,7 +30,7 @@ import threading
 from collections.abc import Iterator
 from concurrent.futures import Future
 from contextlib import contextmanager, suppress
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, fields, replace
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
@@ -150,9 +150,8 @@ class Record(Entry):
 
     def hashed_fields(self) -> dict[str, Any]:
         """Every field except ``hash``: what the hash covers."""
-        data = asdict(self)
-        del data["hash"]
-        return data
+        # Not dataclasses.asdict: its deep copy is most of the cost of appending a record.
+        return {name: getattr(self, name) for name in _HASHED_FIELDS}
 
 
 @dataclass(frozen=True)
@@ -251,6 +250,9 @@ _JSON_COLUMNS = {"words_typed", "words", "results", "consequence"}
 _COLUMNS = [f.name for f in fields(Record)]  # "table" is stored as table_label: TABLE is an SQL keyword
 _SQL_COLUMNS = ["table_label" if name == "table" else name for name in _COLUMNS]
 _SELECT = "SELECT " + ", ".join(f"r.{c}" for c in _SQL_COLUMNS) + " FROM records r"
+_INSERT = f"INSERT INTO records ({', '.join(_SQL_COLUMNS)}) VALUES ({', '.join('?' for _ in _SQL_COLUMNS)})"
+_ENTRY_FIELDS = [f.name for f in fields(Entry)]
+_HASHED_FIELDS = [name for name in _COLUMNS if name != "hash"]
 
 
 def _to_row(record: Record) -> list[Any]:
@@ -284,7 +286,35 @@ def _from_row(row: tuple[Any, ...]) -> Record:
 @dataclass
 class _Job:
     entry: Entry
-    future: Future[Appended] = field(default_factory=Future)
+    future: Future[Appended] | asyncio.Future[Appended]
+    loop: asyncio.AbstractEventLoop | None = None  # the event loop of an async caller
+
+
+def _resolve(future: Future[Appended] | asyncio.Future[Appended], outcome: Appended | BaseException) -> None:
+    if future.done():  # an async caller that gave up (its client went away); the record stands
+        return
+    if isinstance(outcome, BaseException):
+        future.set_exception(outcome)
+    else:
+        future.set_result(outcome)
+
+
+def _resolve_all(outcomes: list[tuple[asyncio.Future[Appended], Appended | BaseException]]) -> None:
+    for future, outcome in outcomes:
+        _resolve(future, outcome)
+
+
+def _settle(outcomes: list[tuple[_Job, Appended | BaseException]]) -> None:
+    """Hand each job its outcome: one wake-up per event loop for a whole batch, not one per record."""
+    by_loop: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[Appended], Appended | BaseException]]] = {}
+    for job, outcome in outcomes:
+        if job.loop is None:
+            _resolve(job.future, outcome)
+        else:
+            by_loop.setdefault(job.loop, []).append((job.future, outcome))  # type: ignore[arg-type]
+    for loop, items in by_loop.items():
+        with suppress(RuntimeError):  # that loop has closed: nobody is waiting any more
+            loop.call_soon_threadsafe(_resolve_all, items)
 
 
 _STOP = object()
@@ -344,11 +374,9 @@ class AuditLog:
 
     def submit(self, entry: Entry) -> Future[Appended]:
         """Queue ``entry``; the future resolves once it is committed (or raises, see :meth:`append`)."""
-        if self._writer is None:
-            raise AuditUnavailable("the audit log is not open for writing")
-        job = _Job(entry)
-        self._queue.put(job)
-        return job.future
+        future: Future[Appended] = Future()
+        self._enqueue(_Job(entry, future))
+        return future
 
     async def append(self, entry: Entry) -> Appended:
         """Append ``entry`` and return its committed record (or the original one, for a retry).
@@ -356,7 +384,15 @@ class AuditLog:
         Raises :class:`Conflict` if the actor used the request id for a different request,
         :class:`AuditUnavailable` if the record could not be committed.
         """
-        return await asyncio.wrap_future(self.submit(entry))
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Appended] = loop.create_future()
+        self._enqueue(_Job(entry, future, loop))
+        return await future
+
+    def _enqueue(self, job: _Job) -> None:
+        if self._writer is None:
+            raise AuditUnavailable("the audit log is not open for writing")
+        self._queue.put(job)
 
     def append_sync(self, entry: Entry) -> Appended:
         """:meth:`append` for code that is not async (CLI, tests)."""
@@ -398,30 +434,40 @@ class AuditLog:
                 return
             self.stats.failures += 1
             log.error("audit log write failed: %s", exc)
-            batch[0].future.set_exception(
-                AuditUnavailable(
-                    f"the audit log cannot be written ({exc}): the challenge was not recorded and no verdict "
-                    "is given; call the TD"
-                )
+            refusal = AuditUnavailable(
+                f"the audit log cannot be written ({exc}): the challenge was not recorded and no verdict "
+                "is given; call the TD"
             )
+            _settle([(batch[0], refusal)])
             return
         except BaseException as exc:  # a bug: never leave a caller waiting
             _rollback(connection)
             self._head = head
-            for job in batch:
-                job.future.set_exception(exc)
+            _settle([(job, exc) for job in batch])
             raise
-        for job, outcome in zip(batch, outcomes, strict=True):
-            if isinstance(outcome, Exception):
-                job.future.set_exception(outcome)
-            else:
-                job.future.set_result(outcome)
+        _settle(list(zip(batch, outcomes, strict=True)))
 
     def _write_one(self, connection: sqlite3.Connection, entry: Entry) -> Appended | Exception:
-        row = connection.execute(
-            f"{_SELECT} WHERE r.actor = ? AND r.request_id = ?", (entry.actor, entry.request_id)
-        ).fetchone()
-        if row is not None:
+        head = self._head
+        record_id = (head.id or 0) + 1
+        unhashed = Record(
+            **{name: getattr(entry, name) for name in _ENTRY_FIELDS},
+            id=record_id,
+            created_at=datetime.now(UTC).isoformat(timespec="milliseconds"),
+            software_version=__version__,
+            prev_hash=head.hash,
+        )
+        record = replace(unhashed, hash=record_hash(unhashed))
+        try:
+            connection.execute(_INSERT, _to_row(record))
+        except sqlite3.IntegrityError:
+            # Only this statement is undone, not the batch's transaction. Insert first, look up after:
+            # a retry is the rare case, so the common case costs one statement, not two.
+            row = connection.execute(
+                f"{_SELECT} WHERE r.actor = ? AND r.request_id = ?", (entry.actor, entry.request_id)
+            ).fetchone()
+            if row is None:
+                raise
             existing = _from_row(row)
             if existing.same_request(entry):
                 return Appended(existing, replayed=True)
@@ -429,19 +475,6 @@ class AuditLog:
                 f"request id {entry.request_id} was already used for a different request (record {existing.id}); "
                 "a new request needs a new id"
             )
-        head = self._head
-        record_id = (head.id or 0) + 1
-        unhashed = Record(
-            **{f.name: getattr(entry, f.name) for f in fields(Entry)},
-            id=record_id,
-            created_at=datetime.now(UTC).isoformat(timespec="milliseconds"),
-            software_version=__version__,
-            prev_hash=head.hash,
-        )
-        record = Record(**{**asdict(unhashed), "hash": record_hash(unhashed)})
-        record = _from_row(tuple(_to_row(record)))  # exactly what a reader will see
-        placeholders = ", ".join("?" for _ in _SQL_COLUMNS)
-        connection.execute(f"INSERT INTO records ({', '.join(_SQL_COLUMNS)}) VALUES ({placeholders})", _to_row(record))
         self._head = Head(head.records + 1, record_id, record.hash)
         return Appended(record, replayed=False)
 
