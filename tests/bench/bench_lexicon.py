@@ -2,7 +2,7 @@
 
 Run from the repository root (not part of the test suite; takes about a minute):
 
-    .venv/bin/python -m tests.bench.bench_lexicon [--markdown docs/benchmarks.md]
+    .venv/bin/python -m tests.bench.bench_lexicon [--markdown docs/bench-lexicon.md]
 
 Three lists: the demo list (ENABLE, 172,820 words); 280,000 generated words (the
 size of CSW24) as compressible as real English lists; and 280,000 generated words
