@@ -142,6 +142,7 @@ class Profile:
         if secondary is not None:
             letters.update(secondary.manifest.alphabet)
         self.alphabet = "".join(sorted(letters))
+        self._letters = frozenset(letters)
         self.fingerprint = self._fingerprint()
 
     @property
@@ -191,7 +192,7 @@ class Profile:
             word = normalise(typed.strip())
             if not word:
                 raise InvalidInput(f"word {position} is empty")
-            outside = [char for char in word if char not in self.alphabet]
+            outside = [char for char in word if char not in self._letters]
             if outside:
                 raise InvalidInput(
                     f"word {position} {typed.strip()!r} has {describe_char(outside[0])}, "
