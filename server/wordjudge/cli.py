@@ -18,14 +18,13 @@ import click
 
 from . import __version__
 from .audit import AUDIT_FILE, AuditLog, Kind, Record, RecordFilter, Verdict
-from .demo import open_demo
 from .editions import load_registry, short
 from .errors import WordjudgeError
 from .event import EVENT_FILE, load_event
 from .event import template as event_template
 from .export import ExportFormat, export
 from .lexicon import DEMO_NAME, Lexicon, Manifest
-from .profile import Catalog, Profile
+from .profile import Catalog
 from .resources import describe_profile
 from .settings import Settings, env_name, load_settings
 from .wordlist import Progress, SourceFormat, WordList, read_word_list
@@ -369,11 +368,7 @@ def event_show(data_dir: Path | None) -> None:
     click.echo(f"Event: {current.name}{' (DEMO event: there is no event.toml)' if current.demo else ''}")
     click.echo(f"Rounds: {'yes' if current.rounds else 'no'}")
     for division in current.divisions:
-        if division.lexicon == DEMO_NAME:
-            profile = Profile(DEMO_NAME, open_demo(catalog.lexicons))
-        else:
-            profile = catalog.open(division.lexicon)
-        view = describe_profile(profile, registry)
+        view = describe_profile(catalog.open(division.lexicon), registry)
         click.echo(
             f"Division {division.name}: {view['label']}; rule {division.rule.value} ({division.rule.description})"
         )

@@ -17,6 +17,7 @@ import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -114,11 +115,18 @@ def load_registry(path: Path | None = None) -> Registry:
     Raises :class:`InvalidInput` naming the file and entry if it is malformed.
     """
     if path is None:
-        text = resources.files("wordjudge.lexicons").joinpath(_REGISTRY_RESOURCE).read_text("utf-8")
-        where = f"lexicons/{_REGISTRY_RESOURCE}"
-    else:
-        text = path.read_text("utf-8")
-        where = str(path)
+        return _shipped_registry()
+    return _parse_registry(path.read_text("utf-8"), str(path))
+
+
+@cache
+def _shipped_registry() -> Registry:
+    # Shipped with the package, so it cannot change while the process runs; a Registry is immutable.
+    text = resources.files("wordjudge.lexicons").joinpath(_REGISTRY_RESOURCE).read_text("utf-8")
+    return _parse_registry(text, f"lexicons/{_REGISTRY_RESOURCE}")
+
+
+def _parse_registry(text: str, where: str) -> Registry:
     try:
         data = tomllib.loads(text)
         entries = data["edition"]

@@ -34,9 +34,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from .demo import open_demo
 from .editions import fingerprint as words_fingerprint
 from .errors import InvalidInput, LexiconExists, LexiconNotFound, ProfileError
-from .lexicon import Lexicon, LexiconStore, check_name, check_new_name
+from .lexicon import DEMO_NAME, Lexicon, LexiconStore, check_name, check_new_name
 from .wordlist import WordList, describe_char, normalise
 
 PROFILE_FORMAT = 1
@@ -251,8 +252,11 @@ class Catalog:
     def open(self, name: str) -> Profile:
         """Open a saved profile, or a compiled lexicon as a profile without amendments.
 
-        Raises :class:`LexiconNotFound`, :class:`LexiconIntegrityError` or :class:`ProfileError`.
+        The demo list's name opens the demo, compiling it first if needed. Raises
+        :class:`LexiconNotFound`, :class:`LexiconIntegrityError` or :class:`ProfileError`.
         """
+        if name == DEMO_NAME:
+            return Profile(name, open_demo(self.lexicons))
         spec = self.spec(name)
         if spec is None:
             if not self.lexicons.exists(name):

@@ -13,10 +13,8 @@ from typing import Any
 
 from .adjudication import Adjudicator
 from .audit import AUDIT_FILE, AuditLog
-from .demo import open_demo
 from .editions import Registry, load_registry, short
 from .event import Event, load_event
-from .lexicon import DEMO_NAME
 from .profile import Catalog, Profile
 from .settings import Settings
 
@@ -45,12 +43,7 @@ class Resources:
         """
         event = load_event(settings.data_dir)
         catalog = Catalog(settings.data_dir)
-        profiles: dict[str, Profile] = {}
-        for name in event.lexicons():
-            if name == DEMO_NAME:
-                profiles[name] = Profile(name, open_demo(catalog.lexicons))
-            else:
-                profiles[name] = catalog.open(name)
+        profiles = {name: catalog.open(name) for name in event.lexicons()}
         for profile in profiles.values():
             for lexicon in filter(None, (profile.base, profile.secondary)):
                 lexicon.verify_content()
