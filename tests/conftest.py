@@ -6,13 +6,18 @@ import gzip
 import json
 import shutil
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from argon2 import PasswordHasher
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
+from wordjudge.access import ACCESS_FILE, AccessStore
+from wordjudge.api import CSRF_HEADER, SESSION_COOKIE
 from wordjudge.app import create_app
+from wordjudge.auth import Role
 from wordjudge.demo import demo_source, open_demo
 from wordjudge.lexicon import DEMO_NAME, LexiconStore
 from wordjudge.settings import Settings
@@ -64,9 +69,71 @@ def client(app: FastAPI) -> Iterator[TestClient]:
         yield client
 
 
-def write_event(data_dir: Path, divisions: list[tuple[str, str, str]], *, name: str = "Test Open") -> Path:
+# Tests sign TDs in with cheap Argon2 settings (the hash records its own settings, so the server
+# checks it as it is); test_access checks that the server's own hashes use the real, costly ones.
+CHEAP_HASHER = PasswordHasher(time_cost=1, memory_cost=8, parallelism=1)
+PASSWORD = "correct horse battery"
+
+
+def access_store(data_dir: Path) -> AccessStore:
+    """The data dir's access store, as the CLI opens it (the server may have it open too)."""
+    return AccessStore(data_dir / ACCESS_FILE, hasher=CHEAP_HASHER).open()
+
+
+def device_headers(data_dir: Path, name: str, role: Role = Role.KIOSK, division: str | None = None) -> dict[str, str]:
+    """Enrol a device as ``wordjudge device add`` does; return the headers it sends."""
+    store = access_store(data_dir)
+    try:
+        token = store.add_device(name, role, division, by="test").token
+    finally:
+        store.close()
+    return {"Authorization": f"Bearer {token}"}
+
+
+def td_headers(data_dir: Path, name: str) -> dict[str, str]:
+    """Add a TD and sign them in; return the headers a console page sends (cookie and CSRF token)."""
+    store = access_store(data_dir)
+    try:
+        store.add_td(name, PASSWORD, by="test")
+        session = store.login(name, PASSWORD, client="test")
+    finally:
+        store.close()
+    return {"Cookie": f"{SESSION_COOKIE}={session.token}", CSRF_HEADER: session.csrf_token}
+
+
+@dataclass(frozen=True)
+class Actors:
+    """Request headers of two kiosks, a runner and two TDs, enrolled in the test's data dir."""
+
+    kiosk: dict[str, str]
+    kiosk2: dict[str, str]
+    runner: dict[str, str]
+    alice: dict[str, str]
+    bob: dict[str, str]
+
+
+@pytest.fixture
+def actors(data_dir: Path) -> Actors:
+    return Actors(
+        kiosk=device_headers(data_dir, "kiosk-1"),
+        kiosk2=device_headers(data_dir, "kiosk-2"),
+        runner=device_headers(data_dir, "runner-1", Role.RUNNER),
+        alice=td_headers(data_dir, "alice"),
+        bob=td_headers(data_dir, "bob"),
+    )
+
+
+def write_event(
+    data_dir: Path,
+    divisions: list[tuple[str, str, str]],
+    *,
+    name: str = "Test Open",
+    challenges_per_minute: int | None = None,
+) -> Path:
     """Write an event.toml with (name, lexicon, rule) divisions."""
     lines = [f'name = "{name}"', "rounds = true"]
+    if challenges_per_minute is not None:
+        lines.append(f"challenges_per_minute = {challenges_per_minute}")
     for division, lexicon, rule in divisions:
         lines += ["[[division]]", f'name = "{division}"', f'lexicon = "{lexicon}"', f'rule = "{rule}"']
     path = data_dir / "event.toml"

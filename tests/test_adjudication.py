@@ -7,17 +7,17 @@ import pytest
 
 from wordjudge.adjudication import Adjudicator, record_view, split_words
 from wordjudge.audit import AUDIT_FILE, AuditLog, Kind, Verdict
-from wordjudge.auth import Principal, Role, principal
+from wordjudge.auth import Principal, Role
 from wordjudge.errors import Forbidden, InvalidInput, NotFound, ProfileError
 from wordjudge.event import Division, Event
 from wordjudge.profile import Catalog
 from wordjudge.rules import ChallengeRule
 from wordjudge.wordlist import parse_word_list
 
-KIOSK = principal("kiosk-1", Role.KIOSK)
-OTHER_KIOSK = principal("kiosk-2", Role.KIOSK)
-ALICE = principal("alice", Role.TD)
-BOB = principal("bob", Role.TD)
+KIOSK = Principal("kiosk-1", Role.KIOSK, "kiosk")
+OTHER_KIOSK = Principal("kiosk-2", Role.KIOSK, "kiosk")
+ALICE = Principal("alice", Role.TD, "console")
+BOB = Principal("bob", Role.TD, "console")
 
 
 @pytest.fixture

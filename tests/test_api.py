@@ -15,20 +15,16 @@ from fastapi.testclient import TestClient
 
 from wordjudge.audit import AUDIT_FILE, AuditLog
 
+from .conftest import Actors, device_headers, write_event
 from .test_app import ERROR_KEYS, _free_port, _serve, assert_error_shape
-
-KIOSK = {"X-Wordjudge-Actor": "kiosk-1", "X-Wordjudge-Role": "kiosk"}
-KIOSK2 = {"X-Wordjudge-Actor": "kiosk-2", "X-Wordjudge-Role": "kiosk"}
-ALICE = {"X-Wordjudge-Actor": "alice", "X-Wordjudge-Role": "td"}
-BOB = {"X-Wordjudge-Actor": "bob", "X-Wordjudge-Role": "td"}
 
 
 def challenge(words: str | list[str] = "qi za", **extra: Any) -> dict[str, Any]:
     return {"division": "Open", "table": 12, "round": 3, "words": words, "request_id": uuid.uuid4().hex, **extra}
 
 
-def test_submit_returns_one_verdict_after_recording_it(client: TestClient) -> None:
-    response = client.post("/api/challenges", json=challenge("cat, dog\nemu"), headers=KIOSK)
+def test_submit_returns_one_verdict_after_recording_it(client: TestClient, actors: Actors) -> None:
+    response = client.post("/api/challenges", json=challenge("cat, dog\nemu"), headers=actors.kiosk)
     assert response.status_code == 201
     body = response.json()
     assert body["verdict"] == "acceptable"
@@ -42,8 +38,8 @@ def test_submit_returns_one_verdict_after_recording_it(client: TestClient) -> No
     assert (head["records"], head["id"], head["hash"]) == (1, body["id"], body["hash"])
 
 
-def test_unacceptable_verdict_does_not_say_which_word(client: TestClient) -> None:
-    body = client.post("/api/challenges", json=challenge("cat qi dog"), headers=KIOSK).json()
+def test_unacceptable_verdict_does_not_say_which_word(client: TestClient, actors: Actors) -> None:
+    body = client.post("/api/challenges", json=challenge("cat qi dog"), headers=actors.kiosk).json()
     assert body["verdict"] == "unacceptable"
     assert body["consequence"]["text"] == "Play comes off: tiles back to the rack, no score for the turn"
     assert set(body) == {
@@ -51,22 +47,22 @@ def test_unacceptable_verdict_does_not_say_which_word(client: TestClient) -> Non
         "repeated", "verdict", "lexicon", "fingerprint", "rule", "consequence", "agrees", "request_id", "hash",
         "replayed",
     }  # fmt: skip
-    td = client.get(f"/api/challenges/{body['id']}", headers=ALICE).json()
+    td = client.get(f"/api/challenges/{body['id']}", headers=actors.alice).json()
     assert [(r["word"], r["acceptable"], r["source"]) for r in td["results"]] == [
         ("CAT", True, "demo"), ("QI", False, None), ("DOG", True, "demo"),
     ]  # fmt: skip
 
 
-def test_retry_returns_the_original_and_other_words_are_a_conflict(client: TestClient) -> None:
+def test_retry_returns_the_original_and_other_words_are_a_conflict(client: TestClient, actors: Actors) -> None:
     sent = challenge("cat dog")
-    first = client.post("/api/challenges", json=sent, headers=KIOSK)
-    again = client.post("/api/challenges", json=sent, headers=KIOSK)
+    first = client.post("/api/challenges", json=sent, headers=actors.kiosk)
+    again = client.post("/api/challenges", json=sent, headers=actors.kiosk)
     assert (first.status_code, again.status_code) == (201, 200)
     assert again.json()["replayed"] is True
     assert {k: v for k, v in again.json().items() if k != "replayed"} == {
         k: v for k, v in first.json().items() if k != "replayed"
     }
-    conflict = client.post("/api/challenges", json={**sent, "words": "cat emu"}, headers=KIOSK)
+    conflict = client.post("/api/challenges", json={**sent, "words": "cat emu"}, headers=actors.kiosk)
     body = assert_error_shape(conflict, 409, "conflict")
     assert "already used for a different request" in body["error"]
     assert client.get("/api/health").json()["audit"]["records"] == 1
@@ -85,32 +81,34 @@ def test_retry_returns_the_original_and_other_words_are_a_conflict(client: TestC
         ({"colour": "red"}, "body.colour"),
     ],
 )
-def test_bad_challenges_are_422_naming_the_entry(client: TestClient, payload: dict[str, Any], fragment: str) -> None:
-    response = client.post("/api/challenges", json={**challenge("cat dog"), **payload}, headers=KIOSK)
+def test_bad_challenges_are_422_naming_the_entry(
+    client: TestClient, payload: dict[str, Any], fragment: str, actors: Actors
+) -> None:
+    response = client.post("/api/challenges", json={**challenge("cat dog"), **payload}, headers=actors.kiosk)
     body = assert_error_shape(response, 422, response.json()["code"])
     assert fragment in body["error"]
     assert "results" not in response.text
     assert client.get("/api/health").json()["audit"]["records"] == 0
 
 
-def test_devices_see_only_their_own_records_and_only_the_td_lists(client: TestClient) -> None:
-    mine = client.post("/api/challenges", json=challenge("cat"), headers=KIOSK).json()
-    assert client.get(f"/api/challenges/{mine['id']}", headers=KIOSK).json()["verdict"] == "acceptable"
-    assert "results" not in client.get(f"/api/challenges/{mine['id']}", headers=KIOSK).json()
-    assert_error_shape(client.get(f"/api/challenges/{mine['id']}", headers=KIOSK2), 404, "not_found")
-    assert_error_shape(client.get("/api/challenges", headers=KIOSK), 403, "forbidden")
-    listed = client.get("/api/challenges", headers=ALICE).json()
+def test_devices_see_only_their_own_records_and_only_the_td_lists(client: TestClient, actors: Actors) -> None:
+    mine = client.post("/api/challenges", json=challenge("cat"), headers=actors.kiosk).json()
+    assert client.get(f"/api/challenges/{mine['id']}", headers=actors.kiosk).json()["verdict"] == "acceptable"
+    assert "results" not in client.get(f"/api/challenges/{mine['id']}", headers=actors.kiosk).json()
+    assert_error_shape(client.get(f"/api/challenges/{mine['id']}", headers=actors.kiosk2), 404, "not_found")
+    assert_error_shape(client.get("/api/challenges", headers=actors.kiosk), 403, "forbidden")
+    listed = client.get("/api/challenges", headers=actors.alice).json()
     assert [r["id"] for r in listed["records"]] == [mine["id"]]
     assert listed["records"][0]["actor"] == "kiosk-1"
 
 
-def test_list_filters(client: TestClient) -> None:
-    client.post("/api/challenges", json=challenge("cat", table=1, round=1), headers=KIOSK)
-    client.post("/api/challenges", json=challenge("qi", table=2, round=1), headers=KIOSK)
-    client.post("/api/challenges", json=challenge("dog", table=1, round=2), headers=KIOSK2)
+def test_list_filters(client: TestClient, actors: Actors) -> None:
+    client.post("/api/challenges", json=challenge("cat", table=1, round=1), headers=actors.kiosk)
+    client.post("/api/challenges", json=challenge("qi", table=2, round=1), headers=actors.kiosk)
+    client.post("/api/challenges", json=challenge("dog", table=1, round=2), headers=actors.kiosk2)
 
     def ids(query: str) -> list[int]:
-        response = client.get(f"/api/challenges?{query}", headers=ALICE)
+        response = client.get(f"/api/challenges?{query}", headers=actors.alice)
         assert response.status_code == 200, response.text
         return [r["id"] for r in response.json()["records"]]
 
@@ -122,13 +120,15 @@ def test_list_filters(client: TestClient) -> None:
     assert ids("since=2000-01-01T00:00:00Z&until=2100-01-01T00:00:00Z") == [3, 2, 1]
     assert ids("until=2000-01-01T00:00:00Z") == []
     assert ids("kind=recheck") == []
-    assert_error_shape(client.get("/api/challenges?since=2000-01-01T00:00:00", headers=ALICE), 422, "invalid_input")
+    assert_error_shape(
+        client.get("/api/challenges?since=2000-01-01T00:00:00", headers=actors.alice), 422, "invalid_input"
+    )
 
 
-def test_recheck_reissue_and_ruling_over_http(client: TestClient) -> None:
-    original = client.post("/api/challenges", json=challenge("cat dog"), headers=KIOSK).json()
+def test_recheck_reissue_and_ruling_over_http(client: TestClient, actors: Actors) -> None:
+    original = client.post("/api/challenges", json=challenge("cat dog"), headers=actors.kiosk).json()
     recheck = client.post(
-        f"/api/challenges/{original['id']}/recheck", json={"request_id": "recheck-001"}, headers=ALICE
+        f"/api/challenges/{original['id']}/recheck", json={"request_id": "recheck-001"}, headers=actors.alice
     )
     assert recheck.status_code == 201
     assert (recheck.json()["kind"], recheck.json()["agrees"], recheck.json()["parent_id"]) == (
@@ -137,51 +137,51 @@ def test_recheck_reissue_and_ruling_over_http(client: TestClient) -> None:
         original["id"],
     )
     own = client.post(
-        f"/api/challenges/{recheck.json()['id']}/recheck", json={"request_id": "recheck-002"}, headers=ALICE
+        f"/api/challenges/{recheck.json()['id']}/recheck", json={"request_id": "recheck-002"}, headers=actors.alice
     )
     assert "is a recheck: re-adjudicate the challenge itself" in assert_error_shape(own, 422, "invalid_input")["error"]
     reissue = client.post(
         f"/api/challenges/{original['id']}/reissue",
         json={"words": "cats dogz", "reason": "the board shows CATS DOGZ", "request_id": "reissue-001"},
-        headers=BOB,
+        headers=actors.bob,
     )
     assert reissue.status_code == 201, reissue.text
     assert (reissue.json()["verdict"], reissue.json()["note"]) == ("unacceptable", "the board shows CATS DOGZ")
     ruling = client.post(
         f"/api/challenges/{original['id']}/ruling",
         json={"verdict": "acceptable", "note": "TD: the slip was wrong, play stands", "request_id": "ruling-0001"},
-        headers=ALICE,
+        headers=actors.alice,
     )
     assert ruling.status_code == 201, ruling.text
-    record = client.get(f"/api/challenges/{original['id']}", headers=ALICE).json()
+    record = client.get(f"/api/challenges/{original['id']}", headers=actors.alice).json()
     assert record["children"] == [recheck.json()["id"], reissue.json()["id"], ruling.json()["id"]]
     assert record["needs_ruling"] is False
-    assert client.get("/api/audit/verify", headers=ALICE).json()["ok"] is True
+    assert client.get("/api/audit/verify", headers=actors.alice).json()["ok"] is True
 
 
-def test_the_original_adjudicator_is_refused_a_recheck(client: TestClient) -> None:
-    original = client.post("/api/challenges", json=challenge("cat"), headers=ALICE).json()
+def test_the_original_adjudicator_is_refused_a_recheck(client: TestClient, actors: Actors) -> None:
+    original = client.post("/api/challenges", json=challenge("cat"), headers=actors.alice).json()
     response = client.post(
-        f"/api/challenges/{original['id']}/recheck", json={"request_id": "recheck-001"}, headers=ALICE
+        f"/api/challenges/{original['id']}/recheck", json={"request_id": "recheck-001"}, headers=actors.alice
     )
     body = assert_error_shape(response, 403, "forbidden")
     assert "someone else must re-adjudicate it" in body["error"]
 
 
-def test_event_and_lexicons(client: TestClient) -> None:
-    event = client.get("/api/event").json()
+def test_event_and_lexicons(client: TestClient, actors: Actors) -> None:
+    event = client.get("/api/event", headers=actors.runner).json()
     assert event["demo"] is True
     assert event["divisions"][0]["name"] == "Open"
     assert event["divisions"][0]["rule"] == "five-per-word"
     assert event["divisions"][0]["lexicon_view"]["shown_name"] == "DEMO"
-    assert client.get("/api/lexicons").json()[0]["edition"] == "matches ENABLE (172,820 words)"
+    assert client.get("/api/lexicons", headers=actors.kiosk).json()[0]["edition"] == "matches ENABLE (172,820 words)"
 
 
-def test_a_locked_audit_log_gives_503_and_no_verdict(client: TestClient, data_dir: Path) -> None:
+def test_a_locked_audit_log_gives_503_and_no_verdict(client: TestClient, data_dir: Path, actors: Actors) -> None:
     blocker = sqlite3.connect(data_dir / AUDIT_FILE, isolation_level=None)
     blocker.execute("BEGIN EXCLUSIVE")
     try:
-        response = client.post("/api/challenges", json=challenge("cat"), headers=KIOSK)
+        response = client.post("/api/challenges", json=challenge("cat"), headers=actors.kiosk)
     finally:
         blocker.execute("ROLLBACK")
         blocker.close()
@@ -189,19 +189,23 @@ def test_a_locked_audit_log_gives_503_and_no_verdict(client: TestClient, data_di
     assert "no verdict is given" in body["error"]
     assert "verdict" not in body
     assert "acceptable" not in response.text.replace("no verdict", "")
-    assert client.post("/api/challenges", json=challenge("cat"), headers=KIOSK).status_code == 201
+    assert client.post("/api/challenges", json=challenge("cat"), headers=actors.kiosk).status_code == 201
 
 
 # -- every route, every way of getting it wrong -----------------------------------------------------
 
-_BAD_REQUESTS: list[tuple[str, dict[str, Any] | None, dict[str, str]]] = [
-    ("wrong body", {"nonsense": True}, KIOSK),
-    ("not json", None, KIOSK),
-    ("kiosk", {}, KIOSK),
-    ("no such role", {}, {"X-Wordjudge-Role": "admin"}),
-    ("empty actor", {}, {"X-Wordjudge-Actor": " ", "X-Wordjudge-Role": "td"}),
-    ("td, empty body", {}, ALICE),
-]
+
+def _bad_requests(actors: Actors) -> list[tuple[str, dict[str, Any] | None, dict[str, str]]]:
+    return [
+        ("wrong body", {"nonsense": True}, actors.kiosk),
+        ("not json", None, actors.kiosk),
+        ("kiosk", {}, actors.kiosk),
+        ("anonymous", {}, {}),
+        ("bad token", {}, {"Authorization": "Bearer wj_forged"}),
+        ("not bearer", {}, {"Authorization": "Basic YWxpY2U6cHc="}),
+        ("td, empty body", {}, actors.alice),
+        ("td without csrf", {}, {"Cookie": actors.alice["Cookie"]}),
+    ]
 
 
 def _routes(app: FastAPI) -> list[tuple[str, str]]:
@@ -209,15 +213,15 @@ def _routes(app: FastAPI) -> list[tuple[str, str]]:
     return sorted((method.upper(), path) for path, item in app.openapi()["paths"].items() for method in item)
 
 
-def test_every_route_answers_bad_requests_in_the_one_shape(app: FastAPI) -> None:
+def test_every_route_answers_bad_requests_in_the_one_shape(app: FastAPI, actors: Actors) -> None:
     with TestClient(app, raise_server_exceptions=False) as client:
-        client.post("/api/challenges", json=challenge("cat"), headers=KIOSK)
+        client.post("/api/challenges", json=challenge("cat"), headers=actors.kiosk)
         routes = _routes(app)
-        assert len(routes) == 10  # update when a route is added: the walk below covers it
+        assert len(routes) == 18  # update when a route is added: the walk below covers it
         for method, path in routes:
             for record_id in ("1", "999999", "-1", "abc", str(2**70)):
-                url = path.replace("{record_id}", record_id)
-                for label, body, headers in _BAD_REQUESTS:
+                url = path.replace("{record_id}", record_id).replace("{name}", record_id)
+                for label, body, headers in _bad_requests(actors):
                     if body is None:
                         response = client.request(
                             method, url, content=b"{not json", headers={**headers, "content-type": "application/json"}
@@ -230,7 +234,7 @@ def test_every_route_answers_bad_requests_in_the_one_shape(app: FastAPI) -> None
                         assert "results" not in response.json()["error"]
 
 
-def test_query_garbage_is_422_not_500(client: TestClient) -> None:
+def test_query_garbage_is_422_not_500(client: TestClient, actors: Actors) -> None:
     for query in (
         "round=0",
         "round=x",
@@ -241,7 +245,7 @@ def test_query_garbage_is_422_not_500(client: TestClient) -> None:
         f"before_id={2**70}",
         "needs_ruling=perhaps",
     ):
-        response = client.get(f"/api/challenges?{query}", headers=ALICE)
+        response = client.get(f"/api/challenges?{query}", headers=actors.alice)
         assert_error_shape(response, 422, response.json()["code"])
 
 
@@ -250,6 +254,8 @@ def test_query_garbage_is_422_not_500(client: TestClient) -> None:
 
 @pytest.mark.live
 def test_concurrent_challenges_against_a_live_server(data_dir: Path) -> None:
+    write_event(data_dir, [("Open", "demo", "five-per-word")], challenges_per_minute=0)
+    kiosks = [device_headers(data_dir, f"kiosk-{n}") for n in range(8)]
     port = _free_port()
     server = _serve(data_dir, "--port", str(port), "--log-level", "warning")
     base = f"http://127.0.0.1:{port}"
@@ -265,14 +271,13 @@ def test_concurrent_challenges_against_a_live_server(data_dir: Path) -> None:
                     await asyncio.sleep(0.1)
             semaphore = asyncio.Semaphore(32)
 
-            async def send(body: dict[str, Any], actor: str) -> httpx.Response:
+            async def send(body: dict[str, Any], headers: dict[str, str]) -> httpx.Response:
                 async with semaphore:
-                    headers = {"X-Wordjudge-Actor": actor, "X-Wordjudge-Role": "kiosk"}
                     return await http.post("/api/challenges", json=body, headers=headers)
 
             # every challenge sent twice, as a kiosk that lost the first response would
-            jobs = [send(body, f"kiosk-{n % 8}") for n, body in enumerate(requests)]
-            jobs += [send(body, f"kiosk-{n % 8}") for n, body in enumerate(requests)]
+            jobs = [send(body, kiosks[n % 8]) for n, body in enumerate(requests)]
+            jobs += [send(body, kiosks[n % 8]) for n, body in enumerate(requests)]
             return await asyncio.gather(*jobs)
 
     try:

@@ -12,7 +12,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from wordjudge.audit import AUDIT_FILE, AuditLog
-from wordjudge.cli import SETTING_FLAGS, main
+from wordjudge.cli import main
+from wordjudge.cli_options import SETTING_FLAGS
 from wordjudge.settings import Settings, env_name
 
 from .conftest import write_list

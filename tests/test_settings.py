@@ -9,11 +9,12 @@ from wordjudge.settings import Settings, load_settings
 
 
 def test_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("DATA_DIR", "HOST", "PORT", "LOG_LEVEL"):
+    for name in ("DATA_DIR", "HOST", "PORT", "LOG_LEVEL", "CERTFILE", "KEYFILE", "PUBLIC_URL"):
         monkeypatch.delenv(f"WORDJUDGE_{name}", raising=False)
     settings = load_settings()
     assert settings.data_dir == Path("wordjudge-data")
     assert (settings.host, settings.port, settings.log_level) == ("127.0.0.1", 8000, "info")
+    assert (settings.certfile, settings.public_url, settings.tls) == (None, None, False)
 
 
 def test_every_setting_has_an_environment_twin(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -21,10 +22,30 @@ def test_every_setting_has_an_environment_twin(monkeypatch: pytest.MonkeyPatch, 
     monkeypatch.setenv("WORDJUDGE_HOST", "0.0.0.0")
     monkeypatch.setenv("WORDJUDGE_PORT", "8123")
     monkeypatch.setenv("WORDJUDGE_LOG_LEVEL", "debug")
+    (tmp_path / "cert.pem").write_text("cert")
+    (tmp_path / "key.pem").write_text("key")
+    monkeypatch.setenv("WORDJUDGE_CERTFILE", str(tmp_path / "cert.pem"))
+    monkeypatch.setenv("WORDJUDGE_KEYFILE", str(tmp_path / "key.pem"))
+    monkeypatch.setenv("WORDJUDGE_PUBLIC_URL", "https://wordjudge.local:8443")
     settings = load_settings()
     assert settings.data_dir == tmp_path
     assert (settings.host, settings.port, settings.log_level) == ("0.0.0.0", 8123, "debug")
-    assert set(Settings.model_fields) == {"data_dir", "host", "port", "log_level"}
+    assert (settings.certfile, settings.keyfile) == (tmp_path / "cert.pem", tmp_path / "key.pem")
+    assert settings.tls
+    assert settings.public_url == "https://wordjudge.local:8443"
+    assert set(Settings.model_fields) == {
+        "data_dir", "host", "port", "log_level", "certfile", "keyfile", "public_url",
+    }  # fmt: skip
+
+
+def test_tls_needs_both_files_and_they_must_exist(tmp_path: Path) -> None:
+    (tmp_path / "cert.pem").write_text("cert")
+    with pytest.raises(InvalidInput, match="certfile and keyfile go together"):
+        load_settings(certfile=tmp_path / "cert.pem")
+    with pytest.raises(InvalidInput, match=r"missing\.pem is not a file"):
+        load_settings(certfile=tmp_path / "cert.pem", keyfile=tmp_path / "missing.pem")
+    with pytest.raises(InvalidInput, match=r"public_url \(WORDJUDGE_PUBLIC_URL\)"):
+        load_settings(public_url="wordjudge.local")
 
 
 def test_flags_win_over_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:

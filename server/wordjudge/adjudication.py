@@ -149,8 +149,10 @@ class Adjudicator:
         words: str | Sequence[str],
         request_id: str,
     ) -> Entry:
-        """The record of a new challenge. Raises :class:`InvalidInput` for bad input."""
+        """The record of a new challenge. Raises :class:`InvalidInput` for bad input, :class:`Forbidden` for
+        a device enrolled for another division."""
         chosen = self.event.division(division)
+        principal.require_division(chosen.name)
         typed, normalised = self.checked_words(chosen, words)
         return self._entry(
             principal, Kind.CHALLENGE, chosen, check_table(table), check_round(round_number), typed, normalised,

@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Header, Path, Query, Request
+from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from . import __version__
 from .adjudication import MAX_NOTE, record_view
-from .audit import Entry, Kind, RecordFilter, Verdict
-from .auth import Principal, Role, principal
-from .errors import InvalidInput
+from .audit import Appended, Entry, Kind, RecordFilter, Verdict
+from .auth import Principal
+from .errors import Forbidden, InvalidInput, Unauthorized
 from .resources import Resources
 
 router = APIRouter(prefix="/api")
@@ -27,12 +28,32 @@ async def get_resources(request: Request) -> Resources:
     return resources
 
 
-async def get_principal(
-    actor: Annotated[str, Header(alias="X-Wordjudge-Actor", max_length=64)] = "anonymous",
-    role: Annotated[Role, Header(alias="X-Wordjudge-Role")] = Role.KIOSK,
-) -> Principal:
-    """Who is asking. No authentication yet: the client states it, and the least privileged role is the default."""
-    return principal(actor, role)
+SESSION_COOKIE = "wordjudge_session"
+CSRF_HEADER = "X-CSRF-Token"
+_SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
+
+
+async def get_principal(request: Request, resources: Annotated[Resources, Depends(get_resources)]) -> Principal:
+    """Who is asking: a device by its bearer token, or a TD by their console session cookie.
+
+    Raises :class:`Unauthorized` without a valid credential, :class:`Forbidden` for a console
+    request that changes something without the session's CSRF token.
+    """
+    authorization = request.headers.get("authorization")
+    if authorization is not None:
+        scheme, _, token = authorization.partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            raise Unauthorized("the Authorization header must be 'Bearer' and the device's token")
+        return resources.access.authenticate_token(token.strip())
+    cookie = request.cookies.get(SESSION_COOKIE)
+    if cookie:
+        session = resources.access.authenticate_session(cookie)
+        if request.method not in _SAFE_METHODS:
+            sent = request.headers.get(CSRF_HEADER, "")
+            if not secrets.compare_digest(sent.encode(), session.csrf_token.encode()):
+                raise Forbidden(f"this console request lacks the session's {CSRF_HEADER} header: reload the page")
+        return session.principal
+    raise Unauthorized("this needs a credential: a device token (Authorization: Bearer ...) or a TD login")
 
 
 ResourcesDep = Annotated[Resources, Depends(get_resources)]
@@ -76,7 +97,10 @@ class RulingIn(_Body):
 
 
 async def _append(resources: Resources, principal: Principal, entry: Entry) -> JSONResponse:
-    appended = await resources.audit.append(entry)
+    return _appended(await resources.audit.append(entry), principal)
+
+
+def _appended(appended: Appended, principal: Principal) -> JSONResponse:
     view = record_view(appended.record, principal)
     view["replayed"] = appended.replayed
     return JSONResponse(view, status_code=200 if appended.replayed else 201)
@@ -100,7 +124,7 @@ async def health(resources: ResourcesDep) -> JSONResponse:
 
 
 @router.get("/event", tags=["event"])
-def event(resources: ResourcesDep) -> dict[str, Any]:
+def event(resources: ResourcesDep, who: PrincipalDep) -> dict[str, Any]:
     """The event and its divisions, each with its lexicon and challenge rule."""
     data = resources.event.as_dict()
     for division in data["divisions"]:
@@ -109,7 +133,7 @@ def event(resources: ResourcesDep) -> dict[str, Any]:
 
 
 @router.get("/lexicons", tags=["event"])
-def lexicons(resources: ResourcesDep) -> list[dict[str, Any]]:
+def lexicons(resources: ResourcesDep, who: PrincipalDep) -> list[dict[str, Any]]:
     """The lexicons and profiles served, with their fingerprints and the editions they match."""
     return list(resources.lexicon_views.values())
 
@@ -118,14 +142,15 @@ def lexicons(resources: ResourcesDep) -> list[dict[str, Any]]:
 async def submit_challenge(body: ChallengeIn, resources: ResourcesDep, who: PrincipalDep) -> JSONResponse:
     """Adjudicate a challenge: one verdict for all its words, returned once its record is committed.
 
+    Kiosks and runners' handhelds are limited to the event's `challenges_per_minute` (429 beyond it).
     A retry with the same `request_id` returns the original record (status 200, `replayed`);
     the same id for different words is a 409.
     """
-    entry = resources.adjudicator.challenge(
+    appended = await resources.adjudicate(
         who, division=body.division, table=body.table, round_number=body.round, words=body.words,
         request_id=body.request_id,
     )  # fmt: skip
-    return await _append(resources, who, entry)
+    return _appended(appended, who)
 
 
 @router.get("/challenges", tags=["challenges"])

@@ -16,10 +16,11 @@ from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
-from starlette.types import Scope
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from . import __version__
 from .api import router as api_router
+from .api_access import router as access_router
 from .errors import WordjudgeError, error_body
 from .resources import Resources
 from .settings import Settings
@@ -54,10 +55,53 @@ def create_app(settings: Settings, resources: Resources | None = None) -> FastAP
         lifespan=lifespan,
     )
     _add_error_handlers(app)
+    app.add_middleware(SecurityHeaders)
     app.include_router(api_router)
+    app.include_router(access_router)
     app.add_api_route("/", _status_page, include_in_schema=False)
     app.mount("/static", _WebFiles(directory=WEB_DIR), name="static")
     return app
+
+
+# Same-origin scripts, styles and connections only; no framing (clickjacking), no MIME sniffing,
+# no referrer (a pairing link must not leak). FastAPI's /docs page loads Swagger UI from a CDN
+# with an inline script, so it alone gets a looser policy; it holds no data.
+_CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+    "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+)
+_DOCS_CSP = (
+    "default-src 'self'; script-src 'self' 'unsafe-inline' https://cdn.jsdelivr.net; "
+    "style-src 'self' 'unsafe-inline' https://cdn.jsdelivr.net; img-src 'self' data: https:; "
+    "object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
+)
+_DOCS_PATHS = {"/docs", "/docs/oauth2-redirect", "/redoc"}
+_HEADERS = [
+    (b"x-content-type-options", b"nosniff"),
+    (b"x-frame-options", b"DENY"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"cross-origin-opener-policy", b"same-origin"),
+]
+
+
+class SecurityHeaders:
+    """Adds the security headers to every HTTP response (plain ASGI: cheaper than a BaseHTTPMiddleware)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        csp = (_DOCS_CSP if scope["path"] in _DOCS_PATHS else _CSP).encode()
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [*message.get("headers", []), (b"content-security-policy", csp), *_HEADERS]
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
 
 
 def _status_page() -> FileResponse:
@@ -78,7 +122,7 @@ def _add_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(WordjudgeError)
     async def wordjudge_error(request: Request, exc: WordjudgeError) -> JSONResponse:
-        return JSONResponse(exc.body(), status_code=exc.status)
+        return JSONResponse(exc.body(), status_code=exc.status, headers=exc.headers())
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:

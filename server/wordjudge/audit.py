@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
+from .database import BUSY_TIMEOUT_MS, Migrations, connect_writer, migrate
 from .errors import AuditUnavailable, Conflict, InvalidInput
 
 log = logging.getLogger(__name__)
@@ -44,10 +45,9 @@ log = logging.getLogger(__name__)
 AUDIT_FILE = "audit.sqlite3"
 GENESIS_HASH = "0" * 64
 _MAX_BATCH = 256
-_BUSY_TIMEOUT_MS = 2000
 
 # Named migrations, applied in order, each once. Never edit one that has shipped: add another.
-MIGRATIONS: list[tuple[str, str]] = [
+MIGRATIONS: Migrations = [
     (
         "0001_records",
         """
@@ -341,11 +341,8 @@ class AuditLog:
         Raises :class:`AuditUnavailable` if the file cannot be created, opened or migrated.
         """
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            connection = self._connect()
-            connection.execute("PRAGMA journal_mode = WAL")
-            connection.execute("PRAGMA synchronous = FULL")
-            migrate(connection)
+            connection = connect_writer(self.path)  # used only by the writer thread from then on
+            migrate(connection, MIGRATIONS)
             self._head = _read_head(connection)
         except (OSError, sqlite3.Error) as exc:
             raise AuditUnavailable(f"the audit log {self.path} cannot be opened for writing: {exc}") from exc
@@ -478,12 +475,6 @@ class AuditLog:
         self._head = Head(head.records + 1, record_id, record.hash)
         return Appended(record, replayed=False)
 
-    def _connect(self) -> sqlite3.Connection:
-        # Created here, used only by the writer thread from then on.
-        connection = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        connection.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
-        return connection
-
     # -- reading ---------------------------------------------------------------------------------
 
     @contextmanager
@@ -510,7 +501,7 @@ class AuditLog:
         connection = sqlite3.connect(
             f"file:{self.path}?mode=ro", uri=True, check_same_thread=False, isolation_level=None
         )
-        connection.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
+        connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         try:
             connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
         except sqlite3.OperationalError:
@@ -528,6 +519,14 @@ class AuditLog:
         """The record with that id, or None."""
         with self._reader() as connection:
             row = connection.execute(f"{_SELECT} WHERE r.id = ?", (record_id,)).fetchone()
+        return _from_row(row) if row else None
+
+    def by_request(self, actor: str, request_id: str) -> Record | None:
+        """The record ``actor`` made with ``request_id``, or None."""
+        with self._reader() as connection:
+            row = connection.execute(
+                f"{_SELECT} WHERE r.actor = ? AND r.request_id = ?", (actor, request_id)
+            ).fetchone()
         return _from_row(row) if row else None
 
     def children(self, record_id: int) -> list[Record]:
@@ -592,23 +591,6 @@ class AuditLog:
             problem = f"the log ends here, but a record with hash {expected_head} was shown: records were cut off"
             return Verification(False, previous.records, previous, (previous.id or 0) + 1, problem)
         return Verification(True, previous.records, previous)
-
-
-def migrate(connection: sqlite3.Connection) -> list[str]:
-    """Apply the named migrations not yet applied; return their names."""
-    connection.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
-    applied = {row[0] for row in connection.execute("SELECT name FROM migrations")}
-    done = []
-    for name, sql in MIGRATIONS:
-        if name in applied:
-            continue
-        now = datetime.now(UTC).isoformat(timespec="seconds")
-        # executescript commits any open transaction first, so the BEGIN goes inside the script.
-        connection.executescript(
-            f"BEGIN IMMEDIATE;\n{sql}\nINSERT INTO migrations (name, applied_at) VALUES ('{name}', '{now}');\nCOMMIT;"
-        )
-        done.append(name)
-    return done
 
 
 def _read_head(connection: sqlite3.Connection) -> Head:

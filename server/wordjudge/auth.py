@@ -1,9 +1,10 @@
-"""Who is asking: the actor, their role and the channel they use.
+"""Who is asking: the actor, their role, the channel they use, and what each role may do.
 
-This is the seam for access control. Today nothing is authenticated: the web app
-takes the actor and role a client states (see ``wordjudge.app``), defaulting to the
-least privileged role, and so the server must stay on a trusted machine. Enrolled
-devices with tokens and TD logins replace that; the rules below stay as they are.
+Every request to the server is made by a :class:`Principal`: an enrolled device
+(a self-adjudication kiosk or a runner's handheld, by its token), a TD signed in to
+the console (by a session cookie), or the TD at the server's command line. The
+credentials themselves live in :mod:`wordjudge.access`; this module only says what
+a principal is and checks the rules that depend on the role.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import getpass
 from dataclasses import dataclass
 from enum import StrEnum
 
-from .errors import Forbidden, InvalidInput
+from .errors import Forbidden
 
 
 class Role(StrEnum):
@@ -21,7 +22,7 @@ class Role(StrEnum):
     TD = "td"  # the tournament director or a deputy
 
 
-_CHANNELS = {Role.KIOSK: "kiosk", Role.RUNNER: "handheld", Role.TD: "console"}
+CHANNELS = {Role.KIOSK: "kiosk", Role.RUNNER: "handheld", Role.TD: "console"}
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,7 @@ class Principal:
     actor: str  # a device's or a person's name, recorded on every audit record
     role: Role
     channel: str  # kiosk, handheld, console, cli
+    division: str | None = None  # a device enrolled for one division may only submit challenges there
 
     @property
     def is_td(self) -> bool:
@@ -39,13 +41,10 @@ class Principal:
         if not self.is_td:
             raise Forbidden(f"only the TD may {action}")
 
-
-def principal(actor: str, role: Role, channel: str | None = None) -> Principal:
-    """Build a principal, checking the actor's name. Raises :class:`InvalidInput`."""
-    actor = actor.strip()
-    if not (1 <= len(actor) <= 64) or not actor.isprintable():
-        raise InvalidInput("the actor's name must be 1 to 64 printable characters")
-    return Principal(actor, role, channel or _CHANNELS[role])
+    def require_division(self, division: str) -> None:
+        """Raise :class:`Forbidden` if this device is enrolled for another division."""
+        if self.division is not None and self.division.casefold() != division.casefold():
+            raise Forbidden(f"{self.actor} is enrolled for division {self.division}, not {division}: ask the TD")
 
 
 def cli_principal() -> Principal:

@@ -10,14 +10,15 @@ import logging
 import re
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 
 from . import __version__
 from .audit import AUDIT_FILE, AuditLog, Kind, Record, RecordFilter, Verdict
+from .cli_access import device, td
+from .cli_options import F, setting_options
 from .editions import load_registry, short
 from .errors import WordjudgeError
 from .event import EVENT_FILE, load_event
@@ -26,34 +27,10 @@ from .export import ExportFormat, export
 from .lexicon import DEMO_NAME, Lexicon, Manifest
 from .profile import Catalog
 from .resources import describe_profile
-from .settings import Settings, env_name, load_settings
+from .settings import load_settings
 from .wordlist import Progress, SourceFormat, WordList, read_word_list
 
-F = TypeVar("F", bound=Callable[..., Any])
-
-# How each setting appears on the command line: its flag and click's options for it.
-SETTING_FLAGS: dict[str, tuple[str, dict[str, Any]]] = {
-    "data_dir": ("--data-dir", {"type": click.Path(path_type=Path, file_okay=False)}),
-    "host": ("--host", {}),
-    "port": ("--port", {"type": int}),
-    "log_level": ("--log-level", {"type": click.Choice(["critical", "error", "warning", "info", "debug"])}),
-}
 _PROGRESS_MIN_LINES = 50_000
-
-
-def setting_options(*fields: str) -> Callable[[F], F]:
-    """Add the command-line flags of these settings to a command, each naming its environment twin."""
-
-    def decorate(command: F) -> F:
-        for field in reversed(fields):
-            flag, extra = SETTING_FLAGS[field]
-            info = Settings.model_fields[field]
-            default = "none" if info.default_factory else info.default
-            help_text = f"{info.description} [env: {env_name(field)}; default: {default}]"
-            command = click.option(flag, field, default=None, help=help_text, **extra)(command)
-        return command
-
-    return decorate
 
 
 class _Group(click.Group):
@@ -73,7 +50,7 @@ def main() -> None:
 
 
 @main.command()
-@setting_options("data_dir", "host", "port", "log_level")
+@setting_options("data_dir", "host", "port", "log_level", "certfile", "keyfile", "public_url")
 def serve(**flags: Any) -> None:
     """Start the adjudication server for the event in the data dir (a DEMO event if there is none)."""
     import uvicorn
@@ -86,7 +63,12 @@ def serve(**flags: Any) -> None:
     resources = Resources.open(settings)  # before the server starts: a bad lexicon stops it with a clear message
     try:
         uvicorn.run(
-            create_app(settings, resources), host=settings.host, port=settings.port, log_level=settings.log_level
+            create_app(settings, resources),
+            host=settings.host,
+            port=settings.port,
+            log_level=settings.log_level,
+            ssl_certfile=settings.certfile,
+            ssl_keyfile=settings.keyfile,
         )
     finally:
         resources.close()
@@ -486,3 +468,7 @@ def _record_line(record: Record) -> str:
         f"#{record.id} {record.created_at} {record.kind.value}{link} {where} {record.actor}: "
         f"{' '.join(record.words)} -> {record.verdict.value.upper()}{detail} [{lexicon}]"
     )
+
+
+main.add_command(device)
+main.add_command(td)

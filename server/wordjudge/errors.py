@@ -9,16 +9,20 @@ word or setting that is wrong and, where possible, what to do about it.
      ├── InvalidInput            422  bad words, settings or arguments from a user
      │    ├── WordListError      422  a word-list file that cannot be compiled
      │    └── ProfileError       422  a profile whose parts do not fit together
+     ├── Unauthorized            401  no valid credential (device token or TD login)
      ├── Forbidden               403  not allowed for this actor or role
      ├── NotFound                404  no such route or resource
      │    └── LexiconNotFound    404  no compiled lexicon or profile of that name
      ├── Conflict                409  the thing exists already
      │    └── LexiconExists      409
      ├── MethodNotAllowed        405
+     ├── RateLimited             429  too many challenges, logins or pairing attempts:
+     │                                try again after ``retry_after`` seconds
      ├── LexiconIntegrityError   503  a compiled lexicon that is missing, truncated
      │                                or altered: refused, never used
-     └── AuditUnavailable        503  the audit log cannot be written or read: no
-                                      verdict is given without its record
+     ├── AuditUnavailable        503  the audit log cannot be written or read: no
+     │                                verdict is given without its record
+     └── AccessUnavailable       503  the device and TD account store cannot be used
 
 HTTP responses carry every error in one JSON shape, built by :func:`error_body`.
 This module imports nothing from the web framework: the domain modules raise
@@ -45,6 +49,10 @@ class WordjudgeError(Exception):
         """The JSON error body for this error (see :func:`error_body`)."""
         return error_body(self.status, self.code, self.message, self.details)
 
+    def headers(self) -> dict[str, str]:
+        """HTTP headers that go with this error's response."""
+        return {}
+
 
 class InvalidInput(WordjudgeError):
     """Raised when words, settings or arguments given by a user are not acceptable input."""
@@ -63,6 +71,16 @@ class ProfileError(InvalidInput):
     """Raised when a lexicon profile's base, errata and secondary source do not fit together."""
 
     code = "invalid_profile"
+
+
+class Unauthorized(WordjudgeError):
+    """Raised when a request carries no credential, or one that is unknown, expired or revoked."""
+
+    code = "unauthorized"
+    status = 401
+
+    def headers(self) -> dict[str, str]:
+        return {"WWW-Authenticate": 'Bearer realm="wordjudge"'}
 
 
 class Forbidden(WordjudgeError):
@@ -105,6 +123,20 @@ class MethodNotAllowed(WordjudgeError):
     status = 405
 
 
+class RateLimited(WordjudgeError):
+    """Raised when an actor or client has made too many attempts; ``retry_after`` says when to try again."""
+
+    code = "rate_limited"
+    status = 429
+
+    def __init__(self, message: str, *, retry_after: float) -> None:
+        self.retry_after = max(1, round(retry_after + 0.5))
+        super().__init__(f"{message}; try again in {self.retry_after} s", details={"retry_after": self.retry_after})
+
+    def headers(self) -> dict[str, str]:
+        return {"Retry-After": str(self.retry_after)}
+
+
 class LexiconIntegrityError(WordjudgeError):
     """Raised when a compiled lexicon is missing, truncated, altered or unreadable.
 
@@ -122,6 +154,13 @@ class AuditUnavailable(WordjudgeError):
     """
 
     code = "audit_unavailable"
+    status = 503
+
+
+class AccessUnavailable(WordjudgeError):
+    """Raised when the store of devices, pairing codes and TD accounts cannot be opened or written."""
+
+    code = "access_unavailable"
     status = 503
 
 

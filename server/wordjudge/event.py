@@ -4,6 +4,7 @@ Read from ``<data dir>/event.toml``::
 
     name = "Spring Open 2026"
     rounds = true                # challenges carry a round number
+    challenges_per_minute = 6    # per kiosk or handheld (0: no limit); the TD has none
 
     [[division]]
     name = "A"
@@ -27,6 +28,8 @@ from .rules import ChallengeRule
 
 EVENT_FILE = "event.toml"
 _MAX_NAME = 100
+DEFAULT_CHALLENGES_PER_MINUTE = 6
+_KEYS = ("name", "rounds", "challenges_per_minute", "division")
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,8 @@ class Event:
     divisions: tuple[Division, ...]
     rounds: bool = True
     demo: bool = False  # the built-in demo event (no event file)
+    # A device that could ask freely would be a study oracle during a game; 0 turns the limit off.
+    challenges_per_minute: int = DEFAULT_CHALLENGES_PER_MINUTE
 
     def division(self, name: str) -> Division:
         """The division of that name (case-insensitive). Raises :class:`InvalidInput` listing the divisions."""
@@ -63,6 +68,7 @@ class Event:
             "name": self.name,
             "rounds": self.rounds,
             "demo": self.demo,
+            "challenges_per_minute": self.challenges_per_minute,
             "divisions": [d.as_dict() for d in self.divisions],
         }
 
@@ -98,15 +104,18 @@ def load_event(data_dir: Path) -> Event:
 
 def parse_event(data: dict[str, Any], where: str = EVENT_FILE) -> Event:
     """Build an :class:`Event` from parsed TOML. Raises :class:`InvalidInput` naming the entry at fault."""
-    unknown = set(data) - {"name", "rounds", "division"}
+    unknown = set(data) - set(_KEYS)
     if unknown:
-        raise InvalidInput(f"{where}: unknown key(s) {', '.join(sorted(unknown))} (known: name, rounds, division)")
+        raise InvalidInput(f"{where}: unknown key(s) {', '.join(sorted(unknown))} (known: {', '.join(_KEYS)})")
     name = data.get("name")
     if not isinstance(name, str) or not name.strip() or len(name) > _MAX_NAME:
         raise InvalidInput(f"{where}: 'name' must be the event's name (1 to {_MAX_NAME} characters)")
     rounds = data.get("rounds", True)
     if not isinstance(rounds, bool):
         raise InvalidInput(f"{where}: 'rounds' must be true or false")
+    per_minute = data.get("challenges_per_minute", DEFAULT_CHALLENGES_PER_MINUTE)
+    if isinstance(per_minute, bool) or not isinstance(per_minute, int) or not 0 <= per_minute <= 600:
+        raise InvalidInput(f"{where}: 'challenges_per_minute' must be a whole number from 0 (no limit) to 600")
     entries = data.get("division")
     if not isinstance(entries, list) or not entries:
         raise InvalidInput(f"{where}: needs at least one [[division]] with name, lexicon and rule")
@@ -118,7 +127,7 @@ def parse_event(data: dict[str, Any], where: str = EVENT_FILE) -> Event:
         if key in seen:
             raise InvalidInput(f"{where}: two divisions are named {divisions[-1].name!r}")
         seen.add(key)
-    return Event(name=name.strip(), divisions=tuple(divisions), rounds=rounds)
+    return Event(name=name.strip(), divisions=tuple(divisions), rounds=rounds, challenges_per_minute=per_minute)
 
 
 def _division(entry: Any, where: str) -> Division:
@@ -152,6 +161,7 @@ def template(lexicons: list[str]) -> str:
         "# double (loss of turn).",
         'name = "My tournament"',
         "rounds = true  # challenges carry a round number",
+        f"challenges_per_minute = {DEFAULT_CHALLENGES_PER_MINUTE}  # per kiosk or handheld (0: no limit)",
         "",
     ]
     for number, lexicon in enumerate(lexicons or [DEMO_NAME], start=1):

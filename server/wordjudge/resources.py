@@ -8,12 +8,16 @@ and shared by every request. Nothing here imports the web framework.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .access import ACCESS_FILE, AccessStore
 from .adjudication import Adjudicator
-from .audit import AUDIT_FILE, AuditLog
+from .audit import AUDIT_FILE, Appended, AuditLog
+from .auth import Principal
 from .editions import Registry, load_registry, short
+from .errors import RateLimited, WordjudgeError
 from .event import Event, load_event
 from .profile import Catalog, Profile
 from .settings import Settings
@@ -30,6 +34,7 @@ class Resources:
     lexicon_views: dict[str, dict[str, Any]]  # what screens show of each profile, worked out once
     audit: AuditLog
     adjudicator: Adjudicator
+    access: AccessStore
 
     @classmethod
     def open(cls, settings: Settings) -> Resources:
@@ -39,7 +44,8 @@ class Resources:
         its fingerprint before the server answers anything. Raises
         :class:`~wordjudge.errors.InvalidInput` (event file), :class:`~wordjudge.errors.LexiconNotFound`,
         :class:`~wordjudge.errors.LexiconIntegrityError`, :class:`~wordjudge.errors.ProfileError`
-        or :class:`~wordjudge.errors.AuditUnavailable`, naming the file at fault.
+        :class:`~wordjudge.errors.AccessUnavailable` or :class:`~wordjudge.errors.AuditUnavailable`,
+        naming the file at fault.
         """
         event = load_event(settings.data_dir)
         catalog = Catalog(settings.data_dir)
@@ -49,10 +55,15 @@ class Resources:
                 lexicon.verify_content()
         registry = load_registry()
         views = {name: describe_profile(profile, registry) for name, profile in profiles.items()}
+        access = AccessStore(settings.data_dir / ACCESS_FILE, challenges_per_minute=event.challenges_per_minute).open()
         audit = AuditLog(settings.data_dir / AUDIT_FILE)
         adjudicator = Adjudicator(event, profiles, audit)
-        audit.start()  # last: nothing after it can fail and leave the writer running
-        resources = cls(settings, registry, event, profiles, views, audit, adjudicator)
+        try:
+            audit.start()  # last: nothing after it can fail and leave the writer running
+        except WordjudgeError:
+            access.close()
+            raise
+        resources = cls(settings, registry, event, profiles, views, audit, adjudicator, access)
         log.info("event %s%s", event.name, " (demo event: no event.toml)" if event.demo else "")
         for division in event.divisions:
             log.info("division %s: %s, rule %s", division.name, views[division.lexicon]["label"], division.rule)
@@ -61,6 +72,43 @@ class Resources:
 
     def close(self) -> None:
         self.audit.close()
+        self.access.close()
+
+    async def adjudicate(
+        self,
+        who: Principal,
+        *,
+        division: str,
+        table: str | int,
+        round_number: int | None,
+        words: str | Sequence[str],
+        request_id: str,
+    ) -> Appended:
+        """Adjudicate a challenge and record it, within the device's rate limit.
+
+        A retry of a recorded challenge is answered even when the device is over its
+        limit, and does not count against it: a kiosk that lost a response must get it.
+        Raises what :meth:`Adjudicator.challenge` and :meth:`AuditLog.append` raise,
+        and :class:`RateLimited`.
+        """
+        try:
+            self.access.spend_challenge(who)
+        except RateLimited:
+            original = self.audit.by_request(who.actor, request_id)
+            if original is None:
+                raise
+            return Appended(original, replayed=True)
+        try:
+            entry = self.adjudicator.challenge(
+                who, division=division, table=table, round_number=round_number, words=words, request_id=request_id
+            )
+            appended = await self.audit.append(entry)
+        except BaseException:
+            self.access.refund_challenge(who)
+            raise
+        if appended.replayed:
+            self.access.refund_challenge(who)
+        return appended
 
 
 def describe_profile(profile: Profile, registry: Registry) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, ValidationError
+from pydantic import Field, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from .errors import InvalidInput
@@ -33,6 +33,28 @@ class Settings(BaseSettings):
     log_level: Literal["critical", "error", "warning", "info", "debug"] = Field(
         default="info", description="How much the server logs."
     )
+    certfile: Path | None = Field(
+        default=None, description="TLS certificate (PEM) to serve HTTPS with; needs keyfile too."
+    )
+    keyfile: Path | None = Field(default=None, description="The TLS certificate's private key (PEM).")
+    public_url: str | None = Field(
+        default=None,
+        pattern=r"^https?://[^\s/]+(:\d+)?/?$",
+        description="How devices reach this server, e.g. http://wordjudge.local:8000 (for pairing QR codes).",
+    )
+
+    @model_validator(mode="after")
+    def _tls_pair(self) -> Settings:
+        if (self.certfile is None) != (self.keyfile is None):
+            raise ValueError("certfile and keyfile go together: give both for HTTPS, or neither")
+        for path in (self.certfile, self.keyfile):
+            if path is not None and not path.is_file():
+                raise ValueError(f"{path} is not a file")
+        return self
+
+    @property
+    def tls(self) -> bool:
+        return self.certfile is not None
 
 
 def env_name(field: str) -> str:
@@ -52,6 +74,9 @@ def load_settings(**overrides: Any) -> Settings:
     except ValidationError as exc:
         problems = []
         for error in exc.errors():
-            field = str(error["loc"][0]) if error["loc"] else "?"
-            problems.append(f"{field} ({env_name(field)}): {error['msg']}")
+            if error["loc"]:
+                field = str(error["loc"][0])
+                problems.append(f"{field} ({env_name(field)}): {error['msg']}")
+            else:
+                problems.append(str(error["msg"]).removeprefix("Value error, "))
         raise InvalidInput("invalid settings: " + "; ".join(problems), details=problems) from None

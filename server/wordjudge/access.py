@@ -1,0 +1,649 @@
+"""Access: enrolled devices, pairing codes, TD accounts and console sessions.
+
+The server sits on a hall's network that players' phones may share, so nothing but
+the health check and the client files answers without a credential:
+
+- a **device** (a kiosk or a runner's handheld) holds a long random token, sent as
+  ``Authorization: Bearer TOKEN``. The store keeps only its SHA-256 (a token has 256
+  random bits, so a fast hash is enough). The TD makes one with ``wordjudge device
+  add`` or hands out a one-time **pairing code** that the device swaps for a token;
+- a **TD** signs in with a name and a password, hashed with Argon2id (memory-hard),
+  and gets a console session: a random session id, also stored as a hash, and a CSRF
+  token that unsafe requests must echo.
+
+Guessing is throttled: failed logins per name and per client, failed pairing codes
+per client and in total, and challenges per device (a device that could ask freely
+would be a study oracle during a game). Each refusal raises an alert for the TD.
+
+Everything lives in ``<data dir>/access.sqlite3``: a mutable store, unlike the
+append-only audit log, so revoking a device or ending a session is an update.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+import secrets
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError
+
+from .auth import CHANNELS, Principal, Role
+from .database import Migrations, connect_writer, migrate
+from .errors import AccessUnavailable, Conflict, InvalidInput, NotFound, RateLimited, Unauthorized
+from .throttle import FailureLimit, RateLimit
+
+log = logging.getLogger(__name__)
+
+ACCESS_FILE = "access.sqlite3"
+TOKEN_PREFIX = "wj_"
+# Crockford's base32: no I, L, O or U, so a code read aloud or off a screen is not mistyped.
+PAIRING_ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+PAIRING_LENGTH = 8  # 32**8 = 2**40 codes
+PAIRING_TTL = 10 * 60  # seconds a pairing code lives
+MAX_OPEN_CODES = 20  # pairing codes unused and unexpired at once
+ENROL_FAILURES_PER_CLIENT = 5  # wrong pairing codes a client may try ...
+ENROL_FAILURES_TOTAL = 30  # ... and all clients together may try ...
+ENROL_WINDOW = 60  # ... per this many seconds
+LOGIN_FAILURES = 5  # wrong passwords per TD name, and per client, ...
+LOGIN_WINDOW = 5 * 60  # ... per this many seconds
+SESSION_TTL = 14 * 3600  # a console session lasts a tournament day
+ONLINE_WITHIN = 120  # a device seen this recently is online
+_SEEN_EVERY = 60  # seconds between writes of a device's or session's last-seen time
+_ALERT_EVERY = 60  # seconds between two alerts of the same kind about the same actor
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ._-]{0,39}")
+_MIN_PASSWORD = 10
+
+MIGRATIONS: Migrations = [
+    (
+        "0001_access",
+        """
+        CREATE TABLE devices (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE COLLATE NOCASE,
+            role TEXT NOT NULL CHECK (role IN ('kiosk', 'runner')),
+            division TEXT,
+            token_hash TEXT NOT NULL UNIQUE,
+            created_at TEXT NOT NULL,
+            created_by TEXT NOT NULL,
+            last_seen_at TEXT,
+            revoked_at TEXT,
+            revoked_by TEXT
+        );
+        CREATE TABLE pairing_codes (
+            code_hash TEXT PRIMARY KEY,
+            role TEXT NOT NULL CHECK (role IN ('kiosk', 'runner')),
+            division TEXT,
+            device_name TEXT,
+            created_at TEXT NOT NULL,
+            created_by TEXT NOT NULL,
+            expires_at TEXT NOT NULL,
+            used_at TEXT,
+            device_id INTEGER REFERENCES devices (id)
+        );
+        CREATE TABLE tds (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE COLLATE NOCASE,
+            password_hash TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            created_by TEXT NOT NULL,
+            disabled_at TEXT
+        );
+        CREATE TABLE sessions (
+            id_hash TEXT PRIMARY KEY,
+            td_id INTEGER NOT NULL REFERENCES tds (id),
+            csrf_token TEXT NOT NULL,
+            client TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            expires_at TEXT NOT NULL,
+            last_seen_at TEXT NOT NULL,
+            ended_at TEXT
+        );
+        CREATE TABLE alerts (
+            id INTEGER PRIMARY KEY,
+            created_at TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            actor TEXT NOT NULL,
+            message TEXT NOT NULL
+        );
+        """,
+    ),
+]
+
+
+def _iso(moment: float) -> str:
+    """A stored time: UTC, ISO 8601 with milliseconds, so that text order is time order."""
+    return datetime.fromtimestamp(moment, UTC).isoformat(timespec="milliseconds")
+
+
+def _digest(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def check_name(name: str, what: str = "name") -> str:
+    """A device's or TD's name: 1 to 40 letters, digits, spaces, '.', '_' or '-'. Raises :class:`InvalidInput`."""
+    name = name.strip()
+    if not _NAME.fullmatch(name):
+        raise InvalidInput(f"{what} {name!r} must be 1 to 40 letters, digits, spaces, '.', '_' or '-'")
+    return name
+
+
+def normalise_code(code: str) -> str:
+    """A pairing code as typed ('7kq2-m9xd', with O for 0, I or L for 1) in its canonical form, or ''."""
+    cleaned = code.strip().upper().replace("-", "").replace(" ", "")
+    cleaned = cleaned.translate(str.maketrans("OIL", "011"))
+    if len(cleaned) != PAIRING_LENGTH or any(c not in PAIRING_ALPHABET for c in cleaned):
+        return ""
+    return cleaned
+
+
+def brute_force_odds() -> float:
+    """The most a guesser can hope for: the chance of hitting any open pairing code before all expire.
+
+    Failures are capped at :data:`ENROL_FAILURES_TOTAL` per :data:`ENROL_WINDOW` from all clients
+    together, a code lives :data:`PAIRING_TTL`, and at most :data:`MAX_OPEN_CODES` are open at once.
+    """
+    guesses = ENROL_FAILURES_TOTAL * (PAIRING_TTL / ENROL_WINDOW + 1)
+    codes: int = len(PAIRING_ALPHABET) ** PAIRING_LENGTH
+    return guesses * MAX_OPEN_CODES / codes
+
+
+@dataclass(frozen=True)
+class Device:
+    name: str
+    role: Role
+    division: str | None
+    created_at: str
+    created_by: str
+    last_seen_at: str | None
+    revoked_at: str | None
+    revoked_by: str | None
+    online: bool
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "role": self.role.value}
+
+
+@dataclass(frozen=True)
+class Enrolled:
+    """A device and its token: the only time the token is known outside the device."""
+
+    device: Device
+    token: str
+
+
+@dataclass(frozen=True)
+class PairingCode:
+    code: str  # shown as ABCD-EFGH
+    role: Role
+    division: str | None
+    device_name: str | None
+    expires_at: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "role": self.role.value}
+
+
+@dataclass(frozen=True)
+class TdAccount:
+    name: str
+    created_at: str
+    created_by: str
+    disabled_at: str | None
+
+
+@dataclass(frozen=True)
+class Session:
+    """A TD's console session: ``token`` goes in an HttpOnly cookie, ``csrf_token`` in unsafe requests."""
+
+    token: str
+    csrf_token: str
+    principal: Principal
+    expires_at: str
+
+
+@dataclass(frozen=True)
+class Alert:
+    id: int
+    created_at: str
+    kind: str  # rate_limit, login_throttled, enrol_throttled
+    actor: str
+    message: str
+
+
+class AccessStore:
+    """The devices, pairing codes, TD accounts and sessions in ``path``. Thread-safe; :meth:`open` first."""
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        challenges_per_minute: int = 6,
+        clock: Callable[[], float] = time.time,
+        hasher: PasswordHasher | None = None,
+    ) -> None:
+        self.path = path
+        self._clock = clock
+        self._hasher = hasher or PasswordHasher()  # argon2id, 64 MiB, 3 passes: RFC 9106's second choice
+        self._dummy_hash = ""
+        self._lock = threading.RLock()
+        self._checking = threading.BoundedSemaphore(2)
+        self._connection: sqlite3.Connection | None = None
+        self._seen: dict[str, float] = {}  # credential hash -> when its last-seen time was written
+        self._alerted: dict[tuple[str, str], float] = {}
+        self.challenges = RateLimit(challenges_per_minute, clock=clock)
+        self._login_by_name = FailureLimit(LOGIN_FAILURES, LOGIN_WINDOW, clock=clock)
+        self._login_by_client = FailureLimit(LOGIN_FAILURES, LOGIN_WINDOW, clock=clock)
+        self._enrol_by_client = FailureLimit(ENROL_FAILURES_PER_CLIENT, ENROL_WINDOW, clock=clock)
+        self._enrol_total = FailureLimit(ENROL_FAILURES_TOTAL, ENROL_WINDOW, clock=clock)
+
+    def open(self) -> AccessStore:
+        """Create or migrate the store. Raises :class:`AccessUnavailable`."""
+        try:
+            connection = connect_writer(self.path)
+            migrate(connection, MIGRATIONS)
+        except (OSError, sqlite3.Error) as exc:
+            raise AccessUnavailable(f"the access store {self.path} cannot be opened: {exc}") from exc
+        self._connection = connection
+        return self
+
+    def close(self) -> None:
+        with self._lock:
+            if self._connection is not None:
+                self._connection.close()
+                self._connection = None
+
+    @contextmanager
+    def _db(self, *, write: bool = False) -> Iterator[sqlite3.Connection]:
+        """The connection, under the lock; with ``write``, inside a ``BEGIN IMMEDIATE`` transaction."""
+        with self._lock:
+            if self._connection is None:
+                raise AccessUnavailable("the access store is not open")
+            connection = self._connection
+            try:
+                if not write:
+                    yield connection
+                    return
+                connection.execute("BEGIN IMMEDIATE")
+                try:
+                    yield connection
+                except BaseException:
+                    connection.execute("ROLLBACK")
+                    raise
+                connection.execute("COMMIT")
+            except sqlite3.Error as exc:
+                raise AccessUnavailable(f"the access store {self.path} cannot be used: {exc}") from exc
+
+    def _now(self) -> float:
+        return self._clock()
+
+    # -- devices ---------------------------------------------------------------------------------
+
+    def add_device(self, name: str, role: Role, division: str | None = None, *, by: str) -> Enrolled:
+        """Enrol a device directly (``wordjudge device add``) and return its token, shown this once.
+
+        ``division`` must already be checked against the event. Raises :class:`InvalidInput`
+        for a bad name or role, :class:`Conflict` if the name is taken.
+        """
+        name = check_name(name, "device name")
+        with self._db(write=True) as db:
+            return self._insert_device(db, name, _device_role(role), division, by)
+
+    def _insert_device(self, db: sqlite3.Connection, name: str, role: Role, division: str | None, by: str) -> Enrolled:
+        self._check_free(db, name)
+        token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+        now = _iso(self._now())
+        db.execute(
+            "INSERT INTO devices (name, role, division, token_hash, created_at, created_by) VALUES (?, ?, ?, ?, ?, ?)",
+            (name, role.value, division, _digest(token), now, by),
+        )
+        return Enrolled(Device(name, role, division, now, by, None, None, None, False), token)
+
+    @staticmethod
+    def _check_free(db: sqlite3.Connection, name: str) -> None:
+        # One namespace for devices and TDs: the audit log names actors, and two must never look alike.
+        taken = db.execute(
+            "SELECT 'device' FROM devices WHERE name = ? UNION ALL SELECT 'TD' FROM tds WHERE name = ?", (name, name)
+        ).fetchone()
+        if taken:
+            raise Conflict(f"the name {name!r} is taken by a {taken[0]} (names are never reused: pick another)")
+
+    def devices(self) -> list[Device]:
+        """Every device ever enrolled, revoked ones included, oldest first."""
+        with self._db() as db:
+            rows = db.execute(f"SELECT {_DEVICE_COLUMNS} FROM devices ORDER BY id").fetchall()
+        return [self._device(row) for row in rows]
+
+    def device(self, name: str) -> Device:
+        """The device of that name. Raises :class:`NotFound`."""
+        with self._db() as db:
+            row = db.execute(f"SELECT {_DEVICE_COLUMNS} FROM devices WHERE name = ?", (name.strip(),)).fetchone()
+        if row is None:
+            raise NotFound(f"no device named {name!r}")
+        return self._device(row)
+
+    def _device(self, row: tuple[Any, ...]) -> Device:
+        name, role, division, created_at, created_by, last_seen, revoked_at, revoked_by = row
+        online = bool(last_seen and not revoked_at and last_seen >= _iso(self._now() - ONLINE_WITHIN))
+        return Device(name, Role(role), division, created_at, created_by, last_seen, revoked_at, revoked_by, online)
+
+    def revoke_device(self, name: str, *, by: str) -> Device:
+        """Revoke a device: its token fails from its next request on. Raises :class:`NotFound`."""
+        with self._db(write=True) as db:
+            cursor = db.execute(
+                "UPDATE devices SET revoked_at = ?, revoked_by = ? WHERE name = ? AND revoked_at IS NULL",
+                (_iso(self._now()), by, name.strip()),
+            )
+        if cursor.rowcount == 0:
+            self.device(name)  # raises NotFound for an unknown name; a revoked one stays revoked
+        return self.device(name)
+
+    def authenticate_token(self, token: str) -> Principal:
+        """The device holding ``token``. Raises :class:`Unauthorized` if it is unknown or revoked."""
+        token_hash = _digest(token)
+        with self._db() as db:
+            row = db.execute(
+                "SELECT name, role, division, revoked_at FROM devices WHERE token_hash = ?", (token_hash,)
+            ).fetchone()
+        if row is None:
+            raise Unauthorized("this device's token is not valid: ask the TD to enrol the device")
+        name, role, division, revoked_at = row
+        if revoked_at:
+            raise Unauthorized(f"this device ({name}) was revoked by the TD at {revoked_at}: ask the TD")
+        self._touch(token_hash, "UPDATE devices SET last_seen_at = ? WHERE token_hash = ?")
+        return Principal(name, Role(role), CHANNELS[Role(role)], division)
+
+    def _touch(self, credential_hash: str, sql: str) -> None:
+        """Write a last-seen time, at most once a minute per credential: a request must not cost an fsync."""
+        now = self._now()
+        with self._lock:
+            if now - self._seen.get(credential_hash, 0.0) < _SEEN_EVERY:
+                return
+            self._seen[credential_hash] = now
+            try:
+                with self._db(write=True) as db:
+                    db.execute(sql, (_iso(now), credential_hash))
+            except AccessUnavailable as exc:  # a stale last-seen time must not lock a device out
+                log.warning("cannot record a last-seen time: %s", exc.message)
+
+    # -- pairing codes ---------------------------------------------------------------------------
+
+    def create_pairing_code(
+        self, role: Role, division: str | None = None, device_name: str | None = None, *, by: str
+    ) -> PairingCode:
+        """A one-time code that enrols one device, for :data:`PAIRING_TTL` seconds.
+
+        Raises :class:`InvalidInput` (bad role or name), :class:`Conflict` (name taken, or
+        :data:`MAX_OPEN_CODES` codes already open).
+        """
+        role = _device_role(role)
+        name = check_name(device_name, "device name") if device_name else None
+        code = "".join(secrets.choice(PAIRING_ALPHABET) for _ in range(PAIRING_LENGTH))
+        now = self._now()
+        with self._db(write=True) as db:
+            if name:
+                self._check_free(db, name)
+            (open_codes,) = db.execute(
+                "SELECT count(*) FROM pairing_codes WHERE used_at IS NULL AND expires_at > ?", (_iso(now),)
+            ).fetchone()
+            if open_codes >= MAX_OPEN_CODES:
+                raise Conflict(
+                    f"{open_codes} pairing codes are open already (at most {MAX_OPEN_CODES}): use or let them expire"
+                )
+            expires_at = _iso(now + PAIRING_TTL)
+            db.execute(
+                "INSERT INTO pairing_codes (code_hash, role, division, device_name, created_at, created_by, expires_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (_digest(code), role.value, division, name, _iso(now), by, expires_at),
+            )
+        return PairingCode(f"{code[:4]}-{code[4:]}", role, division, name, expires_at)
+
+    def enrol(self, code: str, *, client: str) -> Enrolled:
+        """Swap a pairing code for a device token (once).
+
+        Raises :class:`RateLimited` after too many wrong codes from ``client`` (an address)
+        or from everyone, :class:`Unauthorized` for an unknown, used or expired code.
+        """
+        with self._lock:
+            wait = max(self._enrol_by_client.wait(client), self._enrol_total.wait(None))
+            if wait:
+                self.alert("enrol_throttled", client, f"too many wrong pairing codes (last from {client})")
+                raise RateLimited("too many wrong pairing codes", retry_after=wait)
+            canonical = normalise_code(code)
+            try:
+                if not canonical:
+                    raise Unauthorized(f"not a pairing code: {PAIRING_LENGTH} letters and digits, such as 7KQ2-M9XD")
+                return self._use_code(canonical)
+            except Unauthorized:
+                self._enrol_by_client.fail(client)
+                self._enrol_total.fail(None)
+                raise
+
+    def _use_code(self, code: str) -> Enrolled:
+        now = _iso(self._now())
+        with self._db(write=True) as db:
+            row = db.execute(
+                "SELECT role, division, device_name, expires_at, used_at FROM pairing_codes WHERE code_hash = ?",
+                (_digest(code),),
+            ).fetchone()
+            if row is None:
+                raise Unauthorized("unknown pairing code: check it, or ask the TD for a new one")
+            role, division, name, expires_at, used_at = row
+            if used_at:
+                raise Unauthorized("this pairing code was used already: ask the TD for a new one")
+            if expires_at <= now:
+                raise Unauthorized("this pairing code has expired: ask the TD for a new one")
+            enrolled = self._insert_device(db, name or self._next_name(db, Role(role)), Role(role), division, "pairing")
+            db.execute(
+                "UPDATE pairing_codes SET used_at = ?, device_id = (SELECT id FROM devices WHERE name = ?)"
+                " WHERE code_hash = ?",
+                (now, enrolled.device.name, _digest(code)),
+            )
+        return enrolled
+
+    @staticmethod
+    def _next_name(db: sqlite3.Connection, role: Role) -> str:
+        taken = {row[0].casefold() for row in db.execute("SELECT name FROM devices UNION SELECT name FROM tds")}
+        number = 1
+        while f"{role.value}-{number}" in taken:
+            number += 1
+        return f"{role.value}-{number}"
+
+    # -- TD accounts and sessions ----------------------------------------------------------------
+
+    def add_td(self, name: str, password: str, *, by: str) -> TdAccount:
+        """Add a TD account. Raises :class:`InvalidInput` (name, short password), :class:`Conflict` (taken)."""
+        name = check_name(name, "TD name")
+        password_hash = self._hasher.hash(_check_password(password))
+        now = _iso(self._now())
+        with self._db(write=True) as db:
+            self._check_free(db, name)
+            db.execute(
+                "INSERT INTO tds (name, password_hash, created_at, created_by) VALUES (?, ?, ?, ?)",
+                (name, password_hash, now, by),
+            )
+        return TdAccount(name, now, by, None)
+
+    def set_password(self, name: str, password: str) -> None:
+        """Change a TD's password and end their sessions. Raises :class:`NotFound`, :class:`InvalidInput`."""
+        password_hash = self._hasher.hash(_check_password(password))
+        with self._db(write=True) as db:
+            td_id = self._td_id(db, name)
+            db.execute("UPDATE tds SET password_hash = ?, disabled_at = NULL WHERE id = ?", (password_hash, td_id))
+            self._end_sessions(db, td_id)
+
+    def disable_td(self, name: str) -> None:
+        """Disable a TD account and end its sessions. Raises :class:`NotFound`."""
+        with self._db(write=True) as db:
+            td_id = self._td_id(db, name)
+            db.execute("UPDATE tds SET disabled_at = ? WHERE id = ?", (_iso(self._now()), td_id))
+            self._end_sessions(db, td_id)
+
+    def tds(self) -> list[TdAccount]:
+        with self._db() as db:
+            rows = db.execute("SELECT name, created_at, created_by, disabled_at FROM tds ORDER BY id").fetchall()
+        return [TdAccount(*row) for row in rows]
+
+    @staticmethod
+    def _td_id(db: sqlite3.Connection, name: str) -> int:
+        row = db.execute("SELECT id FROM tds WHERE name = ?", (name.strip(),)).fetchone()
+        if row is None:
+            raise NotFound(f"no TD named {name!r}")
+        return int(row[0])
+
+    def _end_sessions(self, db: sqlite3.Connection, td_id: int) -> None:
+        db.execute("UPDATE sessions SET ended_at = ? WHERE td_id = ? AND ended_at IS NULL", (_iso(self._now()), td_id))
+
+    def login(self, name: str, password: str, *, client: str) -> Session:
+        """Check a TD's password and open a console session.
+
+        Slow on purpose (Argon2id): call it from a worker thread. Raises :class:`RateLimited`
+        after :data:`LOGIN_FAILURES` failures for the name or from the client in
+        :data:`LOGIN_WINDOW` seconds, :class:`Unauthorized` for a wrong name or password.
+        """
+        key = name.strip().casefold()
+        with self._lock:
+            wait = max(self._login_by_name.wait(key), self._login_by_client.wait(client))
+            if wait:
+                self.alert("login_throttled", name.strip()[:40] or "?", f"too many failed logins (last from {client})")
+                raise RateLimited("too many failed logins", retry_after=wait)
+            with self._db() as db:
+                row = db.execute("SELECT id, password_hash, disabled_at FROM tds WHERE name = ?", (name.strip(),))
+                found = row.fetchone()
+            if not self._dummy_hash:
+                self._dummy_hash = self._hasher.hash(secrets.token_hex(16))
+        # The password check runs outside the lock (it takes a fifth of a second), and runs for an
+        # unknown name too, so that the time taken does not tell which names exist.
+        with self._checking:  # each check holds 64 MiB: a flood of logins must not take the machine's memory
+            ok = self._verify(found[1] if found else self._dummy_hash, password)
+        with self._lock:
+            if found is None or not ok or found[2]:
+                self._login_by_name.fail(key)
+                self._login_by_client.fail(client)
+                disabled = found is not None and ok
+                raise Unauthorized(f"the TD account {name!r} is disabled" if disabled else "wrong TD name or password")
+            self._login_by_name.clear(key)
+            return self._open_session(found[0], client)
+
+    def _verify(self, password_hash: str, password: str) -> bool:
+        try:
+            return self._hasher.verify(password_hash, password)
+        except (VerificationError, InvalidHashError):
+            return False
+
+    def _open_session(self, td_id: int, client: str) -> Session:
+        token, csrf = secrets.token_urlsafe(32), secrets.token_urlsafe(24)
+        now = self._now()
+        expires_at = _iso(now + SESSION_TTL)
+        with self._db(write=True) as db:
+            db.execute(
+                "INSERT INTO sessions (id_hash, td_id, csrf_token, client, created_at, expires_at, last_seen_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (_digest(token), td_id, csrf, client, _iso(now), expires_at, _iso(now)),
+            )
+            (name,) = db.execute("SELECT name FROM tds WHERE id = ?", (td_id,)).fetchone()
+        return Session(token, csrf, Principal(name, Role.TD, CHANNELS[Role.TD]), expires_at)
+
+    def authenticate_session(self, token: str) -> Session:
+        """The open session with that id. Raises :class:`Unauthorized` if unknown, ended or expired."""
+        token_hash = _digest(token)
+        with self._db() as db:
+            row = db.execute(
+                "SELECT t.name, s.csrf_token, s.expires_at, s.ended_at, t.disabled_at"
+                " FROM sessions s JOIN tds t ON t.id = s.td_id WHERE s.id_hash = ?",
+                (token_hash,),
+            ).fetchone()
+        if row is None or row[3] or row[4]:
+            raise Unauthorized("not signed in (or signed out): sign in to the TD console")
+        name, csrf, expires_at = row[:3]
+        if expires_at <= _iso(self._now()):
+            raise Unauthorized("the console session has expired: sign in again")
+        self._touch(token_hash, "UPDATE sessions SET last_seen_at = ? WHERE id_hash = ?")
+        return Session(token, csrf, Principal(name, Role.TD, CHANNELS[Role.TD]), expires_at)
+
+    def logout(self, token: str) -> None:
+        """End a console session (nothing happens for an unknown one)."""
+        with self._db(write=True) as db:
+            db.execute(
+                "UPDATE sessions SET ended_at = ? WHERE id_hash = ? AND ended_at IS NULL",
+                (_iso(self._now()), _digest(token)),
+            )
+
+    # -- challenge rate and alerts ---------------------------------------------------------------
+
+    def spend_challenge(self, principal: Principal) -> None:
+        """Count a challenge against a device's rate limit (the TD has none).
+
+        Raises :class:`RateLimited`, and alerts the TD, when the device has asked too often.
+        """
+        if principal.is_td:
+            return
+        with self._lock:
+            wait = self.challenges.take(principal.actor)
+            if wait:
+                per_minute = self.challenges.per_minute
+                self.alert("rate_limit", principal.actor, f"{principal.actor} asked more than {per_minute} a minute")
+                raise RateLimited(
+                    f"too many challenges from this {principal.role.value} (at most {per_minute} a minute)"
+                    ": the TD has been told",
+                    retry_after=wait,
+                )
+
+    def refund_challenge(self, principal: Principal) -> None:
+        """Give back a challenge that was refused or was a retry of a recorded one."""
+        if not principal.is_td:
+            with self._lock:
+                self.challenges.give_back(principal.actor)
+
+    def alert(self, kind: str, actor: str, message: str) -> None:
+        """Record something the TD should see, at most once a minute per kind and actor."""
+        now = self._now()
+        with self._lock:
+            if now - self._alerted.get((kind, actor), -_ALERT_EVERY) < _ALERT_EVERY:
+                return
+            self._alerted[(kind, actor)] = now
+            log.warning("alert %s: %s", kind, message)
+            with self._db(write=True) as db:
+                db.execute(
+                    "INSERT INTO alerts (created_at, kind, actor, message) VALUES (?, ?, ?, ?)",
+                    (_iso(now), kind, actor, message),
+                )
+
+    def alerts(self, limit: int = 100) -> list[Alert]:
+        """The latest alerts, newest first."""
+        with self._db() as db:
+            rows = db.execute(
+                "SELECT id, created_at, kind, actor, message FROM alerts ORDER BY id DESC LIMIT ?", (limit,)
+            ).fetchall()
+        return [Alert(*row) for row in rows]
+
+
+_DEVICE_COLUMNS = "name, role, division, created_at, created_by, last_seen_at, revoked_at, revoked_by"
+
+
+def _device_role(role: Role | str) -> Role:
+    try:
+        chosen = Role(role)
+    except ValueError:
+        chosen = Role.TD
+    if chosen is Role.TD:
+        raise InvalidInput(f"a device's role is kiosk or runner, not {role!r} (a TD signs in with a password)")
+    return chosen
+
+
+def _check_password(password: str) -> str:
+    if len(password) < _MIN_PASSWORD:
+        raise InvalidInput(f"a TD password needs at least {_MIN_PASSWORD} characters")
+    if len(password) > 1000:
+        raise InvalidInput("a TD password may have at most 1000 characters")
+    return password

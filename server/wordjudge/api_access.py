@@ -1,0 +1,133 @@
+"""The access API under ``/api/``: TD sign-in, pairing codes, enrolment, devices and alerts.
+
+Thin glue over :class:`wordjudge.access.AccessStore`; the rules live there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Annotated, Any, Literal
+
+import segno
+from fastapi import APIRouter, Path, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+from .access import SESSION_TTL, PairingCode
+from .api import SESSION_COOKIE, PrincipalDep, ResourcesDep
+from .auth import Role
+from .resources import Resources
+
+router = APIRouter(prefix="/api")
+
+_DeviceName = Annotated[str, Path(max_length=40, description="The device's name.")]
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class LoginIn(_Body):
+    name: str = Field(max_length=40)
+    password: str = Field(max_length=1000)
+
+
+class PairingCodeIn(_Body):
+    role: Literal["kiosk", "runner"]
+    division: str | None = Field(default=None, max_length=100, description="Limit the device to one division.")
+    name: str | None = Field(default=None, max_length=40, description="The device's name (default: kiosk-N).")
+
+
+class EnrolIn(_Body):
+    code: str = Field(max_length=20, description="The pairing code the TD gave, e.g. 7KQ2-M9XD.")
+
+
+def _client(request: Request) -> str:
+    return request.client.host if request.client else "unknown"
+
+
+@router.post("/session", status_code=201, tags=["access"])
+async def login(body: LoginIn, request: Request, resources: ResourcesDep) -> JSONResponse:
+    """Sign a TD in: sets the session cookie and returns the CSRF token that unsafe requests must send."""
+    session = await run_in_threadpool(resources.access.login, body.name, body.password, client=_client(request))
+    response = JSONResponse(
+        {"actor": session.principal.actor, "role": "td", "csrf_token": session.csrf_token,
+         "expires_at": session.expires_at},
+        status_code=201,
+    )  # fmt: skip
+    response.set_cookie(
+        SESSION_COOKIE, session.token, max_age=SESSION_TTL, path="/", secure=resources.settings.tls,
+        httponly=True, samesite="strict",
+    )  # fmt: skip
+    return response
+
+
+@router.get("/session", tags=["access"])
+async def whoami(request: Request, resources: ResourcesDep, who: PrincipalDep) -> dict[str, Any]:
+    """Who this credential belongs to: name, role, division; for a console session, its CSRF token."""
+    body: dict[str, Any] = {
+        "actor": who.actor,
+        "role": who.role.value,
+        "channel": who.channel,
+        "division": who.division,
+    }
+    if who.is_td and SESSION_COOKIE in request.cookies and "authorization" not in request.headers:
+        body["csrf_token"] = resources.access.authenticate_session(request.cookies[SESSION_COOKIE]).csrf_token
+    return body
+
+
+@router.delete("/session", tags=["access"])
+async def logout(request: Request, resources: ResourcesDep, who: PrincipalDep) -> JSONResponse:
+    """Sign the TD out: the session ends on the server and the cookie is cleared."""
+    if SESSION_COOKIE in request.cookies:
+        resources.access.logout(request.cookies[SESSION_COOKIE])
+    response = JSONResponse({"ok": True, "actor": who.actor})
+    response.delete_cookie(SESSION_COOKIE, path="/", secure=resources.settings.tls, httponly=True, samesite="strict")
+    return response
+
+
+@router.post("/pairing-codes", status_code=201, tags=["access"])
+def create_pairing_code(
+    body: PairingCodeIn, request: Request, resources: ResourcesDep, who: PrincipalDep
+) -> dict[str, Any]:
+    """A one-time code (10 minutes) that enrols one kiosk or handheld, with a QR code of its pairing link (TD)."""
+    who.require_td("hand out pairing codes")
+    division = resources.event.division(body.division).name if body.division else None
+    code = resources.access.create_pairing_code(Role(body.role), division, body.name, by=who.actor)
+    link = pairing_link(resources, code, str(request.base_url))
+    return {**code.as_dict(), "link": link, "qr_svg": segno.make(link, error="m").svg_inline(scale=4)}
+
+
+def pairing_link(resources: Resources, code: PairingCode, base_url: str) -> str:
+    """The address a phone opens from the QR code: the role's page, with the code after '#' (never logged)."""
+    base = (resources.settings.public_url or base_url).rstrip("/")
+    return f"{base}/{code.role.value}#pair={code.code}"
+
+
+@router.post("/enrol", status_code=201, tags=["access"])
+def enrol(body: EnrolIn, request: Request, resources: ResourcesDep) -> dict[str, Any]:
+    """Swap a pairing code for this device's token, shown this once; send it as `Authorization: Bearer`."""
+    enrolled = resources.access.enrol(body.code, client=_client(request))
+    return {"token": enrolled.token, "device": enrolled.device.as_dict()}
+
+
+@router.get("/devices", tags=["access"])
+def devices(resources: ResourcesDep, who: PrincipalDep) -> dict[str, Any]:
+    """Every enrolled device with its role, division, last-seen time and state (TD)."""
+    who.require_td("see the devices")
+    return {"devices": [device.as_dict() for device in resources.access.devices()]}
+
+
+@router.post("/devices/{name}/revoke", tags=["access"])
+def revoke_device(name: _DeviceName, resources: ResourcesDep, who: PrincipalDep) -> dict[str, Any]:
+    """Revoke a device: its next request fails (TD)."""
+    who.require_td("revoke devices")
+    return resources.access.revoke_device(name, by=who.actor).as_dict()
+
+
+@router.get("/alerts", tags=["access"])
+def alerts(resources: ResourcesDep, who: PrincipalDep) -> dict[str, Any]:
+    """Rate-limit and throttling alerts, newest first (TD)."""
+    who.require_td("see alerts")
+    return {"alerts": [asdict(alert) for alert in resources.access.alerts()]}

@@ -1,0 +1,173 @@
+"""``wordjudge device`` and ``wordjudge td``: enrol and revoke devices, manage TD accounts (at the server)."""
+
+from __future__ import annotations
+
+import socket
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import click
+import segno
+
+from .access import ACCESS_FILE, AccessStore
+from .auth import Role, cli_principal
+from .cli_options import F, setting_options
+from .event import load_event
+from .settings import Settings, load_settings
+
+
+@contextmanager
+def _store(data_dir: Path | None) -> Iterator[tuple[AccessStore, Settings]]:
+    settings = load_settings(data_dir=data_dir)
+    store = AccessStore(settings.data_dir / ACCESS_FILE).open()
+    try:
+        yield store, settings
+    finally:
+        store.close()
+
+
+def _division(settings: Settings, division: str | None) -> str | None:
+    return load_event(settings.data_dir).division(division).name if division else None
+
+
+_data_dir_option = setting_options("data_dir")
+
+
+_ROLE = click.Choice([Role.KIOSK.value, Role.RUNNER.value])
+
+
+@click.group()
+def device() -> None:
+    """Enrol, list and revoke kiosks and runners' handhelds."""
+
+
+@device.command("add")
+@click.argument("name")
+@click.option("--role", type=_ROLE, required=True, help="kiosk (self-adjudication) or runner (handheld).")
+@click.option("--division", help="Limit the device to this division of the event.")
+@_data_dir_option
+def device_add(name: str, role: str, division: str | None, data_dir: Path | None) -> None:
+    """Enrol a device and print its token, once: clients send it as 'Authorization: Bearer TOKEN'."""
+    with _store(data_dir) as (store, settings):
+        enrolled = store.add_device(name, Role(role), _division(settings, division), by=cli_principal().actor)
+    click.echo(f"Enrolled {enrolled.device.name} ({role}{f', division {division}' if division else ''}).", err=True)
+    click.echo("Its token, shown this once (only its hash is kept):", err=True)
+    click.echo(enrolled.token)
+
+
+@device.command("pair")
+@click.option("--role", type=_ROLE, required=True, help="kiosk (self-adjudication) or runner (handheld).")
+@click.option("--division", help="Limit the device to this division of the event.")
+@click.option("--name", help="The device's name (default: kiosk-N or runner-N).")
+@_data_dir_option
+def device_pair(role: str, division: str | None, name: str | None, data_dir: Path | None) -> None:
+    """Print a one-time pairing code (10 minutes), and a QR code of its link for phones."""
+    with _store(data_dir) as (store, settings):
+        code = store.create_pairing_code(Role(role), _division(settings, division), name, by=cli_principal().actor)
+    link = f"{_base_url(load_settings(data_dir=data_dir))}/{code.role.value}#pair={code.code}"
+    click.echo(f"Pairing code: {code.code}  (one {role}, until {code.expires_at} UTC)")
+    click.echo(f"Link: {link}")
+    if sys.stdout.isatty():
+        segno.make(link, error="m").terminal(compact=True)
+
+
+def _base_url(settings: Settings) -> str:
+    if settings.public_url:
+        return settings.public_url.rstrip("/")
+    host = socket.gethostname() if settings.host in {"0.0.0.0", "::"} else settings.host
+    return f"{'https' if settings.tls else 'http'}://{host}:{settings.port}"
+
+
+@device.command("list")
+@_data_dir_option
+def device_list(data_dir: Path | None) -> None:
+    """Every device: name, role, division, last seen, state."""
+    with _store(data_dir) as (store, _):
+        devices = store.devices()
+    if not devices:
+        click.echo("No devices enrolled (wordjudge device add, or wordjudge device pair).")
+    for item in devices:
+        state = f"revoked {item.revoked_at} by {item.revoked_by}" if item.revoked_at else (
+            "online" if item.online else "offline"
+        )  # fmt: skip
+        click.echo(
+            f"{item.name}  {item.role.value}  division {item.division or 'any'}  "
+            f"last seen {item.last_seen_at or 'never'}  {state}"
+        )
+
+
+@device.command("revoke")
+@click.argument("name")
+@_data_dir_option
+def device_revoke(name: str, data_dir: Path | None) -> None:
+    """Revoke a device: its next request fails."""
+    with _store(data_dir) as (store, _):
+        revoked = store.revoke_device(name, by=cli_principal().actor)
+    click.echo(f"{revoked.name} revoked at {revoked.revoked_at} by {revoked.revoked_by}.")
+
+
+@click.group()
+def td() -> None:
+    """TD accounts for the console: add, list, change a password, disable."""
+
+
+def _password_option(command: F) -> F:
+    return click.option(
+        "--password-stdin", is_flag=True, help="Read the password from the first line of stdin (for scripts)."
+    )(command)
+
+
+def _read_password(password_stdin: bool) -> str:
+    if password_stdin:
+        return sys.stdin.readline().rstrip("\r\n")
+    password: str = click.prompt("Password", hide_input=True, confirmation_prompt=True)
+    return password
+
+
+@td.command("add")
+@click.argument("name")
+@_password_option
+@_data_dir_option
+def td_add(name: str, password_stdin: bool, data_dir: Path | None) -> None:
+    """Add a TD (or deputy) who signs in to the console with NAME and a password (10+ characters)."""
+    password = _read_password(password_stdin)
+    with _store(data_dir) as (store, _):
+        account = store.add_td(name, password, by=cli_principal().actor)
+    click.echo(f"TD {account.name} added.")
+
+
+@td.command("password")
+@click.argument("name")
+@_password_option
+@_data_dir_option
+def td_password(name: str, password_stdin: bool, data_dir: Path | None) -> None:
+    """Set a TD's password (and re-enable the account); their console sessions end."""
+    password = _read_password(password_stdin)
+    with _store(data_dir) as (store, _):
+        store.set_password(name, password)
+    click.echo(f"Password of {name} changed; their sessions are ended.")
+
+
+@td.command("disable")
+@click.argument("name")
+@_data_dir_option
+def td_disable(name: str, data_dir: Path | None) -> None:
+    """Disable a TD account; its console sessions end."""
+    with _store(data_dir) as (store, _):
+        store.disable_td(name)
+    click.echo(f"TD {name} disabled.")
+
+
+@td.command("list")
+@_data_dir_option
+def td_list(data_dir: Path | None) -> None:
+    """The TD accounts."""
+    with _store(data_dir) as (store, _):
+        accounts = store.tds()
+    if not accounts:
+        click.echo("No TD accounts (wordjudge td add NAME).")
+    for account in accounts:
+        state = f"disabled {account.disabled_at}" if account.disabled_at else "active"
+        click.echo(f"{account.name}  added {account.created_at} by {account.created_by}  {state}")

@@ -1,0 +1,39 @@
+"""Command-line flags generated from the settings, so each flag has its environment twin."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from .settings import Settings, env_name
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+# How each setting appears on the command line: its flag and click's options for it.
+SETTING_FLAGS: dict[str, tuple[str, dict[str, Any]]] = {
+    "data_dir": ("--data-dir", {"type": click.Path(path_type=Path, file_okay=False)}),
+    "host": ("--host", {}),
+    "port": ("--port", {"type": int}),
+    "log_level": ("--log-level", {"type": click.Choice(["critical", "error", "warning", "info", "debug"])}),
+    "certfile": ("--certfile", {"type": click.Path(path_type=Path, dir_okay=False)}),
+    "keyfile": ("--keyfile", {"type": click.Path(path_type=Path, dir_okay=False)}),
+    "public_url": ("--public-url", {}),
+}
+
+
+def setting_options(*fields: str) -> Callable[[F], F]:
+    """Add the command-line flags of these settings to a command, each naming its environment twin."""
+
+    def decorate(command: F) -> F:
+        for field in reversed(fields):
+            flag, extra = SETTING_FLAGS[field]
+            info = Settings.model_fields[field]
+            default = "none" if info.default_factory else info.default
+            help_text = f"{info.description} [env: {env_name(field)}; default: {default}]"
+            command = click.option(flag, field, default=None, help=help_text, **extra)(command)
+        return command
+
+    return decorate

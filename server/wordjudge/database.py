@@ -1,0 +1,50 @@
+"""What wordjudge's SQLite files share: how they are opened for writing, and named migrations.
+
+Each database has one writer per process (a thread or a lock owns its connection),
+WAL so that readers never wait for it, ``synchronous = FULL`` so that a committed
+transaction survives a power cut, and ``BEGIN IMMEDIATE`` for every write so that
+two processes (the server and a CLI command) queue for the lock instead of failing
+half-way through.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import UTC, datetime
+from pathlib import Path
+
+BUSY_TIMEOUT_MS = 2000
+
+# (name, SQL) pairs, applied in order, each once. Never edit one that has shipped: add another.
+Migrations = list[tuple[str, str]]
+
+
+def connect_writer(path: Path) -> sqlite3.Connection:
+    """Open ``path`` (creating it) for writing: autocommit mode, WAL, ``synchronous = FULL``.
+
+    The connection may be handed to another thread, but must be used by one at a time.
+    Raises :class:`sqlite3.Error` or :class:`OSError`.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    connection.execute("PRAGMA journal_mode = WAL")
+    connection.execute("PRAGMA synchronous = FULL")
+    return connection
+
+
+def migrate(connection: sqlite3.Connection, migrations: Migrations) -> list[str]:
+    """Apply the named migrations not yet applied, each in its own transaction; return their names."""
+    connection.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
+    applied = {row[0] for row in connection.execute("SELECT name FROM migrations")}
+    done = []
+    for name, sql in migrations:
+        if name in applied:
+            continue
+        now = datetime.now(UTC).isoformat(timespec="seconds")
+        # executescript commits any open transaction first, so the BEGIN goes inside the script.
+        connection.executescript(
+            f"BEGIN IMMEDIATE;\n{sql}\nINSERT INTO migrations (name, applied_at) VALUES ('{name}', '{now}');\nCOMMIT;"
+        )
+        done.append(name)
+    return done

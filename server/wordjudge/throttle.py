@@ -1,0 +1,92 @@
+"""Throttles: how often an actor may do something, counted in memory.
+
+Two shapes: a :class:`RateLimit` (a token bucket: so many per minute, with a burst
+of the same size) for challenges, and a :class:`FailureLimit` (at most so many
+failures in a sliding window) for logins and pairing codes, where only wrong
+guesses count. Both take a clock so tests can move time; both forget idle keys so
+that many clients cannot make them grow without bound. A restart forgets every
+count, which is acceptable: a restart is rare and visible to the TD.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable, Hashable
+
+Clock = Callable[[], float]
+_PRUNE_AT = 10_000  # keys held before idle ones are dropped
+
+
+class RateLimit:
+    """At most ``per_minute`` actions a minute per key, in bursts of up to ``per_minute``; 0 means no limit."""
+
+    def __init__(self, per_minute: int, *, clock: Clock = time.monotonic) -> None:
+        self.per_minute = per_minute
+        self._clock = clock
+        self._buckets: dict[Hashable, tuple[float, float]] = {}  # key -> (tokens, when counted)
+
+    def take(self, key: Hashable) -> float:
+        """Spend one action for ``key``: 0.0 if allowed, else the seconds until one is allowed again."""
+        if self.per_minute <= 0:
+            return 0.0
+        now = self._clock()
+        tokens = self._tokens(key, now)
+        if tokens < 1:
+            self._buckets[key] = (tokens, now)
+            return (1 - tokens) * 60 / self.per_minute
+        self._buckets[key] = (tokens - 1, now)
+        if len(self._buckets) > _PRUNE_AT:
+            self._prune(now)
+        return 0.0
+
+    def give_back(self, key: Hashable) -> None:
+        """Return an action taken with :meth:`take` that turned out not to count (a retry, a refused input)."""
+        if self.per_minute > 0 and key in self._buckets:
+            tokens, when = self._buckets[key]
+            self._buckets[key] = (min(self.per_minute, tokens + 1), when)
+
+    def _tokens(self, key: Hashable, now: float) -> float:
+        tokens, when = self._buckets.get(key, (self.per_minute, now))
+        return min(self.per_minute, tokens + (now - when) * self.per_minute / 60)
+
+    def _prune(self, now: float) -> None:
+        full = [key for key in self._buckets if self._tokens(key, now) >= self.per_minute]
+        for key in full:
+            del self._buckets[key]
+
+
+class FailureLimit:
+    """At most ``limit`` failures per key in any ``window`` seconds; beyond that, the key must wait."""
+
+    def __init__(self, limit: int, window: float, *, clock: Clock = time.monotonic) -> None:
+        self.limit = limit
+        self.window = window
+        self._clock = clock
+        self._failures: dict[Hashable, deque[float]] = {}
+
+    def wait(self, key: Hashable) -> float:
+        """0.0 if ``key`` may try now, else the seconds until it may."""
+        now = self._clock()
+        failures = self._recent(key, now)
+        if len(failures) < self.limit:
+            return 0.0
+        return failures[0] + self.window - now
+
+    def fail(self, key: Hashable) -> None:
+        """Count a failure for ``key``."""
+        now = self._clock()
+        self._recent(key, now).append(now)
+        if len(self._failures) > _PRUNE_AT:
+            for idle in [k for k, times in self._failures.items() if not times or times[-1] <= now - self.window]:
+                del self._failures[idle]
+
+    def clear(self, key: Hashable) -> None:
+        """Forget ``key``'s failures (after a success)."""
+        self._failures.pop(key, None)
+
+    def _recent(self, key: Hashable, now: float) -> deque[float]:
+        failures = self._failures.setdefault(key, deque())
+        while failures and failures[0] <= now - self.window:
+            failures.popleft()
+        return failures
