@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 import socket
+import ssl
 import subprocess
 import sys
 import time
@@ -166,6 +167,20 @@ def _free_port() -> int:
         return port
 
 
+def wait_for_health(
+    base: str, server: subprocess.Popen[str] | None = None, *, verify: ssl.SSLContext | bool = True
+) -> httpx.Response:
+    """Poll a starting server's health check until it answers (30 s at most)."""
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            return httpx.get(f"{base}/api/health", timeout=2, verify=verify)
+        except httpx.TransportError:
+            assert server is None or server.poll() is None, server.communicate()[0] if server else ""
+            assert time.monotonic() < deadline, "server did not start in 30 s"
+            time.sleep(0.1)
+
+
 def _serve(data_dir: Path, *extra: str) -> subprocess.Popen[str]:
     script = Path(sys.executable).with_name("wordjudge")
     env = {**os.environ, "WORDJUDGE_DATA_DIR": str(data_dir)}
@@ -179,15 +194,7 @@ def test_wordjudge_serve_answers_health_over_http(data_dir: Path) -> None:
     port = _free_port()
     server = _serve(data_dir, "--port", str(port))
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                response = httpx.get(f"http://127.0.0.1:{port}/api/health", timeout=2)
-                break
-            except httpx.TransportError:
-                assert server.poll() is None, server.communicate()[0]
-                assert time.monotonic() < deadline, "server did not start in 30 s"
-                time.sleep(0.1)
+        response = wait_for_health(f"http://127.0.0.1:{port}", server)
         assert response.json()["lexicons"][0]["edition"] == "matches ENABLE (172,820 words)"
         assert httpx.get(f"http://127.0.0.1:{port}/", timeout=2).status_code == 200
     finally:

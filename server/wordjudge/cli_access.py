@@ -7,6 +7,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import click
 import segno
@@ -61,12 +62,15 @@ def device_add(name: str, role: str, division: str | None, data_dir: Path | None
 @click.option("--role", type=_ROLE, required=True, help="kiosk (self-adjudication) or runner (handheld).")
 @click.option("--division", help="Limit the device to this division of the event.")
 @click.option("--name", help="The device's name (default: kiosk-N or runner-N).")
-@_data_dir_option
-def device_pair(role: str, division: str | None, name: str | None, data_dir: Path | None) -> None:
-    """Print a one-time pairing code (10 minutes), and a QR code of its link for phones."""
+@setting_options("data_dir", "public_url", "host", "port")
+def device_pair(role: str, division: str | None, name: str | None, data_dir: Path | None, **server: Any) -> None:
+    """Print a one-time pairing code (10 minutes), and a QR code of its link for phones.
+
+    The link points at --public-url, or else at --host and --port (as given to serve).
+    """
     with _store(data_dir) as (store, settings):
         code = store.create_pairing_code(Role(role), _division(settings, division), name, by=cli_principal().actor)
-    link = f"{_base_url(load_settings(data_dir=data_dir))}/{code.role.value}#pair={code.code}"
+    link = f"{_base_url(load_settings(data_dir=data_dir, **server))}/{code.role.value}#pair={code.code}"
     click.echo(f"Pairing code: {code.code}  (one {role}, until {code.expires_at} UTC)")
     click.echo(f"Link: {link}")
     if sys.stdout.isatty():

@@ -5,8 +5,9 @@ Run from the repository root (needs Debian's ``wrk``: ``apt-get install wrk``; n
     .venv/bin/python -m tests.bench.bench_challenges [--seconds 10] [--markdown docs/bench-challenges.md]
 
 It starts ``wordjudge serve`` (one process, durable logging on: WAL, synchronous=FULL,
-every verdict committed before it is sent) on a fresh data dir with the demo event,
-then drives it with wrk, a separate process, at concurrency 1, 16 and 64: first
+every verdict committed before it is sent) on a fresh data dir with a demo-lexicon event
+whose per-device rate limit is off, enrols a kiosk with ``wordjudge device add`` (so every
+challenge is authenticated by its bearer token, as in a hall), then drives it with wrk, a separate process, at concurrency 1, 16 and 64: first
 ``GET /api/health``, then ``POST /api/challenges`` with a 2-word challenge and a new
 request id each time. Afterwards it checks that the audit log holds exactly the
 challenges wrk completed and that its chain verifies.
@@ -39,14 +40,16 @@ TARGET = "at concurrency 64: challenge throughput >= 0.7 x health throughput, p9
 _LUA = """
 local counter = 0
 local prefix = "bench"
+local token = ""
 function init(args)
   prefix = args[1] .. "-" .. tostring(math.random(1, 1000000000))
+  token = args[2]
 end
 function request()
   counter = counter + 1
   local body = '{"division":"Open","table":7,"round":1,"words":"cat qi","request_id":"' .. prefix .. "-" .. counter .. '"}'
   return wrk.format("POST", "/api/challenges",
-    {["Content-Type"] = "application/json", ["X-Wordjudge-Actor"] = "bench-kiosk"}, body)
+    {["Content-Type"] = "application/json", ["Authorization"] = "Bearer " .. token}, body)
 end
 """
 
@@ -77,13 +80,13 @@ def parse_wrk(output: str) -> dict[str, float]:
     return {"rps": rps, "p50": millis("50"), "p99": millis("99"), "done": done, "errors": errors}
 
 
-def wrk(url: str, connections: int, seconds: int, script: Path | None = None, run_id: str = "") -> dict[str, float]:
+def wrk(url: str, connections: int, seconds: int, script: Path | None = None, *script_args: str) -> dict[str, float]:
     command = ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--latency", "--timeout", "5s"]
     if script is not None:
         command += ["-s", str(script)]
     command.append(url)
     if script is not None:
-        command += ["--", run_id]
+        command += ["--", *script_args]
     done = subprocess.run(command, capture_output=True, text=True, check=True)
     return parse_wrk(done.stdout)
 
@@ -102,8 +105,17 @@ def main() -> None:
     script = data_dir / "challenge.lua"
     script.write_text(_LUA)
     env = {**os.environ, "WORDJUDGE_DATA_DIR": str(data_dir), "WORDJUDGE_LOG_LEVEL": "warning"}
+    command = str(Path(sys.executable).with_name("wordjudge"))
+    (data_dir / "event.toml").write_text(
+        'name = "Benchmark"\nchallenges_per_minute = 0\n[[division]]\nname = "Open"\nlexicon = "demo"\n'
+        'rule = "five-per-word"\n'
+    )
+    token = subprocess.run(
+        [command, "device", "add", "bench-kiosk", "--role", "kiosk"], env=env, capture_output=True, text=True,
+        check=True,
+    ).stdout.strip()  # fmt: skip
     server = subprocess.Popen(
-        [str(Path(sys.executable).with_name("wordjudge")), "serve", "--port", str(port)],
+        [command, "serve", "--port", str(port)],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -124,7 +136,7 @@ def main() -> None:
         wrk(f"{base}/api/health", 16, 2)  # warm up
         for connections in CONCURRENCY:
             health = wrk(f"{base}/api/health", connections, args.seconds)
-            challenge = wrk(base, connections, args.seconds, script, uuid.uuid4().hex[:8])
+            challenge = wrk(base, connections, args.seconds, script, uuid.uuid4().hex[:8], token)
             challenges_done += int(challenge["done"])
             rows.append((connections, health, challenge))
             print(f"measured concurrency {connections}", file=sys.stderr)

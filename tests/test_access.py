@@ -1,0 +1,258 @@
+"""The access store: devices, pairing codes, TD accounts and sessions, on a real SQLite file."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from argon2 import PasswordHasher
+
+from wordjudge import access
+from wordjudge.access import ACCESS_FILE, AccessStore, brute_force_odds, normalise_code
+from wordjudge.auth import Principal, Role
+from wordjudge.errors import Conflict, InvalidInput, NotFound, RateLimited, Unauthorized
+
+from .conftest import CHEAP_HASHER, PASSWORD
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_790_000_000.0  # November 2026
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def store(tmp_path: Path, clock: Clock) -> Iterator[AccessStore]:
+    opened = AccessStore(tmp_path / ACCESS_FILE, clock=clock, hasher=CHEAP_HASHER, challenges_per_minute=3).open()
+    yield opened
+    opened.close()
+
+
+def test_a_device_token_names_the_device_until_it_is_revoked(store: AccessStore, clock: Clock) -> None:
+    enrolled = store.add_device("Kiosk 1", Role.KIOSK, "A", by="alice")
+    assert enrolled.token.startswith("wj_")
+    assert len(enrolled.token) > 40
+    assert store.authenticate_token(enrolled.token) == Principal("Kiosk 1", Role.KIOSK, "kiosk", "A")
+    assert store.device("kiosk 1").online is True  # names are case-insensitive
+    clock.now += access.ONLINE_WITHIN + 1
+    assert store.device("Kiosk 1").online is False
+    revoked = store.revoke_device("Kiosk 1", by="alice")
+    assert (revoked.revoked_by, revoked.online) == ("alice", False)
+    with pytest.raises(Unauthorized, match=r"this device \(Kiosk 1\) was revoked by the TD"):
+        store.authenticate_token(enrolled.token)
+    with pytest.raises(Unauthorized, match="not valid"):
+        store.authenticate_token(enrolled.token + "x")
+    with pytest.raises(NotFound):
+        store.revoke_device("nobody", by="alice")
+
+
+def test_only_hashes_of_tokens_are_stored(store: AccessStore, tmp_path: Path) -> None:
+    token = store.add_device("runner-1", Role.RUNNER, by="alice").token
+    store.close()
+    raw = b"".join(path.read_bytes() for path in tmp_path.iterdir())
+    assert store_has_device(tmp_path, "runner-1")
+    assert token.encode() not in raw
+    assert token[3:].encode() not in raw
+
+
+def store_has_device(directory: Path, name: str) -> bool:
+    connection = sqlite3.connect(directory / ACCESS_FILE)
+    try:
+        return connection.execute("SELECT count(*) FROM devices WHERE name = ?", (name,)).fetchone()[0] == 1
+    finally:
+        connection.close()
+
+
+def test_names_are_one_namespace_and_never_reused(store: AccessStore) -> None:
+    store.add_device("kiosk-1", Role.KIOSK, by="alice")
+    store.add_td("alice", PASSWORD, by="cli")
+    with pytest.raises(Conflict, match="taken by a device"):
+        store.add_td("KIOSK-1", PASSWORD, by="cli")
+    with pytest.raises(Conflict, match="taken by a TD"):
+        store.add_device("Alice", Role.RUNNER, by="cli")
+    store.revoke_device("kiosk-1", by="alice")
+    with pytest.raises(Conflict):
+        store.add_device("kiosk-1", Role.KIOSK, by="alice")
+    with pytest.raises(InvalidInput, match="must be 1 to 40 letters"):
+        store.add_device("cli:root", Role.KIOSK, by="alice")
+    with pytest.raises(InvalidInput, match="a device's role is kiosk or runner"):
+        store.add_device("td-device", Role.TD, by="alice")
+
+
+def test_a_pairing_code_enrols_one_device_once(store: AccessStore) -> None:
+    code = store.create_pairing_code(Role.RUNNER, "B", by="alice")
+    assert re.fullmatch(r"[0-9A-Z]{4}-[0-9A-Z]{4}", code.code)
+    enrolled = store.enrol(code.code.lower().replace("-", " "), client="10.0.0.5")
+    assert (enrolled.device.name, enrolled.device.role, enrolled.device.division) == ("runner-1", Role.RUNNER, "B")
+    assert store.authenticate_token(enrolled.token).actor == "runner-1"
+    with pytest.raises(Unauthorized, match="used already"):
+        store.enrol(code.code, client="10.0.0.5")
+    named = store.create_pairing_code(Role.KIOSK, None, "Hall kiosk", by="alice")
+    assert store.enrol(named.code, client="10.0.0.5").device.name == "Hall kiosk"
+
+
+def test_a_pairing_code_expires(store: AccessStore, clock: Clock) -> None:
+    code = store.create_pairing_code(Role.KIOSK, by="alice")
+    clock.now += access.PAIRING_TTL
+    with pytest.raises(Unauthorized, match="has expired"):
+        store.enrol(code.code, client="10.0.0.5")
+
+
+def test_codes_read_aloud_are_forgiven_and_garbage_is_refused() -> None:
+    assert normalise_code("7kq2-m9xd") == "7KQ2M9XD"
+    assert normalise_code(" 0OIL 1234 ") == "00111234"  # O is 0, I and L are 1
+    assert normalise_code("7KQ2-M9X") == ""
+    assert normalise_code("7KQ2-M9XU") == ""  # U is not in the alphabet
+
+
+def test_wrong_codes_are_throttled_per_client_even_for_a_right_code(store: AccessStore, clock: Clock) -> None:
+    code = store.create_pairing_code(Role.KIOSK, by="alice")
+    for guess in range(access.ENROL_FAILURES_PER_CLIENT):
+        with pytest.raises(Unauthorized):
+            store.enrol(f"AAAA-{guess:04d}", client="10.0.0.66")
+    with pytest.raises(RateLimited, match="too many wrong pairing codes") as refused:
+        store.enrol(code.code, client="10.0.0.66")
+    assert 1 <= refused.value.retry_after <= access.ENROL_WINDOW + 1
+    assert [a.kind for a in store.alerts()] == ["enrol_throttled"]
+    assert store.enrol(code.code, client="10.0.0.7").device.name == "kiosk-1"  # another client is not blocked
+    clock.now += access.ENROL_WINDOW
+    with pytest.raises(Unauthorized):
+        store.enrol("AAAA-0000", client="10.0.0.66")
+
+
+def test_wrong_codes_from_many_clients_are_throttled_together(store: AccessStore) -> None:
+    code = store.create_pairing_code(Role.KIOSK, by="alice")
+    for guess in range(access.ENROL_FAILURES_TOTAL):
+        with pytest.raises(Unauthorized):
+            store.enrol(f"BBBB-{guess:04d}", client=f"10.0.1.{guess}")
+    with pytest.raises(RateLimited):
+        store.enrol(code.code, client="10.0.2.1")
+
+
+def test_pairing_codes_cannot_be_brute_forced_within_the_throttle(store: AccessStore) -> None:
+    # The bound that the throttle and the limits give: with every open code there can be, trying as
+    # fast as allowed for a code's whole life, a guesser's chance is below one in a hundred million.
+    assert brute_force_odds() < 1e-8
+    for _ in range(access.MAX_OPEN_CODES):
+        store.create_pairing_code(Role.KIOSK, by="alice")
+    with pytest.raises(Conflict, match="pairing codes are open already"):
+        store.create_pairing_code(Role.KIOSK, by="alice")
+
+
+def test_pairing_codes_are_random(tmp_path: Path) -> None:
+    store = AccessStore(tmp_path / ACCESS_FILE, hasher=CHEAP_HASHER).open()
+    try:
+        codes = set()
+        for _ in range(10):
+            for _ in range(access.MAX_OPEN_CODES):
+                codes.add(store.create_pairing_code(Role.KIOSK, by="alice").code)
+            store._connection.execute("UPDATE pairing_codes SET used_at = 'x'")  # type: ignore[union-attr]
+    finally:
+        store.close()
+    assert len(codes) == 10 * access.MAX_OPEN_CODES
+    assert set("".join(codes).replace("-", "")) <= set(access.PAIRING_ALPHABET)
+
+
+def test_td_login_session_and_logout(store: AccessStore, clock: Clock) -> None:
+    store.add_td("alice", PASSWORD, by="cli")
+    session = store.login(" alice ", PASSWORD, client="10.0.0.2")
+    assert session.principal == Principal("alice", Role.TD, "console")
+    assert store.authenticate_session(session.token).csrf_token == session.csrf_token
+    store.logout(session.token)
+    with pytest.raises(Unauthorized, match="not signed in"):
+        store.authenticate_session(session.token)
+    later = store.login("ALICE", PASSWORD, client="10.0.0.2")
+    clock.now += access.SESSION_TTL
+    with pytest.raises(Unauthorized, match="expired"):
+        store.authenticate_session(later.token)
+
+
+def test_failed_logins_are_throttled_per_name_and_per_client(store: AccessStore) -> None:
+    store.add_td("alice", PASSWORD, by="cli")
+    for _ in range(access.LOGIN_FAILURES):
+        with pytest.raises(Unauthorized, match="wrong TD name or password"):
+            store.login("alice", "guess-guess-guess", client="10.0.0.66")
+    with pytest.raises(RateLimited, match="too many failed logins"):
+        store.login("alice", PASSWORD, client="10.0.0.2")  # the name is locked, from anywhere
+    for n in range(access.LOGIN_FAILURES):
+        with pytest.raises(Unauthorized, match="wrong TD name or password"):  # unknown names say the same
+            store.login(f"nobody-{n}", PASSWORD, client="10.0.0.77")
+    with pytest.raises(RateLimited):
+        store.login("bob", PASSWORD, client="10.0.0.77")  # the client is locked, for any name
+    assert {a.kind for a in store.alerts()} == {"login_throttled"}
+
+
+def test_password_change_and_disable_end_sessions(store: AccessStore) -> None:
+    store.add_td("alice", PASSWORD, by="cli")
+    first = store.login("alice", PASSWORD, client="c")
+    store.set_password("alice", "another long password")
+    with pytest.raises(Unauthorized):
+        store.authenticate_session(first.token)
+    with pytest.raises(Unauthorized):
+        store.login("alice", PASSWORD, client="c")
+    second = store.login("alice", "another long password", client="c")
+    store.disable_td("alice")
+    with pytest.raises(Unauthorized):
+        store.authenticate_session(second.token)
+    with pytest.raises(Unauthorized, match="disabled"):
+        store.login("alice", "another long password", client="c")
+    with pytest.raises(InvalidInput, match="at least 10 characters"):
+        store.add_td("bob", "short", by="cli")
+    assert [(td.name, bool(td.disabled_at)) for td in store.tds()] == [("alice", True)]
+
+
+def test_passwords_are_hashed_with_argon2id_at_full_cost(tmp_path: Path) -> None:
+    store = AccessStore(tmp_path / ACCESS_FILE).open()  # the server's own settings
+    try:
+        store.add_td("alice", PASSWORD, by="cli")
+        (stored,) = store._connection.execute("SELECT password_hash FROM tds").fetchone()  # type: ignore[union-attr]
+    finally:
+        store.close()
+    assert stored.startswith("$argon2id$v=19$m=65536,t=3,p=4$")
+    assert PASSWORD not in stored
+    assert PasswordHasher().verify(stored, PASSWORD)
+
+
+def test_challenge_rate_limit_alerts_the_td_and_spares_the_td(store: AccessStore) -> None:
+    kiosk = Principal("kiosk-1", Role.KIOSK, "kiosk")
+    for _ in range(3):
+        store.spend_challenge(kiosk)
+    with pytest.raises(RateLimited, match=r"at most 3 a minute\): the TD has been told"):
+        store.spend_challenge(kiosk)
+    store.refund_challenge(kiosk)
+    store.spend_challenge(kiosk)
+    td = Principal("alice", Role.TD, "console")
+    for _ in range(10):
+        store.spend_challenge(td)
+    with pytest.raises(RateLimited):
+        store.spend_challenge(kiosk)
+    alerts = store.alerts()
+    assert [(a.kind, a.actor) for a in alerts] == [("rate_limit", "kiosk-1")]  # once a minute, not per refusal
+
+
+def test_the_store_is_durable_and_shared_with_another_process(tmp_path: Path) -> None:
+    server = AccessStore(tmp_path / ACCESS_FILE, hasher=CHEAP_HASHER).open()
+    cli = AccessStore(tmp_path / ACCESS_FILE, hasher=CHEAP_HASHER).open()
+    try:
+        token = cli.add_device("kiosk-1", Role.KIOSK, by="cli").token
+        assert server.authenticate_token(token).actor == "kiosk-1"
+        cli.revoke_device("kiosk-1", by="cli")
+        with pytest.raises(Unauthorized):
+            server.authenticate_token(token)
+    finally:
+        server.close()
+        cli.close()
+    connection = sqlite3.connect(tmp_path / ACCESS_FILE)
+    assert connection.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert [row[0] for row in connection.execute("SELECT name FROM migrations")] == ["0001_access"]
+    connection.close()

@@ -1,0 +1,293 @@
+"""Access control over HTTP: every route as every kind of caller, sign-in, pairing, revocation, limits."""
+
+from __future__ import annotations
+
+import ssl
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+
+from wordjudge.access import ACCESS_FILE
+from wordjudge.api import CSRF_HEADER, SESSION_COOKIE
+from wordjudge.auth import Role
+
+from .conftest import PASSWORD, Actors, access_store, device_headers, td_headers, write_event
+from .test_app import assert_error_shape
+
+CALLERS = ("anonymous", "kiosk", "runner", "revoked", "td")
+_PER_WORD_KEYS = {"results", "source", "sources"}
+
+
+def challenge(words: str = "cat dog", **extra: Any) -> dict[str, Any]:
+    return {"division": "Open", "table": 7, "round": 2, "words": words, "request_id": uuid.uuid4().hex, **extra}
+
+
+class World:
+    """A data dir with one of each caller, a kiosk's record, and fresh things for routes that use them up."""
+
+    def __init__(self, data_dir: Path, client: TestClient) -> None:
+        self.data_dir = data_dir
+        self.headers = {
+            "anonymous": {},
+            "kiosk": device_headers(data_dir, "kiosk-1"),
+            "runner": device_headers(data_dir, "runner-1", Role.RUNNER),
+            "revoked": device_headers(data_dir, "kiosk-old"),
+            "td": td_headers(data_dir, "alice"),
+        }
+        store = access_store(data_dir)
+        store.add_td("bob", PASSWORD, by="test")
+        store.revoke_device("kiosk-old", by="test")
+        store.close()
+        response = client.post("/api/challenges", json=challenge(), headers=self.headers["kiosk"])
+        assert response.status_code == 201, response.text
+        self.record = response.json()["id"]
+        self.serial = 0
+
+    def fresh_code(self) -> str:
+        store = access_store(self.data_dir)
+        try:
+            return store.create_pairing_code(Role.KIOSK, by="test").code
+        finally:
+            store.close()
+
+    def fresh_device(self) -> str:
+        self.serial += 1
+        device_headers(self.data_dir, f"victim-{self.serial}")
+        return f"victim-{self.serial}"
+
+
+# (method, path, body, expected status for each of CALLERS). Paths and bodies are made per call.
+Row = tuple[str, Callable[[World], str], Callable[[World], dict[str, Any] | None], tuple[int, ...]]
+ROUTES: list[Row] = [
+    ("GET", lambda w: "/api/health", lambda w: None, (200, 200, 200, 200, 200)),
+    ("GET", lambda w: "/api/event", lambda w: None, (401, 200, 200, 401, 200)),
+    ("GET", lambda w: "/api/lexicons", lambda w: None, (401, 200, 200, 401, 200)),
+    ("POST", lambda w: "/api/challenges", lambda w: challenge(), (401, 201, 201, 401, 201)),
+    ("GET", lambda w: "/api/challenges", lambda w: None, (401, 403, 403, 401, 200)),
+    ("GET", lambda w: f"/api/challenges/{w.record}", lambda w: None, (401, 200, 404, 401, 200)),
+    ("POST", lambda w: f"/api/challenges/{w.record}/recheck", lambda w: {"request_id": uuid.uuid4().hex},
+     (401, 403, 403, 401, 201)),
+    ("POST", lambda w: f"/api/challenges/{w.record}/reissue",
+     lambda w: {"words": "cats", "reason": "slip", "request_id": uuid.uuid4().hex}, (401, 403, 403, 401, 201)),
+    ("POST", lambda w: f"/api/challenges/{w.record}/ruling",
+     lambda w: {"verdict": "acceptable", "note": "TD", "request_id": uuid.uuid4().hex}, (401, 403, 403, 401, 201)),
+    ("GET", lambda w: "/api/audit/verify", lambda w: None, (401, 403, 403, 401, 200)),
+    ("POST", lambda w: "/api/session", lambda w: {"name": "bob", "password": PASSWORD}, (201, 201, 201, 201, 201)),
+    ("GET", lambda w: "/api/session", lambda w: None, (401, 200, 200, 401, 200)),
+    ("POST", lambda w: "/api/pairing-codes", lambda w: {"role": "runner"}, (401, 403, 403, 401, 201)),
+    ("POST", lambda w: "/api/enrol", lambda w: {"code": w.fresh_code()}, (201, 201, 201, 201, 201)),
+    ("GET", lambda w: "/api/devices", lambda w: None, (401, 403, 403, 401, 200)),
+    ("POST", lambda w: f"/api/devices/{w.fresh_device()}/revoke", lambda w: None, (401, 403, 403, 401, 200)),
+    ("GET", lambda w: "/api/alerts", lambda w: None, (401, 403, 403, 401, 200)),
+    ("DELETE", lambda w: "/api/session", lambda w: None, (401, 200, 200, 401, 200)),  # last: ends the TD's session
+]  # fmt: skip
+PUBLIC_PAGES = ["/", "/static/app.css", "/static/status.js", "/docs", "/openapi.json"]
+
+
+def per_word_keys(value: Any) -> set[str]:
+    """Keys anywhere in a JSON value that would tell which word passed or failed."""
+    if isinstance(value, dict):
+        found = _PER_WORD_KEYS & set(value)
+        return found.union(*(per_word_keys(v) for v in value.values()))
+    if isinstance(value, list):
+        return set().union(*(per_word_keys(v) for v in value))
+    return set()
+
+
+def test_every_route_as_every_caller(app: FastAPI, data_dir: Path) -> None:
+    write_event(data_dir, [("Open", "demo", "five-per-word")], challenges_per_minute=0)
+    with TestClient(app) as client:
+        world = World(data_dir, client)
+        schema_routes = {(m.upper(), p) for p, item in app.openapi()["paths"].items() for m in item}
+        table_routes = {(method, path(world).replace(str(world.record), "{record_id}")) for method, path, *_ in ROUTES}
+        table_routes = {(m, "/api/devices/{name}/revoke" if "victim" in p else p) for m, p in table_routes}
+        assert table_routes == schema_routes  # a new route must get a row here
+        failures = []
+        for caller, headers in world.headers.items():
+            for method, path, body, expected in ROUTES:
+                url = path(world)
+                client.cookies.clear()  # a sign-in's cookie must not stick to the next caller
+                response = client.request(method, url, json=body(world), headers=headers)
+                want = expected[CALLERS.index(caller)]
+                if response.status_code != want:
+                    failures.append(f"{caller} {method} {url}: {response.status_code}, expected {want}")
+                if response.status_code >= 400:
+                    assert_error_shape(response, response.status_code, response.json()["code"])
+                if caller != "td":
+                    assert not per_word_keys(response.json()), (caller, method, url)
+            for page in PUBLIC_PAGES:
+                assert client.get(page, headers=headers).status_code == 200, (caller, page)
+        assert not failures, "\n".join(failures)
+
+
+def test_device_responses_never_carry_per_word_results(client: TestClient, actors: Actors, data_dir: Path) -> None:
+    responses = []
+    for headers in (actors.kiosk, actors.runner):
+        sent = challenge("cat qi dog")
+        responses.append(client.post("/api/challenges", json=sent, headers=headers))  # unacceptable: QI
+        responses.append(client.post("/api/challenges", json=sent, headers=headers))  # a retry
+        responses.append(client.post("/api/challenges", json={**sent, "words": "cat"}, headers=headers))  # 409
+        responses.append(client.get(f"/api/challenges/{responses[0].json()['id']}", headers=headers))
+        responses.append(client.post("/api/challenges", json=challenge("cat qi x"), headers=headers))  # 422
+        responses.append(client.post(f"/api/challenges/{responses[0].json()['id']}/recheck", json={}, headers=headers))
+        responses.append(client.get("/api/challenges", headers=headers))  # 403
+    assert sorted({r.status_code for r in responses}) == [200, 201, 403, 404, 409, 422]
+    for response in responses:
+        assert not per_word_keys(response.json()), response.text
+        assert "not acceptable" not in response.text.replace("unacceptable", "")
+    td = client.get(f"/api/challenges/{responses[0].json()['id']}", headers=actors.alice).json()
+    assert [r["acceptable"] for r in td["results"]] == [True, False, True]
+
+
+def test_sign_in_sets_a_strict_http_only_cookie_and_unsafe_requests_need_the_csrf_token(
+    client: TestClient, data_dir: Path
+) -> None:
+    store = access_store(data_dir)
+    store.add_td("alice", PASSWORD, by="test")
+    store.close()
+    wrong = client.post("/api/session", json={"name": "alice", "password": "not the password"})
+    assert "wrong TD name or password" in assert_error_shape(wrong, 401, "unauthorized")["error"]
+    response = client.post("/api/session", json={"name": "alice", "password": PASSWORD})
+    assert response.status_code == 201
+    cookie = response.headers["set-cookie"]
+    assert cookie.startswith(f"{SESSION_COOKIE}=")
+    for attribute in ("HttpOnly", "SameSite=strict", "Path=/"):
+        assert attribute.lower() in cookie.lower(), cookie
+    assert "secure" not in cookie.lower()  # plain HTTP: a Secure cookie would never come back
+    csrf = response.json()["csrf_token"]
+    assert client.get("/api/challenges").status_code == 200  # the cookie alone is enough to read
+    assert client.get("/api/session").json() == {
+        "actor": "alice", "role": "td", "channel": "console", "division": None, "csrf_token": csrf,
+    }  # fmt: skip
+    no_token = client.post("/api/pairing-codes", json={"role": "kiosk"})
+    assert "X-CSRF-Token" in assert_error_shape(no_token, 403, "forbidden")["error"]
+    wrong_token = client.post("/api/pairing-codes", json={"role": "kiosk"}, headers={CSRF_HEADER: csrf + "x"})
+    assert_error_shape(wrong_token, 403, "forbidden")
+    assert client.post("/api/pairing-codes", json={"role": "kiosk"}, headers={CSRF_HEADER: csrf}).status_code == 201
+    assert client.request("DELETE", "/api/session", headers={CSRF_HEADER: csrf}).status_code == 200
+    client.cookies.set(SESSION_COOKIE, response.cookies[SESSION_COOKIE])  # a copy of the old cookie is dead
+    assert_error_shape(client.get("/api/challenges"), 401, "unauthorized")
+
+
+def test_failed_logins_are_throttled_over_http(client: TestClient, data_dir: Path) -> None:
+    store = access_store(data_dir)
+    store.add_td("alice", PASSWORD, by="test")
+    store.close()
+    statuses = [
+        client.post("/api/session", json={"name": "alice", "password": f"guess number {n}"}).status_code
+        for n in range(6)
+    ]
+    assert statuses == [401] * 5 + [429]
+    refused = client.post("/api/session", json={"name": "alice", "password": PASSWORD})
+    body = assert_error_shape(refused, 429, "rate_limited")
+    assert int(refused.headers["retry-after"]) == body["details"]["retry_after"] > 0
+
+
+def test_pairing_over_http_then_revocation(client: TestClient, actors: Actors) -> None:
+    created = client.post("/api/pairing-codes", json={"role": "runner", "name": "Runner Ann"}, headers=actors.alice)
+    assert created.status_code == 201, created.text
+    code = created.json()
+    assert code["link"] == f"http://testserver/runner#pair={code['code']}"
+    assert code["qr_svg"].startswith("<svg")
+    assert code["qr_svg"].endswith("</svg>")
+    enrolled = client.post("/api/enrol", json={"code": code["code"]})
+    assert enrolled.status_code == 201
+    token = enrolled.json()["token"]
+    device = {"Authorization": f"Bearer {token}"}
+    assert client.get("/api/session", headers=device).json()["actor"] == "Runner Ann"
+    assert client.post("/api/challenges", json=challenge(), headers=device).json()["verdict"] == "acceptable"
+    again = client.post("/api/enrol", json={"code": code["code"]})
+    assert "used already" in assert_error_shape(again, 401, "unauthorized")["error"]
+    listed = client.get("/api/devices", headers=actors.alice).json()["devices"]
+    ann = next(d for d in listed if d["name"] == "Runner Ann")
+    assert (ann["role"], ann["online"], ann["revoked_at"]) == ("runner", True, None)
+    assert client.post("/api/devices/Runner Ann/revoke", headers=actors.alice).json()["revoked_by"] == "alice"
+    refused = client.post("/api/challenges", json=challenge(), headers=device)
+    assert "revoked by the TD" in assert_error_shape(refused, 401, "unauthorized")["error"]
+    assert refused.headers["www-authenticate"].startswith("Bearer")
+
+
+def test_a_device_enrolled_for_a_division_stays_in_it(client: TestClient, data_dir: Path) -> None:
+    write_event(data_dir, [("A", "demo", "single"), ("B", "demo", "double")])
+    with TestClient(client.app) as restarted:  # type: ignore[arg-type]
+        kiosk = device_headers(data_dir, "kiosk-a", division="A")
+        assert restarted.post("/api/challenges", json=challenge(division="a"), headers=kiosk).status_code == 201
+        other = restarted.post("/api/challenges", json=challenge(division="B"), headers=kiosk)
+        assert "enrolled for division A, not B" in assert_error_shape(other, 403, "forbidden")["error"]
+
+
+def test_the_challenge_rate_limit_refuses_new_challenges_but_answers_retries(
+    app: FastAPI, data_dir: Path, actors: Actors
+) -> None:
+    write_event(data_dir, [("Open", "demo", "five-per-word")], challenges_per_minute=2)
+    with TestClient(app) as client:
+        sent = [challenge() for _ in range(3)]
+        assert [client.post("/api/challenges", json=s, headers=actors.kiosk).status_code for s in sent] == [
+            201, 201, 429,
+        ]  # fmt: skip
+        refused = client.post("/api/challenges", json=sent[2], headers=actors.kiosk)
+        assert "too many challenges from this kiosk" in assert_error_shape(refused, 429, "rate_limited")["error"]
+        retry = client.post("/api/challenges", json=sent[0], headers=actors.kiosk)  # lost response: still answered
+        assert (retry.status_code, retry.json()["replayed"]) == (200, True)
+        bad = client.post("/api/challenges", json=challenge("x"), headers=actors.kiosk2)  # refused input is free
+        assert bad.status_code == 422
+        assert client.post("/api/challenges", json=challenge(), headers=actors.kiosk2).status_code == 201
+        assert client.post("/api/challenges", json=challenge(), headers=actors.kiosk2).status_code == 201
+        assert all(client.post("/api/challenges", json=challenge(), headers=actors.alice).status_code == 201
+                   for _ in range(5))  # fmt: skip
+        alerts = client.get("/api/alerts", headers=actors.alice).json()["alerts"]
+        assert [(a["kind"], a["actor"]) for a in alerts] == [("rate_limit", "kiosk-1")]
+        assert client.get("/api/health").json()["audit"]["records"] == 9
+
+
+def test_security_headers_on_pages_api_and_errors(client: TestClient) -> None:
+    for path in ("/", "/api/health", "/api/challenges", "/static/app.css", "/nowhere"):
+        headers = client.get(path).headers
+        assert "script-src 'self';" in headers["content-security-policy"], path
+        assert "frame-ancestors 'none'" in headers["content-security-policy"]
+        assert (headers["x-frame-options"], headers["x-content-type-options"]) == ("DENY", "nosniff")
+        assert headers["referrer-policy"] == "no-referrer"
+    assert "unsafe-inline" in client.get("/docs").headers["content-security-policy"]  # Swagger UI alone
+
+
+@pytest.mark.live
+def test_tls_serves_https_with_a_secure_cookie(data_dir: Path, tmp_path: Path) -> None:
+    from .test_app import _free_port, _serve, wait_for_health
+
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    make_certificate(cert, key)
+    store = access_store(data_dir)
+    store.add_td("alice", PASSWORD, by="test")
+    store.close()
+    port = _free_port()
+    server = _serve(data_dir, "--port", str(port), "--certfile", str(cert), "--keyfile", str(key))
+    try:
+        base = f"https://127.0.0.1:{port}"
+        wait_for_health(base, server, verify=ssl.create_default_context(cafile=cert))
+        with httpx.Client(base_url=base, verify=ssl.create_default_context(cafile=cert)) as https:
+            response = https.post("/api/session", json={"name": "alice", "password": PASSWORD})
+            assert response.status_code == 201
+            assert "secure" in response.headers["set-cookie"].lower()
+        with pytest.raises(httpx.TransportError):
+            httpx.get(f"http://127.0.0.1:{port}/api/health", timeout=5)
+    finally:
+        server.terminate()
+        server.communicate(timeout=30)
+    assert (data_dir / ACCESS_FILE).exists()
+
+
+def make_certificate(cert: Path, key: Path) -> None:
+    """A self-signed certificate for 127.0.0.1, made with the openssl command."""
+    import subprocess
+
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+         "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+        check=True, capture_output=True,
+    )  # fmt: skip
