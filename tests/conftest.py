@@ -25,6 +25,8 @@ from wordjudge.wordlist import normalise
 
 from .wordgen import markov_words
 
+pytest_plugins = ["tests.browser"]  # the browser fixture, for the web clients' tests
+
 
 @pytest.fixture(scope="session")
 def demo_words() -> list[str]:
@@ -129,11 +131,14 @@ def write_event(
     *,
     name: str = "Test Open",
     challenges_per_minute: int | None = None,
+    kiosk_result_seconds: int | None = None,
 ) -> Path:
     """Write an event.toml with (name, lexicon, rule) divisions."""
     lines = [f'name = "{name}"', "rounds = true"]
     if challenges_per_minute is not None:
         lines.append(f"challenges_per_minute = {challenges_per_minute}")
+    if kiosk_result_seconds is not None:
+        lines.append(f"kiosk_result_seconds = {kiosk_result_seconds}")
     for division, lexicon, rule in divisions:
         lines += ["[[division]]", f'name = "{division}"', f'lexicon = "{lexicon}"', f'rule = "{rule}"']
     path = data_dir / "event.toml"

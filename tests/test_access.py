@@ -256,3 +256,16 @@ def test_the_store_is_durable_and_shared_with_another_process(tmp_path: Path) ->
     assert connection.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert [row[0] for row in connection.execute("SELECT name FROM migrations")] == ["0001_access"]
     connection.close()
+
+
+def test_checking_a_td_opens_no_session_and_counts_failures(store: AccessStore, tmp_path: Path) -> None:
+    store.add_td("alice", PASSWORD, by="cli")
+    assert store.check_td("ALICE", PASSWORD, client="kiosk") == Principal("alice", Role.TD, "console")
+    connection = sqlite3.connect(tmp_path / ACCESS_FILE)
+    assert connection.execute("SELECT count(*) FROM sessions").fetchone()[0] == 0
+    connection.close()
+    for _ in range(access.LOGIN_FAILURES):
+        with pytest.raises(Unauthorized):
+            store.check_td("alice", "wrong password!", client="kiosk")
+    with pytest.raises(RateLimited):
+        store.login("alice", PASSWORD, client="elsewhere")  # the same throttle as signing in

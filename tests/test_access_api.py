@@ -79,6 +79,7 @@ ROUTES: list[Row] = [
      lambda w: {"verdict": "acceptable", "note": "TD", "request_id": uuid.uuid4().hex}, (401, 403, 403, 401, 201)),
     ("GET", lambda w: "/api/audit/verify", lambda w: None, (401, 403, 403, 401, 200)),
     ("POST", lambda w: "/api/session", lambda w: {"name": "bob", "password": PASSWORD}, (201, 201, 201, 201, 201)),
+    ("POST", lambda w: "/api/td-check", lambda w: {"name": "bob", "password": PASSWORD}, (200, 200, 200, 200, 200)),
     ("GET", lambda w: "/api/session", lambda w: None, (401, 200, 200, 401, 200)),
     ("POST", lambda w: "/api/pairing-codes", lambda w: {"role": "runner"}, (401, 403, 403, 401, 201)),
     ("POST", lambda w: "/api/enrol", lambda w: {"code": w.fresh_code()}, (201, 201, 201, 201, 201)),
@@ -87,7 +88,7 @@ ROUTES: list[Row] = [
     ("GET", lambda w: "/api/alerts", lambda w: None, (401, 403, 403, 401, 200)),
     ("DELETE", lambda w: "/api/session", lambda w: None, (401, 200, 200, 401, 200)),  # last: ends the TD's session
 ]  # fmt: skip
-PUBLIC_PAGES = ["/", "/static/app.css", "/static/status.js", "/docs", "/openapi.json"]
+PUBLIC_PAGES = ["/", "/kiosk", "/static/app.css", "/static/status.js", "/static/kiosk.js", "/docs", "/openapi.json"]
 
 
 def per_word_keys(value: Any) -> set[str]:

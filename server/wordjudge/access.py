@@ -507,10 +507,25 @@ class AccessStore:
     def login(self, name: str, password: str, *, client: str) -> Session:
         """Check a TD's password and open a console session.
 
+        Slow on purpose (Argon2id): call it from a worker thread. Raises what :meth:`check_td` raises.
+        """
+        td_id = self._check_td(name, password, client)
+        with self._lock:
+            return self._open_session(td_id, client)
+
+    def check_td(self, name: str, password: str, *, client: str) -> Principal:
+        """Check a TD's password without opening a session (a kiosk's settings ask for it).
+
         Slow on purpose (Argon2id): call it from a worker thread. Raises :class:`RateLimited`
         after :data:`LOGIN_FAILURES` failures for the name or from the client in
         :data:`LOGIN_WINDOW` seconds, :class:`Unauthorized` for a wrong name or password.
         """
+        td_id = self._check_td(name, password, client)
+        with self._db() as db:
+            (stored_name,) = db.execute("SELECT name FROM tds WHERE id = ?", (td_id,)).fetchone()
+        return Principal(stored_name, Role.TD, CHANNELS[Role.TD])
+
+    def _check_td(self, name: str, password: str, client: str) -> int:
         key = name.strip().casefold()
         with self._lock:
             wait = max(self._login_by_name.wait(key), self._login_by_client.wait(client))
@@ -533,7 +548,7 @@ class AccessStore:
                 disabled = found is not None and ok
                 raise Unauthorized(f"the TD account {name!r} is disabled" if disabled else "wrong TD name or password")
             self._login_by_name.clear(key)
-            return self._open_session(found[0], client)
+            return int(found[0])
 
     def _verify(self, password_hash: str, password: str) -> bool:
         try:

@@ -63,6 +63,16 @@ async def login(body: LoginIn, request: Request, resources: ResourcesDep) -> JSO
     return response
 
 
+@router.post("/td-check", tags=["access"])
+async def check_td(body: LoginIn, request: Request, resources: ResourcesDep) -> dict[str, Any]:
+    """Check a TD's name and password without signing in (a kiosk's settings screen asks for them).
+
+    Throttled like signing in; opens no session and sets no cookie.
+    """
+    principal = await run_in_threadpool(resources.access.check_td, body.name, body.password, client=_client(request))
+    return {"ok": True, "actor": principal.actor, "role": principal.role.value}
+
+
 @router.get("/session", tags=["access"])
 async def whoami(request: Request, resources: ResourcesDep, who: PrincipalDep) -> dict[str, Any]:
     """Who this credential belongs to: name, role, division; for a console session, its CSRF token."""

@@ -59,6 +59,7 @@ def create_app(settings: Settings, resources: Resources | None = None) -> FastAP
     app.include_router(api_router)
     app.include_router(access_router)
     app.add_api_route("/", _status_page, include_in_schema=False)
+    app.add_api_route("/kiosk", _kiosk_page, include_in_schema=False)
     app.mount("/static", _WebFiles(directory=WEB_DIR), name="static")
     return app
 
@@ -106,6 +107,11 @@ class SecurityHeaders:
 
 def _status_page() -> FileResponse:
     return FileResponse(WEB_DIR / "index.html")
+
+
+def _kiosk_page() -> FileResponse:
+    # Never cached: a kiosk must not come back from a restart with an old page.
+    return FileResponse(WEB_DIR / "kiosk.html", headers={"Cache-Control": "no-store"})
 
 
 class _WebFiles(StaticFiles):

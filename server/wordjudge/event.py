@@ -5,6 +5,7 @@ Read from ``<data dir>/event.toml``::
     name = "Spring Open 2026"
     rounds = true                # challenges carry a round number
     challenges_per_minute = 6    # per kiosk or handheld (0: no limit); the TD has none
+    kiosk_result_seconds = 10    # how long a kiosk shows a verdict
 
     [[division]]
     name = "A"
@@ -29,7 +30,8 @@ from .rules import ChallengeRule
 EVENT_FILE = "event.toml"
 _MAX_NAME = 100
 DEFAULT_CHALLENGES_PER_MINUTE = 6
-_KEYS = ("name", "rounds", "challenges_per_minute", "division")
+DEFAULT_KIOSK_RESULT_SECONDS = 10
+_KEYS = ("name", "rounds", "challenges_per_minute", "kiosk_result_seconds", "division")
 
 
 @dataclass(frozen=True)
@@ -50,6 +52,8 @@ class Event:
     demo: bool = False  # the built-in demo event (no event file)
     # A device that could ask freely would be a study oracle during a game; 0 turns the limit off.
     challenges_per_minute: int = DEFAULT_CHALLENGES_PER_MINUTE
+    # Long enough for both players to read, short enough that bystanders do not.
+    kiosk_result_seconds: int = DEFAULT_KIOSK_RESULT_SECONDS
 
     def division(self, name: str) -> Division:
         """The division of that name (case-insensitive). Raises :class:`InvalidInput` listing the divisions."""
@@ -69,6 +73,7 @@ class Event:
             "rounds": self.rounds,
             "demo": self.demo,
             "challenges_per_minute": self.challenges_per_minute,
+            "kiosk_result_seconds": self.kiosk_result_seconds,
             "divisions": [d.as_dict() for d in self.divisions],
         }
 
@@ -116,6 +121,9 @@ def parse_event(data: dict[str, Any], where: str = EVENT_FILE) -> Event:
     per_minute = data.get("challenges_per_minute", DEFAULT_CHALLENGES_PER_MINUTE)
     if isinstance(per_minute, bool) or not isinstance(per_minute, int) or not 0 <= per_minute <= 600:
         raise InvalidInput(f"{where}: 'challenges_per_minute' must be a whole number from 0 (no limit) to 600")
+    result_seconds = data.get("kiosk_result_seconds", DEFAULT_KIOSK_RESULT_SECONDS)
+    if isinstance(result_seconds, bool) or not isinstance(result_seconds, int) or not 3 <= result_seconds <= 120:
+        raise InvalidInput(f"{where}: 'kiosk_result_seconds' must be a whole number of seconds from 3 to 120")
     entries = data.get("division")
     if not isinstance(entries, list) or not entries:
         raise InvalidInput(f"{where}: needs at least one [[division]] with name, lexicon and rule")
@@ -127,7 +135,10 @@ def parse_event(data: dict[str, Any], where: str = EVENT_FILE) -> Event:
         if key in seen:
             raise InvalidInput(f"{where}: two divisions are named {divisions[-1].name!r}")
         seen.add(key)
-    return Event(name=name.strip(), divisions=tuple(divisions), rounds=rounds, challenges_per_minute=per_minute)
+    return Event(
+        name=name.strip(), divisions=tuple(divisions), rounds=rounds, challenges_per_minute=per_minute,
+        kiosk_result_seconds=result_seconds,
+    )  # fmt: skip
 
 
 def _division(entry: Any, where: str) -> Division:
@@ -162,6 +173,7 @@ def template(lexicons: list[str]) -> str:
         'name = "My tournament"',
         "rounds = true  # challenges carry a round number",
         f"challenges_per_minute = {DEFAULT_CHALLENGES_PER_MINUTE}  # per kiosk or handheld (0: no limit)",
+        f"kiosk_result_seconds = {DEFAULT_KIOSK_RESULT_SECONDS}  # how long a kiosk shows a verdict (3 to 120)",
         "",
     ]
     for number, lexicon in enumerate(lexicons or [DEMO_NAME], start=1):

@@ -1,0 +1,66 @@
+// Talking to the wordjudge server: one fetch wrapper that turns every failure into an ApiError.
+
+export class ApiError extends Error {
+  // kind: "network" (no answer), "unauthorized", "rate_limited", "invalid", "unavailable", "other"
+  constructor(kind, status, message, body) {
+    super(message);
+    this.kind = kind;
+    this.status = status;
+    this.body = body;
+  }
+}
+
+const KINDS = { 401: "unauthorized", 422: "invalid", 429: "rate_limited", 503: "unavailable" };
+
+export async function api(path, { method = "GET", body, token, timeoutMs = 8000 } = {}) {
+  const headers = { Accept: "application/json" };
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  if (token) headers.Authorization = `Bearer ${token}`;
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(), timeoutMs);
+  let response;
+  try {
+    response = await fetch(path, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      cache: "no-store",
+      credentials: "omit", // a device speaks with its token only, never a cookie
+      signal: abort.signal,
+    });
+  } catch (error) {
+    throw new ApiError("network", 0, error.message);
+  } finally {
+    clearTimeout(timer);
+  }
+  let data = null;
+  try {
+    data = await response.json();
+  } catch {
+    throw new ApiError(response.ok ? "other" : "network", response.status, `HTTP ${response.status}`);
+  }
+  if (!response.ok) {
+    const kind = KINDS[response.status] || (response.status >= 500 ? "unavailable" : "other");
+    throw new ApiError(kind, response.status, data.error || `HTTP ${response.status}`, data);
+  }
+  return data;
+}
+
+// A new id for each challenge; a retry reuses it. (crypto.randomUUID needs HTTPS; this does not.)
+export function newRequestId() {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+// Build an element: h("p", {class: "x", onclick: f}, "text", child...). Text is never parsed as HTML.
+export function h(tag, attributes = {}, ...children) {
+  const element = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (name.startsWith("on")) element.addEventListener(name.slice(2), value);
+    else if (name === "class") element.className = value;
+    else element.setAttribute(name, value === true ? "" : value);
+  }
+  element.append(...children.flat().filter((c) => c !== null && c !== undefined && c !== false));
+  return element;
+}

@@ -1,0 +1,497 @@
+// The self-adjudication kiosk (WESPA 3.10.4, ASPA 10.3): the challenger types the words, the
+// opponent checks them and executes the adjudication, both see one verdict, and it clears.
+// Everything the server enforces (credentials, input rules, rate limit) is enforced there too;
+// this page only makes the protocol easy to follow and hard to get wrong.
+
+import { api, h, newRequestId } from "./api.js";
+import { STRINGS as S } from "./strings.js";
+import { MAX_LETTERS, MAX_WORDS, MIN_LETTERS, refusal, repeats, splitWords, tooShort } from "./words.js";
+
+const TOKEN_KEY = "wordjudge.kiosk.token";
+const DIVISION_KEY = "wordjudge.kiosk.division";
+const ROUND_KEY = "wordjudge.kiosk.round";
+const ABANDONED_MS = 30000; // typed input left alone this long is cleared
+const SETTINGS_MS = 60000;
+const HOLD_MS = 1200; // how long the opponent holds "Adjudicate"
+const KEY_GRACE_MS = 400; // keys already down when a screen appears do not count on it
+const VERDICT_GRACE_MS = 500; // presses this soon after a verdict appears do not clear it
+const HEALTH_EVERY_MS = 10000;
+const MESSAGE_MS = 6000;
+const TABLE = /^[A-Za-z0-9][A-Za-z0-9-]{0,9}$/;
+
+const app = document.getElementById("app");
+const state = {
+  token: localStorage.getItem(TOKEN_KEY),
+  me: null, // {actor, division} from /api/session
+  event: null, // /api/event
+  serverOk: true,
+  division: null, // the division chosen for the challenge under way
+  draft: null, // {table, round, text, requestId}
+};
+let screen = { timers: [], listeners: [], name: "" };
+
+// -- screens: each replaces the whole page, and with it every typed word ---------------------------
+
+function show(name, element, focus) {
+  for (const timer of screen.timers) clearTimeout(timer);
+  for (const [type, handler] of screen.listeners) document.removeEventListener(type, handler, true);
+  screen = { timers: [], listeners: [], name, shownAt: performance.now() };
+  app.replaceChildren(element);
+  app.dataset.screen = name;
+  (focus || element.querySelector("h1, h2"))?.focus();
+}
+
+function later(fn, ms) {
+  screen.timers.push(setTimeout(fn, ms));
+}
+
+function listen(type, handler) {
+  screen.listeners.push([type, handler]);
+  document.addEventListener(type, handler, true);
+}
+
+// Clears typed input left alone for ABANDONED_MS: any key or touch restarts the count.
+function clearWhenAbandoned(ms = ABANDONED_MS) {
+  let timer = setTimeout(goIdle, ms);
+  screen.timers.push(timer);
+  const restart = () => {
+    clearTimeout(timer);
+    timer = setTimeout(goIdle, ms);
+    screen.timers.push(timer);
+  };
+  for (const type of ["keydown", "pointerdown", "input"]) listen(type, restart);
+}
+
+// A message that stays long enough to be read, even while typing goes on.
+function flash(element, text) {
+  element.textContent = text;
+  clearTimeout(element.flashTimer);
+  element.flashTimer = setTimeout(() => (element.textContent = ""), MESSAGE_MS);
+}
+
+function heading(text, level = "h1") {
+  return h(level, { tabindex: "-1" }, text);
+}
+
+// -- start-up and enrolment ----------------------------------------------------------------------
+
+async function boot() {
+  const code = new URLSearchParams(location.hash.slice(1)).get("pair"); // from a pairing QR code's link
+  // No way back into an old screen: the history holds one kiosk entry, and Back lands on idle.
+  history.replaceState({ kiosk: true }, "", "/kiosk");
+  history.pushState({ kiosk: true }, "", "/kiosk");
+  window.addEventListener("popstate", () => {
+    history.pushState({ kiosk: true }, "", "/kiosk");
+    goIdle();
+  });
+  document.addEventListener("contextmenu", (event) => event.preventDefault());
+  setInterval(checkHealth, HEALTH_EVERY_MS);
+  if (!state.token || code) {
+    showPair("", code || "");
+    return;
+  }
+  await load();
+}
+
+async function load() {
+  try {
+    const [me, event] = await Promise.all([
+      api("/api/session", { token: state.token }),
+      api("/api/event", { token: state.token }),
+    ]);
+    state.me = me;
+    state.event = event;
+    state.serverOk = true;
+  } catch (error) {
+    if (error.kind === "unauthorized") return forget(S.revoked);
+    state.serverOk = false;
+    show("down", h("section", { class: "screen down" }, heading(S.serverDown), h("p", {}, error.message)));
+    later(load, 3000);
+    return;
+  }
+  goIdle();
+}
+
+function forget(message) {
+  localStorage.removeItem(TOKEN_KEY);
+  state.token = null;
+  state.me = null;
+  showPair(message, "");
+}
+
+function showPair(message, code) {
+  const input = h("input", {
+    id: "pair-code", name: "code", autocomplete: "off", autocapitalize: "characters", spellcheck: "false",
+    maxlength: "20", value: code, "aria-describedby": "pair-message",
+  });
+  const note = h("p", { id: "pair-message", class: "message", role: "alert" }, message);
+  const form = h(
+    "form",
+    {
+      class: "screen pair",
+      onsubmit: async (event) => {
+        event.preventDefault();
+        try {
+          const enrolled = await api("/api/enrol", { method: "POST", body: { code: input.value } });
+          localStorage.setItem(TOKEN_KEY, enrolled.token);
+          state.token = enrolled.token;
+          await load();
+        } catch (error) {
+          note.textContent = error.kind === "network" ? S.unreachable : error.message;
+        }
+      },
+    },
+    heading(S.pairTitle),
+    h("p", {}, S.pairHint),
+    h("label", { for: "pair-code" }, S.pairCode),
+    input,
+    note,
+    h("button", { type: "submit", class: "primary" }, S.pair),
+  );
+  show("pair", form, input);
+}
+
+async function checkHealth() {
+  try {
+    await api("/api/health", { timeoutMs: 4000 });
+    state.serverOk = true;
+  } catch {
+    state.serverOk = false;
+  }
+  const line = document.getElementById("server-state");
+  if (line) renderServerState(line);
+}
+
+function renderServerState(line) {
+  line.textContent = state.serverOk ? S.serverOk : S.serverDown;
+  line.className = `server-state ${state.serverOk ? "ok" : "error"}`;
+}
+
+// -- idle ----------------------------------------------------------------------------------------
+
+function divisions() {
+  return state.event ? state.event.divisions : [];
+}
+
+// The division this kiosk serves, if it serves only one: by enrolment, by the TD's setting, or the event's only one.
+function fixedDivision() {
+  const all = divisions();
+  const wanted = state.me?.division || localStorage.getItem(DIVISION_KEY);
+  return all.find((d) => d.name === wanted) || (all.length === 1 ? all[0] : null);
+}
+
+function lexiconBox(division, large = true) {
+  const view = division.lexicon_view;
+  return h(
+    "div",
+    { class: `lexicon${large ? " large" : ""}` },
+    h("span", { class: "lexicon-name" }, view.shown_name),
+    view.demo ? h("span", { class: "badge demo" }, S.demoNote) : null,
+    h("span", { class: "lexicon-facts" }, `${S.wordCount(view.word_count)} · ${S.fingerprint(view.short_fingerprint)}`),
+  );
+}
+
+function goIdle() {
+  state.draft = null;
+  state.division = null;
+  if (!state.token) return showPair("", "");
+  if (!state.event) return load();
+  const fixed = fixedDivision();
+  const status = h("p", { id: "server-state", role: "status" });
+  renderServerState(status);
+  const choices = fixed
+    ? [h("p", { class: "division-name" }, `Division ${fixed.name}`), lexiconBox(fixed),
+       h("button", { class: "primary start", id: "start", onclick: () => showChallenger(fixed) }, S.start)]
+    : [h("h2", {}, S.pickDivision),
+       h("div", { class: "division-choices" }, divisions().map((d) =>
+         h("button", { class: "division", onclick: () => showChallenger(d) },
+           h("span", { class: "division-name" }, `Division ${d.name}`), lexiconBox(d))))];
+  const page = h(
+    "section",
+    { class: "screen idle" },
+    heading(state.event.name),
+    ...choices,
+    h("p", { class: "hint" }, S.startHint),
+    status,
+    h("button", { class: "td-button", onclick: showTdLogin, "aria-label": S.tdTitle }, S.tdButton),
+  );
+  show("idle", page, page.querySelector("#start"));
+}
+
+// -- challenger ----------------------------------------------------------------------------------
+
+function showChallenger(division, draft = null) {
+  state.division = division;
+  const view = division.lexicon_view;
+  const rounds = state.event.rounds;
+  const table = h("input", { id: "table", name: "table", inputmode: "numeric", autocomplete: "off", maxlength: "10",
+    value: draft?.table || "", required: true });
+  const round = rounds
+    ? h("input", { id: "round", name: "round", inputmode: "numeric", autocomplete: "off", maxlength: "3",
+        value: draft?.round || sessionStorage.getItem(ROUND_KEY) || "" })
+    : null;
+  const words = h("textarea", { id: "words", name: "words", rows: "2", autocomplete: "off", autocapitalize: "characters",
+    spellcheck: "false", "aria-describedby": "word-message word-count" });
+  words.value = draft?.text || "";
+  const message = h("p", { id: "word-message", class: "message", role: "alert" });
+  const count = h("p", { id: "word-count", class: "word-count" });
+  const tiles = h("div", { class: "tiles", "aria-hidden": "true" });
+  let lastGood = words.value;
+
+  const render = () => {
+    const list = splitWords(words.value);
+    count.textContent = list.length ? S.words(list.length) : S.noWordsYet;
+    tiles.replaceChildren(...list.map((word) => tileWord(word)));
+  };
+  words.addEventListener("input", () => {
+    const refused = refusal(words.value, view.alphabet);
+    if (refused) {
+      const caret = Math.max(0, words.selectionStart - (words.value.length - lastGood.length));
+      words.value = lastGood;
+      words.setSelectionRange(caret, caret);
+      flash(message, refused.char
+        ? S.refusedChar(refused.char, view.shown_name)
+        : refused.tooMany ? S.tooManyWords(MAX_WORDS) : S.tooLong(MAX_LETTERS));
+      return;
+    }
+    lastGood = words.value;
+    render();
+  });
+  render();
+
+  const done = (event) => {
+    event.preventDefault();
+    const list = splitWords(words.value);
+    const problem = !TABLE.test(table.value.trim()) ? (table.value.trim() ? S.tableRule : S.needTable)
+      : round && round.value.trim() && !/^[1-9][0-9]{0,2}$/.test(round.value.trim()) ? S.roundRule
+      : !list.length ? S.needWords
+      : tooShort(list) ? S.tooShort(MIN_LETTERS) : "";
+    if (problem) {
+      flash(message, problem);
+      return;
+    }
+    const next = { table: table.value.trim(), round: round ? round.value.trim() : "", text: words.value };
+    const same = draft && draft.table === next.table && draft.round === next.round && draft.text === next.text;
+    next.requestId = same ? draft.requestId : newRequestId();
+    if (next.round) sessionStorage.setItem(ROUND_KEY, next.round);
+    showOpponent(division, next);
+  };
+  const form = h(
+    "form",
+    { class: "screen challenger", onsubmit: done, autocomplete: "off" },
+    h("header", {}, heading(S.challengerTitle), lexiconBox(division, false)),
+    h("div", { class: "fields" },
+      h("label", { for: "table" }, S.table, table),
+      round ? h("label", { for: "round" }, S.round, round) : null),
+    h("label", { for: "words", class: "words-label" }, S.wordsLabel),
+    words,
+    message,
+    count,
+    tiles,
+    h("div", { class: "actions" },
+      h("button", { type: "button", class: "secondary", onclick: goIdle }, S.cancel),
+      h("button", { type: "submit", class: "primary", id: "done" }, S.done)),
+  );
+  show("challenger", form, draft ? words : table);
+  clearWhenAbandoned();
+}
+
+function tileWord(word) {
+  return h("span", { class: "tile-word" }, [...word].map((letter) => h("span", { class: "tile" }, letter)));
+}
+
+// -- opponent ------------------------------------------------------------------------------------
+
+function showOpponent(division, draft) {
+  const list = splitWords(draft.text);
+  const twice = repeats(list);
+  const button = h("button", { type: "button", class: "hold", id: "adjudicate", "aria-describedby": "hold-keys" },
+    h("span", { class: "hold-fill", "aria-hidden": "true" }), h("span", { class: "hold-label" }, S.hold));
+  let holding = null;
+  const start = () => {
+    if (holding) return;
+    button.classList.add("holding");
+    holding = setTimeout(() => {
+      holding = null;
+      adjudicate(division, draft);
+    }, HOLD_MS);
+  };
+  const stop = () => {
+    clearTimeout(holding);
+    holding = null;
+    button.classList.remove("holding");
+  };
+  button.addEventListener("pointerdown", (event) => {
+    event.preventDefault();
+    start();
+  });
+  for (const type of ["pointerup", "pointerleave", "pointercancel"]) button.addEventListener(type, stop);
+  button.addEventListener("click", (event) => event.preventDefault()); // a click is not a hold
+  button.addEventListener("keydown", (event) => {
+    if (event.key !== " " && event.key !== "Enter") return;
+    event.preventDefault();
+    // A key held since the challenger's screen, or auto-repeating, is not the opponent's press.
+    if (event.repeat || performance.now() - screen.shownAt < KEY_GRACE_MS) return;
+    start();
+  });
+  button.addEventListener("keyup", stop);
+  button.addEventListener("blur", stop);
+
+  const page = h(
+    "section",
+    { class: "screen opponent" },
+    h("header", {}, heading(S.opponentTitle), lexiconBox(division, false)),
+    h("p", { class: "table-round" }, S.tableRound(draft.table, draft.round)),
+    h("p", { class: "word-count big" }, S.words(list.length)),
+    h("ol", { class: "check-words", "aria-label": S.words(list.length) },
+      list.map((word) => h("li", { "aria-label": [...word].join(" ") }, word))),
+    twice.length ? h("p", { class: "repeated", role: "note" }, twice.map(([w, n]) => S.repeated(w, n)).join(" · ")) : null,
+    h("p", { class: "hint" }, S.opponentHint),
+    h("div", { class: "actions" },
+      h("button", { type: "button", class: "secondary", id: "back",
+        onclick: () => showChallenger(division, draft) }, S.back),
+      button),
+    h("p", { id: "hold-keys", class: "hint small" }, S.holdKeys),
+  );
+  show("opponent", page);
+  clearWhenAbandoned();
+}
+
+async function adjudicate(division, draft) {
+  show("sending", h("section", { class: "screen sending" }, heading(S.sending)));
+  const body = {
+    division: division.name,
+    table: draft.table,
+    words: draft.text,
+    request_id: draft.requestId, // the same on every retry: the server never records it twice
+  };
+  if (draft.round) body.round = Number(draft.round);
+  try {
+    const record = await api("/api/challenges", { method: "POST", body, token: state.token });
+    state.serverOk = true;
+    showVerdict(division, record);
+  } catch (error) {
+    if (error.kind === "unauthorized") return forget(S.revoked);
+    if (error.kind === "invalid") {
+      showChallenger(division, draft);
+      document.getElementById("word-message").textContent = error.message;
+      return;
+    }
+    showFailure(division, draft, error);
+  }
+}
+
+// -- verdict -------------------------------------------------------------------------------------
+
+function showVerdict(division, record) {
+  state.draft = null; // the typed words are gone from here on
+  const ok = record.verdict === "acceptable";
+  const view = division.lexicon_view;
+  const seconds = state.event.kiosk_result_seconds;
+  const time = new Date(record.created_at).toLocaleTimeString("en-GB");
+  const countdown = h("p", { class: "clears" }, S.clearsIn(seconds));
+  const page = h(
+    "section",
+    { class: `screen verdict ${ok ? "acceptable" : "unacceptable"}`, role: "alert" },
+    h("p", { class: "verdict-icon", "aria-hidden": "true" }, ok ? S.acceptableIcon : S.unacceptableIcon),
+    heading(ok ? S.acceptable : S.unacceptable),
+    h("p", { class: "verdict-words" }, S.verdictLine(record.word_count, record.table, record.round)),
+    h("p", { class: "consequence" }, record.consequence.text),
+    h("p", { class: "verdict-facts" }, `${view.shown_name} · ${S.fingerprint(view.short_fingerprint)}`),
+    h("p", { class: "verdict-facts" }, S.challengeId(record.id, time), record.replayed ? ` ${S.replayed}` : ""),
+    countdown,
+  );
+  show("verdict", page);
+  let left = seconds;
+  const tick = () => {
+    left -= 1;
+    if (left <= 0) return goIdle();
+    countdown.textContent = S.clearsIn(left);
+    later(tick, 1000);
+  };
+  later(tick, 1000);
+  const clear = (event) => {
+    if (performance.now() - screen.shownAt < VERDICT_GRACE_MS) return;
+    event.preventDefault();
+    goIdle();
+  };
+  listen("keydown", clear);
+  listen("pointerdown", clear);
+}
+
+// -- failures ------------------------------------------------------------------------------------
+
+function showFailure(division, draft, error) {
+  const text = error.kind === "network" ? S.unreachable : S.serverRefused(error.message);
+  const page = h(
+    "section",
+    { class: "screen failure", role: "alert" },
+    heading(S.failedTitle),
+    h("p", { class: "failure-message" }, text),
+    h("p", { class: "hint" }, S.retryNote),
+    h("div", { class: "actions" },
+      h("button", { type: "button", class: "secondary", id: "discard", onclick: goIdle }, S.discard),
+      h("button", { type: "button", class: "primary", id: "retry", onclick: () => adjudicate(division, draft) }, S.retry)),
+  );
+  show("failure", page);
+}
+
+// -- TD settings ---------------------------------------------------------------------------------
+
+function showTdLogin() {
+  const name = h("input", { id: "td-name", autocomplete: "off", maxlength: "40" });
+  const password = h("input", { id: "td-password", type: "password", autocomplete: "off", maxlength: "1000" });
+  const note = h("p", { class: "message", role: "alert" });
+  const form = h(
+    "form",
+    {
+      class: "screen td-login",
+      onsubmit: async (event) => {
+        event.preventDefault();
+        try {
+          const td = await api("/api/td-check", { method: "POST", body: { name: name.value, password: password.value } });
+          showSettings(td.actor);
+        } catch (error) {
+          password.value = "";
+          note.textContent = error.kind === "network" ? S.unreachable : error.message;
+        }
+      },
+    },
+    heading(S.tdTitle),
+    h("label", { for: "td-name" }, S.tdName, name),
+    h("label", { for: "td-password" }, S.tdPassword, password),
+    note,
+    h("div", { class: "actions" },
+      h("button", { type: "button", class: "secondary", onclick: goIdle }, S.close),
+      h("button", { type: "submit", class: "primary" }, S.tdUnlock)),
+  );
+  show("td-login", form, name);
+  clearWhenAbandoned(SETTINGS_MS);
+}
+
+function showSettings(td) {
+  const enrolledFor = state.me?.division;
+  const current = localStorage.getItem(DIVISION_KEY) || "";
+  const options = [["", S.allDivisions], ...divisions().map((d) => [d.name, `${d.name}: ${d.lexicon_view.shown_name}`])];
+  const choices = h("fieldset", { class: "settings-divisions", disabled: Boolean(enrolledFor) },
+    h("legend", {}, S.settingsDivision),
+    options.map(([value, label]) => h("label", {},
+      h("input", { type: "radio", name: "division", value, checked: value === current,
+        onchange: () => (value ? localStorage.setItem(DIVISION_KEY, value) : localStorage.removeItem(DIVISION_KEY)) }),
+      label)));
+  const page = h(
+    "section",
+    { class: "screen settings" },
+    heading(S.tdTitle),
+    h("p", {}, S.enrolledAs(state.me?.actor || "?"), ` (${td})`),
+    enrolledFor ? h("p", {}, S.enrolledFor(enrolledFor)) : null,
+    choices,
+    h("div", { class: "actions" },
+      h("button", { type: "button", class: "secondary", id: "unpair", onclick: () => forget("") }, S.unpair),
+      h("button", { type: "button", class: "primary", onclick: goIdle }, S.close)),
+  );
+  show("settings", page);
+  clearWhenAbandoned(SETTINGS_MS);
+}
+
+boot();

@@ -1,0 +1,391 @@
+"""The self-adjudication kiosk in a real browser (Debian's Chromium) against a live server."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page, Route, expect
+
+from wordjudge.auth import Role
+
+from .browser import CHROMIUM, CHROMIUM_ARGS, LiveServer, fits, new_page, screenshot
+from .conftest import PASSWORD, access_store, write_event
+
+pytestmark = pytest.mark.browser
+
+HOLD_S = 1.6  # longer than the kiosk's 1.2 s hold
+
+
+@pytest.fixture
+def server(data_dir: Path) -> Iterator[LiveServer]:
+    write_event(data_dir, [("Open", "demo", "five-per-word")], name="Kiosk Open", kiosk_result_seconds=5)
+    live = LiveServer(data_dir)
+    live.start()
+    yield live
+    live.stop()
+
+
+def enrol(server: LiveServer, page: Page, name: str = "kiosk-1", division: str | None = None) -> None:
+    """Enrol a kiosk as the TD would (a token from `wordjudge device add`) and open its page."""
+    store = access_store(server.data_dir)
+    try:
+        token = store.add_device(name, Role.KIOSK, division, by="test").token
+    finally:
+        store.close()
+    page.goto(f"{server.base}/kiosk")
+    page.evaluate("token => localStorage.setItem('wordjudge.kiosk.token', token)", token)
+    page.goto(f"{server.base}/kiosk")
+    expect(page.locator("#app")).to_have_attribute("data-screen", "idle")
+
+
+def on_screen(page: Page, name: str) -> None:
+    expect(page.locator("#app")).to_have_attribute("data-screen", name)
+
+
+def type_challenge(page: Page, table: str, words: str, round_number: str = "3") -> None:
+    page.get_by_role("button", name="Start a challenge").click()
+    on_screen(page, "challenger")
+    page.get_by_label("Table").fill(table)
+    page.get_by_label("Round").fill(round_number)
+    page.get_by_label("Words").press_sequentially(words)
+
+
+def hold_adjudicate(page: Page) -> None:
+    button = page.locator("#adjudicate")
+    button.hover()
+    page.mouse.down()
+    page.wait_for_timeout(HOLD_S * 1000)
+    page.mouse.up()
+
+
+def adjudicate(page: Page, table: str, words: str) -> None:
+    """The whole protocol: the challenger types, hands over, the opponent holds Adjudicate."""
+    type_challenge(page, table, words)
+    page.get_by_role("button", name="Done: hand over to the opponent").click()
+    hold_adjudicate(page)
+
+
+@pytest.mark.parametrize("size", ["small", "large"])
+def test_an_acceptable_challenge_through_every_screen(browser: Browser, server: LiveServer, size: str) -> None:
+    page = new_page(browser, size)
+    enrol(server, page)
+    expect(page.locator("h1")).to_have_text("Kiosk Open")
+    expect(page.locator(".lexicon-name")).to_have_text("DEMO")
+    expect(page.locator(".lexicon-facts")).to_contain_text("172,820 words · fingerprint b819e7b67f8f")
+    expect(page.locator("#server-state")).to_have_text("Server connected")
+    assert fits(page)
+    screenshot(page, f"kiosk-idle-{size}")
+
+    type_challenge(page, "12", "cat, dog")
+    expect(page.locator(".tile-word")).to_have_count(2)
+    expect(page.locator("#word-count")).to_have_text("2 words")
+    assert fits(page)
+    screenshot(page, f"kiosk-challenger-{size}")
+    page.get_by_role("button", name="Done: hand over to the opponent").click()
+
+    on_screen(page, "opponent")
+    expect(page.locator(".check-words li")).to_have_text(["CAT", "DOG"])
+    expect(page.locator(".table-round")).to_have_text("Table 12, round 3")
+    assert fits(page)
+    screenshot(page, f"kiosk-opponent-{size}")
+    hold_adjudicate(page)
+
+    on_screen(page, "verdict")
+    verdict = page.locator(".verdict")
+    expect(verdict.locator("h1")).to_have_text("ACCEPTABLE")
+    expect(verdict.locator(".verdict-icon")).to_have_text("✓")
+    expect(verdict).to_contain_text("2 words together · table 12 · round 3")
+    expect(verdict).to_contain_text("Play stands: challenger loses 10 points (2 words x 5)")
+    expect(verdict).to_contain_text("DEMO · fingerprint b819e7b67f8f")
+    expect(verdict).to_contain_text("Challenge #1")
+    assert fits(page)
+    screenshot(page, f"kiosk-verdict-acceptable-{size}")
+    (record,) = server.records()
+    assert (record.words, record.table, record.round, record.actor, record.channel) == (
+        ("CAT", "DOG"), "12", 3, "kiosk-1", "kiosk",
+    )  # fmt: skip
+    page.context.close()
+
+
+def test_an_unacceptable_challenge_never_says_which_word(browser: Browser, server: LiveServer) -> None:
+    page = new_page(browser, "large")
+    enrol(server, page)
+    adjudicate(page, "4", "cat qi dog")
+    on_screen(page, "verdict")
+    verdict = page.locator(".verdict")
+    expect(verdict.locator("h1")).to_have_text("UNACCEPTABLE")
+    expect(verdict.locator(".verdict-icon")).to_have_text("✗")
+    expect(verdict).to_contain_text("3 words together · table 4 · round 3")
+    expect(verdict).to_contain_text("Play comes off: tiles back to the rack, no score for the turn")
+    body = page.locator("body").inner_text()
+    for word in ("CAT", "QI", "DOG"):
+        assert word not in body
+    screenshot(page, "kiosk-verdict-unacceptable-large")
+    small = new_page(browser, "small")
+    enrol(server, small, "kiosk-2")
+    adjudicate(small, "5", "qi")
+    expect(small.locator(".verdict h1")).to_have_text("UNACCEPTABLE")
+    assert fits(small)
+    screenshot(small, "kiosk-verdict-unacceptable-small")
+    assert [r.verdict.value for r in server.records()] == ["unacceptable", "unacceptable"]
+    page.context.close()
+    small.context.close()
+
+
+def test_input_outside_the_rules_is_refused_as_typed(browser: Browser, server: LiveServer) -> None:
+    page = new_page(browser)
+    enrol(server, page)
+    type_challenge(page, "7", "ca7t")
+    words = page.get_by_label("Words")
+    expect(words).to_have_value("cat")
+    expect(page.locator("#word-message")).to_have_text("“7” is not a letter of DEMO")
+    words.fill("")
+    words.press_sequentially("aa bb cc dd ee ff gg hh ii")
+    expect(words).to_have_value("aa bb cc dd ee ff gg hh ")
+    expect(page.locator("#word-message")).to_have_text("A challenge has at most 8 words")
+    words.fill("")
+    words.press_sequentially("abcdefghijklmnopq")
+    expect(words).to_have_value("abcdefghijklmno")
+    expect(page.locator("#word-message")).to_have_text("A word has at most 15 letters")
+    words.fill("cat a")
+    page.get_by_role("button", name="Done: hand over to the opponent").click()
+    expect(page.locator("#word-message")).to_have_text("Each word needs at least 2 letters")
+    page.get_by_label("Table").fill("12; DROP")
+    words.fill("cat")
+    page.get_by_role("button", name="Done: hand over to the opponent").click()
+    expect(page.locator("#word-message")).to_have_text("A table number is 1 to 10 letters or digits")
+    screenshot(page, "kiosk-refused-small")
+    on_screen(page, "challenger")
+    assert server.records() == []
+    page.context.close()
+
+
+def test_only_the_opponents_hold_executes(browser: Browser, server: LiveServer) -> None:
+    page = new_page(browser)
+    enrol(server, page)
+    type_challenge(page, "9", "cat cat")
+    done = page.get_by_role("button", name="Done: hand over to the opponent")
+    done.focus()
+    page.keyboard.down("Enter")  # the challenger presses Enter on Done and keeps it down
+    on_screen(page, "opponent")
+    expect(page.locator(".repeated")).to_have_text("CAT is typed 2 times")
+    page.wait_for_timeout(HOLD_S * 1000)
+    page.keyboard.up("Enter")
+    page.locator("#adjudicate").click()  # a plain click is not a hold
+    page.locator("#adjudicate").focus()
+    page.keyboard.press("Enter")  # nor a key tap
+    page.wait_for_timeout(HOLD_S * 1000)
+    on_screen(page, "opponent")
+    assert server.records() == []
+    page.get_by_role("button", name="Back").click()
+    on_screen(page, "challenger")
+    expect(page.get_by_label("Words")).to_have_value("cat cat")  # Back keeps the words for correcting
+    page.get_by_role("button", name="Done: hand over to the opponent").click()
+    page.wait_for_timeout(500)
+    page.locator("#adjudicate").focus()
+    page.keyboard.down(" ")  # keyboard-only: the opponent holds Space on the button
+    page.wait_for_timeout(HOLD_S * 1000)
+    page.keyboard.up(" ")
+    on_screen(page, "verdict")
+    assert len(server.records()) == 1
+    page.context.close()
+
+
+def test_the_verdict_clears_and_leaves_nothing_behind(browser: Browser, server: LiveServer) -> None:
+    page = new_page(browser)
+    enrol(server, page)
+    adjudicate(page, "3", "cat dog")
+    on_screen(page, "verdict")
+    page.keyboard.press("x")  # within the first half second: ignored
+    on_screen(page, "verdict")
+    expect(page.locator(".clears")).to_have_text(re.compile(r"Clears in [1-5] s"))
+    page.wait_for_timeout(600)
+    page.keyboard.press("x")
+    on_screen(page, "idle")
+    assert "CAT" not in page.content()
+    # On its own, after the event's kiosk_result_seconds (5 s here).
+    adjudicate(page, "3", "emu")
+    on_screen(page, "verdict")
+    page.go_back()  # no way back into an old verdict
+    on_screen(page, "idle")
+    adjudicate(page, "3", "gnu")
+    on_screen(page, "verdict")
+    page.wait_for_timeout(5500)
+    on_screen(page, "idle")
+    assert "GNU" not in page.content().upper().replace("GNU GENERAL", "")
+    assert page.evaluate("getSelection().toString()") == ""
+    page.context.close()
+
+
+def test_abandoned_input_clears_after_30_seconds(browser: Browser, server: LiveServer) -> None:
+    page = new_page(browser)
+    page.clock.install()
+    enrol(server, page)
+    type_challenge(page, "3", "cat dog")
+    page.clock.fast_forward(20_000)
+    on_screen(page, "challenger")
+    page.get_by_label("Words").press_sequentially(" emu")  # typing restarts the count
+    page.clock.fast_forward(20_000)
+    on_screen(page, "challenger")
+    page.get_by_role("button", name="Done: hand over to the opponent").click()
+    on_screen(page, "opponent")
+    page.clock.fast_forward(31_000)
+    on_screen(page, "idle")
+    assert "EMU" not in page.content()
+    assert server.records() == []
+    page.context.close()
+
+
+def test_server_down_mid_flow_then_back_makes_one_record(browser: Browser, server: LiveServer) -> None:
+    page = new_page(browser)
+    enrol(server, page)
+    type_challenge(page, "21", "cat dog")
+    page.get_by_role("button", name="Done: hand over to the opponent").click()
+    server.stop()
+    hold_adjudicate(page)
+    on_screen(page, "failure")
+    expect(page.locator(".failure-message")).to_have_text("Cannot reach the adjudication server: call the TD")
+    expect(page.locator("body")).not_to_contain_text("ACCEPTABLE")
+    screenshot(page, "kiosk-failure-small")
+    server.start()
+    page.get_by_role("button", name="Try again").click()
+    on_screen(page, "verdict")
+    expect(page.locator(".verdict h1")).to_have_text("ACCEPTABLE")
+    assert len(server.records()) == 1
+    page.context.close()
+
+
+def test_a_lost_response_retried_gives_the_same_verdict_and_one_record(browser: Browser, server: LiveServer) -> None:
+    page = new_page(browser)
+    enrol(server, page)
+    lost = []
+
+    def lose_the_first_response(route: Route) -> None:
+        if not lost:
+            lost.append(route.fetch())  # the server records the challenge ...
+            route.abort("connectionreset")  # ... and the kiosk never hears back
+        else:
+            route.continue_()
+
+    page.route("**/api/challenges", lose_the_first_response)
+    adjudicate(page, "8", "cat dog")
+    on_screen(page, "failure")
+    assert len(server.records()) == 1
+    assert lost[0].status == 201
+    page.get_by_role("button", name="Try again").click()
+    on_screen(page, "verdict")
+    expect(page.locator(".verdict")).to_contain_text("already adjudicated: same result")
+    assert len(server.records()) == 1
+    page.context.close()
+
+
+def test_an_unpaired_kiosk_is_refused_until_it_pairs(browser: Browser, server: LiveServer) -> None:
+    page = new_page(browser)
+    page.goto(f"{server.base}/kiosk")
+    on_screen(page, "pair")
+    expect(page.locator("h1")).to_have_text("This kiosk is not enrolled")
+    screenshot(page, "kiosk-pair-small")
+    page.get_by_label("Pairing code").fill("AAAA-BBBB")
+    page.get_by_role("button", name="Enrol this kiosk").click()
+    expect(page.locator("#pair-message")).to_have_text("unknown pairing code: check it, or ask the TD for a new one")
+    store = access_store(server.data_dir)
+    code = store.create_pairing_code(Role.KIOSK, None, "Hall A", by="test").code
+    store.close()
+    page.context.close()
+    page = new_page(browser)
+    page.goto(f"{server.base}/kiosk#pair={code}")  # the QR code's link, opened by a camera app
+    expect(page.get_by_label("Pairing code")).to_have_value(code)
+    page.get_by_role("button", name="Enrol this kiosk").click()
+    on_screen(page, "idle")
+    assert "pair=" not in page.url
+    # Revoked by the TD: the next challenge is refused, and the kiosk asks to be enrolled again.
+    store = access_store(server.data_dir)
+    store.revoke_device("Hall A", by="test")
+    store.close()
+    adjudicate(page, "1", "cat")
+    on_screen(page, "pair")
+    expect(page.locator("#pair-message")).to_have_text("This kiosk is not enrolled or was revoked: call the TD")
+    assert server.records() == []
+    page.context.close()
+
+
+def test_settings_open_only_for_a_td(browser: Browser, server: LiveServer) -> None:
+    write_event(server.data_dir, [("A", "demo", "single"), ("B", "demo", "double")], name="Two Divisions")
+    server.stop()
+    server.start()
+    store = access_store(server.data_dir)
+    store.add_td("alice", PASSWORD, by="test")
+    store.close()
+    page = new_page(browser)
+    enrol(server, page)
+    expect(page.locator("button.division")).to_have_count(2)  # the challenger picks the division
+    screenshot(page, "kiosk-idle-divisions-small")
+    page.get_by_role("button", name="TD settings").click()
+    on_screen(page, "td-login")
+    page.get_by_label("TD name").fill("alice")
+    page.get_by_label("Password").fill("not the password")
+    page.get_by_role("button", name="Open settings").click()
+    expect(page.locator(".td-login .message")).to_have_text("wrong TD name or password")
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Open settings").click()
+    on_screen(page, "settings")
+    page.get_by_label("B: DEMO").check()
+    screenshot(page, "kiosk-settings-small")
+    page.get_by_role("button", name="Close").click()
+    on_screen(page, "idle")
+    expect(page.locator(".division-name")).to_have_text("Division B")
+    page.get_by_role("button", name="TD settings").click()
+    page.get_by_label("TD name").fill("alice")
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Open settings").click()
+    page.get_by_role("button", name="Forget this kiosk's enrolment").click()
+    on_screen(page, "pair")
+    page.context.close()
+
+
+def test_the_deploy_launcher_opens_the_kiosk_in_chromium(server: LiveServer, tmp_path: Path) -> None:
+    launcher = Path(__file__).resolve().parent.parent / "deploy" / "kiosk-chromium.sh"
+    done = subprocess.run(
+        [str(launcher), server.base, *CHROMIUM_ARGS, "--virtual-time-budget=5000", "--dump-dom"],
+        env={**os.environ, "WORDJUDGE_KIOSK_PROFILE": str(tmp_path / "profile"), "WORDJUDGE_CHROMIUM": str(CHROMIUM)},
+        capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    assert 'data-screen="pair"' in done.stdout  # the page ran: an unenrolled kiosk asks for its code
+    assert "This kiosk is not enrolled" in done.stdout
+    assert (tmp_path / "profile").is_dir()  # a persistent profile keeps the enrolment
+
+
+def test_a_whole_challenge_by_keyboard_alone(browser: Browser, server: LiveServer) -> None:
+    page = new_page(browser)
+    enrol(server, page)
+    page.keyboard.press("Enter")  # the start control has the focus
+    on_screen(page, "challenger")
+    page.keyboard.type("5")
+    page.keyboard.press("Tab")
+    page.keyboard.type("2")
+    page.keyboard.press("Tab")
+    page.keyboard.type("cat\ndog")  # a new line separates words too
+    page.keyboard.press("Tab")  # Cancel
+    page.keyboard.press("Tab")  # Done
+    page.keyboard.press("Enter")
+    on_screen(page, "opponent")
+    expect(page.locator(".check-words li")).to_have_text(["CAT", "DOG"])
+    page.wait_for_timeout(500)  # the opponent reads the words
+    page.keyboard.press("Tab")  # Back
+    page.keyboard.press("Tab")  # Adjudicate
+    expect(page.locator("#adjudicate")).to_be_focused()
+    page.keyboard.down(" ")
+    page.wait_for_timeout(HOLD_S * 1000)
+    page.keyboard.up(" ")
+    on_screen(page, "verdict")
+    page.wait_for_timeout(600)
+    page.keyboard.press("Escape")
+    on_screen(page, "idle")
+    (record,) = server.records()
+    assert (record.table, record.round, record.words) == ("5", 2, ("CAT", "DOG"))
+    page.context.close()
