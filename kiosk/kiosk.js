@@ -151,12 +151,19 @@ function showPair(message, code) {
   show("pair", form, input);
 }
 
+// Every few seconds: is the server there, and is this kiosk still enrolled? (The TD's device list
+// shows a kiosk as online from these calls.) A revoked kiosk goes back to its pairing screen when idle.
 async function checkHealth() {
   try {
-    await api("/api/health", { timeoutMs: 4000 });
+    if (state.token) {
+      state.me = await api("/api/session", { token: state.token, timeoutMs: 4000 });
+    } else {
+      await api("/api/health", { timeoutMs: 4000 });
+    }
     state.serverOk = true;
-  } catch {
-    state.serverOk = false;
+  } catch (error) {
+    if (error.kind === "unauthorized" && state.token && screen.name === "idle") return forget(S.revoked);
+    state.serverOk = error.kind === "unauthorized";
   }
   const line = document.getElementById("server-state");
   if (line) renderServerState(line);
@@ -483,7 +490,8 @@ function showSettings(td) {
     "section",
     { class: "screen settings" },
     heading(S.tdTitle),
-    h("p", {}, S.enrolledAs(state.me?.actor || "?"), ` (${td})`),
+    h("p", {}, S.enrolledAs(state.me?.actor || "?")),
+    h("p", { class: "hint" }, S.openedBy(td)),
     enrolledFor ? h("p", {}, S.enrolledFor(enrolledFor)) : null,
     choices,
     h("div", { class: "actions" },

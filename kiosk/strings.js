@@ -77,6 +77,7 @@ export const STRINGS = {
   allDivisions: "Every division (the challenger chooses)",
   enrolledFor: (division) => `Enrolled for division ${division} by the TD`,
   enrolledAs: (name) => `This kiosk is enrolled as ${name}`,
+  openedBy: (td) => `Settings opened by TD ${td}`,
   unpair: "Forget this kiosk's enrolment",
   close: "Close",
 };

@@ -389,3 +389,17 @@ def test_a_whole_challenge_by_keyboard_alone(browser: Browser, server: LiveServe
     (record,) = server.records()
     assert (record.table, record.round, record.words) == ("5", 2, ("CAT", "DOG"))
     page.context.close()
+
+
+def test_an_idle_kiosk_notices_its_revocation(browser: Browser, server: LiveServer) -> None:
+    page = new_page(browser)
+    page.clock.install()
+    enrol(server, page, "kiosk-9")
+    store = access_store(server.data_dir)
+    assert store.device("kiosk-9").online is True
+    store.revoke_device("kiosk-9", by="test")
+    store.close()
+    page.clock.fast_forward(11_000)  # the kiosk checks every 10 s
+    on_screen(page, "pair")
+    expect(page.locator("#pair-message")).to_have_text("This kiosk is not enrolled or was revoked: call the TD")
+    page.context.close()
