@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import ssl
 import uuid
 from collections.abc import Callable
@@ -21,6 +22,10 @@ from .conftest import PASSWORD, Actors, access_store, device_headers, td_headers
 from .test_app import assert_error_shape
 
 CALLERS = ("anonymous", "kiosk", "runner", "revoked", "td")
+EVENT = {
+    "name": "Test Open", "rounds": True, "challenges_per_minute": 0, "kiosk_result_seconds": 10,
+    "division": [{"name": "Open", "lexicon": "demo", "rule": "five-per-word"}],
+}  # fmt: skip
 _PER_WORD_KEYS = {"results", "source", "sources"}
 
 
@@ -56,6 +61,19 @@ class World:
         finally:
             store.close()
 
+    def fresh_name(self) -> str:
+        self.serial += 1
+        return f"deputy-{self.serial}"
+
+    def fresh_td(self) -> str:
+        name = self.fresh_name()
+        store = access_store(self.data_dir)
+        try:
+            store.add_td(name, PASSWORD, by="test")
+        finally:
+            store.close()
+        return name
+
     def fresh_device(self) -> str:
         self.serial += 1
         device_headers(self.data_dir, f"victim-{self.serial}")
@@ -71,6 +89,8 @@ ROUTES: list[Row] = [
     ("POST", lambda w: "/api/challenges", lambda w: challenge(), (401, 201, 201, 401, 201)),
     ("GET", lambda w: "/api/challenges", lambda w: None, (401, 403, 403, 401, 200)),
     ("GET", lambda w: f"/api/challenges/{w.record}", lambda w: None, (401, 200, 404, 401, 200)),
+    ("GET", lambda w: "/api/challenges/mine", lambda w: None, (401, 200, 200, 401, 200)),
+    ("GET", lambda w: f"/api/challenges/{w.record}/docket", lambda w: None, (401, 200, 404, 401, 200)),
     ("POST", lambda w: f"/api/challenges/{w.record}/recheck", lambda w: {"request_id": uuid.uuid4().hex},
      (401, 403, 403, 401, 201)),
     ("POST", lambda w: f"/api/challenges/{w.record}/reissue",
@@ -86,6 +106,14 @@ ROUTES: list[Row] = [
     ("GET", lambda w: "/api/devices", lambda w: None, (401, 403, 403, 401, 200)),
     ("POST", lambda w: f"/api/devices/{w.fresh_device()}/revoke", lambda w: None, (401, 403, 403, 401, 200)),
     ("GET", lambda w: "/api/alerts", lambda w: None, (401, 403, 403, 401, 200)),
+    ("GET", lambda w: "/api/feed?seconds=0.2", lambda w: None, (401, 403, 403, 401, 200)),
+    ("GET", lambda w: "/api/export?format=jsonl", lambda w: None, (401, 403, 403, 401, 200)),
+    ("GET", lambda w: "/api/summary", lambda w: None, (401, 403, 403, 401, 200)),
+    ("GET", lambda w: "/api/tds", lambda w: None, (401, 403, 403, 401, 200)),
+    ("POST", lambda w: "/api/tds", lambda w: {"name": w.fresh_name(), "password": PASSWORD}, (401, 403, 403, 401, 201)),
+    ("POST", lambda w: f"/api/tds/{w.fresh_td()}/disable", lambda w: None, (401, 403, 403, 401, 200)),
+    ("PUT", lambda w: "/api/event", lambda w: EVENT, (401, 403, 403, 401, 200)),
+    ("GET", lambda w: "/api/lexicons/available", lambda w: None, (401, 403, 403, 401, 200)),
     ("DELETE", lambda w: "/api/session", lambda w: None, (401, 200, 200, 401, 200)),  # last: ends the TD's session
 ]  # fmt: skip
 PUBLIC_PAGES = ["/", "/kiosk", "/static/app.css", "/static/status.js", "/static/kiosk.js", "/docs", "/openapi.json"]
@@ -106,8 +134,11 @@ def test_every_route_as_every_caller(app: FastAPI, data_dir: Path) -> None:
     with TestClient(app) as client:
         world = World(data_dir, client)
         schema_routes = {(m.upper(), p) for p, item in app.openapi()["paths"].items() for m in item}
-        table_routes = {(method, path(world).replace(str(world.record), "{record_id}")) for method, path, *_ in ROUTES}
-        table_routes = {(m, "/api/devices/{name}/revoke" if "victim" in p else p) for m, p in table_routes}
+        table_routes = {
+            (method, path(world).replace(f"/challenges/{world.record}", "/challenges/{record_id}").split("?")[0])
+            for method, path, *_ in ROUTES
+        }
+        table_routes = {(m, re.sub(r"/(victim|deputy)-\d+/", "/{name}/", p)) for m, p in table_routes}
         assert table_routes == schema_routes  # a new route must get a row here
         failures = []
         for caller, headers in world.headers.items():

@@ -7,6 +7,7 @@ from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
+import segno
 from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
@@ -14,7 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from . import __version__
 from .adjudication import MAX_NOTE, record_view
 from .audit import Appended, Entry, Kind, RecordFilter, Verdict
-from .auth import Principal
+from .auth import Principal, Role
+from .editions import short
 from .errors import Forbidden, InvalidInput, Unauthorized
 from .resources import Resources
 
@@ -153,30 +155,48 @@ async def submit_challenge(body: ChallengeIn, resources: ResourcesDep, who: Prin
     return _appended(appended, who)
 
 
-@router.get("/challenges", tags=["challenges"])
-def list_challenges(
-    resources: ResourcesDep,
-    who: PrincipalDep,
-    division: str | None = None,
+async def record_filter(
+    division: Annotated[str | None, Query(max_length=100)] = None,
     round: Annotated[int | None, Query(ge=1, le=999)] = None,
     table: Annotated[str | None, Query(max_length=10)] = None,
     kind: Kind | None = None,
     verdict: Verdict | None = None,
-    actor: Annotated[str | None, Query(max_length=64)] = None,
+    actor: Annotated[str | None, Query(max_length=64, description="A device's or TD's name.")] = None,
     since: datetime | None = None,
     until: datetime | None = None,
     needs_ruling: bool | None = None,
+) -> RecordFilter:
+    """The filters of the log's list, live feed and export, from the query string."""
+    return RecordFilter(
+        division=division, round=round, table=table, kind=kind, verdict=verdict, actor=actor,
+        since=_utc(since), until=_utc(until), needs_ruling=needs_ruling,
+    )  # fmt: skip
+
+
+FilterDep = Annotated[RecordFilter, Depends(record_filter)]
+
+
+@router.get("/challenges", tags=["challenges"])
+def list_challenges(
+    resources: ResourcesDep,
+    who: PrincipalDep,
+    where: FilterDep,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
     before_id: Annotated[int | None, Query(ge=1, le=2**53)] = None,
 ) -> dict[str, Any]:
     """The audit log's records, newest first, filtered (TD only)."""
     who.require_td("list the audit log")
-    where = RecordFilter(
-        division=division, round=round, table=table, kind=kind, verdict=verdict, actor=actor,
-        since=_utc(since), until=_utc(until), needs_ruling=needs_ruling,
-    )  # fmt: skip
     records = resources.audit.find(where, limit=limit, before_id=before_id)
     return {"records": [record_view(r, who) for r in records], "head": resources.audit.head.as_dict()}
+
+
+@router.get("/challenges/mine", tags=["challenges"])
+def my_challenges(
+    resources: ResourcesDep, who: PrincipalDep, limit: Annotated[int, Query(ge=1, le=100)] = 10
+) -> dict[str, Any]:
+    """The caller's own latest records, newest first: verdicts only for a device (a runner's recent list)."""
+    records = resources.audit.find(RecordFilter(actor=who.actor), limit=limit)
+    return {"records": [record_view(r, who) for r in records]}
 
 
 @router.get("/challenges/{record_id}", tags=["challenges"])
@@ -184,6 +204,22 @@ def read_challenge(record_id: _RecordId, resources: ResourcesDep, who: Principal
     """One record: its verdict for the device that submitted it; everything, with links, for the TD."""
     record = resources.adjudicator.get_record(record_id)
     return record_view(record, who, resources.audit)
+
+
+@router.get("/challenges/{record_id}/docket", tags=["challenges"])
+def docket(record_id: _RecordId, resources: ResourcesDep, who: PrincipalDep) -> dict[str, Any]:
+    """What a printed docket shows of a record: never per-word results; the chain head; a QR code of the id."""
+    record = resources.adjudicator.get_record(record_id)
+    view = record_view(record, Principal(record.actor, Role.RUNNER, "docket")) | {"event": resources.event.name}
+    record_view(record, who)  # raises NotFound unless the caller may see the record
+    lexicon = resources.lexicon_views.get(record.lexicon)
+    return {
+        "record": view,
+        "lexicon_name": lexicon["shown_name"] if lexicon else record.lexicon,
+        "short_fingerprint": short(record.fingerprint),
+        "head": resources.audit.head.as_dict(),
+        "qr_svg": segno.make(f"wordjudge:challenge:{record.id}:{record.hash[:16]}", error="m").svg_inline(scale=3),
+    }
 
 
 @router.post("/challenges/{record_id}/recheck", status_code=201, tags=["challenges"])

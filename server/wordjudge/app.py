@@ -21,6 +21,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from . import __version__
 from .api import router as api_router
 from .api_access import router as access_router
+from .api_console import router as console_router
 from .errors import WordjudgeError, error_body
 from .resources import Resources
 from .settings import Settings
@@ -58,6 +59,7 @@ def create_app(settings: Settings, resources: Resources | None = None) -> FastAP
     app.add_middleware(SecurityHeaders)
     app.include_router(api_router)
     app.include_router(access_router)
+    app.include_router(console_router)
     app.add_api_route("/", _status_page, include_in_schema=False)
     app.add_api_route("/kiosk", _kiosk_page, include_in_schema=False)
     app.mount("/static", _WebFiles(directory=WEB_DIR), name="static")

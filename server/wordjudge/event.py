@@ -18,6 +18,9 @@ event file, the server runs a demo event: one division on the DEMO lexicon.
 
 from __future__ import annotations
 
+import json
+import os
+import tempfile
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -180,3 +183,39 @@ def template(lexicons: list[str]) -> str:
         lines += ["[[division]]", f'name = "{chr(64 + number) if number <= 26 else number}"', f'lexicon = "{lexicon}"']
         lines += ['rule = "five-per-word"', ""]
     return "\n".join(lines)
+
+
+def dump_event(event: Event) -> str:
+    """The event as the TOML of an event file (what :func:`load_event` reads back)."""
+
+    def text(value: str) -> str:
+        return json.dumps(value, ensure_ascii=False)  # a JSON string is a valid TOML basic string
+
+    lines = [
+        "# wordjudge event file, written by the TD console.",
+        f"name = {text(event.name)}",
+        f"rounds = {'true' if event.rounds else 'false'}",
+        f"challenges_per_minute = {event.challenges_per_minute}",
+        f"kiosk_result_seconds = {event.kiosk_result_seconds}",
+    ]
+    for division in event.divisions:
+        lines += ["", "[[division]]", f"name = {text(division.name)}", f"lexicon = {text(division.lexicon)}"]
+        lines.append(f"rule = {text(division.rule.value)}")
+    return "\n".join(lines) + "\n"
+
+
+def save_event(data_dir: Path, event: Event) -> Path:
+    """Write ``<data_dir>/event.toml`` atomically (a crash leaves the old file or the new one, whole)."""
+    path = data_dir / EVENT_FILE
+    data_dir.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=data_dir, prefix=".event-", suffix=".toml")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(dump_event(event))
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temporary, path)
+    except OSError as exc:
+        Path(temporary).unlink(missing_ok=True)
+        raise InvalidInput(f"{path}: cannot be written ({exc})") from exc
+    return path

@@ -18,7 +18,7 @@ from .audit import AUDIT_FILE, Appended, AuditLog
 from .auth import Principal
 from .editions import Registry, load_registry, short
 from .errors import RateLimited, WordjudgeError
-from .event import Event, load_event
+from .event import Event, load_event, save_event
 from .profile import Catalog, Profile
 from .settings import Settings
 
@@ -73,6 +73,33 @@ class Resources:
     def close(self) -> None:
         self.audit.close()
         self.access.close()
+
+    def replace_event(self, event: Event) -> None:
+        """Serve ``event`` from now on, and write it to the event file.
+
+        Lexicons it adds are opened and verified first, so a bad one leaves the running event
+        untouched. Challenges under way finish with the event they started with. Raises what
+        :meth:`open` raises for a lexicon, and :class:`~wordjudge.errors.InvalidInput` if the
+        file cannot be written.
+        """
+        catalog = Catalog(self.settings.data_dir)
+        profiles: dict[str, Profile] = {}
+        for name in event.lexicons():
+            if name in self.profiles:
+                profiles[name] = self.profiles[name]
+                continue
+            profiles[name] = catalog.open(name)
+            for lexicon in filter(None, (profiles[name].base, profiles[name].secondary)):
+                lexicon.verify_content()
+        views = {
+            name: self.lexicon_views.get(name) or describe_profile(p, self.registry) for name, p in profiles.items()
+        }
+        save_event(self.settings.data_dir, event)
+        # Plain attribute swaps: requests read them on the event loop, so each sees one event or the other.
+        self.event, self.profiles, self.lexicon_views = event, profiles, views
+        self.adjudicator = Adjudicator(event, profiles, self.audit)
+        self.access.challenges.per_minute = event.challenges_per_minute
+        log.info("event replaced by the TD console: %s, %d division(s)", event.name, len(event.divisions))
 
     async def adjudicate(
         self,

@@ -1,0 +1,169 @@
+"""The TD console's API under ``/api/``: live feed, export, summary, TD accounts and event settings (TD only)."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path, Query, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import Response, StreamingResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+from .adjudication import record_view
+from .api import FilterDep, PrincipalDep, ResourcesDep
+from .audit import Record
+from .errors import Forbidden
+from .event import parse_event
+from .export import ExportFormat, export
+from .profile import Catalog
+from .summary import summarise
+
+router = APIRouter(prefix="/api")
+
+FEED_POLL_SECONDS = 0.5
+_FEED_KEEPALIVE_SECONDS = 15.0
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class TdIn(_Body):
+    name: str = Field(max_length=40)
+    password: str = Field(max_length=1000)
+
+
+class DivisionIn(_Body):
+    name: str = Field(max_length=100)
+    lexicon: str = Field(max_length=100)
+    rule: str = Field(max_length=20)
+
+
+class EventIn(_Body):
+    name: str = Field(max_length=100)
+    rounds: bool = True
+    challenges_per_minute: int = Field(ge=0, le=600)
+    kiosk_result_seconds: int = Field(ge=3, le=120)
+    division: list[DivisionIn] = Field(min_length=1, max_length=50, description="The divisions, in order.")
+
+
+@router.get("/feed", tags=["console"])
+async def feed(
+    request: Request,
+    resources: ResourcesDep,
+    who: PrincipalDep,
+    where: FilterDep,
+    seconds: Annotated[float | None, Query(gt=0, le=86400, description="Stop after this long (scripts).")] = None,
+) -> StreamingResponse:
+    """Server-sent events: each new record matching the filters, as the TD sees it (TD only).
+
+    Starts after the newest record (or after `Last-Event-ID` when the browser reconnects).
+    """
+    who.require_td("follow the live feed")
+    last_id = request.headers.get("last-event-id", "")
+    after = int(last_id) if last_id.isdigit() else (resources.audit.head.id or 0)
+
+    def newer(after_id: int) -> list[Record]:
+        return list(resources.audit.iterate(where, after_id=after_id))
+
+    async def events() -> AsyncIterator[str]:
+        nonlocal after
+        yield "retry: 2000\n\n"
+        quiet = 0.0
+        deadline = None if seconds is None else asyncio.get_running_loop().time() + seconds
+        while not await request.is_disconnected():
+            if deadline is not None and asyncio.get_running_loop().time() >= deadline:
+                return
+            head = resources.audit.head.id or 0
+            if head > after:
+                records = await run_in_threadpool(newer, after)
+                for record in records:
+                    data = json.dumps(record_view(record, who, resources.audit), ensure_ascii=False)
+                    yield f"id: {record.id}\nevent: record\ndata: {data}\n\n"
+                after = max(head, *(record.id for record in records))
+                quiet = 0.0
+            await asyncio.sleep(FEED_POLL_SECONDS)
+            quiet += FEED_POLL_SECONDS
+            if quiet >= _FEED_KEEPALIVE_SECONDS:  # keeps proxies and the browser from timing out
+                yield ": keep-alive\n\n"
+                quiet = 0.0
+
+    return StreamingResponse(
+        events(), media_type="text/event-stream", headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
+    )
+
+
+@router.get("/export", tags=["console"])
+def export_records(
+    resources: ResourcesDep,
+    who: PrincipalDep,
+    where: FilterDep,
+    format: Annotated[ExportFormat, Query(description="csv or jsonl")] = ExportFormat.CSV,
+) -> Response:
+    """The records matching the filters, every field (per-word results included), as CSV or JSON Lines (TD)."""
+    who.require_td("export the audit log")
+    out = io.StringIO()
+    export(resources.audit.iterate(where), out, format)
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    media = "text/csv" if format is ExportFormat.CSV else "application/x-ndjson"
+    return Response(
+        out.getvalue(),
+        media_type=f"{media}; charset=utf-8",
+        headers={"Content-Disposition": f'attachment; filename="wordjudge-{stamp}.{format.value}"'},
+    )
+
+
+@router.get("/summary", tags=["console"])
+def summary(resources: ResourcesDep, who: PrincipalDep, where: FilterDep) -> dict[str, Any]:
+    """Per division and round: challenges, the share acceptable, the most challenged words (TD)."""
+    who.require_td("see the event summary")
+    return summarise(resources.audit.iterate(where))
+
+
+@router.get("/tds", tags=["console"])
+def tds(resources: ResourcesDep, who: PrincipalDep) -> dict[str, Any]:
+    """The TD accounts (TD)."""
+    who.require_td("see the TD accounts")
+    return {"tds": [vars(account) for account in resources.access.tds()]}
+
+
+@router.post("/tds", status_code=201, tags=["console"])
+async def add_td(body: TdIn, resources: ResourcesDep, who: PrincipalDep) -> dict[str, Any]:
+    """Add a TD or deputy account (TD)."""
+    who.require_td("add TD accounts")
+    account = await run_in_threadpool(resources.access.add_td, body.name, body.password, by=who.actor)
+    return vars(account)
+
+
+@router.post("/tds/{name}/disable", tags=["console"])
+def disable_td(name: Annotated[str, Path(max_length=40)], resources: ResourcesDep, who: PrincipalDep) -> dict[str, Any]:
+    """Disable a TD account and end its sessions (TD; not one's own)."""
+    who.require_td("disable TD accounts")
+    if name.strip().casefold() == who.actor.casefold():
+        raise Forbidden("a TD cannot disable their own account (another TD, or wordjudge td disable, can)")
+    resources.access.disable_td(name)
+    return {"ok": True, "name": name.strip()}
+
+
+@router.put("/event", tags=["console"])
+def replace_event(body: EventIn, resources: ResourcesDep, who: PrincipalDep) -> dict[str, Any]:
+    """Change the event: name, divisions with their lexicon and rule, rate limit, kiosk result time (TD).
+
+    Written to the event file and served at once; a lexicon that cannot be opened refuses the change.
+    """
+    who.require_td("change the event")
+    event = parse_event(body.model_dump(), "event settings")
+    resources.replace_event(event)
+    return resources.event.as_dict()
+
+
+@router.get("/lexicons/available", tags=["console"])
+def available_lexicons(resources: ResourcesDep, who: PrincipalDep) -> dict[str, Any]:
+    """The compiled lexicons and profiles in the data dir that a division may use (TD)."""
+    who.require_td("see the compiled lexicons")
+    return {"names": Catalog(resources.settings.data_dir).names(), "served": list(resources.lexicon_views)}

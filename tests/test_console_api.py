@@ -1,0 +1,148 @@
+"""The TD console's API: export, summary, TD accounts, event settings, the live feed, dockets."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import uuid
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from fastapi.testclient import TestClient
+
+from wordjudge.event import EVENT_FILE, load_event
+
+from .conftest import Actors, td_headers
+from .test_app import _free_port, _serve, assert_error_shape, wait_for_health
+
+
+def challenge(words: str, table: int = 1, round_number: int = 1, division: str = "Open") -> dict[str, Any]:
+    return {"division": division, "table": table, "round": round_number, "words": words,
+            "request_id": uuid.uuid4().hex}  # fmt: skip
+
+
+def test_export_follows_the_filters_and_carries_everything(client: TestClient, actors: Actors) -> None:
+    client.post("/api/challenges", json=challenge("cat dog", round_number=1), headers=actors.kiosk)
+    client.post("/api/challenges", json=challenge("cat qi", round_number=2), headers=actors.kiosk)
+    response = client.get("/api/export?format=csv&round=2", headers=actors.alice)
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/csv")
+    assert response.headers["content-disposition"].startswith('attachment; filename="wordjudge-')
+    rows = list(csv.DictReader(io.StringIO(response.text)))
+    assert [(r["words"], r["verdict"], r["round"]) for r in rows] == [("CAT QI", "unacceptable", "2")]
+    assert json.loads(rows[0]["results"])[1] == {
+        "word": "QI",
+        "acceptable": False,
+        "source": None,
+        "reason": "not in demo",
+    }
+    lines = client.get("/api/export?format=jsonl", headers=actors.alice).text.splitlines()
+    assert [json.loads(line)["id"] for line in lines] == [1, 2]
+
+
+def test_summary_per_division_and_round(client: TestClient, actors: Actors) -> None:
+    for words, round_number in (("cat dog", 1), ("cat qi", 1), ("cat", 2), ("zzz cat", 2)):
+        client.post("/api/challenges", json=challenge(words, round_number=round_number), headers=actors.alice)
+    first = client.get("/api/challenges?limit=1", headers=actors.alice).json()["records"][0]["id"]
+    client.post(f"/api/challenges/{first}/recheck", json={"request_id": "recheck-0001"}, headers=actors.bob)
+    data = client.get("/api/summary", headers=actors.alice).json()
+    assert (data["total"]["challenges"], data["total"]["acceptable"]) == (4, 2)  # the recheck is not a challenge
+    (division,) = data["divisions"]
+    assert division["division"] == "Open"
+    assert [(r["round"], r["challenges"], r["acceptable_share"]) for r in division["rounds"]] == [
+        (1, 2, 0.5),
+        (2, 2, 0.5),
+    ]
+    assert division["most_challenged"][0] == {"word": "CAT", "challenges": 4}
+
+
+def test_td_accounts_from_the_console(client: TestClient, actors: Actors) -> None:
+    added = client.post("/api/tds", json={"name": "carol", "password": "a long enough password"}, headers=actors.alice)
+    assert added.status_code == 201
+    assert added.json()["created_by"] == "alice"
+    short = client.post("/api/tds", json={"name": "dave", "password": "short"}, headers=actors.alice)
+    assert "at least 10 characters" in assert_error_shape(short, 422, "invalid_input")["error"]
+    own = client.post("/api/tds/alice/disable", headers=actors.alice)
+    assert "cannot disable their own account" in assert_error_shape(own, 403, "forbidden")["error"]
+    assert client.post("/api/tds/bob/disable", headers=actors.alice).status_code == 200
+    assert_error_shape(client.get("/api/tds", headers=actors.bob), 401, "unauthorized")  # bob's session ended
+    names = {(t["name"], bool(t["disabled_at"])) for t in client.get("/api/tds", headers=actors.alice).json()["tds"]}
+    assert names == {("alice", False), ("bob", True), ("carol", False)}
+
+
+def test_event_settings_change_what_is_served(client: TestClient, actors: Actors, data_dir: Path) -> None:
+    event = {
+        "name": "Spring Open", "rounds": False, "challenges_per_minute": 2, "kiosk_result_seconds": 15,
+        "division": [{"name": "A", "lexicon": "demo", "rule": "double"}, {"name": "B", "lexicon": "demo", "rule": "single"}],
+    }  # fmt: skip
+    response = client.put("/api/event", json=event, headers=actors.alice)
+    assert response.status_code == 200, response.text
+    assert [d["name"] for d in response.json()["divisions"]] == ["A", "B"]
+    assert load_event(data_dir).kiosk_result_seconds == 15  # written to event.toml
+    assert client.get("/api/event", headers=actors.kiosk).json()["name"] == "Spring Open"
+    verdict = client.post("/api/challenges", json=challenge("cat qi", division="A"), headers=actors.kiosk).json()
+    assert verdict["consequence"]["text"] == "Play comes off: tiles back to the rack, no score for the turn"
+    assert client.post("/api/challenges", json=challenge("cat", division="B"), headers=actors.kiosk).status_code == 201
+    assert client.post("/api/challenges", json=challenge("cat", division="B"), headers=actors.kiosk).status_code == 429
+    before = (data_dir / EVENT_FILE).read_text()
+    bad = client.put(
+        "/api/event", json={**event, "division": [{"name": "A", "lexicon": "CSW99", "rule": "double"}]},
+        headers=actors.alice,
+    )  # fmt: skip
+    assert bad.status_code == 404
+    assert "CSW99" in bad.json()["error"]
+    assert (data_dir / EVENT_FILE).read_text() == before  # refused: nothing changed
+    wrong_rule = client.put(
+        "/api/event", json={**event, "division": [{"name": "A", "lexicon": "demo", "rule": "triple"}]},
+        headers=actors.alice,
+    )  # fmt: skip
+    assert "'rule' must be one of" in assert_error_shape(wrong_rule, 422, "invalid_input")["error"]
+
+
+def test_a_docket_shows_the_verdict_never_the_words_results(client: TestClient, actors: Actors) -> None:
+    record = client.post("/api/challenges", json=challenge("cat qi"), headers=actors.runner).json()
+    docket = client.get(f"/api/challenges/{record['id']}/docket", headers=actors.runner).json()
+    assert docket["record"]["verdict"] == "unacceptable"
+    assert "results" not in docket["record"]
+    assert docket["lexicon_name"] == "DEMO"
+    assert docket["short_fingerprint"] == "b819e7b67f8f"
+    assert docket["head"]["hash"] == record["hash"]
+    assert docket["qr_svg"].startswith("<svg")
+    same = client.get(f"/api/challenges/{record['id']}/docket", headers=actors.alice).json()
+    assert "results" not in same["record"]  # not even the TD's docket
+    mine = client.get("/api/challenges/mine", headers=actors.runner).json()["records"]
+    assert [r["id"] for r in mine] == [record["id"]]
+    assert client.get("/api/challenges/mine", headers=actors.kiosk).json()["records"] == []
+
+
+@pytest.mark.live
+def test_the_live_feed_streams_new_records_to_the_td(data_dir: Path) -> None:
+    from .conftest import device_headers
+
+    kiosk = device_headers(data_dir, "kiosk-1")
+    alice = td_headers(data_dir, "alice")
+    port = _free_port()
+    server = _serve(data_dir, "--port", str(port), "--log-level", "warning")
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_for_health(base, server)
+        httpx.post(f"{base}/api/challenges", json=challenge("emu"), headers=kiosk)  # before: not in the feed
+        with (
+            httpx.Client(base_url=base, timeout=10) as http,
+            http.stream("GET", "/api/feed?seconds=3&verdict=unacceptable", headers=alice) as stream,
+        ):
+            assert stream.headers["content-type"].startswith("text/event-stream")
+            httpx.post(f"{base}/api/challenges", json=challenge("cat dog"), headers=kiosk)
+            httpx.post(f"{base}/api/challenges", json=challenge("cat qi"), headers=kiosk)
+            text = "".join(stream.iter_text())
+    finally:
+        server.terminate()
+        server.communicate(timeout=30)
+    events = [block for block in text.split("\n\n") if block.startswith("id: ")]
+    assert len(events) == 1  # only the unacceptable one matches the filter
+    data = json.loads(events[0].split("data: ", 1)[1])
+    assert (data["id"], data["words"], data["actor"]) == (3, ["CAT", "QI"], "kiosk-1")
+    assert [r["acceptable"] for r in data["results"]] == [True, False]  # the TD sees per-word results here
