@@ -5,7 +5,8 @@
 
 import { api, h, newRequestId } from "./api.js";
 import { STRINGS as S } from "./strings.js";
-import { MAX_LETTERS, MAX_WORDS, MIN_LETTERS, refusal, repeats, splitWords, tooShort } from "./words.js";
+import { draftProblem, flash, heading, lexiconBox, pairForm, tableRoundFields, wordsField } from "./ui.js";
+import { repeats, splitWords } from "./words.js";
 
 const TOKEN_KEY = "wordjudge.kiosk.token";
 const DIVISION_KEY = "wordjudge.kiosk.division";
@@ -16,8 +17,6 @@ const HOLD_MS = 1200; // how long the opponent holds "Adjudicate"
 const KEY_GRACE_MS = 400; // keys already down when a screen appears do not count on it
 const VERDICT_GRACE_MS = 500; // presses this soon after a verdict appears do not clear it
 const HEALTH_EVERY_MS = 10000;
-const MESSAGE_MS = 6000;
-const TABLE = /^[A-Za-z0-9][A-Za-z0-9-]{0,9}$/;
 
 const app = document.getElementById("app");
 const state = {
@@ -60,17 +59,6 @@ function clearWhenAbandoned(ms = ABANDONED_MS) {
     screen.timers.push(timer);
   };
   for (const type of ["keydown", "pointerdown", "input"]) listen(type, restart);
-}
-
-// A message that stays long enough to be read, even while typing goes on.
-function flash(element, text) {
-  element.textContent = text;
-  clearTimeout(element.flashTimer);
-  element.flashTimer = setTimeout(() => (element.textContent = ""), MESSAGE_MS);
-}
-
-function heading(text, level = "h1") {
-  return h(level, { tabindex: "-1" }, text);
 }
 
 // -- start-up and enrolment ----------------------------------------------------------------------
@@ -120,34 +108,16 @@ function forget(message) {
 }
 
 function showPair(message, code) {
-  const input = h("input", {
-    id: "pair-code", name: "code", autocomplete: "off", autocapitalize: "characters", spellcheck: "false",
-    maxlength: "20", value: code, "aria-describedby": "pair-message",
-  });
-  const note = h("p", { id: "pair-message", class: "message", role: "alert" }, message);
-  const form = h(
-    "form",
-    {
-      class: "screen pair",
-      onsubmit: async (event) => {
-        event.preventDefault();
-        try {
-          const enrolled = await api("/api/enrol", { method: "POST", body: { code: input.value } });
-          localStorage.setItem(TOKEN_KEY, enrolled.token);
-          state.token = enrolled.token;
-          await load();
-        } catch (error) {
-          note.textContent = error.kind === "network" ? S.unreachable : error.message;
-        }
-      },
+  const { form, input } = pairForm({
+    title: S.pairTitle,
+    code,
+    message,
+    onEnrolled: async (token) => {
+      localStorage.setItem(TOKEN_KEY, token);
+      state.token = token;
+      await load();
     },
-    heading(S.pairTitle),
-    h("p", {}, S.pairHint),
-    h("label", { for: "pair-code" }, S.pairCode),
-    input,
-    note,
-    h("button", { type: "submit", class: "primary" }, S.pair),
-  );
+  });
   show("pair", form, input);
 }
 
@@ -187,17 +157,6 @@ function fixedDivision() {
   return all.find((d) => d.name === wanted) || (all.length === 1 ? all[0] : null);
 }
 
-function lexiconBox(division, large = true) {
-  const view = division.lexicon_view;
-  return h(
-    "div",
-    { class: `lexicon${large ? " large" : ""}` },
-    h("span", { class: "lexicon-name" }, view.shown_name),
-    view.demo ? h("span", { class: "badge demo" }, S.demoNote) : null,
-    h("span", { class: "lexicon-facts" }, `${S.wordCount(view.word_count)} · ${S.fingerprint(view.short_fingerprint)}`),
-  );
-}
-
 function goIdle() {
   state.draft = null;
   state.division = null;
@@ -207,12 +166,12 @@ function goIdle() {
   const status = h("p", { id: "server-state", role: "status" });
   renderServerState(status);
   const choices = fixed
-    ? [h("p", { class: "division-name" }, `Division ${fixed.name}`), lexiconBox(fixed),
+    ? [h("p", { class: "division-name" }, `Division ${fixed.name}`), lexiconBox(fixed.lexicon_view),
        h("button", { class: "primary start", id: "start", onclick: () => showChallenger(fixed) }, S.start)]
     : [h("h2", {}, S.pickDivision),
        h("div", { class: "division-choices" }, divisions().map((d) =>
          h("button", { class: "division", onclick: () => showChallenger(d) },
-           h("span", { class: "division-name" }, `Division ${d.name}`), lexiconBox(d))))];
+           h("span", { class: "division-name" }, `Division ${d.name}`), lexiconBox(d.lexicon_view))))];
   const page = h(
     "section",
     { class: "screen idle" },
@@ -229,82 +188,37 @@ function goIdle() {
 
 function showChallenger(division, draft = null) {
   state.division = division;
-  const view = division.lexicon_view;
-  const rounds = state.event.rounds;
-  const table = h("input", { id: "table", name: "table", inputmode: "numeric", autocomplete: "off", maxlength: "10",
-    value: draft?.table || "", required: true });
-  const round = rounds
-    ? h("input", { id: "round", name: "round", inputmode: "numeric", autocomplete: "off", maxlength: "3",
-        value: draft?.round || sessionStorage.getItem(ROUND_KEY) || "" })
-    : null;
-  const words = h("textarea", { id: "words", name: "words", rows: "2", autocomplete: "off", autocapitalize: "characters",
-    spellcheck: "false", "aria-describedby": "word-message word-count" });
-  words.value = draft?.text || "";
-  const message = h("p", { id: "word-message", class: "message", role: "alert" });
-  const count = h("p", { id: "word-count", class: "word-count" });
-  const tiles = h("div", { class: "tiles", "aria-hidden": "true" });
-  let lastGood = words.value;
-
-  const render = () => {
-    const list = splitWords(words.value);
-    count.textContent = list.length ? S.words(list.length) : S.noWordsYet;
-    tiles.replaceChildren(...list.map((word) => tileWord(word)));
-  };
-  words.addEventListener("input", () => {
-    const refused = refusal(words.value, view.alphabet);
-    if (refused) {
-      const caret = Math.max(0, words.selectionStart - (words.value.length - lastGood.length));
-      words.value = lastGood;
-      words.setSelectionRange(caret, caret);
-      flash(message, refused.char
-        ? S.refusedChar(refused.char, view.shown_name)
-        : refused.tooMany ? S.tooManyWords(MAX_WORDS) : S.tooLong(MAX_LETTERS));
-      return;
-    }
-    lastGood = words.value;
-    render();
-  });
-  render();
-
+  const place = tableRoundFields(state.event.rounds, draft?.table || "", draft?.round || sessionStorage.getItem(ROUND_KEY) || "");
+  const words = wordsField(division.lexicon_view, draft?.text || "");
   const done = (event) => {
     event.preventDefault();
-    const list = splitWords(words.value);
-    const problem = !TABLE.test(table.value.trim()) ? (table.value.trim() ? S.tableRule : S.needTable)
-      : round && round.value.trim() && !/^[1-9][0-9]{0,2}$/.test(round.value.trim()) ? S.roundRule
-      : !list.length ? S.needWords
-      : tooShort(list) ? S.tooShort(MIN_LETTERS) : "";
+    const next = { table: place.table(), round: place.round(), text: words.textarea.value };
+    const problem = draftProblem(next.table, next.round, next.text);
     if (problem) {
-      flash(message, problem);
+      flash(words.message, problem);
       return;
     }
-    const next = { table: table.value.trim(), round: round ? round.value.trim() : "", text: words.value };
     const same = draft && draft.table === next.table && draft.round === next.round && draft.text === next.text;
-    next.requestId = same ? draft.requestId : newRequestId();
+    next.requestId = same ? draft.requestId : newRequestId(); // a retry of the same challenge keeps its id
     if (next.round) sessionStorage.setItem(ROUND_KEY, next.round);
     showOpponent(division, next);
   };
   const form = h(
     "form",
     { class: "screen challenger", onsubmit: done, autocomplete: "off" },
-    h("header", {}, heading(S.challengerTitle), lexiconBox(division, false)),
-    h("div", { class: "fields" },
-      h("label", { for: "table" }, S.table, table),
-      round ? h("label", { for: "round" }, S.round, round) : null),
-    h("label", { for: "words", class: "words-label" }, S.wordsLabel),
-    words,
-    message,
-    count,
-    tiles,
+    h("header", {}, heading(S.challengerTitle), lexiconBox(division.lexicon_view, false)),
+    place.fields,
+    words.label,
+    words.textarea,
+    words.message,
+    words.count,
+    words.tiles,
     h("div", { class: "actions" },
       h("button", { type: "button", class: "secondary", onclick: goIdle }, S.cancel),
       h("button", { type: "submit", class: "primary", id: "done" }, S.done)),
   );
-  show("challenger", form, draft ? words : table);
+  show("challenger", form, draft ? words.textarea : place.tableInput);
   clearWhenAbandoned();
-}
-
-function tileWord(word) {
-  return h("span", { class: "tile-word" }, [...word].map((letter) => h("span", { class: "tile" }, letter)));
 }
 
 // -- opponent ------------------------------------------------------------------------------------
@@ -347,7 +261,7 @@ function showOpponent(division, draft) {
   const page = h(
     "section",
     { class: "screen opponent" },
-    h("header", {}, heading(S.opponentTitle), lexiconBox(division, false)),
+    h("header", {}, heading(S.opponentTitle), lexiconBox(division.lexicon_view, false)),
     h("p", { class: "table-round" }, S.tableRound(draft.table, draft.round)),
     h("p", { class: "word-count big" }, S.words(list.length)),
     h("ol", { class: "check-words", "aria-label": S.words(list.length) },

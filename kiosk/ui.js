@@ -1,0 +1,133 @@
+// Parts shared by the kiosk, the runner's handheld and the TD console: the challenge input with
+// its as-typed checks, letter tiles, the lexicon line, the pairing form, passing messages.
+
+import { api, h } from "./api.js";
+import { STRINGS as S } from "./strings.js";
+import { MAX_LETTERS, MAX_WORDS, MIN_LETTERS, refusal, splitWords, tooShort } from "./words.js";
+
+const MESSAGE_MS = 6000;
+const TABLE = /^[A-Za-z0-9][A-Za-z0-9-]{0,9}$/;
+const ROUND = /^[1-9][0-9]{0,2}$/;
+
+// A message that stays long enough to be read, even while typing goes on.
+export function flash(element, text) {
+  element.textContent = text;
+  clearTimeout(element.flashTimer);
+  element.flashTimer = setTimeout(() => (element.textContent = ""), MESSAGE_MS);
+}
+
+export function heading(text, level = "h1") {
+  return h(level, { tabindex: "-1" }, text);
+}
+
+// A lexicon as screens show it: name (DEMO for the demo), word count, short fingerprint.
+export function lexiconBox(view, large = true) {
+  return h(
+    "div",
+    { class: `lexicon${large ? " large" : ""}` },
+    h("span", { class: "lexicon-name" }, view.shown_name),
+    view.demo ? h("span", { class: "badge demo" }, S.demoNote) : null,
+    h("span", { class: "lexicon-facts" }, `${S.wordCount(view.word_count)} · ${S.fingerprint(view.short_fingerprint)}`),
+  );
+}
+
+export function tileWord(word) {
+  return h("span", { class: "tile-word" }, [...word].map((letter) => h("span", { class: "tile" }, letter)));
+}
+
+// The words box: refuses, as typed, characters outside the lexicon's alphabet and the 8-word and
+// 15-letter limits, and shows the words back as tiles with their count.
+export function wordsField(view, text = "") {
+  const textarea = h("textarea", { id: "words", name: "words", rows: "2", autocomplete: "off",
+    autocapitalize: "characters", spellcheck: "false", "aria-describedby": "word-message word-count" });
+  textarea.value = text;
+  const message = h("p", { id: "word-message", class: "message", role: "alert" });
+  const count = h("p", { id: "word-count", class: "word-count" });
+  const tiles = h("div", { class: "tiles", "aria-hidden": "true" });
+  let lastGood = textarea.value;
+  const render = () => {
+    const list = splitWords(textarea.value);
+    count.textContent = list.length ? S.words(list.length) : S.noWordsYet;
+    tiles.replaceChildren(...list.map((word) => tileWord(word)));
+  };
+  textarea.addEventListener("input", () => {
+    const refused = refusal(textarea.value, view.alphabet);
+    if (refused) {
+      const caret = Math.max(0, textarea.selectionStart - (textarea.value.length - lastGood.length));
+      textarea.value = lastGood;
+      textarea.setSelectionRange(caret, caret);
+      flash(message, refused.char
+        ? S.refusedChar(refused.char, view.shown_name)
+        : refused.tooMany ? S.tooManyWords(MAX_WORDS) : S.tooLong(MAX_LETTERS));
+      return;
+    }
+    lastGood = textarea.value;
+    render();
+  });
+  render();
+  return {
+    label: h("label", { for: "words", class: "words-label" }, S.wordsLabel),
+    textarea, message, count, tiles,
+    setText(value) {
+      textarea.value = value;
+      lastGood = value;
+      render();
+    },
+  };
+}
+
+// What is wrong with a challenge about to be sent, in words, or "" (the server checks again).
+export function draftProblem(table, round, text) {
+  const list = splitWords(text);
+  if (!TABLE.test(table)) return table ? S.tableRule : S.needTable;
+  if (round && !ROUND.test(round)) return S.roundRule;
+  if (!list.length) return S.needWords;
+  if (tooShort(list)) return S.tooShort(MIN_LETTERS);
+  return "";
+}
+
+// The pairing form of an unenrolled device; calls onEnrolled(token, device) once it has its token.
+export function pairForm({ title, code = "", message = "", onEnrolled }) {
+  const input = h("input", { id: "pair-code", name: "code", autocomplete: "off", autocapitalize: "characters",
+    spellcheck: "false", maxlength: "20", value: code, "aria-describedby": "pair-message" });
+  const note = h("p", { id: "pair-message", class: "message", role: "alert" }, message);
+  const form = h(
+    "form",
+    {
+      class: "screen pair",
+      onsubmit: async (event) => {
+        event.preventDefault();
+        try {
+          const enrolled = await api("/api/enrol", { method: "POST", body: { code: input.value } });
+          await onEnrolled(enrolled.token, enrolled.device);
+        } catch (error) {
+          note.textContent = error.kind === "network" ? S.unreachable : error.message;
+        }
+      },
+    },
+    heading(title),
+    h("p", {}, S.pairHint),
+    h("label", { for: "pair-code" }, S.pairCode),
+    input,
+    note,
+    h("button", { type: "submit", class: "primary" }, S.pair),
+  );
+  return { form, input };
+}
+
+// The table number, and the round if the event uses rounds.
+export function tableRoundFields(rounds, table = "", round = "") {
+  const tableInput = h("input", { id: "table", name: "table", inputmode: "numeric", autocomplete: "off",
+    maxlength: "10", value: table, required: true });
+  const roundInput = rounds
+    ? h("input", { id: "round", name: "round", inputmode: "numeric", autocomplete: "off", maxlength: "3", value: round })
+    : null;
+  const fields = h("div", { class: "fields" },
+    h("label", { for: "table" }, S.table, tableInput),
+    roundInput ? h("label", { for: "round" }, S.round, roundInput) : null);
+  return {
+    fields, tableInput,
+    table: () => tableInput.value.trim(),
+    round: () => (roundInput ? roundInput.value.trim() : ""),
+  };
+}
