@@ -12,10 +12,13 @@ export class ApiError extends Error {
 
 const KINDS = { 401: "unauthorized", 422: "invalid", 429: "rate_limited", 503: "unavailable" };
 
-export async function api(path, { method = "GET", body, token, timeoutMs = 8000 } = {}) {
+// A device sends its token; the TD console sends its session cookie and, to change anything, the
+// session's CSRF token (csrf).
+export async function api(path, { method = "GET", body, token, csrf, timeoutMs = 8000 } = {}) {
   const headers = { Accept: "application/json" };
   if (body !== undefined) headers["Content-Type"] = "application/json";
   if (token) headers.Authorization = `Bearer ${token}`;
+  if (csrf) headers["X-CSRF-Token"] = csrf;
   const abort = new AbortController();
   const timer = setTimeout(() => abort.abort(), timeoutMs);
   let response;
@@ -25,7 +28,7 @@ export async function api(path, { method = "GET", body, token, timeoutMs = 8000 
       headers,
       body: body === undefined ? undefined : JSON.stringify(body),
       cache: "no-store",
-      credentials: "omit", // a device speaks with its token only, never a cookie
+      credentials: token ? "omit" : "same-origin", // a device speaks with its token only, never a cookie
       signal: abort.signal,
     });
   } catch (error) {

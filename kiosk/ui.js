@@ -87,7 +87,7 @@ export function draftProblem(table, round, text) {
 }
 
 // The pairing form of an unenrolled device; calls onEnrolled(token, device) once it has its token.
-export function pairForm({ title, code = "", message = "", onEnrolled }) {
+export function pairForm({ title, button = S.pair, code = "", message = "", onEnrolled }) {
   const input = h("input", { id: "pair-code", name: "code", autocomplete: "off", autocapitalize: "characters",
     spellcheck: "false", maxlength: "20", value: code, "aria-describedby": "pair-message" });
   const note = h("p", { id: "pair-message", class: "message", role: "alert" }, message);
@@ -110,7 +110,7 @@ export function pairForm({ title, code = "", message = "", onEnrolled }) {
     h("label", { for: "pair-code" }, S.pairCode),
     input,
     note,
-    h("button", { type: "submit", class: "primary" }, S.pair),
+    h("button", { type: "submit", class: "primary" }, button),
   );
   return { form, input };
 }

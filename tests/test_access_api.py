@@ -116,7 +116,18 @@ ROUTES: list[Row] = [
     ("GET", lambda w: "/api/lexicons/available", lambda w: None, (401, 403, 403, 401, 200)),
     ("DELETE", lambda w: "/api/session", lambda w: None, (401, 200, 200, 401, 200)),  # last: ends the TD's session
 ]  # fmt: skip
-PUBLIC_PAGES = ["/", "/kiosk", "/static/app.css", "/static/status.js", "/static/kiosk.js", "/docs", "/openapi.json"]
+PUBLIC_PAGES = [
+    "/",
+    "/kiosk",
+    "/runner",
+    "/td",
+    "/docket",
+    "/static/app.css",
+    "/static/status.js",
+    "/static/kiosk.js",
+    "/docs",
+    "/openapi.json",
+]
 
 
 def per_word_keys(value: Any) -> set[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import secrets
 from dataclasses import asdict
 from datetime import UTC, datetime
@@ -218,7 +219,7 @@ def docket(record_id: _RecordId, resources: ResourcesDep, who: PrincipalDep) -> 
         "lexicon_name": lexicon["shown_name"] if lexicon else record.lexicon,
         "short_fingerprint": short(record.fingerprint),
         "head": resources.audit.head.as_dict(),
-        "qr_svg": segno.make(f"wordjudge:challenge:{record.id}:{record.hash[:16]}", error="m").svg_inline(scale=3),
+        "qr_svg": qr_svg(f"wordjudge:challenge:{record.id}:{record.hash[:16]}", scale=3),
     }
 
 
@@ -260,6 +261,13 @@ def verify_audit(resources: ResourcesDep, who: PrincipalDep) -> dict[str, Any]:
         "problem": result.problem,
         "description": result.describe(),
     }
+
+
+def qr_svg(text: str, *, scale: int = 4) -> str:
+    """A QR code of ``text`` as a standalone SVG element (with its namespace, so a page can parse it)."""
+    out = io.BytesIO()
+    segno.make(text, error="m").save(out, kind="svg", xmldecl=False, svgns=True, scale=scale)
+    return out.getvalue().decode()
 
 
 def _utc(moment: datetime | None) -> str | None:

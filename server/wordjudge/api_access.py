@@ -8,14 +8,13 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Annotated, Any, Literal
 
-import segno
 from fastapi import APIRouter, Path, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from .access import SESSION_TTL, PairingCode
-from .api import SESSION_COOKIE, PrincipalDep, ResourcesDep
+from .api import SESSION_COOKIE, PrincipalDep, ResourcesDep, qr_svg
 from .auth import Role
 from .resources import Resources
 
@@ -106,7 +105,7 @@ def create_pairing_code(
     division = resources.event.division(body.division).name if body.division else None
     code = resources.access.create_pairing_code(Role(body.role), division, body.name, by=who.actor)
     link = pairing_link(resources, code, str(request.base_url))
-    return {**code.as_dict(), "link": link, "qr_svg": segno.make(link, error="m").svg_inline(scale=4)}
+    return {**code.as_dict(), "link": link, "qr_svg": qr_svg(link)}
 
 
 def pairing_link(resources: Resources, code: PairingCode, base_url: str) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from http import HTTPStatus
 from importlib import resources as package_files
@@ -61,7 +61,8 @@ def create_app(settings: Settings, resources: Resources | None = None) -> FastAP
     app.include_router(access_router)
     app.include_router(console_router)
     app.add_api_route("/", _status_page, include_in_schema=False)
-    app.add_api_route("/kiosk", _kiosk_page, include_in_schema=False)
+    for path, page in _PAGES.items():
+        app.add_api_route(path, _page(page), include_in_schema=False)
     app.mount("/static", _WebFiles(directory=WEB_DIR), name="static")
     return app
 
@@ -111,9 +112,15 @@ def _status_page() -> FileResponse:
     return FileResponse(WEB_DIR / "index.html")
 
 
-def _kiosk_page() -> FileResponse:
-    # Never cached: a kiosk must not come back from a restart with an old page.
-    return FileResponse(WEB_DIR / "kiosk.html", headers={"Cache-Control": "no-store"})
+_PAGES = {"/kiosk": "kiosk.html", "/runner": "runner.html", "/td": "td.html", "/docket": "docket.html"}
+
+
+def _page(name: str) -> Callable[[], FileResponse]:
+    def serve() -> FileResponse:
+        # Never cached: a device must not come back from a restart with an old page.
+        return FileResponse(WEB_DIR / name, headers={"Cache-Control": "no-store"})
+
+    return serve
 
 
 class _WebFiles(StaticFiles):

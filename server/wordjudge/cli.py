@@ -69,6 +69,8 @@ def serve(**flags: Any) -> None:
             log_level=settings.log_level,
             ssl_certfile=settings.certfile,
             ssl_keyfile=settings.keyfile,
+            # Open live feeds (the TD console's) would otherwise hold a stop or restart forever.
+            timeout_graceful_shutdown=5,
         )
     finally:
         resources.close()

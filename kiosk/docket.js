@@ -1,0 +1,66 @@
+// A printable docket of one verdict (WESPA 3.10.2), for 58 mm and 80 mm receipt printers and A6:
+// event, division, round, table, number of words, verdict, consequence, lexicon and short
+// fingerprint, time, challenge id, the audit log's head, and a QR code of the id for the TD.
+// Never the per-word results (the server does not send them for a docket).
+
+import { api, h } from "./api.js";
+import { STRINGS as S } from "./strings.js";
+
+const SIZES = ["58mm", "80mm", "a6"];
+const app = document.getElementById("app");
+const params = new URLSearchParams(location.search);
+const F = S.docketFacts;
+
+function token() {
+  return localStorage.getItem("wordjudge.runner.token") || localStorage.getItem("wordjudge.kiosk.token") || undefined;
+}
+
+function setSize(size) {
+  document.getElementById("paper").href = `/static/docket-${size}.css`;
+  document.body.dataset.size = size;
+}
+
+function svg(markup) {
+  // The QR code comes from our own server as SVG; parsed as SVG, never as HTML.
+  const parsed = new DOMParser().parseFromString(markup, "image/svg+xml").documentElement;
+  return document.importNode(parsed, true);
+}
+
+async function boot() {
+  const size = SIZES.includes(params.get("size")) ? params.get("size") : "80mm";
+  setSize(size);
+  let docket;
+  try {
+    docket = await api(`/api/challenges/${encodeURIComponent(params.get("id") || "")}/docket`, { token: token() });
+  } catch (error) {
+    app.replaceChildren(h("p", { class: "message", role: "alert" }, error.kind === "network" ? S.unreachable : error.message));
+    return;
+  }
+  const r = docket.record;
+  const ok = r.verdict === "acceptable";
+  const fact = (label, value) => [h("dt", {}, label), h("dd", {}, String(value))];
+  const sizes = h("p", { class: "docket-controls" }, `${S.docketSize}: `,
+    SIZES.map((s) => h("button", { type: "button", class: s === size ? "primary" : "secondary", onclick: () => setSize(s) }, s)),
+    " ", h("button", { type: "button", id: "print", onclick: () => window.print() }, S.docketPrint));
+  app.replaceChildren(
+    sizes,
+    h("article", { class: `docket ${ok ? "acceptable" : "unacceptable"}` },
+      h("h1", {}, S.docketTitle),
+      h("p", { class: "docket-verdict" }, `${ok ? S.acceptableIcon : S.unacceptableIcon} ${ok ? S.acceptable : S.unacceptable}`),
+      h("dl", {},
+        fact(F.event, r.event),
+        fact(F.division, r.division),
+        r.round ? fact(F.round, r.round) : null,
+        fact(F.table, r.table),
+        fact(F.words, r.word_count),
+        fact(F.consequence, r.consequence.text),
+        fact(F.lexicon, `${docket.lexicon_name} ${docket.short_fingerprint}`),
+        fact(F.time, new Date(r.created_at).toLocaleString("en-GB")),
+        fact(F.id, `#${r.id}`),
+        fact(F.head, `#${docket.head.id} ${docket.head.hash.slice(0, 16)}`)),
+      h("div", { class: "docket-qr" }, svg(docket.qr_svg))),
+  );
+  if (params.get("print") === "1") window.print();
+}
+
+boot();

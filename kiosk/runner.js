@@ -1,0 +1,212 @@
+// The runner's handheld (WESPA 3.10.1-3.10.2): the runner types the words from the challenge slip,
+// checks them against it, sends them, and carries the verdict (tick or cross) back to the table.
+// On a flaky connection nothing is guessed: a challenge is either answered or clearly not sent,
+// and trying again reuses its request id, so it is never recorded twice.
+
+import { api, h, newRequestId } from "./api.js";
+import { STRINGS as S } from "./strings.js";
+import { draftProblem, flash, heading, lexiconBox, pairForm, tableRoundFields, wordsField } from "./ui.js";
+import { splitWords } from "./words.js";
+
+const TOKEN_KEY = "wordjudge.runner.token";
+const app = document.getElementById("app");
+const state = { token: localStorage.getItem(TOKEN_KEY), me: null, event: null, division: null, pending: null };
+
+function show(name, element, focus) {
+  app.replaceChildren(element);
+  app.dataset.screen = name;
+  (focus || element.querySelector("h1"))?.focus();
+  window.scrollTo(0, 0);
+}
+
+async function boot() {
+  const code = new URLSearchParams(location.hash.slice(1)).get("pair"); // from a pairing QR code's link
+  history.replaceState(null, "", "/runner");
+  // Back to the network: a challenge that could not be sent goes again, with the same id.
+  window.addEventListener("online", () => state.pending && send(state.pending));
+  if (!state.token || code) return showPair("", code || "");
+  await load();
+}
+
+function showPair(message, code) {
+  const { form, input } = pairForm({
+    title: S.runnerPairTitle, button: S.runnerPair, code, message,
+    onEnrolled: async (token) => {
+      localStorage.setItem(TOKEN_KEY, token);
+      state.token = token;
+      await load();
+    },
+  });
+  show("pair", form, input);
+}
+
+function forget(message) {
+  localStorage.removeItem(TOKEN_KEY);
+  state.token = null;
+  showPair(message, "");
+}
+
+async function load() {
+  try {
+    [state.me, state.event] = await Promise.all([
+      api("/api/session", { token: state.token }),
+      api("/api/event", { token: state.token }),
+    ]);
+  } catch (error) {
+    if (error.kind === "unauthorized") return forget(S.runnerRevoked);
+    show("down", h("section", { class: "screen down" }, heading(S.serverDown),
+      h("button", { class: "primary", onclick: load }, S.retry)));
+    return;
+  }
+  showEntry();
+}
+
+function divisionChoice() {
+  const all = state.event.divisions;
+  const fixed = all.find((d) => d.name === state.me.division) || (all.length === 1 ? all[0] : null);
+  if (fixed) return { get: () => fixed, element: null };
+  const select = h("select", { id: "division", name: "division" },
+    all.map((d) => h("option", { value: d.name, selected: d.name === state.division?.name },
+      `${d.name}: ${d.lexicon_view.shown_name}`)));
+  return {
+    get: () => all.find((d) => d.name === select.value),
+    element: h("label", { for: "division" }, S.division, select),
+    select,
+  };
+}
+
+function showEntry(draft = null) {
+  const choice = divisionChoice();
+  const division = state.division || choice.get();
+  const place = tableRoundFields(state.event.rounds, draft?.table || "", draft?.round || "");
+  const words = wordsField(division.lexicon_view, draft?.text || "");
+  const lexicon = h("div", { class: "lexicon-line" }, lexiconBox(division.lexicon_view, false));
+  choice.select?.addEventListener("change", () => {
+    state.division = choice.get();
+    showEntry({ table: place.table(), round: place.round(), text: "" });
+  });
+  const recent = h("section", { class: "recent", "aria-labelledby": "recent-title" },
+    h("h2", { id: "recent-title" }, S.recent), h("ol", { class: "recent-list" }, h("li", {}, "…")));
+  const form = h(
+    "form",
+    {
+      class: "screen entry",
+      autocomplete: "off",
+      onsubmit: (event) => {
+        event.preventDefault();
+        const next = { division: choice.get(), table: place.table(), round: place.round(), text: words.textarea.value };
+        const problem = draftProblem(next.table, next.round, next.text);
+        if (problem) return flash(words.message, problem);
+        const same = draft && ["table", "round", "text"].every((key) => draft[key] === next[key]);
+        next.requestId = same && draft.requestId ? draft.requestId : newRequestId();
+        state.division = next.division;
+        showConfirm(next);
+      },
+    },
+    h("header", {}, heading(state.event.name), h("p", { class: "hint" }, S.runnerTitle(state.me.actor))),
+    choice.element,
+    lexicon,
+    place.fields,
+    words.label, words.textarea, words.message, words.count, words.tiles,
+    h("button", { type: "submit", class: "primary wide", id: "check" }, S.checkAndSend),
+    recent,
+  );
+  show("entry", form, draft ? words.textarea : place.tableInput);
+  loadRecent(recent.querySelector("ol"));
+}
+
+async function loadRecent(list) {
+  try {
+    const { records } = await api("/api/challenges/mine?limit=5", { token: state.token });
+    list.replaceChildren(...(records.length ? records.map(recentItem) : [h("li", {}, S.noRecent)]));
+  } catch {
+    list.replaceChildren(h("li", {}, S.serverDown));
+  }
+}
+
+function recentItem(record) {
+  const ok = record.verdict === "acceptable";
+  const time = new Date(record.created_at).toLocaleTimeString("en-GB", { hour: "2-digit", minute: "2-digit" });
+  return h("li", { class: ok ? "acceptable" : "unacceptable" },
+    h("span", { class: "mark", "aria-hidden": "true" }, ok ? S.acceptableIcon : S.unacceptableIcon),
+    h("span", {}, `${ok ? S.acceptable : S.unacceptable} · ${S.recentLine(record.id, record.table, record.word_count, time)}`),
+    " ",
+    h("a", { href: `/docket?id=${record.id}` }, S.printDocket));
+}
+
+function showConfirm(draft) {
+  const list = splitWords(draft.text);
+  const page = h(
+    "section",
+    { class: "screen confirm" },
+    heading(S.confirmTitle),
+    h("p", { class: "table-round" }, `${S.tableRound(draft.table, draft.round)} · Division ${draft.division.name}`),
+    h("p", { class: "word-count big" }, S.words(list.length)),
+    h("ol", { class: "check-words" }, list.map((word) => h("li", { "aria-label": [...word].join(" ") }, word))),
+    h("div", { class: "actions stacked" },
+      h("button", { type: "button", class: "primary wide", id: "send", onclick: () => send(draft) }, S.send),
+      h("button", { type: "button", class: "secondary wide", onclick: () => showEntry(draft) }, S.edit)),
+  );
+  show("confirm", page);
+}
+
+async function send(draft) {
+  state.pending = draft;
+  show("sending", h("section", { class: "screen sending" }, heading(S.sending)));
+  const body = { division: draft.division.name, table: draft.table, words: draft.text, request_id: draft.requestId };
+  if (draft.round) body.round = Number(draft.round);
+  try {
+    const record = await api("/api/challenges", { method: "POST", body, token: state.token });
+    state.pending = null;
+    showVerdict(draft, record);
+  } catch (error) {
+    if (error.kind === "unauthorized") {
+      state.pending = null;
+      return forget(S.runnerRevoked);
+    }
+    if (error.kind === "invalid") {
+      state.pending = null;
+      showEntry(draft);
+      return flash(document.getElementById("word-message"), error.message);
+    }
+    showNotSent(draft, error);
+  }
+}
+
+function showVerdict(draft, record) {
+  const ok = record.verdict === "acceptable";
+  const time = new Date(record.created_at).toLocaleTimeString("en-GB");
+  const page = h(
+    "section",
+    { class: `screen verdict ${ok ? "acceptable" : "unacceptable"}`, role: "alert" },
+    h("p", { class: "verdict-icon", "aria-hidden": "true" }, ok ? S.acceptableIcon : S.unacceptableIcon),
+    heading(ok ? S.acceptable : S.unacceptable),
+    h("p", { class: "verdict-list" }, record.words.join(" ")),
+    h("p", { class: "verdict-words" }, S.verdictLine(record.word_count, record.table, record.round)),
+    h("p", { class: "consequence" }, record.consequence.text),
+    h("p", { class: "verdict-facts" }, S.challengeId(record.id, time), record.replayed ? ` ${S.replayed}` : ""),
+    h("div", { class: "actions stacked" },
+      h("button", { type: "button", class: "primary wide inverse", id: "next", onclick: () => showEntry() }, S.next),
+      h("a", { class: "button wide", href: `/docket?id=${record.id}` }, S.printDocket)),
+  );
+  show("verdict", page);
+}
+
+function showNotSent(draft, error) {
+  const page = h(
+    "section",
+    { class: "screen failure", role: "alert" },
+    heading(S.notSent),
+    h("p", { class: "failure-message" }, error.kind === "network" ? S.unreachable : S.serverRefused(error.message)),
+    h("p", { class: "hint" }, S.notSentNote),
+    h("div", { class: "actions stacked" },
+      h("button", { type: "button", class: "primary wide", id: "retry", onclick: () => send(draft) }, S.retry),
+      h("button", { type: "button", class: "secondary wide", onclick: () => {
+        state.pending = null;
+        showEntry(draft);
+      } }, S.edit)),
+  );
+  show("not-sent", page);
+}
+
+boot();

@@ -1,0 +1,151 @@
+// The TD console: the event and its lexicons, devices and alerts, the live feed with per-word
+// results (here only), records with their re-checks, reissues and rulings, enrolment, accounts,
+// event settings and the after-event summary. The server checks every request; this page only
+// shows what a signed-in TD may do.
+
+import { api, h } from "./api.js";
+import { STRINGS } from "./strings.js";
+import { accountsView, enrolView, eventView, summaryView } from "./td-admin.js";
+import { call, problem, session, table, when } from "./td-common.js";
+import { feedView } from "./td-records.js";
+
+const C = STRINGS.console;
+const app = document.getElementById("app");
+const state = { me: null, tab: "overview", cleanup: null };
+
+async function boot() {
+  try {
+    const me = await api("/api/session");
+    if (me.role !== "td") throw new Error("not a TD");
+    state.me = me;
+    session.csrf = me.csrf_token;
+    showConsole();
+  } catch {
+    showLogin();
+  }
+}
+
+function showLogin() {
+  const name = h("input", { id: "name", autocomplete: "username", maxlength: "40" });
+  const password = h("input", { id: "password", type: "password", autocomplete: "current-password", maxlength: "1000" });
+  const note = h("p", { class: "message", role: "alert" });
+  app.replaceChildren(h("form", {
+    class: "console-login",
+    onsubmit: async (event) => {
+      event.preventDefault();
+      try {
+        const signed = await api("/api/session", { method: "POST", body: { name: name.value, password: password.value } });
+        state.me = { actor: signed.actor, role: "td" };
+        session.csrf = signed.csrf_token;
+        showConsole();
+      } catch (error) {
+        password.value = "";
+        problem(note, error);
+      }
+    },
+  }, h("h1", {}, C.signInTitle), h("label", { for: "name" }, STRINGS.tdName, name),
+  h("label", { for: "password" }, STRINGS.tdPassword, password), note,
+  h("button", { type: "submit", class: "primary" }, C.signIn)));
+  app.dataset.screen = "login";
+  name.focus();
+}
+
+const VIEWS = { overview: overviewView, feed: feedView, devices: devicesView, event: eventView, summary: summaryView };
+
+function showConsole(tab = state.tab) {
+  state.cleanup?.();
+  state.cleanup = null;
+  state.tab = tab;
+  const nav = h("nav", { "aria-label": C.title }, Object.entries(C.tabs).map(([key, label]) =>
+    h("button", { type: "button", class: key === tab ? "tab current" : "tab", "aria-current": key === tab ? "page" : null,
+      id: `tab-${key}`, onclick: () => showConsole(key) }, label)));
+  const content = h("section", { class: "console-content", id: "content" });
+  app.replaceChildren(
+    h("header", { class: "console-header" }, h("h1", {}, C.title),
+      h("span", { class: "who" }, C.signedInAs(state.me.actor)),
+      h("button", { type: "button", class: "secondary", onclick: signOut }, C.signOut)),
+    nav, content);
+  app.dataset.screen = tab;
+  state.cleanup = VIEWS[tab](content) || null;
+}
+
+async function signOut() {
+  try {
+    await call("/api/session", { method: "DELETE" });
+  } finally {
+    state.me = null;
+    session.csrf = null;
+    showLogin();
+  }
+}
+
+// -- overview: the event, its lexicons, devices, alerts, the chain ------------------------------
+
+function overviewView(content) {
+  const note = h("p", { class: "message", role: "alert" });
+  content.append(note);
+  (async () => {
+    try {
+      const [event, devices, alerts] = await Promise.all([call("/api/event"), call("/api/devices"), call("/api/alerts")]);
+      content.append(
+        h("h2", {}, `${event.name}${event.demo ? " (DEMO event)" : ""}`),
+        h("h3", {}, C.divisions),
+        table([C.columns.division, C.columns.lexicon, C.columns.edition, C.columns.fingerprint, C.columns.rule],
+          event.divisions.map((d) => h("tr", {},
+            h("td", {}, d.name), h("td", {}, d.lexicon_view.shown_name), h("td", {}, d.lexicon_view.edition),
+            h("td", { class: "fingerprint", title: d.lexicon_view.fingerprint }, d.lexicon_view.short_fingerprint),
+            h("td", {}, d.rule_text)))),
+        h("h3", {}, STRINGS.console.tabs.devices), devicesTable(devices.devices, () => showConsole("overview")),
+        h("h3", {}, C.alerts),
+        alerts.alerts.length
+          ? h("ul", { class: "alerts" }, alerts.alerts.map((a) => h("li", {}, `${when(a.created_at)}: ${a.message}`)))
+          : h("p", {}, C.noAlerts),
+        chainCheck(),
+      );
+    } catch (error) {
+      problem(note, error);
+    }
+  })();
+}
+
+function chainCheck() {
+  const result = h("p", { id: "chain-result", role: "status" });
+  return h("div", { class: "chain" },
+    h("button", { type: "button", id: "verify", onclick: async () => {
+      try {
+        const verified = await call("/api/audit/verify");
+        result.textContent = `${verified.description} · ${C.chainHead(verified.head)}`;
+        result.className = verified.ok ? "ok" : "message";
+      } catch (error) {
+        problem(result, error);
+      }
+    } }, C.verify), result);
+}
+
+function devicesTable(devices, refresh) {
+  return table([C.columns.name, C.columns.role, C.columns.division, C.columns.lastSeen, C.columns.state, ""],
+    devices.map((d) => h("tr", { class: d.revoked_at ? "revoked" : "" },
+      h("td", {}, d.name), h("td", {}, d.role), h("td", {}, d.division || C.anyDivision),
+      h("td", {}, when(d.last_seen_at)),
+      h("td", { class: d.revoked_at ? "state-revoked" : d.online ? "state-online" : "state-offline" },
+        d.revoked_at ? `${C.revoked} (${d.revoked_by})` : d.online ? C.online : C.offline),
+      h("td", {}, d.revoked_at ? "" : h("button", { type: "button", class: "secondary small",
+        "aria-label": `${C.revoke} ${d.name}`,
+        onclick: async () => {
+          if (!window.confirm(C.revokeConfirm(d.name))) return;
+          await call(`/api/devices/${encodeURIComponent(d.name)}/revoke`, { method: "POST" });
+          refresh();
+        } }, C.revoke)))));
+}
+
+function devicesView(content) {
+  const devices = h("div", {});
+  const refresh = async () => {
+    const { devices: list } = await call("/api/devices");
+    devices.replaceChildren(devicesTable(list, refresh));
+  };
+  content.append(enrolView(refresh), h("h2", {}, STRINGS.console.tabs.devices), devices, accountsView(state.me.actor));
+  refresh();
+}
+
+boot();

@@ -1,0 +1,217 @@
+"""The runner's handheld, dockets and the TD console in a real browser (Debian's Chromium), live server."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from playwright.sync_api import Browser, Page, expect
+from pypdf import PdfReader
+
+from wordjudge.access import ACCESS_FILE, AccessStore
+from wordjudge.auth import Role
+from wordjudge.cli import main
+
+from .browser import LiveServer, fits, new_page, screenshot
+from .conftest import PASSWORD, access_store, write_event, write_list
+
+pytestmark = pytest.mark.browser
+
+PHONE = {"width": 390, "height": 844}
+DESKTOP = {"width": 1440, "height": 900}
+
+
+@pytest.fixture
+def server(data_dir: Path, tmp_path: Path) -> Iterator[LiveServer]:
+    write_event(data_dir, [("Open", "demo", "five-per-word")], name="Console Open", challenges_per_minute=0)
+    errata = write_list(tmp_path / "errata.txt", ["QI"])
+    added = CliRunner().invoke(main, ["profile", "add", "demo-qi", "--base", "demo", "--additions", str(errata),
+                                      "--data-dir", str(data_dir)])  # fmt: skip
+    assert added.exit_code == 0, added.output
+    store = access_store(data_dir)
+    for name in ("alice", "bob"):
+        store.add_td(name, PASSWORD, by="test")
+    store.close()
+    live = LiveServer(data_dir)
+    live.start()
+    yield live
+    live.stop()
+
+
+def page_at(browser: Browser, size: dict[str, int]) -> Page:
+    context = browser.new_context(viewport=size)  # type: ignore[arg-type]
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    return page
+
+
+def sign_in(page: Page, server: LiveServer, name: str) -> None:
+    page.goto(f"{server.base}/td")
+    page.get_by_label("TD name").fill(name)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.locator("#app")).to_have_attribute("data-screen", "overview")
+
+
+def tab(page: Page, name: str) -> None:
+    page.get_by_role("button", name=name, exact=True).click()
+
+
+def runner_sends(runner: Page, table: str, words: str) -> None:
+    runner.get_by_label("Table").fill(table)
+    runner.get_by_label("Round").fill("2")
+    runner.get_by_label("Words").press_sequentially(words)
+    runner.get_by_role("button", name="Check the slip").click()
+    expect(runner.locator("#app")).to_have_attribute("data-screen", "confirm")
+
+
+def test_runner_docket_and_td_console_end_to_end(browser: Browser, server: LiveServer) -> None:
+    console = page_at(browser, DESKTOP)
+    sign_in(console, server, "alice")
+    expect(console.locator("table").first).to_contain_text("matches ENABLE (172,820 words)")
+    screenshot(console, "console-overview-1440x900")
+
+    # The TD enrols a runner with a pairing code.
+    tab(console, "Devices and accounts")
+    console.get_by_label("Role").select_option("runner")
+    console.get_by_label("Name (optional)").fill("Runner Ann")
+    console.get_by_role("button", name="Create a pairing code").click()
+    expect(console.locator(".pairing-code")).to_contain_text("Code ")
+    code = console.locator(".pairing-code").inner_text().split()[1].rstrip(",")
+    expect(console.locator(".pairing-result svg")).to_be_visible()
+    screenshot(console, "console-devices-1440x900")
+
+    runner = page_at(browser, PHONE)
+    runner.goto(f"{server.base}/runner")
+    runner.get_by_label("Pairing code").fill(code)
+    runner.get_by_role("button", name="Enrol this handheld").click()
+    expect(runner.locator("#app")).to_have_attribute("data-screen", "entry")
+    expect(runner.locator(".hint").first).to_have_text("Signed in as Runner Ann")
+    screenshot(runner, "runner-entry-390x844")
+
+    tab(console, "Live feed")
+    expect(console.locator(".live")).to_have_text("Live: new adjudications appear at the top")
+
+    # The runner adjudicates a slip: CAT QI (QI is not in the demo list).
+    runner_sends(runner, "7", "cat qi")
+    expect(runner.locator(".check-words li")).to_have_text(["CAT", "QI"])
+    screenshot(runner, "runner-confirm-390x844")
+    runner.get_by_role("button", name="Send for adjudication").click()
+    expect(runner.locator(".verdict h1")).to_have_text("UNACCEPTABLE")
+    expect(runner.locator(".verdict")).to_contain_text("CAT QI")
+    expect(runner.locator(".verdict")).to_contain_text("Play comes off")
+    assert fits(runner)
+    screenshot(runner, "runner-verdict-390x844")
+
+    # The TD sees it live, with the per-word results (here only).
+    row = console.locator("tr.record").first
+    expect(row).to_contain_text("Runner Ann")
+    expect(row).to_contain_text("QI ✗")
+    screenshot(console, "console-feed-1440x900")
+
+    # The runner prints a docket: a PDF from the browser, read back.
+    runner.get_by_role("link", name="Print docket").click()
+    expect(runner.locator(".docket-verdict")).to_contain_text("UNACCEPTABLE")
+    screenshot(runner, "runner-docket-390x844")
+    pdf = PdfReader(io.BytesIO(runner.pdf(prefer_css_page_size=True)))
+    text = " ".join(page.extract_text() for page in pdf.pages)
+    for expected in ("UNACCEPTABLE", "Console Open", "Open", "Table", "7", "Round", "2", "DEMO b819e7b67f8f", "#1",
+                     "Play comes off"):  # fmt: skip
+        assert expected in text, (expected, text)
+    assert "QI" not in text  # no per-word result on a docket
+    assert round(float(pdf.pages[0].mediabox.width) / 72 * 25.4) == 80  # 80 mm paper
+
+    # Errata arrive: the TD serves the amended list, re-checks (as someone other than the runner),
+    # the re-check disagrees, and the TD rules.
+    tab(console, "Event settings")
+    console.locator(".division-lexicon").select_option("demo-qi")
+    console.get_by_role("button", name="Save and serve").click()
+    expect(console.locator(".event-form ~ .ok, p.ok")).to_have_text("Event saved and served")
+    tab(console, "Live feed")
+    console.get_by_role("button", name="#1", exact=True).click()
+    expect(console.locator("#record-title")).to_have_text("Record #1")
+    console.get_by_label("Note").first.fill("player asked")
+    console.get_by_role("button", name="Re-check (same words)").last.click()
+    expect(console.locator(".record-view .needs-ruling")).to_have_text("The re-check disagrees: a TD ruling is needed")
+    screenshot(console, "console-record-1440x900")
+    console.locator("#reissue-words").fill("cat qis")
+    console.locator("#reissue-reason").fill("the board shows QIS")
+    console.get_by_role("button", name="Reissue with corrected words").last.click()
+    expect(console.locator(".record-view")).to_contain_text("reissue recorded as #3")
+    console.locator("#ruling-verdict").select_option("acceptable")
+    console.locator("#ruling-note").fill("errata: QI is valid; play stands")
+    console.get_by_role("button", name="Record a ruling").last.click()
+    expect(console.locator(".record-view")).to_contain_text("ruling recorded as #4")
+    expect(console.locator(".record-view .needs-ruling")).to_have_count(0)
+    records = server.records()
+    assert [(r.kind.value, r.actor, r.parent_id) for r in records] == [
+        ("challenge", "Runner Ann", None), ("recheck", "alice", 1), ("reissue", "alice", 1), ("ruling", "alice", 1),
+    ]  # fmt: skip
+    assert records[1].agrees is False
+    assert records[2].verdict.value == "unacceptable"  # QIS is in neither list
+
+    # The TD revokes the runner, whose next request fails.
+    tab(console, "Devices and accounts")
+    console.once("dialog", lambda dialog: dialog.accept())
+    console.get_by_role("button", name="Revoke Runner Ann").click()
+    expect(console.locator("td.state-revoked")).to_contain_text("revoked (alice)")
+    runner.goto(f"{server.base}/runner")
+    expect(runner.locator("#app")).to_have_attribute("data-screen", "pair")
+    expect(runner.locator("#pair-message")).to_have_text("This handheld is not enrolled or was revoked: call the TD")
+
+    tab(console, "Summary")
+    expect(console.locator("table.summary")).to_contain_text("Whole event")
+    screenshot(console, "console-summary-1440x900")
+    console.context.close()
+    runner.context.close()
+
+
+def test_a_runner_on_a_flaky_connection_never_sees_a_guessed_verdict(browser: Browser, server: LiveServer) -> None:
+    store = AccessStore(server.data_dir / ACCESS_FILE).open()
+    token = store.add_device("runner-9", Role.RUNNER, by="test").token
+    store.close()
+    runner = page_at(browser, PHONE)
+    runner.goto(f"{server.base}/runner")
+    runner.evaluate("token => localStorage.setItem('wordjudge.runner.token', token)", token)
+    runner.goto(f"{server.base}/runner")
+    runner_sends(runner, "3", "cat dog")
+    runner.context.set_offline(True)
+    runner.get_by_role("button", name="Send for adjudication").click()
+    expect(runner.locator("#app")).to_have_attribute("data-screen", "not-sent")
+    expect(runner.locator("h1")).to_have_text("Not sent: no answer from the server")
+    expect(runner.locator("body")).not_to_contain_text("ACCEPTABLE")
+    screenshot(runner, "runner-not-sent-390x844")
+    assert server.records() == []
+    runner.context.set_offline(False)  # the browser's "online" event sends it again, same request id
+    expect(runner.locator(".verdict h1")).to_have_text("ACCEPTABLE")
+    runner.get_by_role("button", name="Next challenge").click()
+    expect(runner.locator(".recent-list li")).to_have_count(1)
+    expect(runner.locator(".recent-list li")).to_contain_text("ACCEPTABLE · #1 · table 3 · 2 words")
+    assert len(server.records()) == 1
+    runner.context.close()
+
+
+def test_docket_sizes_and_another_devices_docket(browser: Browser, server: LiveServer) -> None:
+    store = AccessStore(server.data_dir / ACCESS_FILE).open()
+    token = store.add_device("runner-1", Role.RUNNER, by="test").token
+    other = store.add_device("runner-2", Role.RUNNER, by="test").token
+    store.close()
+    page = new_page(browser)
+    page.goto(f"{server.base}/runner")
+    page.evaluate("token => localStorage.setItem('wordjudge.runner.token', token)", token)
+    page.goto(f"{server.base}/runner")
+    runner_sends(page, "5", "cat")
+    page.get_by_role("button", name="Send for adjudication").click()
+    expect(page.locator(".verdict h1")).to_have_text("ACCEPTABLE")
+    for size, width_mm in (("58mm", 58), ("a6", 105)):
+        page.goto(f"{server.base}/docket?id=1&size={size}")
+        expect(page.locator(".docket-verdict")).to_contain_text("ACCEPTABLE")
+        pdf = PdfReader(io.BytesIO(page.pdf(prefer_css_page_size=True)))
+        assert round(float(pdf.pages[0].mediabox.width) / 72 * 25.4) == width_mm
+    page.evaluate("token => localStorage.setItem('wordjudge.runner.token', token)", other)
+    page.goto(f"{server.base}/docket?id=1")
+    expect(page.locator(".message")).to_have_text("no record 1 submitted by runner-2")
+    page.context.close()
