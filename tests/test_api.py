@@ -190,6 +190,8 @@ def test_a_locked_audit_log_gives_503_and_no_verdict(client: TestClient, data_di
     assert "verdict" not in body
     assert "acceptable" not in response.text.replace("no verdict", "")
     assert client.post("/api/challenges", json=challenge("cat"), headers=actors.kiosk).status_code == 201
+    alerts = client.get("/api/alerts", headers=actors.alice).json()["alerts"]
+    assert [(a["kind"], a["actor"]) for a in alerts] == [("audit_unavailable", "kiosk-1")]  # the TD is told
 
 
 # -- every route, every way of getting it wrong -----------------------------------------------------

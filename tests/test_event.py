@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from wordjudge.errors import InvalidInput
-from wordjudge.event import load_event, parse_event, template
+from wordjudge.event import Division, Event, dump_event, load_event, parse_event, save_event, template
 from wordjudge.rules import ChallengeRule
 
 from .conftest import write_event
@@ -59,3 +59,20 @@ def test_invalid_toml_names_the_file(tmp_path: Path) -> None:
 def test_template_is_a_valid_event() -> None:
     event = parse_event(tomllib.loads(template(["CSW24", "NWL2023"])))
     assert [(d.name, d.lexicon) for d in event.divisions] == [("A", "CSW24"), ("B", "NWL2023")]
+
+
+def test_an_event_written_by_the_console_reads_back_the_same(tmp_path: Path) -> None:
+    event = Event(
+        name='Spring "Open" — Ålesund',
+        divisions=(
+            Division("A", "CSW24", ChallengeRule.TEN_PER_TURN),
+            Division("B 2", "NWL2023", ChallengeRule.DOUBLE),
+        ),
+        rounds=False,
+        challenges_per_minute=0,
+        kiosk_result_seconds=30,
+    )
+    path = save_event(tmp_path, event)
+    assert load_event(tmp_path) == event
+    assert path.read_text("utf-8") == dump_event(event)
+    assert [p.name for p in tmp_path.iterdir()] == ["event.toml"]  # no temporary file left behind

@@ -216,7 +216,7 @@ class Session:
 class Alert:
     id: int
     created_at: str
-    kind: str  # rate_limit, login_throttled, enrol_throttled
+    kind: str  # rate_limit, login_throttled, enrol_throttled, audit_unavailable
     actor: str
     message: str
 

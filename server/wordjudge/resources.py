@@ -17,7 +17,7 @@ from .adjudication import Adjudicator
 from .audit import AUDIT_FILE, Appended, AuditLog
 from .auth import Principal
 from .editions import Registry, load_registry, short
-from .errors import RateLimited, WordjudgeError
+from .errors import AuditUnavailable, RateLimited, WordjudgeError
 from .event import Event, load_event, save_event
 from .profile import Catalog, Profile
 from .settings import Settings
@@ -130,6 +130,10 @@ class Resources:
                 who, division=division, table=table, round_number=round_number, words=words, request_id=request_id
             )
             appended = await self.audit.append(entry)
+        except AuditUnavailable as exc:
+            self.access.refund_challenge(who)
+            self.access.alert("audit_unavailable", who.actor, f"a challenge got no verdict: {exc.message}")
+            raise
         except BaseException:
             self.access.refund_challenge(who)
             raise
