@@ -127,6 +127,14 @@ async function checkHealth() {
   try {
     if (state.token) {
       state.me = await api("/api/session", { token: state.token, timeoutMs: 4000 });
+      if (screen.name === "idle") {
+        // The TD may have changed the event (divisions, lexicons, rules): an idle kiosk shows it at once.
+        const event = await api("/api/event", { token: state.token, timeoutMs: 4000 });
+        if (JSON.stringify(event) !== JSON.stringify(state.event)) {
+          state.event = event;
+          return goIdle();
+        }
+      }
     } else {
       await api("/api/health", { timeoutMs: 4000 });
     }

@@ -109,6 +109,7 @@ async function showRecord(detail, id, open, message = "") {
         record.parent_id ? fact(C.parent, h("button", { type: "button", class: "link", onclick: () => open(record.parent_id) }, `#${record.parent_id}`)) : null,
         record.children.length ? fact(C.children, record.children.map((c) =>
           h("button", { type: "button", class: "link", onclick: () => open(c) }, `#${c}`))) : null),
+      h("p", {}, h("a", { href: `/docket?id=${record.id}`, target: "_blank" }, STRINGS.printDocket)),
       record.kind === "challenge" ? actions(record, note, after) : null,
       note,
       h("button", { type: "button", class: "secondary", onclick: () => detail.replaceChildren() }, C.close)));

@@ -8,6 +8,7 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 from playwright.sync_api import Browser, Page, Route, expect
 
@@ -402,4 +403,27 @@ def test_an_idle_kiosk_notices_its_revocation(browser: Browser, server: LiveServ
     page.clock.fast_forward(11_000)  # the kiosk checks every 10 s
     on_screen(page, "pair")
     expect(page.locator("#pair-message")).to_have_text("This kiosk is not enrolled or was revoked: call the TD")
+    page.context.close()
+
+
+def test_an_idle_kiosk_shows_the_tds_event_changes(browser: Browser, server: LiveServer) -> None:
+    store = access_store(server.data_dir)
+    store.add_td("alice", PASSWORD, by="test")
+    session = store.login("alice", PASSWORD, client="test")
+    store.close()
+    page = new_page(browser)
+    page.clock.install()
+    enrol(server, page)
+    event = {
+        "name": "Renamed Open", "rounds": True, "challenges_per_minute": 6, "kiosk_result_seconds": 10,
+        "division": [{"name": "A", "lexicon": "demo", "rule": "single"}, {"name": "B", "lexicon": "demo", "rule": "double"}],
+    }  # fmt: skip
+    changed = httpx.put(
+        f"{server.base}/api/event", json=event,
+        headers={"Cookie": f"wordjudge_session={session.token}", "X-CSRF-Token": session.csrf_token},
+    )  # fmt: skip
+    assert changed.status_code == 200, changed.text
+    page.clock.fast_forward(11_000)
+    expect(page.locator("h1")).to_have_text("Renamed Open")
+    expect(page.locator("button.division")).to_have_count(2)
     page.context.close()

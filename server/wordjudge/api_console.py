@@ -85,7 +85,7 @@ async def feed(
                 for record in records:
                     data = json.dumps(record_view(record, who, resources.audit), ensure_ascii=False)
                     yield f"id: {record.id}\nevent: record\ndata: {data}\n\n"
-                after = max(head, *(record.id for record in records))
+                after = max([head, *(record.id for record in records)])
                 quiet = 0.0
             await asyncio.sleep(FEED_POLL_SECONDS)
             quiet += FEED_POLL_SECONDS
