@@ -267,7 +267,7 @@ def qr_svg(text: str, *, scale: int = 4) -> str:
     """A QR code of ``text`` as a standalone SVG element (with its namespace, so a page can parse it)."""
     out = io.BytesIO()
     segno.make(text, error="m").save(out, kind="svg", xmldecl=False, svgns=True, scale=scale)
-    return out.getvalue().decode()
+    return out.getvalue().decode().strip()
 
 
 def _utc(moment: datetime | None) -> str | None:
