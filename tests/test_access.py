@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from argon2 import PasswordHasher
 
-from wordjudge import access
+from wordjudge import access, accounts
 from wordjudge.access import ACCESS_FILE, AccessStore, brute_force_odds, normalise_code
 from wordjudge.auth import Principal, Role
 from wordjudge.errors import Conflict, InvalidInput, NotFound, RateLimited, Unauthorized
@@ -172,19 +172,19 @@ def test_td_login_session_and_logout(store: AccessStore, clock: Clock) -> None:
     with pytest.raises(Unauthorized, match="not signed in"):
         store.authenticate_session(session.token)
     later = store.login("ALICE", PASSWORD, client="10.0.0.2")
-    clock.now += access.SESSION_TTL
+    clock.now += accounts.SESSION_TTL
     with pytest.raises(Unauthorized, match="expired"):
         store.authenticate_session(later.token)
 
 
 def test_failed_logins_are_throttled_per_name_and_per_client(store: AccessStore) -> None:
     store.add_td("alice", PASSWORD, by="cli")
-    for _ in range(access.LOGIN_FAILURES):
+    for _ in range(accounts.LOGIN_FAILURES):
         with pytest.raises(Unauthorized, match="wrong TD name or password"):
             store.login("alice", "guess-guess-guess", client="10.0.0.66")
     with pytest.raises(RateLimited, match="too many failed logins"):
         store.login("alice", PASSWORD, client="10.0.0.2")  # the name is locked, from anywhere
-    for n in range(access.LOGIN_FAILURES):
+    for n in range(accounts.LOGIN_FAILURES):
         with pytest.raises(Unauthorized, match="wrong TD name or password"):  # unknown names say the same
             store.login(f"nobody-{n}", PASSWORD, client="10.0.0.77")
     with pytest.raises(RateLimited):
@@ -264,7 +264,7 @@ def test_checking_a_td_opens_no_session_and_counts_failures(store: AccessStore, 
     connection = sqlite3.connect(tmp_path / ACCESS_FILE)
     assert connection.execute("SELECT count(*) FROM sessions").fetchone()[0] == 0
     connection.close()
-    for _ in range(access.LOGIN_FAILURES):
+    for _ in range(accounts.LOGIN_FAILURES):
         with pytest.raises(Unauthorized):
             store.check_td("alice", "wrong password!", client="kiosk")
     with pytest.raises(RateLimited):

@@ -21,9 +21,7 @@ append-only audit log, so revoking a device or ending a session is an update.
 
 from __future__ import annotations
 
-import hashlib
 import logging
-import re
 import secrets
 import sqlite3
 import threading
@@ -31,13 +29,19 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from argon2 import PasswordHasher
-from argon2.exceptions import InvalidHashError, VerificationError
 
+from .accounts import (
+    LOGIN_FAILURES,
+    LOGIN_WINDOW,
+    TdAccounts,
+    check_name,
+    digest,
+    stored_time,
+)
 from .auth import CHANNELS, Principal, Role
 from .database import Migrations, connect_writer, migrate
 from .errors import AccessUnavailable, Conflict, InvalidInput, NotFound, RateLimited, Unauthorized
@@ -55,14 +59,9 @@ MAX_OPEN_CODES = 20  # pairing codes unused and unexpired at once
 ENROL_FAILURES_PER_CLIENT = 5  # wrong pairing codes a client may try ...
 ENROL_FAILURES_TOTAL = 30  # ... and all clients together may try ...
 ENROL_WINDOW = 60  # ... per this many seconds
-LOGIN_FAILURES = 5  # wrong passwords per TD name, and per client, ...
-LOGIN_WINDOW = 5 * 60  # ... per this many seconds
-SESSION_TTL = 14 * 3600  # a console session lasts a tournament day
 ONLINE_WITHIN = 120  # a device seen this recently is online
 _SEEN_EVERY = 60  # seconds between writes of a device's or session's last-seen time
 _ALERT_EVERY = 60  # seconds between two alerts of the same kind about the same actor
-_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ._-]{0,39}")
-_MIN_PASSWORD = 10
 
 MIGRATIONS: Migrations = [
     (
@@ -119,23 +118,6 @@ MIGRATIONS: Migrations = [
         """,
     ),
 ]
-
-
-def _iso(moment: float) -> str:
-    """A stored time: UTC, ISO 8601 with milliseconds, so that text order is time order."""
-    return datetime.fromtimestamp(moment, UTC).isoformat(timespec="milliseconds")
-
-
-def _digest(secret: str) -> str:
-    return hashlib.sha256(secret.encode()).hexdigest()
-
-
-def check_name(name: str, what: str = "name") -> str:
-    """A device's or TD's name: 1 to 40 letters, digits, spaces, '.', '_' or '-'. Raises :class:`InvalidInput`."""
-    name = name.strip()
-    if not _NAME.fullmatch(name):
-        raise InvalidInput(f"{what} {name!r} must be 1 to 40 letters, digits, spaces, '.', '_' or '-'")
-    return name
 
 
 def normalise_code(code: str) -> str:
@@ -195,24 +177,6 @@ class PairingCode:
 
 
 @dataclass(frozen=True)
-class TdAccount:
-    name: str
-    created_at: str
-    created_by: str
-    disabled_at: str | None
-
-
-@dataclass(frozen=True)
-class Session:
-    """A TD's console session: ``token`` goes in an HttpOnly cookie, ``csrf_token`` in unsafe requests."""
-
-    token: str
-    csrf_token: str
-    principal: Principal
-    expires_at: str
-
-
-@dataclass(frozen=True)
 class Alert:
     id: int
     created_at: str
@@ -221,7 +185,7 @@ class Alert:
     message: str
 
 
-class AccessStore:
+class AccessStore(TdAccounts):
     """The devices, pairing codes, TD accounts and sessions in ``path``. Thread-safe; :meth:`open` first."""
 
     def __init__(
@@ -302,10 +266,10 @@ class AccessStore:
     def _insert_device(self, db: sqlite3.Connection, name: str, role: Role, division: str | None, by: str) -> Enrolled:
         self._check_free(db, name)
         token = TOKEN_PREFIX + secrets.token_urlsafe(32)
-        now = _iso(self._now())
+        now = stored_time(self._now())
         db.execute(
             "INSERT INTO devices (name, role, division, token_hash, created_at, created_by) VALUES (?, ?, ?, ?, ?, ?)",
-            (name, role.value, division, _digest(token), now, by),
+            (name, role.value, division, digest(token), now, by),
         )
         return Enrolled(Device(name, role, division, now, by, None, None, None, False), token)
 
@@ -334,7 +298,7 @@ class AccessStore:
 
     def _device(self, row: tuple[Any, ...]) -> Device:
         name, role, division, created_at, created_by, last_seen, revoked_at, revoked_by = row
-        online = bool(last_seen and not revoked_at and last_seen >= _iso(self._now() - ONLINE_WITHIN))
+        online = bool(last_seen and not revoked_at and last_seen >= stored_time(self._now() - ONLINE_WITHIN))
         return Device(name, Role(role), division, created_at, created_by, last_seen, revoked_at, revoked_by, online)
 
     def revoke_device(self, name: str, *, by: str) -> Device:
@@ -342,7 +306,7 @@ class AccessStore:
         with self._db(write=True) as db:
             cursor = db.execute(
                 "UPDATE devices SET revoked_at = ?, revoked_by = ? WHERE name = ? AND revoked_at IS NULL",
-                (_iso(self._now()), by, name.strip()),
+                (stored_time(self._now()), by, name.strip()),
             )
         if cursor.rowcount == 0:
             self.device(name)  # raises NotFound for an unknown name; a revoked one stays revoked
@@ -350,7 +314,7 @@ class AccessStore:
 
     def authenticate_token(self, token: str) -> Principal:
         """The device holding ``token``. Raises :class:`Unauthorized` if it is unknown or revoked."""
-        token_hash = _digest(token)
+        token_hash = digest(token)
         with self._db() as db:
             row = db.execute(
                 "SELECT name, role, division, revoked_at FROM devices WHERE token_hash = ?", (token_hash,)
@@ -372,7 +336,7 @@ class AccessStore:
             self._seen[credential_hash] = now
             try:
                 with self._db(write=True) as db:
-                    db.execute(sql, (_iso(now), credential_hash))
+                    db.execute(sql, (stored_time(now), credential_hash))
             except AccessUnavailable as exc:  # a stale last-seen time must not lock a device out
                 log.warning("cannot record a last-seen time: %s", exc.message)
 
@@ -394,17 +358,17 @@ class AccessStore:
             if name:
                 self._check_free(db, name)
             (open_codes,) = db.execute(
-                "SELECT count(*) FROM pairing_codes WHERE used_at IS NULL AND expires_at > ?", (_iso(now),)
+                "SELECT count(*) FROM pairing_codes WHERE used_at IS NULL AND expires_at > ?", (stored_time(now),)
             ).fetchone()
             if open_codes >= MAX_OPEN_CODES:
                 raise Conflict(
                     f"{open_codes} pairing codes are open already (at most {MAX_OPEN_CODES}): use or let them expire"
                 )
-            expires_at = _iso(now + PAIRING_TTL)
+            expires_at = stored_time(now + PAIRING_TTL)
             db.execute(
                 "INSERT INTO pairing_codes (code_hash, role, division, device_name, created_at, created_by, expires_at)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (_digest(code), role.value, division, name, _iso(now), by, expires_at),
+                (digest(code), role.value, division, name, stored_time(now), by, expires_at),
             )
         return PairingCode(f"{code[:4]}-{code[4:]}", role, division, name, expires_at)
 
@@ -430,11 +394,11 @@ class AccessStore:
                 raise
 
     def _use_code(self, code: str) -> Enrolled:
-        now = _iso(self._now())
+        now = stored_time(self._now())
         with self._db(write=True) as db:
             row = db.execute(
                 "SELECT role, division, device_name, expires_at, used_at FROM pairing_codes WHERE code_hash = ?",
-                (_digest(code),),
+                (digest(code),),
             ).fetchone()
             if row is None:
                 raise Unauthorized("unknown pairing code: check it, or ask the TD for a new one")
@@ -447,7 +411,7 @@ class AccessStore:
             db.execute(
                 "UPDATE pairing_codes SET used_at = ?, device_id = (SELECT id FROM devices WHERE name = ?)"
                 " WHERE code_hash = ?",
-                (now, enrolled.device.name, _digest(code)),
+                (now, enrolled.device.name, digest(code)),
             )
         return enrolled
 
@@ -458,141 +422,6 @@ class AccessStore:
         while f"{role.value}-{number}" in taken:
             number += 1
         return f"{role.value}-{number}"
-
-    # -- TD accounts and sessions ----------------------------------------------------------------
-
-    def add_td(self, name: str, password: str, *, by: str) -> TdAccount:
-        """Add a TD account. Raises :class:`InvalidInput` (name, short password), :class:`Conflict` (taken)."""
-        name = check_name(name, "TD name")
-        password_hash = self._hasher.hash(_check_password(password))
-        now = _iso(self._now())
-        with self._db(write=True) as db:
-            self._check_free(db, name)
-            db.execute(
-                "INSERT INTO tds (name, password_hash, created_at, created_by) VALUES (?, ?, ?, ?)",
-                (name, password_hash, now, by),
-            )
-        return TdAccount(name, now, by, None)
-
-    def set_password(self, name: str, password: str) -> None:
-        """Change a TD's password and end their sessions. Raises :class:`NotFound`, :class:`InvalidInput`."""
-        password_hash = self._hasher.hash(_check_password(password))
-        with self._db(write=True) as db:
-            td_id = self._td_id(db, name)
-            db.execute("UPDATE tds SET password_hash = ?, disabled_at = NULL WHERE id = ?", (password_hash, td_id))
-            self._end_sessions(db, td_id)
-
-    def disable_td(self, name: str) -> None:
-        """Disable a TD account and end its sessions. Raises :class:`NotFound`."""
-        with self._db(write=True) as db:
-            td_id = self._td_id(db, name)
-            db.execute("UPDATE tds SET disabled_at = ? WHERE id = ?", (_iso(self._now()), td_id))
-            self._end_sessions(db, td_id)
-
-    def tds(self) -> list[TdAccount]:
-        with self._db() as db:
-            rows = db.execute("SELECT name, created_at, created_by, disabled_at FROM tds ORDER BY id").fetchall()
-        return [TdAccount(*row) for row in rows]
-
-    @staticmethod
-    def _td_id(db: sqlite3.Connection, name: str) -> int:
-        row = db.execute("SELECT id FROM tds WHERE name = ?", (name.strip(),)).fetchone()
-        if row is None:
-            raise NotFound(f"no TD named {name!r}")
-        return int(row[0])
-
-    def _end_sessions(self, db: sqlite3.Connection, td_id: int) -> None:
-        db.execute("UPDATE sessions SET ended_at = ? WHERE td_id = ? AND ended_at IS NULL", (_iso(self._now()), td_id))
-
-    def login(self, name: str, password: str, *, client: str) -> Session:
-        """Check a TD's password and open a console session.
-
-        Slow on purpose (Argon2id): call it from a worker thread. Raises what :meth:`check_td` raises.
-        """
-        td_id = self._check_td(name, password, client)
-        with self._lock:
-            return self._open_session(td_id, client)
-
-    def check_td(self, name: str, password: str, *, client: str) -> Principal:
-        """Check a TD's password without opening a session (a kiosk's settings ask for it).
-
-        Slow on purpose (Argon2id): call it from a worker thread. Raises :class:`RateLimited`
-        after :data:`LOGIN_FAILURES` failures for the name or from the client in
-        :data:`LOGIN_WINDOW` seconds, :class:`Unauthorized` for a wrong name or password.
-        """
-        td_id = self._check_td(name, password, client)
-        with self._db() as db:
-            (stored_name,) = db.execute("SELECT name FROM tds WHERE id = ?", (td_id,)).fetchone()
-        return Principal(stored_name, Role.TD, CHANNELS[Role.TD])
-
-    def _check_td(self, name: str, password: str, client: str) -> int:
-        key = name.strip().casefold()
-        with self._lock:
-            wait = max(self._login_by_name.wait(key), self._login_by_client.wait(client))
-            if wait:
-                self.alert("login_throttled", name.strip()[:40] or "?", f"too many failed logins (last from {client})")
-                raise RateLimited("too many failed logins", retry_after=wait)
-            with self._db() as db:
-                row = db.execute("SELECT id, password_hash, disabled_at FROM tds WHERE name = ?", (name.strip(),))
-                found = row.fetchone()
-            if not self._dummy_hash:
-                self._dummy_hash = self._hasher.hash(secrets.token_hex(16))
-        # The password check runs outside the lock (it takes a fifth of a second), and runs for an
-        # unknown name too, so that the time taken does not tell which names exist.
-        with self._checking:  # each check holds 64 MiB: a flood of logins must not take the machine's memory
-            ok = self._verify(found[1] if found else self._dummy_hash, password)
-        with self._lock:
-            if found is None or not ok or found[2]:
-                self._login_by_name.fail(key)
-                self._login_by_client.fail(client)
-                disabled = found is not None and ok
-                raise Unauthorized(f"the TD account {name!r} is disabled" if disabled else "wrong TD name or password")
-            self._login_by_name.clear(key)
-            return int(found[0])
-
-    def _verify(self, password_hash: str, password: str) -> bool:
-        try:
-            return self._hasher.verify(password_hash, password)
-        except (VerificationError, InvalidHashError):
-            return False
-
-    def _open_session(self, td_id: int, client: str) -> Session:
-        token, csrf = secrets.token_urlsafe(32), secrets.token_urlsafe(24)
-        now = self._now()
-        expires_at = _iso(now + SESSION_TTL)
-        with self._db(write=True) as db:
-            db.execute(
-                "INSERT INTO sessions (id_hash, td_id, csrf_token, client, created_at, expires_at, last_seen_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (_digest(token), td_id, csrf, client, _iso(now), expires_at, _iso(now)),
-            )
-            (name,) = db.execute("SELECT name FROM tds WHERE id = ?", (td_id,)).fetchone()
-        return Session(token, csrf, Principal(name, Role.TD, CHANNELS[Role.TD]), expires_at)
-
-    def authenticate_session(self, token: str) -> Session:
-        """The open session with that id. Raises :class:`Unauthorized` if unknown, ended or expired."""
-        token_hash = _digest(token)
-        with self._db() as db:
-            row = db.execute(
-                "SELECT t.name, s.csrf_token, s.expires_at, s.ended_at, t.disabled_at"
-                " FROM sessions s JOIN tds t ON t.id = s.td_id WHERE s.id_hash = ?",
-                (token_hash,),
-            ).fetchone()
-        if row is None or row[3] or row[4]:
-            raise Unauthorized("not signed in (or signed out): sign in to the TD console")
-        name, csrf, expires_at = row[:3]
-        if expires_at <= _iso(self._now()):
-            raise Unauthorized("the console session has expired: sign in again")
-        self._touch(token_hash, "UPDATE sessions SET last_seen_at = ? WHERE id_hash = ?")
-        return Session(token, csrf, Principal(name, Role.TD, CHANNELS[Role.TD]), expires_at)
-
-    def logout(self, token: str) -> None:
-        """End a console session (nothing happens for an unknown one)."""
-        with self._db(write=True) as db:
-            db.execute(
-                "UPDATE sessions SET ended_at = ? WHERE id_hash = ? AND ended_at IS NULL",
-                (_iso(self._now()), _digest(token)),
-            )
 
     # -- challenge rate and alerts ---------------------------------------------------------------
 
@@ -631,7 +460,7 @@ class AccessStore:
             with self._db(write=True) as db:
                 db.execute(
                     "INSERT INTO alerts (created_at, kind, actor, message) VALUES (?, ?, ?, ?)",
-                    (_iso(now), kind, actor, message),
+                    (stored_time(now), kind, actor, message),
                 )
 
     def alerts(self, limit: int = 100) -> list[Alert]:
@@ -654,11 +483,3 @@ def _device_role(role: Role | str) -> Role:
     if chosen is Role.TD:
         raise InvalidInput(f"a device's role is kiosk or runner, not {role!r} (a TD signs in with a password)")
     return chosen
-
-
-def _check_password(password: str) -> str:
-    if len(password) < _MIN_PASSWORD:
-        raise InvalidInput(f"a TD password needs at least {_MIN_PASSWORD} characters")
-    if len(password) > 1000:
-        raise InvalidInput("a TD password may have at most 1000 characters")
-    return password

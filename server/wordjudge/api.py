@@ -70,11 +70,13 @@ _Words = Annotated[
 ]
 
 
-class _Body(BaseModel):
+class StrictBody(BaseModel):
+    """A request body that refuses fields it does not know (a typo is an error, not ignored)."""
+
     model_config = ConfigDict(extra="forbid")
 
 
-class ChallengeIn(_Body):
+class ChallengeIn(StrictBody):
     division: str = Field(max_length=100)
     table: str | int = Field(description="The table number or label.")
     round: int | None = Field(default=None, description="The round, if the event uses rounds.")
@@ -82,18 +84,18 @@ class ChallengeIn(_Body):
     request_id: _RequestId = Field(description="Made by the client for each new challenge; reused on a retry.")
 
 
-class RecheckIn(_Body):
+class RecheckIn(StrictBody):
     request_id: _RequestId
     note: str | None = Field(default=None, max_length=MAX_NOTE)
 
 
-class ReissueIn(_Body):
+class ReissueIn(StrictBody):
     words: _Words = Field(max_length=500)
     reason: str = Field(max_length=MAX_NOTE, description="Why the slip is reissued.")
     request_id: _RequestId
 
 
-class RulingIn(_Body):
+class RulingIn(StrictBody):
     verdict: Literal["acceptable", "unacceptable"]
     note: str = Field(max_length=MAX_NOTE)
     request_id: _RequestId

@@ -11,10 +11,11 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Path, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from .access import SESSION_TTL, PairingCode
-from .api import SESSION_COOKIE, PrincipalDep, ResourcesDep, qr_svg
+from .access import PairingCode
+from .accounts import SESSION_TTL
+from .api import SESSION_COOKIE, PrincipalDep, ResourcesDep, StrictBody, qr_svg
 from .auth import Role
 from .resources import Resources
 
@@ -23,22 +24,20 @@ router = APIRouter(prefix="/api")
 _DeviceName = Annotated[str, Path(max_length=40, description="The device's name.")]
 
 
-class _Body(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class LoginIn(StrictBody):
+    """A TD's name and password."""
 
-
-class LoginIn(_Body):
     name: str = Field(max_length=40)
     password: str = Field(max_length=1000)
 
 
-class PairingCodeIn(_Body):
+class PairingCodeIn(StrictBody):
     role: Literal["kiosk", "runner"]
     division: str | None = Field(default=None, max_length=100, description="Limit the device to one division.")
     name: str | None = Field(default=None, max_length=40, description="The device's name (default: kiosk-N).")
 
 
-class EnrolIn(_Body):
+class EnrolIn(StrictBody):
     code: str = Field(max_length=20, description="The pairing code the TD gave, e.g. 7KQ2-M9XD.")
 
 

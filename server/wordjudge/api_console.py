@@ -12,10 +12,11 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response, StreamingResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from .adjudication import record_view
-from .api import FilterDep, PrincipalDep, ResourcesDep
+from .api import FilterDep, PrincipalDep, ResourcesDep, StrictBody
+from .api_access import LoginIn
 from .audit import Record
 from .errors import Forbidden
 from .event import parse_event
@@ -29,22 +30,13 @@ FEED_POLL_SECONDS = 0.5
 _FEED_KEEPALIVE_SECONDS = 15.0
 
 
-class _Body(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class TdIn(_Body):
-    name: str = Field(max_length=40)
-    password: str = Field(max_length=1000)
-
-
-class DivisionIn(_Body):
+class DivisionIn(StrictBody):
     name: str = Field(max_length=100)
     lexicon: str = Field(max_length=100)
     rule: str = Field(max_length=20)
 
 
-class EventIn(_Body):
+class EventIn(StrictBody):
     name: str = Field(max_length=100)
     rounds: bool = True
     challenges_per_minute: int = Field(ge=0, le=600)
@@ -133,7 +125,7 @@ def tds(resources: ResourcesDep, who: PrincipalDep) -> dict[str, Any]:
 
 
 @router.post("/tds", status_code=201, tags=["console"])
-async def add_td(body: TdIn, resources: ResourcesDep, who: PrincipalDep) -> dict[str, Any]:
+async def add_td(body: LoginIn, resources: ResourcesDep, who: PrincipalDep) -> dict[str, Any]:
     """Add a TD or deputy account (TD)."""
     who.require_td("add TD accounts")
     account = await run_in_threadpool(resources.access.add_td, body.name, body.password, by=who.actor)
