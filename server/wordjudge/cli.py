@@ -17,6 +17,7 @@ import click
 
 from . import __version__
 from .audit import AUDIT_FILE, AuditLog, Kind, Record, RecordFilter, Verdict
+from .backup import backup_sqlite
 from .cli_access import device, td
 from .cli_options import F, setting_options
 from .editions import load_registry, short
@@ -400,6 +401,26 @@ def audit_verify(expect_head: str | None, data_dir: Path | None) -> None:
     if not result.ok:
         raise click.ClickException(f"{log.path}: {result.describe()}")
     click.echo(f"{log.path}: {result.describe()}")
+
+
+@audit.command("backup")
+@click.argument("destination", type=click.Path(path_type=Path))
+@setting_options("data_dir")
+def audit_backup(destination: Path, data_dir: Path | None) -> None:
+    """Copy the audit log to DESTINATION (a file, or a folder for a dated file), safely while serving.
+
+    The copy's hash chain is verified; the command exits 1 if it does not verify.
+    """
+    source = load_settings(data_dir=data_dir).data_dir / AUDIT_FILE
+    copy = backup_sqlite(source, destination)
+    log = AuditLog(copy)
+    try:
+        result = log.verify()
+    finally:
+        log.close()
+    if not result.ok:
+        raise click.ClickException(f"{copy}: written, but {result.describe()}")
+    click.echo(f"{copy}: {result.describe()}")
 
 
 @audit.command("export")

@@ -1,0 +1,98 @@
+"""Backing up the audit log while the server writes, and the restore drill: the copy verifies and serves."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import threading
+import uuid
+from pathlib import Path
+
+import httpx
+import pytest
+from click.testing import CliRunner
+from fastapi.testclient import TestClient
+
+from wordjudge.app import create_app
+from wordjudge.audit import AUDIT_FILE, AuditLog
+from wordjudge.backup import backup_sqlite
+from wordjudge.cli import main
+from wordjudge.errors import AuditUnavailable, Conflict
+from wordjudge.lexicon import DEMO_NAME
+from wordjudge.settings import Settings
+
+from .conftest import device_headers, write_event
+from .test_app import _free_port, _serve, wait_for_health
+
+
+def challenge(words: str) -> dict[str, object]:
+    return {"division": "Open", "table": 4, "words": words, "request_id": uuid.uuid4().hex}
+
+
+@pytest.mark.live
+def test_backup_while_serving_then_restore_drill(data_dir: Path, tmp_path: Path, compiled_demo: Path) -> None:
+    write_event(data_dir, [("Open", "demo", "single")], challenges_per_minute=0)
+    kiosk = device_headers(data_dir, "kiosk-1")
+    port = _free_port()
+    server = _serve(data_dir, "--port", str(port), "--log-level", "warning")
+    base = f"http://127.0.0.1:{port}"
+    stop = threading.Event()
+    answered: list[int] = []
+
+    def keep_challenging() -> None:
+        with httpx.Client(base_url=base, timeout=10) as http:
+            while not stop.is_set():
+                response = http.post("/api/challenges", json=challenge("cat dog"), headers=kiosk)
+                assert response.status_code == 201, response.text
+                answered.append(response.json()["id"])
+
+    try:
+        wait_for_health(base, server)
+        writer = threading.Thread(target=keep_challenging)
+        writer.start()
+        while len(answered) < 20:
+            threading.Event().wait(0.05)
+        command = [str(Path(sys.executable).with_name("wordjudge")), "audit", "backup", str(tmp_path / "backups")]
+        (tmp_path / "backups").mkdir()
+        done = subprocess.run(command, env={"WORDJUDGE_DATA_DIR": str(data_dir), "PATH": ""}, capture_output=True,
+                              text=True, timeout=60)  # fmt: skip
+        stop.set()
+        writer.join()
+    finally:
+        stop.set()
+        server.terminate()
+        server.communicate(timeout=30)
+    assert done.returncode == 0, done.stderr
+    (copy,) = (tmp_path / "backups").iterdir()
+    assert "chain verified" in done.stdout
+    log = AuditLog(copy)
+    verified = log.verify()
+    log.close()
+    assert verified.ok
+    assert 20 <= verified.records <= len(answered)  # a consistent state taken while challenges went on
+
+    # The restore drill: a fresh data dir with the copy as its log serves, and the chain goes on.
+    restored = tmp_path / "restored"
+    shutil.copytree(compiled_demo, restored / "lexicons" / DEMO_NAME)
+    shutil.copy(copy, restored / AUDIT_FILE)
+    write_event(restored, [("Open", "demo", "single")])
+    kiosk2 = device_headers(restored, "kiosk-2")
+    with TestClient(create_app(Settings(data_dir=restored))) as client:
+        assert client.get("/api/health").json()["audit"]["records"] == verified.records
+        added = client.post("/api/challenges", json=challenge("emu"), headers=kiosk2)
+        assert added.json()["id"] == verified.records + 1
+    after = CliRunner().invoke(main, ["audit", "verify", "--data-dir", str(restored),
+                                      "--expect-head", verified.head.hash])  # fmt: skip
+    assert after.exit_code == 0, after.output
+    assert f"chain verified: {verified.records + 1} record(s)" in after.output
+
+
+def test_backups_never_overwrite_and_name_a_missing_source(tmp_path: Path) -> None:
+    with pytest.raises(AuditUnavailable, match="there is no database"):
+        backup_sqlite(tmp_path / "nothing.sqlite3", tmp_path / "copy.sqlite3")
+    assert not (tmp_path / "copy.sqlite3.partial").exists()
+    (tmp_path / "copy.sqlite3").write_text("an older backup")
+    with pytest.raises(Conflict, match="backups never overwrite"):
+        backup_sqlite(tmp_path / "nothing.sqlite3", tmp_path / "copy.sqlite3")
+    assert (tmp_path / "copy.sqlite3").read_text() == "an older backup"
