@@ -250,7 +250,26 @@ def record_view(record: Record, principal: Principal, audit: AuditLog | None = N
     """
     if not principal.is_td and record.actor != principal.actor:
         raise NotFound(f"no record {record.id} submitted by {principal.actor}")
-    view: dict[str, Any] = {
+    view = verdict_view(record)
+    if principal.is_td:
+        view |= {
+            "actor": record.actor,
+            "channel": record.channel,
+            "words_typed": list(record.words_typed),
+            "results": list(record.results),
+            "note": record.note,
+            "software_version": record.software_version,
+            "prev_hash": record.prev_hash,
+        }
+        if audit is not None:
+            view["children"] = [child.id for child in audit.children(record.id)]
+            view["needs_ruling"] = audit.needs_ruling(record.id)
+    return view
+
+
+def verdict_view(record: Record) -> dict[str, Any]:
+    """What anyone allowed to see ``record`` may see: the verdict, never the per-word results (dockets too)."""
+    return {
         "id": record.id,
         "kind": record.kind.value,
         "parent_id": record.parent_id,
@@ -271,17 +290,3 @@ def record_view(record: Record, principal: Principal, audit: AuditLog | None = N
         "request_id": record.request_id,
         "hash": record.hash,
     }
-    if principal.is_td:
-        view |= {
-            "actor": record.actor,
-            "channel": record.channel,
-            "words_typed": list(record.words_typed),
-            "results": list(record.results),
-            "note": record.note,
-            "software_version": record.software_version,
-            "prev_hash": record.prev_hash,
-        }
-        if audit is not None:
-            view["children"] = [child.id for child in audit.children(record.id)]
-            view["needs_ruling"] = audit.needs_ruling(record.id)
-    return view

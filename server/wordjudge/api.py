@@ -14,9 +14,9 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from . import __version__
-from .adjudication import MAX_NOTE, record_view
+from .adjudication import MAX_NOTE, record_view, verdict_view
 from .audit import Appended, Entry, Kind, RecordFilter, Verdict
-from .auth import Principal, Role
+from .auth import Principal
 from .editions import short
 from .errors import Forbidden, InvalidInput, Unauthorized
 from .resources import Resources
@@ -51,6 +51,7 @@ async def get_principal(request: Request, resources: Annotated[Resources, Depend
     cookie = request.cookies.get(SESSION_COOKIE)
     if cookie:
         session = resources.access.authenticate_session(cookie)
+        request.state.csrf_token = session.csrf_token  # for GET /api/session, which hands it to the page
         if request.method not in _SAFE_METHODS:
             sent = request.headers.get(CSRF_HEADER, "")
             if not secrets.compare_digest(sent.encode(), session.csrf_token.encode()):
@@ -213,11 +214,10 @@ def read_challenge(record_id: _RecordId, resources: ResourcesDep, who: Principal
 def docket(record_id: _RecordId, resources: ResourcesDep, who: PrincipalDep) -> dict[str, Any]:
     """What a printed docket shows of a record: never per-word results; the chain head; a QR code of the id."""
     record = resources.adjudicator.get_record(record_id)
-    view = record_view(record, Principal(record.actor, Role.RUNNER, "docket")) | {"event": resources.event.name}
     record_view(record, who)  # raises NotFound unless the caller may see the record
     lexicon = resources.lexicon_views.get(record.lexicon)
     return {
-        "record": view,
+        "record": verdict_view(record),
         "lexicon_name": lexicon["shown_name"] if lexicon else record.lexicon,
         "short_fingerprint": short(record.fingerprint),
         "head": resources.audit.head.as_dict(),

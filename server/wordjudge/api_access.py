@@ -72,7 +72,7 @@ async def check_td(body: LoginIn, request: Request, resources: ResourcesDep) -> 
 
 
 @router.get("/session", tags=["access"])
-async def whoami(request: Request, resources: ResourcesDep, who: PrincipalDep) -> dict[str, Any]:
+async def whoami(request: Request, who: PrincipalDep) -> dict[str, Any]:
     """Who this credential belongs to: name, role, division; for a console session, its CSRF token."""
     body: dict[str, Any] = {
         "actor": who.actor,
@@ -80,8 +80,9 @@ async def whoami(request: Request, resources: ResourcesDep, who: PrincipalDep) -
         "channel": who.channel,
         "division": who.division,
     }
-    if who.is_td and SESSION_COOKIE in request.cookies and "authorization" not in request.headers:
-        body["csrf_token"] = resources.access.authenticate_session(request.cookies[SESSION_COOKIE]).csrf_token
+    csrf_token = getattr(request.state, "csrf_token", None)  # set when a console session signed the request
+    if csrf_token:
+        body["csrf_token"] = csrf_token
     return body
 
 
