@@ -20,7 +20,7 @@ CHROMIUM_ARGS = [
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
 ]  # fmt: skip
 SCREENSHOTS = Path(__file__).resolve().parent.parent / "build" / "screenshots"
-SIZES = {"small": (1024, 600), "large": (1920, 1080)}
+SIZES = {"small": (1024, 600), "large": (1920, 1080), "phone": (390, 844), "desktop": (1440, 900)}
 
 
 class LiveServer:

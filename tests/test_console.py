@@ -20,9 +20,6 @@ from .conftest import PASSWORD, access_store, write_event, write_list
 
 pytestmark = pytest.mark.browser
 
-PHONE = {"width": 390, "height": 844}
-DESKTOP = {"width": 1440, "height": 900}
-
 
 @pytest.fixture
 def server(data_dir: Path, tmp_path: Path) -> Iterator[LiveServer]:
@@ -39,13 +36,6 @@ def server(data_dir: Path, tmp_path: Path) -> Iterator[LiveServer]:
     live.start()
     yield live
     live.stop()
-
-
-def page_at(browser: Browser, size: dict[str, int]) -> Page:
-    context = browser.new_context(viewport=size)  # type: ignore[arg-type]
-    page = context.new_page()
-    page.set_default_timeout(10_000)
-    return page
 
 
 def sign_in(page: Page, server: LiveServer, name: str) -> None:
@@ -69,7 +59,7 @@ def runner_sends(runner: Page, table: str, words: str) -> None:
 
 
 def test_runner_docket_and_td_console_end_to_end(browser: Browser, server: LiveServer) -> None:
-    console = page_at(browser, DESKTOP)
+    console = new_page(browser, "desktop")
     sign_in(console, server, "alice")
     expect(console.locator("table").first).to_contain_text("matches ENABLE (172,820 words)")
     screenshot(console, "console-overview-1440x900")
@@ -84,7 +74,7 @@ def test_runner_docket_and_td_console_end_to_end(browser: Browser, server: LiveS
     expect(console.locator(".pairing-result svg")).to_be_visible()
     screenshot(console, "console-devices-1440x900")
 
-    runner = page_at(browser, PHONE)
+    runner = new_page(browser, "phone")
     runner.goto(f"{server.base}/runner")
     runner.get_by_label("Pairing code").fill(code)
     runner.get_by_role("button", name="Enrol this handheld").click()
@@ -173,7 +163,7 @@ def test_a_runner_on_a_flaky_connection_never_sees_a_guessed_verdict(browser: Br
     store = AccessStore(server.data_dir / ACCESS_FILE).open()
     token = store.add_device("runner-9", Role.RUNNER, by="test").token
     store.close()
-    runner = page_at(browser, PHONE)
+    runner = new_page(browser, "phone")
     runner.goto(f"{server.base}/runner")
     runner.evaluate("token => localStorage.setItem('wordjudge.runner.token', token)", token)
     runner.goto(f"{server.base}/runner")

@@ -49,10 +49,7 @@ class Resources:
         """
         event = load_event(settings.data_dir)
         catalog = Catalog(settings.data_dir)
-        profiles = {name: catalog.open(name) for name in event.lexicons()}
-        for profile in profiles.values():
-            for lexicon in filter(None, (profile.base, profile.secondary)):
-                lexicon.verify_content()
+        profiles = {name: open_verified(catalog, name) for name in event.lexicons()}
         registry = load_registry()
         views = {name: describe_profile(profile, registry) for name, profile in profiles.items()}
         access = AccessStore(settings.data_dir / ACCESS_FILE, challenges_per_minute=event.challenges_per_minute).open()
@@ -85,12 +82,7 @@ class Resources:
         catalog = Catalog(self.settings.data_dir)
         profiles: dict[str, Profile] = {}
         for name in event.lexicons():
-            if name in self.profiles:
-                profiles[name] = self.profiles[name]
-                continue
-            profiles[name] = catalog.open(name)
-            for lexicon in filter(None, (profiles[name].base, profiles[name].secondary)):
-                lexicon.verify_content()
+            profiles[name] = self.profiles.get(name) or open_verified(catalog, name)
         views = {
             name: self.lexicon_views.get(name) or describe_profile(p, self.registry) for name, p in profiles.items()
         }
@@ -140,6 +132,14 @@ class Resources:
         if appended.replayed:
             self.access.refund_challenge(who)
         return appended
+
+
+def open_verified(catalog: Catalog, name: str) -> Profile:
+    """Open a lexicon or profile and check its words against its fingerprint (what the server serves)."""
+    profile = catalog.open(name)
+    for lexicon in filter(None, (profile.base, profile.secondary)):
+        lexicon.verify_content()
+    return profile
 
 
 def describe_profile(profile: Profile, registry: Registry) -> dict[str, Any]:
