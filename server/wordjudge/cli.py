@@ -393,14 +393,19 @@ def _record_filters(command: F) -> F:
 @setting_options("data_dir")
 def audit_verify(expect_head: str | None, data_dir: Path | None) -> None:
     """Check the whole hash chain; name the first bad record and exit 1 if it is broken."""
-    log = _audit_log(data_dir)
+    _verify_and_report(load_settings(data_dir=data_dir).data_dir / AUDIT_FILE, expect_head)
+
+
+def _verify_and_report(path: Path, expect_head: str | None = None, broken: str = "") -> None:
+    """Verify the log at ``path``, print the result; exit 1 (with ``broken`` before the reason) if it fails."""
+    log = AuditLog(path)
     try:
         result = log.verify(expected_head=expect_head)
     finally:
         log.close()
     if not result.ok:
-        raise click.ClickException(f"{log.path}: {result.describe()}")
-    click.echo(f"{log.path}: {result.describe()}")
+        raise click.ClickException(f"{path}: {broken}{result.describe()}")
+    click.echo(f"{path}: {result.describe()}")
 
 
 @audit.command("backup")
@@ -411,16 +416,8 @@ def audit_backup(destination: Path, data_dir: Path | None) -> None:
 
     The copy's hash chain is verified; the command exits 1 if it does not verify.
     """
-    source = load_settings(data_dir=data_dir).data_dir / AUDIT_FILE
-    copy = backup_sqlite(source, destination)
-    log = AuditLog(copy)
-    try:
-        result = log.verify()
-    finally:
-        log.close()
-    if not result.ok:
-        raise click.ClickException(f"{copy}: written, but {result.describe()}")
-    click.echo(f"{copy}: {result.describe()}")
+    copy = backup_sqlite(load_settings(data_dir=data_dir).data_dir / AUDIT_FILE, destination)
+    _verify_and_report(copy, broken="written, but ")
 
 
 @audit.command("export")
