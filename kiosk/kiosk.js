@@ -5,7 +5,9 @@
 
 import { api, h, newRequestId } from "./api.js";
 import { STRINGS as S } from "./strings.js";
-import { draftProblem, flash, heading, lexiconBox, pairForm, tableRoundFields, wordsField } from "./ui.js";
+import {
+  draftProblem, flash, heading, lexiconBox, pairForm, submitChallenge, tableRoundFields, verdictPanel, wordsField,
+} from "./ui.js";
 import { repeats, splitWords } from "./words.js";
 
 const TOKEN_KEY = "wordjudge.kiosk.token";
@@ -288,15 +290,8 @@ function showOpponent(division, draft) {
 
 async function adjudicate(division, draft) {
   show("sending", h("section", { class: "screen sending" }, heading(S.sending)));
-  const body = {
-    division: division.name,
-    table: draft.table,
-    words: draft.text,
-    request_id: draft.requestId, // the same on every retry: the server never records it twice
-  };
-  if (draft.round) body.round = Number(draft.round);
   try {
-    const record = await api("/api/challenges", { method: "POST", body, token: state.token });
+    const record = await submitChallenge(state.token, division.name, draft);
     state.serverOk = true;
     showVerdict(division, record);
   } catch (error) {
@@ -314,22 +309,13 @@ async function adjudicate(division, draft) {
 
 function showVerdict(division, record) {
   state.draft = null; // the typed words are gone from here on
-  const ok = record.verdict === "acceptable";
   const view = division.lexicon_view;
   const seconds = state.event.kiosk_result_seconds;
-  const time = new Date(record.created_at).toLocaleTimeString("en-GB");
   const countdown = h("p", { class: "clears" }, S.clearsIn(seconds));
-  const page = h(
-    "section",
-    { class: `screen verdict ${ok ? "acceptable" : "unacceptable"}`, role: "alert" },
-    h("p", { class: "verdict-icon", "aria-hidden": "true" }, ok ? S.acceptableIcon : S.unacceptableIcon),
-    heading(ok ? S.acceptable : S.unacceptable),
-    h("p", { class: "verdict-words" }, S.verdictLine(record.word_count, record.table, record.round)),
-    h("p", { class: "consequence" }, record.consequence.text),
-    h("p", { class: "verdict-facts" }, `${view.shown_name} · ${S.fingerprint(view.short_fingerprint)}`),
-    h("p", { class: "verdict-facts" }, S.challengeId(record.id, time), record.replayed ? ` ${S.replayed}` : ""),
-    countdown,
-  );
+  const page = verdictPanel(record, {
+    facts: h("p", { class: "verdict-facts" }, `${view.shown_name} · ${S.fingerprint(view.short_fingerprint)}`),
+    after: countdown,
+  });
   show("verdict", page);
   let left = seconds;
   const tick = () => {

@@ -5,7 +5,9 @@
 
 import { api, h, newRequestId } from "./api.js";
 import { STRINGS as S } from "./strings.js";
-import { draftProblem, flash, heading, lexiconBox, pairForm, tableRoundFields, wordsField } from "./ui.js";
+import {
+  draftProblem, flash, heading, lexiconBox, pairForm, submitChallenge, tableRoundFields, verdictPanel, wordsField,
+} from "./ui.js";
 import { splitWords } from "./words.js";
 
 const TOKEN_KEY = "wordjudge.runner.token";
@@ -153,12 +155,10 @@ function showConfirm(draft) {
 async function send(draft) {
   state.pending = draft;
   show("sending", h("section", { class: "screen sending" }, heading(S.sending)));
-  const body = { division: draft.division.name, table: draft.table, words: draft.text, request_id: draft.requestId };
-  if (draft.round) body.round = Number(draft.round);
   try {
-    const record = await api("/api/challenges", { method: "POST", body, token: state.token });
+    const record = await submitChallenge(state.token, draft.division.name, draft);
     state.pending = null;
-    showVerdict(draft, record);
+    showVerdict(record);
   } catch (error) {
     if (error.kind === "unauthorized") {
       state.pending = null;
@@ -173,22 +173,13 @@ async function send(draft) {
   }
 }
 
-function showVerdict(draft, record) {
-  const ok = record.verdict === "acceptable";
-  const time = new Date(record.created_at).toLocaleTimeString("en-GB");
-  const page = h(
-    "section",
-    { class: `screen verdict ${ok ? "acceptable" : "unacceptable"}`, role: "alert" },
-    h("p", { class: "verdict-icon", "aria-hidden": "true" }, ok ? S.acceptableIcon : S.unacceptableIcon),
-    heading(ok ? S.acceptable : S.unacceptable),
-    h("p", { class: "verdict-list" }, record.words.join(" ")),
-    h("p", { class: "verdict-words" }, S.verdictLine(record.word_count, record.table, record.round)),
-    h("p", { class: "consequence" }, record.consequence.text),
-    h("p", { class: "verdict-facts" }, S.challengeId(record.id, time), record.replayed ? ` ${S.replayed}` : ""),
-    h("div", { class: "actions stacked" },
+function showVerdict(record) {
+  const page = verdictPanel(record, {
+    middle: h("p", { class: "verdict-list" }, record.words.join(" ")), // the runner carries the words back
+    after: h("div", { class: "actions stacked" },
       h("button", { type: "button", class: "primary wide inverse", id: "next", onclick: () => showEntry() }, S.next),
       h("a", { class: "button wide", href: `/docket?id=${record.id}` }, S.printDocket)),
-  );
+  });
   show("verdict", page);
 }
 

@@ -131,3 +131,29 @@ export function tableRoundFields(rounds, table = "", round = "") {
     round: () => (roundInput ? roundInput.value.trim() : ""),
   };
 }
+
+// Send a challenge; a retry passes the same draft, so the same request id: never recorded twice.
+export function submitChallenge(token, divisionName, draft) {
+  const body = { division: divisionName, table: draft.table, words: draft.text, request_id: draft.requestId };
+  if (draft.round) body.round = Number(draft.round);
+  return api("/api/challenges", { method: "POST", body, token });
+}
+
+// The verdict as kiosk and handheld show it: icon, word and colour, never which word failed.
+// Each page adds its own: `middle` under the heading, `facts` before the id, `after` at the end.
+export function verdictPanel(record, { middle = [], facts = [], after = [] } = {}) {
+  const ok = record.verdict === "acceptable";
+  const time = new Date(record.created_at).toLocaleTimeString("en-GB");
+  return h(
+    "section",
+    { class: `screen verdict ${ok ? "acceptable" : "unacceptable"}`, role: "alert" },
+    h("p", { class: "verdict-icon", "aria-hidden": "true" }, ok ? S.acceptableIcon : S.unacceptableIcon),
+    heading(ok ? S.acceptable : S.unacceptable),
+    middle,
+    h("p", { class: "verdict-words" }, S.verdictLine(record.word_count, record.table, record.round)),
+    h("p", { class: "consequence" }, record.consequence.text),
+    facts,
+    h("p", { class: "verdict-facts" }, S.challengeId(record.id, time), record.replayed ? ` ${S.replayed}` : ""),
+    after,
+  );
+}
