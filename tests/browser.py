@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
-from wordjudge.audit import AUDIT_FILE, AuditLog, Record, RecordFilter
+from wordjudge.audit import AUDIT_FILE, AuditLog
+from wordjudge.records import Record, RecordFilter
 
 from .test_app import _free_port, _serve, wait_for_health
 

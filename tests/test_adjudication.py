@@ -6,11 +6,12 @@ from pathlib import Path
 import pytest
 
 from wordjudge.adjudication import Adjudicator, record_view, split_words
-from wordjudge.audit import AUDIT_FILE, AuditLog, Kind, Verdict
+from wordjudge.audit import AUDIT_FILE, AuditLog
 from wordjudge.auth import Principal, Role
 from wordjudge.errors import Forbidden, InvalidInput, NotFound, ProfileError
 from wordjudge.event import Division, Event
 from wordjudge.profile import Catalog
+from wordjudge.records import Kind, Verdict
 from wordjudge.rules import ChallengeRule
 from wordjudge.wordlist import parse_word_list
 

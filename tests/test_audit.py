@@ -13,18 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from wordjudge.audit import (
-    AUDIT_FILE,
-    GENESIS_HASH,
-    AuditLog,
-    Entry,
-    Kind,
-    Record,
-    RecordFilter,
-    Verdict,
-    record_hash,
-)
+from wordjudge.audit import AUDIT_FILE, GENESIS_HASH, AuditLog
 from wordjudge.errors import AuditUnavailable, Conflict
+from wordjudge.records import Entry, Kind, Record, RecordFilter, Verdict, record_hash
 
 
 def entry(n: int, *, actor: str = "kiosk-1", kind: Kind = Kind.CHALLENGE, parent: int | None = None) -> Entry:

@@ -19,11 +19,12 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from .audit import AuditLog, Entry, Kind, Record, Verdict, check_request_id
+from .audit import AuditLog, check_request_id
 from .auth import Principal
 from .errors import Forbidden, InvalidInput, NotFound, ProfileError
 from .event import Division, Event
 from .profile import Profile
+from .records import Entry, Kind, Record, Verdict
 from .rules import consequence
 
 MAX_WORDS = 8

@@ -15,10 +15,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from . import __version__
 from .adjudication import MAX_NOTE, record_view, verdict_view
-from .audit import Appended, Entry, Kind, RecordFilter, Verdict
+from .audit import Appended
 from .auth import Principal
 from .editions import short
 from .errors import Forbidden, InvalidInput, Unauthorized
+from .records import Entry, Kind, RecordFilter, Verdict
 from .resources import Resources
 
 router = APIRouter(prefix="/api")

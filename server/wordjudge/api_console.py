@@ -17,11 +17,11 @@ from pydantic import Field
 from .adjudication import record_view
 from .api import FilterDep, PrincipalDep, ResourcesDep, StrictBody
 from .api_access import LoginIn
-from .audit import Record
 from .errors import Forbidden
 from .event import parse_event
 from .export import ExportFormat, export
 from .profile import Catalog
+from .records import Record
 from .summary import summarise
 
 router = APIRouter(prefix="/api")

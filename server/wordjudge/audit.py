@@ -9,7 +9,7 @@
 - **Append-only**: there is no UPDATE or DELETE path in the code, and triggers in the
   schema refuse both.
 - **Tamper-evident**: each record holds the hash of the record before it and its own
-  hash, SHA-256 over a canonical encoding (:func:`canonical`), so altering, deleting
+  hash, SHA-256 over a canonical encoding (:func:`wordjudge.records.canonical`), so altering, deleting
   or reordering any record breaks the chain at that record (:meth:`AuditLog.verify`).
   Cutting records off the end is detectable only against a chain head kept elsewhere
   (dockets and the TD console show it).
@@ -20,8 +20,6 @@
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
 import logging
 import os
 import queue
@@ -30,15 +28,27 @@ import threading
 from collections.abc import Iterator
 from concurrent.futures import Future
 from contextlib import contextmanager, suppress
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
-from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 from . import __version__
 from .database import BUSY_TIMEOUT_MS, Migrations, connect_writer, migrate
 from .errors import AuditUnavailable, Conflict, InvalidInput
+from .records import (
+    COLUMNS,
+    ENTRY_FIELDS,
+    INSERT_RECORD,
+    NEEDS_RULING,
+    SELECT_RECORDS,
+    Entry,
+    Record,
+    RecordFilter,
+    from_row,
+    record_hash,
+    to_row,
+)
 
 log = logging.getLogger(__name__)
 
@@ -89,84 +99,10 @@ MIGRATIONS: Migrations = [
 ]
 
 
-class Kind(StrEnum):
-    CHALLENGE = "challenge"
-    RECHECK = "recheck"  # re-adjudication of the same words (WESPA 3.10.10)
-    REISSUE = "reissue"  # corrected words for a slip that did not match the board (3.10.11)
-    RULING = "ruling"  # the TD's final ruling
-
-
-class Verdict(StrEnum):
-    ACCEPTABLE = "acceptable"
-    UNACCEPTABLE = "unacceptable"
-
-
-@dataclass(frozen=True)
-class Entry:
-    """A record to append, as the adjudication service builds it."""
-
-    kind: Kind
-    parent_id: int | None
-    event: str
-    division: str
-    round: int | None
-    table: str
-    actor: str
-    channel: str
-    words_typed: tuple[str, ...]
-    words: tuple[str, ...]
-    lexicon: str
-    fingerprint: str
-    verdict: Verdict
-    results: tuple[dict[str, Any], ...]  # per-word results: for the TD only
-    rule: str
-    consequence: dict[str, Any]
-    request_id: str
-    agrees: bool | None = None  # for a recheck or reissue: same verdict as its parent?
-    note: str | None = None
-
-    def same_request(self, other: Entry) -> bool:
-        """Whether ``other`` asks for the same thing (a retry), so that its record can be given back."""
-        return (self.kind, self.parent_id, self.division, self.round, self.table, self.words, self.note) == (
-            other.kind,
-            other.parent_id,
-            other.division,
-            other.round,
-            other.table,
-            other.words,
-            other.note,
-        ) and (self.kind is not Kind.RULING or self.verdict == other.verdict)
-
-
-@dataclass(frozen=True)
-class Record(Entry):
-    """An entry as stored: with its id, time, software version and place in the hash chain."""
-
-    id: int = 0
-    created_at: str = ""
-    software_version: str = ""
-    prev_hash: str = ""
-    hash: str = ""
-
-    def hashed_fields(self) -> dict[str, Any]:
-        """Every field except ``hash``: what the hash covers."""
-        # Not dataclasses.asdict: its deep copy is most of the cost of appending a record.
-        return {name: getattr(self, name) for name in _HASHED_FIELDS}
-
-
 @dataclass(frozen=True)
 class Appended:
     record: Record
     replayed: bool  # the request was a retry: this is the original record, nothing was added
-
-
-def canonical(data: dict[str, Any]) -> bytes:
-    """The canonical encoding the chain hashes: JSON, sorted keys, no spaces, UTF-8."""
-    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-
-
-def record_hash(record: Record) -> str:
-    return hashlib.sha256(canonical(record.hashed_fields())).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -200,87 +136,6 @@ class Verification:
         if self.ok:
             return f"chain verified: {self.records} record(s), head {self.head.id} {self.head.hash}"
         return f"chain broken at record {self.first_bad_id}: {self.problem}"
-
-
-@dataclass(frozen=True)
-class RecordFilter:
-    """What to list or export; every field is optional."""
-
-    division: str | None = None
-    round: int | None = None
-    table: str | None = None
-    kind: Kind | None = None
-    verdict: Verdict | None = None
-    actor: str | None = None
-    since: str | None = None  # UTC ISO time, inclusive
-    until: str | None = None  # UTC ISO time, exclusive
-    needs_ruling: bool | None = None
-
-    def where(self) -> tuple[str, list[Any]]:
-        clauses, params = [], []
-        for column, value in (
-            ("division", self.division),
-            ("round", self.round),
-            ("table_label", self.table),
-            ("kind", self.kind),
-            ("verdict", self.verdict),
-            ("actor", self.actor),
-        ):
-            if value is not None:
-                clauses.append(f"r.{column} = ?")
-                params.append(str(value) if isinstance(value, StrEnum) else value)
-        if self.since is not None:
-            clauses.append("r.created_at >= ?")
-            params.append(self.since)
-        if self.until is not None:
-            clauses.append("r.created_at < ?")
-            params.append(self.until)
-        if self.needs_ruling is not None:
-            clauses.append(("" if self.needs_ruling else "NOT ") + _NEEDS_RULING)
-        return (" WHERE " + " AND ".join(clauses)) if clauses else "", params
-
-
-# A record needs a ruling when a re-adjudication of it disagreed and no ruling on it came after (WESPA
-# 3.10.10). A reissue is not a disagreement: it adjudicates corrected words.
-_NEEDS_RULING = """EXISTS (
-    SELECT 1 FROM records c WHERE c.parent_id = r.id AND c.kind = 'recheck' AND c.agrees = 0
-    AND NOT EXISTS (SELECT 1 FROM records x WHERE x.parent_id = r.id AND x.kind = 'ruling' AND x.id > c.id))"""
-
-_JSON_COLUMNS = {"words_typed", "words", "results", "consequence"}
-_COLUMNS = [f.name for f in fields(Record)]  # "table" is stored as table_label: TABLE is an SQL keyword
-_SQL_COLUMNS = ["table_label" if name == "table" else name for name in _COLUMNS]
-_SELECT = "SELECT " + ", ".join(f"r.{c}" for c in _SQL_COLUMNS) + " FROM records r"
-_INSERT = f"INSERT INTO records ({', '.join(_SQL_COLUMNS)}) VALUES ({', '.join('?' for _ in _SQL_COLUMNS)})"
-_ENTRY_FIELDS = [f.name for f in fields(Entry)]
-_HASHED_FIELDS = [name for name in _COLUMNS if name != "hash"]
-
-
-def _to_row(record: Record) -> list[Any]:
-    row = []
-    for name in _COLUMNS:
-        value = getattr(record, name)
-        if name in _JSON_COLUMNS:
-            value = json.dumps(value, ensure_ascii=False)
-        elif isinstance(value, StrEnum):
-            value = value.value
-        elif isinstance(value, bool):
-            value = int(value)
-        row.append(value)
-    return row
-
-
-def _from_row(row: tuple[Any, ...]) -> Record:
-    data = dict(zip(_COLUMNS, row, strict=True))
-    for name in _JSON_COLUMNS:
-        data[name] = json.loads(data[name])
-    data["words_typed"] = tuple(data["words_typed"])
-    data["words"] = tuple(data["words"])
-    data["results"] = tuple(data["results"])
-    data["kind"] = Kind(data["kind"])
-    data["verdict"] = Verdict(data["verdict"])
-    if data["agrees"] is not None:
-        data["agrees"] = bool(data["agrees"])
-    return Record(**data)
 
 
 @dataclass
@@ -448,7 +303,7 @@ class AuditLog:
         head = self._head
         record_id = (head.id or 0) + 1
         unhashed = Record(
-            **{name: getattr(entry, name) for name in _ENTRY_FIELDS},
+            **{name: getattr(entry, name) for name in ENTRY_FIELDS},
             id=record_id,
             created_at=datetime.now(UTC).isoformat(timespec="milliseconds"),
             software_version=__version__,
@@ -456,16 +311,16 @@ class AuditLog:
         )
         record = replace(unhashed, hash=record_hash(unhashed))
         try:
-            connection.execute(_INSERT, _to_row(record))
+            connection.execute(INSERT_RECORD, to_row(record))
         except sqlite3.IntegrityError:
             # Only this statement is undone, not the batch's transaction. Insert first, look up after:
             # a retry is the rare case, so the common case costs one statement, not two.
             row = connection.execute(
-                f"{_SELECT} WHERE r.actor = ? AND r.request_id = ?", (entry.actor, entry.request_id)
+                f"{SELECT_RECORDS} WHERE r.actor = ? AND r.request_id = ?", (entry.actor, entry.request_id)
             ).fetchone()
             if row is None:
                 raise
-            existing = _from_row(row)
+            existing = from_row(row)
             if existing.same_request(entry):
                 return Appended(existing, replayed=True)
             return Conflict(
@@ -518,26 +373,26 @@ class AuditLog:
     def get(self, record_id: int) -> Record | None:
         """The record with that id, or None."""
         with self._reader() as connection:
-            row = connection.execute(f"{_SELECT} WHERE r.id = ?", (record_id,)).fetchone()
-        return _from_row(row) if row else None
+            row = connection.execute(f"{SELECT_RECORDS} WHERE r.id = ?", (record_id,)).fetchone()
+        return from_row(row) if row else None
 
     def by_request(self, actor: str, request_id: str) -> Record | None:
         """The record ``actor`` made with ``request_id``, or None."""
         with self._reader() as connection:
             row = connection.execute(
-                f"{_SELECT} WHERE r.actor = ? AND r.request_id = ?", (actor, request_id)
+                f"{SELECT_RECORDS} WHERE r.actor = ? AND r.request_id = ?", (actor, request_id)
             ).fetchone()
-        return _from_row(row) if row else None
+        return from_row(row) if row else None
 
     def children(self, record_id: int) -> list[Record]:
         """The rechecks, reissues and rulings of a record, oldest first."""
         with self._reader() as connection:
-            rows = connection.execute(f"{_SELECT} WHERE r.parent_id = ? ORDER BY r.id", (record_id,)).fetchall()
-        return [_from_row(row) for row in rows]
+            rows = connection.execute(f"{SELECT_RECORDS} WHERE r.parent_id = ? ORDER BY r.id", (record_id,)).fetchall()
+        return [from_row(row) for row in rows]
 
     def needs_ruling(self, record_id: int) -> bool:
         with self._reader() as connection:
-            row = connection.execute(f"SELECT {_NEEDS_RULING} FROM records r WHERE r.id = ?", (record_id,)).fetchone()
+            row = connection.execute(f"SELECT {NEEDS_RULING} FROM records r WHERE r.id = ?", (record_id,)).fetchone()
         return bool(row and row[0])
 
     def find(self, where: RecordFilter, *, limit: int = 100, before_id: int | None = None) -> list[Record]:
@@ -547,16 +402,17 @@ class AuditLog:
             clause += (" AND" if clause else " WHERE") + " r.id < ?"
             params.append(before_id)
         with self._reader() as connection:
-            rows = connection.execute(f"{_SELECT}{clause} ORDER BY r.id DESC LIMIT ?", [*params, limit]).fetchall()
-        return [_from_row(row) for row in rows]
+            sql = f"{SELECT_RECORDS}{clause} ORDER BY r.id DESC LIMIT ?"
+            rows = connection.execute(sql, [*params, limit]).fetchall()
+        return [from_row(row) for row in rows]
 
     def iterate(self, where: RecordFilter | None = None, *, after_id: int = 0) -> Iterator[Record]:
         """Every record matching ``where`` with an id above ``after_id``, oldest first."""
         clause, params = (where or RecordFilter()).where()
         clause += (" AND" if clause else " WHERE") + " r.id > ?"
         with self._reader() as connection:
-            for row in connection.execute(f"{_SELECT}{clause} ORDER BY r.id", [*params, after_id]):
-                yield _from_row(row)
+            for row in connection.execute(f"{SELECT_RECORDS}{clause} ORDER BY r.id", [*params, after_id]):
+                yield from_row(row)
 
     def verify(self, expected_head: str | None = None) -> Verification:
         """Check the whole chain: ids consecutive from 1, each record linked to the one before, each hash right.
@@ -569,12 +425,12 @@ class AuditLog:
             check = connection.execute("PRAGMA quick_check").fetchone()[0]
             if check != "ok":
                 return Verification(False, 0, previous, None, f"SQLite reports a damaged file: {check}")
-            rows = connection.execute(f"{_SELECT} ORDER BY r.id")
+            rows = connection.execute(f"{SELECT_RECORDS} ORDER BY r.id")
             for row in rows:
                 try:
-                    record = _from_row(row)
+                    record = from_row(row)
                 except (ValueError, TypeError, KeyError) as exc:
-                    bad_id = row[_COLUMNS.index("id")]
+                    bad_id = row[COLUMNS.index("id")]
                     return Verification(False, previous.records, previous, bad_id, f"unreadable record ({exc})")
                 expected_id = (previous.id or 0) + 1
                 if record.id != expected_id:

@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from . import __version__
-from .audit import AUDIT_FILE, AuditLog, Kind, Record, RecordFilter, Verdict
+from .audit import AUDIT_FILE, AuditLog
 from .backup import backup_sqlite
 from .cli_access import device, td
 from .cli_options import F, setting_options
@@ -27,6 +27,7 @@ from .event import template as event_template
 from .export import ExportFormat, export
 from .lexicon import DEMO_NAME, Lexicon, Manifest
 from .profile import Catalog
+from .records import Kind, Record, RecordFilter, Verdict
 from .resources import describe_profile
 from .settings import load_settings
 from .wordlist import Progress, SourceFormat, WordList, read_word_list

@@ -12,7 +12,7 @@ from dataclasses import asdict
 from enum import StrEnum
 from typing import Any, TextIO
 
-from .audit import Record
+from .records import Record
 
 
 class ExportFormat(StrEnum):

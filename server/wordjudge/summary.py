@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .audit import Kind, Record, Verdict
+from .records import Kind, Record, Verdict
 
 TOP_WORDS = 10
 
