@@ -25,7 +25,8 @@ const state = {
   token: localStorage.getItem(TOKEN_KEY),
   me: null, // {actor, division} from /api/session
   event: null, // /api/event
-  serverOk: true,
+  serverOk: true, // the server answers (false: it cannot be reached)
+  serverProblem: null, // what the server says is wrong with it (/api/health degraded), or null
   division: null, // the division chosen for the challenge under way
   draft: null, // {table, round, text, requestId}
 };
@@ -95,7 +96,8 @@ async function load() {
   } catch (error) {
     if (error.kind === "unauthorized") return forget(S.revoked);
     state.serverOk = false;
-    show("down", h("section", { class: "screen down" }, heading(S.serverDown), h("p", {}, error.message)));
+    const title = error.kind === "network" ? S.serverDown : S.serverProblem;
+    show("down", h("section", { class: "screen down" }, heading(title), h("p", {}, error.message)));
     later(load, 3000);
     return;
   }
@@ -123,10 +125,12 @@ function showPair(message, code) {
   show("pair", form, input);
 }
 
-// Every few seconds: is the server there, and is this kiosk still enrolled? (The TD's device list
-// shows a kiosk as online from these calls.) A revoked kiosk goes back to its pairing screen when idle.
+// Every few seconds: is the server there and well, and is this kiosk still enrolled? (The TD's
+// device list shows a kiosk as online from these calls.) A revoked kiosk goes back to its pairing
+// screen when idle.
 async function checkHealth() {
   try {
+    state.serverProblem = await serverProblem();
     if (state.token) {
       state.me = await api("/api/session", { token: state.token, timeoutMs: 4000 });
       if (screen.name === "idle") {
@@ -137,21 +141,35 @@ async function checkHealth() {
           return goIdle();
         }
       }
-    } else {
-      await api("/api/health", { timeoutMs: 4000 });
     }
     state.serverOk = true;
   } catch (error) {
     if (error.kind === "unauthorized" && state.token && screen.name === "idle") return forget(S.revoked);
-    state.serverOk = error.kind === "unauthorized";
+    // An answer that is an error (a 503: the access store cannot be used) is a server problem, not silence.
+    state.serverOk = error.kind !== "network";
+    if (state.serverOk && error.kind !== "unauthorized") state.serverProblem = error.message;
   }
   const line = document.getElementById("server-state");
   if (line) renderServerState(line);
 }
 
+// What the server says about itself: null when it is ok; why not when it is degraded (its health
+// check answers 503 with the reasons: the audit log cannot be written, a lexicon file changed...).
+async function serverProblem() {
+  try {
+    await api("/api/health", { timeoutMs: 4000 });
+    return null;
+  } catch (error) {
+    if (error.body?.status === "degraded") return error.body.reasons.join("; ");
+    throw error;
+  }
+}
+
 function renderServerState(line) {
-  line.textContent = state.serverOk ? S.serverOk : S.serverDown;
-  line.className = `server-state ${state.serverOk ? "ok" : "error"}`;
+  const problem = state.serverOk && state.serverProblem !== null;
+  line.textContent = !state.serverOk ? S.serverDown : problem ? S.serverProblem : S.serverOk;
+  line.className = `server-state ${state.serverOk && !problem ? "ok" : "error"}`;
+  line.title = problem ? state.serverProblem : "";
 }
 
 // -- idle ----------------------------------------------------------------------------------------

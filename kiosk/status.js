@@ -10,8 +10,12 @@ function cell(text, className) {
 }
 
 function render(health) {
-  $("#server-state").textContent = "Server running";
-  $("#server-state").className = "state ok";
+  // Degraded: the server answers but cannot stand behind a verdict (its health check says why).
+  const degraded = health.status === "degraded";
+  const notes = [...(degraded ? health.reasons : []), ...(health.warnings || [])];
+  $("#server-state").textContent =
+    (degraded ? "Server problem: call the TD" : "Server running") + (notes.length ? ` (${notes.join("; ")})` : "");
+  $("#server-state").className = degraded ? "state error" : "state ok";
   $("#version").textContent = `wordjudge ${health.version}`;
   $("#demo-banner").hidden = !health.demo;
   const rows = $("#lexicons tbody");
@@ -32,8 +36,10 @@ function render(health) {
 async function refresh() {
   try {
     const response = await fetch("/api/health", { cache: "no-store" });
-    if (!response.ok) throw new Error(`the server answered ${response.status}`);
-    render(await response.json());
+    // A degraded server answers 503 with its whole report; any other failure has no report.
+    const health = await response.json().catch(() => null);
+    if (!health || !Array.isArray(health.lexicons)) throw new Error(`the server answered ${response.status}`);
+    render(health);
   } catch (error) {
     $("#server-state").textContent = `Cannot reach the server (${error.message})`;
     $("#server-state").className = "state error";

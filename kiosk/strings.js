@@ -10,6 +10,7 @@ export const STRINGS = {
   fingerprint: (short) => `fingerprint ${short}`,
   serverOk: "Server connected",
   serverDown: "Cannot reach the adjudication server: call the TD",
+  serverProblem: "Server problem: call the TD",
 
   // idle
   start: "Start a challenge",

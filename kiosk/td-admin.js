@@ -24,7 +24,8 @@ export function enrolView(onEnrolled) {
           body: { role: role.value, division: division.value || null, name: name.value || null } });
         result.replaceChildren(
           h("p", { class: "pairing-code" }, C.code(code.code, when(code.expires_at))),
-          svg(code.qr_svg), h("p", {}, h("a", { href: code.link }, code.link)));
+          svg(code.qr_svg), h("p", {}, h("a", { href: code.link }, code.link)),
+          code.link_note ? h("p", { class: "message" }, code.link_note) : null);
         name.value = "";
         onEnrolled();
       } catch (error) {

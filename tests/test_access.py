@@ -85,7 +85,7 @@ def test_names_are_one_namespace_and_never_reused(store: AccessStore) -> None:
         store.add_device("kiosk-1", Role.KIOSK, by="alice")
     with pytest.raises(InvalidInput, match="must be 1 to 40 letters"):
         store.add_device("cli:root", Role.KIOSK, by="alice")
-    with pytest.raises(InvalidInput, match="a device's role is kiosk or runner"):
+    with pytest.raises(InvalidInput, match="a device's role is kiosk, runner or monitor"):
         store.add_device("td-device", Role.TD, by="alice")
 
 
@@ -254,7 +254,9 @@ def test_the_store_is_durable_and_shared_with_another_process(tmp_path: Path) ->
         cli.close()
     connection = sqlite3.connect(tmp_path / ACCESS_FILE)
     assert connection.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    assert [row[0] for row in connection.execute("SELECT name FROM migrations")] == ["0001_access"]
+    assert [row[0] for row in connection.execute("SELECT name FROM migrations")] == [
+        "0001_access", "0002_monitor_role",
+    ]  # fmt: skip
     connection.close()
 
 

@@ -96,3 +96,18 @@ def test_backups_never_overwrite_and_name_a_missing_source(tmp_path: Path) -> No
     with pytest.raises(Conflict, match="backups never overwrite"):
         backup_sqlite(tmp_path / "nothing.sqlite3", tmp_path / "copy.sqlite3")
     assert (tmp_path / "copy.sqlite3").read_text() == "an older backup"
+
+
+def test_a_folder_that_does_not_exist_is_refused_not_made_a_file(tmp_path: Path) -> None:
+    log = AuditLog(tmp_path / "data" / AUDIT_FILE)
+    log.start()
+    log.close()
+    missing = tmp_path / "backups"
+    result = CliRunner().invoke(main, ["audit", "backup", f"{missing}/", "--data-dir", str(tmp_path / "data")])
+    assert result.exit_code == 1
+    assert "is not a folder: create it first" in result.output
+    assert not missing.exists()
+    missing.mkdir()
+    result = CliRunner().invoke(main, ["audit", "backup", f"{missing}/", "--data-dir", str(tmp_path / "data")])
+    assert result.exit_code == 0, result.output
+    assert [p.name.startswith("audit-") for p in missing.iterdir()] == [True]

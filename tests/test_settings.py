@@ -9,12 +9,14 @@ from wordjudge.settings import Settings, load_settings
 
 
 def test_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("DATA_DIR", "HOST", "PORT", "LOG_LEVEL", "CERTFILE", "KEYFILE", "PUBLIC_URL"):
-        monkeypatch.delenv(f"WORDJUDGE_{name}", raising=False)
+    for name in Settings.model_fields:
+        monkeypatch.delenv(f"WORDJUDGE_{name.upper()}", raising=False)
     settings = load_settings()
     assert settings.data_dir == Path("wordjudge-data")
     assert (settings.host, settings.port, settings.log_level) == ("127.0.0.1", 8000, "info")
+    assert settings.log_format == "text"
     assert (settings.certfile, settings.public_url, settings.tls) == (None, None, False)
+    assert settings.mdns_name == "wordjudge"
 
 
 def test_every_setting_has_an_environment_twin(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -22,19 +24,23 @@ def test_every_setting_has_an_environment_twin(monkeypatch: pytest.MonkeyPatch, 
     monkeypatch.setenv("WORDJUDGE_HOST", "0.0.0.0")
     monkeypatch.setenv("WORDJUDGE_PORT", "8123")
     monkeypatch.setenv("WORDJUDGE_LOG_LEVEL", "debug")
+    monkeypatch.setenv("WORDJUDGE_LOG_FORMAT", "json")
     (tmp_path / "cert.pem").write_text("cert")
     (tmp_path / "key.pem").write_text("key")
     monkeypatch.setenv("WORDJUDGE_CERTFILE", str(tmp_path / "cert.pem"))
     monkeypatch.setenv("WORDJUDGE_KEYFILE", str(tmp_path / "key.pem"))
     monkeypatch.setenv("WORDJUDGE_PUBLIC_URL", "https://wordjudge.local:8443")
+    monkeypatch.setenv("WORDJUDGE_MDNS_NAME", "hall-b")
     settings = load_settings()
     assert settings.data_dir == tmp_path
     assert (settings.host, settings.port, settings.log_level) == ("0.0.0.0", 8123, "debug")
+    assert settings.log_format == "json"
     assert (settings.certfile, settings.keyfile) == (tmp_path / "cert.pem", tmp_path / "key.pem")
     assert settings.tls
     assert settings.public_url == "https://wordjudge.local:8443"
+    assert settings.mdns_name == "hall-b"
     assert set(Settings.model_fields) == {
-        "data_dir", "host", "port", "log_level", "certfile", "keyfile", "public_url",
+        "data_dir", "host", "port", "log_level", "log_format", "certfile", "keyfile", "public_url", "mdns_name",
     }  # fmt: skip
 
 

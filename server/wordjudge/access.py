@@ -6,7 +6,9 @@ the health check and the client files answers without a credential:
 - a **device** (a kiosk or a runner's handheld) holds a long random token, sent as
   ``Authorization: Bearer TOKEN``. The store keeps only its SHA-256 (a token has 256
   random bits, so a fast hash is enough). The TD makes one with ``wordjudge device
-  add`` or hands out a one-time **pairing code** that the device swaps for a token;
+  add`` or hands out a one-time **pairing code** that the device swaps for a token.
+  A **monitor** (Prometheus) is a device too, enrolled with ``device add`` only, whose
+  token reads ``GET /metrics`` and nothing else;
 - a **TD** signs in with a name and a password, hashed with Argon2id (memory-hard),
   and gets a console session: a random session id, also stored as a hash, and a CSRF
   token that unsafe requests must echo.
@@ -21,6 +23,7 @@ append-only audit log, so revoking a device or ending a session is an update.
 
 from __future__ import annotations
 
+import collections
 import logging
 import secrets
 import sqlite3
@@ -117,6 +120,29 @@ MIGRATIONS: Migrations = [
         );
         """,
     ),
+    (
+        # Devices may be monitors (Prometheus). SQLite cannot change a CHECK constraint, so the table is
+        # rebuilt, ids kept. Pairing codes keep theirs: a monitor is never enrolled by a pairing code.
+        "0002_monitor_role",
+        """
+        CREATE TABLE devices_new (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE COLLATE NOCASE,
+            role TEXT NOT NULL CHECK (role IN ('kiosk', 'runner', 'monitor')),
+            division TEXT,
+            token_hash TEXT NOT NULL UNIQUE,
+            created_at TEXT NOT NULL,
+            created_by TEXT NOT NULL,
+            last_seen_at TEXT,
+            revoked_at TEXT,
+            revoked_by TEXT
+        );
+        INSERT INTO devices_new SELECT id, name, role, division, token_hash, created_at, created_by,
+            last_seen_at, revoked_at, revoked_by FROM devices;
+        DROP TABLE devices;
+        ALTER TABLE devices_new RENAME TO devices;
+        """,
+    ),
 ]
 
 
@@ -205,6 +231,7 @@ class AccessStore(TdAccounts):
         self._connection: sqlite3.Connection | None = None
         self._seen: dict[str, float] = {}  # credential hash -> when its last-seen time was written
         self._alerted: dict[tuple[str, str], float] = {}
+        self.alerts_raised: collections.Counter[str] = collections.Counter()  # by kind, since start (metrics)
         self.challenges = RateLimit(challenges_per_minute, clock=clock)
         self._login_by_name = FailureLimit(LOGIN_FAILURES, LOGIN_WINDOW, clock=clock)
         self._login_by_client = FailureLimit(LOGIN_FAILURES, LOGIN_WINDOW, clock=clock)
@@ -257,11 +284,14 @@ class AccessStore(TdAccounts):
         """Enrol a device directly (``wordjudge device add``) and return its token, shown this once.
 
         ``division`` must already be checked against the event. Raises :class:`InvalidInput`
-        for a bad name or role, :class:`Conflict` if the name is taken.
+        for a bad name or role (or a monitor given a division), :class:`Conflict` if the name is taken.
         """
         name = check_name(name, "device name")
+        role = _device_role(role, pairing=False)
+        if role is Role.MONITOR and division is not None:
+            raise InvalidInput("a monitor reads the metrics of the whole event: it takes no division")
         with self._db(write=True) as db:
-            return self._insert_device(db, name, _device_role(role), division, by)
+            return self._insert_device(db, name, role, division, by)
 
     def _insert_device(self, db: sqlite3.Connection, name: str, role: Role, division: str | None, by: str) -> Enrolled:
         self._check_free(db, name)
@@ -345,12 +375,13 @@ class AccessStore(TdAccounts):
     def create_pairing_code(
         self, role: Role, division: str | None = None, device_name: str | None = None, *, by: str
     ) -> PairingCode:
-        """A one-time code that enrols one device, for :data:`PAIRING_TTL` seconds.
+        """A one-time code that enrols one kiosk or handheld, for :data:`PAIRING_TTL` seconds.
 
-        Raises :class:`InvalidInput` (bad role or name), :class:`Conflict` (name taken, or
+        Raises :class:`InvalidInput` (bad name, or a role other than kiosk and runner: a monitor is
+        enrolled with ``wordjudge device add`` only), :class:`Conflict` (name taken, or
         :data:`MAX_OPEN_CODES` codes already open).
         """
-        role = _device_role(role)
+        role = _device_role(role, pairing=True)
         name = check_name(device_name, "device name") if device_name else None
         code = "".join(secrets.choice(PAIRING_ALPHABET) for _ in range(PAIRING_LENGTH))
         now = self._now()
@@ -450,18 +481,26 @@ class AccessStore(TdAccounts):
                 self.challenges.give_back(principal.actor)
 
     def alert(self, kind: str, actor: str, message: str) -> None:
-        """Record something the TD should see, at most once a minute per kind and actor."""
+        """Record something the TD should see, at most once a minute per kind and actor.
+
+        Never raises: an alert that cannot be stored (the disk is full) is logged, and the refusal
+        it is about keeps its own error, instead of becoming one about the access store.
+        """
         now = self._now()
         with self._lock:
+            self.alerts_raised[kind] += 1  # every refusal counts, even one not recorded again
             if now - self._alerted.get((kind, actor), -_ALERT_EVERY) < _ALERT_EVERY:
                 return
             self._alerted[(kind, actor)] = now
             log.warning("alert %s: %s", kind, message)
-            with self._db(write=True) as db:
-                db.execute(
-                    "INSERT INTO alerts (created_at, kind, actor, message) VALUES (?, ?, ?, ?)",
-                    (stored_time(now), kind, actor, message),
-                )
+            try:
+                with self._db(write=True) as db:
+                    db.execute(
+                        "INSERT INTO alerts (created_at, kind, actor, message) VALUES (?, ?, ?, ?)",
+                        (stored_time(now), kind, actor, message),
+                    )
+            except AccessUnavailable as exc:
+                log.warning("cannot store the alert for the TD console: %s", exc.message)
 
     def alerts(self, limit: int = 100) -> list[Alert]:
         """The latest alerts, newest first."""
@@ -475,11 +514,15 @@ class AccessStore(TdAccounts):
 _DEVICE_COLUMNS = "name, role, division, created_at, created_by, last_seen_at, revoked_at, revoked_by"
 
 
-def _device_role(role: Role | str) -> Role:
+def _device_role(role: Role | str, *, pairing: bool) -> Role:
+    """The role of a device to enrol: kiosk or runner, or (not by a pairing code) monitor."""
     try:
         chosen = Role(role)
     except ValueError:
         chosen = Role.TD
     if chosen is Role.TD:
-        raise InvalidInput(f"a device's role is kiosk or runner, not {role!r} (a TD signs in with a password)")
+        allowed = "kiosk or runner" if pairing else "kiosk, runner or monitor"
+        raise InvalidInput(f"a device's role is {allowed}, not {role!r} (a TD signs in with a password)")
+    if chosen is Role.MONITOR and pairing:
+        raise InvalidInput("a monitor is enrolled with 'wordjudge device add NAME --role monitor', not a pairing code")
     return chosen

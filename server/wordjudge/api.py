@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import secrets
-from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
@@ -13,16 +12,24 @@ from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from . import __version__
 from .adjudication import MAX_NOTE, record_view, verdict_view
 from .audit import Appended
 from .auth import Principal
 from .editions import short
-from .errors import Forbidden, InvalidInput, Unauthorized
+from .errors import ErrorBody, Forbidden, InvalidInput, Unauthorized
 from .records import Entry, Kind, RecordFilter, Verdict
 from .resources import Resources
 
-router = APIRouter(prefix="/api")
+# Every route may answer an error, always in the one JSON shape of errors.error_body; documented so that
+# clients (and the schema fuzzing in tests/test_schema_fuzz.py) can rely on it. The content is spelt out
+# rather than given as a `model`, which FastAPI would document under the route's own media type (text/plain).
+_ERROR_CONTENT = {"application/json": {"schema": ErrorBody.model_json_schema()}}
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    "4XX": {"description": "Refused: bad input, no credential, not allowed, not found, ...", "content": _ERROR_CONTENT},
+    "5XX": {"description": "Cannot answer now: the audit log or a lexicon is unavailable.", "content": _ERROR_CONTENT},
+}
+
+router = APIRouter(prefix="/api", responses=ERROR_RESPONSES)
 
 
 # The dependencies are async although they do no I/O: FastAPI runs a sync dependency in a worker
@@ -37,8 +44,8 @@ CSRF_HEADER = "X-CSRF-Token"
 _SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
 
 
-async def get_principal(request: Request, resources: Annotated[Resources, Depends(get_resources)]) -> Principal:
-    """Who is asking: a device by its bearer token, or a TD by their console session cookie.
+async def authenticate(request: Request, resources: Annotated[Resources, Depends(get_resources)]) -> Principal:
+    """Who is asking: a device (monitors included) by its bearer token, or a TD by their console session cookie.
 
     Raises :class:`Unauthorized` without a valid credential, :class:`Forbidden` for a console
     request that changes something without the session's CSRF token.
@@ -59,6 +66,16 @@ async def get_principal(request: Request, resources: Annotated[Resources, Depend
                 raise Forbidden(f"this console request lacks the session's {CSRF_HEADER} header: reload the page")
         return session.principal
     raise Unauthorized("this needs a credential: a device token (Authorization: Bearer ...) or a TD login")
+
+
+async def get_principal(principal: Annotated[Principal, Depends(authenticate)]) -> Principal:
+    """Who is asking, for every route that needs a credential but ``/metrics``.
+
+    Raises what :func:`authenticate` raises, and :class:`Forbidden` for a monitor (its token
+    reads the metrics and nothing else).
+    """
+    principal.require_not_monitor()
+    return principal
 
 
 ResourcesDep = Annotated[Resources, Depends(get_resources)]
@@ -103,8 +120,12 @@ class RulingIn(StrictBody):
     request_id: _RequestId
 
 
+# A retry with a request_id already recorded answers 200 with that record (and "replayed": true), not 201.
+_REPLAYED: dict[int | str, dict[str, Any]] = {200: {"description": "A retry: the record that request_id made"}}
+
+
 async def _append(resources: Resources, principal: Principal, entry: Entry) -> JSONResponse:
-    return _appended(await resources.audit.append(entry), principal)
+    return _appended(await resources.record(entry), principal)
 
 
 def _appended(appended: Appended, principal: Principal) -> JSONResponse:
@@ -113,21 +134,28 @@ def _appended(appended: Appended, principal: Principal) -> JSONResponse:
     return JSONResponse(view, status_code=200 if appended.replayed else 201)
 
 
-@router.get("/health", tags=["status"])
+_HEALTH_REPORT = {"application/json": {"schema": {"type": "object"}}}
+
+
+@router.get(
+    "/health",
+    tags=["status"],
+    responses={
+        200: {"description": "The server is ok (`status`: ok).", "content": _HEALTH_REPORT},
+        503: {"description": "Degraded (`status`: degraded): the same report, `reasons` says why.",
+              "content": _HEALTH_REPORT},
+    },
+)  # fmt: skip
 async def health(resources: ResourcesDep) -> JSONResponse:
-    """Whether the server is up; its event, lexicons (name, fingerprint, edition, DEMO) and audit log head."""
-    lexicons = list(resources.lexicon_views.values())
-    return JSONResponse(
-        {
-            "ok": True,
-            "status": "ok",
-            "version": __version__,
-            "event": resources.event.name,
-            "demo": any(item["demo"] for item in lexicons) or resources.event.demo,
-            "lexicons": lexicons,
-            "audit": {**resources.audit.head.as_dict(), **asdict(resources.audit.stats)},
-        }
-    )
+    """Whether the server can do its job: 200 and `status` ok, or 503 and `status` degraded with its `reasons`.
+
+    Degraded: the audit log's last write failed or its writer stopped, or a lexicon's compiled
+    file is no longer the one verified at start. Also: the event, each lexicon (name,
+    fingerprint, edition, DEMO, when verified, `on_disk`), the audit log (head, commits,
+    failures, writable, queue depth) and the data dir's free space (`warnings` when low).
+    """
+    report = resources.health()
+    return JSONResponse(report.body, status_code=200 if report.ok else 503)
 
 
 @router.get("/event", tags=["event"])
@@ -145,7 +173,7 @@ def lexicons(resources: ResourcesDep, who: PrincipalDep) -> list[dict[str, Any]]
     return list(resources.lexicon_views.values())
 
 
-@router.post("/challenges", status_code=201, tags=["challenges"])
+@router.post("/challenges", status_code=201, tags=["challenges"], responses=_REPLAYED)
 async def submit_challenge(body: ChallengeIn, resources: ResourcesDep, who: PrincipalDep) -> JSONResponse:
     """Adjudicate a challenge: one verdict for all its words, returned once its record is committed.
 
@@ -226,14 +254,14 @@ def docket(record_id: _RecordId, resources: ResourcesDep, who: PrincipalDep) -> 
     }
 
 
-@router.post("/challenges/{record_id}/recheck", status_code=201, tags=["challenges"])
+@router.post("/challenges/{record_id}/recheck", status_code=201, tags=["challenges"], responses=_REPLAYED)
 async def recheck(record_id: _RecordId, body: RecheckIn, resources: ResourcesDep, who: PrincipalDep) -> JSONResponse:
     """Re-adjudicate the same words; someone other than the original adjudicator must do it (WESPA 3.10.10)."""
     entry = resources.adjudicator.recheck(who, record_id, request_id=body.request_id, note=body.note)
     return await _append(resources, who, entry)
 
 
-@router.post("/challenges/{record_id}/reissue", status_code=201, tags=["challenges"])
+@router.post("/challenges/{record_id}/reissue", status_code=201, tags=["challenges"], responses=_REPLAYED)
 async def reissue(record_id: _RecordId, body: ReissueIn, resources: ResourcesDep, who: PrincipalDep) -> JSONResponse:
     """Adjudicate corrected words for a slip that did not match the board, with the reason (WESPA 3.10.11)."""
     entry = resources.adjudicator.reissue(
@@ -242,7 +270,7 @@ async def reissue(record_id: _RecordId, body: ReissueIn, resources: ResourcesDep
     return await _append(resources, who, entry)
 
 
-@router.post("/challenges/{record_id}/ruling", status_code=201, tags=["challenges"])
+@router.post("/challenges/{record_id}/ruling", status_code=201, tags=["challenges"], responses=_REPLAYED)
 async def ruling(record_id: _RecordId, body: RulingIn, resources: ResourcesDep, who: PrincipalDep) -> JSONResponse:
     """Record the TD's final ruling on a challenge, with a note."""
     entry = resources.adjudicator.ruling(

@@ -15,11 +15,10 @@ from pydantic import Field
 
 from .access import PairingCode
 from .accounts import SESSION_TTL
-from .api import SESSION_COOKIE, PrincipalDep, ResourcesDep, StrictBody, qr_svg
+from .api import ERROR_RESPONSES, SESSION_COOKIE, PrincipalDep, ResourcesDep, StrictBody, qr_svg
 from .auth import Role
-from .resources import Resources
 
-router = APIRouter(prefix="/api")
+router = APIRouter(prefix="/api", responses=ERROR_RESPONSES)
 
 _DeviceName = Annotated[str, Path(max_length=40, description="The device's name.")]
 
@@ -100,18 +99,23 @@ async def logout(request: Request, resources: ResourcesDep, who: PrincipalDep) -
 def create_pairing_code(
     body: PairingCodeIn, request: Request, resources: ResourcesDep, who: PrincipalDep
 ) -> dict[str, Any]:
-    """A one-time code (10 minutes) that enrols one kiosk or handheld, with a QR code of its pairing link (TD)."""
+    """A one-time code (10 minutes) that enrols one kiosk or handheld, with a QR code of its pairing link (TD).
+
+    The link points at `--public-url`, else at the server's mDNS name (`wordjudge.local`) when it is
+    announced, else at the address this request came to unless that is loopback, else at a LAN address;
+    `link_note` says why a phone might not open it (null when nothing is known against it).
+    """
     who.require_td("hand out pairing codes")
     division = resources.event.division(body.division).name if body.division else None
     code = resources.access.create_pairing_code(Role(body.role), division, body.name, by=who.actor)
-    link = pairing_link(resources, code, str(request.base_url))
-    return {**code.as_dict(), "link": link, "qr_svg": qr_svg(link)}
+    base = resources.device_url(seen_at=str(request.base_url))
+    link = pairing_link(base.url, code)
+    return {**code.as_dict(), "link": link, "link_note": base.note, "qr_svg": qr_svg(link)}
 
 
-def pairing_link(resources: Resources, code: PairingCode, base_url: str) -> str:
+def pairing_link(base_url: str, code: PairingCode) -> str:
     """The address a phone opens from the QR code: the role's page, with the code after '#' (never logged)."""
-    base = (resources.settings.public_url or base_url).rstrip("/")
-    return f"{base}/{code.role.value}#pair={code.code}"
+    return f"{base_url.rstrip('/')}/{code.role.value}#pair={code.code}"
 
 
 @router.post("/enrol", status_code=201, tags=["access"])

@@ -15,7 +15,7 @@ from fastapi.responses import Response, StreamingResponse
 from pydantic import Field
 
 from .adjudication import record_view
-from .api import FilterDep, PrincipalDep, ResourcesDep, StrictBody
+from .api import ERROR_RESPONSES, FilterDep, PrincipalDep, ResourcesDep, StrictBody
 from .api_access import LoginIn
 from .errors import Forbidden
 from .event import parse_event
@@ -24,10 +24,19 @@ from .profile import Catalog
 from .records import Record
 from .summary import summarise
 
-router = APIRouter(prefix="/api")
+router = APIRouter(prefix="/api", responses=ERROR_RESPONSES)
 
 FEED_POLL_SECONDS = 0.5
 _FEED_KEEPALIVE_SECONDS = 15.0
+_EXPORT_MEDIA = {ExportFormat.CSV: "text/csv", ExportFormat.JSONL: "application/x-ndjson"}
+# What the two non-JSON routes answer, for the OpenAPI schema (their errors are JSON, as everywhere).
+_TEXT: dict[str, Any] = {"schema": {"type": "string"}}
+_FEED_DOC: dict[int | str, dict[str, Any]] = {
+    200: {"description": "Server-sent events", "content": {"text/event-stream": _TEXT}}
+}
+_EXPORT_DOC: dict[int | str, dict[str, Any]] = {
+    200: {"description": "CSV or JSON Lines", "content": {media: _TEXT for media in _EXPORT_MEDIA.values()}}
+}
 
 
 class DivisionIn(StrictBody):
@@ -44,7 +53,7 @@ class EventIn(StrictBody):
     division: list[DivisionIn] = Field(min_length=1, max_length=50, description="The divisions, in order.")
 
 
-@router.get("/feed", tags=["console"])
+@router.get("/feed", tags=["console"], response_class=Response, responses=_FEED_DOC)
 async def feed(
     request: Request,
     resources: ResourcesDep,
@@ -90,7 +99,7 @@ async def feed(
     )
 
 
-@router.get("/export", tags=["console"])
+@router.get("/export", tags=["console"], response_class=Response, responses=_EXPORT_DOC)
 def export_records(
     resources: ResourcesDep,
     who: PrincipalDep,
@@ -102,7 +111,7 @@ def export_records(
     out = io.StringIO()
     export(resources.audit.iterate(where), out, format)
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-    media = "text/csv" if format is ExportFormat.CSV else "application/x-ndjson"
+    media = _EXPORT_MEDIA[format]
     return Response(
         out.getvalue(),
         media_type=f"{media}; charset=utf-8",

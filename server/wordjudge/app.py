@@ -16,12 +16,14 @@ from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
+from starlette.routing import Match, Mount
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from . import __version__
 from .api import router as api_router
 from .api_access import router as access_router
 from .api_console import router as console_router
+from .api_metrics import router as metrics_router
 from .errors import WordjudgeError, error_body
 from .resources import Resources
 from .settings import Settings
@@ -44,6 +46,7 @@ def create_app(settings: Settings, resources: Resources | None = None) -> FastAP
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[dict[str, Any]]:
         opened = resources or Resources.open(settings)
+        opened.advertise()  # wordjudge.local on the LAN, when listening there
         try:
             yield {"resources": opened}
         finally:
@@ -60,6 +63,7 @@ def create_app(settings: Settings, resources: Resources | None = None) -> FastAP
     app.include_router(api_router)
     app.include_router(access_router)
     app.include_router(console_router)
+    app.include_router(metrics_router)
     app.add_api_route("/", _status_page, include_in_schema=False)
     for path, page in _PAGES.items():
         app.add_api_route(path, _page(page), include_in_schema=False)
@@ -148,11 +152,12 @@ def _add_error_handlers(app: FastAPI) -> None:
             if isinstance(exc.detail, str) and exc.detail != phrase
             else _MESSAGES.get(exc.status_code, phrase)
         )
+        headers = exc.headers
         if exc.status_code == 404:
             message = f"{message}: {request.url.path}"
-        return JSONResponse(
-            error_body(exc.status_code, code, message), status_code=exc.status_code, headers=exc.headers
-        )
+        elif exc.status_code == 405 and (allowed := _allowed_methods(request)):
+            headers = {**(headers or {}), "Allow": allowed}
+        return JSONResponse(error_body(exc.status_code, code, message), status_code=exc.status_code, headers=headers)
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -167,6 +172,21 @@ def _add_error_handlers(app: FastAPI) -> None:
         log.exception("internal error on %s %s", request.method, request.url.path)
         body = error_body(500, "internal_error", "internal error: the server logged it; call the TD")
         return JSONResponse(body, status_code=500)
+
+
+_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")
+
+
+def _allowed_methods(request: Request) -> str:
+    """Every method the path answers, for a 405's Allow header (RFC 9110: all of them). Starlette names only
+    those of the first route that matched the path, and one path's routes can come from several routers
+    (GET /api/event from the API, PUT from the console). "" for the client files, which refuse on their own."""
+    routes = [route for route in request.app.routes if not isinstance(route, Mount)]
+    return ", ".join(
+        method
+        for method in _METHODS
+        if any(route.matches({**request.scope, "method": method})[0] is Match.FULL for route in routes)
+    )
 
 
 _MESSAGES = {

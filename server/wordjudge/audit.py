@@ -122,6 +122,10 @@ class WriterStats:
     commits: int = 0
     largest_batch: int = 0
     failures: int = 0
+    last_commit_at: str | None = None  # UTC, ISO 8601
+    last_failure_at: str | None = None
+    last_failure: str | None = None  # SQLite's message, e.g. "database is locked"
+    failing: bool = False  # the last write failed, and nothing has been committed since
 
 
 @dataclass(frozen=True)
@@ -224,6 +228,16 @@ class AuditLog:
         """The last record written by this process's writer (or found at start)."""
         return self._head
 
+    @property
+    def writing(self) -> bool:
+        """Whether the writer thread is running (started, not closed, not stopped by a bug)."""
+        return self._writer is not None and self._writer.is_alive()
+
+    @property
+    def queue_depth(self) -> int:
+        """Records queued for the writer and not yet taken (approximate, as any queue size)."""
+        return self._queue.qsize()
+
     def submit(self, entry: Entry) -> Future[Appended]:
         """Queue ``entry``; the future resolves once it is committed (or raises, see :meth:`append`)."""
         future: Future[Appended] = Future()
@@ -277,6 +291,8 @@ class AuditLog:
             connection.execute("COMMIT")
             self.stats.commits += 1
             self.stats.largest_batch = max(self.stats.largest_batch, len(batch))
+            self.stats.last_commit_at = datetime.now(UTC).isoformat(timespec="milliseconds")
+            self.stats.failing = False
         except sqlite3.Error as exc:
             _rollback(connection)
             self._head = head
@@ -285,6 +301,9 @@ class AuditLog:
                     self._commit(connection, [job])
                 return
             self.stats.failures += 1
+            self.stats.last_failure_at = datetime.now(UTC).isoformat(timespec="milliseconds")
+            self.stats.last_failure = str(exc)
+            self.stats.failing = True
             log.error("audit log write failed: %s", exc)
             refusal = AuditUnavailable(
                 f"the audit log cannot be written ({exc}): the challenge was not recorded and no verdict "

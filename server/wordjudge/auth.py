@@ -1,8 +1,9 @@
 """Who is asking: the actor, their role, the channel they use, and what each role may do.
 
 Every request to the server is made by a :class:`Principal`: an enrolled device
-(a self-adjudication kiosk or a runner's handheld, by its token), a TD signed in to
-the console (by a session cookie), or the TD at the server's command line. The
+(a self-adjudication kiosk or a runner's handheld, by its token), a monitoring system
+(a device of role monitor, which may read the metrics and nothing else), a TD signed
+in to the console (by a session cookie), or the TD at the server's command line. The
 credentials themselves live in :mod:`wordjudge.access`; this module only says what
 a principal is and checks the rules that depend on the role.
 """
@@ -20,9 +21,10 @@ class Role(StrEnum):
     KIOSK = "kiosk"  # a self-adjudication device
     RUNNER = "runner"  # a runner's handheld
     TD = "td"  # the tournament director or a deputy
+    MONITOR = "monitor"  # a monitoring system (Prometheus): reads GET /metrics, nothing else
 
 
-CHANNELS = {Role.KIOSK: "kiosk", Role.RUNNER: "handheld", Role.TD: "console"}
+CHANNELS = {Role.KIOSK: "kiosk", Role.RUNNER: "handheld", Role.TD: "console", Role.MONITOR: "monitor"}
 
 
 @dataclass(frozen=True)
@@ -35,6 +37,16 @@ class Principal:
     @property
     def is_td(self) -> bool:
         return self.role is Role.TD
+
+    def require_not_monitor(self) -> None:
+        """Raise :class:`Forbidden` for a monitor: its token reads the metrics and nothing else."""
+        if self.role is Role.MONITOR:
+            raise Forbidden(f"{self.actor} is a monitor: its token reads GET /metrics only")
+
+    def require_metrics_reader(self) -> None:
+        """Raise :class:`Forbidden` unless this is a monitor or the TD (kiosks and handhelds do not read metrics)."""
+        if self.role not in (Role.MONITOR, Role.TD):
+            raise Forbidden("only a monitor's token or a TD may read the metrics")
 
     def require_td(self, action: str) -> None:
         """Raise :class:`Forbidden` unless this is the TD."""

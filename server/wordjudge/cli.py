@@ -6,7 +6,7 @@ so it has an environment twin (``--data-dir`` / ``WORDJUDGE_DATA_DIR``).
 
 from __future__ import annotations
 
-import logging
+import os
 import re
 import sys
 import time
@@ -26,6 +26,7 @@ from .event import EVENT_FILE, load_event
 from .event import template as event_template
 from .export import ExportFormat, export
 from .lexicon import DEMO_NAME, Lexicon, Manifest
+from .logs import configure_logging, uvicorn_json_config
 from .profile import Catalog
 from .records import Kind, Record, RecordFilter, Verdict
 from .resources import describe_profile
@@ -52,7 +53,9 @@ def main() -> None:
 
 
 @main.command()
-@setting_options("data_dir", "host", "port", "log_level", "certfile", "keyfile", "public_url")
+@setting_options(
+    "data_dir", "host", "port", "log_level", "log_format", "certfile", "keyfile", "public_url", "mdns_name"
+)
 def serve(**flags: Any) -> None:
     """Start the adjudication server for the event in the data dir (a DEMO event if there is none)."""
     import uvicorn
@@ -61,7 +64,7 @@ def serve(**flags: Any) -> None:
     from .resources import Resources
 
     settings = load_settings(**flags)
-    logging.basicConfig(level=settings.log_level.upper(), format="%(levelname)s: %(name)s: %(message)s")
+    configure_logging(settings.log_level, settings.log_format)
     resources = Resources.open(settings)  # before the server starts: a bad lexicon stops it with a clear message
     try:
         uvicorn.run(
@@ -69,6 +72,8 @@ def serve(**flags: Any) -> None:
             host=settings.host,
             port=settings.port,
             log_level=settings.log_level,
+            # JSON lines: uvicorn's access and error logs too, so that the whole server speaks one format.
+            log_config=uvicorn_json_config() if settings.log_format == "json" else uvicorn.config.LOGGING_CONFIG,
             ssl_certfile=settings.certfile,
             ssl_keyfile=settings.keyfile,
             # Open live feeds (the TD console's) would otherwise hold a stop or restart forever.
@@ -410,14 +415,17 @@ def _verify_and_report(path: Path, expect_head: str | None = None, broken: str =
 
 
 @audit.command("backup")
-@click.argument("destination", type=click.Path(path_type=Path))
+@click.argument("destination")
 @setting_options("data_dir")
-def audit_backup(destination: Path, data_dir: Path | None) -> None:
+def audit_backup(destination: str, data_dir: Path | None) -> None:
     """Copy the audit log to DESTINATION (a file, or a folder for a dated file), safely while serving.
 
     The copy's hash chain is verified; the command exits 1 if it does not verify.
     """
-    copy = backup_sqlite(load_settings(data_dir=data_dir).data_dir / AUDIT_FILE, destination)
+    # A Path forgets a trailing slash: "backups/" meant a folder, never a file named "backups".
+    if destination.endswith(("/", os.sep)) and not Path(destination).is_dir():
+        raise click.ClickException(f"{destination} is not a folder: create it first, or give a file name")
+    copy = backup_sqlite(load_settings(data_dir=data_dir).data_dir / AUDIT_FILE, Path(destination))
     _verify_and_report(copy, broken="written, but ")
 
 

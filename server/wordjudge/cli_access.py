@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -16,6 +15,7 @@ from .access import ACCESS_FILE, AccessStore
 from .auth import Role, cli_principal
 from .cli_options import F, setting_options
 from .event import load_event
+from .mdns import device_url, is_loopback_host
 from .settings import Settings, load_settings
 
 
@@ -37,16 +37,22 @@ _data_dir_option = setting_options("data_dir")
 
 
 _ROLE = click.Choice([Role.KIOSK.value, Role.RUNNER.value])
+_ADD_ROLE = click.Choice([Role.KIOSK.value, Role.RUNNER.value, Role.MONITOR.value])  # a monitor: device add only
 
 
 @click.group()
 def device() -> None:
-    """Enrol, list and revoke kiosks and runners' handhelds."""
+    """Enrol, list and revoke kiosks, runners' handhelds and monitors (Prometheus)."""
 
 
 @device.command("add")
 @click.argument("name")
-@click.option("--role", type=_ROLE, required=True, help="kiosk (self-adjudication) or runner (handheld).")
+@click.option(
+    "--role",
+    type=_ADD_ROLE,
+    required=True,
+    help="kiosk (self-adjudication), runner (handheld) or monitor (reads GET /metrics only, e.g. Prometheus).",
+)
 @click.option("--division", help="Limit the device to this division of the event.")
 @_data_dir_option
 def device_add(name: str, role: str, division: str | None, data_dir: Path | None) -> None:
@@ -62,26 +68,31 @@ def device_add(name: str, role: str, division: str | None, data_dir: Path | None
 @click.option("--role", type=_ROLE, required=True, help="kiosk (self-adjudication) or runner (handheld).")
 @click.option("--division", help="Limit the device to this division of the event.")
 @click.option("--name", help="The device's name (default: kiosk-N or runner-N).")
-@setting_options("data_dir", "public_url", "host", "port")
+@setting_options("data_dir", "public_url", "host", "port", "mdns_name")
 def device_pair(role: str, division: str | None, name: str | None, data_dir: Path | None, **server: Any) -> None:
     """Print a one-time pairing code (10 minutes), and a QR code of its link for phones.
 
-    The link points at --public-url, or else at --host and --port (as given to serve).
+    The link points at --public-url, or else at NAME.local (--mdns-name) when --host is a LAN
+    address, with a link by IP address too, or else at --host and --port (as given to serve).
     """
     with _store(data_dir) as (store, settings):
         code = store.create_pairing_code(Role(role), _division(settings, division), name, by=cli_principal().actor)
-    link = f"{_base_url(load_settings(data_dir=data_dir, **server))}/{code.role.value}#pair={code.code}"
+    served = load_settings(data_dir=data_dir, **server)
+    base = device_url(host=served.host, port=served.port, tls=served.tls, public_url=served.public_url)
+    link = f"{base.url}/{code.role.value}#pair={code.code}"
+    by_ip = None
+    if not served.public_url and served.mdns_name and not is_loopback_host(served.host):
+        # The server announces this name (unless another machine has it: its log then names the one it got).
+        by_ip, link = link, f"{'https' if served.tls else 'http'}://{served.mdns_name.lower()}.local:{served.port}"
+        link += f"/{code.role.value}#pair={code.code}"
     click.echo(f"Pairing code: {code.code}  (one {role}, until {code.expires_at} UTC)")
     click.echo(f"Link: {link}")
+    if by_ip:
+        click.echo(f"Or, for a device that cannot open {served.mdns_name.lower()}.local: {by_ip}")
+    if base.note:
+        click.echo(f"Note: {base.note}", err=True)
     if sys.stdout.isatty():
         segno.make(link, error="m").terminal(compact=True)
-
-
-def _base_url(settings: Settings) -> str:
-    if settings.public_url:
-        return settings.public_url.rstrip("/")
-    host = socket.gethostname() if settings.host in {"0.0.0.0", "::"} else settings.host
-    return f"{'https' if settings.tls else 'http'}://{host}:{settings.port}"
 
 
 @device.command("list")

@@ -18,9 +18,11 @@ SETTING_FLAGS: dict[str, tuple[str, dict[str, Any]]] = {
     "host": ("--host", {}),
     "port": ("--port", {"type": int}),
     "log_level": ("--log-level", {"type": click.Choice(["critical", "error", "warning", "info", "debug"])}),
+    "log_format": ("--log-format", {"type": click.Choice(["text", "json"])}),
     "certfile": ("--certfile", {"type": click.Path(path_type=Path, dir_okay=False)}),
     "keyfile": ("--keyfile", {"type": click.Path(path_type=Path, dir_okay=False)}),
     "public_url": ("--public-url", {}),
+    "mdns_name": ("--mdns-name", {}),
 }
 
 

@@ -9,6 +9,7 @@ half-way through.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
@@ -26,6 +27,12 @@ def connect_writer(path: Path) -> sqlite3.Connection:
     Raises :class:`sqlite3.Error` or :class:`OSError`.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
+    if not os.access(path.parent, os.W_OK):
+        # SQLite would say only "unable to open database file": say why.
+        raise PermissionError(
+            f"{path.parent} cannot be written (a read-only disk, or no permission): SQLite keeps {path.name} "
+            "and its -wal and -shm files there"
+        )
     connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     connection.execute("PRAGMA journal_mode = WAL")

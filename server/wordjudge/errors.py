@@ -24,14 +24,17 @@ word or setting that is wrong and, where possible, what to do about it.
      │                                verdict is given without its record
      └── AccessUnavailable       503  the device and TD account store cannot be used
 
-HTTP responses carry every error in one JSON shape, built by :func:`error_body`.
-This module imports nothing from the web framework: the domain modules raise
-these, and the HTTP shell turns them into responses.
+HTTP responses carry every error in one JSON shape, built by :func:`error_body`
+and described by :class:`ErrorBody` for the OpenAPI schema. This module imports
+nothing from the web framework: the domain modules raise these, and the HTTP shell
+turns them into responses.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class WordjudgeError(Exception):
@@ -174,3 +177,15 @@ def error_body(status: int, code: str, message: str, details: Any = None) -> dic
     (for example the list of offending fields).
     """
     return {"ok": False, "status": status, "code": code, "error": message, "details": details}
+
+
+class ErrorBody(BaseModel):
+    """The shape :func:`error_body` builds, as the OpenAPI schema documents it for every 4xx and 5xx response."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    ok: Literal[False]
+    status: int = Field(ge=400, le=599, description="The HTTP status, repeated.")
+    code: str = Field(min_length=1, description="Stable and machine-readable, e.g. invalid_input.")
+    error: str = Field(min_length=1, description="The message for the person in front of it.")
+    details: Any = Field(description="null, or structured data such as the offending fields.")

@@ -190,7 +190,7 @@ class Lexicon:
         """Open the compiled lexicon in ``directory`` after checking its trie file against its manifest.
 
         Raises :class:`LexiconIntegrityError`, naming the file, if the manifest or
-        trie is missing, truncated, altered or unreadable.
+        trie is missing, truncated, altered or unreadable, or if both are another lexicon's.
         """
         manifest = Manifest.read(directory / MANIFEST_FILE)
         trie_path = directory / TRIE_FILE
@@ -215,6 +215,13 @@ class Lexicon:
         if len(trie) != manifest.word_count:
             raise LexiconIntegrityError(
                 f"{trie_path} holds {len(trie):,} words, the manifest says {manifest.word_count:,}"
+            )
+        # Sound files, but both another lexicon's (a folder copied over this one): they would be served
+        # under this name. (casefold: a case-insensitive file system may give the name as it was asked for.)
+        if manifest.name.casefold() != directory.name.casefold():
+            raise LexiconIntegrityError(
+                f"{directory / MANIFEST_FILE} is the manifest of lexicon {manifest.name}, not {directory.name}: "
+                f"the folder holds another lexicon's files; compile {directory.name} again (wordjudge lexicon add)"
             )
         return cls(manifest, trie, directory)
 

@@ -1,4 +1,4 @@
-"""What a running server holds: settings, the event, its verified lexicon profiles, the audit log.
+"""What a running server holds: settings, the event, its verified lexicon profiles, the audit log, its metrics.
 
 Opened once at start-up (by the web app's lifespan, or by ``wordjudge serve`` just
 before it, so that a bad lexicon or event file stops the start with a clear message)
@@ -8,21 +8,33 @@ and shared by every request. Nothing here imports the web framework.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from . import __version__
 from .access import ACCESS_FILE, AccessStore
 from .adjudication import Adjudicator
 from .audit import AUDIT_FILE, Appended, AuditLog
 from .auth import Principal
 from .editions import Registry, load_registry, short
-from .errors import AuditUnavailable, RateLimited, WordjudgeError
+from .errors import AuditUnavailable, LexiconIntegrityError, RateLimited, WordjudgeError
 from .event import Event, load_event, save_event
+from .health import Health, Verified
+from .health import check as check_health
+from .mdns import Advertiser, DeviceUrl, device_url, is_loopback_host
+from .metrics import Metrics, State
 from .profile import Catalog, Profile
+from .records import Entry
 from .settings import Settings
 
 log = logging.getLogger(__name__)
+# One line per adjudication answered: ids, kind, place, verdict, actor, latency. Never the words or
+# per-word results: logs may end up where players see them (the audit log has those).
+adjudication_log = logging.getLogger("wordjudge.adjudications")
+# The alerts that are rate-limit refusals, and the reason the metrics give them.
+_REFUSALS = {"rate_limit": "challenges", "login_throttled": "login", "enrol_throttled": "pairing"}
 
 
 @dataclass
@@ -35,6 +47,9 @@ class Resources:
     audit: AuditLog
     adjudicator: Adjudicator
     access: AccessStore
+    verified: dict[str, Verified]  # when each profile was verified, and its compiled files as they were then
+    metrics: Metrics = field(default_factory=Metrics)
+    mdns: Advertiser | None = None  # announcing <mdns_name>.local, once advertise() is called
 
     @classmethod
     def open(cls, settings: Settings) -> Resources:
@@ -50,6 +65,7 @@ class Resources:
         event = load_event(settings.data_dir)
         catalog = Catalog(settings.data_dir)
         profiles = {name: open_verified(catalog, name) for name in event.lexicons()}
+        verified = {name: stamp_verified(profile, settings) for name, profile in profiles.items()}
         registry = load_registry()
         views = {name: describe_profile(profile, registry) for name, profile in profiles.items()}
         access = AccessStore(settings.data_dir / ACCESS_FILE, challenges_per_minute=event.challenges_per_minute).open()
@@ -60,14 +76,42 @@ class Resources:
         except WordjudgeError:
             access.close()
             raise
-        resources = cls(settings, registry, event, profiles, views, audit, adjudicator, access)
+        resources = cls(settings, registry, event, profiles, views, audit, adjudicator, access, verified)
         log.info("event %s%s", event.name, " (demo event: no event.toml)" if event.demo else "")
         for division in event.divisions:
             log.info("division %s: %s, rule %s", division.name, views[division.lexicon]["label"], division.rule)
         log.info("audit log %s: %d record(s)", audit.path, audit.head.records)
         return resources
 
+    def advertise(self) -> None:
+        """Start announcing the server on the LAN as ``<mdns_name>.local`` (mDNS), in the background.
+
+        Does nothing when ``mdns_name`` is empty, the server listens on a loopback address, or it
+        is announcing already. Never raises: a taken name or a network without multicast is
+        logged as a warning (see :class:`~wordjudge.mdns.Advertiser`).
+        """
+        settings = self.settings
+        if not settings.mdns_name or is_loopback_host(settings.host) or self.mdns is not None:
+            return
+        self.mdns = Advertiser(settings.mdns_name, settings.host, settings.port, tls=settings.tls)
+        self.mdns.start_in_background()
+
+    def device_url(self, seen_at: str | None = None) -> DeviceUrl:
+        """Where a kiosk or phone on the LAN opens this server, for pairing links and QR codes.
+
+        ``public_url`` if set, else the ``.local`` name being announced, else ``seen_at`` (the
+        address the asking browser used) unless it is loopback, else a LAN address; see
+        :func:`wordjudge.mdns.device_url`.
+        """
+        settings = self.settings
+        return device_url(
+            host=settings.host, port=settings.port, tls=settings.tls, public_url=settings.public_url,
+            advertisement=self.mdns.advertisement if self.mdns else None, seen_at=seen_at,
+        )  # fmt: skip
+
     def close(self) -> None:
+        if self.mdns is not None:
+            self.mdns.close()  # goodbye packets first, while the server still answers
         self.audit.close()
         self.access.close()
 
@@ -81,14 +125,19 @@ class Resources:
         """
         catalog = Catalog(self.settings.data_dir)
         profiles: dict[str, Profile] = {}
+        verified: dict[str, Verified] = {}
         for name in event.lexicons():
-            profiles[name] = self.profiles.get(name) or open_verified(catalog, name)
+            if name in self.profiles:
+                profiles[name], verified[name] = self.profiles[name], self.verified[name]
+            else:
+                profiles[name] = open_verified(catalog, name)
+                verified[name] = stamp_verified(profiles[name], self.settings)
         views = {
             name: self.lexicon_views.get(name) or describe_profile(p, self.registry) for name, p in profiles.items()
         }
         save_event(self.settings.data_dir, event)
         # Plain attribute swaps: requests read them on the event loop, so each sees one event or the other.
-        self.event, self.profiles, self.lexicon_views = event, profiles, views
+        self.event, self.profiles, self.lexicon_views, self.verified = event, profiles, views, verified
         self.adjudicator = Adjudicator(event, profiles, self.audit)
         self.access.challenges.per_minute = event.challenges_per_minute
         log.info("event replaced by the TD console: %s, %d division(s)", event.name, len(event.divisions))
@@ -110,13 +159,14 @@ class Resources:
         Raises what :meth:`Adjudicator.challenge` and :meth:`AuditLog.append` raise,
         and :class:`RateLimited`.
         """
+        started = time.perf_counter()
         try:
             self.access.spend_challenge(who)
         except RateLimited:
             original = self.audit.by_request(who.actor, request_id)
             if original is None:
                 raise
-            return Appended(original, replayed=True)
+            return self._answered(Appended(original, replayed=True), started)
         try:
             entry = self.adjudicator.challenge(
                 who, division=division, table=table, round_number=round_number, words=words, request_id=request_id
@@ -131,7 +181,68 @@ class Resources:
             raise
         if appended.replayed:
             self.access.refund_challenge(who)
+        return self._answered(appended, started)
+
+    async def record(self, entry: Entry) -> Appended:
+        """Append a re-check, reissue or ruling the adjudicator made, counted and logged like a challenge.
+
+        Raises what :meth:`AuditLog.append` raises.
+        """
+        started = time.perf_counter()
+        return self._answered(await self.audit.append(entry), started)
+
+    def _answered(self, appended: Appended, started: float) -> Appended:
+        """Count an adjudication answered in the metrics and log one line about it (never its words)."""
+        seconds = time.perf_counter() - started
+        record = appended.record
+        self.metrics.adjudicated(
+            record.kind.value, record.division, record.verdict.value, seconds, replayed=appended.replayed
+        )
+        if not adjudication_log.isEnabledFor(logging.INFO):  # --log-level warning: not even the fields' cost
+            return appended
+        fields = {
+            "id": record.id, "parent_id": record.parent_id, "kind": record.kind.value, "division": record.division,
+            "table": record.table, "round": record.round, "verdict": record.verdict.value, "actor": record.actor,
+            "replayed": appended.replayed, "latency_ms": round(seconds * 1000, 2),
+        }  # fmt: skip
+        adjudication_log.info(
+            "%s #%d: %s (division %s, table %s, round %s, by %s%s, %.1f ms)",
+            record.kind.value, record.id, record.verdict.value, record.division, record.table,
+            record.round if record.round is not None else "-", record.actor,
+            ", a retry: the original record" if appended.replayed else "", seconds * 1000,
+            extra=fields,
+        )  # fmt: skip
         return appended
+
+    def health(self) -> Health:
+        """Check the server's state: lexicon files, the audit log's writer, disk space (see :mod:`wordjudge.health`)."""
+        return check_health(
+            event_name=self.event.name, event_demo=self.event.demo, lexicon_views=self.lexicon_views,
+            verified=self.verified, audit=self.audit, data_dir=self.settings.data_dir,
+        )  # fmt: skip
+
+    def metrics_text(self) -> str:
+        """The metrics in Prometheus' text format, with the state read now (devices, audit log, lexicons, health).
+
+        Raises :class:`~wordjudge.errors.AccessUnavailable` if the device list cannot be read.
+        """
+        health = self.health()
+        stats = self.audit.stats
+        raised = self.access.alerts_raised
+        state = State(
+            version=__version__,
+            healthy=health.ok,
+            devices=[(d.role.value, d.online) for d in self.access.devices() if not d.revoked_at],
+            lexicons=[(name, p.fingerprint, p.demo) for name, p in self.profiles.items()],
+            audit_records=self.audit.head.records,
+            audit_commits=stats.commits,
+            audit_failures=stats.failures,
+            audit_queue_depth=self.audit.queue_depth,
+            audit_writable=health.body["audit"]["writable"],
+            refusals={reason: raised[kind] for kind, reason in _REFUSALS.items()},
+            free_bytes=health.free_bytes,
+        )
+        return self.metrics.render(state)
 
 
 def open_verified(catalog: Catalog, name: str) -> Profile:
@@ -140,6 +251,17 @@ def open_verified(catalog: Catalog, name: str) -> Profile:
     for lexicon in filter(None, (profile.base, profile.secondary)):
         lexicon.verify_content()
     return profile
+
+
+def stamp_verified(profile: Profile, settings: Settings) -> Verified:
+    """Note when a profile was verified and how its compiled files were then, for the health check.
+
+    Raises :class:`LexiconIntegrityError` if a file vanished in between.
+    """
+    try:
+        return Verified.now(profile, settings.data_dir)
+    except OSError as exc:
+        raise LexiconIntegrityError(f"lexicon {profile.name}: its compiled file cannot be read: {exc}") from exc
 
 
 def describe_profile(profile: Profile, registry: Registry) -> dict[str, Any]:

@@ -33,6 +33,10 @@ class Settings(BaseSettings):
     log_level: Literal["critical", "error", "warning", "info", "debug"] = Field(
         default="info", description="How much the server logs."
     )
+    log_format: Literal["text", "json"] = Field(
+        default="text",
+        description="Log lines as text, or as JSON objects one a line (time, level, logger, message, fields).",
+    )
     certfile: Path | None = Field(
         default=None, description="TLS certificate (PEM) to serve HTTPS with; needs keyfile too."
     )
@@ -41,6 +45,11 @@ class Settings(BaseSettings):
         default=None,
         pattern=r"^https?://[^\s/]+(:\d+)?/?$",
         description="How devices reach this server, e.g. http://wordjudge.local:8000 (for pairing QR codes).",
+    )
+    mdns_name: str = Field(
+        default="wordjudge",
+        pattern=r"^([A-Za-z0-9]([A-Za-z0-9-]{0,58}[A-Za-z0-9])?)?$",
+        description="Announce the server on the LAN as NAME.local over mDNS (when not on 127.0.0.1); empty: off.",
     )
 
     @model_validator(mode="after")

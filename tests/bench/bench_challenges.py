@@ -80,6 +80,19 @@ def parse_wrk(output: str) -> dict[str, float]:
     return {"rps": rps, "p50": millis("50"), "p99": millis("99"), "done": done, "errors": errors}
 
 
+def wait_until_up(url: str, server: subprocess.Popen[str], seconds: float = 60) -> None:
+    """Poll ``url`` until the server answers it; exit naming what the server said if it stops or takes too long."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            httpx.get(url, timeout=2).raise_for_status()
+            return
+        except httpx.TransportError:
+            if server.poll() is not None or time.monotonic() > deadline:
+                sys.exit(f"server did not start: {server.communicate()[1]}")
+            time.sleep(0.2)
+
+
 def wrk(url: str, connections: int, seconds: int, script: Path | None = None, *script_args: str) -> dict[str, float]:
     command = ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--latency", "--timeout", "5s"]
     if script is not None:
@@ -124,15 +137,7 @@ def main() -> None:
     rows = []
     challenges_done = 0
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                httpx.get(f"{base}/api/health", timeout=2).raise_for_status()
-                break
-            except httpx.TransportError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    sys.exit(f"server did not start: {server.communicate()[1]}")
-                time.sleep(0.2)
+        wait_until_up(f"{base}/api/health", server)
         wrk(f"{base}/api/health", 16, 2)  # warm up
         for connections in CONCURRENCY:
             health = wrk(f"{base}/api/health", connections, args.seconds)

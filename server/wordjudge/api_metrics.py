@@ -1,0 +1,39 @@
+"""``GET /metrics``: the server's metrics for Prometheus (a monitor's token or a TD); thin glue over
+:mod:`wordjudge.metrics`."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import PlainTextResponse, Response
+
+from .api import ERROR_RESPONSES, ResourcesDep, authenticate
+from .auth import Principal
+from .metrics import CONTENT_TYPE
+
+router = APIRouter(responses=ERROR_RESPONSES)
+
+
+async def metrics_reader(principal: Annotated[Principal, Depends(authenticate)]) -> Principal:
+    """A monitor or a TD. Raises what :func:`~wordjudge.api.authenticate` raises, and ``Forbidden`` for others."""
+    principal.require_metrics_reader()
+    return principal
+
+
+@router.get(
+    "/metrics",
+    tags=["status"],
+    response_class=PlainTextResponse,
+    responses={200: {"description": "Prometheus text format 0.0.4.", "content": {"text/plain": {}}}},
+)
+async def metrics(resources: ResourcesDep, who: Annotated[Principal, Depends(metrics_reader)]) -> Response:
+    """The metrics in Prometheus' text format, for a monitor's token (`wordjudge device add --role monitor`) or a TD.
+
+    Adjudications by kind, division and verdict (records appended, not retries), their latency,
+    rate-limit refusals, devices online by role, the audit log's records, commits, failures and
+    queue, the lexicons served (name and fingerprint), health, free disk space.
+    """
+    text = await run_in_threadpool(resources.metrics_text)  # reads the device list from SQLite
+    return Response(text, media_type=CONTENT_TYPE)

@@ -1,0 +1,171 @@
+"""What ``/api/health`` reports: whether the server can still do its job, and if not, why.
+
+The server is **degraded** when it cannot stand behind a verdict: the audit log's last write
+failed (nothing has been committed since), its writer has stopped, or a served lexicon's
+compiled file is no longer the one verified at start (altered, replaced or missing). Low disk
+space on the data dir is a **warning**: worth a look, not yet a failure. Every check is cheap
+(a ``stat`` per compiled trie, one ``statvfs``, counters the audit writer keeps), because
+monitors and kiosks ask often.
+
+Nothing here imports the web framework.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from . import __version__
+from .lexicon import TRIE_FILE
+from .profile import Profile
+
+if TYPE_CHECKING:
+    from .audit import AuditLog
+
+LOW_DISK_BYTES = 100 * 2**20  # below this much free space on the data dir's disk, health warns
+
+
+@dataclass(frozen=True)
+class FileStamp:
+    """A file as it was when it was verified: enough to notice cheaply that it has changed since."""
+
+    path: Path
+    shown: str  # how reports name it: relative to the data dir
+    inode: int
+    size: int
+    mtime_ns: int
+
+    @classmethod
+    def of(cls, path: Path, data_dir: Path) -> FileStamp:
+        """Stamp ``path`` now. Raises :class:`OSError` if it cannot be read."""
+        info = path.stat()
+        try:
+            shown = str(path.relative_to(data_dir))
+        except ValueError:
+            shown = path.name
+        return cls(path, shown, info.st_ino, info.st_size, info.st_mtime_ns)
+
+    def state(self) -> str:
+        """``unchanged``; ``changed`` (written in place); ``replaced`` (another file now has its name); ``missing``."""
+        try:
+            info = os.stat(self.path)
+        except FileNotFoundError:
+            return "missing"
+        except OSError:
+            return "unreadable"
+        if info.st_ino != self.inode:
+            return "replaced"
+        if (info.st_size, info.st_mtime_ns) != (self.size, self.mtime_ns):
+            return "changed"
+        return "unchanged"
+
+
+@dataclass(frozen=True)
+class Verified:
+    """When a served profile was verified (trie files against their manifests, words against the fingerprint)."""
+
+    at: str
+    files: tuple[FileStamp, ...]
+
+    @classmethod
+    def now(cls, profile: Profile, data_dir: Path) -> Verified:
+        """Stamp the compiled tries of a profile just verified. Raises :class:`OSError` if one is unreadable."""
+        lexicons = [lexicon for lexicon in (profile.base, profile.secondary) if lexicon is not None]
+        stamps = tuple(FileStamp.of(lexicon.directory / TRIE_FILE, data_dir) for lexicon in lexicons)
+        return cls(_now(), stamps)
+
+
+@dataclass(frozen=True)
+class Health:
+    """The health report: ``body`` is what ``/api/health`` sends; ``ok`` says whether it is 200 or 503."""
+
+    ok: bool
+    reasons: list[str]
+    warnings: list[str]
+    free_bytes: int | None
+    body: dict[str, Any]
+
+
+def check(
+    *,
+    event_name: str,
+    event_demo: bool,
+    lexicon_views: Mapping[str, dict[str, Any]],
+    verified: Mapping[str, Verified],
+    audit: AuditLog,
+    data_dir: Path,
+) -> Health:
+    """Check the server's state and build the health report (never raises for a failed check: it reports it)."""
+    reasons: list[str] = []
+    warnings: list[str] = []
+    lexicons = []
+    for name, view in lexicon_views.items():
+        stamp = verified.get(name)
+        states = {file.shown: file.state() for file in stamp.files} if stamp else {}
+        on_disk = next((state for state in states.values() if state != "unchanged"), "unchanged")
+        if on_disk != "unchanged":
+            files = ", ".join(f"{shown} {state}" for shown, state in states.items() if state != "unchanged")
+            reasons.append(
+                f"lexicon {name}: its compiled file is not the one verified at start ({files}); "
+                f"check it with: wordjudge lexicon info {name}"
+            )
+        lexicons.append({**view, "verified": stamp is not None, "verified_at": stamp.at if stamp else None,
+                         "on_disk": on_disk})  # fmt: skip
+    stats, head = audit.stats, audit.head
+    writing = audit.writing
+    if not writing:
+        reasons.append("the audit log's writer has stopped: no challenge can be recorded; restart wordjudge serve")
+    elif stats.failing:
+        reasons.append(
+            f"the audit log's last write failed at {stats.last_failure_at} ({stats.last_failure}): "
+            "challenges get no verdict until a write succeeds"
+        )
+    free = free_bytes(data_dir)
+    if free is not None and free < LOW_DISK_BYTES:
+        warnings.append(
+            f"only {free / 2**20:.0f} MiB free on the data dir's disk (warning below {LOW_DISK_BYTES // 2**20} MiB)"
+        )
+    ok = not reasons
+    body = {
+        "ok": ok,
+        "status": "ok" if ok else "degraded",
+        "reasons": reasons,
+        "warnings": warnings,
+        "version": __version__,
+        "event": event_name,
+        "demo": any(item["demo"] for item in lexicon_views.values()) or event_demo,
+        "lexicons": lexicons,
+        "audit": {
+            # Not Head.as_dict(): dataclasses.asdict would be half the cost of this whole check.
+            "records": head.records,
+            "id": head.id,
+            "hash": head.hash,
+            "commits": stats.commits,
+            "largest_batch": stats.largest_batch,
+            "failures": stats.failures,
+            "writable": writing and not stats.failing,
+            "queue_depth": audit.queue_depth,
+            "last_commit_at": stats.last_commit_at,
+            "last_failure_at": stats.last_failure_at,
+            "last_failure": stats.last_failure,
+        },
+        "disk": {"free_bytes": free, "warn_below_bytes": LOW_DISK_BYTES},
+    }
+    return Health(ok, reasons, warnings, free, body)
+
+
+def free_bytes(path: Path) -> int | None:
+    """Free space on the file system holding ``path`` (for an unprivileged user), or None if it cannot be read."""
+    try:
+        return shutil.disk_usage(path).free
+    except OSError:
+        return None
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")

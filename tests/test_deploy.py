@@ -1,0 +1,185 @@
+"""The deployment files agree with the code: the systemd unit, its settings file, the admin wrapper.
+
+The unit's command must be one ``wordjudge serve`` accepts, its settings file may set only real
+settings, its stop timeout must leave room for the server's own graceful shutdown, and, where
+systemd's own tools are installed (``.ci/check`` installs them), systemd must accept the unit.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from wordjudge.cli import main
+from wordjudge.settings import Settings, env_name, load_settings
+
+ROOT = Path(__file__).resolve().parent.parent
+DEPLOY = ROOT / "deploy"
+UNIT = DEPLOY / "wordjudge.service"
+ENV_EXAMPLE = DEPLOY / "wordjudge.env"
+WRAPPER = DEPLOY / "wj"
+
+INSTALLED = "/opt/wordjudge/venv/bin/wordjudge"
+DATA_DIR = "/var/lib/wordjudge"
+ENV_FILE = "/etc/wordjudge/wordjudge.env"
+
+
+def parse_unit(text: str) -> dict[str, dict[str, list[str]]]:
+    """A unit file's sections and their settings (a key may repeat); comments and blank lines dropped."""
+    sections: dict[str, dict[str, list[str]]] = {}
+    current: dict[str, list[str]] | None = None
+    for number, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith(("#", ";")):
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            current = sections.setdefault(line[1:-1], {})
+            continue
+        key, equals, value = line.partition("=")
+        assert equals, f"{UNIT.name}:{number}: not a setting: {line!r}"
+        assert current is not None, f"{UNIT.name}:{number}: a setting before any [section]"
+        current.setdefault(key.strip(), []).append(value.strip())
+    return sections
+
+
+@pytest.fixture(scope="module")
+def unit() -> dict[str, dict[str, list[str]]]:
+    return parse_unit(UNIT.read_text())
+
+
+def one(unit: dict[str, dict[str, list[str]]], section: str, key: str) -> str:
+    values = unit[section].get(key, [])
+    assert len(values) == 1, f"[{section}] {key}= should be set once, not {values}"
+    return values[0]
+
+
+def serve_help() -> str:
+    result = CliRunner().invoke(main, ["serve", "--help"], catch_exceptions=False)
+    assert result.exit_code == 0
+    return result.output
+
+
+def test_the_unit_runs_wordjudge_serve_with_flags_it_has(unit: dict[str, dict[str, list[str]]]) -> None:
+    command = shlex.split(one(unit, "Service", "ExecStart"))
+    assert command[:2] == [INSTALLED, "serve"]
+    options = re.findall(r"^\s+(--[a-z-]+)", serve_help(), re.MULTILINE)
+    flags = [arg.split("=")[0] for arg in command[2:] if arg.startswith("--")]
+    assert flags, "ExecStart should at least fix the data dir"
+    for flag in flags:
+        assert flag in options, f"ExecStart uses {flag}, which `wordjudge serve` does not have"
+    assert command[command.index("--data-dir") + 1] == DATA_DIR
+
+
+def test_the_unit_runs_as_its_own_user_on_its_own_data(unit: dict[str, dict[str, list[str]]]) -> None:
+    assert one(unit, "Service", "User") == one(unit, "Service", "Group") == "wordjudge"
+    assert one(unit, "Service", "Restart") == "on-failure"
+    assert "/var/lib/" + one(unit, "Service", "StateDirectory") == DATA_DIR
+    assert one(unit, "Service", "ReadWritePaths") == DATA_DIR  # the one writable folder
+    assert one(unit, "Service", "WorkingDirectory") == DATA_DIR
+    assert one(unit, "Service", "EnvironmentFile") in {ENV_FILE, "-" + ENV_FILE}
+    assert one(unit, "Install", "WantedBy") == "multi-user.target"
+
+
+def test_the_unit_is_hardened(unit: dict[str, dict[str, list[str]]]) -> None:
+    expected = {
+        "NoNewPrivileges": "yes", "ProtectSystem": "strict", "ProtectHome": "yes", "PrivateTmp": "yes",
+        "PrivateDevices": "yes", "ProtectKernelTunables": "yes", "ProtectKernelModules": "yes",
+        "ProtectControlGroups": "yes", "RestrictSUIDSGID": "yes", "RestrictNamespaces": "yes",
+        "LockPersonality": "yes", "MemoryDenyWriteExecute": "yes", "CapabilityBoundingSet": "",
+    }  # fmt: skip
+    for key, value in expected.items():
+        assert one(unit, "Service", key) == value, key
+    families = one(unit, "Service", "RestrictAddressFamilies").split()
+    # HTTP over IPv4/IPv6, mDNS's address listing (netlink), the event loop's socketpair (unix).
+    assert sorted(families) == ["AF_INET", "AF_INET6", "AF_NETLINK", "AF_UNIX"]
+
+
+def test_the_stop_timeout_leaves_room_for_the_graceful_shutdown(unit: dict[str, dict[str, list[str]]]) -> None:
+    source = (ROOT / "server" / "wordjudge" / "cli.py").read_text()
+    graceful = re.findall(r"timeout_graceful_shutdown=(\d+)", source)
+    assert len(graceful) == 1, "cli.py should give uvicorn one timeout_graceful_shutdown"
+    stop = one(unit, "Service", "TimeoutStopSec")
+    assert stop.isdigit(), f"TimeoutStopSec={stop}: give plain seconds"
+    # After the open requests' grace period: mDNS goodbyes (under a second) and closing the audit log.
+    assert int(stop) >= int(graceful[0]) + 5
+    assert one(unit, "Service", "KillSignal") == "SIGTERM"  # what uvicorn shuts down gracefully on
+
+
+def _assignments(text: str) -> list[tuple[str, str, bool]]:
+    """(name, value, active) of each VAR=value line, commented out or not."""
+    found = []
+    for line in text.splitlines():
+        match = re.match(r"^(#?)\s*([A-Z][A-Z0-9_]*)=(.*)$", line.strip())
+        if match:
+            found.append((match.group(2), match.group(3), not match.group(1)))
+    return found
+
+
+def test_the_settings_file_sets_only_real_settings(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    assignments = _assignments(ENV_EXAMPLE.read_text())
+    real = {env_name(field) for field in Settings.model_fields}
+    assert assignments
+    for name, _, _ in assignments:
+        assert name in real, f"{ENV_EXAMPLE.name} sets {name}, which is not a setting (settings.py)"
+    # The unit fixes the data dir with a flag, which wins: setting it in the file would do nothing.
+    assert env_name("data_dir") not in {name for name, _, _ in assignments}
+    for field in Settings.model_fields:
+        monkeypatch.delenv(env_name(field), raising=False)
+    for name, value, active in assignments:
+        if active or name == env_name("public_url"):
+            monkeypatch.setenv(name, value)
+    settings = load_settings(data_dir=tmp_path)  # every value in the file is valid
+    assert settings.host == "0.0.0.0"
+    assert settings.mdns_name == "wordjudge"
+
+
+def test_the_wrapper_runs_wordjudge_as_the_service_does(unit: dict[str, dict[str, list[str]]]) -> None:
+    text = WRAPPER.read_text()
+    values = {name: value for name, value, active in _assignments(text) if active}
+    assert values["WORDJUDGE"] == shlex.split(one(unit, "Service", "ExecStart"))[0]
+    assert values["DATA_DIR"] == DATA_DIR
+    assert values["ENV_FILE"] == ENV_FILE
+    assert values["SERVICE_USER"] == one(unit, "Service", "User")
+    assert os.access(WRAPPER, os.X_OK)
+    subprocess.run(["sh", "-n", str(WRAPPER)], check=True)
+
+
+def test_the_kiosk_launcher_is_still_there() -> None:
+    launcher = DEPLOY / "kiosk-chromium.sh"
+    assert os.access(launcher, os.X_OK)
+    subprocess.run(["sh", "-n", str(launcher)], check=True)
+
+
+def _unit_for_this_checkout(tmp_path: Path) -> Path:
+    """The unit with ExecStart pointing at this checkout's wordjudge (systemd checks that it exists)."""
+    here = Path(sys.executable).with_name("wordjudge")
+    copy = tmp_path / UNIT.name
+    copy.write_text(UNIT.read_text().replace(INSTALLED, str(here)))
+    return copy
+
+
+@pytest.mark.skipif(
+    shutil.which("systemd-analyze") is None,
+    reason="systemd-analyze is not installed (apt-get install systemd; .ci/check installs it): "
+    "only systemd's own check of the unit is skipped",
+)
+def test_systemd_accepts_the_unit_and_rates_it_safe(tmp_path: Path) -> None:
+    copy = _unit_for_this_checkout(tmp_path)
+    verified = subprocess.run(["systemd-analyze", "verify", str(copy)], capture_output=True, text=True, timeout=60)
+    assert verified.returncode == 0, verified.stderr
+    assert verified.stderr.strip() == "", verified.stderr  # no warnings either
+    rated = subprocess.run(
+        ["systemd-analyze", "security", "--offline=yes", "--no-pager", str(copy)],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    level = re.search(r"Overall exposure level for \S+: ([\d.]+) (\w+)", rated.stdout)
+    assert level, rated.stdout + rated.stderr
+    assert float(level.group(1)) <= 2.0, rated.stdout  # systemd's "OK" band
