@@ -10,7 +10,7 @@
 #    ($PROOF_BASE_TAR, default $PROOF_ROOT-base.tar) and restored on later runs, unless PROOF_FRESH=1.
 # 2. In a chroot, as a new user "player" (root only where the README says sudo), the README's own
 #    commands, each timed by the wall clock:
-#      apt install python3-venv git         (the README names python3-venv; git it leaves unsaid)
+#      apt update && apt install python3-venv git      (the Quick start's prerequisites)
 #      git clone REPO wordjudge              (REPO: a git bundle of this repository's HEAD)
 #      the Quick start line, read from README.md and run as it is written:
 #        python3 -m venv .venv && .venv/bin/pip install -e . && .venv/bin/wordjudge serve
@@ -161,10 +161,10 @@ fi
 
 COMMANDS_START=$(now)
 t0=$(now)
-in_root env DEBIAN_FRONTEND=noninteractive apt install -y python3-venv git >"$LOGS/apt.log" 2>&1 ||
+in_root sh -c 'apt update && DEBIAN_FRONTEND=noninteractive apt install -y python3-venv git' >"$LOGS/apt.log" 2>&1 ||
   { tail -20 "$LOGS/apt.log" >&2; exit 1; }
 T_APT=$(secs "$t0" "$(now)")
-record "user: apt install python3-venv git" "$T_APT"
+record "user: apt update && apt install python3-venv git" "$T_APT"
 note "$(grep -E 'newly installed' "$LOGS/apt.log")"
 
 t0=$(now)
