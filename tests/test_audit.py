@@ -10,6 +10,7 @@ import threading
 from collections.abc import Iterator
 from concurrent.futures import Future
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -216,6 +217,44 @@ def test_many_threads_appending_at_once(audit: AuditLog) -> None:
     assert audit.head.records == 1600
     assert audit.verify().ok
     assert audit.stats.largest_batch > 1
+
+
+class _PausingLog(AuditLog):
+    """A log whose writer stops after writing a batch's rows, before its COMMIT, until released."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self.written = threading.Event()
+        self.release = threading.Event()
+
+    def _write_one(self, connection: sqlite3.Connection, entry: Entry) -> Any:
+        outcome = super()._write_one(connection, entry)
+        self.written.set()
+        assert self.release.wait(10)
+        return outcome
+
+
+def test_the_head_never_runs_ahead_of_what_readers_can_see(tmp_path: Path) -> None:
+    # The live feed reads the head, then the records after its last one: a head that counted a
+    # record not yet committed made the feed skip it for good (found by the soak benchmark).
+    log = _PausingLog(tmp_path / AUDIT_FILE)
+    log.start()
+    try:
+        log.release.set()
+        first = log.append_sync(entry(1)).record
+        log.release.clear()
+        log.written.clear()
+        pending = log.submit(entry(2))
+        assert log.written.wait(10)  # record 2 is written, not committed
+        assert log.head.id == first.id
+        assert list(log.iterate(after_id=0)) == [first]
+        log.release.set()
+        second = pending.result(10).record
+        assert log.head.id == second.id == first.id + 1
+        assert [r.id for r in log.iterate(after_id=first.id)] == [second.id]
+    finally:
+        log.release.set()
+        log.close()
 
 
 def test_reopening_keeps_the_head_and_applies_migrations_once(tmp_path: Path) -> None:

@@ -189,7 +189,8 @@ class AuditLog:
         self._readers: queue.LifoQueue[sqlite3.Connection] = queue.LifoQueue()
         self._all_readers: list[sqlite3.Connection] = []
         self._readers_lock = threading.Lock()
-        self._head = Head(0, None, GENESIS_HASH)
+        self._head = Head(0, None, GENESIS_HASH)  # the writer's: ahead of the commit while a batch is written
+        self._committed = self._head  # what readers can see
         self.stats = WriterStats()
 
     # -- writing ---------------------------------------------------------------------------------
@@ -202,7 +203,7 @@ class AuditLog:
         try:
             connection = connect_writer(self.path)  # used only by the writer thread from then on
             migrate(connection, MIGRATIONS)
-            self._head = _read_head(connection)
+            self._head = self._committed = _read_head(connection)
         except (OSError, sqlite3.Error) as exc:
             raise AuditUnavailable(f"the audit log {self.path} cannot be opened for writing: {exc}") from exc
         # A daemon, so that a process that dies without close() still exits; a batch cut off before its
@@ -225,8 +226,12 @@ class AuditLog:
 
     @property
     def head(self) -> Head:
-        """The last record written by this process's writer (or found at start)."""
-        return self._head
+        """The last record committed by this process's writer (or found at start).
+
+        Every record up to it is visible to any read that starts after this call: the live
+        feed relies on it to never skip a record of a batch still being written.
+        """
+        return self._committed
 
     @property
     def writing(self) -> bool:
@@ -289,6 +294,7 @@ class AuditLog:
             connection.execute("BEGIN IMMEDIATE")
             outcomes = [self._write_one(connection, job.entry) for job in batch]
             connection.execute("COMMIT")
+            self._committed = self._head
             self.stats.commits += 1
             self.stats.largest_batch = max(self.stats.largest_batch, len(batch))
             self.stats.last_commit_at = datetime.now(UTC).isoformat(timespec="milliseconds")

@@ -261,7 +261,8 @@ def report(run: Run, args: argparse.Namespace, records: int, commits: int, verif
         f"minute, {run.rss[-1][1] / 1024:.1f} MiB at the end (max {max(k for _, k in run.rss) / 1024:.1f} MiB). "
         f"Server CPU: {100 * (run.cpu_end - run.cpu_start) / seconds:.0f}% of one core on average.",
         f"Audit log: {records:,} records for {run.created:,} challenges answered 201 "
-        f"({'equal' if records == run.created else 'DIFFERENT'}); the live feed delivered {run.feed_records:,}; "
+        f"({'equal' if records == run.created else 'DIFFERENT'}); the live feed delivered {run.feed_records:,} "
+        f"({'all' if run.feed_records == records else 'MISSING ' + format(records - run.feed_records, ',')}); "
         f"{commits:,} commits; {verified}. Requests sent late (behind their schedule): {run.late}.",
     ]
     if run.errors:
