@@ -1,7 +1,7 @@
 // Talking to the wordjudge server: one fetch wrapper that turns every failure into an ApiError.
 
 export class ApiError extends Error {
-  // kind: "network" (no answer), "unauthorized", "rate_limited", "invalid", "unavailable", "other"
+  // kind: "network" (no answer), "unauthorized", "moved", "rate_limited", "invalid", "unavailable", "other"
   constructor(kind, status, message, body) {
     super(message);
     this.kind = kind;
@@ -43,7 +43,10 @@ export async function api(path, { method = "GET", body, token, csrf, timeoutMs =
     throw new ApiError(response.ok ? "other" : "network", response.status, `HTTP ${response.status}`);
   }
   if (!response.ok) {
-    const kind = KINDS[response.status] || (response.status >= 500 ? "unavailable" : "other");
+    // "moved": this device's token came from another network address than its own; the device keeps its
+    // token (the TD may accept the move) and tries again.
+    const kind = data.code === "device_moved" ? "moved"
+      : KINDS[response.status] || (response.status >= 500 ? "unavailable" : "other");
     throw new ApiError(kind, response.status, data.error || `HTTP ${response.status}`, data);
   }
   return data;

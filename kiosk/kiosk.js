@@ -6,7 +6,8 @@
 import { api, h, newRequestId } from "./api.js";
 import { STRINGS as S } from "./strings.js";
 import {
-  draftProblem, flash, heading, lexiconBox, pairForm, submitChallenge, tableRoundFields, verdictPanel, wordsField,
+  draftProblem, flash, heading, lexiconBox, pairForm, submitChallenge, tableRoundFields, unverifiedBadges, verdictPanel,
+  wordsField,
 } from "./ui.js";
 import { repeats, splitWords } from "./words.js";
 
@@ -96,7 +97,7 @@ async function load() {
   } catch (error) {
     if (error.kind === "unauthorized") return forget(S.revoked);
     state.serverOk = false;
-    const title = error.kind === "network" ? S.serverDown : S.serverProblem;
+    const title = error.kind === "network" ? S.serverDown : error.kind === "moved" ? S.moved : S.serverProblem;
     show("down", h("section", { class: "screen down" }, heading(title), h("p", {}, error.message)));
     later(load, 3000);
     return;
@@ -145,6 +146,7 @@ async function checkHealth() {
     state.serverOk = true;
   } catch (error) {
     if (error.kind === "unauthorized" && state.token && screen.name === "idle") return forget(S.revoked);
+    if (error.kind === "moved" && screen.name === "idle") return load(); // shows why, and tries again
     // An answer that is an error (a 503: the access store cannot be used) is a server problem, not silence.
     state.serverOk = error.kind !== "network";
     if (state.serverOk && error.kind !== "unauthorized") state.serverProblem = error.message;
@@ -331,7 +333,8 @@ function showVerdict(division, record) {
   const seconds = state.event.kiosk_result_seconds;
   const countdown = h("p", { class: "clears" }, S.clearsIn(seconds));
   const page = verdictPanel(record, {
-    facts: h("p", { class: "verdict-facts" }, `${view.shown_name} · ${S.fingerprint(view.short_fingerprint)}`),
+    facts: h("p", { class: "verdict-facts" }, `${view.shown_name} · ${S.fingerprint(view.short_fingerprint)} `,
+      unverifiedBadges(view.unverified)),
     after: countdown,
   });
   show("verdict", page);

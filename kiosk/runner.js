@@ -56,7 +56,7 @@ async function load() {
     ]);
   } catch (error) {
     if (error.kind === "unauthorized") return forget(S.runnerRevoked);
-    show("down", h("section", { class: "screen down" }, heading(S.serverDown),
+    show("down", h("section", { class: "screen down" }, heading(error.kind === "moved" ? S.moved : S.serverDown),
       h("button", { class: "primary", onclick: load }, S.retry)));
     return;
   }

@@ -5,6 +5,10 @@ export const STRINGS = {
   title: "wordjudge kiosk",
   demo: "DEMO",
   demoNote: "not an official lexicon",
+  // A lexicon named like an edition (CSW24...) that its words are not: served only because the TD forced it.
+  unverified: (claim) => (claim.verdict === "unknown_edition"
+    ? `UNVERIFIED: ${claim.claimed} is not a known edition`
+    : claim.any_edition ? `UNVERIFIED: not an official ${claim.claimed} edition` : `UNVERIFIED: not the official ${claim.claimed}`),
   words: (n) => (n === 1 ? "1 word" : `${n} words`),
   wordCount: (n) => `${n.toLocaleString("en")} words`,
   fingerprint: (short) => `fingerprint ${short}`,
@@ -70,6 +74,7 @@ export const STRINGS = {
   pairCode: "Pairing code",
   pair: "Enrol this kiosk",
   revoked: "This kiosk is not enrolled or was revoked: call the TD",
+  moved: "This device's network address changed: call the TD",
   tdTitle: "TD settings",
   tdName: "TD name",
   tdPassword: "Password",
@@ -120,13 +125,17 @@ export const STRINGS = {
     divisions: "Divisions",
     columns: {
       division: "Division", lexicon: "Lexicon", edition: "Edition", fingerprint: "Fingerprint", rule: "Rule",
-      name: "Name", role: "Role", lastSeen: "Last seen", state: "State", id: "#", time: "Time", round: "Round",
+      name: "Name", role: "Role", address: "Address", lastSeen: "Last seen", state: "State", id: "#", time: "Time", round: "Round",
       table: "Table", actor: "By", words: "Words", verdict: "Verdict", results: "Per-word (TD only)", kind: "Kind",
       challenges: "Challenges", acceptable: "Acceptable", share: "Share acceptable", added: "Added", by: "By",
     },
     online: "online", offline: "offline", revoked: "revoked", never: "never", anyDivision: "any",
     revoke: "Revoke", revokeConfirm: (name) => `Revoke ${name}? Its next request will fail.`,
-    alerts: "Alerts", noAlerts: "No alerts",
+    alerts: "Alerts", noAlerts: "No alerts", times: (n) => `${n} times`, lastAt: (t) => `last ${t}`,
+    notUsed: "not used yet", refusedFrom: (address, at) => `· refused from ${address} (${at})`,
+    acceptMove: "Accept move",
+    acceptMoveConfirm: (name, from, to) => `Let ${name}'s token work from ${to} instead of ${from}? `
+      + "Only if you know the device moved (a new cable or Wi-Fi address); if not, revoke it.",
     verify: "Verify the audit chain", chainHead: (head) => `Chain head: #${head.id ?? 0} ${head.hash}`,
     filters: "Filters", apply: "Apply", anyVerdict: "any verdict", device: "Device or TD", since: "From", until: "Until",
     exportCsv: "Export CSV", exportJsonl: "Export JSONL", live: "Live: new adjudications appear at the top",

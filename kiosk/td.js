@@ -8,6 +8,7 @@ import { STRINGS } from "./strings.js";
 import { accountsView, enrolView, eventView, summaryView } from "./td-admin.js";
 import { call, problem, session, table, when } from "./td-common.js";
 import { feedView } from "./td-records.js";
+import { unverifiedBadges } from "./ui.js";
 
 const C = STRINGS.console;
 const app = document.getElementById("app");
@@ -92,13 +93,14 @@ function overviewView(content) {
         h("h3", {}, C.divisions),
         table([C.columns.division, C.columns.lexicon, C.columns.edition, C.columns.fingerprint, C.columns.rule],
           event.divisions.map((d) => h("tr", {},
-            h("td", {}, d.name), h("td", {}, d.lexicon_view.shown_name), h("td", {}, d.lexicon_view.edition),
+            h("td", {}, d.name), h("td", {}, d.lexicon_view.shown_name, " ", unverifiedBadges(d.lexicon_view.unverified)),
+            h("td", {}, d.lexicon_view.edition),
             h("td", { class: "fingerprint", title: d.lexicon_view.fingerprint }, d.lexicon_view.short_fingerprint),
             h("td", {}, d.rule_text)))),
         h("h3", {}, STRINGS.console.tabs.devices), devicesTable(devices.devices, () => showConsole("overview")),
         h("h3", {}, C.alerts),
         alerts.alerts.length
-          ? h("ul", { class: "alerts" }, alerts.alerts.map((a) => h("li", {}, `${when(a.created_at)}: ${a.message}`)))
+          ? h("ul", { class: "alerts" }, alerts.alerts.map((a) => alertItem(a, devices.devices)))
           : h("p", {}, C.noAlerts),
         chainCheck(),
       );
@@ -122,10 +124,32 @@ function chainCheck() {
     } }, C.verify), result);
 }
 
+// An alert, counted ("x 12") when it repeated; a device's move has its one-click acceptance beside it.
+function alertItem(alert, devices) {
+  const count = alert.count > 1 ? ` (${C.times(alert.count)}, ${C.lastAt(when(alert.last_at))})` : "";
+  const moved = alert.kind === "device_moved" && devices.find((d) => d.name === alert.actor && d.moved_to && !d.revoked_at);
+  return h("li", { class: `alert alert-${alert.kind}` }, `${when(alert.created_at)}: ${alert.message}${count} `,
+    moved ? moveButton(moved, () => showConsole("overview")) : null);
+}
+
+function moveButton(device, refresh) {
+  return h("button", { type: "button", class: "secondary small", "aria-label": `${C.acceptMove} ${device.name}`,
+    onclick: async () => {
+      if (!window.confirm(C.acceptMoveConfirm(device.name, device.bound_client, device.moved_to))) return;
+      await call(`/api/devices/${encodeURIComponent(device.name)}/accept-move`, {
+        method: "POST", body: { client: device.moved_to } });
+      refresh();
+    } }, C.acceptMove);
+}
+
 function devicesTable(devices, refresh) {
-  return table([C.columns.name, C.columns.role, C.columns.division, C.columns.lastSeen, C.columns.state, ""],
+  return table([C.columns.name, C.columns.role, C.columns.division, C.columns.address, C.columns.lastSeen,
+    C.columns.state, ""],
     devices.map((d) => h("tr", { class: d.revoked_at ? "revoked" : "" },
       h("td", {}, d.name), h("td", {}, d.role), h("td", {}, d.division || C.anyDivision),
+      h("td", {}, d.bound_client || C.notUsed,
+        d.moved_to && !d.revoked_at ? h("span", { class: "moved" }, ` ${C.refusedFrom(d.moved_to, when(d.moved_at))} `,
+          moveButton(d, refresh)) : null),
       h("td", {}, when(d.last_seen_at)),
       h("td", { class: d.revoked_at ? "state-revoked" : d.online ? "state-online" : "state-offline" },
         d.revoked_at ? `${C.revoked} (${d.revoked_by})` : d.online ? C.online : C.offline),

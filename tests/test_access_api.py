@@ -17,6 +17,7 @@ from fastapi.testclient import TestClient
 from wordjudge.access import ACCESS_FILE
 from wordjudge.api import CSRF_HEADER, SESSION_COOKIE
 from wordjudge.auth import Role
+from wordjudge.errors import DeviceMoved
 
 from .conftest import PASSWORD, Actors, access_store, device_headers, td_headers, write_event
 from .test_app import assert_error_shape
@@ -80,6 +81,19 @@ class World:
         device_headers(self.data_dir, f"victim-{self.serial}")
         return f"victim-{self.serial}"
 
+    def fresh_move(self) -> str:
+        """A device whose token was refused from another address than its own: it moved to 10.0.0.9."""
+        self.serial += 1
+        store = access_store(self.data_dir)
+        try:
+            token = store.add_device(f"moved-{self.serial}", Role.KIOSK, by="test").token
+            store.authenticate_token(token, client="10.0.0.8")
+            with pytest.raises(DeviceMoved):
+                store.authenticate_token(token, client="10.0.0.9")
+        finally:
+            store.close()
+        return f"moved-{self.serial}"
+
 
 # (method, path, body, expected status for each of CALLERS). Paths and bodies are made per call.
 # A monitor's token reads /metrics and nothing else: every other route that needs a credential
@@ -109,6 +123,8 @@ ROUTES: list[Row] = [
     ("POST", lambda w: "/api/enrol", lambda w: {"code": w.fresh_code()}, (201, 201, 201, 201, 201, 201)),
     ("GET", lambda w: "/api/devices", lambda w: None, (401, 403, 403, 401, 200, 403)),
     ("POST", lambda w: f"/api/devices/{w.fresh_device()}/revoke", lambda w: None, (401, 403, 403, 401, 200, 403)),
+    ("POST", lambda w: f"/api/devices/{w.fresh_move()}/accept-move", lambda w: {"client": "10.0.0.9"},
+     (401, 403, 403, 401, 200, 403)),
     ("GET", lambda w: "/api/alerts", lambda w: None, (401, 403, 403, 401, 200, 403)),
     ("GET", lambda w: "/api/feed?seconds=0.2", lambda w: None, (401, 403, 403, 401, 200, 403)),
     ("GET", lambda w: "/api/export?format=jsonl", lambda w: None, (401, 403, 403, 401, 200, 403)),
@@ -153,7 +169,7 @@ def test_every_route_as_every_caller(app: FastAPI, data_dir: Path) -> None:
             (method, path(world).replace(f"/challenges/{world.record}", "/challenges/{record_id}").split("?")[0])
             for method, path, *_ in ROUTES
         }
-        table_routes = {(m, re.sub(r"/(victim|deputy)-\d+/", "/{name}/", p)) for m, p in table_routes}
+        table_routes = {(m, re.sub(r"/(victim|deputy|moved)-\d+/", "/{name}/", p)) for m, p in table_routes}
         assert table_routes == schema_routes  # a new route must get a row here
         failures = []
         for caller, headers in world.headers.items():

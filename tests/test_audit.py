@@ -269,7 +269,7 @@ def test_reopening_keeps_the_head_and_applies_migrations_once(tmp_path: Path) ->
     assert again.append_sync(entry(6)).record.prev_hash == head.hash
     again.close()
     connection = sqlite3.connect(tmp_path / AUDIT_FILE)
-    assert [row[0] for row in connection.execute("SELECT name FROM migrations")] == ["0001_records"]
+    assert [row[0] for row in connection.execute("SELECT name FROM migrations")] == ["0001_records", "0002_record_salt"]
     assert connection.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     connection.close()
 

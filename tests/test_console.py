@@ -14,6 +14,7 @@ from pypdf import PdfReader
 from wordjudge.access import ACCESS_FILE, AccessStore
 from wordjudge.auth import Role
 from wordjudge.cli import main
+from wordjudge.errors import DeviceMoved
 
 from .browser import LiveServer, fits, new_page, screenshot
 from .conftest import PASSWORD, access_store, write_event, write_list
@@ -204,4 +205,31 @@ def test_docket_sizes_and_another_devices_docket(browser: Browser, server: LiveS
     page.evaluate("token => localStorage.setItem('wordjudge.runner.token', token)", other)
     page.goto(f"{server.base}/docket?id=1")
     expect(page.locator(".message")).to_have_text("no record 1 submitted by runner-2")
+    page.context.close()
+
+
+def test_the_td_accepts_a_devices_move_from_the_alert_in_one_click(browser: Browser, server: LiveServer) -> None:
+    store = access_store(server.data_dir)
+    try:
+        token = store.add_device("kiosk-5", Role.KIOSK, by="test").token
+        store.authenticate_token(token, client="10.0.0.5")
+        with pytest.raises(DeviceMoved):
+            store.authenticate_token(token, client="10.0.0.6")  # re-plugged: a new address
+    finally:
+        store.close()
+    page = new_page(browser, "desktop")
+    sign_in(page, server, "alice")
+    alert = page.locator("li.alert-device_moved")
+    expect(alert).to_contain_text("kiosk-5's token was used from 10.0.0.6, not from 10.0.0.5")
+    expect(page.locator("td").filter(has_text="refused from 10.0.0.6")).to_have_count(1)
+    screenshot(page, "console-device-moved-desktop")
+    page.once("dialog", lambda dialog: dialog.accept())
+    alert.get_by_role("button", name="Accept move kiosk-5").click()
+    expect(page.locator("td").filter(has_text="refused from 10.0.0.6")).to_have_count(0)
+    store = access_store(server.data_dir)
+    try:
+        assert store.device("kiosk-5").bound_client == "10.0.0.6"
+        assert store.authenticate_token(token, client="10.0.0.6").actor == "kiosk-5"
+    finally:
+        store.close()
     page.context.close()

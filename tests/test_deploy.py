@@ -113,6 +113,13 @@ def test_the_stop_timeout_leaves_room_for_the_graceful_shutdown(unit: dict[str, 
     assert one(unit, "Service", "KillSignal") == "SIGTERM"  # what uvicorn shuts down gracefully on
 
 
+def test_the_unit_lets_the_server_hold_its_connections(unit: dict[str, dict[str, list[str]]]) -> None:
+    # systemd's default soft limit, 1,024 open files, is what a slow-client flood used to exhaust.
+    nofile = one(unit, "Service", "LimitNOFILE")
+    assert nofile.isdigit(), f"LimitNOFILE={nofile}: give one number (soft and hard limit alike)"
+    assert int(nofile) >= 16384
+
+
 def _assignments(text: str) -> list[tuple[str, str, bool]]:
     """(name, value, active) of each VAR=value line, commented out or not."""
     found = []
@@ -134,11 +141,14 @@ def test_the_settings_file_sets_only_real_settings(monkeypatch: pytest.MonkeyPat
     for field in Settings.model_fields:
         monkeypatch.delenv(env_name(field), raising=False)
     for name, value, active in assignments:
-        if active or name == env_name("public_url"):
+        # The examples commented out are valid too (the TLS files aside: they must exist).
+        if active or name not in {env_name("certfile"), env_name("keyfile")}:
             monkeypatch.setenv(name, value)
     settings = load_settings(data_dir=tmp_path)  # every value in the file is valid
     assert settings.host == "0.0.0.0"
     assert settings.mdns_name == "wordjudge"
+    assert settings.max_connections_per_client == Settings.model_fields["max_connections_per_client"].default
+    assert [str(network) for network in settings.proxy_networks] == ["127.0.0.1/32"]
 
 
 def test_the_wrapper_runs_wordjudge_as_the_service_does(unit: dict[str, dict[str, list[str]]]) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import sqlite3
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,6 +13,7 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, Page, Route, expect
 
+from wordjudge.access import ACCESS_FILE
 from wordjudge.auth import Role
 
 from .browser import CHROMIUM, CHROMIUM_ARGS, LiveServer, fits, new_page, screenshot
@@ -426,4 +428,30 @@ def test_an_idle_kiosk_shows_the_tds_event_changes(browser: Browser, server: Liv
     page.clock.fast_forward(11_000)
     expect(page.locator("h1")).to_have_text("Renamed Open")
     expect(page.locator("button.division")).to_have_count(2)
+    page.context.close()
+
+
+def test_a_kiosk_refused_for_a_new_address_keeps_its_enrolment_until_the_td_accepts(
+    browser: Browser, server: LiveServer
+) -> None:
+    page = new_page(browser)
+    page.clock.install()
+    enrol(server, page, "kiosk-7")
+    # The kiosk was re-plugged and has a new address: to the server, its token now comes from elsewhere.
+    connection = sqlite3.connect(server.data_dir / ACCESS_FILE)
+    with connection:
+        connection.execute("UPDATE devices SET bound_client = '10.9.9.9' WHERE name = 'kiosk-7'")
+    connection.close()
+    page.clock.fast_forward(11_000)  # the kiosk checks every 10 s
+    on_screen(page, "down")
+    expect(page.locator("h1")).to_contain_text("network address changed: call the TD")
+    screenshot(page, "kiosk-moved-small")
+    assert page.evaluate("localStorage.getItem('wordjudge.kiosk.token')")  # kept: it may only have moved
+    store = access_store(server.data_dir)
+    assert store.device("kiosk-7").moved_to == "127.0.0.1"
+    assert [a.kind for a in store.alerts()] == ["device_moved"]
+    store.accept_move("kiosk-7", "127.0.0.1", by="alice")  # the TD's one click
+    store.close()
+    page.clock.fast_forward(4_000)  # it tries again by itself
+    on_screen(page, "idle")
     page.context.close()

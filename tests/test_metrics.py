@@ -208,7 +208,7 @@ def test_metrics_after_real_challenges(app: FastAPI, data_dir: Path, actors: Act
         assert client.post(f"/api/challenges/{record}/recheck", json=recheck, headers=actors.bob).status_code == 201
         assert client.post(f"/api/challenges/{record}/recheck", json=recheck, headers=actors.bob).status_code == 200
         ruling = {"verdict": "acceptable", "note": "errata", "request_id": uuid.uuid4().hex}
-        assert client.post(f"/api/challenges/{record}/ruling", json=ruling, headers=actors.alice).status_code == 201
+        assert client.post(f"/api/challenges/{record}/ruling", json=ruling, headers=actors.bob).status_code == 201
         for _ in range(6):
             client.post("/api/session", json={"name": "alice", "password": "wrong password"})
         families = scrape(client, monitor)
@@ -316,9 +316,9 @@ def test_an_access_store_from_before_monitors_keeps_its_devices_and_takes_monito
     old.close()
     store = AccessStore(tmp_path / ACCESS_FILE).open()
     try:
-        assert store.authenticate_token("wj_old-token").actor == "kiosk-1"  # kept, token and all
+        assert store.authenticate_token("wj_old-token", client="test").actor == "kiosk-1"  # kept, token and all
         monitor = store.add_device("prometheus", Role.MONITOR, by="test").token
-        assert store.authenticate_token(monitor).role is Role.MONITOR
+        assert store.authenticate_token(monitor, client="test").role is Role.MONITOR
         assert [d.name for d in store.devices()] == ["kiosk-1", "prometheus"]
     finally:
         store.close()

@@ -31,6 +31,8 @@ def test_every_setting_has_an_environment_twin(monkeypatch: pytest.MonkeyPatch, 
     monkeypatch.setenv("WORDJUDGE_KEYFILE", str(tmp_path / "key.pem"))
     monkeypatch.setenv("WORDJUDGE_PUBLIC_URL", "https://wordjudge.local:8443")
     monkeypatch.setenv("WORDJUDGE_MDNS_NAME", "hall-b")
+    monkeypatch.setenv("WORDJUDGE_MAX_CONNECTIONS_PER_CLIENT", "16")
+    monkeypatch.setenv("WORDJUDGE_TRUSTED_PROXIES", "127.0.0.1, 10.1.0.0/16")
     settings = load_settings()
     assert settings.data_dir == tmp_path
     assert (settings.host, settings.port, settings.log_level) == ("0.0.0.0", 8123, "debug")
@@ -39,8 +41,11 @@ def test_every_setting_has_an_environment_twin(monkeypatch: pytest.MonkeyPatch, 
     assert settings.tls
     assert settings.public_url == "https://wordjudge.local:8443"
     assert settings.mdns_name == "hall-b"
+    assert settings.max_connections_per_client == 16
+    assert [str(network) for network in settings.proxy_networks] == ["127.0.0.1/32", "10.1.0.0/16"]
     assert set(Settings.model_fields) == {
         "data_dir", "host", "port", "log_level", "log_format", "certfile", "keyfile", "public_url", "mdns_name",
+        "max_connections_per_client", "trusted_proxies",
     }  # fmt: skip
 
 
@@ -52,6 +57,15 @@ def test_tls_needs_both_files_and_they_must_exist(tmp_path: Path) -> None:
         load_settings(certfile=tmp_path / "cert.pem", keyfile=tmp_path / "missing.pem")
     with pytest.raises(InvalidInput, match=r"public_url \(WORDJUDGE_PUBLIC_URL\)"):
         load_settings(public_url="wordjudge.local")
+
+
+def test_trusted_proxies_are_addresses_or_networks(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("WORDJUDGE_TRUSTED_PROXIES", raising=False)
+    assert load_settings().proxy_networks == []  # the default: no proxy, X-Forwarded-For is ignored
+    with pytest.raises(InvalidInput, match=r"trusted_proxies \(WORDJUDGE_TRUSTED_PROXIES\).*'\*' is not an IP"):
+        load_settings(trusted_proxies="*")
+    with pytest.raises(InvalidInput, match=r"'proxy\.lan' is not an IP address or network"):
+        load_settings(trusted_proxies="127.0.0.1,proxy.lan")
 
 
 def test_flags_win_over_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:

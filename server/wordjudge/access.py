@@ -39,16 +39,19 @@ from argon2 import PasswordHasher
 
 from .accounts import (
     LOGIN_FAILURES,
+    LOGIN_PACE,
+    LOGIN_PACE_MAX_WAIT,
     LOGIN_WINDOW,
     TdAccounts,
     check_name,
     digest,
     stored_time,
 )
+from .alerts import Alert, Alerts
 from .auth import CHANNELS, Principal, Role
 from .database import Migrations, connect_writer, migrate
-from .errors import AccessUnavailable, Conflict, InvalidInput, NotFound, RateLimited, Unauthorized
-from .throttle import FailureLimit, RateLimit
+from .errors import AccessUnavailable, Conflict, DeviceMoved, InvalidInput, NotFound, RateLimited, Unauthorized
+from .throttle import FailureLimit, Pace, RateLimit
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +67,7 @@ ENROL_FAILURES_TOTAL = 30  # ... and all clients together may try ...
 ENROL_WINDOW = 60  # ... per this many seconds
 ONLINE_WITHIN = 120  # a device seen this recently is online
 _SEEN_EVERY = 60  # seconds between writes of a device's or session's last-seen time
-_ALERT_EVERY = 60  # seconds between two alerts of the same kind about the same actor
+_SEEN_KEPT = 1000  # last-seen keys held before those older than a minute are dropped
 
 MIGRATIONS: Migrations = [
     (
@@ -143,6 +146,20 @@ MIGRATIONS: Migrations = [
         ALTER TABLE devices_new RENAME TO devices;
         """,
     ),
+    (
+        # A device's token is bound to the client address it was first used from (bound_client); a use from
+        # another address is refused and noted (moved_to, moved_at) until the TD accepts the move. Alerts
+        # count their repeats instead of adding rows (alerts.py).
+        "0003_bound_devices_counted_alerts",
+        """
+        ALTER TABLE devices ADD COLUMN bound_client TEXT;
+        ALTER TABLE devices ADD COLUMN moved_to TEXT;
+        ALTER TABLE devices ADD COLUMN moved_at TEXT;
+        ALTER TABLE alerts ADD COLUMN count INTEGER NOT NULL DEFAULT 1;
+        ALTER TABLE alerts ADD COLUMN last_at TEXT;
+        CREATE INDEX alerts_kind ON alerts (kind, id);
+        """,
+    ),
 ]
 
 
@@ -177,6 +194,9 @@ class Device:
     revoked_at: str | None
     revoked_by: str | None
     online: bool
+    bound_client: str | None  # the client address its token works from (None: not used yet)
+    moved_to: str | None  # the last other address its token was refused from, until the TD accepts the move
+    moved_at: str | None
 
     def as_dict(self) -> dict[str, Any]:
         return {**asdict(self), "role": self.role.value}
@@ -202,15 +222,6 @@ class PairingCode:
         return {**asdict(self), "role": self.role.value}
 
 
-@dataclass(frozen=True)
-class Alert:
-    id: int
-    created_at: str
-    kind: str  # rate_limit, login_throttled, enrol_throttled, audit_unavailable
-    actor: str
-    message: str
-
-
 class AccessStore(TdAccounts):
     """The devices, pairing codes, TD accounts and sessions in ``path``. Thread-safe; :meth:`open` first."""
 
@@ -229,12 +240,12 @@ class AccessStore(TdAccounts):
         self._lock = threading.RLock()
         self._checking = threading.BoundedSemaphore(2)
         self._connection: sqlite3.Connection | None = None
-        self._seen: dict[str, float] = {}  # credential hash -> when its last-seen time was written
-        self._alerted: dict[tuple[str, str], float] = {}
-        self.alerts_raised: collections.Counter[str] = collections.Counter()  # by kind, since start (metrics)
+        self._seen: dict[str, float] = {}  # what was last written when: credential hashes, devices' moves
+        self._alerts = Alerts(self._db, self._lock, clock)
         self.challenges = RateLimit(challenges_per_minute, clock=clock)
         self._login_by_name = FailureLimit(LOGIN_FAILURES, LOGIN_WINDOW, clock=clock)
         self._login_by_client = FailureLimit(LOGIN_FAILURES, LOGIN_WINDOW, clock=clock)
+        self._login_pace = Pace(LOGIN_PACE, LOGIN_PACE_MAX_WAIT, clock=clock)
         self._enrol_by_client = FailureLimit(ENROL_FAILURES_PER_CLIENT, ENROL_WINDOW, clock=clock)
         self._enrol_total = FailureLimit(ENROL_FAILURES_TOTAL, ENROL_WINDOW, clock=clock)
 
@@ -248,7 +259,13 @@ class AccessStore(TdAccounts):
         self._connection = connection
         return self
 
+    @property
+    def alerts_raised(self) -> collections.Counter[str]:
+        """Every alert raised since start, by kind (for the metrics)."""
+        return self._alerts.raised
+
     def close(self) -> None:
+        self._alerts.flush()
         with self._lock:
             if self._connection is not None:
                 self._connection.close()
@@ -293,15 +310,18 @@ class AccessStore(TdAccounts):
         with self._db(write=True) as db:
             return self._insert_device(db, name, role, division, by)
 
-    def _insert_device(self, db: sqlite3.Connection, name: str, role: Role, division: str | None, by: str) -> Enrolled:
+    def _insert_device(
+        self, db: sqlite3.Connection, name: str, role: Role, division: str | None, by: str, client: str | None = None
+    ) -> Enrolled:
         self._check_free(db, name)
         token = TOKEN_PREFIX + secrets.token_urlsafe(32)
         now = stored_time(self._now())
         db.execute(
-            "INSERT INTO devices (name, role, division, token_hash, created_at, created_by) VALUES (?, ?, ?, ?, ?, ?)",
-            (name, role.value, division, digest(token), now, by),
+            "INSERT INTO devices (name, role, division, token_hash, created_at, created_by, bound_client)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (name, role.value, division, digest(token), now, by, client),
         )
-        return Enrolled(Device(name, role, division, now, by, None, None, None, False), token)
+        return Enrolled(Device(name, role, division, now, by, None, None, None, False, client, None, None), token)
 
     @staticmethod
     def _check_free(db: sqlite3.Connection, name: str) -> None:
@@ -327,9 +347,11 @@ class AccessStore(TdAccounts):
         return self._device(row)
 
     def _device(self, row: tuple[Any, ...]) -> Device:
-        name, role, division, created_at, created_by, last_seen, revoked_at, revoked_by = row
+        name, role, division, created_at, created_by, last_seen, revoked_at, revoked_by, *binding = row
         online = bool(last_seen and not revoked_at and last_seen >= stored_time(self._now() - ONLINE_WITHIN))
-        return Device(name, Role(role), division, created_at, created_by, last_seen, revoked_at, revoked_by, online)
+        return Device(
+            name, Role(role), division, created_at, created_by, last_seen, revoked_at, revoked_by, online, *binding
+        )
 
     def revoke_device(self, name: str, *, by: str) -> Device:
         """Revoke a device: its token fails from its next request on. Raises :class:`NotFound`."""
@@ -342,33 +364,100 @@ class AccessStore(TdAccounts):
             self.device(name)  # raises NotFound for an unknown name; a revoked one stays revoked
         return self.device(name)
 
-    def authenticate_token(self, token: str) -> Principal:
-        """The device holding ``token``. Raises :class:`Unauthorized` if it is unknown or revoked."""
+    def authenticate_token(self, token: str, *, client: str) -> Principal:
+        """The device holding ``token``, asking from the address ``client``.
+
+        A token works from one client address: the one it was enrolled from, or (for ``device
+        add``) first used from. Raises :class:`Unauthorized` if it is unknown or revoked, and
+        :class:`DeviceMoved` (alerting the TD) if it comes from another address, until the TD
+        accepts the move (:meth:`accept_move`): a copied token is useless elsewhere.
+        """
         token_hash = digest(token)
         with self._db() as db:
             row = db.execute(
-                "SELECT name, role, division, revoked_at FROM devices WHERE token_hash = ?", (token_hash,)
+                "SELECT name, role, division, revoked_at, bound_client FROM devices WHERE token_hash = ?", (token_hash,)
             ).fetchone()
         if row is None:
             raise Unauthorized("this device's token is not valid: ask the TD to enrol the device")
-        name, role, division, revoked_at = row
+        name, role, division, revoked_at, bound_client = row
         if revoked_at:
             raise Unauthorized(f"this device ({name}) was revoked by the TD at {revoked_at}: ask the TD")
+        if bound_client is None:
+            self._bind(token_hash, client)
+        elif bound_client != client:
+            self._refuse_move(name, bound_client, client)
         self._touch(token_hash, "UPDATE devices SET last_seen_at = ? WHERE token_hash = ?")
         return Principal(name, Role(role), CHANNELS[Role(role)], division)
+
+    def _bind(self, token_hash: str, client: str) -> None:
+        with self._db(write=True) as db:  # once per device: its first request
+            db.execute(
+                "UPDATE devices SET bound_client = ? WHERE token_hash = ? AND bound_client IS NULL",
+                (client, token_hash),
+            )
+
+    def _refuse_move(self, name: str, bound_client: str, client: str) -> None:
+        now = self._now()
+        with self._lock:
+            if self._due(f"moved {name} {client}", now):
+                try:
+                    with self._db(write=True) as db:
+                        db.execute(
+                            "UPDATE devices SET moved_to = ?, moved_at = ? WHERE name = ?",
+                            (client, stored_time(now), name),
+                        )
+                except AccessUnavailable as exc:
+                    log.warning("cannot note that %s moved: %s", name, exc.message)
+            self.alert(
+                "device_moved",
+                name,
+                f"{name}'s token was used from {client}, not from {bound_client}, and refused: if the device "
+                "moved (a new cable or Wi-Fi address), accept the move in the console; if not, its token was "
+                "copied: revoke it",
+            )
+        raise DeviceMoved(
+            f"this device ({name}) is enrolled from another network address: call the TD, who can accept the move"
+        )
+
+    def accept_move(self, name: str, client: str, *, by: str) -> Device:
+        """Let device ``name``'s token work from ``client`` (the address it was refused from) from now on.
+
+        Raises :class:`NotFound` for an unknown device, :class:`Conflict` if ``client`` is not where
+        its token was last refused from (it moved again, or someone else accepted it).
+        """
+        with self._db(write=True) as db:
+            cursor = db.execute(
+                "UPDATE devices SET bound_client = moved_to, moved_to = NULL, moved_at = NULL"
+                " WHERE name = ? AND moved_to = ? AND revoked_at IS NULL",
+                (name.strip(), client),
+            )
+        device = self.device(name)
+        if cursor.rowcount == 0:
+            now = device.moved_to or "nowhere else"
+            raise Conflict(f"{device.name}'s token was last refused from {now}, not {client}: nothing changed")
+        log.info("%s accepted that %s moved to %s", by, device.name, client)
+        return device
 
     def _touch(self, credential_hash: str, sql: str) -> None:
         """Write a last-seen time, at most once a minute per credential: a request must not cost an fsync."""
         now = self._now()
         with self._lock:
-            if now - self._seen.get(credential_hash, 0.0) < _SEEN_EVERY:
+            if not self._due(credential_hash, now):
                 return
-            self._seen[credential_hash] = now
             try:
                 with self._db(write=True) as db:
                     db.execute(sql, (stored_time(now), credential_hash))
             except AccessUnavailable as exc:  # a stale last-seen time must not lock a device out
                 log.warning("cannot record a last-seen time: %s", exc.message)
+
+    def _due(self, key: str, now: float) -> bool:
+        """Whether a write keyed ``key`` is due (none in the last minute); if so, it counts as done now."""
+        if now - self._seen.get(key, now - _SEEN_EVERY) < _SEEN_EVERY:
+            return False
+        if len(self._seen) >= _SEEN_KEPT:  # keys of a minute ago are of no use: keep the map small
+            self._seen = {k: t for k, t in self._seen.items() if now - t < _SEEN_EVERY}
+        self._seen[key] = now
+        return True
 
     # -- pairing codes ---------------------------------------------------------------------------
 
@@ -404,7 +493,7 @@ class AccessStore(TdAccounts):
         return PairingCode(f"{code[:4]}-{code[4:]}", role, division, name, expires_at)
 
     def enrol(self, code: str, *, client: str) -> Enrolled:
-        """Swap a pairing code for a device token (once).
+        """Swap a pairing code for a device token (once), bound to ``client`` (see :meth:`authenticate_token`).
 
         Raises :class:`RateLimited` after too many wrong codes from ``client`` (an address)
         or from everyone, :class:`Unauthorized` for an unknown, used or expired code.
@@ -418,13 +507,13 @@ class AccessStore(TdAccounts):
             try:
                 if not canonical:
                     raise Unauthorized(f"not a pairing code: {PAIRING_LENGTH} letters and digits, such as 7KQ2-M9XD")
-                return self._use_code(canonical)
+                return self._use_code(canonical, client)
             except Unauthorized:
                 self._enrol_by_client.fail(client)
                 self._enrol_total.fail(None)
                 raise
 
-    def _use_code(self, code: str) -> Enrolled:
+    def _use_code(self, code: str, client: str) -> Enrolled:
         now = stored_time(self._now())
         with self._db(write=True) as db:
             row = db.execute(
@@ -438,7 +527,9 @@ class AccessStore(TdAccounts):
                 raise Unauthorized("this pairing code was used already: ask the TD for a new one")
             if expires_at <= now:
                 raise Unauthorized("this pairing code has expired: ask the TD for a new one")
-            enrolled = self._insert_device(db, name or self._next_name(db, Role(role)), Role(role), division, "pairing")
+            enrolled = self._insert_device(
+                db, name or self._next_name(db, Role(role)), Role(role), division, "pairing", client
+            )
             db.execute(
                 "UPDATE pairing_codes SET used_at = ?, device_id = (SELECT id FROM devices WHERE name = ?)"
                 " WHERE code_hash = ?",
@@ -481,37 +572,20 @@ class AccessStore(TdAccounts):
                 self.challenges.give_back(principal.actor)
 
     def alert(self, kind: str, actor: str, message: str) -> None:
-        """Record something the TD should see, at most once a minute per kind and actor.
+        """Tell the TD (see :mod:`wordjudge.alerts`: repeats are counted, floods capped). Never raises."""
+        self._alerts.raise_alert(kind, actor, message)
 
-        Never raises: an alert that cannot be stored (the disk is full) is logged, and the refusal
-        it is about keeps its own error, instead of becoming one about the access store.
-        """
-        now = self._now()
-        with self._lock:
-            self.alerts_raised[kind] += 1  # every refusal counts, even one not recorded again
-            if now - self._alerted.get((kind, actor), -_ALERT_EVERY) < _ALERT_EVERY:
-                return
-            self._alerted[(kind, actor)] = now
-            log.warning("alert %s: %s", kind, message)
-            try:
-                with self._db(write=True) as db:
-                    db.execute(
-                        "INSERT INTO alerts (created_at, kind, actor, message) VALUES (?, ?, ?, ?)",
-                        (stored_time(now), kind, actor, message),
-                    )
-            except AccessUnavailable as exc:
-                log.warning("cannot store the alert for the TD console: %s", exc.message)
-
-    def alerts(self, limit: int = 100) -> list[Alert]:
-        """The latest alerts, newest first."""
-        with self._db() as db:
-            rows = db.execute(
-                "SELECT id, created_at, kind, actor, message FROM alerts ORDER BY id DESC LIMIT ?", (limit,)
-            ).fetchall()
-        return [Alert(*row) for row in rows]
+    def alerts(self) -> list[Alert]:
+        """The newest alerts of each kind, newest first."""
+        return self._alerts.latest()
 
 
-_DEVICE_COLUMNS = "name, role, division, created_at, created_by, last_seen_at, revoked_at, revoked_by"
+_DEVICE_COLUMNS = ", ".join(
+    [
+        "name", "role", "division", "created_at", "created_by", "last_seen_at", "revoked_at", "revoked_by",
+        "bound_client", "moved_to", "moved_at",
+    ]
+)  # fmt: skip
 
 
 def _device_role(role: Role | str, *, pairing: bool) -> Role:

@@ -2,7 +2,9 @@
 
 A TD signs in with a name and a password, hashed with Argon2id (memory-hard), and gets a
 console session: a random session id, stored as a hash, and a CSRF token that unsafe
-requests must echo. Failed sign-ins are throttled per name and per client address.
+requests must echo. Failed sign-ins are limited per client address (counted before the
+password is checked, so that concurrent guesses cannot race past the limit); a name that
+keeps failing is slowed down, never locked, so nobody can lock a TD out.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import re
 import secrets
 import sqlite3
 import threading
+import time
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -22,10 +25,12 @@ from argon2.exceptions import InvalidHashError, VerificationError
 
 from .auth import CHANNELS, Principal, Role
 from .errors import InvalidInput, NotFound, RateLimited, Unauthorized
-from .throttle import FailureLimit
+from .throttle import FailureLimit, Pace
 
-LOGIN_FAILURES = 5  # wrong passwords per TD name, and per client, ...
-LOGIN_WINDOW = 5 * 60  # ... per this many seconds
+LOGIN_FAILURES = 5  # failed sign-ins a client address may make ...
+LOGIN_WINDOW = 5 * 60  # ... per this many seconds; a TD name with this many wrong passwords ...
+LOGIN_PACE = 1.0  # ... is checked one attempt at a time, this many seconds apart ...
+LOGIN_PACE_MAX_WAIT = 10.0  # ... and an attempt that would wait longer than this for its turn is refused
 SESSION_TTL = 14 * 3600  # a console session lasts a tournament day
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ._-]{0,39}")
 _MIN_PASSWORD = 10
@@ -76,6 +81,7 @@ class TdAccounts:
         _dummy_hash: str
         _login_by_name: FailureLimit
         _login_by_client: FailureLimit
+        _login_pace: Pace
 
         def _db(self, *, write: bool = False) -> AbstractContextManager[sqlite3.Connection]: ...
         def _now(self) -> float: ...
@@ -142,8 +148,10 @@ class TdAccounts:
         """Check a TD's password without opening a session (a kiosk's settings ask for it).
 
         Slow on purpose (Argon2id): call it from a worker thread. Raises :class:`RateLimited`
-        after :data:`LOGIN_FAILURES` failures for the name or from the client in
-        :data:`LOGIN_WINDOW` seconds, :class:`Unauthorized` for a wrong name or password.
+        after :data:`LOGIN_FAILURES` failed attempts from the client in :data:`LOGIN_WINDOW`
+        seconds (or, for a name under a guessing attack from many addresses, when its turn is
+        more than :data:`LOGIN_PACE_MAX_WAIT` seconds away), :class:`Unauthorized` for a wrong
+        name or password.
         """
         td_id = self._check_td(name, password, client)
         with self._db() as db:
@@ -153,27 +161,54 @@ class TdAccounts:
     def _check_td(self, name: str, password: str, client: str) -> int:
         key = name.strip().casefold()
         with self._lock:
-            wait = max(self._login_by_name.wait(key), self._login_by_client.wait(client))
+            wait = self._login_by_client.wait(client)
             if wait:
-                self.alert("login_throttled", name.strip()[:40] or "?", f"too many failed logins (last from {client})")
-                raise RateLimited("too many failed logins", retry_after=wait)
+                shown = name.strip()[:40]
+                self.alert("login_throttled", client, f"too many failed sign-ins from {client} (the last as {shown!r})")
+                raise RateLimited("too many failed sign-ins from this device", retry_after=wait)
+            # Counted before the slow check and taken back if it succeeds: otherwise every guess sent at once
+            # would pass the limit before the first of them had failed.
+            self._login_by_client.fail(client)
             with self._db() as db:
                 row = db.execute("SELECT id, password_hash, disabled_at FROM tds WHERE name = ?", (name.strip(),))
                 found = row.fetchone()
             if not self._dummy_hash:
                 self._dummy_hash = self._hasher.hash(secrets.token_hex(16))
+            # A name that has failed often, from anywhere, is checked one attempt at a time, LOGIN_PACE seconds
+            # apart: guessing from many addresses slows down, and the right password from anywhere still works.
+            delay = self._login_pace.book(key) if self._login_by_name.count(key) >= LOGIN_FAILURES else 0.0
+            if delay is None:
+                self._login_by_client.undo(client)
+                raise RateLimited(
+                    f"sign-ins as {name.strip()!r} are slowed down after many wrong passwords", retry_after=LOGIN_PACE
+                )
+        time.sleep(delay)
         # The password check runs outside the lock (it takes a fifth of a second), and runs for an
         # unknown name too, so that the time taken does not tell which names exist.
         with self._checking:  # each check holds 64 MiB: a flood of logins must not take the machine's memory
             ok = self._verify(found[1] if found else self._dummy_hash, password)
         with self._lock:
             if found is None or not ok or found[2]:
-                self._login_by_name.fail(key)
-                self._login_by_client.fail(client)
+                if found is not None and not ok:
+                    self._name_failed(key, found, client)
                 disabled = found is not None and ok
                 raise Unauthorized(f"the TD account {name!r} is disabled" if disabled else "wrong TD name or password")
-            self._login_by_name.clear(key)
+            self._login_by_client.undo(client)
             return int(found[0])
+
+    def _name_failed(self, key: str, found: tuple[int, str, str | None], client: str) -> None:
+        """Count a wrong password for an existing TD, and tell the TD once someone keeps guessing it."""
+        self._login_by_name.fail(key)
+        failures = self._login_by_name.count(key)
+        if failures >= LOGIN_FAILURES:
+            with self._db() as db:
+                (stored_name,) = db.execute("SELECT name FROM tds WHERE id = ?", (found[0],)).fetchone()
+            self.alert(
+                "login_guessing",
+                stored_name,
+                f"{failures} wrong passwords for {stored_name} in {LOGIN_WINDOW // 60} minutes (the last from "
+                f"{client}): sign-ins as {stored_name} are now slowed down, never refused for the right password",
+            )
 
     def _verify(self, password_hash: str, password: str) -> bool:
         try:

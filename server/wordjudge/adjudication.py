@@ -187,6 +187,7 @@ class Adjudicator:
         parent = self.get_record(parent_id)
         if parent.kind is Kind.RULING:
             raise InvalidInput(f"record {parent_id} is a ruling: rule on the challenge it settled")
+        self._require_other_adjudicator(principal, parent, "rule on")
         division = self._division_of(parent)
         acceptable = verdict is Verdict.ACCEPTABLE
         return Entry(
@@ -223,17 +224,21 @@ class Adjudicator:
         parent = self.get_record(parent_id)
         if parent.kind not in (Kind.CHALLENGE, Kind.REISSUE):
             raise InvalidInput(f"record {parent_id} is a {parent.kind.value}: {action} the challenge itself")
-        originals = {parent.actor}
-        ancestor = parent
+        self._require_other_adjudicator(principal, parent, action)
+        return parent
+
+    def _require_other_adjudicator(self, principal: Principal, record: Record, action: str) -> None:
+        """Raise :class:`Forbidden` if ``principal`` adjudicated ``record`` or a record it comes from."""
+        originals = {record.actor}
+        ancestor = record
         while ancestor.parent_id is not None:
             ancestor = self.get_record(ancestor.parent_id)
             originals.add(ancestor.actor)
         if principal.actor in originals:
             raise Forbidden(
-                f"{principal.actor} adjudicated record {parent_id} (or the challenge it comes from): "
+                f"{principal.actor} adjudicated record {record.id} (or the challenge it comes from): "
                 f"someone else must {action} it"
             )
-        return parent
 
     def _division_of(self, record: Record) -> Division:
         try:
@@ -261,6 +266,7 @@ def record_view(record: Record, principal: Principal, audit: AuditLog | None = N
             "note": record.note,
             "software_version": record.software_version,
             "prev_hash": record.prev_hash,
+            "hash": record.hash,
         }
         if audit is not None:
             view["children"] = [child.id for child in audit.children(record.id)]
@@ -289,5 +295,7 @@ def verdict_view(record: Record) -> dict[str, Any]:
         "consequence": record.consequence,
         "agrees": record.agrees,
         "request_id": record.request_id,
-        "hash": record.hash,
+        # A record's hash is safe to show only when salted (records.Record.salt); a record from before salts
+        # existed could be brute-forced back to its per-word results.
+        "hash": record.hash if record.hash_is_public else None,
     }

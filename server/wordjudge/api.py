@@ -44,6 +44,11 @@ CSRF_HEADER = "X-CSRF-Token"
 _SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
 
 
+def client_address(request: Request) -> str:
+    """The address the request came from (a proxy's X-Forwarded-For counts only if the TD named the proxy)."""
+    return request.client.host if request.client else "unknown"
+
+
 async def authenticate(request: Request, resources: Annotated[Resources, Depends(get_resources)]) -> Principal:
     """Who is asking: a device (monitors included) by its bearer token, or a TD by their console session cookie.
 
@@ -55,7 +60,7 @@ async def authenticate(request: Request, resources: Annotated[Resources, Depends
         scheme, _, token = authorization.partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             raise Unauthorized("the Authorization header must be 'Bearer' and the device's token")
-        return resources.access.authenticate_token(token.strip())
+        return resources.access.authenticate_token(token.strip(), client=client_address(request))
     cookie = request.cookies.get(SESSION_COOKIE)
     if cookie:
         session = resources.access.authenticate_session(cookie)
@@ -151,8 +156,9 @@ async def health(resources: ResourcesDep) -> JSONResponse:
 
     Degraded: the audit log's last write failed or its writer stopped, or a lexicon's compiled
     file is no longer the one verified at start. Also: the event, each lexicon (name,
-    fingerprint, edition, DEMO, when verified, `on_disk`), the audit log (head, commits,
-    failures, writable, queue depth) and the data dir's free space (`warnings` when low).
+    fingerprint, edition, DEMO, `unverified` claims, when verified, `on_disk`), the audit log (head,
+    commits, failures, writable, queue depth) and the data dir's free space. `warnings`: low disk
+    space, a lexicon named like an edition it is not (forced in by the TD).
     """
     report = resources.health()
     return JSONResponse(report.body, status_code=200 if report.ok else 503)
@@ -248,9 +254,12 @@ def docket(record_id: _RecordId, resources: ResourcesDep, who: PrincipalDep) -> 
     return {
         "record": verdict_view(record),
         "lexicon_name": lexicon["shown_name"] if lexicon else record.lexicon,
+        "lexicon_unverified": lexicon["unverified"] if lexicon else [],  # its UNVERIFIED badges
         "short_fingerprint": short(record.fingerprint),
         "head": resources.audit.head.as_dict(),
-        "qr_svg": qr_svg(f"wordjudge:challenge:{record.id}:{record.hash[:16]}", scale=3),
+        "qr_svg": qr_svg(
+            f"wordjudge:challenge:{record.id}" + (f":{record.hash[:16]}" if record.hash_is_public else ""), scale=3
+        ),
     }
 
 

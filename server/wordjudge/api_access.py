@@ -15,7 +15,7 @@ from pydantic import Field
 
 from .access import PairingCode
 from .accounts import SESSION_TTL
-from .api import ERROR_RESPONSES, SESSION_COOKIE, PrincipalDep, ResourcesDep, StrictBody, qr_svg
+from .api import ERROR_RESPONSES, SESSION_COOKIE, PrincipalDep, ResourcesDep, StrictBody, client_address, qr_svg
 from .auth import Role
 
 router = APIRouter(prefix="/api", responses=ERROR_RESPONSES)
@@ -40,14 +40,10 @@ class EnrolIn(StrictBody):
     code: str = Field(max_length=20, description="The pairing code the TD gave, e.g. 7KQ2-M9XD.")
 
 
-def _client(request: Request) -> str:
-    return request.client.host if request.client else "unknown"
-
-
 @router.post("/session", status_code=201, tags=["access"])
 async def login(body: LoginIn, request: Request, resources: ResourcesDep) -> JSONResponse:
     """Sign a TD in: sets the session cookie and returns the CSRF token that unsafe requests must send."""
-    session = await run_in_threadpool(resources.access.login, body.name, body.password, client=_client(request))
+    session = await run_in_threadpool(resources.access.login, body.name, body.password, client=client_address(request))
     response = JSONResponse(
         {"actor": session.principal.actor, "role": "td", "csrf_token": session.csrf_token,
          "expires_at": session.expires_at},
@@ -66,7 +62,9 @@ async def check_td(body: LoginIn, request: Request, resources: ResourcesDep) -> 
 
     Throttled like signing in; opens no session and sets no cookie.
     """
-    principal = await run_in_threadpool(resources.access.check_td, body.name, body.password, client=_client(request))
+    principal = await run_in_threadpool(
+        resources.access.check_td, body.name, body.password, client=client_address(request)
+    )
     return {"ok": True, "actor": principal.actor, "role": principal.role.value}
 
 
@@ -121,7 +119,7 @@ def pairing_link(base_url: str, code: PairingCode) -> str:
 @router.post("/enrol", status_code=201, tags=["access"])
 def enrol(body: EnrolIn, request: Request, resources: ResourcesDep) -> dict[str, Any]:
     """Swap a pairing code for this device's token, shown this once; send it as `Authorization: Bearer`."""
-    enrolled = resources.access.enrol(body.code, client=_client(request))
+    enrolled = resources.access.enrol(body.code, client=client_address(request))
     return {"token": enrolled.token, "device": enrolled.device.as_dict()}
 
 
@@ -139,8 +137,26 @@ def revoke_device(name: _DeviceName, resources: ResourcesDep, who: PrincipalDep)
     return resources.access.revoke_device(name, by=who.actor).as_dict()
 
 
+class MoveIn(StrictBody):
+    client: str = Field(max_length=100, description="The address the device's token was refused from (moved_to).")
+
+
+@router.post("/devices/{name}/accept-move", tags=["access"])
+def accept_move(name: _DeviceName, body: MoveIn, resources: ResourcesDep, who: PrincipalDep) -> dict[str, Any]:
+    """Let a device's token work from the new address it was refused from (it moved: a new cable, Wi-Fi) (TD).
+
+    409 if the token was last refused from another address than `client` (it moved again since).
+    """
+    who.require_td("accept a device's move")
+    return resources.access.accept_move(name, body.client, by=who.actor).as_dict()
+
+
 @router.get("/alerts", tags=["access"])
 def alerts(resources: ResourcesDep, who: PrincipalDep) -> dict[str, Any]:
-    """Rate-limit and throttling alerts, newest first (TD)."""
+    """Alerts for the TD, newest first: rate limits, throttled guessing, devices that moved, lost writes (TD).
+
+    Repeats within a minute are counted (`count`, `last_at`) rather than listed; the newest of each kind are
+    listed, so a flood of one kind cannot hide another.
+    """
     who.require_td("see alerts")
     return {"alerts": [asdict(alert) for alert in resources.access.alerts()]}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import re
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Annotated, Any
@@ -27,6 +28,7 @@ from .summary import summarise
 router = APIRouter(prefix="/api", responses=ERROR_RESPONSES)
 
 FEED_POLL_SECONDS = 0.5
+_EVENT_ID = re.compile(r"[0-9]{1,16}")
 _FEED_KEEPALIVE_SECONDS = 15.0
 _EXPORT_MEDIA = {ExportFormat.CSV: "text/csv", ExportFormat.JSONL: "application/x-ndjson"}
 # What the two non-JSON routes answer, for the OpenAPI schema (their errors are JSON, as everywhere).
@@ -66,8 +68,9 @@ async def feed(
     Starts after the newest record (or after `Last-Event-ID` when the browser reconnects).
     """
     who.require_td("follow the live feed")
+    # A browser sends back the last id it got; anything else (not ASCII digits, or absurdly long) is ignored.
     last_id = request.headers.get("last-event-id", "")
-    after = int(last_id) if last_id.isdigit() else (resources.audit.head.id or 0)
+    after = int(last_id) if _EVENT_ID.fullmatch(last_id) else (resources.audit.head.id or 0)
 
     def newer(after_id: int) -> list[Record]:
         return list(resources.audit.iterate(where, after_id=after_id))

@@ -27,6 +27,7 @@ from .api_metrics import router as metrics_router
 from .errors import WordjudgeError, error_body
 from .resources import Resources
 from .settings import Settings
+from .transport import BodyLimit
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +60,10 @@ def create_app(settings: Settings, resources: Resources | None = None) -> FastAP
         lifespan=lifespan,
     )
     _add_error_handlers(app)
-    app.add_middleware(SecurityHeaders)
+    # The last added runs first: the body limit before routing and authentication, and the
+    # security headers (HSTS too, over HTTPS) around everything, the limit's 413 included.
+    app.add_middleware(BodyLimit)
+    app.add_middleware(SecurityHeaders, hsts=settings.tls)
     app.include_router(api_router)
     app.include_router(access_router)
     app.include_router(console_router)
@@ -90,13 +94,20 @@ _HEADERS = [
     (b"referrer-policy", b"no-referrer"),
     (b"cross-origin-opener-policy", b"same-origin"),
 ]
+# Over HTTPS, browsers are told to use nothing else for 180 days. Not includeSubDomains: the hall's
+# other local names (a router's page, a printer) may well be plain HTTP.
+_HSTS = (b"strict-transport-security", b"max-age=15552000")
 
 
 class SecurityHeaders:
-    """Adds the security headers to every HTTP response (plain ASGI: cheaper than a BaseHTTPMiddleware)."""
+    """Adds the security headers to every HTTP response (plain ASGI: cheaper than a BaseHTTPMiddleware).
 
-    def __init__(self, app: ASGIApp) -> None:
+    ``hsts``: the server speaks HTTPS, so responses carry Strict-Transport-Security too.
+    """
+
+    def __init__(self, app: ASGIApp, hsts: bool = False) -> None:
         self.app = app
+        self.headers = [*_HEADERS, _HSTS] if hsts else _HEADERS
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -106,7 +117,7 @@ class SecurityHeaders:
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
-                message["headers"] = [*message.get("headers", []), (b"content-security-policy", csp), *_HEADERS]
+                message["headers"] = [*message.get("headers", []), (b"content-security-policy", csp), *self.headers]
             await send(message)
 
         await self.app(scope, receive, send_with_headers)

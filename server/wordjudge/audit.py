@@ -23,6 +23,7 @@ import asyncio
 import logging
 import os
 import queue
+import secrets
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -96,6 +97,9 @@ MIGRATIONS: Migrations = [
             BEGIN SELECT RAISE(ABORT, 'the audit log is append-only: records cannot be deleted'); END;
         """,
     ),
+    # A random salt inside each record's hashed data, so that a hash reveals nothing of the per-word
+    # results (records.Record.salt). Older records keep no salt, and their hashes stay as they were.
+    ("0002_record_salt", "ALTER TABLE records ADD COLUMN salt TEXT;"),
 ]
 
 
@@ -333,6 +337,7 @@ class AuditLog:
             created_at=datetime.now(UTC).isoformat(timespec="milliseconds"),
             software_version=__version__,
             prev_hash=head.hash,
+            salt=secrets.token_hex(16),
         )
         record = replace(unhashed, hash=record_hash(unhashed))
         try:
@@ -348,10 +353,7 @@ class AuditLog:
             existing = from_row(row)
             if existing.same_request(entry):
                 return Appended(existing, replayed=True)
-            return Conflict(
-                f"request id {entry.request_id} was already used for a different request (record {existing.id}); "
-                "a new request needs a new id"
-            )
+            return Conflict(conflicting_request(entry.request_id, existing.id))
         self._head = Head(head.records + 1, record_id, record.hash)
         return Appended(record, replayed=False)
 
@@ -485,6 +487,14 @@ def _read_head(connection: sqlite3.Connection) -> Head:
 def _rollback(connection: sqlite3.Connection) -> None:
     with suppress(sqlite3.Error):  # no transaction was open
         connection.execute("ROLLBACK")
+
+
+def conflicting_request(request_id: str, record_id: int) -> str:
+    """The message for a request id sent again with a different request (409)."""
+    return (
+        f"request id {request_id} was already used for a different request (record {record_id}); "
+        "a new request needs a new id"
+    )
 
 
 def check_request_id(request_id: str) -> str:

@@ -20,6 +20,7 @@ from .audit import AUDIT_FILE, AuditLog
 from .backup import backup_sqlite
 from .cli_access import device, td
 from .cli_options import F, setting_options
+from .datadir import restrict_umask
 from .editions import load_registry, short
 from .errors import WordjudgeError
 from .event import EVENT_FILE, load_event
@@ -29,7 +30,7 @@ from .lexicon import DEMO_NAME, Lexicon, Manifest
 from .logs import configure_logging, uvicorn_json_config
 from .profile import Catalog
 from .records import Kind, Record, RecordFilter, Verdict
-from .resources import describe_profile
+from .resources import describe_profile, unverified_claims
 from .settings import load_settings
 from .wordlist import Progress, SourceFormat, WordList, read_word_list
 
@@ -50,21 +51,26 @@ class _Group(click.Group):
 @click.version_option(__version__, prog_name="wordjudge")
 def main() -> None:
     """wordjudge: challenge adjudication for word-game tournaments."""
+    restrict_umask()  # lexicons, backups and exports hold what the TD alone may read
 
 
 @main.command()
 @setting_options(
-    "data_dir", "host", "port", "log_level", "log_format", "certfile", "keyfile", "public_url", "mdns_name"
-)
+    "data_dir", "host", "port", "log_level", "log_format", "certfile", "keyfile", "public_url", "mdns_name",
+    "max_connections_per_client", "trusted_proxies",
+)  # fmt: skip
 def serve(**flags: Any) -> None:
     """Start the adjudication server for the event in the data dir (a DEMO event if there is none)."""
     import uvicorn
 
     from .app import create_app
     from .resources import Resources
+    from .transport import connection_limits, guarded_protocol
 
     settings = load_settings(**flags)
     configure_logging(settings.log_level, settings.log_format)
+    # Raises the open-file limit, and leaves room under it for the server's own files.
+    limits = connection_limits(settings.max_connections_per_client, settings.proxy_networks)
     resources = Resources.open(settings)  # before the server starts: a bad lexicon stops it with a clear message
     try:
         uvicorn.run(
@@ -78,6 +84,15 @@ def serve(**flags: Any) -> None:
             ssl_keyfile=settings.keyfile,
             # Open live feeds (the TD console's) would otherwise hold a stop or restart forever.
             timeout_graceful_shutdown=5,
+            # httptools with a deadline per request and caps on connections (transport.py). No
+            # limit_concurrency: it answers 503 to every request once connections are many, the
+            # kiosks' included, which is what a flood wants; the caps close the flood's instead.
+            http=guarded_protocol(limits),
+            ws="none",  # no WebSocket routes: an upgrade would leave the guarded protocol
+            # X-Forwarded-For only from a proxy the TD names: uvicorn trusts loopback by default,
+            # which let anything on the server machine pick its address for the per-address limits.
+            proxy_headers=bool(settings.trusted_proxies.strip()),
+            forwarded_allow_ips=[str(network) for network in limits.trusted_proxies] or None,
         )
     finally:
         resources.close()
@@ -101,9 +116,21 @@ def lexicon() -> None:
 )
 @click.option("--skip-invalid", is_flag=True, help="Leave out lines that are not words (and count them).")
 @click.option("--replace", is_flag=True, help="Replace a compiled lexicon of the same name.")
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Add it although its name claims an edition (CSW24, NWL2023...) its words are not: "
+    "every screen then shows it as UNVERIFIED.",
+)
 @setting_options("data_dir")
 def lexicon_add(
-    source: Path, name: str, source_format: str, skip_invalid: bool, replace: bool, data_dir: Path | None
+    source: Path,
+    name: str,
+    source_format: str,
+    skip_invalid: bool,
+    replace: bool,
+    force: bool,
+    data_dir: Path | None,
 ) -> None:
     """Compile the word list SOURCE (plain, Zyzzyva or playability; optionally gzipped)."""
     catalog = _catalog(data_dir)
@@ -112,11 +139,17 @@ def lexicon_add(
         source, format=SourceFormat(source_format), skip_invalid=skip_invalid, progress=_progress_bar("Reading")
     )
     click.echo(_reading_summary(word_list))
-    manifest = catalog.lexicons.add(word_list, name, replace=replace)
+    manifest = catalog.lexicons.add(word_list, name, replace=replace, force=force)
     click.echo(f"Compiled {name}: {manifest.word_count:,} words, {manifest.min_length}-{manifest.max_length} letters")
     click.echo(f"Alphabet ({len(manifest.alphabet)} letters): {manifest.alphabet}")
     click.echo(f"Fingerprint: {manifest.fingerprint}")
     click.echo(f"Edition: {_identify(manifest)}")
+    claim = load_registry().claim(name, manifest.word_count, manifest.fingerprint)
+    if claim is not None and claim.unverified:
+        click.echo(f"WARNING: {claim.badge}: {claim.problem()}. Added anyway (--force): kiosks, handhelds, "
+                   "dockets, the console and /api/health show it with this badge.")  # fmt: skip
+    elif claim is not None:
+        click.echo(f"Name: {claim.problem()}")
     click.echo(
         f"Saved in {catalog.lexicons.path(name)} (trie {manifest.trie_bytes:,} bytes, sha256 {manifest.trie_sha256})"
     )
@@ -144,6 +177,9 @@ def lexicon_list(data_dir: Path | None) -> None:
             if amended.secondary:
                 amendments += f", {amended.secondary.name} for {amended.secondary_min_length}+ letters"
             edition = f"{spec.base} ({_identify(amended.base.manifest)}) {amendments}"
+            claim = load_registry().claim(name, amended.base.manifest.word_count, amended.base.fingerprint)
+            if claim is not None and claim.unverified:
+                edition += f"; {claim.badge}"
             rows.append((name, "profile", "", short(amended.fingerprint), edition))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
     for row in rows:
@@ -172,6 +208,8 @@ def lexicon_info(name: str, data_dir: Path | None) -> None:
             click.echo(
                 f"  secondary source: {profile.secondary.name}, for words of {profile.secondary_min_length}+ letters"
             )
+        for claim in unverified_claims(profile, load_registry()):
+            click.echo(f"  {claim['badge']}: {claim['description']}")
         click.echo("")
     for lexicon in filter(None, (profile.base, profile.secondary)):
         _echo_manifest(lexicon)
@@ -239,6 +277,12 @@ def profile() -> None:
     help="Consult the secondary source for words of at least this many letters (NSA: 9).",
 )
 @click.option("--replace", is_flag=True, help="Replace a profile of the same name.")
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Add it although its name claims an edition (CSW24-errata: CSW24) its base is not: "
+    "every screen then shows it as UNVERIFIED.",
+)
 @setting_options("data_dir")
 def profile_add(
     name: str,
@@ -248,6 +292,7 @@ def profile_add(
     secondary: str | None,
     secondary_min_length: int | None,
     replace: bool,
+    force: bool,
     data_dir: Path | None,
 ) -> None:
     """Define the profile NAME and show its fingerprint."""
@@ -262,6 +307,7 @@ def profile_add(
         secondary=secondary,
         secondary_min_length=secondary_min_length,
         replace=replace,
+        force=force,
     )
     click.echo(
         f"Profile {name}: base {base}, "
@@ -271,6 +317,8 @@ def profile_add(
         click.echo(f"Secondary source {created.secondary.name} for words of {created.secondary_min_length}+ letters")
     for note in notes:
         click.echo(f"Note: {note}")
+    for claim in unverified_claims(created, load_registry()):
+        click.echo(f"WARNING: {claim['badge']}: {claim['description']}; every screen shows it with this badge.")
     click.echo(f"Fingerprint: {created.fingerprint}")
 
 
@@ -279,7 +327,11 @@ def _catalog(data_dir: Path | None) -> Catalog:
 
 
 def _identify(manifest: Manifest) -> str:
-    description = load_registry().identify(manifest.word_count, manifest.fingerprint).describe()
+    registry = load_registry()
+    description = registry.identify(manifest.word_count, manifest.fingerprint).describe()
+    claim = registry.claim(manifest.name, manifest.word_count, manifest.fingerprint)
+    if claim is not None and claim.unverified:
+        description += f"; {claim.badge}"
     return f"DEMO list, {description}" if manifest.demo else description
 
 
@@ -300,8 +352,11 @@ def _echo_manifest(lexicon: Lexicon) -> None:
 def _reading_summary(word_list: WordList) -> str:
     summary = (
         f"Read {word_list.source_name} ({word_list.format.value} list): {len(word_list.words):,} words, "
-        f"{word_list.duplicates:,} duplicate(s)"
+        f"{word_list.duplicates:,} duplicate(s), {word_list.comments:,} comment line(s) skipped"
     )
+    if word_list.marked:
+        first = ", ".join(f"line {number} {content!r}" for number, content in word_list.marked_lines)
+        summary += f", {word_list.marked:,} word(s) marked with '#' read without the mark (first: {first})"
     if word_list.invalid:
         first = word_list.invalid[0].describe(word_list.source_name)
         summary += f", {len(word_list.invalid):,} invalid line(s) skipped (first: {first})"

@@ -23,6 +23,8 @@ SETTING_FLAGS: dict[str, tuple[str, dict[str, Any]]] = {
     "keyfile": ("--keyfile", {"type": click.Path(path_type=Path, dir_okay=False)}),
     "public_url": ("--public-url", {}),
     "mdns_name": ("--mdns-name", {}),
+    "max_connections_per_client": ("--max-connections-per-client", {"type": int}),
+    "trusted_proxies": ("--trusted-proxies", {}),
 }
 
 

@@ -14,6 +14,8 @@ import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 
+from .datadir import secure_file, secure_folder
+
 BUSY_TIMEOUT_MS = 2000
 
 # (name, SQL) pairs, applied in order, each once. Never edit one that has shipped: add another.
@@ -26,13 +28,14 @@ def connect_writer(path: Path) -> sqlite3.Connection:
     The connection may be handed to another thread, but must be used by one at a time.
     Raises :class:`sqlite3.Error` or :class:`OSError`.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
+    secure_folder(path.parent)
     if not os.access(path.parent, os.W_OK):
         # SQLite would say only "unable to open database file": say why.
         raise PermissionError(
             f"{path.parent} cannot be written (a read-only disk, or no permission): SQLite keeps {path.name} "
             "and its -wal and -shm files there"
         )
+    secure_file(path)  # before SQLite makes its -wal and -shm files, which take the database file's mode
     connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     connection.execute("PRAGMA journal_mode = WAL")

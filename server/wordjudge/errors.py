@@ -11,11 +11,14 @@ word or setting that is wrong and, where possible, what to do about it.
      │    └── ProfileError       422  a profile whose parts do not fit together
      ├── Unauthorized            401  no valid credential (device token or TD login)
      ├── Forbidden               403  not allowed for this actor or role
+     │    └── DeviceMoved        403  a device token used from another address than its own
      ├── NotFound                404  no such route or resource
      │    └── LexiconNotFound    404  no compiled lexicon or profile of that name
      ├── Conflict                409  the thing exists already
      │    └── LexiconExists      409
      ├── MethodNotAllowed        405
+     ├── RequestTimeout          408  a request that did not arrive in full within seconds
+     ├── PayloadTooLarge         413  a request body over the server's limit (64 KiB)
      ├── RateLimited             429  too many challenges, logins or pairing attempts:
      │                                try again after ``retry_after`` seconds
      ├── LexiconIntegrityError   503  a compiled lexicon that is missing, truncated
@@ -93,6 +96,15 @@ class Forbidden(WordjudgeError):
     status = 403
 
 
+class DeviceMoved(Forbidden):
+    """Raised when a device's token comes from another client address than the one it is bound to.
+
+    The device keeps its token (it may only have moved); the TD is alerted and may accept the move.
+    """
+
+    code = "device_moved"
+
+
 class NotFound(WordjudgeError):
     """Raised when a route or a named resource does not exist."""
 
@@ -124,6 +136,20 @@ class MethodNotAllowed(WordjudgeError):
 
     code = "method_not_allowed"
     status = 405
+
+
+class RequestTimeout(WordjudgeError):
+    """Raised (sent by the HTTP server itself) when a request does not arrive in full in time."""
+
+    code = "request_timeout"
+    status = 408
+
+
+class PayloadTooLarge(WordjudgeError):
+    """Raised when a request's body is over the server's limit; it is refused before it is read."""
+
+    code = "payload_too_large"
+    status = 413
 
 
 class RateLimited(WordjudgeError):

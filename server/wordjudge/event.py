@@ -22,6 +22,7 @@ import json
 import os
 import tempfile
 import tomllib
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -118,6 +119,7 @@ def parse_event(data: dict[str, Any], where: str = EVENT_FILE) -> Event:
     name = data.get("name")
     if not isinstance(name, str) or not name.strip() or len(name) > _MAX_NAME:
         raise InvalidInput(f"{where}: 'name' must be the event's name (1 to {_MAX_NAME} characters)")
+    _check_printable(name, f"{where}: the event's name")
     rounds = data.get("rounds", True)
     if not isinstance(rounds, bool):
         raise InvalidInput(f"{where}: 'rounds' must be true or false")
@@ -144,6 +146,18 @@ def parse_event(data: dict[str, Any], where: str = EVENT_FILE) -> Event:
     )  # fmt: skip
 
 
+def _check_printable(text: str, what: str) -> None:
+    """Refuse control and format characters (U+007F, a new line, a right-to-left override...).
+
+    Screens, dockets and the event file show names as they are: an invisible or reordering character
+    would make them lie, and a control character cannot even be written back to TOML as it is.
+    """
+    for char in text:
+        if unicodedata.category(char)[0] == "C" or unicodedata.category(char) in ("Zl", "Zp"):
+            name = unicodedata.name(char, "a control character")
+            raise InvalidInput(f"{what} has U+{ord(char):04X} ({name}): use letters, digits, spaces and punctuation")
+
+
 def _division(entry: Any, where: str) -> Division:
     if not isinstance(entry, dict):
         raise InvalidInput(f"{where}: must be a table with name, lexicon and rule")
@@ -153,6 +167,7 @@ def _division(entry: Any, where: str) -> Division:
     name, lexicon, rule = entry.get("name"), entry.get("lexicon"), entry.get("rule")
     if not isinstance(name, str) or not name.strip() or len(name) > _MAX_NAME:
         raise InvalidInput(f"{where}: 'name' must be the division's name (1 to {_MAX_NAME} characters)")
+    _check_printable(name, f"{where}: the division's name")
     if not isinstance(lexicon, str):
         raise InvalidInput(f"{where} ({name}): 'lexicon' must name a compiled lexicon or profile")
     try:
@@ -189,7 +204,8 @@ def dump_event(event: Event) -> str:
     """The event as the TOML of an event file (what :func:`load_event` reads back)."""
 
     def text(value: str) -> str:
-        return json.dumps(value, ensure_ascii=False)  # a JSON string is a valid TOML basic string
+        # A JSON string is a TOML basic string, but for U+007F, which JSON leaves as it is and TOML refuses.
+        return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
 
     lines = [
         "# wordjudge event file, written by the TD console.",

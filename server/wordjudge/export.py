@@ -23,8 +23,12 @@ class ExportFormat(StrEnum):
 CSV_COLUMNS = [
     "id", "created_at", "kind", "parent_id", "event", "division", "round", "table", "actor", "channel",
     "words_typed", "words", "lexicon", "fingerprint", "verdict", "results", "rule", "consequence", "request_id",
-    "agrees", "note", "software_version", "prev_hash", "hash",
+    "agrees", "note", "software_version", "prev_hash", "hash", "salt",
 ]  # fmt: skip
+# A spreadsheet runs a cell that starts with one of these as a formula (CSV injection): a note typed by a TD or
+# a device's name could then reach out of the sheet. In CSV only, such a cell gets a leading apostrophe, which
+# spreadsheets show as text; JSON Lines keep every value as it is.
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
 def record_data(record: Record) -> dict[str, Any]:
@@ -45,7 +49,7 @@ def export(records: Iterable[Record], out: TextIO, format: ExportFormat) -> int:
     writer.writerow(CSV_COLUMNS)
     for record in records:
         data = record_data(record)
-        writer.writerow([_cell(data[column]) for column in CSV_COLUMNS])
+        writer.writerow([_neutralised(_cell(data[column])) for column in CSV_COLUMNS])
         count += 1
     return count
 
@@ -56,6 +60,10 @@ def _plain(value: Any) -> Any:
     if isinstance(value, tuple):
         return [_plain(item) for item in value]
     return value
+
+
+def _neutralised(cell: str) -> str:
+    return "'" + cell if cell.startswith(_FORMULA_STARTS) else cell
 
 
 def _cell(value: Any) -> str:

@@ -3,7 +3,8 @@
 The server is **degraded** when it cannot stand behind a verdict: the audit log's last write
 failed (nothing has been committed since), its writer has stopped, or a served lexicon's
 compiled file is no longer the one verified at start (altered, replaced or missing). Low disk
-space on the data dir is a **warning**: worth a look, not yet a failure. Every check is cheap
+space on the data dir is a **warning**: worth a look, not yet a failure; so is a lexicon named like
+an edition it is not ("UNVERIFIED: not the official CSW24"), which the TD forced in. Every check is cheap
 (a ``stat`` per compiled trie, one ``statvfs``, counters the audit writer keeps), because
 monitors and kiosks ask often.
 
@@ -116,6 +117,8 @@ def check(
             )
         lexicons.append({**view, "verified": stamp is not None, "verified_at": stamp.at if stamp else None,
                          "on_disk": on_disk})  # fmt: skip
+        # Named like an edition it is not: the TD forced it in, so the server serves it, but says so.
+        warnings.extend(f"lexicon {name}: {c['badge']} ({c['description']})" for c in view.get("unverified", ()))
     stats, head = audit.stats, audit.head
     writing = audit.writing
     if not writing:

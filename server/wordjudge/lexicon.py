@@ -29,7 +29,7 @@ from typing import Any
 import marisa_trie
 
 from . import __version__
-from .editions import canonical_form
+from .editions import Registry, canonical_form, fingerprint, load_registry
 from .errors import InvalidInput, LexiconExists, LexiconIntegrityError, LexiconNotFound
 from .wordlist import WordList
 
@@ -260,10 +260,22 @@ class LexiconStore:
     def exists(self, name: str) -> bool:
         return self.path(name).is_dir()
 
-    def add(self, word_list: WordList, name: str, *, replace: bool = False, demo: bool = False) -> Manifest:
+    def add(
+        self,
+        word_list: WordList,
+        name: str,
+        *,
+        replace: bool = False,
+        demo: bool = False,
+        force: bool = False,
+        registry: Registry | None = None,
+    ) -> Manifest:
         """Compile ``word_list`` under ``name``.
 
-        Raises :class:`LexiconExists` if the name is taken and ``replace`` is false.
+        Raises :class:`LexiconExists` if the name is taken and ``replace`` is false, and
+        :class:`InvalidInput` if the name claims an edition (CSW24, NWL2023...: see
+        :meth:`Registry.claim`) that the words are not, unless ``force``: a forced one is
+        shown as unverified wherever it is served. Nothing is written when it raises.
         A replaced lexicon is swapped out only after the new one is complete.
         """
         if not demo:
@@ -273,6 +285,15 @@ class LexiconStore:
             raise LexiconExists(
                 f"a lexicon named {name} exists already in {self.root}: choose another name or replace it"
             )
+        if not demo and not force:
+            registry = registry or load_registry()
+            claim = registry.claim(name, len(word_list.words), fingerprint(word_list.words))
+            if claim is not None and claim.unverified:
+                remedy = claim.remedy(lambda edition: f"--name {edition}")
+                raise InvalidInput(
+                    f"{name} was not added: {claim.problem()}.\nNothing was written. To go on, {remedy}.",
+                    details=claim.as_dict(),
+                )
         if not target.exists():
             return compile_lexicon(word_list, target, name, demo=demo)
         old = target.with_name(f".{name}.old")

@@ -36,6 +36,7 @@ from typing import Any
 
 from .demo import open_demo
 from .editions import fingerprint as words_fingerprint
+from .editions import load_registry
 from .errors import InvalidInput, LexiconExists, LexiconNotFound, ProfileError
 from .lexicon import DEMO_NAME, Lexicon, LexiconStore, check_name, check_new_name
 from .wordlist import WordList, describe_char, normalise
@@ -169,15 +170,21 @@ class Profile:
 
     def lookup(self, word: str) -> WordResult:
         """Look up one word, already normalised: removals win, then base, additions, secondary source."""
-        if word in self._removed:
+        # Every source is asked about every word, whatever the answer: the work, and so the time a verdict
+        # takes, must not depend on how many words failed or where (the one-verdict rule, WESPA 3.10.2).
+        removed = word in self._removed
+        in_base = word in self.base
+        added = word in self._added
+        in_secondary = self.secondary is not None and word in self.secondary
+        if removed:
             return WordResult(word, False, None, f"removed from {self.base.name} by errata")
-        if word in self.base:
+        if in_base:
             return WordResult(word, True, self.base.name, f"in {self.base.name}")
-        if word in self._added:
+        if added:
             return WordResult(word, True, "errata additions", f"added to {self.base.name} by errata")
         if self.secondary is not None and len(word) >= (self.secondary_min_length or 0):
             source = f"{self.secondary.name} ({self.secondary_min_length}+ letters)"
-            if word in self.secondary:
+            if in_secondary:
                 return WordResult(word, True, source, f"in the secondary source {source}")
             return WordResult(word, False, None, f"in neither {self.base.name} nor {source}")
         return WordResult(word, False, None, f"not in {self.base.name}")
@@ -275,11 +282,14 @@ class Catalog:
         secondary: str | None = None,
         secondary_min_length: int | None = None,
         replace: bool = False,
+        force: bool = False,
     ) -> tuple[Profile, list[str]]:
         """Define and save a profile; return it with notes for the TD (e.g. errata that change nothing).
 
         Raises :class:`LexiconExists` if the name is taken, :class:`LexiconNotFound` if
-        the base or secondary lexicon is unknown, :class:`ProfileError` if the parts clash.
+        the base or secondary lexicon is unknown, :class:`ProfileError` if the parts clash,
+        or if the name claims an edition (CSW24-errata: CSW24) that the base is not, unless
+        ``force`` (errata are what a profile adds: the base is what its name answers for).
         """
         check_new_name(name)
         if self.lexicons.exists(name):
@@ -297,6 +307,8 @@ class Catalog:
             created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         )
         profile = self._build(spec, self.lexicons.open(base))
+        if not force:
+            _check_claim(profile)
         notes = _errata_notes(profile)
         self.profiles_dir.mkdir(parents=True, exist_ok=True)
         staging = path.with_name(f".{name}.json.new")
@@ -313,6 +325,19 @@ class Catalog:
             removals=spec.removals,
             secondary=secondary,
             secondary_min_length=spec.secondary_min_length,
+        )
+
+
+def _check_claim(profile: Profile) -> None:
+    """Refuse a profile whose name claims an edition its base lexicon is not (see :meth:`Registry.claim`)."""
+    base = profile.base
+    claim = load_registry().claim(profile.name, base.manifest.word_count, base.fingerprint)
+    if claim is not None and claim.unverified:
+        what = f"its base lexicon {base.name}"
+        remedy = claim.remedy(lambda edition: f"e.g. {edition}-errata")
+        raise ProfileError(
+            f"profile {profile.name} was not added: {claim.problem(what)}.\nNothing was written. To go on, {remedy}.",
+            details=claim.as_dict(what),
         )
 
 

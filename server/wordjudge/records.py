@@ -73,11 +73,24 @@ class Record(Entry):
     software_version: str = ""
     prev_hash: str = ""
     hash: str = ""
+    # 128 random bits inside the hashed data. Without them the hash would commit to the per-word results
+    # with nothing else unknown to the device that made the record: it could try the 2^8 combinations and
+    # learn which word failed. Stored in the log (so the chain verifies from the file alone), never sent to
+    # a device. None for records written before salts existed, which were hashed without one.
+    salt: str | None = None
 
     def hashed_fields(self) -> dict[str, Any]:
-        """Every field except ``hash``: what the hash covers."""
+        """Every field except ``hash``: what the hash covers (``salt`` only when the record has one)."""
         # Not dataclasses.asdict: its deep copy is most of the cost of appending a record.
-        return {name: getattr(self, name) for name in _HASHED_FIELDS}
+        data = {name: getattr(self, name) for name in _HASHED_FIELDS}
+        if self.salt is None:
+            del data["salt"]
+        return data
+
+    @property
+    def hash_is_public(self) -> bool:
+        """Whether the hash may leave the server to a device or docket: only a salted one reveals nothing."""
+        return self.salt is not None
 
 
 def canonical(data: dict[str, Any]) -> bytes:

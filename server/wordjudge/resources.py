@@ -16,10 +16,10 @@ from typing import Any
 from . import __version__
 from .access import ACCESS_FILE, AccessStore
 from .adjudication import Adjudicator
-from .audit import AUDIT_FILE, Appended, AuditLog
+from .audit import AUDIT_FILE, Appended, AuditLog, conflicting_request
 from .auth import Principal
 from .editions import Registry, load_registry, short
-from .errors import AuditUnavailable, LexiconIntegrityError, RateLimited, WordjudgeError
+from .errors import AuditUnavailable, Conflict, LexiconIntegrityError, RateLimited, WordjudgeError
 from .event import Event, load_event, save_event
 from .health import Health, Verified
 from .health import check as check_health
@@ -160,18 +160,23 @@ class Resources:
         and :class:`RateLimited`.
         """
         started = time.perf_counter()
+
+        def build() -> Entry:
+            return self.adjudicator.challenge(
+                who, division=division, table=table, round_number=round_number, words=words, request_id=request_id
+            )
+
         try:
             self.access.spend_challenge(who)
         except RateLimited:
             original = self.audit.by_request(who.actor, request_id)
             if original is None:
                 raise
+            if not original.same_request(build()):  # the id of a recorded challenge, sent with other words
+                raise Conflict(conflicting_request(request_id, original.id)) from None
             return self._answered(Appended(original, replayed=True), started)
         try:
-            entry = self.adjudicator.challenge(
-                who, division=division, table=table, round_number=round_number, words=words, request_id=request_id
-            )
-            appended = await self.audit.append(entry)
+            appended = await self.audit.append(build())
         except AuditUnavailable as exc:
             self.access.refund_challenge(who)
             self.access.alert("audit_unavailable", who.actor, f"a challenge got no verdict: {exc.message}")
@@ -265,18 +270,41 @@ def stamp_verified(profile: Profile, settings: Settings) -> Verified:
 
 
 def describe_profile(profile: Profile, registry: Registry) -> dict[str, Any]:
-    """What screens show of a served profile: name, fingerprint, edition, DEMO flag (never word results)."""
+    """What screens show of a served profile: name, fingerprint, edition, DEMO flag, UNVERIFIED claims
+    (never word results)."""
     base = profile.base.manifest
     identification = registry.identify(base.word_count, base.fingerprint)
     edition = identification.describe()
     if profile.amended:
         edition = f"{profile.base.name} ({edition}) with amendments"
     shown_name = "DEMO" if profile.demo else profile.name
+    unverified = unverified_claims(profile, registry)
+    badges = "".join(f" [{claim['badge']}]" for claim in unverified)
     return {
         **profile.describe(),
         "short_fingerprint": short(profile.fingerprint),
         "edition": edition,
         "identification": identification.as_dict(),
         "shown_name": shown_name,  # what screens show as the lexicon's name
-        "label": f"{shown_name}: {edition}, fingerprint {short(profile.fingerprint)}",
+        # Names that claim an edition their words are not (forced in by the TD): every screen shows a badge.
+        "unverified": unverified,
+        "label": f"{shown_name}{badges}: {edition}, fingerprint {short(profile.fingerprint)}",
     }
+
+
+def unverified_claims(profile: Profile, registry: Registry) -> list[dict[str, Any]]:
+    """The editions a profile's names claim and its lists are not: the profile's own name and its
+    base's (both answer for the base's words), and the secondary source's. Worked out each time from
+    names, fingerprints and the registry, so that it cannot go stale."""
+    base = profile.base
+    checks = [(profile.name, base, "this list" if profile.name == base.name else f"its base lexicon {base.name}")]
+    if base.name != profile.name:
+        checks.append((base.name, base, f"the lexicon {base.name}"))
+    if profile.secondary is not None:
+        checks.append((profile.secondary.name, profile.secondary, f"the secondary source {profile.secondary.name}"))
+    found: dict[str, dict[str, Any]] = {}
+    for name, lexicon, what in checks:
+        claim = registry.claim(name, lexicon.manifest.word_count, lexicon.fingerprint)
+        if claim is not None and claim.unverified:
+            found.setdefault(claim.badge, claim.as_dict(what))  # one badge each, however many names claim it
+    return list(found.values())

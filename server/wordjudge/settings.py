@@ -8,10 +8,11 @@ and its environment variable can never drift apart.
 
 from __future__ import annotations
 
+import ipaddress
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from .errors import InvalidInput
@@ -51,6 +52,19 @@ class Settings(BaseSettings):
         pattern=r"^([A-Za-z0-9]([A-Za-z0-9-]{0,58}[A-Za-z0-9])?)?$",
         description="Announce the server on the LAN as NAME.local over mDNS (when not on 127.0.0.1); empty: off.",
     )
+    max_connections_per_client: int = Field(
+        default=64,
+        ge=1,
+        le=100_000,
+        description="Connections one client address may hold open at once; more are closed at once "
+        "(a browser opens up to 6 to one server).",
+    )
+    trusted_proxies: str = Field(
+        default="",
+        description="Addresses or networks of reverse proxies in front of the server, comma-separated (e.g. "
+        "127.0.0.1): their X-Forwarded-For names the client. Empty: no proxy, a client is the address it "
+        "connects from.",
+    )
 
     @model_validator(mode="after")
     def _tls_pair(self) -> Settings:
@@ -61,9 +75,26 @@ class Settings(BaseSettings):
                 raise ValueError(f"{path} is not a file")
         return self
 
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _proxies(cls, value: str) -> str:
+        for item in filter(None, (part.strip() for part in value.split(","))):
+            try:
+                ipaddress.ip_network(item)
+            except ValueError:
+                raise ValueError(
+                    f"{item!r} is not an IP address or network (such as 127.0.0.1 or 10.0.0.0/24)"
+                ) from None
+        return value
+
     @property
     def tls(self) -> bool:
         return self.certfile is not None
+
+    @property
+    def proxy_networks(self) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
+        """The trusted proxies as networks (an address is a network of one)."""
+        return [ipaddress.ip_network(part.strip()) for part in self.trusted_proxies.split(",") if part.strip()]
 
 
 def env_name(field: str) -> str:

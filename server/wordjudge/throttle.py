@@ -1,9 +1,10 @@
 """Throttles: how often an actor may do something, counted in memory.
 
-Two shapes: a :class:`RateLimit` (a token bucket: so many per minute, with a burst
-of the same size) for challenges, and a :class:`FailureLimit` (at most so many
+Three shapes: a :class:`RateLimit` (a token bucket: so many per minute, with a burst
+of the same size) for challenges, a :class:`FailureLimit` (at most so many
 failures in a sliding window) for logins and pairing codes, where only wrong
-guesses count. Both take a clock so tests can move time; both forget idle keys so
+guesses count, and a :class:`Pace` (one at a time, so many seconds apart) that
+slows guessing down without refusing anyone. Both take a clock so tests can move time; both forget idle keys so
 that many clients cannot make them grow without bound. A restart forgets every
 count, which is acceptable: a restart is rare and visible to the TD.
 """
@@ -85,8 +86,43 @@ class FailureLimit:
         """Forget ``key``'s failures (after a success)."""
         self._failures.pop(key, None)
 
+    def undo(self, key: Hashable) -> None:
+        """Take back the latest failure counted for ``key`` (an attempt counted before it was known to succeed)."""
+        failures = self._failures.get(key)
+        if failures:
+            failures.pop()
+
+    def count(self, key: Hashable) -> int:
+        """How many failures ``key`` has in the window now."""
+        return len(self._recent(key, self._clock()))
+
     def _recent(self, key: Hashable, now: float) -> deque[float]:
         failures = self._failures.setdefault(key, deque())
         while failures and failures[0] <= now - self.window:
             failures.popleft()
         return failures
+
+
+class Pace:
+    """Spaces events of one key at least ``interval`` seconds apart: each caller books the next free slot.
+
+    For slowing a guesser down without refusing anyone: a caller waits for its slot; only a caller
+    whose slot is more than ``max_wait`` seconds away is refused (:meth:`book` returns None).
+    """
+
+    def __init__(self, interval: float, max_wait: float, *, clock: Clock = time.monotonic) -> None:
+        self.interval = interval
+        self.max_wait = max_wait
+        self._clock = clock
+        self._next: dict[Hashable, float] = {}  # key -> when its next slot is free
+
+    def book(self, key: Hashable) -> float | None:
+        """Book ``key``'s next slot: the seconds to wait for it, or None if that is over ``max_wait``."""
+        now = self._clock()
+        slot = max(now, self._next.get(key, now))
+        if slot - now > self.max_wait:
+            return None
+        self._next[key] = slot + self.interval
+        if len(self._next) > _PRUNE_AT:
+            self._next = {k: t for k, t in self._next.items() if t > now}
+        return slot - now

@@ -3,7 +3,12 @@
 A source is a plain list (one word per line), a Zyzzyva-style text list (``WORD
 definition...``: the first token is the word) or a ``score WORD`` playability
 list, any of them optionally gzip-compressed. It is UTF-8 with or without a BOM,
-with LF, CRLF or CR line ends; blank lines and ``#`` comment lines are ignored.
+with LF, CRLF or CR line ends; blank lines are ignored, and so are comment lines:
+``#`` followed by a space, by nothing or by anything but a letter. ``#WORD`` (``#``
+right before a letter) is a word marked with ``#``, as some published lists mark new
+words: the word is read without the mark, and marked words are counted. The format
+is detected from the whole file, and an error for lines that are not words says
+which ``--format`` reads them, if one does.
 
 Words are compared in one normal form everywhere (:func:`normalise`): Unicode
 NFC, upper case. Nothing here assumes A-Z: a word is any run of Unicode letters
@@ -29,7 +34,8 @@ Progress = Callable[[int, int], None]
 _GZIP_MAGIC = b"\x1f\x8b"
 _UTF8_BOM = b"\xef\xbb\xbf"
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
-_SAMPLE_LINES = 1000  # lines looked at to detect the format of a source
+_MARK = "#"  # starts a comment, or marks a word when a letter follows it at once
+_SHOWN_MARKED = 3  # marked words quoted in the reading summary
 _PROGRESS_EVERY = 20_000
 _SHOWN_INVALID = 10  # invalid lines quoted in an error message
 
@@ -41,6 +47,19 @@ class SourceFormat(StrEnum):
     PLAIN = "plain"  # the whole line is the word
     ZYZZYVA = "zyzzyva"  # WORD definition...: the first token
     PLAYABILITY = "playability"  # score WORD: the second token, after an integer
+
+    @property
+    def description(self) -> str:
+        """The format in words, for messages: "a Zyzzyva list (WORD definition...)"."""
+        return _DESCRIPTIONS[self]
+
+
+_DESCRIPTIONS = {
+    SourceFormat.AUTO: "a list of a format to detect",
+    SourceFormat.PLAIN: "a plain list (one word per line)",
+    SourceFormat.ZYZZYVA: "a Zyzzyva list (WORD definition...)",
+    SourceFormat.PLAYABILITY: "a playability list (score WORD)",
+}
 
 
 def normalise(text: str) -> str:
@@ -101,6 +120,10 @@ class WordList:
     lines: int = 0  # data lines: not blank, not comments
     duplicates: int = 0
     invalid: list[InvalidLine] = field(default_factory=list)
+    comments: int = 0  # comment lines skipped
+    marked: int = 0  # "#WORD" lines: words marked with '#', read without the mark
+    marked_lines: list[tuple[int, str]] = field(default_factory=list)  # the first few, as (line, content)
+    detected: bool = False  # the format was detected, not chosen
 
     def sorted_words(self) -> list[str]:
         """The unique words sorted by code point (the canonical order)."""
@@ -138,8 +161,19 @@ def parse_word_list(
     """Parse the bytes of a word-list source; see :func:`read_word_list`."""
     source_sha256 = hashlib.sha256(data).hexdigest()
     lines = _text_lines(_decompress(data, source_name), source_name)
-    if format is SourceFormat.AUTO:
+    detected = format is SourceFormat.AUTO
+    if detected:
         format = detect_format(lines)
+    result = _read_lines(lines, source_name, source_sha256, format, progress)
+    result.detected = detected
+    if result.invalid and not skip_invalid:
+        raise _invalid_lines_error(result, _better_format(lines, result))
+    return result
+
+
+def _read_lines(
+    lines: list[bytes], source_name: str, source_sha256: str, format: SourceFormat, progress: Progress | None = None
+) -> WordList:
     result = WordList(source_name=source_name, source_sha256=source_sha256, format=format)
     extract = _EXTRACTORS[format]
     words = result.words
@@ -152,10 +186,18 @@ def parse_word_list(
         except UnicodeDecodeError:
             result.invalid.append(InvalidLine(number, raw.decode("utf-8", "replace").strip(), "it is not valid UTF-8"))
             continue
-        if not line or line.startswith("#"):
+        if not line:
             continue
+        marked = line.startswith(_MARK)
+        if marked:
+            if not line[1:2].isalpha():  # "# note", "#", "#-", "#1": a comment
+                result.comments += 1
+                continue
+            result.marked += 1
+            if len(result.marked_lines) < _SHOWN_MARKED:
+                result.marked_lines.append((number, line))
         result.lines += 1
-        token, problem = extract(line)
+        token, problem = extract(line[1:] if marked else line)
         if problem is None:
             word = normalise(token)
             problem = word_problem(word)
@@ -165,37 +207,57 @@ def parse_word_list(
                 else:
                     words.add(word)
                 continue
+        if marked:
+            problem += f"; '{_MARK}' right before a letter marks a word: write '{_MARK} ' to make the line a comment"
         result.invalid.append(InvalidLine(number, line, problem))
     if progress is not None:
         progress(total, total)
-    if result.invalid and not skip_invalid:
-        raise _invalid_lines_error(source_name, result.invalid)
     return result
 
 
 def detect_format(lines: Iterable[bytes]) -> SourceFormat:
-    """Guess the format of a source from its first data lines.
+    """Guess the format of a source from all its data lines (not blank, not comments).
 
-    Playability if nearly every line is ``integer token``; Zyzzyva if at least
-    half of the lines have more than one token; plain otherwise, so that a plain
-    list with a few bad lines is reported rather than silently cut at the space.
+    Playability if nearly every line is ``integer token``; Zyzzyva if at least half
+    of the lines have more than one token (so a Zyzzyva export where some words have
+    no definition is still one); plain otherwise, so that a plain list with a few bad
+    lines is reported rather than silently cut at the space.
     """
-    sample: list[list[bytes]] = []
+    data = scored = several = 0
     for raw in lines:
         line = raw.strip()
-        if line and not line.startswith(b"#"):
-            sample.append(line.split())
-            if len(sample) == _SAMPLE_LINES:
-                break
-    if not sample:
+        if not line:
+            continue
+        if line.startswith(b"#"):
+            if not line[1:5].decode("utf-8", "ignore")[:1].isalpha():
+                continue  # a comment
+            line = line[1:]  # a word marked with '#'
+        data += 1
+        tokens = line.split(maxsplit=2)
+        if len(tokens) > 1:
+            several += 1
+            if len(tokens) == 2 and tokens[0].isdigit():
+                scored += 1
+    if not data:
         return SourceFormat.PLAIN
-    scored = sum(1 for tokens in sample if len(tokens) == 2 and tokens[0].isdigit())
-    if scored >= 0.9 * len(sample):
+    if scored >= 0.9 * data:
         return SourceFormat.PLAYABILITY
-    several = sum(1 for tokens in sample if len(tokens) > 1)
-    if several >= 0.5 * len(sample):
+    if several >= 0.5 * data:
         return SourceFormat.ZYZZYVA
     return SourceFormat.PLAIN
+
+
+def _better_format(lines: list[bytes], result: WordList) -> tuple[SourceFormat, int] | None:
+    """The format that reads the most of a source's lines as words, and how many it leaves unread,
+    if it reads more of them than the format used; else None. Only worked out for an error."""
+    best: tuple[SourceFormat, int] | None = None
+    for candidate in (SourceFormat.PLAIN, SourceFormat.ZYZZYVA, SourceFormat.PLAYABILITY):
+        if candidate is result.format:
+            continue
+        other = _read_lines(lines, result.source_name, result.source_sha256, candidate)
+        if len(other.invalid) < len(result.invalid) and (best is None or len(other.invalid) < best[1]):
+            best = (candidate, len(other.invalid))
+    return best
 
 
 def _decompress(data: bytes, source_name: str) -> bytes:
@@ -240,12 +302,23 @@ _EXTRACTORS: dict[SourceFormat, Callable[[str], tuple[str, str | None]]] = {
 }
 
 
-def _invalid_lines_error(source_name: str, invalid: list[InvalidLine]) -> WordListError:
+def _invalid_lines_error(result: WordList, better: tuple[SourceFormat, int] | None) -> WordListError:
+    source_name, invalid = result.source_name, result.invalid
+    how = "the format detected from the whole file" if result.detected else f"as --format {result.format} says"
     shown = [bad.describe(source_name) for bad in invalid[:_SHOWN_INVALID]]
     more = len(invalid) - len(shown)
-    message = f"{source_name}: {len(invalid)} line(s) are not words:\n  " + "\n  ".join(shown)
+    message = (
+        f"{source_name}: {len(invalid):,} line(s) are not words, read as {result.format.description}, {how}:\n  "
+        + "\n  ".join(shown)
+    )
     if more:
-        message += f"\n  ... and {more} more"
-    message += "\nFix the list, or add it with --skip-invalid to leave these lines out."
+        message += f"\n  ... and {more:,} more"
+    if better is not None:
+        fitted, left = better
+        outcome = "every line then reads as a word" if not left else f"then {left:,} line(s) are still not words"
+        message += f"\nIf it is {fitted.description}, add --format {fitted.value}: {outcome}."
+        message += "\nOr fix the list, or add it with --skip-invalid to leave these lines out."
+    else:
+        message += "\nFix the list, or add it with --skip-invalid to leave these lines out."
     details = [{"line": bad.line, "content": bad.content, "reason": bad.reason} for bad in invalid[:100]]
     return WordListError(message, details=details)
