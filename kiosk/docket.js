@@ -5,6 +5,7 @@
 
 import { api, h } from "./api.js";
 import { STRINGS as S } from "./strings.js";
+import { unverifiedBadges } from "./ui.js";
 
 const SIZES = ["58mm", "80mm", "a6"];
 const app = document.getElementById("app");
@@ -55,6 +56,8 @@ async function boot() {
         fact(F.words, r.word_count),
         fact(F.consequence, r.consequence.text),
         fact(F.lexicon, `${docket.lexicon_name} ${docket.short_fingerprint}`),
+        docket.lexicon_unverified?.length
+          ? [h("dt", {}, ""), h("dd", { class: "docket-unverified" }, unverifiedBadges(docket.lexicon_unverified))] : null,
         fact(F.time, new Date(r.created_at).toLocaleString("en-GB")),
         fact(F.id, `#${r.id}`),
         fact(F.head, `#${docket.head.id} ${docket.head.hash.slice(0, 16)}`)),

@@ -1,5 +1,7 @@
 // The server status page: what the server serves, from /api/health.
 
+import { unverifiedBadges } from "./ui.js";
+
 const $ = (selector) => document.querySelector(selector);
 
 function cell(text, className) {
@@ -15,15 +17,18 @@ function render(health) {
   const notes = [...(degraded ? health.reasons : []), ...(health.warnings || [])];
   $("#server-state").textContent =
     (degraded ? "Server problem: call the TD" : "Server running") + (notes.length ? ` (${notes.join("; ")})` : "");
-  $("#server-state").className = degraded ? "state error" : "state ok";
+  // Warnings (low disk, a lexicon served UNVERIFIED) are worth a look: not green.
+  $("#server-state").className = degraded ? "state error" : notes.length ? "state warn" : "state ok";
   $("#version").textContent = `wordjudge ${health.version}`;
   $("#demo-banner").hidden = !health.demo;
   const rows = $("#lexicons tbody");
   rows.replaceChildren();
   for (const lexicon of health.lexicons) {
     const tr = document.createElement("tr");
+    const name = cell(lexicon.shown_name, "name");
+    name.append(...unverifiedBadges(lexicon.unverified).flatMap((badge) => [" ", badge]));
     tr.append(
-      cell(lexicon.shown_name, "name"),
+      name,
       cell(lexicon.word_count.toLocaleString("en")),
       cell(lexicon.edition),
       cell(lexicon.short_fingerprint, "fingerprint"),

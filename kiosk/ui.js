@@ -20,15 +20,22 @@ export function heading(text, level = "h1") {
   return h(level, { tabindex: "-1" }, text);
 }
 
-// A lexicon as screens show it: name (DEMO for the demo), word count, short fingerprint.
+// A lexicon as screens show it: name (DEMO for the demo), UNVERIFIED badges, word count, short fingerprint.
 export function lexiconBox(view, large = true) {
   return h(
     "div",
     { class: `lexicon${large ? " large" : ""}` },
     h("span", { class: "lexicon-name" }, view.shown_name),
     view.demo ? h("span", { class: "badge demo" }, S.demoNote) : null,
+    unverifiedBadges(view.unverified),
     h("span", { class: "lexicon-facts" }, `${S.wordCount(view.word_count)} · ${S.fingerprint(view.short_fingerprint)}`),
   );
+}
+
+// One badge per edition a lexicon's names claim and its words are not ("UNVERIFIED: not the official
+// CSW24"): the TD forced it in, and every screen that shows the lexicon says so.
+export function unverifiedBadges(claims) {
+  return (claims || []).map((claim) => h("span", { class: "badge unverified", title: claim.description }, S.unverified(claim)));
 }
 
 export function tileWord(word) {

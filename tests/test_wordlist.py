@@ -148,3 +148,77 @@ def test_format_and_order_do_not_change_the_words(words: list[str], rng: object)
     zyzzyva = parse("\n".join(f"{w.upper()} some definition [n]" for w in shuffled), format=SourceFormat.ZYZZYVA)
     scored = parse("\r\n".join(f"{i} {w}" for i, w in enumerate(shuffled)), format=SourceFormat.PLAYABILITY)
     assert plain == zyzzyva == scored == {normalise(w) for w in words}
+
+
+# -- '#' marks and format detection (issue 15, item 8) --------------------------------------------
+
+
+def test_a_hash_right_before_a_letter_marks_a_word_and_is_counted() -> None:
+    text = "# header\n#AARGH\nAA\n#-- a rule\n#\n#1 numbered note\n  #ÉTÉ\n##AB\n"
+    result = parse_word_list(text.encode(), source_name="marked.txt")
+    assert result.words == {"AARGH", "AA", "ÉTÉ"}
+    assert (result.marked, result.comments, result.lines) == (2, 5, 3)
+    assert result.marked_lines == [(2, "#AARGH"), (7, "#ÉTÉ")]
+    zyzzyva = parse_word_list(b"#AA rough lava\nAB to abet\n# a comment\n", source_name="z.txt")
+    assert (zyzzyva.format, zyzzyva.words, zyzzyva.marked) == (SourceFormat.ZYZZYVA, {"AA", "AB"}, 1)
+
+
+def test_a_marked_line_that_is_not_a_word_says_how_to_write_a_comment() -> None:
+    lines = ["#Collins Scrabble Words 2019", *(f"W{chr(65 + i)}" for i in range(20))]
+    with pytest.raises(WordListError) as caught:
+        parse_word_list("\n".join(lines).encode(), source_name="csw.txt")
+    assert (
+        "csw.txt, line 1: '#Collins Scrabble Words 2019': it has a space inside (' ' (SPACE)); "
+        "'#' right before a letter marks a word: write '# ' to make the line a comment"
+    ) in caught.value.message
+
+
+def test_a_zyzzyva_export_is_detected_from_the_whole_file_when_its_first_words_have_no_definition(
+    demo_words: list[str],
+) -> None:
+    # 1,500 words without a definition first, then 3,000 with one: most lines have one.
+    lines = demo_words[:1500] + [f"{word} a definition [n]" for word in demo_words[1500:4500]]
+    result = parse_word_list("\n".join(lines).encode(), source_name="zyzzyva.txt")
+    assert result.format is SourceFormat.ZYZZYVA
+    assert result.words == set(demo_words[:4500])
+
+
+def test_a_zyzzyva_export_with_few_definitions_gets_a_hint_to_use_format_zyzzyva(demo_words: list[str]) -> None:
+    lines = [f"{word} a definition [n]" if i % 3 == 0 else word for i, word in enumerate(demo_words[:3000])]
+    with pytest.raises(WordListError) as caught:
+        parse_word_list("\n".join(lines).encode(), source_name="few.txt")
+    message = caught.value.message
+    assert (
+        "few.txt: 1,000 line(s) are not words, read as a plain list (one word per line), "
+        "the format detected from the whole file:"
+    ) in message
+    assert "If it is a Zyzzyva list (WORD definition...), add --format zyzzyva: every line then reads as a word." in (
+        message
+    )
+    assert parse_word_list("\n".join(lines).encode(), source_name="few.txt", format=SourceFormat.ZYZZYVA).words == (
+        set(demo_words[:3000])
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "chosen", "suggested"),
+    [
+        ("10 AA\n20 AB\n30 AD\n", SourceFormat.ZYZZYVA, "add --format playability"),
+        ("AA\nAB\nAD\n", SourceFormat.PLAYABILITY, "add --format plain"),
+        ("AA rough lava\nAB to abet\n", SourceFormat.PLAYABILITY, "add --format zyzzyva"),
+    ],
+)
+def test_a_chosen_format_that_does_not_fit_names_the_one_that_does(
+    text: str, chosen: SourceFormat, suggested: str
+) -> None:
+    with pytest.raises(WordListError) as caught:
+        parse_word_list(text.encode(), source_name="l.txt", format=chosen)
+    assert f"as --format {chosen.value} says" in caught.value.message
+    assert f"{suggested}: every line then reads as a word" in caught.value.message
+
+
+def test_no_format_is_suggested_when_none_reads_more_lines() -> None:
+    with pytest.raises(WordListError) as caught:
+        parse_word_list(b"AA\nCAT3\nAB\n", source_name="t.txt")
+    assert "--format" not in caught.value.message
+    assert "Fix the list, or add it with --skip-invalid" in caught.value.message
