@@ -355,7 +355,9 @@ def test_the_deploy_launcher_opens_the_kiosk_in_chromium(server: LiveServer, tmp
     launcher = Path(__file__).resolve().parent.parent / "deploy" / "kiosk-chromium.sh"
     done = subprocess.run(
         [str(launcher), server.base, *CHROMIUM_ARGS, "--virtual-time-budget=5000", "--dump-dom"],
-        env={**os.environ, "WORDJUDGE_KIOSK_PROFILE": str(tmp_path / "profile"), "WORDJUDGE_CHROMIUM": str(CHROMIUM)},
+        env={**os.environ, "WORDJUDGE_KIOSK_PROFILE": str(tmp_path / "profile"), "WORDJUDGE_CHROMIUM": str(CHROMIUM),
+             # No lock-down policy here (tests/test_kiosk_lockdown.py has it), and --dump-dom ends Chromium.
+             "WORDJUDGE_KIOSK_UNLOCKED": "1", "WORDJUDGE_KIOSK_RESTART": "0"},
         capture_output=True, text=True, timeout=60, check=True,
     )  # fmt: skip
     assert 'data-screen="pair"' in done.stdout  # the page ran: an unenrolled kiosk asks for its code
