@@ -60,7 +60,9 @@ async function boot() {
           ? [h("dt", {}, ""), h("dd", { class: "docket-unverified" }, unverifiedBadges(docket.lexicon_unverified))] : null,
         fact(F.time, new Date(r.created_at).toLocaleString("en-GB")),
         fact(F.id, `#${r.id}`),
-        fact(F.head, `#${docket.head.id} ${docket.head.hash.slice(0, 16)}`)),
+        // The record's own place in the audit chain: with it, anyone can later check that the log holds this
+        // record as it was (wordjudge audit verify --expect-head ID:HEX).
+        docket.head_text ? fact(F.head, docket.head_text) : null),
       h("div", { class: "docket-qr" }, svg(docket.qr_svg))),
   );
   if (params.get("print") === "1") window.print();

@@ -9,11 +9,13 @@ import {
   draftProblem, flash, heading, lexiconBox, pairForm, submitChallenge, tableRoundFields, unverifiedBadges, verdictPanel,
   wordsField,
 } from "./ui.js";
+import { pendingStore, refusedOutright, settle } from "./pending.js";
 import { repeats, splitWords } from "./words.js";
 
 const TOKEN_KEY = "wordjudge.kiosk.token";
 const DIVISION_KEY = "wordjudge.kiosk.division";
 const ROUND_KEY = "wordjudge.kiosk.round";
+const PENDING = pendingStore("wordjudge.kiosk.pending"); // a challenge that got no clear answer
 const ABANDONED_MS = 30000; // typed input left alone this long is cleared
 const SETTINGS_MS = 60000;
 const HOLD_MS = 1200; // how long the opponent holds "Adjudicate"
@@ -197,10 +199,10 @@ function goIdle() {
   renderServerState(status);
   const choices = fixed
     ? [h("p", { class: "division-name" }, `Division ${fixed.name}`), lexiconBox(fixed.lexicon_view),
-       h("button", { class: "primary start", id: "start", onclick: () => showChallenger(fixed) }, S.start)]
+       h("button", { class: "primary start", id: "start", onclick: () => startChallenge(fixed) }, S.start)]
     : [h("h2", {}, S.pickDivision),
        h("div", { class: "division-choices" }, divisions().map((d) =>
-         h("button", { class: "division", onclick: () => showChallenger(d) },
+         h("button", { class: "division", onclick: () => startChallenge(d) },
            h("span", { class: "division-name" }, `Division ${d.name}`), lexiconBox(d.lexicon_view))))];
   const page = h(
     "section",
@@ -215,6 +217,30 @@ function goIdle() {
 }
 
 // -- challenger ----------------------------------------------------------------------------------
+
+// A new challenge starts only once the last one that got no clear answer is settled with the server.
+async function startChallenge(division) {
+  const pending = PENDING.get();
+  if (!pending) return showChallenger(division);
+  show("settling", h("section", { class: "screen sending" }, heading(S.settling)));
+  try {
+    const { record } = await settle(state.token, pending.requestId);
+    PENDING.clear();
+    if (!record) return showChallenger(division);
+    const recorded = divisions().find((d) => d.name === record.division) || division;
+    return showVerdict(recorded, { ...record, settled: true });
+  } catch (error) {
+    if (error.kind === "unauthorized") return forget(S.revoked);
+    const page = h("section", { class: "screen failure", role: "alert" },
+      heading(S.unsettledTitle),
+      h("p", { class: "failure-message" }, S.unsettled(pending.table, pending.round)),
+      h("p", { class: "hint" }, error.kind === "network" ? S.unreachable : S.serverRefused(error.message)),
+      h("div", { class: "actions" },
+        h("button", { type: "button", class: "secondary", onclick: goIdle }, S.back),
+        h("button", { type: "button", class: "primary", id: "retry", onclick: () => startChallenge(division) }, S.retry)));
+    show("unsettled", page);
+  }
+}
 
 function showChallenger(division, draft = null) {
   state.division = division;
@@ -310,11 +336,14 @@ function showOpponent(division, draft) {
 
 async function adjudicate(division, draft) {
   show("sending", h("section", { class: "screen sending" }, heading(S.sending)));
+  PENDING.set({ requestId: draft.requestId, table: draft.table, round: draft.round });
   try {
     const record = await submitChallenge(state.token, division.name, draft);
+    PENDING.clear();
     state.serverOk = true;
     showVerdict(division, record);
   } catch (error) {
+    if (refusedOutright(error)) PENDING.clear(); // nothing was recorded: nothing to settle
     if (error.kind === "unauthorized") return forget(S.revoked);
     if (error.kind === "invalid") {
       showChallenger(division, draft);
@@ -337,6 +366,7 @@ function showVerdict(division, record) {
       unverifiedBadges(view.unverified)),
     after: countdown,
   });
+  if (record.settled) page.prepend(h("p", { class: "settled-note" }, S.settledNote(record.table, record.round)));
   show("verdict", page);
   let left = seconds;
   const tick = () => {

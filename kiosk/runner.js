@@ -8,9 +8,11 @@ import { STRINGS as S } from "./strings.js";
 import {
   draftProblem, flash, heading, lexiconBox, pairForm, submitChallenge, tableRoundFields, verdictPanel, wordsField,
 } from "./ui.js";
+import { pendingStore, refusedOutright, settle } from "./pending.js";
 import { splitWords } from "./words.js";
 
 const TOKEN_KEY = "wordjudge.runner.token";
+const PENDING = pendingStore("wordjudge.runner.pending"); // a slip sent that got no clear answer
 const app = document.getElementById("app");
 const state = { token: localStorage.getItem(TOKEN_KEY), me: null, event: null, division: null, pending: null };
 
@@ -153,13 +155,18 @@ function showConfirm(draft) {
 }
 
 async function send(draft) {
+  const earlier = PENDING.get();
+  if (earlier && earlier.requestId !== draft.requestId && !(await settled())) return;
   state.pending = draft;
+  PENDING.set({ requestId: draft.requestId, table: draft.table, round: draft.round });
   show("sending", h("section", { class: "screen sending" }, heading(S.sending)));
   try {
     const record = await submitChallenge(state.token, draft.division.name, draft);
     state.pending = null;
+    PENDING.clear();
     showVerdict(record);
   } catch (error) {
+    if (refusedOutright(error)) PENDING.clear(); // nothing was recorded: nothing to settle
     if (error.kind === "unauthorized") {
       state.pending = null;
       return forget(S.runnerRevoked);
@@ -173,8 +180,38 @@ async function send(draft) {
   }
 }
 
+// Before a new slip is sent, the last one that got no clear answer is settled with the server: its
+// verdict if it was recorded, else it is dropped (it never will be: the same id is not sent again).
+async function settled() {
+  const pending = PENDING.get();
+  if (!pending) return true;
+  show("settling", h("section", { class: "screen sending" }, heading(S.settling)));
+  try {
+    const { record } = await settle(state.token, pending.requestId);
+    PENDING.clear();
+    state.pending = null;
+    if (!record) return true;
+    showVerdict({ ...record, settled: true });
+    return false;
+  } catch (error) {
+    if (error.kind === "unauthorized") {
+      forget(S.runnerRevoked);
+      return false;
+    }
+    show("unsettled", h("section", { class: "screen failure", role: "alert" },
+      heading(S.unsettledTitle),
+      h("p", { class: "failure-message" }, S.unsettled(pending.table, pending.round)),
+      h("p", { class: "hint" }, error.kind === "network" ? S.unreachable : S.serverRefused(error.message)),
+      h("div", { class: "actions stacked" },
+        h("button", { type: "button", class: "primary wide", id: "retry", onclick: () => settled().then(
+          (free) => free && showEntry()) }, S.retry))));
+    return false;
+  }
+}
+
 function showVerdict(record) {
   const page = verdictPanel(record, {
+    facts: record.settled ? h("p", { class: "settled-note" }, S.settledNote(record.table, record.round)) : [],
     middle: h("p", { class: "verdict-list" }, record.words.join(" ")), // the runner carries the words back
     after: h("div", { class: "actions stacked" },
       h("button", { type: "button", class: "primary wide inverse", id: "next", onclick: () => showEntry() }, S.next),
@@ -193,7 +230,7 @@ function showNotSent(draft, error) {
     h("div", { class: "actions stacked" },
       h("button", { type: "button", class: "primary wide", id: "retry", onclick: () => send(draft) }, S.retry),
       h("button", { type: "button", class: "secondary wide", onclick: () => {
-        state.pending = null;
+        state.pending = null; // edited, it is a new slip: the old one is settled before it is sent
         showEntry(draft);
       } }, S.edit)),
   );

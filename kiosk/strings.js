@@ -65,8 +65,15 @@ export const STRINGS = {
   unreachable: "Cannot reach the adjudication server: call the TD",
   serverRefused: (message) => `The server refused: ${message}`,
   retry: "Try again",
-  retryNote: "Trying again sends the same challenge: it is never recorded twice.",
-  discard: "Cancel this challenge",
+  retryNote: "Trying again sends the same challenge: it is never recorded twice. If you leave it, the kiosk asks "
+    + "the server what became of it before the next challenge starts.",
+  settling: "Checking the last challenge with the server…",
+  unsettledTitle: "The last challenge is not settled",
+  unsettled: (table, round) => `The last challenge (table ${table}${round ? `, round ${round}` : ""}) got no clear `
+    + "answer, and the server cannot say yet whether it was recorded. Try again, or call the TD.",
+  settledNote: (table, round) => `The last challenge (table ${table}${round ? `, round ${round}` : ""}) got no clear `
+    + "answer at the time. It was recorded: this is its verdict.",
+  discard: "Leave it for now",
 
   // enrolment and settings
   pairTitle: "This kiosk is not enrolled",
@@ -111,7 +118,7 @@ export const STRINGS = {
   docketPrint: "Print",
   docketFacts: {
     event: "Event", division: "Division", round: "Round", table: "Table", words: "Words", verdict: "Verdict",
-    consequence: "Consequence", lexicon: "Lexicon", time: "Time", id: "Challenge", head: "Log head",
+    consequence: "Consequence", lexicon: "Lexicon", time: "Time", id: "Challenge", head: "Chain",
   },
 
   // TD console
@@ -136,7 +143,7 @@ export const STRINGS = {
     acceptMove: "Accept move",
     acceptMoveConfirm: (name, from, to) => `Let ${name}'s token work from ${to} instead of ${from}? `
       + "Only if you know the device moved (a new cable or Wi-Fi address); if not, revoke it.",
-    verify: "Verify the audit chain", chainHead: (head) => `Chain head: #${head.id ?? 0} ${head.hash}`,
+    verify: "Verify the audit chain", chainHead: (head) => `Chain head: ${head.text}`,
     filters: "Filters", apply: "Apply", anyVerdict: "any verdict", device: "Device or TD", since: "From", until: "Until",
     exportCsv: "Export CSV", exportJsonl: "Export JSONL", live: "Live: new adjudications appear at the top",
     liveLost: "Live feed interrupted: reconnecting…", noRecords: "No records match",

@@ -105,7 +105,7 @@ async function showRecord(detail, id, open, message = "") {
         fact(K.lexicon, `${record.lexicon} ${record.fingerprint}`),
         record.note ? fact(C.note, record.note) : null,
         record.agrees !== null ? fact("Agrees with the original", record.agrees ? "yes" : "NO") : null,
-        fact(C.chain, `#${record.id} · previous ${record.prev_hash.slice(0, 16)}… · hash ${record.hash.slice(0, 16)}…`),
+        fact(C.chain, `${record.id}:${record.hash.slice(0, 16)} (previous ${record.prev_hash.slice(0, 16)}…)`),
         record.parent_id ? fact(C.parent, h("button", { type: "button", class: "link", onclick: () => open(record.parent_id) }, `#${record.parent_id}`)) : null,
         record.children.length ? fact(C.children, record.children.map((c) =>
           h("button", { type: "button", class: "link", onclick: () => open(c) }, `#${c}`))) : null),

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import errno
 import gzip
 import json
 import shutil
+import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -152,3 +154,30 @@ def write_list(path: Path, lines: list[str], *, newline: str = "\n", bom: bool =
     data = (("\ufeff" if bom else "") + newline.join(lines) + newline).encode("utf-8")
     path.write_bytes(gzip.compress(data) if gz else data)
     return path
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 3 MiB tmpfs, mounted for this test (needs root, as CI and the dev machines have)."""
+    mount_point = tmp_path / "disk"
+    mount_point.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(mount_point)], capture_output=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
+    try:
+        yield mount_point
+    finally:
+        subprocess.run(["umount", "-l", str(mount_point)], check=False)
+
+
+def fill_disk(directory: Path) -> Path:
+    """Write a file until the file system is full; return it."""
+    filler = directory / "filler"
+    with filler.open("wb", buffering=0) as handle:  # unbuffered: nothing left to flush at close
+        try:
+            while True:
+                handle.write(b"\0" * 65536)
+        except OSError as exc:
+            if exc.errno != errno.ENOSPC:
+                raise
+    return filler

@@ -116,6 +116,8 @@ ROUTES: list[Row] = [
     ("POST", lambda w: f"/api/challenges/{w.record}/ruling",
      lambda w: {"verdict": "acceptable", "note": "TD", "request_id": uuid.uuid4().hex}, (401, 403, 403, 401, 201, 403)),
     ("GET", lambda w: "/api/audit/verify", lambda w: None, (401, 403, 403, 401, 200, 403)),
+    ("GET", lambda w: "/api/audit/head", lambda w: None, (401, 403, 403, 401, 200, 200)),
+    ("GET", lambda w: "/api/challenges/requests/never-sent-0001", lambda w: None, (401, 404, 404, 401, 404, 403)),
     ("POST", lambda w: "/api/session", lambda w: {"name": "bob", "password": PASSWORD}, (201, 201, 201, 201, 201, 201)),
     ("POST", lambda w: "/api/td-check", lambda w: {"name": "bob", "password": PASSWORD}, (200, 200, 200, 200, 200, 200)),
     ("GET", lambda w: "/api/session", lambda w: None, (401, 200, 200, 401, 200, 403)),
@@ -170,6 +172,7 @@ def test_every_route_as_every_caller(app: FastAPI, data_dir: Path) -> None:
             for method, path, *_ in ROUTES
         }
         table_routes = {(m, re.sub(r"/(victim|deputy|moved)-\d+/", "/{name}/", p)) for m, p in table_routes}
+        table_routes = {(m, re.sub(r"/requests/[^/]+$", "/requests/{request_id}", p)) for m, p in table_routes}
         assert table_routes == schema_routes  # a new route must get a row here
         failures = []
         for caller, headers in world.headers.items():

@@ -83,7 +83,7 @@ def test_backup_while_serving_then_restore_drill(data_dir: Path, tmp_path: Path,
         added = client.post("/api/challenges", json=challenge("emu"), headers=kiosk2)
         assert added.json()["id"] == verified.records + 1
     after = CliRunner().invoke(main, ["audit", "verify", "--data-dir", str(restored),
-                                      "--expect-head", verified.head.hash])  # fmt: skip
+                                      "--expect-head", verified.head.text])  # fmt: skip
     assert after.exit_code == 0, after.output
     assert f"chain verified: {verified.records + 1} record(s)" in after.output
 

@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from wordjudge.audit import AUDIT_FILE, AuditLog
+from wordjudge.audit_schema import SCHEMA
 from wordjudge.cli import main
 from wordjudge.cli_options import SETTING_FLAGS
 from wordjudge.settings import Settings, env_name
@@ -67,6 +68,30 @@ def test_add_with_skip_invalid_reports_the_count(tmp_path: Path) -> None:
     result = run("lexicon", "add", source, "--name", "OK", "--skip-invalid", "--data-dir", tmp_path / "data")
     assert result.exit_code == 0, result.output
     assert "2 invalid line(s) skipped (first: bad.txt, line 2: 'd0g'" in result.output
+
+
+def test_add_reports_comments_and_words_marked_with_a_hash(tmp_path: Path) -> None:
+    source = write_list(tmp_path / "marked.txt", ["# new words are marked #", "#aargh", "aa", "#zzz", "#-", "ab"])
+    result = run("lexicon", "add", source, "--name", "MARKED", "--data-dir", tmp_path / "data")
+    assert result.exit_code == 0, result.output
+    assert (
+        "Read marked.txt (plain list): 4 words, 0 duplicate(s), 2 comment line(s) skipped, "
+        "2 word(s) marked with '#' read without the mark (first: line 2 '#aargh', line 4 '#zzz')"
+    ) in result.output
+    assert "Compiled MARKED: 4 words" in result.output
+
+
+def test_add_of_a_list_in_another_format_says_which_format_to_use(tmp_path: Path) -> None:
+    source = write_list(tmp_path / "scores.txt", ["1520 qi", "1380 za", "12 aa"])
+    result = run("lexicon", "add", source, "--name", "S", "--format", "zyzzyva", "--data-dir", tmp_path / "data")
+    assert result.exit_code == 1
+    error = result.stderr
+    assert (
+        "scores.txt: 3 line(s) are not words, read as a Zyzzyva list (WORD definition...), as --format zyzzyva" in error
+    )
+    assert "If it is a playability list (score WORD), add --format playability: every line then reads" in error
+    assert not (tmp_path / "data").exists()
+    assert run("lexicon", "add", source, "--name", "S", "--data-dir", tmp_path / "data").exit_code == 0
 
 
 def test_data_dir_comes_from_the_environment_twin(tmp_path: Path, tiny: Path) -> None:
@@ -191,7 +216,11 @@ def test_audit_verify_names_the_first_bad_record(tmp_path: Path) -> None:
     assert ok.exit_code == 0
     assert "chain verified: 30 record(s), head 30" in ok.output
     connection = sqlite3.connect(log.path)
-    connection.executescript("DROP TRIGGER records_no_update; UPDATE records SET table_label = '99' WHERE id = 17;")
+    connection.executescript(  # a forger who knows to put the trigger back afterwards
+        "DROP TRIGGER records_no_update;"
+        """UPDATE records SET body = replace(body, '"table":"'||table_label||'"', '"table":"99"') WHERE id = 17;"""
+        f"{dict(SCHEMA)['records_no_update']};"
+    )
     connection.close()
     bad = run("audit", "verify", "--data-dir", data)
     assert bad.exit_code == 1

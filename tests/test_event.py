@@ -4,12 +4,14 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from wordjudge.cli import main
 from wordjudge.errors import InvalidInput
 from wordjudge.event import Division, Event, dump_event, load_event, parse_event, save_event, template
 from wordjudge.rules import ChallengeRule
 
-from .conftest import write_event
+from .conftest import fill_disk, write_event
 
 
 def test_no_event_file_means_the_demo_event(tmp_path: Path) -> None:
@@ -76,3 +78,18 @@ def test_an_event_written_by_the_console_reads_back_the_same(tmp_path: Path) -> 
     assert load_event(tmp_path) == event
     assert path.read_text("utf-8") == dump_event(event)
     assert [p.name for p in tmp_path.iterdir()] == ["event.toml"]  # no temporary file left behind
+
+
+def test_an_event_file_is_replaced_whole_or_not_at_all_on_a_full_disk(small_disk: Path) -> None:
+    data = small_disk / "data"
+    assert CliRunner().invoke(main, ["event", "init", "--data-dir", str(data)]).exit_code == 0
+    before = (data / "event.toml").read_text()
+    filler = fill_disk(small_disk)
+    try:
+        again = CliRunner().invoke(main, ["event", "init", "--replace", "--data-dir", str(data)])
+        assert again.exit_code == 1
+        assert "event.toml: cannot be written" in again.output
+        assert (data / "event.toml").read_text() == before  # never empty, never half written
+        assert [p.name for p in data.iterdir()] == ["event.toml"]  # no temporary file left behind
+    finally:
+        filler.unlink()

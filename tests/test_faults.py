@@ -32,7 +32,8 @@ from typing import Any
 import httpx
 import pytest
 
-from wordjudge.audit import AUDIT_FILE, AuditLog, Verification
+from wordjudge.audit import AUDIT_FILE, AuditLog
+from wordjudge.chain import Verification
 from wordjudge.editions import load_registry
 from wordjudge.lexicon import DEMO_NAME, MANIFEST_FILE, TRIE_FILE, LexiconStore
 from wordjudge.profile import Catalog

@@ -457,3 +457,59 @@ def test_a_kiosk_refused_for_a_new_address_keeps_its_enrolment_until_the_td_acce
     page.clock.fast_forward(4_000)  # it tries again by itself
     on_screen(page, "idle")
     page.context.close()
+
+
+def test_a_challenge_left_without_a_clear_answer_is_settled_before_the_next_one(
+    browser: Browser, server: LiveServer
+) -> None:
+    page = new_page(browser)
+    enrol(server, page)
+    lost = []
+
+    def lose_the_first_response(route: Route) -> None:
+        if not lost:
+            lost.append(route.fetch())  # the server records the challenge ...
+            route.abort("connectionreset")  # ... and the kiosk never hears back
+        else:
+            route.continue_()
+
+    page.route("**/api/challenges", lose_the_first_response)
+    adjudicate(page, "8", "cat qzx")
+    on_screen(page, "failure")
+    page.get_by_role("button", name="Leave it for now").click()  # the players give up and go back ...
+    on_screen(page, "idle")
+    page.reload()  # ... and even a reload keeps the request pending
+    on_screen(page, "idle")
+    page.get_by_role("button", name="Start a challenge").click()  # ... to type the same challenge again
+    on_screen(page, "verdict")  # but first the kiosk asks the server: it was recorded, and this is its verdict
+    expect(page.locator(".verdict h1")).to_have_text("UNACCEPTABLE")
+    expect(page.locator(".settled-note")).to_contain_text("The last challenge (table 8, round 3) got no clear answer")
+    screenshot(page, "kiosk-settled-small")
+    page.wait_for_timeout(700)  # a verdict ignores keys in its first half second
+    page.keyboard.press("Escape")
+    on_screen(page, "idle")
+    page.get_by_role("button", name="Start a challenge").click()
+    on_screen(page, "challenger")  # settled: a new challenge may start
+    assert len(server.records()) == 1  # the same challenge was never recorded twice
+    page.context.close()
+
+
+def test_a_challenge_that_never_reached_the_server_is_dropped_once_the_server_says_so(
+    browser: Browser, server: LiveServer
+) -> None:
+    page = new_page(browser)
+    enrol(server, page)
+    page.route("**/api/challenges", lambda route: route.abort("connectionreset"))  # never sent
+    adjudicate(page, "9", "cat dog")
+    on_screen(page, "failure")
+    page.get_by_role("button", name="Leave it for now").click()
+    page.unroute("**/api/challenges")
+    server.stop()  # and the server cannot be asked: no new challenge until it can
+    page.get_by_role("button", name="Start a challenge").click()
+    on_screen(page, "unsettled")
+    expect(page.locator(".failure-message")).to_contain_text("table 9, round 3")
+    server.start()
+    page.get_by_role("button", name="Try again").click()
+    on_screen(page, "challenger")  # the server said: never recorded
+    assert server.records() == []
+    page.context.close()

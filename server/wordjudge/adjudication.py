@@ -24,10 +24,9 @@ from .auth import Principal
 from .errors import Forbidden, InvalidInput, NotFound, ProfileError
 from .event import Division, Event
 from .profile import Profile
-from .records import Entry, Kind, Record, Verdict
+from .records import MAX_WORDS, Entry, Kind, Record, Verdict
 from .rules import consequence
 
-MAX_WORDS = 8
 MIN_LETTERS = 2
 MAX_LETTERS = 15
 MAX_NOTE = 500

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 import secrets
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Annotated, Any, Literal
 
 import segno
@@ -15,10 +15,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from .adjudication import MAX_NOTE, record_view, verdict_view
 from .audit import Appended
 from .auth import Principal
+from .chain import HeadMark, head_text
 from .editions import short
-from .errors import ErrorBody, Forbidden, InvalidInput, Unauthorized
-from .records import Entry, Kind, RecordFilter, Verdict
+from .errors import ErrorBody, Forbidden, NotFound, Unauthorized
+from .records import Entry, Kind, RecordFilter, Verdict, utc_time
 from .resources import Resources
+from .wordlist import normalise
 
 # Every route may answer an error, always in the one JSON shape of errors.error_body; documented so that
 # clients (and the schema fuzzing in tests/test_schema_fuzz.py) can rely on it. The content is spelt out
@@ -201,14 +203,16 @@ async def record_filter(
     kind: Kind | None = None,
     verdict: Verdict | None = None,
     actor: Annotated[str | None, Query(max_length=64, description="A device's or TD's name.")] = None,
-    since: datetime | None = None,
-    until: datetime | None = None,
+    since: Annotated[datetime | None, Query(description="ISO time with a zone (inclusive).")] = None,
+    until: Annotated[datetime | None, Query(description="ISO time with a zone (exclusive).")] = None,
     needs_ruling: bool | None = None,
+    word: Annotated[str | None, Query(max_length=30, description="Records whose words include this word.")] = None,
 ) -> RecordFilter:
     """The filters of the log's list, live feed and export, from the query string."""
     return RecordFilter(
         division=division, round=round, table=table, kind=kind, verdict=verdict, actor=actor,
-        since=_utc(since), until=_utc(until), needs_ruling=needs_ruling,
+        since=utc_time(since, "since") if since else None, until=utc_time(until, "until") if until else None,
+        needs_ruling=needs_ruling, word=normalise(word) if word else None,
     )  # fmt: skip
 
 
@@ -223,10 +227,27 @@ def list_challenges(
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
     before_id: Annotated[int | None, Query(ge=1, le=2**53)] = None,
 ) -> dict[str, Any]:
-    """The audit log's records, newest first, filtered (TD only)."""
+    """The audit log's records, newest first, filtered, at most `limit`; older pages with `before_id` (TD only)."""
     who.require_td("list the audit log")
     records = resources.audit.find(where, limit=limit, before_id=before_id)
     return {"records": [record_view(r, who) for r in records], "head": resources.audit.head.as_dict()}
+
+
+@router.get("/challenges/requests/{request_id}", tags=["challenges"])
+async def settle_request(
+    request_id: Annotated[str, Path(min_length=8, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")],
+    resources: ResourcesDep,
+    who: PrincipalDep,
+) -> dict[str, Any]:
+    """What became of a request this caller sent and got no clear answer to: its record, or 404 (never recorded).
+
+    Answered once every request that reached the server before this one is written or refused, so a
+    404 means the request was not recorded and never will be (unless it is sent again).
+    """
+    record = await resources.audit.settled(who.actor, request_id)
+    if record is None:
+        raise NotFound(f"request {request_id} of {who.actor} was not recorded: nothing was adjudicated")
+    return record_view(record, who)
 
 
 @router.get("/challenges/mine", tags=["challenges"])
@@ -257,6 +278,8 @@ def docket(record_id: _RecordId, resources: ResourcesDep, who: PrincipalDep) -> 
         "lexicon_unverified": lexicon["unverified"] if lexicon else [],  # its UNVERIFIED badges
         "short_fingerprint": short(record.fingerprint),
         "head": resources.audit.head.as_dict(),
+        # The record's own place in the chain, as printed: with it, the docket can check the log later.
+        "head_text": head_text(record.id, record.hash) if record.hash_is_public else None,
         "qr_svg": qr_svg(
             f"wordjudge:challenge:{record.id}" + (f":{record.hash[:16]}" if record.hash_is_public else ""), scale=3
         ),
@@ -289,18 +312,18 @@ async def ruling(record_id: _RecordId, body: RulingIn, resources: ResourcesDep, 
 
 
 @router.get("/audit/verify", tags=["audit"])
-def verify_audit(resources: ResourcesDep, who: PrincipalDep) -> dict[str, Any]:
-    """Check the whole hash chain (TD only); names the first bad record."""
+def verify_audit(
+    resources: ResourcesDep,
+    who: PrincipalDep,
+    head: Annotated[list[str] | None, Query(description="Heads shown elsewhere (ID:HEX), e.g. a docket's.")] = None,
+) -> dict[str, Any]:
+    """Check the whole log: its hash chain, each record's consistency, and each head given (TD only).
+
+    Names the first bad record.
+    """
     who.require_td("verify the audit log")
-    result = resources.audit.verify()
-    return {
-        "ok": result.ok,
-        "records": result.records,
-        "head": result.head.as_dict(),
-        "first_bad_id": result.first_bad_id,
-        "problem": result.problem,
-        "description": result.describe(),
-    }
+    marks = [HeadMark.parse(text, "head") for text in head or []]
+    return resources.audit.verify(marks).as_dict()
 
 
 def qr_svg(text: str, *, scale: int = 4) -> str:
@@ -308,12 +331,3 @@ def qr_svg(text: str, *, scale: int = 4) -> str:
     out = io.BytesIO()
     segno.make(text, error="m").save(out, kind="svg", xmldecl=False, svgns=True, scale=scale)
     return out.getvalue().decode().strip()
-
-
-def _utc(moment: datetime | None) -> str | None:
-    """A filter time as stored: UTC, ISO 8601 with milliseconds."""
-    if moment is None:
-        return None
-    if moment.tzinfo is None:
-        raise InvalidInput(f"time {moment.isoformat()} has no time zone: add Z or +00:00")
-    return moment.astimezone(UTC).isoformat(timespec="milliseconds")

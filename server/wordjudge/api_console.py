@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-import io
 import json
 import re
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
@@ -20,10 +20,10 @@ from .api import ERROR_RESPONSES, FilterDep, PrincipalDep, ResourcesDep, StrictB
 from .api_access import LoginIn
 from .errors import Forbidden
 from .event import parse_event
-from .export import ExportFormat, export
+from .export import ExportFormat, chunks
 from .profile import Catalog
-from .records import Record
-from .summary import summarise
+from .records import Record, RecordFilter
+from .summary import TOP_WORDS, from_tallies, summarise
 
 router = APIRouter(prefix="/api", responses=ERROR_RESPONSES)
 
@@ -111,12 +111,11 @@ def export_records(
 ) -> Response:
     """The records matching the filters, every field (per-word results included), as CSV or JSON Lines (TD)."""
     who.require_td("export the audit log")
-    out = io.StringIO()
-    export(resources.audit.iterate(where), out, format)
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     media = _EXPORT_MEDIA[format]
-    return Response(
-        out.getvalue(),
+    # Streamed as it is read (in a worker thread, a piece at a time): constant memory at any size.
+    return StreamingResponse(
+        chunks(resources.audit.iterate(where), format),
         media_type=f"{media}; charset=utf-8",
         headers={"Content-Disposition": f'attachment; filename="wordjudge-{stamp}.{format.value}"'},
     )
@@ -124,9 +123,17 @@ def export_records(
 
 @router.get("/summary", tags=["console"])
 def summary(resources: ResourcesDep, who: PrincipalDep, where: FilterDep) -> dict[str, Any]:
-    """Per division and round: challenges, the share acceptable, the most challenged words (TD)."""
+    """The event's challenges per division and round, the share acceptable, the most challenged words (TD).
+
+    Unfiltered, or by division (and round), it reads counts kept as the log is written; other filters
+    are summarised from the matching records.
+    """
     who.require_td("see the event summary")
-    return summarise(resources.audit.iterate(where))
+    event = resources.event.name
+    if where == RecordFilter(division=where.division, round=where.round) and (where.round is None or where.division):
+        counts, words = resources.audit.tallies(event, TOP_WORDS)  # kept with the log: a few rows at any size
+        return from_tallies(counts, words, where.division, where.round)
+    return summarise(resources.audit.iterate(replace(where, event=event)))
 
 
 @router.get("/tds", tags=["console"])

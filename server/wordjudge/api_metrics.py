@@ -1,16 +1,18 @@
-"""``GET /metrics``: the server's metrics for Prometheus (a monitor's token or a TD); thin glue over
-:mod:`wordjudge.metrics`."""
+"""What a monitor's token reads (a TD may too): ``GET /metrics``, the server's metrics for Prometheus
+(thin glue over :mod:`wordjudge.metrics`), and ``GET /api/audit/head``, the log's head for a witness."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Depends, Query
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import PlainTextResponse, Response
 
 from .api import ERROR_RESPONSES, ResourcesDep, authenticate
 from .auth import Principal
+from .chain import Head
+from .errors import NotFound
 from .metrics import CONTENT_TYPE
 
 router = APIRouter(responses=ERROR_RESPONSES)
@@ -37,3 +39,22 @@ async def metrics(resources: ResourcesDep, who: Annotated[Principal, Depends(met
     """
     text = await run_in_threadpool(resources.metrics_text)  # reads the device list from SQLite
     return Response(text, media_type=CONTENT_TYPE)
+
+
+@router.get("/api/audit/head", tags=["audit"])
+def audit_head(
+    resources: ResourcesDep,
+    who: Annotated[Principal, Depends(metrics_reader)],
+    at: Annotated[int | None, Query(ge=1, le=2**53, description="A record's id: its head then.")] = None,
+) -> dict[str, Any]:
+    """The audit log's head (or the head at record `at`), for a witness (a monitor's token) or a TD.
+
+    A witness (`wordjudge witness`) writes it down every few seconds on another machine; `wordjudge
+    audit verify --heads FILE` then checks the log against every head written.
+    """
+    if at is None:
+        return resources.audit.head.as_dict()
+    record = resources.audit.get(at)
+    if record is None:
+        raise NotFound(f"no record {at} in the audit log")
+    return Head(at, record.id, record.hash).as_dict()

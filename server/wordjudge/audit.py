@@ -7,12 +7,15 @@
   IMMEDIATE`` transaction and commits once (group commit): one fsync for a batch, so
   durability does not serialise the server.
 - **Append-only**: there is no UPDATE or DELETE path in the code, and triggers in the
-  schema refuse both.
-- **Tamper-evident**: each record holds the hash of the record before it and its own
-  hash, SHA-256 over a canonical encoding (:func:`wordjudge.records.canonical`), so altering, deleting
-  or reordering any record breaks the chain at that record (:meth:`AuditLog.verify`).
-  Cutting records off the end is detectable only against a chain head kept elsewhere
-  (dockets and the TD console show it).
+  schema refuse both (:mod:`wordjudge.audit_schema`).
+- **Tamper-evident**: each record is stored as the canonical encoding of its fields, which
+  include the hash of the record before it and 128 random bits of salt, and its hash is the
+  SHA-256 of that; altering, deleting or reordering a record breaks the chain at that record,
+  and a head kept elsewhere (a docket, a witness) catches a rewrite of the whole chain after it
+  or records cut off the end (:mod:`wordjudge.chain`).
+- **Checked before serving**: :meth:`AuditLog.start` checks what was added since the last
+  checkpoint and the schema (its append-only triggers); a server also checks the whole log in
+  the background. A log that fails refuses every new record until the TD has looked at it.
 - **Idempotent**: a record carries its client's request id; the same actor sending the
   same request again gets the original record back, never a second one.
 """
@@ -20,103 +23,51 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import os
 import queue
 import secrets
 import sqlite3
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
 from contextlib import contextmanager, suppress
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from . import __version__
-from .database import BUSY_TIMEOUT_MS, Migrations, connect_writer, migrate
+from .audit_schema import MIGRATIONS
+from .chain import GENESIS, Checkpoint, Head, HeadMark, Verification, verify_chain
+from .database import BUSY_TIMEOUT_MS, connect_writer, migrate
 from .errors import AuditUnavailable, Conflict, InvalidInput
 from .records import (
-    COLUMNS,
     ENTRY_FIELDS,
     INSERT_RECORD,
-    NEEDS_RULING,
+    RECORD_NEEDS_RULING,
     SELECT_RECORDS,
     Entry,
     Record,
     RecordFilter,
     from_row,
-    record_hash,
-    to_row,
+    record_body,
 )
 
 log = logging.getLogger(__name__)
 
 AUDIT_FILE = "audit.sqlite3"
-GENESIS_HASH = "0" * 64
 _MAX_BATCH = 256
-
-# Named migrations, applied in order, each once. Never edit one that has shipped: add another.
-MIGRATIONS: Migrations = [
-    (
-        "0001_records",
-        """
-        CREATE TABLE records (
-            id INTEGER PRIMARY KEY,
-            created_at TEXT NOT NULL,
-            kind TEXT NOT NULL CHECK (kind IN ('challenge', 'recheck', 'reissue', 'ruling')),
-            parent_id INTEGER REFERENCES records (id),
-            event TEXT NOT NULL,
-            division TEXT NOT NULL,
-            round INTEGER,
-            table_label TEXT NOT NULL,
-            actor TEXT NOT NULL,
-            channel TEXT NOT NULL,
-            words_typed TEXT NOT NULL,
-            words TEXT NOT NULL,
-            lexicon TEXT NOT NULL,
-            fingerprint TEXT NOT NULL,
-            verdict TEXT NOT NULL CHECK (verdict IN ('acceptable', 'unacceptable')),
-            results TEXT NOT NULL,
-            rule TEXT NOT NULL,
-            consequence TEXT NOT NULL,
-            request_id TEXT NOT NULL,
-            agrees INTEGER CHECK (agrees IN (0, 1)),
-            note TEXT,
-            software_version TEXT NOT NULL,
-            prev_hash TEXT NOT NULL,
-            hash TEXT NOT NULL UNIQUE,
-            UNIQUE (actor, request_id)
-        );
-        CREATE INDEX records_parent ON records (parent_id);
-        CREATE INDEX records_division_round_table ON records (division, round, table_label);
-        CREATE TRIGGER records_no_update BEFORE UPDATE ON records
-            BEGIN SELECT RAISE(ABORT, 'the audit log is append-only: records cannot be changed'); END;
-        CREATE TRIGGER records_no_delete BEFORE DELETE ON records
-            BEGIN SELECT RAISE(ABORT, 'the audit log is append-only: records cannot be deleted'); END;
-        """,
-    ),
-    # A random salt inside each record's hashed data, so that a hash reveals nothing of the per-word
-    # results (records.Record.salt). Older records keep no salt, and their hashes stay as they were.
-    ("0002_record_salt", "ALTER TABLE records ADD COLUMN salt TEXT;"),
-]
+_CHECKPOINT_EVERY = 60.0  # seconds between checkpoints written with a batch
+_WHOLE_CHECK_AFTER = 3.0  # seconds after start before the whole log is checked in the background
 
 
 @dataclass(frozen=True)
 class Appended:
     record: Record
     replayed: bool  # the request was a retry: this is the original record, nothing was added
-
-
-@dataclass(frozen=True)
-class Head:
-    records: int
-    id: int | None
-    hash: str
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 @dataclass
@@ -132,18 +83,28 @@ class WriterStats:
     failing: bool = False  # the last write failed, and nothing has been committed since
 
 
-@dataclass(frozen=True)
-class Verification:
-    ok: bool
-    records: int
-    head: Head
-    first_bad_id: int | None = None
-    problem: str | None = None
+@dataclass
+class Integrity:
+    """What the checks of the log found: at start (since the last checkpoint), and of the whole log."""
 
-    def describe(self) -> str:
-        if self.ok:
-            return f"chain verified: {self.records} record(s), head {self.head.id} {self.head.hash}"
-        return f"chain broken at record {self.first_bad_id}: {self.problem}"
+    at_start: Verification | None = None
+    whole: Verification | None = None
+    whole_running: bool = False
+
+    @property
+    def broken(self) -> Verification | None:
+        """The failed check, if any: then no record may be added."""
+        for check in (self.at_start, self.whole):
+            if check is not None and not check.ok:
+                return check
+        return None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "at_start": self.at_start.describe() if self.at_start else None,
+            "whole": "running" if self.whole_running else (self.whole.describe() if self.whole else None),
+            "ok": self.broken is None,
+        }
 
 
 @dataclass
@@ -153,7 +114,15 @@ class _Job:
     loop: asyncio.AbstractEventLoop | None = None  # the event loop of an async caller
 
 
-def _resolve(future: Future[Appended] | asyncio.Future[Appended], outcome: Appended | BaseException) -> None:
+@dataclass
+class _Task:
+    """Something to do on the writer's connection once everything queued before it is committed."""
+
+    run: Callable[[sqlite3.Connection], Any]
+    future: Future[Any]
+
+
+def _resolve(future: Future[Any] | asyncio.Future[Any], outcome: Any) -> None:
     if future.done():  # an async caller that gave up (its client went away); the record stands
         return
     if isinstance(outcome, BaseException):
@@ -193,33 +162,91 @@ class AuditLog:
         self._readers: queue.LifoQueue[sqlite3.Connection] = queue.LifoQueue()
         self._all_readers: list[sqlite3.Connection] = []
         self._readers_lock = threading.Lock()
-        self._head = Head(0, None, GENESIS_HASH)  # the writer's: ahead of the commit while a batch is written
+        self._head = GENESIS  # the writer's: ahead of the commit while a batch is written
         self._committed = self._head  # what readers can see
         self.stats = WriterStats()
+        self.integrity = Integrity()
+        self._checkpointed = time.monotonic()
+        self._checker: threading.Thread | None = None  # the background check of the whole log
+        self._checking: list[sqlite3.Connection] = []
+        self._closing = threading.Event()
 
     # -- writing ---------------------------------------------------------------------------------
 
-    def start(self) -> None:
-        """Create or migrate the database and start the writer thread.
+    def start(self, *, check_whole: bool = False) -> None:
+        """Create or migrate the database, check it, and start the writer thread.
 
-        Raises :class:`AuditUnavailable` if the file cannot be created, opened or migrated.
+        The check covers the schema (append-only triggers) and the records added since the last
+        checkpoint; a log that fails it starts, for reading, but refuses every record
+        (:attr:`integrity`). With ``check_whole``, the whole log is then checked in the background
+        (a server does). Raises :class:`AuditUnavailable` if the file cannot be created, opened or
+        migrated.
         """
         try:
             connection = connect_writer(self.path)  # used only by the writer thread from then on
             migrate(connection, MIGRATIONS)
             self._head = self._committed = _read_head(connection)
+            checked = verify_chain(connection, since=_last_checkpoint(connection))
+            self.integrity.at_start = checked
+            if checked.ok:
+                _write_checkpoint(connection, checked.head, whole=False)
         except (OSError, sqlite3.Error) as exc:
             raise AuditUnavailable(f"the audit log {self.path} cannot be opened for writing: {exc}") from exc
+        if not checked.ok:
+            log.error("the audit log %s failed its check: %s; no record will be added", self.path, checked.describe())
         # A daemon, so that a process that dies without close() still exits; a batch cut off before its
         # COMMIT is rolled back by SQLite, and nobody was given a verdict for it.
         self._writer = threading.Thread(
             target=self._run, args=(connection,), name="wordjudge-audit-writer", daemon=True
         )
         self._writer.start()
+        if check_whole and checked.ok:
+            self.integrity.whole_running = True
+            # Its own connections, which close() interrupts: never one a closing log might close under it.
+            self._checking = [self._connect_reader(), self._connect_reader()]
+            self._checker = threading.Thread(target=self._check_whole, name="wordjudge-audit-check", daemon=True)
+            self._checker.start()
+
+    def _check_whole(self) -> None:
+        main, side = self._checking
+        # Not at once: the server's start (and its first verdicts) come first; the check takes seconds at a
+        # million records, and a stop meanwhile ends the wait.
+        if self._closing.wait(_WHOLE_CHECK_AFTER):
+            for connection in (main, side):
+                connection.close()
+            self.integrity.whole_running = False
+            return
+        try:
+            result = verify_chain(main, side=side, deep=True)
+        except sqlite3.Error as exc:
+            self.integrity.whole_running = False
+            if not self._closing.is_set():
+                log.warning("the whole audit log could not be checked: %s", exc)
+            return
+        finally:
+            for connection in (main, side):
+                connection.close()
+        self.integrity.whole, self.integrity.whole_running = result, False
+        if not result.ok:
+            log.error("the audit log %s failed its whole check: %s; no record will be added", self.path, result)
+            return
+        log.info("audit log checked whole: %s", result.describe())
+        with suppress(AuditUnavailable):  # closed meanwhile: the next start checks again
+            self._task(lambda connection: _write_checkpoint(connection, result.head, whole=True))
 
     def close(self) -> None:
-        """Stop the writer after what is queued is written, and close every connection."""
+        """Stop the writer after what is queued is written (and a checkpoint), and close every connection."""
+        self._closing.set()
+        if self._checker is not None:  # a whole check still running: it stops at its next row
+            for connection in self._checking:
+                with suppress(sqlite3.Error):
+                    connection.interrupt()
+            self._checker.join()
+            self._checker = None
         if self._writer is not None:
+            if self.integrity.broken is None and self.writing:
+                with suppress(AuditUnavailable):  # a failing disk: the next start checks a little more
+                    self._task(lambda connection: _write_checkpoint(connection, self._committed, whole=False))
             self._queue.put(_STOP)
             self._writer.join()
             self._writer = None
@@ -257,21 +284,50 @@ class AuditLog:
         """Append ``entry`` and return its committed record (or the original one, for a retry).
 
         Raises :class:`Conflict` if the actor used the request id for a different request,
-        :class:`AuditUnavailable` if the record could not be committed.
+        :class:`AuditUnavailable` if the record could not be committed, or the log failed its check.
         """
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Appended] = loop.create_future()
         self._enqueue(_Job(entry, future, loop))
         return await future
 
-    def _enqueue(self, job: _Job) -> None:
+    def _enqueue(self, job: _Job | _Task) -> None:
         if self._writer is None:
             raise AuditUnavailable("the audit log is not open for writing")
+        broken = self.integrity.broken
+        if broken is not None and isinstance(job, _Job):
+            raise AuditUnavailable(
+                f"the audit log failed its check ({broken.describe()}): no verdict is given until the TD has "
+                "looked at it (wordjudge audit verify); call the TD"
+            )
         self._queue.put(job)
 
     def append_sync(self, entry: Entry) -> Appended:
         """:meth:`append` for code that is not async (CLI, tests)."""
         return self.submit(entry).result()
+
+    def _task(self, run: Callable[[sqlite3.Connection], Any]) -> Any:
+        """Run ``run`` on the writer's connection after everything queued before it; return its result."""
+        future: Future[Any] = Future()
+        self._enqueue(_Task(run, future))
+        return future.result()
+
+    async def settled(self, actor: str, request_id: str) -> Record | None:
+        """The record ``actor`` made with ``request_id``, once every request queued before this call is written.
+
+        For a device that got no clear answer: whatever it sent is either recorded by now, or will
+        never be (unless it sends it again). Raises :class:`AuditUnavailable`.
+        """
+
+        def look(connection: sqlite3.Connection) -> Record | None:
+            row = connection.execute(
+                f"{SELECT_RECORDS} WHERE r.actor = ? AND r.request_id = ?", (actor, request_id)
+            ).fetchone()
+            return from_row(row) if row else None
+
+        future: Future[Record | None] = Future()
+        self._enqueue(_Task(look, future))
+        return await asyncio.wrap_future(future)
 
     def _run(self, connection: sqlite3.Connection) -> None:
         stopping = False
@@ -279,8 +335,11 @@ class AuditLog:
             first = self._queue.get()
             if first is _STOP:
                 break
-            batch: list[_Job] = [first]
-            while len(batch) < _MAX_BATCH:
+            batch: list[_Job] = []
+            task = first if isinstance(first, _Task) else None
+            if task is None:
+                batch.append(first)
+            while task is None and len(batch) < _MAX_BATCH:
                 try:
                     job = self._queue.get_nowait()
                 except queue.Empty:
@@ -288,15 +347,44 @@ class AuditLog:
                 if job is _STOP:
                     stopping = True
                     break
+                if isinstance(job, _Task):
+                    task = job
+                    break
                 batch.append(job)
-            self._commit(connection, batch)
+            if batch:
+                self._commit(connection, batch)
+            if task is not None:
+                try:
+                    _resolve(task.future, task.run(connection))
+                except BaseException as exc:  # the caller gets it, whatever it is
+                    _rollback(connection)
+                    _resolve(task.future, AuditUnavailable(f"the audit log {self.path} cannot be used: {exc}"))
         connection.close()
+        self._refuse_queued()
+
+    def _refuse_queued(self) -> None:
+        """Answer what was queued after the stop: nobody may be left waiting for a writer that is gone."""
+        closed = AuditUnavailable("the audit log was closed (the server is stopping): nothing was recorded")
+        while True:
+            try:
+                job = self._queue.get_nowait()
+            except queue.Empty:
+                return
+            if isinstance(job, _Job):
+                _settle([(job, closed)])
+            elif isinstance(job, _Task):
+                _resolve(job.future, closed)
 
     def _commit(self, connection: sqlite3.Connection, batch: list[_Job]) -> None:
         head = self._head
         try:
             connection.execute("BEGIN IMMEDIATE")
             outcomes = [self._write_one(connection, job.entry) for job in batch]
+            if self._head != head and time.monotonic() - self._checkpointed >= _CHECKPOINT_EVERY:
+                # What this writer wrote, it knows to be sound: noted in the same transaction (no fsync of
+                # its own), so that a start after a crash checks only the records since.
+                _insert_checkpoint(connection, self._head, whole=False)
+                self._checkpointed = time.monotonic()
             connection.execute("COMMIT")
             self._committed = self._head
             self.stats.commits += 1
@@ -339,9 +427,10 @@ class AuditLog:
             prev_hash=head.hash,
             salt=secrets.token_hex(16),
         )
-        record = replace(unhashed, hash=record_hash(unhashed))
+        body = record_body(unhashed)
+        record = replace(unhashed, hash=hashlib.sha256(body).hexdigest())
         try:
-            connection.execute(INSERT_RECORD, to_row(record))
+            connection.execute(INSERT_RECORD, (record_id, record.hash, body.decode()))
         except sqlite3.IntegrityError:
             # Only this statement is undone, not the batch's transaction. Insert first, look up after:
             # a retry is the rare case, so the common case costs one statement, not two.
@@ -419,7 +508,7 @@ class AuditLog:
 
     def needs_ruling(self, record_id: int) -> bool:
         with self._reader() as connection:
-            row = connection.execute(f"SELECT {NEEDS_RULING} FROM records r WHERE r.id = ?", (record_id,)).fetchone()
+            row = connection.execute(RECORD_NEEDS_RULING, (record_id,)).fetchone()
         return bool(row and row[0])
 
     def find(self, where: RecordFilter, *, limit: int = 100, before_id: int | None = None) -> list[Record]:
@@ -433,55 +522,82 @@ class AuditLog:
             rows = connection.execute(sql, [*params, limit]).fetchall()
         return [from_row(row) for row in rows]
 
+    def count(self, where: RecordFilter) -> int:
+        """How many records match ``where``."""
+        clause, params = where.where()
+        with self._reader() as connection:
+            return int(connection.execute(f"SELECT count(*) FROM records r{clause}", params).fetchone()[0])
+
     def iterate(self, where: RecordFilter | None = None, *, after_id: int = 0) -> Iterator[Record]:
-        """Every record matching ``where`` with an id above ``after_id``, oldest first."""
+        """Every record matching ``where`` with an id above ``after_id``, oldest first (read as it goes)."""
         clause, params = (where or RecordFilter()).where()
         clause += (" AND" if clause else " WHERE") + " r.id > ?"
         with self._reader() as connection:
             for row in connection.execute(f"{SELECT_RECORDS}{clause} ORDER BY r.id", [*params, after_id]):
                 yield from_row(row)
 
-    def verify(self, expected_head: str | None = None) -> Verification:
-        """Check the whole chain: ids consecutive from 1, each record linked to the one before, each hash right.
-
-        ``expected_head`` (a hash shown on a docket or the console) also catches records cut off the end.
-        """
-        previous = Head(0, None, GENESIS_HASH)
-        seen_expected = expected_head is None
+    def tallies(self, event: str, top: int) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+        """The challenge counts kept with each record for ``event`` (scope, division, round_key, challenges,
+        acceptable; in the order first challenged), and its most challenged words (scope, division, round_key,
+        word, challenges), at most ``top`` a tally, most challenged first, ties in the order first challenged.
+        Scope 0 is the event, 1 a division, 2 a division's round (round_key 0: no round)."""
         with self._reader() as connection:
-            check = connection.execute("PRAGMA quick_check").fetchone()[0]
-            if check != "ok":
-                return Verification(False, 0, previous, None, f"SQLite reports a damaged file: {check}")
-            rows = connection.execute(f"{SELECT_RECORDS} ORDER BY r.id")
-            for row in rows:
-                try:
-                    record = from_row(row)
-                except (ValueError, TypeError, KeyError) as exc:
-                    bad_id = row[COLUMNS.index("id")]
-                    return Verification(False, previous.records, previous, bad_id, f"unreadable record ({exc})")
-                expected_id = (previous.id or 0) + 1
-                if record.id != expected_id:
-                    problem = f"record {expected_id} is missing (deleted?): the next record is {record.id}"
-                    return Verification(False, previous.records, previous, expected_id, problem)
-                if record.prev_hash != previous.hash:
-                    problem = "it does not link to the record before it (a record before it was altered or removed)"
-                    return Verification(False, previous.records, previous, record.id, problem)
-                if record_hash(record) != record.hash:
-                    return Verification(False, previous.records, previous, record.id, "its content was altered")
-                previous = Head(previous.records + 1, record.id, record.hash)
-                seen_expected = seen_expected or record.hash == expected_head
-        if not seen_expected:
-            problem = f"the log ends here, but a record with hash {expected_head} was shown: records were cut off"
-            return Verification(False, previous.records, previous, (previous.id or 0) + 1, problem)
-        return Verification(True, previous.records, previous)
+            counts = connection.execute(
+                "SELECT scope, division, round_key, challenges, acceptable FROM tallies WHERE event = ?"
+                " ORDER BY scope, first_id",
+                (event,),
+            ).fetchall()
+            words = []
+            for scope, division, round_key, *_ in counts:
+                words += connection.execute(
+                    "SELECT scope, division, round_key, word, challenges FROM word_tallies"
+                    " WHERE event = ? AND scope = ? AND division = ? AND round_key = ?"
+                    " ORDER BY challenges DESC, first_id, word LIMIT ?",
+                    (event, scope, division, round_key, top),
+                ).fetchall()
+        return counts, words
+
+    def verify(self, marks: Sequence[HeadMark] = ()) -> Verification:
+        """Check the whole log (see :mod:`wordjudge.chain`), and each head in ``marks``: a head shown on
+        a docket or written by a witness also catches a rewritten chain and records cut off the end.
+
+        Raises :class:`AuditUnavailable` if the file cannot be read.
+        """
+        with self._reader() as connection, self._reader() as side:
+            return verify_chain(connection, marks, side=side, deep=True)
 
 
 def _read_head(connection: sqlite3.Connection) -> Head:
     row = connection.execute("SELECT id, hash FROM records ORDER BY id DESC LIMIT 1").fetchone()
     if row is None:
-        return Head(0, None, GENESIS_HASH)
-    count = connection.execute("SELECT count(*) FROM records").fetchone()[0]
-    return Head(count, row[0], row[1])
+        return GENESIS
+    # Ids run from 1 without a gap (the chain check holds it): the last id is the count, without counting.
+    return Head(row[0], row[0], row[1])
+
+
+def _last_checkpoint(connection: sqlite3.Connection) -> Checkpoint | None:
+    row = connection.execute("SELECT record_id, hash FROM checkpoints ORDER BY id DESC LIMIT 1").fetchone()
+    return Checkpoint(row[0], row[1]) if row else None
+
+
+def _write_checkpoint(connection: sqlite3.Connection, head: Head, *, whole: bool) -> None:
+    """Note that the chain was found intact up to ``head`` (nothing to note for an empty log)."""
+    if head.id is None:
+        return
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        _insert_checkpoint(connection, head, whole=whole)
+    except BaseException:
+        _rollback(connection)
+        raise
+    connection.execute("COMMIT")
+
+
+def _insert_checkpoint(connection: sqlite3.Connection, head: Head, *, whole: bool) -> None:
+    connection.execute(
+        "INSERT INTO checkpoints (record_id, hash, checked_at, whole) VALUES (?, ?, ?, ?)",
+        (head.id, head.hash, datetime.now(UTC).isoformat(timespec="milliseconds"), int(whole)),
+    )
 
 
 def _rollback(connection: sqlite3.Connection) -> None:

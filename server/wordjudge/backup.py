@@ -7,6 +7,7 @@ import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 
+from .datadir import fsync_path
 from .errors import AuditUnavailable, Conflict
 
 
@@ -41,11 +42,7 @@ def backup_sqlite(source: Path, destination: Path) -> Path:
         with partial.open("rb+") as handle:
             os.fsync(handle.fileno())
         os.replace(partial, destination)
-        directory = os.open(destination.parent, os.O_RDONLY)
-        try:
-            os.fsync(directory)
-        finally:
-            os.close(directory)
+        fsync_path(destination.parent)
     except (OSError, sqlite3.Error) as exc:
         partial.unlink(missing_ok=True)
         raise AuditUnavailable(f"cannot back up {source} to {destination}: {exc}") from exc

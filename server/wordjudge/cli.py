@@ -6,30 +6,25 @@ so it has an environment twin (``--data-dir`` / ``WORDJUDGE_DATA_DIR``).
 
 from __future__ import annotations
 
-import os
 import re
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import click
 
 from . import __version__
-from .audit import AUDIT_FILE, AuditLog
-from .backup import backup_sqlite
 from .cli_access import device, td
-from .cli_options import F, setting_options
+from .cli_audit import audit, witness
+from .cli_options import setting_options
 from .datadir import restrict_umask
 from .editions import load_registry, short
 from .errors import WordjudgeError
-from .event import EVENT_FILE, load_event
+from .event import EVENT_FILE, load_event, write_event_file
 from .event import template as event_template
-from .export import ExportFormat, export
 from .lexicon import DEMO_NAME, Lexicon, Manifest
 from .logs import configure_logging, uvicorn_json_config
 from .profile import Catalog
-from .records import Kind, Record, RecordFilter, Verdict
 from .resources import describe_profile, unverified_claims
 from .settings import load_settings
 from .wordlist import Progress, SourceFormat, WordList, read_word_list
@@ -397,9 +392,8 @@ def event_init(replace: bool, data_dir: Path | None) -> None:
     path = catalog.data_dir / EVENT_FILE
     if path.exists() and not replace:
         raise click.ClickException(f"{path} exists already (use --replace to overwrite it)")
-    path.parent.mkdir(parents=True, exist_ok=True)
     names = [name for name in catalog.names() if name != DEMO_NAME]
-    path.write_text(event_template(names), "utf-8")
+    write_event_file(path, event_template(names))
     click.echo(f"Wrote {path}: edit it, then check it with: wordjudge event show")
 
 
@@ -420,139 +414,7 @@ def event_show(data_dir: Path | None) -> None:
         )
 
 
-@main.group()
-def audit() -> None:
-    """The audit log: verify its hash chain, export it, follow it."""
-
-
-def _audit_log(data_dir: Path | None) -> AuditLog:
-    return AuditLog(load_settings(data_dir=data_dir).data_dir / AUDIT_FILE)
-
-
-def _record_filters(command: F) -> F:
-    options = [
-        click.option("--division"),
-        click.option("--round", "round_number", type=click.IntRange(1, 999)),
-        click.option("--table"),
-        click.option("--kind", type=click.Choice([k.value for k in Kind])),
-        click.option("--verdict", type=click.Choice([v.value for v in Verdict])),
-        click.option("--actor"),
-        click.option("--since", metavar="TIME", help="UTC ISO time, e.g. 2026-11-21T09:00:00+00:00 (inclusive)."),
-        click.option("--until", metavar="TIME", help="UTC ISO time (exclusive)."),
-    ]
-    for option in reversed(options):
-        command = option(command)
-    return command
-
-
-@audit.command("verify")
-@click.option(
-    "--expect-head",
-    metavar="HASH",
-    help="A chain head shown on a docket or the console: also catches records cut off the end.",
-)
-@setting_options("data_dir")
-def audit_verify(expect_head: str | None, data_dir: Path | None) -> None:
-    """Check the whole hash chain; name the first bad record and exit 1 if it is broken."""
-    _verify_and_report(load_settings(data_dir=data_dir).data_dir / AUDIT_FILE, expect_head)
-
-
-def _verify_and_report(path: Path, expect_head: str | None = None, broken: str = "") -> None:
-    """Verify the log at ``path``, print the result; exit 1 (with ``broken`` before the reason) if it fails."""
-    log = AuditLog(path)
-    try:
-        result = log.verify(expected_head=expect_head)
-    finally:
-        log.close()
-    if not result.ok:
-        raise click.ClickException(f"{path}: {broken}{result.describe()}")
-    click.echo(f"{path}: {result.describe()}")
-
-
-@audit.command("backup")
-@click.argument("destination")
-@setting_options("data_dir")
-def audit_backup(destination: str, data_dir: Path | None) -> None:
-    """Copy the audit log to DESTINATION (a file, or a folder for a dated file), safely while serving.
-
-    The copy's hash chain is verified; the command exits 1 if it does not verify.
-    """
-    # A Path forgets a trailing slash: "backups/" meant a folder, never a file named "backups".
-    if destination.endswith(("/", os.sep)) and not Path(destination).is_dir():
-        raise click.ClickException(f"{destination} is not a folder: create it first, or give a file name")
-    copy = backup_sqlite(load_settings(data_dir=data_dir).data_dir / AUDIT_FILE, Path(destination))
-    _verify_and_report(copy, broken="written, but ")
-
-
-@audit.command("export")
-@click.option("--format", "export_format", type=click.Choice([f.value for f in ExportFormat]), required=True)
-@click.option(
-    "--output", "-o", type=click.Path(path_type=Path, dir_okay=False), help="File to write (default: stdout)."
-)
-@_record_filters
-@setting_options("data_dir")
-def audit_export(export_format: str, output: Path | None, data_dir: Path | None, **filters: Any) -> None:
-    """Export the records (all fields, per-word results included) as CSV or JSON Lines."""
-    log = _audit_log(data_dir)
-    where = _filter(filters)
-    try:
-        if output is None:
-            count = export(log.iterate(where), sys.stdout, ExportFormat(export_format))
-        else:
-            with output.open("w", encoding="utf-8", newline="") as handle:
-                count = export(log.iterate(where), handle, ExportFormat(export_format))
-    finally:
-        log.close()
-    click.echo(f"exported {count} record(s)", err=True)
-
-
-@audit.command("tail")
-@click.option("-n", "--lines", "count", type=click.IntRange(min=0), default=10, show_default=True)
-@click.option("--follow", "-f", is_flag=True, help="Keep printing new records as they are written.")
-@setting_options("data_dir")
-def audit_tail(count: int, follow: bool, data_dir: Path | None) -> None:
-    """Show the last records, one line each (the TD's view), and optionally follow new ones."""
-    log = _audit_log(data_dir)
-    try:
-        newest = log.find(RecordFilter(), limit=max(count, 1))
-        last = newest[0].id if newest else 0
-        for record in reversed(newest[:count]):
-            click.echo(_record_line(record))
-        while follow:
-            time.sleep(1)
-            for record in log.iterate(after_id=last):
-                click.echo(_record_line(record))
-                last = record.id
-    except KeyboardInterrupt:
-        pass
-    finally:
-        log.close()
-
-
-def _filter(filters: dict[str, Any]) -> RecordFilter:
-    return RecordFilter(
-        division=filters["division"],
-        round=filters["round_number"],
-        table=filters["table"],
-        kind=Kind(filters["kind"]) if filters["kind"] else None,
-        verdict=Verdict(filters["verdict"]) if filters["verdict"] else None,
-        actor=filters["actor"],
-        since=filters["since"],
-        until=filters["until"],
-    )
-
-
-def _record_line(record: Record) -> str:
-    where = f"{record.division} r{record.round if record.round is not None else '-'} t{record.table}"
-    link = f" of #{record.parent_id}" if record.parent_id else ""
-    failed = [r["word"] for r in record.results if not r["acceptable"]]
-    detail = f" (not: {' '.join(failed)})" if failed else ""
-    lexicon = f"{record.lexicon} {short(record.fingerprint)}"
-    return (
-        f"#{record.id} {record.created_at} {record.kind.value}{link} {where} {record.actor}: "
-        f"{' '.join(record.words)} -> {record.verdict.value.upper()}{detail} [{lexicon}]"
-    )
-
-
+main.add_command(audit)
+main.add_command(witness)
 main.add_command(device)
 main.add_command(td)

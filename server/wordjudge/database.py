@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -18,8 +19,10 @@ from .datadir import secure_file, secure_folder
 
 BUSY_TIMEOUT_MS = 2000
 
-# (name, SQL) pairs, applied in order, each once. Never edit one that has shipped: add another.
-Migrations = list[tuple[str, str]]
+# (name, step) pairs, applied in order, each once. Never edit one that has shipped: add another. A step is
+# SQL, or a function given the connection inside the migration's transaction (for what SQL cannot compute).
+Migration = str | Callable[[sqlite3.Connection], None]
+Migrations = list[tuple[str, Migration]]
 
 
 def connect_writer(path: Path) -> sqlite3.Connection:
@@ -48,13 +51,22 @@ def migrate(connection: sqlite3.Connection, migrations: Migrations) -> list[str]
     connection.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
     applied = {row[0] for row in connection.execute("SELECT name FROM migrations")}
     done = []
-    for name, sql in migrations:
+    for name, step in migrations:
         if name in applied:
             continue
         now = datetime.now(UTC).isoformat(timespec="seconds")
-        # executescript commits any open transaction first, so the BEGIN goes inside the script.
-        connection.executescript(
-            f"BEGIN IMMEDIATE;\n{sql}\nINSERT INTO migrations (name, applied_at) VALUES ('{name}', '{now}');\nCOMMIT;"
-        )
+        record = f"INSERT INTO migrations (name, applied_at) VALUES ('{name}', '{now}');"
+        if isinstance(step, str):
+            # executescript commits any open transaction first, so the BEGIN goes inside the script.
+            connection.executescript(f"BEGIN IMMEDIATE;\n{step}\n{record}\nCOMMIT;")
+        else:
+            connection.execute("BEGIN IMMEDIATE")
+            try:
+                step(connection)
+                connection.execute(record)
+            except BaseException:
+                connection.execute("ROLLBACK")
+                raise
+            connection.execute("COMMIT")
         done.append(name)
     return done

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import os
 import stat
+import tempfile
 from pathlib import Path
 
 log = logging.getLogger(__name__)
@@ -55,3 +56,36 @@ def _restrict(path: Path, mode: int) -> None:
         path.chmod(stat.S_IMODE(path.stat().st_mode) & mode)
     except OSError as exc:  # another user's folder, or a read-only disk: whoever owns it decides
         log.warning("%s is open to other users and cannot be changed (%s): chmod %o it", path, exc, mode)
+
+
+def write_atomic(path: Path, text: str) -> Path:
+    """Write ``text`` to ``path`` so that a crash or power cut leaves the old file or the new one, whole.
+
+    The text goes to a temporary file beside it, which is fsynced, renamed over ``path``, and the
+    folder fsynced (so that the rename itself survives a power cut). Raises :class:`OSError`.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".new")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    fsync_path(path.parent)
+    return path
+
+
+def fsync_path(path: Path) -> None:
+    """Flush a file or folder to disk, so that a power cut cannot lose it once we have said it is there."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:  # folders cannot be opened on Windows, where renames are durable without it
+        return
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -19,14 +19,13 @@ event file, the server runs a demo event: one division on the DEMO lexicon.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 import tomllib
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .datadir import write_atomic
 from .errors import InvalidInput
 from .lexicon import DEMO_NAME, check_name
 from .rules import ChallengeRule
@@ -222,16 +221,12 @@ def dump_event(event: Event) -> str:
 
 def save_event(data_dir: Path, event: Event) -> Path:
     """Write ``<data_dir>/event.toml`` atomically (a crash leaves the old file or the new one, whole)."""
-    path = data_dir / EVENT_FILE
-    data_dir.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=data_dir, prefix=".event-", suffix=".toml")
+    return write_event_file(data_dir / EVENT_FILE, dump_event(event))
+
+
+def write_event_file(path: Path, text: str) -> Path:
+    """Write an event file atomically. Raises :class:`InvalidInput` naming the file if it cannot be written."""
     try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(dump_event(event))
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temporary, path)
+        return write_atomic(path, text)
     except OSError as exc:
-        Path(temporary).unlink(missing_ok=True)
         raise InvalidInput(f"{path}: cannot be written ({exc})") from exc
-    return path

@@ -121,6 +121,12 @@ def check(
         warnings.extend(f"lexicon {name}: {c['badge']} ({c['description']})" for c in view.get("unverified", ()))
     stats, head = audit.stats, audit.head
     writing = audit.writing
+    broken = audit.integrity.broken
+    if broken is not None:
+        reasons.append(
+            f"the audit log failed its check ({broken.describe()}): no challenge is recorded until the TD has "
+            "looked at it with: wordjudge audit verify"
+        )
     if not writing:
         reasons.append("the audit log's writer has stopped: no challenge can be recorded; restart wordjudge serve")
     elif stats.failing:
@@ -151,7 +157,9 @@ def check(
             "commits": stats.commits,
             "largest_batch": stats.largest_batch,
             "failures": stats.failures,
-            "writable": writing and not stats.failing,
+            "writable": writing and not stats.failing and broken is None,
+            "text": head.text,
+            "integrity": audit.integrity.as_dict(),
             "queue_depth": audit.queue_depth,
             "last_commit_at": stats.last_commit_at,
             "last_failure_at": stats.last_failure_at,

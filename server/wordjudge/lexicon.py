@@ -29,6 +29,7 @@ from typing import Any
 import marisa_trie
 
 from . import __version__
+from .datadir import fsync_path
 from .editions import Registry, canonical_form, fingerprint, load_registry
 from .errors import InvalidInput, LexiconExists, LexiconIntegrityError, LexiconNotFound
 from .wordlist import WordList
@@ -147,10 +148,10 @@ def compile_lexicon(word_list: WordList, directory: Path, name: str, *, demo: bo
         )
         (staging / MANIFEST_FILE).write_text(manifest.to_json(), "utf-8")
         for path in staging.iterdir():
-            _fsync(path)
-        _fsync(staging)
+            fsync_path(path)
+        fsync_path(staging)
         os.rename(staging, directory)
-        _fsync(directory.parent)
+        fsync_path(directory.parent)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
@@ -303,7 +304,7 @@ class LexiconStore:
         manifest = compile_lexicon(word_list, staging, name, demo=demo)
         os.rename(target, old)
         os.rename(staging, target)
-        _fsync(self.root)
+        fsync_path(self.root)
         shutil.rmtree(old, ignore_errors=True)
         return manifest
 
@@ -321,15 +322,3 @@ class LexiconStore:
             known = ", ".join(self.names()) or "none yet"
             raise LexiconNotFound(f"no compiled lexicon named {name} in {self.root} (compiled lexicons: {known})")
         return directory
-
-
-def _fsync(path: Path) -> None:
-    """Flush a file or folder to disk, so that a power cut cannot lose it once we have said it is there."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:  # folders cannot be opened on Windows, where renames are durable without it
-        return
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

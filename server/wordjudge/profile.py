@@ -34,6 +34,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from .datadir import write_atomic
 from .demo import open_demo
 from .editions import fingerprint as words_fingerprint
 from .editions import load_registry
@@ -311,9 +312,7 @@ class Catalog:
             _check_claim(profile)
         notes = _errata_notes(profile)
         self.profiles_dir.mkdir(parents=True, exist_ok=True)
-        staging = path.with_name(f".{name}.json.new")
-        staging.write_text(spec.to_json(), "utf-8")
-        staging.replace(path)
+        write_atomic(path, spec.to_json())
         return profile, notes
 
     def _build(self, spec: ProfileSpec, base: Lexicon) -> Profile:

@@ -11,8 +11,13 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, fields
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
+
+from .errors import InvalidInput
+
+MAX_WORDS = 8  # a play forms at most 8 words, so a challenge has 1 to 8
 
 
 class Kind(StrEnum):
@@ -98,8 +103,46 @@ def canonical(data: dict[str, Any]) -> bytes:
     return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
+def record_body(record: Record) -> bytes:
+    """What the log stores of a record and its hash covers: the canonical encoding of every field but the hash."""
+    return canonical(record.hashed_fields())
+
+
 def record_hash(record: Record) -> str:
-    return hashlib.sha256(canonical(record.hashed_fields())).hexdigest()
+    return hashlib.sha256(record_body(record)).hexdigest()
+
+
+def from_body(body: str | bytes, hash: str) -> Record:
+    """The record stored as ``body`` (see :func:`record_body`) with its ``hash``.
+
+    Raises :class:`ValueError` (or :class:`TypeError`, :class:`KeyError`) for a body that is not a record.
+    """
+    data = json.loads(body)
+    if not isinstance(data, dict):
+        raise ValueError("a record's body is a JSON object")
+    data["kind"] = Kind(data["kind"])
+    data["verdict"] = Verdict(data["verdict"])
+    for name in ("words_typed", "words", "results"):
+        data[name] = tuple(data[name])
+    return Record(**data, hash=hash)
+
+
+def utc_time(moment: datetime | str, what: str = "time") -> str:
+    """A time as the log stores it (UTC, ISO 8601 with milliseconds), from a datetime or ISO text with a zone.
+
+    The one parser of times for record filters, in the API and the CLI alike. Raises
+    :class:`InvalidInput` for text that is not an ISO time, or a time without a zone.
+    """
+    if isinstance(moment, str):
+        try:
+            moment = datetime.fromisoformat(moment.strip().replace("z", "Z"))
+        except ValueError:
+            raise InvalidInput(
+                f"{what} {moment!r} is not an ISO time such as 2026-11-21T09:00:00+01:00 (or ...Z for UTC)"
+            ) from None
+    if moment.tzinfo is None:
+        raise InvalidInput(f"{what} {moment.isoformat()} has no time zone: add Z or an offset such as +01:00")
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds")
 
 
 @dataclass(frozen=True)
@@ -112,13 +155,16 @@ class RecordFilter:
     kind: Kind | None = None
     verdict: Verdict | None = None
     actor: str | None = None
-    since: str | None = None  # UTC ISO time, inclusive
-    until: str | None = None  # UTC ISO time, exclusive
+    since: str | None = None  # UTC ISO time as stored (utc_time), inclusive
+    until: str | None = None  # UTC ISO time as stored (utc_time), exclusive
     needs_ruling: bool | None = None
+    word: str | None = None  # a normalised word: records whose words include it
+    event: str | None = None
 
     def where(self) -> tuple[str, list[Any]]:
         clauses, params = [], []
         for column, value in (
+            ("event", self.event),
             ("division", self.division),
             ("round", self.round),
             ("table_label", self.table),
@@ -129,55 +175,43 @@ class RecordFilter:
             if value is not None:
                 clauses.append(f"r.{column} = ?")
                 params.append(str(value) if isinstance(value, StrEnum) else value)
+        # Times never go backwards along the chain (the chain check holds it), so a time range is an id
+        # range: found through the time index once, then walked in id order like any other list.
         if self.since is not None:
-            clauses.append("r.created_at >= ?")
+            clauses.append(f"r.id >= coalesce(({_FIRST_AT}), {_NO_ID})")
             params.append(self.since)
         if self.until is not None:
-            clauses.append("r.created_at < ?")
+            clauses.append(f"r.id < coalesce(({_FIRST_AT}), {_NO_ID})")
             params.append(self.until)
+        if self.word is not None:
+            clauses.append("r.id IN (SELECT record_id FROM record_words WHERE word = ?)")
+            params.append(self.word)
         if self.needs_ruling is not None:
-            clauses.append(("" if self.needs_ruling else "NOT ") + NEEDS_RULING)
+            clauses.append(f"r.id {'' if self.needs_ruling else 'NOT '}IN ({NEEDS_RULING})")
         return (" WHERE " + " AND ".join(clauses)) if clauses else "", params
 
 
-# A record needs a ruling when a re-adjudication of it disagreed and no ruling on it came after (WESPA
-# 3.10.10). A reissue is not a disagreement: it adjudicates corrected words.
-NEEDS_RULING = """EXISTS (
-    SELECT 1 FROM records c WHERE c.parent_id = r.id AND c.kind = 'recheck' AND c.agrees = 0
-    AND NOT EXISTS (SELECT 1 FROM records x WHERE x.parent_id = r.id AND x.kind = 'ruling' AND x.id > c.id))"""
+_FIRST_AT = "SELECT t.id FROM records t WHERE t.created_at >= ? ORDER BY t.created_at, t.id LIMIT 1"
+_NO_ID = 2**62  # beyond any record: no record at or after that time
 
-_JSON_COLUMNS = {"words_typed", "words", "results", "consequence"}
-COLUMNS = [f.name for f in fields(Record)]  # "table" is stored as table_label: TABLE is an SQL keyword
-_SQL_COLUMNS = ["table_label" if name == "table" else name for name in COLUMNS]
-SELECT_RECORDS = "SELECT " + ", ".join(f"r.{c}" for c in _SQL_COLUMNS) + " FROM records r"
-INSERT_RECORD = f"INSERT INTO records ({', '.join(_SQL_COLUMNS)}) VALUES ({', '.join('?' for _ in _SQL_COLUMNS)})"
+# The records that need a ruling: a re-adjudication of them disagreed and no ruling on them came after it
+# (WESPA 3.10.10). A reissue is not a disagreement: it adjudicates corrected words. Disagreeing rechecks are
+# few, and found through their own partial index (audit_schema.py).
+NEEDS_RULING = """SELECT c.parent_id FROM records c INDEXED BY records_disagreements
+    WHERE c.kind = 'recheck' AND c.agrees = 0 AND NOT EXISTS (
+        SELECT 1 FROM records x INDEXED BY records_parent WHERE x.parent_id = c.parent_id AND x.kind = 'ruling'
+        AND x.id > c.id)"""
+# The same, for one record (given as the parameter): its own re-checks only.
+RECORD_NEEDS_RULING = f"""SELECT EXISTS ({NEEDS_RULING} AND c.parent_id = ?)"""
+
+# A record is read from its body (the truth its hash covers); the other columns are generated from the
+# body by SQLite, for the filters and indexes (audit_schema.py).
+SELECT_RECORDS = "SELECT r.id, r.hash, r.body FROM records r"
+INSERT_RECORD = "INSERT INTO records (id, hash, body) VALUES (?, ?, ?)"
 ENTRY_FIELDS = [f.name for f in fields(Entry)]
-_HASHED_FIELDS = [name for name in COLUMNS if name != "hash"]
-
-
-def to_row(record: Record) -> list[Any]:
-    row = []
-    for name in COLUMNS:
-        value = getattr(record, name)
-        if name in _JSON_COLUMNS:
-            value = json.dumps(value, ensure_ascii=False)
-        elif isinstance(value, StrEnum):
-            value = value.value
-        elif isinstance(value, bool):
-            value = int(value)
-        row.append(value)
-    return row
+_HASHED_FIELDS = [f.name for f in fields(Record) if f.name != "hash"]
 
 
 def from_row(row: tuple[Any, ...]) -> Record:
-    data = dict(zip(COLUMNS, row, strict=True))
-    for name in _JSON_COLUMNS:
-        data[name] = json.loads(data[name])
-    data["words_typed"] = tuple(data["words_typed"])
-    data["words"] = tuple(data["words"])
-    data["results"] = tuple(data["results"])
-    data["kind"] = Kind(data["kind"])
-    data["verdict"] = Verdict(data["verdict"])
-    if data["agrees"] is not None:
-        data["agrees"] = bool(data["agrees"])
-    return Record(**data)
+    """A record read with :data:`SELECT_RECORDS`."""
+    return from_body(row[2], row[1])

@@ -72,7 +72,7 @@ class Resources:
         audit = AuditLog(settings.data_dir / AUDIT_FILE)
         adjudicator = Adjudicator(event, profiles, audit)
         try:
-            audit.start()  # last: nothing after it can fail and leave the writer running
+            audit.start(check_whole=True)  # last: nothing after it can fail and leave the writer running
         except WordjudgeError:
             access.close()
             raise
@@ -80,6 +80,9 @@ class Resources:
         log.info("event %s%s", event.name, " (demo event: no event.toml)" if event.demo else "")
         for division in event.divisions:
             log.info("division %s: %s, rule %s", division.name, views[division.lexicon]["label"], division.rule)
+        for name, view in views.items():
+            for claim in view["unverified"]:  # forced in by the TD: served, and said at every start
+                log.warning("lexicon %s: %s (%s)", name, claim["badge"], claim["description"])
         log.info("audit log %s: %d record(s)", audit.path, audit.head.records)
         return resources
 
@@ -178,6 +181,9 @@ class Resources:
         try:
             appended = await self.audit.append(build())
         except AuditUnavailable as exc:
+            recorded = self._recorded_despite(exc, who.actor, request_id)
+            if recorded is not None:
+                return self._answered(recorded, started)
             self.access.refund_challenge(who)
             self.access.alert("audit_unavailable", who.actor, f"a challenge got no verdict: {exc.message}")
             raise
@@ -194,7 +200,33 @@ class Resources:
         Raises what :meth:`AuditLog.append` raises.
         """
         started = time.perf_counter()
-        return self._answered(await self.audit.append(entry), started)
+        try:
+            appended = await self.audit.append(entry)
+        except AuditUnavailable as exc:
+            recorded = self._recorded_despite(exc, entry.actor, entry.request_id)
+            if recorded is None:
+                raise
+            appended = recorded
+        return self._answered(appended, started)
+
+    def _recorded_despite(self, failure: AuditUnavailable, actor: str, request_id: str) -> Appended | None:
+        """After a failed write: the record if it was committed all the same (the failure came after the
+        commit), else None, with the failure's message saying whether the record exists.
+
+        Raises ``failure`` with a message saying it is not known, if the log cannot even be read.
+        """
+        try:
+            record = self.audit.by_request(actor, request_id)
+        except AuditUnavailable:
+            failure.message = (
+                f"{failure.message.split(':', 1)[0]}: whether the request was recorded is not known (the log "
+                "cannot be read either): send it again with the same request id, or call the TD"
+            )
+            raise failure from None
+        if record is None:
+            return None
+        log.warning("a write failed after record %d was committed: answering with it (%s)", record.id, failure)
+        return Appended(record, replayed=False)
 
     def _answered(self, appended: Appended, started: float) -> Appended:
         """Count an adjudication answered in the metrics and log one line about it (never its words)."""

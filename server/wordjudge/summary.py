@@ -1,9 +1,16 @@
-"""After the event: challenges per division and round, the share found acceptable, the most challenged words."""
+"""After the event: challenges per division and round, the share found acceptable, the most challenged words.
+
+Kept as the log is written: every challenge updates its event's, division's and round's tallies in
+the same transaction (:mod:`wordjudge.audit_schema`), so the summary of an event, a division or a
+division's round reads a few rows whatever the size of the log (:func:`from_tallies`). Other
+filters (a table, a device, a time range...) are summarised from the matching records
+(:func:`summarise`).
+"""
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,7 +28,7 @@ class Tally:
     def add(self, record: Record) -> None:
         self.challenges += 1
         self.acceptable += record.verdict is Verdict.ACCEPTABLE
-        self.words.update(set(record.words))
+        self.words.update(sorted(set(record.words)))  # ties: the order first challenged, then alphabetical
 
     def as_dict(self) -> dict[str, Any]:
         share = self.acceptable / self.challenges if self.challenges else None
@@ -60,5 +67,42 @@ def summarise(records: Iterable[Record]) -> dict[str, Any]:
                 ],
             }
             for name, tally in divisions.items()
+        ],
+    }
+
+
+def from_tallies(
+    counts: Sequence[tuple[Any, ...]],
+    words: Sequence[tuple[Any, ...]],
+    division: str | None = None,
+    round_number: int | None = None,
+) -> dict[str, Any]:
+    """The summary :func:`summarise` gives, from the tallies kept with the log (``AuditLog.tallies``),
+    for the whole event or, with ``division`` (and ``round_number``), for that part of it."""
+    tallies: dict[tuple[int, str, int], Tally] = {}
+    for scope, name, round_key, challenges, acceptable in counts:
+        tallies[(scope, name, round_key)] = Tally(challenges, acceptable)
+    for scope, name, round_key, word, challenges in words:
+        tallies[(scope, name, round_key)].words[word] = challenges
+    divisions = [key[1] for key in tallies if key[0] == 1 and division in (None, key[1])]
+    total = tallies.get((0, "", 0), Tally())
+    if division is not None:
+        total = tallies.get((1, division, 0), Tally())
+        if round_number is not None:
+            total = tallies.get((2, division, round_number), Tally())
+    return {
+        "total": total.as_dict(),
+        "divisions": [
+            {
+                "division": name,
+                **(total if round_number is not None else tallies[(1, name, 0)]).as_dict(),
+                "rounds": [
+                    {"round": key[2] or None, **tally.as_dict()}
+                    for key, tally in sorted(tallies.items(), key=lambda item: (item[0][2] == 0, item[0][2]))
+                    if key[0] == 2 and key[1] == name and round_number in (None, key[2])
+                ],
+            }
+            for name in divisions
+            if round_number is None or (2, name, round_number) in tallies
         ],
     }

@@ -1,0 +1,373 @@
+"""Checking the audit log: its hash chain, each record's own consistency, and heads shown elsewhere.
+
+A **head** is a record's position in the chain as it leaves the server: ``ID:HEX``, the record's
+id and the first :data:`HEAD_HEX` (or more) hex digits of its chain hash. A docket prints the
+head of its own record; the console and exports show heads the same way; a witness
+(``wordjudge witness``) writes down the log's head every few seconds on another machine. Any head
+from the past checks the log: someone who alters a record and rehashes every later one changes
+the hash of every head after it, and someone who cuts records off loses the heads beyond the cut.
+
+:func:`verify_chain` checks, record by record: ids consecutive from 1, the hash of the stored body,
+the link to the record before, the verdict against the per-word results, the consequence against
+the rule, the word count and the verdict, time never going backwards, parent links (to an
+earlier record of the same event, of a kind that may have that child), the schema (append-only
+triggers, generated columns) and every head given. It can start at a checkpoint (the server's
+start checks only what came after the last one).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import sqlite3
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from .audit_schema import missing_or_changed
+from .errors import InvalidInput
+from .records import MAX_WORDS, Kind, Verdict, canonical
+from .rules import ChallengeRule, consequence
+
+GENESIS_HASH = "0" * 64
+HEAD_HEX = 16  # hex digits of a head as printed: 64 bits, beyond any forger's reach
+_HEAD = re.compile(r"#?(\d{1,16}):([0-9a-fA-F]{16,64})")
+_KINDS = {kind.value for kind in Kind}
+_VERDICTS = {verdict.value for verdict in Verdict}
+_PARENT_KINDS = {"recheck": {"challenge", "reissue"}, "reissue": {"challenge", "reissue"}}
+
+
+@dataclass(frozen=True)
+class Head:
+    """The chain's position after ``records`` records: the last one's id and hash."""
+
+    records: int
+    id: int | None
+    hash: str
+
+    @property
+    def text(self) -> str:
+        """The head as printed: ``ID:HEX``."""
+        return head_text(self.id or 0, self.hash)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "text": self.text}
+
+
+GENESIS = Head(0, None, GENESIS_HASH)
+
+
+def head_text(record_id: int, record_hash: str) -> str:
+    """A record's position as printed on dockets and screens: ``ID:HEX``."""
+    return f"{record_id}:{record_hash[:HEAD_HEX]}"
+
+
+@dataclass(frozen=True)
+class HeadMark:
+    """A head shown somewhere (a docket, a witness file): record ``id`` had a hash starting with ``hex``."""
+
+    id: int
+    hex: str
+    where: str = ""  # where it came from, for messages
+
+    @classmethod
+    def parse(cls, text: str, where: str = "") -> HeadMark:
+        """Read ``ID:HEX`` (as a docket prints it; a leading '#' is fine). Raises :class:`InvalidInput`."""
+        match = _HEAD.fullmatch(text.strip())
+        if match is None or int(match[1]) < 1:
+            place = f" ({where})" if where else ""
+            raise InvalidInput(
+                f"{text.strip()[:80]!r}{place} is not a head: a record number, ':' and at least {HEAD_HEX} hex "
+                "digits of its hash, as a docket prints it (e.g. 42:3f9a0c17b2d4e865)"
+            )
+        return cls(int(match[1]), match[2].lower(), where)
+
+    def __str__(self) -> str:
+        return f"{self.id}:{self.hex}"
+
+
+def read_heads(path: Path) -> list[HeadMark]:
+    """The heads in a file, one a line, as a witness writes them (``TIME ID:HEX``, or just ``ID:HEX``).
+
+    Blank lines and lines starting with '#' followed by a space are skipped. Raises
+    :class:`InvalidInput` naming the file and line of anything else that is not a head.
+    """
+    try:
+        lines = path.read_text("utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidInput(f"{path}: cannot be read as a heads file ({exc})") from exc
+    marks = []
+    for number, line in enumerate(lines, start=1):
+        text = line.strip()
+        if not text or text.startswith("# ") or text == "#":
+            continue
+        marks.append(HeadMark.parse(text.split()[-1], f"{path.name} line {number}"))
+    return marks
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """Where the chain was last found intact: the record's id and its hash."""
+
+    record_id: int
+    hash: str
+
+
+@dataclass(frozen=True)
+class Verification:
+    ok: bool
+    records: int  # records checked (since the checkpoint, if one was given)
+    head: Head  # the last record found good
+    first_bad_id: int | None = None
+    problem: str | None = None
+    since: int = 0  # the checkpoint's record id: records up to it were not checked again
+    heads: int = 0  # heads checked
+
+    def describe(self) -> str:
+        if self.ok:
+            checked = f"{self.records} record(s)" + (f" after record {self.since}" if self.since else "")
+            marks = f", {self.heads} head(s) matched" if self.heads else ""
+            return f"chain verified: {checked}, head {self.head.text}{marks}"
+        return f"chain broken at record {self.first_bad_id}: {self.problem}"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok, "records": self.records, "head": self.head.as_dict(), "first_bad_id": self.first_bad_id,
+            "problem": self.problem, "since": self.since, "heads": self.heads, "description": self.describe(),
+        }  # fmt: skip
+
+
+class _Broken(Exception):
+    def __init__(self, record_id: int, problem: str) -> None:
+        super().__init__(problem)
+        self.record_id = record_id
+        self.problem = problem
+
+
+_ROWS = "SELECT id, hash, body, created_at FROM records WHERE id > ? ORDER BY id"
+# What SQLite checks faster than Python can, from the columns it derives from each body: a record's kind and
+# verdict, its per-word results against its verdict and words, and a challenge that claims to agree.
+_BAD_ROWS = """SELECT id, kind, verdict, word_count, result_count, rejected, agrees FROM records WHERE id > ? AND (
+    kind IS NULL OR kind NOT IN ('challenge', 'recheck', 'reissue', 'ruling')
+    OR verdict IS NULL OR verdict NOT IN ('acceptable', 'unacceptable')
+    OR (kind = 'ruling' AND result_count != 0)
+    OR (kind != 'ruling' AND (result_count IS NOT word_count OR (verdict = 'acceptable') = rejected))
+    OR (kind = 'challenge' AND agrees IS NOT NULL)) ORDER BY id LIMIT 1"""
+
+
+def verify_chain(
+    connection: sqlite3.Connection,
+    marks: Sequence[HeadMark] = (),
+    since: Checkpoint | None = None,
+    *,
+    side: sqlite3.Connection | None = None,
+    deep: bool = False,
+) -> Verification:
+    """Check the log in ``connection`` (see the module's docstring), from ``since`` if given.
+
+    With ``side`` (a second connection to the same file), the checks SQLite does alone run there in
+    a thread while this one walks the chain, on another core. ``deep`` also runs SQLite's own check
+    of the file's structure (``PRAGMA quick_check``). Never raises for what it finds: a broken chain
+    is a :class:`Verification` naming the first bad record. Raises :class:`sqlite3.Error` if the file
+    cannot be read.
+    """
+    changed = missing_or_changed(connection)
+    if changed:
+        problem = (
+            f"the log's schema was changed ({', '.join(changed)} missing or altered): the append-only "
+            "triggers or the columns derived from each record's body cannot be trusted"
+        )
+        return Verification(False, 0, GENESIS, 1, problem, heads=len(marks))
+    previous, start = GENESIS, 0
+    if since is not None:
+        row = connection.execute("SELECT hash, created_at FROM records WHERE id = ?", (since.record_id,)).fetchone()
+        if row is None or row[0] != since.hash:
+            problem = f"record {since.record_id} was checked before with hash {since.hash[:HEAD_HEX]}, and is now " + (
+                "missing: records were cut off" if row is None else f"{row[0][:HEAD_HEX]}: the log was rewritten"
+            )
+            return Verification(False, 0, GENESIS, since.record_id, problem, since=since.record_id)
+        previous, start = Head(since.record_id, since.record_id, since.hash), since.record_id
+        previous_time = row[1]
+    by_id: dict[int, list[HeadMark]] = {}
+    for mark in marks:
+        by_id.setdefault(mark.id, []).append(mark)
+    found: list[tuple[int | None, str] | None] = []
+    checks = threading.Thread(target=lambda: found.append(_sql_problem(side or connection, start, deep)))
+    if side is not None:
+        checks.start()
+    walk = _Walk(previous, by_id, previous_time if since is not None else "")
+    bad: tuple[int | None, str] | None = None
+    try:
+        walk.records(connection.execute(_ROWS, (start,)))
+        last = walk.head.id or 0
+        beyond = [mark for mark in marks if mark.id > last]
+        if beyond:
+            raise _Broken(last + 1, _cut_off(last, min(beyond, key=lambda mark: mark.id)))
+    except _Broken as broken:
+        bad = (broken.record_id, broken.problem)
+    if side is None:
+        checks.run()
+    else:
+        checks.join()
+    early = found[0] if found else None
+    if early is not None and (bad is None or early[0] is None or bad[0] is None or early[0] <= bad[0]):
+        bad = early
+    if bad is None:
+        return Verification(True, walk.count, walk.head, since=start, heads=len(marks))
+    head = walk.head if bad[0] is None or (walk.head.id or 0) < bad[0] else _head_before(connection, bad[0])
+    return Verification(False, head.records - previous.records, head, bad[0], bad[1], since=start, heads=len(marks))
+
+
+def _consequences() -> list[tuple[str, str, int, str]]:
+    """Every (rule, verdict, word count) a record can have, and the consequence it must then carry, as stored."""
+    return [
+        (
+            rule.value,
+            verdict.value,
+            words,
+            canonical(consequence(rule, verdict is Verdict.ACCEPTABLE, words).as_dict()).decode(),
+        )
+        for rule in ChallengeRule
+        for verdict in Verdict
+        for words in range(1, MAX_WORDS + 1)
+    ]
+
+
+def _consequence_problem(connection: sqlite3.Connection, start: int) -> tuple[int, str] | None:
+    """The first record whose consequence is not what its rule gives its word count and verdict (or whose rule
+    or word count no record can have)."""
+    # A keyed table of every consequence a record may carry (in the connection's own temporary database: the
+    # log itself is only read), so that each record costs one lookup.
+    connection.execute(
+        "CREATE TEMP TABLE IF NOT EXISTS wordjudge_consequences"
+        " (rule TEXT, verdict TEXT, words INTEGER, text TEXT, PRIMARY KEY (rule, verdict, words))"
+    )
+    connection.executemany("INSERT OR REPLACE INTO temp.wordjudge_consequences VALUES (?, ?, ?, ?)", _consequences())
+    row = connection.execute(
+        "SELECT r.id, r.rule, r.verdict, r.word_count, e.text FROM records r LEFT JOIN temp.wordjudge_consequences e"
+        " ON e.rule = r.rule AND e.verdict = r.verdict AND e.words = r.word_count"
+        " WHERE r.id > ? AND (e.text IS NULL OR instr(r.body, '\"consequence\":' || e.text || ',') = 0)"
+        " ORDER BY r.id LIMIT 1",
+        (start,),
+    ).fetchone()
+    if row is None:
+        return None
+    record_id, rule, verdict, words, text = row
+    if text is None:
+        return record_id, f"its rule {rule!r}, verdict {verdict!r} and {words} word(s) are not those of a record"
+    return record_id, f"its consequence is not what rule {rule} gives {words} word(s) judged {verdict}"
+
+
+def _sql_problem(connection: sqlite3.Connection, start: int, deep: bool) -> tuple[int | None, str] | None:
+    """The first problem SQLite finds alone: a damaged file (``deep``), a record at odds with itself, a bad link."""
+    if deep:
+        check = connection.execute("PRAGMA quick_check").fetchone()[0]
+        if check != "ok":
+            return None, f"SQLite reports a damaged file: {check}"
+    row = connection.execute(_BAD_ROWS, (start,)).fetchone()
+    bad: tuple[int | None, str] | None = None
+    if row is not None:
+        record_id, kind, verdict, words, results, rejected, agrees = row
+        if kind not in _KINDS or verdict not in _VERDICTS:
+            bad = record_id, f"it is not a record: kind {kind!r}, verdict {verdict!r}"
+        elif kind == "ruling":
+            bad = record_id, "it is a ruling with per-word results"
+        elif results != words:
+            bad = record_id, f"it has {words} word(s) but {results} per-word result(s)"
+        elif (verdict == "acceptable") == bool(rejected):
+            bad = record_id, f"its verdict ({verdict}) is not what its per-word results say"
+        else:
+            bad = record_id, f"it is a challenge, yet says whether it agrees with a record before it ({agrees})"
+    for found in (_consequence_problem(connection, start), _parent_problem(connection, start, bad[0] if bad else None)):
+        if found is not None and (bad is None or bad[0] is None or found[0] < bad[0]):
+            bad = found
+    return bad
+
+
+def _head_before(connection: sqlite3.Connection, record_id: int) -> Head:
+    row = connection.execute("SELECT id, hash FROM records WHERE id < ? ORDER BY id DESC LIMIT 1", (record_id,))
+    found = row.fetchone()
+    return Head(found[0], found[0], found[1]) if found else GENESIS
+
+
+def _cut_off(last: int, mark: HeadMark) -> str:
+    shown = f" ({mark.where})" if mark.where else ""
+    return (
+        f"the log ends at record {last}, but the head {mark}{shown} was shown: records were cut off "
+        "(or that head is not from this log)"
+    )
+
+
+class _Walk:
+    """The record-by-record part of :func:`verify_chain`: one tight loop (it runs a million times). What
+    SQLite can check alone, it checks meanwhile in :func:`_sql_problem`."""
+
+    def __init__(self, previous: Head, marks: dict[int, list[HeadMark]], previous_time: str) -> None:
+        self.head = previous
+        self.marks = marks
+        self.count = 0
+        self.previous_time = previous_time
+
+    def records(self, rows: Iterable[tuple[Any, ...]]) -> None:
+        sha256, marks = hashlib.sha256, self.marks
+        last_id, prev_hash, last_time, count = self.head.id or 0, self.head.hash, self.previous_time, 0
+        try:
+            for record_id, record_hash, body, created_at in rows:
+                problem = None
+                if record_id != last_id + 1:
+                    raise _Broken(last_id + 1, f"record {last_id + 1} is missing (deleted?): the next is {record_id}")
+                if sha256(body.encode()).hexdigest() != record_hash:
+                    problem = "its content was altered (its hash does not match it)"
+                elif '"prev_hash":"' + prev_hash + '"' not in body:
+                    problem = "it does not link to the record before it (a record before it was altered)"
+                elif f'"id":{record_id},' not in body:
+                    problem = "its content names another record id"
+                elif not isinstance(created_at, str) or created_at < last_time:
+                    problem = f"its time {created_at} is before the time of the record before it"
+                elif record_id in marks:
+                    problem = _mark_problem(record_id, record_hash, marks[record_id])
+                if problem is not None:
+                    raise _Broken(record_id, problem)
+                last_id, prev_hash, last_time = record_id, record_hash, created_at
+                count += 1
+        finally:
+            self.head = Head(self.head.records + count, last_id or None, prev_hash)
+            self.count += count
+
+
+def _mark_problem(record_id: int, record_hash: str, marks: list[HeadMark]) -> str | None:
+    for mark in marks:
+        if not record_hash.startswith(mark.hex):
+            shown = f" ({mark.where})" if mark.where else ""
+            return (
+                f"its hash {record_hash[:HEAD_HEX]} does not match the head {mark}{shown}: the log was altered at "
+                f"or before record {record_id} and rehashed since that head was shown"
+            )
+    return None
+
+
+_CHILDREN = """SELECT c.id, c.kind, c.parent_id, c.event, c.verdict, c.agrees, p.id, p.kind, p.event, p.verdict
+    FROM records c LEFT JOIN records p ON p.id = c.parent_id
+    WHERE c.id > ? AND c.id < ? AND (c.parent_id IS NOT NULL OR c.kind IN ('recheck', 'reissue', 'ruling'))
+    ORDER BY c.id"""
+
+
+def _parent_problem(connection: sqlite3.Connection, after: int, before: int | None) -> tuple[int, str] | None:
+    """The first record in (after, before) whose parent link is wrong, and what is wrong with it."""
+    for row in connection.execute(_CHILDREN, (after, before if before is not None else 2**63 - 1)):
+        record_id, kind, parent_id, event, verdict, agrees, found, parent_kind, parent_event, parent_verdict = row
+        if kind == "challenge":
+            return record_id, f"it is a challenge, yet has a parent (record {parent_id})"
+        if parent_id is None:
+            return record_id, f"it is a {kind} of no record"
+        if found is None or found >= record_id:
+            return record_id, f"it is a {kind} of record {parent_id}, which is not an earlier record"
+        if parent_event != event:
+            return record_id, f"it is a {kind} of record {parent_id}, of another event ({parent_event})"
+        if parent_kind not in _PARENT_KINDS.get(kind, _KINDS - {"ruling"}):
+            return record_id, f"it is a {kind} of record {parent_id}, which is a {parent_kind}"
+        if agrees is None or bool(agrees) != (verdict == parent_verdict):
+            return record_id, f"it says it {'agrees' if agrees else 'disagrees'} with record {parent_id}, wrongly"
+    return None

@@ -1,0 +1,222 @@
+"""``wordjudge audit`` (verify, backup, export, tail) and ``wordjudge witness``: the log, from the command line."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from contextlib import suppress
+from pathlib import Path
+from typing import Any
+
+import click
+import httpx
+
+from .audit import AUDIT_FILE, AuditLog
+from .backup import backup_sqlite
+from .chain import HeadMark, read_heads
+from .cli_options import F, setting_options
+from .editions import short
+from .errors import InvalidInput
+from .export import ExportFormat, export
+from .records import Kind, Record, RecordFilter, Verdict, utc_time
+from .settings import load_settings
+from .wordlist import normalise
+
+
+@click.group()
+def audit() -> None:
+    """The audit log: verify its hash chain, export it, follow it."""
+
+
+def _audit_log(data_dir: Path | None) -> AuditLog:
+    return AuditLog(load_settings(data_dir=data_dir).data_dir / AUDIT_FILE)
+
+
+def _record_filters(command: F) -> F:
+    options = [
+        click.option("--division"),
+        click.option("--round", "round_number", type=click.IntRange(1, 999)),
+        click.option("--table"),
+        click.option("--kind", type=click.Choice([k.value for k in Kind])),
+        click.option("--verdict", type=click.Choice([v.value for v in Verdict])),
+        click.option("--actor"),
+        click.option("--word", help="Records whose words include this word."),
+        click.option("--since", metavar="TIME", help="ISO time with a zone, e.g. 2026-11-21T09:00+01:00 (inclusive)."),
+        click.option("--until", metavar="TIME", help="ISO time with a zone (exclusive)."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+@audit.command("verify")
+@click.option(
+    "--expect-head",
+    "heads",
+    metavar="ID:HEX",
+    multiple=True,
+    help="A head as a docket or the console shows it (e.g. 42:3f9a0c17b2d4e865); repeatable.",
+)
+@click.option(
+    "--heads",
+    "heads_file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="A file of heads, one a line, such as a witness writes (wordjudge witness).",
+)
+@setting_options("data_dir")
+def audit_verify(heads: tuple[str, ...], heads_file: Path | None, data_dir: Path | None) -> None:
+    """Check the whole log: its hash chain, each record's consistency, and every head given.
+
+    A head from a docket or a witness also catches a log rewritten after it, or cut off before it.
+    Names the first bad record and exits 1 if the log fails; exits 2 for a head that cannot be read.
+    """
+    try:
+        marks = [HeadMark.parse(text, "--expect-head") for text in heads]
+        if heads_file is not None:
+            marks += read_heads(heads_file)
+    except InvalidInput as exc:
+        raise click.UsageError(exc.message) from None
+    _verify_and_report(load_settings(data_dir=data_dir).data_dir / AUDIT_FILE, marks)
+
+
+def _verify_and_report(path: Path, marks: list[HeadMark] | None = None, broken: str = "") -> None:
+    """Verify the log at ``path``, print the result; exit 1 (with ``broken`` before the reason) if it fails."""
+    log = AuditLog(path)
+    try:
+        result = log.verify(marks or ())
+    finally:
+        log.close()
+    if not result.ok:
+        raise click.ClickException(f"{path}: {broken}{result.describe()}")
+    click.echo(f"{path}: {result.describe()}")
+
+
+@audit.command("backup")
+@click.argument("destination")
+@setting_options("data_dir")
+def audit_backup(destination: str, data_dir: Path | None) -> None:
+    """Copy the audit log to DESTINATION (a file, or a folder for a dated file), safely while serving.
+
+    The copy's hash chain is verified; the command exits 1 if it does not verify.
+    """
+    # A Path forgets a trailing slash: "backups/" meant a folder, never a file named "backups".
+    if destination.endswith(("/", os.sep)) and not Path(destination).is_dir():
+        raise click.ClickException(f"{destination} is not a folder: create it first, or give a file name")
+    copy = backup_sqlite(load_settings(data_dir=data_dir).data_dir / AUDIT_FILE, Path(destination))
+    _verify_and_report(copy, broken="written, but ")
+
+
+@audit.command("export")
+@click.option("--format", "export_format", type=click.Choice([f.value for f in ExportFormat]), required=True)
+@click.option(
+    "--output", "-o", type=click.Path(path_type=Path, dir_okay=False), help="File to write (default: stdout)."
+)
+@_record_filters
+@setting_options("data_dir")
+def audit_export(export_format: str, output: Path | None, data_dir: Path | None, **filters: Any) -> None:
+    """Export the records (all fields, per-word results included) as CSV or JSON Lines."""
+    where = _filter(filters)
+    log = _audit_log(data_dir)
+    try:
+        if output is None:
+            count = export(log.iterate(where), sys.stdout, ExportFormat(export_format))
+        else:
+            with output.open("w", encoding="utf-8", newline="") as handle:
+                count = export(log.iterate(where), handle, ExportFormat(export_format))
+    finally:
+        log.close()
+    click.echo(f"exported {count} record(s)", err=True)
+
+
+@audit.command("tail")
+@click.option("-n", "--lines", "count", type=click.IntRange(min=0), default=10, show_default=True)
+@click.option("--follow", "-f", is_flag=True, help="Keep printing new records as they are written.")
+@setting_options("data_dir")
+def audit_tail(count: int, follow: bool, data_dir: Path | None) -> None:
+    """Show the last records, one line each (the TD's view), and optionally follow new ones."""
+    log = _audit_log(data_dir)
+    try:
+        newest = log.find(RecordFilter(), limit=max(count, 1))
+        last = newest[0].id if newest else 0
+        for record in reversed(newest[:count]):
+            click.echo(_record_line(record))
+        while follow:
+            time.sleep(1)
+            for record in log.iterate(after_id=last):
+                click.echo(_record_line(record))
+                last = record.id
+    except KeyboardInterrupt:
+        pass
+    finally:
+        log.close()
+
+
+def _filter(filters: dict[str, Any]) -> RecordFilter:
+    """The record filter from the command's options; times read as the API reads them (records.utc_time)."""
+    try:
+        since = utc_time(filters["since"], "--since") if filters["since"] else None
+        until = utc_time(filters["until"], "--until") if filters["until"] else None
+    except InvalidInput as exc:
+        raise click.UsageError(exc.message) from None
+    return RecordFilter(
+        division=filters["division"],
+        round=filters["round_number"],
+        table=filters["table"],
+        kind=Kind(filters["kind"]) if filters["kind"] else None,
+        verdict=Verdict(filters["verdict"]) if filters["verdict"] else None,
+        actor=filters["actor"],
+        word=normalise(filters["word"]) if filters["word"] else None,
+        since=since,
+        until=until,
+    )
+
+
+def _record_line(record: Record) -> str:
+    where = f"{record.division} r{record.round if record.round is not None else '-'} t{record.table}"
+    link = f" of #{record.parent_id}" if record.parent_id else ""
+    failed = [r["word"] for r in record.results if not r["acceptable"]]
+    detail = f" (not: {' '.join(failed)})" if failed else ""
+    lexicon = f"{record.lexicon} {short(record.fingerprint)}"
+    return (
+        f"#{record.id} {record.created_at} {record.kind.value}{link} {where} {record.actor}: "
+        f"{' '.join(record.words)} -> {record.verdict.value.upper()}{detail} [{lexicon}]"
+    )
+
+
+@click.command()
+@click.argument("url")
+@click.option("--out", "-o", type=click.Path(path_type=Path, dir_okay=False), required=True, help="The heads file.")
+@click.option(
+    "--token",
+    envvar="WORDJUDGE_WITNESS_TOKEN",
+    required=True,
+    help="A monitor's token (wordjudge device add NAME --role monitor, at the server). [env: WORDJUDGE_WITNESS_TOKEN]",
+)
+@click.option("--every", type=click.FloatRange(0.5, 3600), default=5.0, show_default=True, help="Seconds between looks")
+@click.option("--once", is_flag=True, help="Look once and stop (for scripts and cron).")
+def witness(url: str, out: Path, token: str, every: float, once: bool) -> None:
+    """Witness the audit log of the server at URL from this machine: append its head to OUT every few seconds.
+
+    Run it on another machine than the server, with a monitor's token. Later, `wordjudge audit verify
+    --heads OUT` at the server checks every head witnessed. It warns at once if the log's history changes.
+    """
+    from .witness import Witness
+
+    try:
+        watcher = Witness(url, token, out)
+    except InvalidInput as exc:
+        raise click.UsageError(exc.message) from None
+    click.echo(f"witnessing {url} into {out.resolve()}", err=True)
+    with watcher:
+        if once:
+            try:
+                seen = watcher.observe()
+            except (httpx.HTTPError, InvalidInput) as exc:
+                raise click.ClickException(f"cannot read the head from {url}: {exc}") from None
+            click.echo(seen.problem or (f"head {seen.head}" if seen.head else "head unchanged"))
+            if seen.problem:
+                sys.exit(1)
+            return
+        with suppress(KeyboardInterrupt):
+            watcher.run(every, lambda line: click.echo(f"{time.strftime('%H:%M:%S')} {line}", err=True))
