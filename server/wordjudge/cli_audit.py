@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import click
-import httpx
 
 from .audit import AUDIT_FILE, AuditLog
 from .backup import backup_sqlite
@@ -201,6 +200,8 @@ def witness(url: str, out: Path, token: str, every: float, once: bool) -> None:
     Run it on another machine than the server, with a monitor's token. Later, `wordjudge audit verify
     --heads OUT` at the server checks every head witnessed. It warns at once if the log's history changes.
     """
+    import httpx  # here, not at the top: every other command starts faster without it
+
     from .witness import Witness
 
     try:
