@@ -70,3 +70,18 @@ export function h(tag, attributes = {}, ...children) {
   element.append(...children.flat().filter((c) => c !== null && c !== undefined && c !== false));
   return element;
 }
+
+// A JSON value kept in localStorage across reloads: get (null when absent or unreadable), set, clear.
+export function storedJson(key) {
+  return {
+    get: () => {
+      try {
+        return JSON.parse(localStorage.getItem(key) || "null");
+      } catch {
+        return null;
+      }
+    },
+    set: (value) => localStorage.setItem(key, JSON.stringify(value)),
+    clear: () => localStorage.removeItem(key),
+  };
+}

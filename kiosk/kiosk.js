@@ -3,19 +3,20 @@
 // Everything the server enforces (credentials, input rules, rate limit) is enforced there too;
 // this page only makes the protocol easy to follow and hard to get wrong.
 
-import { api, h, newRequestId } from "./api.js";
+import { api, h, newRequestId, storedJson } from "./api.js";
 import { STRINGS as S } from "./strings.js";
 import {
-  draftProblem, flash, heading, lexiconBox, pairForm, submitChallenge, tableRoundFields, unverifiedBadges, verdictPanel,
-  wordsField,
+  currentRound, draftProblem, flash, heading, lexiconBox, pairForm, submitChallenge, tableRoundFields, unverifiedBadges,
+  verdictPanel, wordsField,
 } from "./ui.js";
-import { pendingStore, refusedOutright, settle } from "./pending.js";
+import { refusedOutright, settle } from "./pending.js";
+import { answeringServer, serverStore, whoRefused } from "./server.js";
 import { repeats, splitWords } from "./words.js";
 
 const TOKEN_KEY = "wordjudge.kiosk.token";
 const DIVISION_KEY = "wordjudge.kiosk.division";
-const ROUND_KEY = "wordjudge.kiosk.round";
-const PENDING = pendingStore("wordjudge.kiosk.pending"); // a challenge that got no clear answer
+const PENDING = storedJson("wordjudge.kiosk.pending"); // a challenge that got no clear answer
+const SERVER = serverStore("wordjudge.kiosk.server"); // the server this kiosk paired with: {id, event}
 const ABANDONED_MS = 30000; // typed input left alone this long is cleared
 const SETTINGS_MS = 60000;
 const HOLD_MS = 1200; // how long the opponent holds "Adjudicate"
@@ -96,8 +97,9 @@ async function load() {
     state.me = me;
     state.event = event;
     state.serverOk = true;
+    if (!SERVER.get()?.id) await answeringServer().then((now) => SERVER.set(now), () => {}); // paired before identities
   } catch (error) {
-    if (error.kind === "unauthorized") return forget(S.revoked);
+    if (error.kind === "unauthorized") return refused();
     state.serverOk = false;
     const title = error.kind === "network" ? S.serverDown : error.kind === "moved" ? S.moved : S.serverProblem;
     show("down", h("section", { class: "screen down" }, heading(title), h("p", {}, error.message)));
@@ -109,9 +111,21 @@ async function load() {
 
 function forget(message) {
   localStorage.removeItem(TOKEN_KEY);
+  SERVER.clear();
   state.token = null;
   state.me = null;
   showPair(message, "");
+}
+
+// The token was refused: by this kiosk's own server (it was revoked: forget it), or by another server
+// (started from the wrong folder, a replacement box): keep the enrolment, say so, and try again until
+// the kiosk's own server is back.
+async function refused() {
+  if ((await whoRefused(SERVER.get())) === "same") return forget(S.revoked);
+  state.serverOk = false;
+  show("elsewhere", h("section", { class: "screen down" }, heading(S.otherServer(SERVER.get()?.event)),
+    h("p", {}, S.otherServerHint)));
+  later(load, 5000);
 }
 
 function showPair(message, code) {
@@ -119,8 +133,9 @@ function showPair(message, code) {
     title: S.pairTitle,
     code,
     message,
-    onEnrolled: async (token) => {
+    onEnrolled: async (token, enrolled) => {
       localStorage.setItem(TOKEN_KEY, token);
+      SERVER.set(enrolled);
       state.token = token;
       await load();
     },
@@ -147,7 +162,7 @@ async function checkHealth() {
     }
     state.serverOk = true;
   } catch (error) {
-    if (error.kind === "unauthorized" && state.token && screen.name === "idle") return forget(S.revoked);
+    if (error.kind === "unauthorized" && state.token && screen.name === "idle") return refused();
     if (error.kind === "moved" && screen.name === "idle") return load(); // shows why, and tries again
     // An answer that is an error (a 503: the access store cannot be used) is a server problem, not silence.
     state.serverOk = error.kind !== "network";
@@ -230,7 +245,7 @@ async function startChallenge(division) {
     const recorded = divisions().find((d) => d.name === record.division) || division;
     return showVerdict(recorded, { ...record, settled: true });
   } catch (error) {
-    if (error.kind === "unauthorized") return forget(S.revoked);
+    if (error.kind === "unauthorized") return refused();
     const page = h("section", { class: "screen failure", role: "alert" },
       heading(S.unsettledTitle),
       h("p", { class: "failure-message" }, S.unsettled(pending.table, pending.round)),
@@ -244,19 +259,19 @@ async function startChallenge(division) {
 
 function showChallenger(division, draft = null) {
   state.division = division;
-  const place = tableRoundFields(state.event.rounds, draft?.table || "", draft?.round || sessionStorage.getItem(ROUND_KEY) || "");
+  // The round the TD set (read every few seconds while idle), never the last challenge's: players change it if need be.
+  const place = tableRoundFields(state.event.rounds, draft?.table || "", draft ? draft.round : currentRound(state.event));
   const words = wordsField(division.lexicon_view, draft?.text || "");
   const done = (event) => {
     event.preventDefault();
     const next = { table: place.table(), round: place.round(), text: words.textarea.value };
-    const problem = draftProblem(next.table, next.round, next.text);
+    const problem = draftProblem(next.table, next.round, next.text, state.event.rounds);
     if (problem) {
       flash(words.message, problem);
       return;
     }
     const same = draft && draft.table === next.table && draft.round === next.round && draft.text === next.text;
     next.requestId = same ? draft.requestId : newRequestId(); // a retry of the same challenge keeps its id
-    if (next.round) sessionStorage.setItem(ROUND_KEY, next.round);
     showOpponent(division, next);
   };
   const form = h(
@@ -318,7 +333,7 @@ function showOpponent(division, draft) {
     "section",
     { class: "screen opponent" },
     h("header", {}, heading(S.opponentTitle), lexiconBox(division.lexicon_view, false)),
-    h("p", { class: "table-round" }, S.tableRound(draft.table, draft.round)),
+    h("p", { class: "table-round big" }, S.tableRound(draft.table, draft.round)), // the opponent checks both
     h("p", { class: "word-count big" }, S.words(list.length)),
     h("ol", { class: "check-words", "aria-label": S.words(list.length) },
       list.map((word) => h("li", { "aria-label": [...word].join(" ") }, word))),
@@ -344,7 +359,7 @@ async function adjudicate(division, draft) {
     showVerdict(division, record);
   } catch (error) {
     if (refusedOutright(error)) PENDING.clear(); // nothing was recorded: nothing to settle
-    if (error.kind === "unauthorized") return forget(S.revoked);
+    if (error.kind === "unauthorized") return refused();
     if (error.kind === "invalid") {
       showChallenger(division, draft);
       document.getElementById("word-message").textContent = error.message;

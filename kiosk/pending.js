@@ -1,23 +1,10 @@
 // A challenge that got no clear answer (no connection, a server problem) stays pending, kept across a
 // reload, until the server says what became of it: the same request id either was recorded (then the
 // players are shown that verdict) or never will be. Only then may a new challenge start, so the same
-// challenge typed again can never be recorded twice.
+// challenge typed again can never be recorded twice. The pending request ({requestId, table, round})
+// is kept with api.js's storedJson.
 
 import { api } from "./api.js";
-
-export function pendingStore(key) {
-  return {
-    get: () => {
-      try {
-        return JSON.parse(localStorage.getItem(key) || "null");
-      } catch {
-        return null;
-      }
-    },
-    set: (draft) => localStorage.setItem(key, JSON.stringify(draft)),
-    clear: () => localStorage.removeItem(key),
-  };
-}
 
 // An error that says the request was refused before anything was recorded: nothing is pending after it.
 export function refusedOutright(error) {

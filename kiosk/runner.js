@@ -3,16 +3,19 @@
 // On a flaky connection nothing is guessed: a challenge is either answered or clearly not sent,
 // and trying again reuses its request id, so it is never recorded twice.
 
-import { api, h, newRequestId } from "./api.js";
+import { api, h, newRequestId, storedJson } from "./api.js";
 import { STRINGS as S } from "./strings.js";
 import {
-  draftProblem, flash, heading, lexiconBox, pairForm, submitChallenge, tableRoundFields, verdictPanel, wordsField,
+  currentRound, draftProblem, flash, heading, lexiconBox, pairForm, submitChallenge, tableRoundFields, verdictPanel,
+  wordsField,
 } from "./ui.js";
-import { pendingStore, refusedOutright, settle } from "./pending.js";
+import { refusedOutright, settle } from "./pending.js";
+import { answeringServer, serverStore, whoRefused } from "./server.js";
 import { splitWords } from "./words.js";
 
 const TOKEN_KEY = "wordjudge.runner.token";
-const PENDING = pendingStore("wordjudge.runner.pending"); // a slip sent that got no clear answer
+const PENDING = storedJson("wordjudge.runner.pending"); // a slip sent that got no clear answer
+const SERVER = serverStore("wordjudge.runner.server"); // the server this handheld paired with: {id, event}
 const app = document.getElementById("app");
 const state = { token: localStorage.getItem(TOKEN_KEY), me: null, event: null, division: null, pending: null };
 
@@ -35,7 +38,8 @@ async function boot() {
 function showPair(message, code) {
   const { form, input } = pairForm({
     title: S.runnerPairTitle, button: S.runnerPair, code, message,
-    onEnrolled: async (token) => {
+    onEnrolled: async (token, enrolled) => {
+      SERVER.set(enrolled);
       localStorage.setItem(TOKEN_KEY, token);
       state.token = token;
       await load();
@@ -46,8 +50,16 @@ function showPair(message, code) {
 
 function forget(message) {
   localStorage.removeItem(TOKEN_KEY);
+  SERVER.clear();
   state.token = null;
   showPair(message, "");
+}
+
+// The token was refused: by this handheld's own server (revoked: forget it) or by another one (keep it).
+async function refused() {
+  if ((await whoRefused(SERVER.get())) === "same") return forget(S.runnerRevoked);
+  show("elsewhere", h("section", { class: "screen down" }, heading(S.otherServer(SERVER.get()?.event)),
+    h("p", {}, S.otherServerHint), h("button", { class: "primary", onclick: load }, S.retry)));
 }
 
 async function load() {
@@ -56,8 +68,9 @@ async function load() {
       api("/api/session", { token: state.token }),
       api("/api/event", { token: state.token }),
     ]);
+    if (!SERVER.get()?.id) await answeringServer().then((now) => SERVER.set(now), () => {}); // paired before identities
   } catch (error) {
-    if (error.kind === "unauthorized") return forget(S.runnerRevoked);
+    if (error.kind === "unauthorized") return refused();
     show("down", h("section", { class: "screen down" }, heading(error.kind === "moved" ? S.moved : S.serverDown),
       h("button", { class: "primary", onclick: load }, S.retry)));
     return;
@@ -82,7 +95,7 @@ function divisionChoice() {
 function showEntry(draft = null) {
   const choice = divisionChoice();
   const division = state.division || choice.get();
-  const place = tableRoundFields(state.event.rounds, draft?.table || "", draft?.round || "");
+  const place = tableRoundFields(state.event.rounds, draft?.table || "", draft ? draft.round : currentRound(state.event));
   const words = wordsField(division.lexicon_view, draft?.text || "");
   const lexicon = h("div", { class: "lexicon-line" }, lexiconBox(division.lexicon_view, false));
   choice.select?.addEventListener("change", () => {
@@ -99,7 +112,7 @@ function showEntry(draft = null) {
       onsubmit: (event) => {
         event.preventDefault();
         const next = { division: choice.get(), table: place.table(), round: place.round(), text: words.textarea.value };
-        const problem = draftProblem(next.table, next.round, next.text);
+        const problem = draftProblem(next.table, next.round, next.text, state.event.rounds);
         if (problem) return flash(words.message, problem);
         const same = draft && ["table", "round", "text"].every((key) => draft[key] === next[key]);
         next.requestId = same && draft.requestId ? draft.requestId : newRequestId();
@@ -117,6 +130,19 @@ function showEntry(draft = null) {
   );
   show("entry", form, draft ? words.textarea : place.tableInput);
   loadRecent(recent.querySelector("ol"));
+  if (!draft) followCurrentRound(place.roundInput);
+}
+
+// The TD may have moved on to another round since this page read the event: a round field the runner
+// has not touched follows it.
+async function followCurrentRound(input) {
+  try {
+    const event = await api("/api/event", { token: state.token, timeoutMs: 4000 });
+    if (input && input.value === currentRound(state.event)) input.value = currentRound(event);
+    state.event = { ...state.event, current_round: event.current_round };
+  } catch {
+    // the form works without it: the runner types the round
+  }
 }
 
 async function loadRecent(list) {
@@ -169,7 +195,7 @@ async function send(draft) {
     if (refusedOutright(error)) PENDING.clear(); // nothing was recorded: nothing to settle
     if (error.kind === "unauthorized") {
       state.pending = null;
-      return forget(S.runnerRevoked);
+      return refused();
     }
     if (error.kind === "invalid") {
       state.pending = null;
@@ -195,7 +221,7 @@ async function settled() {
     return false;
   } catch (error) {
     if (error.kind === "unauthorized") {
-      forget(S.runnerRevoked);
+      refused();
       return false;
     }
     show("unsettled", h("section", { class: "screen failure", role: "alert" },

@@ -35,6 +35,7 @@ export const STRINGS = {
   needTable: "Type the table number",
   tableRule: "A table number is 1 to 10 letters or digits",
   roundRule: "A round is a number from 1 to 999",
+  needRound: "Type the round number",
   needWords: "Type at least one word",
   done: "Done: hand over to the opponent",
   cancel: "Cancel",
@@ -82,6 +83,9 @@ export const STRINGS = {
   pair: "Enrol this kiosk",
   revoked: "This kiosk is not enrolled or was revoked: call the TD",
   moved: "This device's network address changed: call the TD",
+  otherServer: (event) => `This is not the server this device was enrolled with${event ? ` (event ${event})` : ""}: `
+    + "call the TD",
+  otherServerHint: "The device keeps its enrolment and tries again: it carries on by itself once its own server is back.",
   tdTitle: "TD settings",
   tdName: "TD name",
   tdPassword: "Password",
@@ -130,6 +134,7 @@ export const STRINGS = {
     signedInAs: (name) => `TD ${name}`,
     tabs: { overview: "Overview", feed: "Live feed", devices: "Devices and accounts", event: "Event settings", summary: "Summary" },
     divisions: "Divisions",
+    serverId: (id) => `Server identity ${id} (this data folder's; devices enrolled here belong to it)`,
     columns: {
       division: "Division", lexicon: "Lexicon", edition: "Edition", fingerprint: "Fingerprint", rule: "Rule",
       name: "Name", role: "Role", address: "Address", lastSeen: "Last seen", state: "State", id: "#", time: "Time", round: "Round",
@@ -157,6 +162,9 @@ export const STRINGS = {
     eventSaved: "Event saved and served", addDivision: "Add a division", removeDivision: "Remove",
     rounds: "Challenges carry a round number", perMinute: "Challenges per minute per device (0: no limit)",
     resultSeconds: "Kiosk shows a verdict for (seconds)", save: "Save and serve",
+    currentRound: "Current round", setRound: "Set",
+    roundSet: (round) => `Round ${round} is the current round: kiosks and handhelds pre-fill it in new challenges`,
+    roundCleared: "No current round: kiosks and handhelds leave the round empty",
     mostChallenged: "Most challenged words", total: "Whole event",
   },
 };

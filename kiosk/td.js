@@ -90,6 +90,8 @@ function overviewView(content) {
       const [event, devices, alerts] = await Promise.all([call("/api/event"), call("/api/devices"), call("/api/alerts")]);
       content.append(
         h("h2", {}, `${event.name}${event.demo ? " (DEMO event)" : ""}`),
+        h("p", { class: "server-id", id: "server-id" }, C.serverId(event.server_id)),
+        event.rounds ? roundControl(event) : null,
         h("h3", {}, C.divisions),
         table([C.columns.division, C.columns.lexicon, C.columns.edition, C.columns.fingerprint, C.columns.rule],
           event.divisions.map((d) => h("tr", {},
@@ -108,6 +110,28 @@ function overviewView(content) {
       problem(note, error);
     }
   })();
+}
+
+// The round under way: every kiosk and handheld pre-fills it in a new challenge (players can change it).
+function roundControl(event) {
+  const input = h("input", { id: "current-round", type: "number", min: "1", max: "999", inputmode: "numeric",
+    value: event.current_round ?? "" });
+  const note = h("p", { id: "round-note", role: "status" });
+  return h("form", { class: "current-round", onsubmit: async (submitted) => {
+    submitted.preventDefault();
+    const value = input.value.trim();
+    try {
+      const saved = await call("/api/event/round", { method: "PUT",
+        body: { current_round: value === "" ? null : Number(value) } });
+      input.value = saved.current_round ?? "";
+      note.textContent = saved.current_round === null ? C.roundCleared : C.roundSet(saved.current_round);
+      note.className = "ok";
+    } catch (error) {
+      note.className = "message";
+      problem(note, error);
+    }
+  } }, h("label", { for: "current-round" }, C.currentRound, input),
+  h("button", { type: "submit", class: "primary", id: "set-round" }, C.setRound), note);
 }
 
 function chainCheck() {

@@ -84,9 +84,11 @@ export function wordsField(view, text = "") {
 }
 
 // What is wrong with a challenge about to be sent, in words, or "" (the server checks again).
-export function draftProblem(table, round, text) {
+// `needRound`: the event's challenges carry a round (the server refuses one without).
+export function draftProblem(table, round, text, needRound = false) {
   const list = splitWords(text);
   if (!TABLE.test(table)) return table ? S.tableRule : S.needTable;
+  if (needRound && !round) return S.needRound;
   if (round && !ROUND.test(round)) return S.roundRule;
   if (!list.length) return S.needWords;
   if (tooShort(list)) return S.tooShort(MIN_LETTERS);
@@ -106,7 +108,7 @@ export function pairForm({ title, button = S.pair, code = "", message = "", onEn
         event.preventDefault();
         try {
           const enrolled = await api("/api/enrol", { method: "POST", body: { code: input.value } });
-          await onEnrolled(enrolled.token, enrolled.device);
+          await onEnrolled(enrolled.token, enrolled);
         } catch (error) {
           note.textContent = error.kind === "network" ? S.unreachable : error.message;
         }
@@ -122,18 +124,25 @@ export function pairForm({ title, button = S.pair, code = "", message = "", onEn
   return { form, input };
 }
 
-// The table number, and the round if the event uses rounds.
+// The round the TD set as under way, as a round field shows it ("" if none, or if the event has no rounds).
+export function currentRound(event) {
+  return event?.rounds && event.current_round != null ? String(event.current_round) : "";
+}
+
+// The table number, and the round if the event uses rounds (then required: the server refuses a challenge
+// without one). A new challenge's round is the TD's current round, never the last challenge's.
 export function tableRoundFields(rounds, table = "", round = "") {
   const tableInput = h("input", { id: "table", name: "table", inputmode: "numeric", autocomplete: "off",
     maxlength: "10", value: table, required: true });
   const roundInput = rounds
-    ? h("input", { id: "round", name: "round", inputmode: "numeric", autocomplete: "off", maxlength: "3", value: round })
+    ? h("input", { id: "round", name: "round", inputmode: "numeric", autocomplete: "off", maxlength: "3", value: round,
+      required: true })
     : null;
   const fields = h("div", { class: "fields" },
     h("label", { for: "table" }, S.table, tableInput),
     roundInput ? h("label", { for: "round" }, S.round, roundInput) : null);
   return {
-    fields, tableInput,
+    fields, tableInput, roundInput,
     table: () => tableInput.value.trim(),
     round: () => (roundInput ? roundInput.value.trim() : ""),
   };

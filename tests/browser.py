@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from playwright.sync_api import Browser, Page, sync_playwright
 from wordjudge.audit import AUDIT_FILE, AuditLog
 from wordjudge.records import Record, RecordFilter
 
+from .conftest import PASSWORD, access_store
 from .test_app import _free_port, _serve, wait_for_health
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -49,6 +51,29 @@ class LiveServer:
             return list(reversed(log.find(RecordFilter(), limit=1000)))
         finally:
             log.close()
+
+
+@contextmanager
+def serving(data_dir: Path, tds: tuple[str, ...] = ()) -> Iterator[LiveServer]:
+    """A live server on ``data_dir`` for the duration, with TD accounts ``tds`` (password PASSWORD)."""
+    if tds:
+        store = access_store(data_dir)
+        for name in tds:
+            store.add_td(name, PASSWORD, by="test")
+        store.close()
+    live = LiveServer(data_dir)
+    live.start()
+    try:
+        yield live
+    finally:
+        live.stop()
+
+
+def open_enrolled(page: Page, server: LiveServer, role: str, token: str) -> None:
+    """Open the ``role`` page (kiosk, runner) on ``page`` as a device enrolled with ``token``, as after pairing."""
+    page.goto(f"{server.base}/{role}")
+    page.evaluate("([key, token]) => localStorage.setItem(key, token)", [f"wordjudge.{role}.token", token])
+    page.goto(f"{server.base}/{role}")
 
 
 @pytest.fixture(scope="session")

@@ -73,6 +73,14 @@ def client(app: FastAPI) -> Iterator[TestClient]:
         yield client
 
 
+@pytest.fixture
+def event_client(data_dir: Path, settings: Settings) -> Iterator[TestClient]:
+    """A client of a server for a real event (the demo's settings cannot be changed: they are the demo's)."""
+    write_event(data_dir, [("Open", "demo", "five-per-word")], name="Test Open")
+    with TestClient(create_app(settings)) as client:
+        yield client
+
+
 # Tests sign TDs in with cheap Argon2 settings (the hash records its own settings, so the server
 # checks it as it is); test_access checks that the server's own hashes use the real, costly ones.
 CHEAP_HASHER = PasswordHasher(time_cost=1, memory_cost=8, parallelism=1)

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ from wordjudge.auth import Principal, Role
 from wordjudge.errors import Forbidden, InvalidInput, NotFound, ProfileError
 from wordjudge.event import Division, Event
 from wordjudge.profile import Catalog
-from wordjudge.records import Kind, Verdict
+from wordjudge.records import Entry, Kind, Verdict
 from wordjudge.rules import ChallengeRule
 from wordjudge.wordlist import parse_word_list
 
@@ -127,6 +128,27 @@ def test_bad_table_round_division_and_request_id(adjudicator: Adjudicator) -> No
         submit(adjudicator, "qi", rid="short")
     with pytest.raises(InvalidInput, match="round 0 is not a round number"):
         adjudicator.challenge(KIOSK, division="A", table=1, round_number=0, words="qi", request_id="req-00001")
+
+
+def test_a_challenge_without_a_round_is_refused_when_the_event_has_rounds(adjudicator: Adjudicator) -> None:
+    def without_round() -> Entry:
+        return adjudicator.challenge(
+            KIOSK, division="A", table=1, round_number=None, words="qi", request_id="req-00009"
+        )
+
+    with pytest.raises(InvalidInput) as raised:
+        without_round()
+    assert raised.value.message == (
+        "round is missing: the challenges of Test Open carry a round number: type the round"
+    )
+    assert raised.value.details == [
+        {"field": "round", "message": "required: this event's challenges carry a round number"}
+    ]
+    adjudicator.event = replace(adjudicator.event, current_round=5)
+    with pytest.raises(InvalidInput, match=r"type the round \(the current round is 5\)$"):
+        without_round()
+    adjudicator.event = replace(adjudicator.event, rounds=False)  # an event without rounds: none needed
+    assert without_round().round is None
 
 
 def test_repeated_words_are_kept_and_pointed_out(adjudicator: Adjudicator) -> None:

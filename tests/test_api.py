@@ -91,6 +91,20 @@ def test_bad_challenges_are_422_naming_the_entry(
     assert client.get("/api/health").json()["audit"]["records"] == 0
 
 
+def test_a_challenge_without_a_round_is_422_when_the_event_has_rounds(client: TestClient, actors: Actors) -> None:
+    sent = {key: value for key, value in challenge("cat dog").items() if key != "round"}
+    for body in (sent, {**sent, "round": None}):
+        response = client.post("/api/challenges", json=body, headers=actors.kiosk)
+        error = assert_error_shape(response, 422, "invalid_input")
+        assert error["error"].startswith("round is missing: the challenges of wordjudge demo event carry a round")
+        assert error["details"][0]["field"] == "round"
+    assert client.put("/api/event/round", json={"current_round": 4}, headers=actors.alice).status_code == 200
+    error = client.post("/api/challenges", json=sent, headers=actors.runner).json()["error"]
+    assert error.endswith("type the round (the current round is 4)")  # an old client is told which round
+    assert client.get("/api/health").json()["audit"]["records"] == 0  # nothing recorded
+    assert client.post("/api/challenges", json={**sent, "round": 4}, headers=actors.kiosk).status_code == 201
+
+
 def test_devices_see_only_their_own_records_and_only_the_td_lists(client: TestClient, actors: Actors) -> None:
     mine = client.post("/api/challenges", json=challenge("cat"), headers=actors.kiosk).json()
     assert client.get(f"/api/challenges/{mine['id']}", headers=actors.kiosk).json()["verdict"] == "acceptable"
@@ -219,7 +233,7 @@ def test_every_route_answers_bad_requests_in_the_one_shape(app: FastAPI, actors:
     with TestClient(app, raise_server_exceptions=False) as client:
         client.post("/api/challenges", json=challenge("cat"), headers=actors.kiosk)
         routes = _routes(app)
-        assert len(routes) == 33  # update when a route is added: the walk below covers it
+        assert len(routes) == 34  # update when a route is added: the walk below covers it
         for method, path in routes:
             for record_id in ("1", "999999", "-1", "abc", str(2**70)):
                 url = path.replace("{record_id}", record_id).replace("{name}", record_id)

@@ -15,7 +15,7 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from wordjudge.app import create_app
-from wordjudge.errors import LexiconIntegrityError, LexiconNotFound, NotFound, WordjudgeError
+from wordjudge.errors import InvalidInput, LexiconIntegrityError, NotFound, WordjudgeError
 from wordjudge.lexicon import TRIE_FILE
 from wordjudge.resources import Resources
 from wordjudge.settings import Settings
@@ -93,7 +93,10 @@ def test_corrupt_lexicon_refuses_to_start(data_dir: Path) -> None:
     with pytest.raises(LexiconIntegrityError, match=r"COPY/words.marisa is truncated or altered"):
         Resources.open(Settings(data_dir=data_dir))
     write_event(data_dir, [("A", "NOPE", "single")])
-    with pytest.raises(LexiconNotFound), TestClient(create_app(Settings(data_dir=data_dir))):
+    with (
+        pytest.raises(InvalidInput, match="no lexicon or profile named 'NOPE' is compiled; compiled: COPY, demo"),
+        TestClient(create_app(Settings(data_dir=data_dir))),
+    ):
         pass
 
 

@@ -27,7 +27,7 @@ from .test_app import _free_port, _serve, wait_for_health
 
 
 def challenge(words: str) -> dict[str, object]:
-    return {"division": "Open", "table": 4, "words": words, "request_id": uuid.uuid4().hex}
+    return {"division": "Open", "table": 4, "round": 1, "words": words, "request_id": uuid.uuid4().hex}
 
 
 @pytest.mark.live

@@ -383,9 +383,8 @@ def test_a_rehashed_log_fails_the_start_against_its_checkpoint(tmp_path: Path) -
 # -- the first layout, upgraded ------------------------------------------------------------------------
 
 
-def test_a_log_of_the_first_layout_is_upgraded_with_every_hash_kept(tmp_path: Path) -> None:
-    path = tmp_path / AUDIT_FILE
-    records = a_log(tmp_path / "model.sqlite3", 40)
+def first_layout_log(path: Path, records: list[Record]) -> sqlite3.Connection:
+    """A log as the first layout (migrations 0001 and 0002) stored ``records``: a column per field."""
     old = sqlite3.connect(path, isolation_level=None)
     old.execute("CREATE TABLE migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
     for name, step in MIGRATIONS[:2]:
@@ -395,11 +394,17 @@ def test_a_log_of_the_first_layout_is_upgraded_with_every_hash_kept(tmp_path: Pa
     columns = [row[1] for row in old.execute("PRAGMA table_info(records)")]
     for record in records:
         row = {**record.__dict__, "table_label": record.table}
-        values = [
-            json.dumps(row[c]) if c in ("words_typed", "words", "results", "consequence") else row[c] for c in columns
-        ]
+        values = [json.dumps(row[c]) if c in ("words_typed", "words", "results", "consequence") else row[c]
+                  for c in columns]  # fmt: skip
         values = [v.value if hasattr(v, "value") else v for v in values]
         old.execute(f"INSERT INTO records ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})", values)
+    return old
+
+
+def test_a_log_of_the_first_layout_is_upgraded_with_every_hash_kept(tmp_path: Path) -> None:
+    path = tmp_path / AUDIT_FILE
+    records = a_log(tmp_path / "model.sqlite3", 40)
+    old = first_layout_log(path, records)
     with pytest.raises(sqlite3.IntegrityError, match="append-only"):  # the first layout's triggers held too
         old.execute("UPDATE records SET verdict = 'acceptable' WHERE id = 21")
     old.close()
@@ -415,21 +420,8 @@ def test_a_log_of_the_first_layout_is_upgraded_with_every_hash_kept(tmp_path: Pa
 def test_a_record_altered_in_the_first_layout_stays_caught_after_the_upgrade(tmp_path: Path) -> None:
     path = tmp_path / AUDIT_FILE
     records = a_log(tmp_path / "model.sqlite3", 10)
-    old = sqlite3.connect(path, isolation_level=None)
-    old.execute("CREATE TABLE migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
-    for name, step in MIGRATIONS[:2]:
-        assert isinstance(step, str)
-        old.executescript(step)
-        old.execute("INSERT INTO migrations VALUES (?, '2026-11-01T00:00:00+00:00')", (name,))
-    columns = [row[1] for row in old.execute("PRAGMA table_info(records)")]
-    for record in records:
-        altered = replace(record, table="99") if record.id == 4 else record  # the hash is the original's
-        row = {**altered.__dict__, "table_label": altered.table}
-        values = [json.dumps(row[c]) if c in ("words_typed", "words", "results", "consequence") else row[c]
-                  for c in columns]  # fmt: skip
-        values = [v.value if hasattr(v, "value") else v for v in values]
-        old.execute(f"INSERT INTO records ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})", values)
-    old.close()
+    # Record 4 altered, its hash the original's: the upgrade keeps the evidence.
+    first_layout_log(path, [replace(r, table="99") if r.id == 4 else r for r in records]).close()
     upgraded = AuditLog(path)
     upgraded.start()
     try:

@@ -203,6 +203,8 @@ def test_event_init_and_show(tmp_path: Path, tiny: Path) -> None:
     assert "Event: My tournament" in shown.output
     assert "Division A: TINY: unknown list, fingerprint" in shown.output
     assert "rule five-per-word (5 points per word for an unsuccessful challenge)" in shown.output
+    assert "Rounds: yes, current round not set" in shown.output
+    assert "A running wordjudge serve serves this file within 2 s of a change" in shown.output
     (data / "event.toml").write_text('name = "X"\n[[division]]\nname = "A"\nlexicon = "TINY"\nrule = "seven"\n')
     broken = run("event", "show", "--data-dir", data)
     assert broken.exit_code == 1

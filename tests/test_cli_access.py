@@ -85,7 +85,7 @@ def test_a_token_from_the_cli_works_on_a_running_server_until_revoked(data_dir: 
         assert httpx.get(f"{base}/api/event").status_code == 401
         token = run("device", "add", "bench", "--role", "kiosk", "--data-dir", data_dir).stdout.strip()
         headers = {"Authorization": f"Bearer {token}"}
-        body = {"division": "Open", "table": 3, "words": "cat dog", "request_id": "cli-token-test"}
+        body = {"division": "Open", "table": 3, "round": 1, "words": "cat dog", "request_id": "cli-token-test"}
         response = httpx.post(f"{base}/api/challenges", json=body, headers=headers)
         assert (response.status_code, response.json()["verdict"]) == (201, "acceptable")
         run("device", "revoke", "bench", "--data-dir", data_dir)

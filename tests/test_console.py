@@ -6,6 +6,7 @@ import io
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 from click.testing import CliRunner
 from playwright.sync_api import Browser, Page, expect
@@ -16,7 +17,7 @@ from wordjudge.auth import Role
 from wordjudge.cli import main
 from wordjudge.errors import DeviceMoved
 
-from .browser import LiveServer, fits, new_page, screenshot
+from .browser import LiveServer, fits, new_page, open_enrolled, screenshot, serving
 from .conftest import PASSWORD, access_store, write_event, write_list
 
 pytestmark = pytest.mark.browser
@@ -29,14 +30,8 @@ def server(data_dir: Path, tmp_path: Path) -> Iterator[LiveServer]:
     added = CliRunner().invoke(main, ["profile", "add", "demo-qi", "--base", "demo", "--additions", str(errata),
                                       "--data-dir", str(data_dir)])  # fmt: skip
     assert added.exit_code == 0, added.output
-    store = access_store(data_dir)
-    for name in ("alice", "bob"):
-        store.add_td(name, PASSWORD, by="test")
-    store.close()
-    live = LiveServer(data_dir)
-    live.start()
-    yield live
-    live.stop()
+    with serving(data_dir, tds=("alice", "bob")) as live:
+        yield live
 
 
 def sign_in(page: Page, server: LiveServer, name: str) -> None:
@@ -63,6 +58,8 @@ def test_runner_docket_and_td_console_end_to_end(browser: Browser, server: LiveS
     console = new_page(browser, "desktop")
     sign_in(console, server, "alice")
     expect(console.locator("table").first).to_contain_text("matches ENABLE (172,820 words)")
+    server_id = httpx.get(f"{server.base}/api/health").json()["server_id"]
+    expect(console.locator("#server-id")).to_contain_text(server_id)  # the data folder's identity, as health says
     screenshot(console, "console-overview-1440x900")
 
     # The TD enrols a runner with a pairing code.
@@ -165,9 +162,7 @@ def test_a_runner_on_a_flaky_connection_never_sees_a_guessed_verdict(browser: Br
     token = store.add_device("runner-9", Role.RUNNER, by="test").token
     store.close()
     runner = new_page(browser, "phone")
-    runner.goto(f"{server.base}/runner")
-    runner.evaluate("token => localStorage.setItem('wordjudge.runner.token', token)", token)
-    runner.goto(f"{server.base}/runner")
+    open_enrolled(runner, server, "runner", token)
     runner_sends(runner, "3", "cat dog")
     runner.context.set_offline(True)
     runner.get_by_role("button", name="Send for adjudication").click()
@@ -191,9 +186,7 @@ def test_docket_sizes_and_another_devices_docket(browser: Browser, server: LiveS
     other = store.add_device("runner-2", Role.RUNNER, by="test").token
     store.close()
     page = new_page(browser)
-    page.goto(f"{server.base}/runner")
-    page.evaluate("token => localStorage.setItem('wordjudge.runner.token', token)", token)
-    page.goto(f"{server.base}/runner")
+    open_enrolled(page, server, "runner", token)
     runner_sends(page, "5", "cat")
     page.get_by_role("button", name="Send for adjudication").click()
     expect(page.locator(".verdict h1")).to_have_text("ACCEPTABLE")

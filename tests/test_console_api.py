@@ -14,9 +14,11 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
+from wordjudge.app import create_app
 from wordjudge.event import EVENT_FILE, load_event
+from wordjudge.settings import Settings
 
-from .conftest import Actors, td_headers
+from .conftest import Actors, device_headers, td_headers
 from .test_app import _free_port, _serve, assert_error_shape, wait_for_health
 
 
@@ -74,33 +76,115 @@ def test_td_accounts_from_the_console(client: TestClient, actors: Actors) -> Non
     assert names == {("alice", False), ("bob", True), ("carol", False)}
 
 
-def test_event_settings_change_what_is_served(client: TestClient, actors: Actors, data_dir: Path) -> None:
+def test_event_settings_change_what_is_served(event_client: TestClient, actors: Actors, data_dir: Path) -> None:
     event = {
         "name": "Spring Open", "rounds": False, "challenges_per_minute": 2, "kiosk_result_seconds": 15,
         "division": [{"name": "A", "lexicon": "demo", "rule": "double"}, {"name": "B", "lexicon": "demo", "rule": "single"}],
     }  # fmt: skip
-    response = client.put("/api/event", json=event, headers=actors.alice)
+    response = event_client.put("/api/event", json=event, headers=actors.alice)
     assert response.status_code == 200, response.text
     assert [d["name"] for d in response.json()["divisions"]] == ["A", "B"]
     assert load_event(data_dir).kiosk_result_seconds == 15  # written to event.toml
-    assert client.get("/api/event", headers=actors.kiosk).json()["name"] == "Spring Open"
-    verdict = client.post("/api/challenges", json=challenge("cat qi", division="A"), headers=actors.kiosk).json()
+    assert event_client.get("/api/event", headers=actors.kiosk).json()["name"] == "Spring Open"
+    verdict = event_client.post("/api/challenges", json=challenge("cat qi", division="A"), headers=actors.kiosk).json()
     assert verdict["consequence"]["text"] == "Play comes off: tiles back to the rack, no score for the turn"
-    assert client.post("/api/challenges", json=challenge("cat", division="B"), headers=actors.kiosk).status_code == 201
-    assert client.post("/api/challenges", json=challenge("cat", division="B"), headers=actors.kiosk).status_code == 429
+    assert (
+        event_client.post("/api/challenges", json=challenge("cat", division="B"), headers=actors.kiosk).status_code
+        == 201
+    )
+    assert (
+        event_client.post("/api/challenges", json=challenge("cat", division="B"), headers=actors.kiosk).status_code
+        == 429
+    )
     before = (data_dir / EVENT_FILE).read_text()
-    bad = client.put(
+    bad = event_client.put(
         "/api/event", json={**event, "division": [{"name": "A", "lexicon": "CSW99", "rule": "double"}]},
         headers=actors.alice,
     )  # fmt: skip
-    assert bad.status_code == 404
-    assert "CSW99" in bad.json()["error"]
+    assert "no lexicon or profile named 'CSW99' is compiled" in assert_error_shape(bad, 422, "invalid_input")["error"]
     assert (data_dir / EVENT_FILE).read_text() == before  # refused: nothing changed
-    wrong_rule = client.put(
+    typo = event_client.put(
+        "/api/event", json={**event, "division": [{"name": "A", "lexicon": "dmeo", "rule": "double"}]},
+        headers=actors.alice,
+    )  # fmt: skip
+    assert "'dmeo' is compiled (did you mean demo?); compiled: demo." in typo.json()["error"]
+    assert (data_dir / EVENT_FILE).read_text() == before
+    upper = event_client.put(
+        "/api/event", json={**event, "division": [{"name": "A", "lexicon": "DEMO", "rule": "double"}]},
+        headers=actors.alice,
+    )  # fmt: skip
+    assert upper.json()["divisions"][0]["lexicon"] == "demo"  # the compiled name, whatever the case typed
+    wrong_rule = event_client.put(
         "/api/event", json={**event, "division": [{"name": "A", "lexicon": "demo", "rule": "triple"}]},
         headers=actors.alice,
     )  # fmt: skip
     assert "'rule' must be one of" in assert_error_shape(wrong_rule, 422, "invalid_input")["error"]
+
+
+HAND_WRITTEN = """# Spring Open, written by hand
+name = "Spring Open"
+rounds = true  # every challenge says its round
+
+[[division]]
+name = "Open"
+lexicon = "demo"
+rule = "five-per-word"
+"""
+
+
+def test_the_td_sets_the_current_round_and_every_device_reads_it(data_dir: Path, settings: Settings) -> None:
+    path = data_dir / EVENT_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(HAND_WRITTEN)
+    kiosk, alice = device_headers(data_dir, "kiosk-1"), td_headers(data_dir, "alice")
+    with TestClient(create_app(settings)) as client:
+        assert client.get("/api/event", headers=kiosk).json()["current_round"] is None
+        response = client.put("/api/event/round", json={"current_round": 3}, headers=alice)
+        assert response.status_code == 200, response.text
+        assert response.json()["current_round"] == 3
+        assert client.get("/api/event", headers=kiosk).json()["current_round"] == 3
+        # Only that line of the TD's file changes: their comments stay.
+        assert path.read_text() == HAND_WRITTEN.replace("says its round\n", "says its round\ncurrent_round = 3\n")
+        for bad in ({"current_round": 0}, {"current_round": 1000}, {"current_round": "3rd"}, {}, {"round": 3}):
+            refused = client.put("/api/event/round", json=bad, headers=alice)
+            assert_error_shape(refused, 422, "invalid_request")
+        assert_error_shape(client.put("/api/event/round", json={"current_round": 5}, headers=kiosk), 403, "forbidden")
+        assert "current_round = 3\n" in path.read_text()  # refused: nothing changed
+        # The event settings keep the current round; they cannot set it (one way to set it).
+        settings_body = {
+            "name": "Spring Open", "rounds": True, "challenges_per_minute": 6, "kiosk_result_seconds": 10,
+            "division": [{"name": "Open", "lexicon": "demo", "rule": "double"}],
+        }  # fmt: skip
+        assert client.put("/api/event", json=settings_body, headers=alice).json()["current_round"] == 3
+        assert load_event(data_dir).current_round == 3
+        assert_error_shape(
+            client.put("/api/event", json={**settings_body, "current_round": 4}, headers=alice), 422, "invalid_request"
+        )
+        cleared = client.put("/api/event/round", json={"current_round": None}, headers=alice)
+        assert cleared.json()["current_round"] is None
+        assert "current_round" not in path.read_text()
+        # No rounds in the event: no current round either.
+        client.put("/api/event", json={**settings_body, "rounds": False}, headers=alice)
+        no_rounds = client.put("/api/event/round", json={"current_round": 2}, headers=alice)
+        assert "carry no round (rounds = false)" in assert_error_shape(no_rounds, 422, "invalid_input")["error"]
+
+
+def test_setting_the_round_over_a_broken_hand_edit_is_refused_and_leaves_the_file(
+    data_dir: Path, settings: Settings
+) -> None:
+    path = data_dir / EVENT_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(HAND_WRITTEN)
+    alice = td_headers(data_dir, "alice")
+    with TestClient(create_app(settings)) as client:
+        path.write_text(HAND_WRITTEN.replace('rule = "five-per-word"', "rule = five-per-word"))  # unquoted: not TOML
+        broken = path.read_bytes()
+        refused = client.put("/api/event/round", json={"current_round": 2}, headers=alice)
+        error = assert_error_shape(refused, 422, "invalid_input")["error"]
+        assert "event.toml: not valid TOML" in error
+        assert error.endswith("fix it, then set the round again")
+        assert path.read_bytes() == broken
+        assert client.get("/api/event", headers=alice).json()["current_round"] is None
 
 
 def test_a_docket_shows_the_verdict_never_the_words_results(client: TestClient, actors: Actors) -> None:
@@ -121,7 +205,6 @@ def test_a_docket_shows_the_verdict_never_the_words_results(client: TestClient, 
 
 @pytest.mark.live
 def test_the_live_feed_streams_new_records_to_the_td(data_dir: Path) -> None:
-    from .conftest import device_headers
 
     kiosk = device_headers(data_dir, "kiosk-1")
     alice = td_headers(data_dir, "alice")
@@ -148,3 +231,15 @@ def test_the_live_feed_streams_new_records_to_the_td(data_dir: Path) -> None:
     data = json.loads(events[0].split("data: ", 1)[1])
     assert (data["id"], data["words"], data["actor"]) == (3, ["CAT", "QI"], "kiosk-1")
     assert [r["acceptable"] for r in data["results"]] == [True, False]  # the TD sees per-word results here
+
+
+def test_the_demo_event_is_not_changed_into_a_real_one_inside_the_demos_log(
+    client: TestClient, actors: Actors, data_dir: Path
+) -> None:
+    event = {
+        "name": "Spring Open", "rounds": True, "challenges_per_minute": 6, "kiosk_result_seconds": 10,
+        "division": [{"name": "A", "lexicon": "demo", "rule": "single"}],
+    }  # fmt: skip
+    refused = client.put("/api/event", json=event, headers=actors.alice)
+    assert "stop the server, write the event" in assert_error_shape(refused, 409, "conflict")["error"]
+    assert not (data_dir / "event.toml").exists()  # nothing written: the demo stays the demo

@@ -22,7 +22,7 @@ from wordjudge.lexicon import TRIE_FILE
 from wordjudge.resources import Resources
 from wordjudge.settings import Settings
 
-from .browser import LiveServer, new_page, screenshot
+from .browser import LiveServer, new_page, open_enrolled, screenshot
 from .conftest import Actors, device_headers, write_event
 from .test_app import _free_port, _serve, assert_error_shape, wait_for_health
 
@@ -129,7 +129,7 @@ def test_a_stopped_audit_writer_is_degraded(data_dir: Path) -> None:
 
 
 def test_a_lexicon_added_by_an_event_change_is_stamped_when_verified(
-    client: TestClient, data_dir: Path, actors: Actors
+    event_client: TestClient, data_dir: Path, actors: Actors
 ) -> None:
     shutil.copytree(data_dir / "lexicons" / "demo", data_dir / "lexicons" / "SECOND")
     manifest = data_dir / "lexicons" / "SECOND" / "manifest.json"
@@ -138,8 +138,8 @@ def test_a_lexicon_added_by_an_event_change_is_stamped_when_verified(
         "name": "Two", "rounds": True, "challenges_per_minute": 6, "kiosk_result_seconds": 10,
         "division": [{"name": "A", "lexicon": "demo", "rule": "single"}, {"name": "B", "lexicon": "SECOND", "rule": "single"}],
     }  # fmt: skip
-    assert client.put("/api/event", json=event, headers=actors.alice).status_code == 200, "event change"
-    body = client.get("/api/health").json()
+    assert event_client.put("/api/event", json=event, headers=actors.alice).status_code == 200, "event change"
+    body = event_client.get("/api/health").json()
     assert [(x["name"], x["verified"], x["on_disk"]) for x in body["lexicons"]] == [
         ("demo", True, "unchanged"), ("SECOND", True, "unchanged"),
     ]  # fmt: skip
@@ -205,9 +205,7 @@ def test_a_kiosk_and_the_status_page_say_server_problem_while_the_log_cannot_be_
     try:
         page = new_page(browser)
         page.clock.install()
-        page.goto(f"{server.base}/kiosk")
-        page.evaluate("token => localStorage.setItem('wordjudge.kiosk.token', token)", token)
-        page.goto(f"{server.base}/kiosk")
+        open_enrolled(page, server, "kiosk", token)
         state = page.locator("#server-state")
         expect(state).to_have_text("Server connected")
         blocker = sqlite3.connect(data_dir / AUDIT_FILE, isolation_level=None)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import sqlite3
 import subprocess
 from collections.abc import Iterator
@@ -11,12 +12,12 @@ from pathlib import Path
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, Page, Route, expect
+from playwright.sync_api import APIResponse, Browser, Page, Route, expect
 
 from wordjudge.access import ACCESS_FILE
 from wordjudge.auth import Role
 
-from .browser import CHROMIUM, CHROMIUM_ARGS, LiveServer, fits, new_page, screenshot
+from .browser import CHROMIUM, CHROMIUM_ARGS, LiveServer, fits, new_page, open_enrolled, screenshot, serving
 from .conftest import PASSWORD, access_store, write_event
 
 pytestmark = pytest.mark.browser
@@ -27,10 +28,8 @@ HOLD_S = 1.6  # longer than the kiosk's 1.2 s hold
 @pytest.fixture
 def server(data_dir: Path) -> Iterator[LiveServer]:
     write_event(data_dir, [("Open", "demo", "five-per-word")], name="Kiosk Open", kiosk_result_seconds=5)
-    live = LiveServer(data_dir)
-    live.start()
-    yield live
-    live.stop()
+    with serving(data_dir) as live:
+        yield live
 
 
 def enrol(server: LiveServer, page: Page, name: str = "kiosk-1", division: str | None = None) -> None:
@@ -40,9 +39,7 @@ def enrol(server: LiveServer, page: Page, name: str = "kiosk-1", division: str |
         token = store.add_device(name, Role.KIOSK, division, by="test").token
     finally:
         store.close()
-    page.goto(f"{server.base}/kiosk")
-    page.evaluate("token => localStorage.setItem('wordjudge.kiosk.token', token)", token)
-    page.goto(f"{server.base}/kiosk")
+    open_enrolled(page, server, "kiosk", token)
     expect(page.locator("#app")).to_have_attribute("data-screen", "idle")
 
 
@@ -71,6 +68,21 @@ def adjudicate(page: Page, table: str, words: str) -> None:
     type_challenge(page, table, words)
     page.get_by_role("button", name="Done: hand over to the opponent").click()
     hold_adjudicate(page)
+
+
+def lose_the_first_response(page: Page) -> list[APIResponse]:
+    """The server records the next challenge, and the kiosk never hears back; what the server said is kept."""
+    lost: list[APIResponse] = []
+
+    def lose(route: Route) -> None:
+        if not lost:
+            lost.append(route.fetch())
+            route.abort("connectionreset")
+        else:
+            route.continue_()
+
+    page.route("**/api/challenges", lose)
+    return lost
 
 
 @pytest.mark.parametrize("size", ["small", "large"])
@@ -266,16 +278,7 @@ def test_server_down_mid_flow_then_back_makes_one_record(browser: Browser, serve
 def test_a_lost_response_retried_gives_the_same_verdict_and_one_record(browser: Browser, server: LiveServer) -> None:
     page = new_page(browser)
     enrol(server, page)
-    lost = []
-
-    def lose_the_first_response(route: Route) -> None:
-        if not lost:
-            lost.append(route.fetch())  # the server records the challenge ...
-            route.abort("connectionreset")  # ... and the kiosk never hears back
-        else:
-            route.continue_()
-
-    page.route("**/api/challenges", lose_the_first_response)
+    lost = lose_the_first_response(page)
     adjudicate(page, "8", "cat dog")
     on_screen(page, "failure")
     assert len(server.records()) == 1
@@ -464,17 +467,9 @@ def test_a_challenge_left_without_a_clear_answer_is_settled_before_the_next_one(
 ) -> None:
     page = new_page(browser)
     enrol(server, page)
-    lost = []
-
-    def lose_the_first_response(route: Route) -> None:
-        if not lost:
-            lost.append(route.fetch())  # the server records the challenge ...
-            route.abort("connectionreset")  # ... and the kiosk never hears back
-        else:
-            route.continue_()
-
-    page.route("**/api/challenges", lose_the_first_response)
+    lost = lose_the_first_response(page)
     adjudicate(page, "8", "cat qzx")
+    assert lost[0].status == 201  # recorded, unheard
     on_screen(page, "failure")
     page.get_by_role("button", name="Leave it for now").click()  # the players give up and go back ...
     on_screen(page, "idle")
@@ -512,4 +507,31 @@ def test_a_challenge_that_never_reached_the_server_is_dropped_once_the_server_sa
     page.get_by_role("button", name="Try again").click()
     on_screen(page, "challenger")  # the server said: never recorded
     assert server.records() == []
+    page.context.close()
+
+
+def test_a_kiosk_facing_another_server_keeps_its_enrolment_and_recovers(
+    browser: Browser, server: LiveServer, tmp_path: Path, compiled_demo: Path
+) -> None:
+    page = new_page(browser)
+    page.clock.install()
+    enrol(server, page, "kiosk-3")
+    # The TD starts wordjudge from the wrong folder, on the same port: a server that does not know this kiosk.
+    server.stop()
+    wrong = LiveServer(tmp_path / "wrong-folder")
+    shutil.copytree(compiled_demo, wrong.data_dir / "lexicons" / "demo")
+    wrong.port, wrong.base = server.port, server.base
+    wrong.start()
+    page.clock.fast_forward(11_000)  # the kiosk checks every 10 s: a 401, from another server
+    on_screen(page, "elsewhere")
+    expect(page.locator("h1")).to_have_text(
+        "This is not the server this device was enrolled with (event Kiosk Open): call the TD"
+    )
+    screenshot(page, "kiosk-other-server-small")
+    assert page.evaluate("localStorage.getItem('wordjudge.kiosk.token')")  # kept
+    wrong.stop()
+    server.start()  # its own server is back
+    page.clock.fast_forward(6_000)
+    on_screen(page, "idle")
+    expect(page.locator("h1")).to_have_text("Kiosk Open")
     page.context.close()

@@ -29,7 +29,7 @@ import pytest
 
 from wordjudge.auth import Role
 
-from .browser import CHROMIUM, CHROMIUM_ARGS, SCREENSHOTS, LiveServer
+from .browser import CHROMIUM, CHROMIUM_ARGS, SCREENSHOTS, LiveServer, serving
 from .conftest import access_store, write_event
 from .test_app import _free_port
 
@@ -280,10 +280,8 @@ class Kiosk:
 @pytest.fixture
 def server(data_dir: Path) -> Iterator[LiveServer]:
     write_event(data_dir, [("Open", "demo", "five-per-word")], name="Kiosk Open")
-    live = LiveServer(data_dir)
-    live.start()
-    yield live
-    live.stop()
+    with serving(data_dir) as live:
+        yield live
 
 
 @pytest.fixture

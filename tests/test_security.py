@@ -324,15 +324,15 @@ def test_csv_export_neutralises_formulas(client: TestClient, actors: Actors) -> 
 
 @pytest.mark.parametrize("name", ["Spring\x7fOpen", "Spring\nOpen", "Open \u202egnirpS", "Open\u200b", "Open\x00"])
 def test_an_event_name_with_a_control_character_is_refused_and_the_file_always_loads(
-    client: TestClient, actors: Actors, data_dir: Path, name: str
+    event_client: TestClient, actors: Actors, data_dir: Path, name: str
 ) -> None:
     event = {"name": "Spring Open", "rounds": True, "challenges_per_minute": 6, "kiosk_result_seconds": 10,
              "division": [{"name": "Open", "lexicon": "demo", "rule": "five-per-word"}]}  # fmt: skip
-    assert client.put("/api/event", json=event, headers=actors.alice).status_code == 200
-    refused = client.put("/api/event", json={**event, "name": name}, headers=actors.alice)
+    assert event_client.put("/api/event", json=event, headers=actors.alice).status_code == 200
+    refused = event_client.put("/api/event", json={**event, "name": name}, headers=actors.alice)
     assert "U+" in assert_error_shape(refused, 422, "invalid_input")["error"]
     division = {**event, "division": [{"name": name, "lexicon": "demo", "rule": "five-per-word"}]}
-    assert_error_shape(client.put("/api/event", json=division, headers=actors.alice), 422, "invalid_input")
+    assert_error_shape(event_client.put("/api/event", json=division, headers=actors.alice), 422, "invalid_input")
     assert tomllib.loads((data_dir / "event.toml").read_text())["name"] == "Spring Open"
 
 

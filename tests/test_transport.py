@@ -11,6 +11,7 @@ import json
 import os
 import resource
 import selectors
+import shutil
 import socket
 import ssl
 import subprocess
@@ -440,13 +441,15 @@ def _wrong_codes(port: int) -> list[int]:
 
 @pytest.mark.live
 def test_x_forwarded_for_is_trusted_only_from_a_named_proxy(
-    data_dir: Path, live: tuple[int, subprocess.Popen[str]]
+    data_dir: Path, tmp_path: Path, live: tuple[int, subprocess.Popen[str]]
 ) -> None:
     port, _ = live
     # Five wrong pairing codes a minute per address: a client on the server machine cannot dodge that.
     assert _wrong_codes(port) == [401, 401, 401, 401, 401, 429]
     proxied_port = _free_port()
-    proxied = _start(data_dir, proxied_port, "--trusted-proxies", "127.0.0.1")
+    proxied_dir = tmp_path / "proxied"  # one server per data folder: the second gets its own
+    shutil.copytree(data_dir / "lexicons", proxied_dir / "lexicons")
+    proxied = _start(proxied_dir, proxied_port, "--trusted-proxies", "127.0.0.1")
     try:
         wait_for_health(f"http://127.0.0.1:{proxied_port}", proxied)
         # Behind the TD's proxy, each forwarded address is a client of its own (the total limit is 30).

@@ -14,7 +14,7 @@ import httpx
 import pytest
 from click.testing import CliRunner, Result
 from fastapi.testclient import TestClient
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, expect
 
 from wordjudge.app import create_app
 from wordjudge.auth import Role
@@ -26,7 +26,7 @@ from wordjudge.profile import Catalog
 from wordjudge.settings import Settings
 from wordjudge.wordlist import parse_word_list
 
-from .browser import LiveServer, new_page, screenshot
+from .browser import LiveServer, new_page, open_enrolled, screenshot, serving
 from .conftest import PASSWORD, access_store, device_headers, write_event, write_list
 from .test_kiosk import adjudicate
 
@@ -294,7 +294,7 @@ def test_health_warns_of_a_forced_list_and_each_view_carries_the_flag(
         ]
         made = client.post(
             "/api/challenges",
-            json={"division": "Open", "table": "3", "words": "cat", "request_id": "a" * 32},
+            json={"division": "Open", "table": "3", "round": 1, "words": "cat", "request_id": "a" * 32},
             headers=kiosk,
         )
         assert made.status_code == 201, made.text
@@ -307,19 +307,8 @@ def test_health_warns_of_a_forced_list_and_each_view_carries_the_flag(
 
 @pytest.fixture
 def forced_server(forced_data_dir: Path) -> Iterator[LiveServer]:
-    store = access_store(forced_data_dir)
-    store.add_td("alice", PASSWORD, by="test")
-    store.close()
-    live = LiveServer(forced_data_dir)
-    live.start()
-    yield live
-    live.stop()
-
-
-def _with_token(page: Page, server: LiveServer, path: str, key: str, token: str) -> None:
-    page.goto(f"{server.base}{path}")
-    page.evaluate("([key, token]) => localStorage.setItem(key, token)", [key, token])
-    page.goto(f"{server.base}{path}")
+    with serving(forced_data_dir, tds=("alice",)) as live:
+        yield live
 
 
 @pytest.mark.browser
@@ -332,7 +321,7 @@ def test_the_badge_shows_on_kiosk_handheld_docket_status_page_and_console(
     store.close()
 
     kiosk = new_page(browser, "small")
-    _with_token(kiosk, forced_server, "/kiosk", "wordjudge.kiosk.token", kiosk_token)
+    open_enrolled(kiosk, forced_server, "kiosk", kiosk_token)
     expect(kiosk.locator("#app")).to_have_attribute("data-screen", "idle")
     expect(kiosk.locator(".lexicon-name")).to_have_text("CSW24")
     expect(kiosk.locator(".lexicon .badge.unverified")).to_have_text(BADGE)
@@ -343,7 +332,7 @@ def test_the_badge_shows_on_kiosk_handheld_docket_status_page_and_console(
     screenshot(kiosk, "kiosk-verdict-unverified-small")
 
     runner = new_page(browser, "phone")
-    _with_token(runner, forced_server, "/runner", "wordjudge.runner.token", runner_token)
+    open_enrolled(runner, forced_server, "runner", runner_token)
     expect(runner.locator("#app")).to_have_attribute("data-screen", "entry")
     runner.get_by_label("Division").select_option("Open")
     expect(runner.locator(".lexicon .badge.unverified")).to_have_text(BADGE)
@@ -351,7 +340,7 @@ def test_the_badge_shows_on_kiosk_handheld_docket_status_page_and_console(
 
     answered = httpx.post(
         f"{forced_server.base}/api/challenges",
-        json={"division": "Open", "table": "4", "words": "cat dog", "request_id": "b" * 32},
+        json={"division": "Open", "table": "4", "round": 1, "words": "cat dog", "request_id": "b" * 32},
         headers={"Authorization": f"Bearer {runner_token}"},
         timeout=10,
     )

@@ -48,7 +48,14 @@ def check_table(table: str | int) -> str:
     return label
 
 
-def check_round(round_number: int | None) -> int | None:
+def check_round(round_number: int | None, event: Event | None = None) -> int | None:
+    """A round number (1 to 999), or None; required when ``event`` has rounds. Raises :class:`InvalidInput`."""
+    if round_number is None and event is not None and event.rounds:
+        current = f" (the current round is {event.current_round})" if event.current_round is not None else ""
+        raise InvalidInput(
+            f"round is missing: the challenges of {event.name} carry a round number: type the round{current}",
+            details=[{"field": "round", "message": "required: this event's challenges carry a round number"}],
+        )
     if round_number is not None and not (1 <= round_number <= 999):
         raise InvalidInput(f"round {round_number} is not a round number (1 to 999)")
     return round_number
@@ -149,14 +156,14 @@ class Adjudicator:
         words: str | Sequence[str],
         request_id: str,
     ) -> Entry:
-        """The record of a new challenge. Raises :class:`InvalidInput` for bad input, :class:`Forbidden` for
-        a device enrolled for another division."""
+        """The record of a new challenge. Raises :class:`InvalidInput` for bad input (a round is required when
+        the event has rounds), :class:`Forbidden` for a device enrolled for another division."""
         chosen = self.event.division(division)
         principal.require_division(chosen.name)
         typed, normalised = self.checked_words(chosen, words)
         return self._entry(
-            principal, Kind.CHALLENGE, chosen, check_table(table), check_round(round_number), typed, normalised,
-            request_id,
+            principal, Kind.CHALLENGE, chosen, check_table(table), check_round(round_number, self.event), typed,
+            normalised, request_id,
         )  # fmt: skip
 
     def recheck(self, principal: Principal, parent_id: int, *, request_id: str, note: str | None = None) -> Entry:

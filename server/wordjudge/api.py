@@ -105,7 +105,9 @@ class StrictBody(BaseModel):
 class ChallengeIn(StrictBody):
     division: str = Field(max_length=100)
     table: str | int = Field(description="The table number or label.")
-    round: int | None = Field(default=None, description="The round, if the event uses rounds.")
+    round: int | None = Field(
+        default=None, description="The round (1 to 999): required when the event has rounds (GET /api/event)."
+    )
     words: _Words = Field(max_length=500)
     request_id: _RequestId = Field(description="Made by the client for each new challenge; reused on a retry.")
 
@@ -160,7 +162,8 @@ async def health(resources: ResourcesDep) -> JSONResponse:
     file is no longer the one verified at start. Also: the event, each lexicon (name,
     fingerprint, edition, DEMO, `unverified` claims, when verified, `on_disk`), the audit log (head,
     commits, failures, writable, queue depth) and the data dir's free space. `warnings`: low disk
-    space, a lexicon named like an edition it is not (forced in by the TD).
+    space, a lexicon named like an edition it is not (forced in by the TD), an event file edited by hand
+    that is not served (it does not load: the server keeps the event it had).
     """
     report = resources.health()
     return JSONResponse(report.body, status_code=200 if report.ok else 503)
@@ -168,8 +171,11 @@ async def health(resources: ResourcesDep) -> JSONResponse:
 
 @router.get("/event", tags=["event"])
 def event(resources: ResourcesDep, who: PrincipalDep) -> dict[str, Any]:
-    """The event and its divisions, each with its lexicon and challenge rule."""
+    """The event and its divisions, each with its lexicon and challenge rule; `current_round`: the round under way
+    (set by the TD; null if not set), which kiosks and handhelds pre-fill; `server_id`: the identity of this
+    data folder (as in /api/health), which enrolled devices compare with the server they belong to."""
     data = resources.event.as_dict()
+    data["server_id"] = resources.server.id
     for division in data["divisions"]:
         division["lexicon_view"] = resources.lexicon_views[division["lexicon"]]
     return data

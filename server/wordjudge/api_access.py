@@ -120,7 +120,9 @@ def pairing_link(base_url: str, code: PairingCode) -> str:
 def enrol(body: EnrolIn, request: Request, resources: ResourcesDep) -> dict[str, Any]:
     """Swap a pairing code for this device's token, shown this once; send it as `Authorization: Bearer`."""
     enrolled = resources.access.enrol(body.code, client=client_address(request))
-    return {"token": enrolled.token, "device": enrolled.device.as_dict()}
+    # The device keeps which server it paired with: facing another one later, it says so and keeps its token.
+    server = {"server_id": resources.server.id, "event": resources.event.name}
+    return {"token": enrolled.token, "device": enrolled.device.as_dict(), **server}
 
 
 @router.get("/devices", tags=["access"])

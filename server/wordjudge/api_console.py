@@ -19,7 +19,7 @@ from .adjudication import record_view
 from .api import ERROR_RESPONSES, FilterDep, PrincipalDep, ResourcesDep, StrictBody
 from .api_access import LoginIn
 from .errors import Forbidden
-from .event import parse_event
+from .event import MAX_ROUND, known_lexicons, parse_event
 from .export import ExportFormat, chunks
 from .profile import Catalog
 from .records import Record, RecordFilter
@@ -53,6 +53,10 @@ class EventIn(StrictBody):
     challenges_per_minute: int = Field(ge=0, le=600)
     kiosk_result_seconds: int = Field(ge=3, le=120)
     division: list[DivisionIn] = Field(min_length=1, max_length=50, description="The divisions, in order.")
+
+
+class CurrentRoundIn(StrictBody):
+    current_round: int | None = Field(ge=1, le=MAX_ROUND, description="The round under way, or null for none.")
 
 
 @router.get("/feed", tags=["console"], response_class=Response, responses=_FEED_DOC)
@@ -166,11 +170,26 @@ def replace_event(body: EventIn, resources: ResourcesDep, who: PrincipalDep) -> 
     """Change the event: name, divisions with their lexicon and rule, rate limit, kiosk result time (TD).
 
     Written to the event file and served at once; a lexicon that cannot be opened refuses the change.
+    Lexicon names are matched to the compiled ones whatever their case. The current round stays as it
+    is (PUT /api/event/round sets it).
     """
     who.require_td("change the event")
-    event = parse_event(body.model_dump(), "event settings")
+    lexicons = known_lexicons(resources.settings.data_dir)
+    event = parse_event({**body.model_dump(), "current_round": resources.event.current_round}, "event settings",
+                        lexicons=lexicons)  # fmt: skip
     resources.replace_event(event)
     return resources.event.as_dict()
+
+
+@router.put("/event/round", tags=["console"])
+def set_current_round(body: CurrentRoundIn, resources: ResourcesDep, who: PrincipalDep) -> dict[str, Any]:
+    """Set the round under way (TD): every kiosk and handheld pre-fills it in a new challenge (null: none).
+
+    Written to the event file's `current_round` line and served at once. Refused (422) when the event has
+    no rounds, or when the event file holds a hand edit that does not load.
+    """
+    who.require_td("set the current round")
+    return resources.set_current_round(body.current_round, who.actor).as_dict()
 
 
 @router.get("/lexicons/available", tags=["console"])

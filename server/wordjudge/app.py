@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -32,6 +34,7 @@ from .transport import BodyLimit
 log = logging.getLogger(__name__)
 
 WEB_DIR = Path(str(package_files.files("wordjudge.kiosk")))
+EVENT_WATCH_SECONDS = 1.0  # how often the event file is looked at (a stat) for the TD's hand edits
 _WEB_SUFFIXES = {".html", ".js", ".css", ".svg", ".png", ".ico"}
 
 
@@ -41,16 +44,21 @@ def create_app(settings: Settings, resources: Resources | None = None) -> FastAP
     The lifespan opens the :class:`Resources` (event, lexicons, audit log) for the
     settings, unless already-opened ``resources`` are handed in (``wordjudge serve``
     opens them first, to stop with a clear message when a lexicon is bad), and closes
-    them at shutdown.
+    them at shutdown. While it runs, the event file is watched: the TD's hand edits are served
+    (see :meth:`Resources.pick_up_event_file`).
     """
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[dict[str, Any]]:
         opened = resources or Resources.open(settings)
         opened.advertise()  # wordjudge.local on the LAN, when listening there
+        watcher = asyncio.create_task(_watch_event_file(opened), name="event file watcher")
         try:
             yield {"resources": opened}
         finally:
+            watcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await watcher  # ended before the resources close, not left pending
             opened.close()
 
     app = FastAPI(
@@ -73,6 +81,14 @@ def create_app(settings: Settings, resources: Resources | None = None) -> FastAP
         app.add_api_route(path, _page(page), include_in_schema=False)
     app.mount("/static", _WebFiles(directory=WEB_DIR), name="static")
     return app
+
+
+async def _watch_event_file(resources: Resources) -> None:
+    """Look at the event file every :data:`EVENT_WATCH_SECONDS`, in a worker thread (reading a changed file
+    and verifying a new lexicon take time), until cancelled."""
+    while True:
+        await asyncio.sleep(EVENT_WATCH_SECONDS)
+        await asyncio.to_thread(resources.pick_up_event_file)
 
 
 # Same-origin scripts, styles and connections only; no framing (clickjacking), no MIME sniffing,

@@ -6,7 +6,10 @@ so it has an environment twin (``--data-dir`` / ``WORDJUDGE_DATA_DIR``).
 
 from __future__ import annotations
 
+import errno
+import logging
 import re
+import socket
 import sys
 from pathlib import Path
 from typing import Any
@@ -16,8 +19,9 @@ import click
 from . import __version__
 from .cli_access import device, td
 from .cli_audit import audit, witness
+from .cli_folder import say_folder
 from .cli_options import setting_options
-from .datadir import restrict_umask
+from .datadir import FolderInUse, ServerLock, lock_for_server, refuse_if_served, restrict_umask
 from .editions import load_registry, short
 from .errors import WordjudgeError
 from .event import EVENT_FILE, load_event, write_event_file
@@ -26,8 +30,10 @@ from .lexicon import DEMO_NAME, Lexicon, Manifest
 from .logs import configure_logging, uvicorn_json_config
 from .profile import Catalog
 from .resources import describe_profile, unverified_claims
-from .settings import load_settings
+from .settings import Settings, load_settings
 from .wordlist import Progress, SourceFormat, WordList, read_word_list
+
+log = logging.getLogger(__name__)
 
 _PROGRESS_MIN_LINES = 50_000
 
@@ -64,33 +70,81 @@ def serve(**flags: Any) -> None:
 
     settings = load_settings(**flags)
     configure_logging(settings.log_level, settings.log_format)
-    # Raises the open-file limit, and leaves room under it for the server's own files.
-    limits = connection_limits(settings.max_connections_per_client, settings.proxy_networks)
-    resources = Resources.open(settings)  # before the server starts: a bad lexicon stops it with a clear message
+    lock = _claim(settings)  # first: a second server on the folder, or on the port, must touch nothing
     try:
-        uvicorn.run(
-            create_app(settings, resources),
-            host=settings.host,
-            port=settings.port,
-            log_level=settings.log_level,
-            # JSON lines: uvicorn's access and error logs too, so that the whole server speaks one format.
-            log_config=uvicorn_json_config() if settings.log_format == "json" else uvicorn.config.LOGGING_CONFIG,
-            ssl_certfile=settings.certfile,
-            ssl_keyfile=settings.keyfile,
-            # Open live feeds (the TD console's) would otherwise hold a stop or restart forever.
-            timeout_graceful_shutdown=5,
-            # httptools with a deadline per request and caps on connections (transport.py). No
-            # limit_concurrency: it answers 503 to every request once connections are many, the
-            # kiosks' included, which is what a flood wants; the caps close the flood's instead.
-            http=guarded_protocol(limits),
-            ws="none",  # no WebSocket routes: an upgrade would leave the guarded protocol
-            # X-Forwarded-For only from a proxy the TD names: uvicorn trusts loopback by default,
-            # which let anything on the server machine pick its address for the per-address limits.
-            proxy_headers=bool(settings.trusted_proxies.strip()),
-            forwarded_allow_ips=[str(network) for network in limits.trusted_proxies] or None,
-        )
+        # Raises the open-file limit, and leaves room under it for the server's own files.
+        limits = connection_limits(settings.max_connections_per_client, settings.proxy_networks)
+        resources = Resources.open(settings)  # before the server starts: a bad lexicon stops it with a clear message
+        try:
+            uvicorn.run(
+                create_app(settings, resources),
+                host=settings.host,
+                port=settings.port,
+                log_level=settings.log_level,
+                # JSON lines: uvicorn's access and error logs too, so that the whole server speaks one format.
+                log_config=uvicorn_json_config() if settings.log_format == "json" else uvicorn.config.LOGGING_CONFIG,
+                ssl_certfile=settings.certfile,
+                ssl_keyfile=settings.keyfile,
+                # Open live feeds (the TD console's) would otherwise hold a stop or restart forever.
+                timeout_graceful_shutdown=5,
+                # httptools with a deadline per request and caps on connections (transport.py). No
+                # limit_concurrency: it answers 503 to every request once connections are many, the
+                # kiosks' included, which is what a flood wants; the caps close the flood's instead.
+                http=guarded_protocol(limits),
+                ws="none",  # no WebSocket routes: an upgrade would leave the guarded protocol
+                # X-Forwarded-For only from a proxy the TD names: uvicorn trusts loopback by default,
+                # which let anything on the server machine pick its address for the per-address limits.
+                proxy_headers=bool(settings.trusted_proxies.strip()),
+                forwarded_allow_ips=[str(network) for network in limits.trusted_proxies] or None,
+            )
+        finally:
+            resources.close()
     finally:
-        resources.close()
+        lock.release()
+
+
+def _claim(settings: Settings) -> ServerLock:
+    """Check that no server uses the data folder and that the port is free, then take the folder's lock for
+    this server (:func:`wordjudge.datadir.lock_for_server`). Raises :class:`click.ClickException` naming the
+    server that holds the folder, the port in use, or why the lock cannot be taken; a refusal writes nothing."""
+    try:
+        refuse_if_served(settings.data_dir)  # before the port: "another server on this folder" says more
+        _refuse_a_taken_port(settings.host, settings.port)  # said plainly, before the lexicons are loaded
+        lock = lock_for_server(settings.data_dir, host=settings.host, port=settings.port)
+    except FolderInUse as exc:
+        raise click.ClickException(str(exc)) from None
+    except OSError as exc:
+        raise click.ClickException(f"the data folder {settings.data_dir.resolve()} cannot be used: {exc}") from None
+    log.info("data folder %s (locked for this server: %s)", settings.data_dir.resolve(), lock.path.name)
+    return lock
+
+
+def _refuse_a_taken_port(host: str, port: int) -> None:
+    """Bind ``host:port`` as uvicorn will (SO_REUSEADDR, every address the host resolves to) and let it go.
+    Raises :class:`click.ClickException` if that fails: uvicorn would only say so after the lexicons were
+    loaded, in a log line naming an errno."""
+    sockets: list[socket.socket] = []
+    try:
+        found = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+        for family, kind, proto, _, address in dict.fromkeys(found):  # each address once, as asyncio binds them
+            sock = socket.socket(family, kind, proto)
+            sockets.append(sock)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:  # as asyncio does: IPv6 only, or it would clash with the IPv4 one
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            sock.bind(address)
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            raise click.ClickException(
+                f"port {port} is in use (another wordjudge?): use --port (or WORDJUDGE_PORT) to pick another"
+            ) from None
+        raise click.ClickException(
+            f"cannot listen on {host} port {port} ({exc.strerror or exc}): check --host and --port "
+            "(WORDJUDGE_HOST, WORDJUDGE_PORT)"
+        ) from None
+    finally:
+        for sock in sockets:
+            sock.close()
 
 
 @main.group()
@@ -130,6 +184,7 @@ def lexicon_add(
     """Compile the word list SOURCE (plain, Zyzzyva or playability; optionally gzipped)."""
     catalog = _catalog(data_dir)
     catalog.lexicons.path(name)  # a bad name fails before the file is read
+    say_folder(catalog.data_dir)
     word_list = read_word_list(
         source, format=SourceFormat(source_format), skip_invalid=skip_invalid, progress=_progress_bar("Reading")
     )
@@ -294,7 +349,9 @@ def profile_add(
     errata = {
         key: read_word_list(path) if path else None for key, path in (("additions", additions), ("removals", removals))
     }
-    created, notes = _catalog(data_dir).add_profile(
+    catalog = _catalog(data_dir)
+    say_folder(catalog.data_dir)
+    created, notes = catalog.add_profile(
         name,
         base,
         additions=errata["additions"],
@@ -393,6 +450,7 @@ def event_init(replace: bool, data_dir: Path | None) -> None:
     if path.exists() and not replace:
         raise click.ClickException(f"{path} exists already (use --replace to overwrite it)")
     names = [name for name in catalog.names() if name != DEMO_NAME]
+    say_folder(catalog.data_dir)
     write_event_file(path, event_template(names))
     click.echo(f"Wrote {path}: edit it, then check it with: wordjudge event show")
 
@@ -406,11 +464,17 @@ def event_show(data_dir: Path | None) -> None:
     catalog = Catalog(settings.data_dir)
     registry = load_registry()
     click.echo(f"Event: {current.name}{' (DEMO event: there is no event.toml)' if current.demo else ''}")
-    click.echo(f"Rounds: {'yes' if current.rounds else 'no'}")
+    rounds = "no" if not current.rounds else f"yes, current round {current.current_round or 'not set'}"
+    click.echo(f"Rounds: {rounds}")
     for division in current.divisions:
         view = describe_profile(catalog.open(division.lexicon), registry)
         click.echo(
             f"Division {division.name}: {view['label']}; rule {division.rule.value} ({division.rule.description})"
+        )
+    if not current.demo:  # what a running server does with an edit of the file (see Resources.pick_up_event_file)
+        click.echo(
+            "A running wordjudge serve serves this file within 2 s of a change (its log says so); a file that does "
+            "not load is not served, and /api/health warns until it is fixed."
         )
 
 

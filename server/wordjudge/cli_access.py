@@ -13,15 +13,23 @@ import segno
 
 from .access import ACCESS_FILE, AccessStore
 from .auth import Role, cli_principal
+from .cli_folder import say_folder, served_folder
 from .cli_options import F, setting_options
+from .datadir import open_event_folder
 from .event import load_event
 from .mdns import device_url, is_loopback_host
 from .settings import Settings, load_settings
 
 
 @contextmanager
-def _store(data_dir: Path | None) -> Iterator[tuple[AccessStore, Settings]]:
-    settings = load_settings(data_dir=data_dir)
+def _store(data_dir: Path | None, *, writes: bool = True) -> Iterator[tuple[AccessStore, Settings]]:
+    settings = served_folder(data_dir)  # never a new folder made by mistake, whose codes no server knows
+    if writes:
+        say_folder(settings.data_dir)
+    try:  # a folder that served the demo and now has an event file: the demo's devices are set aside first
+        open_event_folder(settings.data_dir, demo=load_event(settings.data_dir).demo)
+    except OSError as exc:
+        raise click.ClickException(f"the data folder {settings.data_dir} cannot be made ready: {exc}") from None
     store = AccessStore(settings.data_dir / ACCESS_FILE).open()
     try:
         yield store, settings
@@ -99,7 +107,7 @@ def device_pair(role: str, division: str | None, name: str | None, data_dir: Pat
 @_data_dir_option
 def device_list(data_dir: Path | None) -> None:
     """Every device: name, role, division, last seen, state."""
-    with _store(data_dir) as (store, _):
+    with _store(data_dir, writes=False) as (store, _):
         devices = store.devices()
     if not devices:
         click.echo("No devices enrolled (wordjudge device add, or wordjudge device pair).")
@@ -147,6 +155,7 @@ def _read_password(password_stdin: bool) -> str:
 @_data_dir_option
 def td_add(name: str, password_stdin: bool, data_dir: Path | None) -> None:
     """Add a TD (or deputy) who signs in to the console with NAME and a password (10+ characters)."""
+    served_folder(data_dir)  # a wrong folder is refused before the password is asked for
     password = _read_password(password_stdin)
     with _store(data_dir) as (store, _):
         account = store.add_td(name, password, by=cli_principal().actor)
@@ -159,6 +168,7 @@ def td_add(name: str, password_stdin: bool, data_dir: Path | None) -> None:
 @_data_dir_option
 def td_password(name: str, password_stdin: bool, data_dir: Path | None) -> None:
     """Set a TD's password (and re-enable the account); their console sessions end."""
+    served_folder(data_dir)  # a wrong folder is refused before the password is asked for
     password = _read_password(password_stdin)
     with _store(data_dir) as (store, _):
         store.set_password(name, password)
@@ -179,7 +189,7 @@ def td_disable(name: str, data_dir: Path | None) -> None:
 @_data_dir_option
 def td_list(data_dir: Path | None) -> None:
     """The TD accounts."""
-    with _store(data_dir) as (store, _):
+    with _store(data_dir, writes=False) as (store, _):
         accounts = store.tds()
     if not accounts:
         click.echo("No TD accounts (wordjudge td add NAME).")

@@ -4,7 +4,8 @@ The server is **degraded** when it cannot stand behind a verdict: the audit log'
 failed (nothing has been committed since), its writer has stopped, or a served lexicon's
 compiled file is no longer the one verified at start (altered, replaced or missing). Low disk
 space on the data dir is a **warning**: worth a look, not yet a failure; so is a lexicon named like
-an edition it is not ("UNVERIFIED: not the official CSW24"), which the TD forced in. Every check is cheap
+an edition it is not ("UNVERIFIED: not the official CSW24"), which the TD forced in, and an event file
+edited by hand that does not load (the server keeps serving the event it had). Every check is cheap
 (a ``stat`` per compiled trie, one ``statvfs``, counters the audit writer keeps), because
 monitors and kiosks ask often.
 
@@ -100,10 +101,16 @@ def check(
     verified: Mapping[str, Verified],
     audit: AuditLog,
     data_dir: Path,
+    server_id: str,
+    event_file: str | None = None,
 ) -> Health:
-    """Check the server's state and build the health report (never raises for a failed check: it reports it)."""
+    """Check the server's state and build the health report (never raises for a failed check: it reports it).
+
+    ``event_file``: why the event file on disk is not the event served (a hand edit that does not load), if so.
+    """
     reasons: list[str] = []
-    warnings: list[str] = []
+    # Only a warning: the event served is still a whole, verified one, so every verdict stands.
+    warnings: list[str] = [event_file] if event_file else []
     lexicons = []
     for name, view in lexicon_views.items():
         stamp = verified.get(name)
@@ -147,6 +154,8 @@ def check(
         "warnings": warnings,
         "version": __version__,
         "event": event_name,
+        # Which server this is: a device remembers it from its pairing, and knows another server when it sees one.
+        "server_id": server_id,
         "demo": any(item["demo"] for item in lexicon_views.values()) or event_demo,
         "lexicons": lexicons,
         "audit": {

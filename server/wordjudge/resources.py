@@ -8,9 +8,10 @@ and shared by every request. Nothing here imports the web framework.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from . import __version__
@@ -18,9 +19,18 @@ from .access import ACCESS_FILE, AccessStore
 from .adjudication import Adjudicator
 from .audit import AUDIT_FILE, Appended, AuditLog, conflicting_request
 from .auth import Principal
+from .datadir import Identity, open_event_folder
 from .editions import Registry, load_registry, short
-from .errors import AuditUnavailable, Conflict, LexiconIntegrityError, RateLimited, WordjudgeError
-from .event import Event, load_event, save_event
+from .errors import (
+    AccessUnavailable,
+    AuditUnavailable,
+    Conflict,
+    InvalidInput,
+    LexiconIntegrityError,
+    RateLimited,
+    WordjudgeError,
+)
+from .event import EVENT_FILE, Event, file_stamp, load_event, save_current_round, save_event
 from .health import Health, Verified
 from .health import check as check_health
 from .mdns import Advertiser, DeviceUrl, device_url, is_loopback_host
@@ -48,8 +58,15 @@ class Resources:
     adjudicator: Adjudicator
     access: AccessStore
     verified: dict[str, Verified]  # when each profile was verified, and its compiled files as they were then
+    server: Identity  # which server this is, for the devices that paired with it
     metrics: Metrics = field(default_factory=Metrics)
     mdns: Advertiser | None = None  # announcing <mdns_name>.local, once advertise() is called
+    # The event file as last read or written (inode, size, mtime), to notice the TD's hand edits; and why the
+    # file on disk is not what is served, while it is not (a health warning).
+    event_stamp: tuple[int, int, int] | None = None
+    event_file_problem: str | None = None
+    _event_seen: tuple[int, int, int] | None = None  # the file as the last look found it
+    _event_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)  # one change at a time
 
     @classmethod
     def open(cls, settings: Settings) -> Resources:
@@ -62,12 +79,20 @@ class Resources:
         :class:`~wordjudge.errors.AccessUnavailable` or :class:`~wordjudge.errors.AuditUnavailable`,
         naming the file at fault.
         """
+        try:
+            event_stamp = file_stamp(settings.data_dir / EVENT_FILE)  # before reading: a later edit is noticed
+        except OSError:
+            event_stamp = None  # load_event says what is wrong with it
         event = load_event(settings.data_dir)
         catalog = Catalog(settings.data_dir)
         profiles = {name: open_verified(catalog, name) for name in event.lexicons()}
         verified = {name: stamp_verified(profile, settings) for name, profile in profiles.items()}
         registry = load_registry()
         views = {name: describe_profile(profile, registry) for name, profile in profiles.items()}
+        try:
+            server = open_event_folder(settings.data_dir, demo=event.demo)
+        except OSError as exc:
+            raise AccessUnavailable(f"the data folder {settings.data_dir} cannot be made ready: {exc}") from exc
         access = AccessStore(settings.data_dir / ACCESS_FILE, challenges_per_minute=event.challenges_per_minute).open()
         audit = AuditLog(settings.data_dir / AUDIT_FILE)
         adjudicator = Adjudicator(event, profiles, audit)
@@ -76,7 +101,8 @@ class Resources:
         except WordjudgeError:
             access.close()
             raise
-        resources = cls(settings, registry, event, profiles, views, audit, adjudicator, access, verified)
+        resources = cls(settings, registry, event, profiles, views, audit, adjudicator, access, verified, server)
+        resources.event_stamp = resources._event_seen = event_stamp
         log.info("event %s%s", event.name, " (demo event: no event.toml)" if event.demo else "")
         for division in event.divisions:
             log.info("division %s: %s, rule %s", division.name, views[division.lexicon]["label"], division.rule)
@@ -123,9 +149,106 @@ class Resources:
 
         Lexicons it adds are opened and verified first, so a bad one leaves the running event
         untouched. Challenges under way finish with the event they started with. Raises what
-        :meth:`open` raises for a lexicon, and :class:`~wordjudge.errors.InvalidInput` if the
-        file cannot be written.
+        :meth:`open` raises for a lexicon, :class:`~wordjudge.errors.InvalidInput` if the
+        file cannot be written, and :class:`~wordjudge.errors.Conflict` on the demo event: its log
+        and devices are the demo's, set aside when a real event starts (so a real event starts
+        with a restart, never inside the demo's log).
         """
+        if self.event.demo:
+            raise Conflict(
+                "this server runs the demo event: to start your own, stop the server, write the event "
+                "(wordjudge event init, then edit event.toml) and start it again; the demo's records, "
+                "devices and TD accounts are then set aside"
+            )
+        with self._event_lock:
+            self._serve_event(event, from_file=False)
+        log.info("event replaced by the TD console: %s, %d division(s)", event.name, len(event.divisions))
+
+    def set_current_round(self, current_round: int | None, by: str) -> Event:
+        """Make ``current_round`` the round under way (None: no round set), which kiosks and handhelds pre-fill,
+        and write it to the event file's ``current_round`` line (the rest of the file stays as it is).
+
+        Raises :class:`~wordjudge.errors.InvalidInput` if the event has no rounds, or the event file does not
+        load (a hand edit under way) or cannot be written.
+        """
+        with self._event_lock:
+            if current_round is not None and not self.event.rounds:
+                raise InvalidInput(
+                    "this event's challenges carry no round (rounds = false): turn rounds on in the event "
+                    "settings first", details=[{"field": "current_round", "message": "the event has no rounds"}],
+                )  # fmt: skip
+            event = replace(self.event, current_round=current_round)
+            # Not stamped: the file is read back by the next look, so that a hand edit made meanwhile is served.
+            save_current_round(self.settings.data_dir, event)
+            self.event, self.adjudicator = event, Adjudicator(event, self.profiles, self.audit)
+        log.info("current round set to %s by %s", current_round if current_round is not None else "none", by)
+        return event
+
+    def pick_up_event_file(self) -> None:
+        """Serve the event file if the TD edited it by hand since it was last read or written.
+
+        A ``stat`` a look (cheap); a changed file is read once it has held still for one look (an editor
+        may be writing it), and served as the console's change is (new lexicons verified first). A file
+        that does not load, or has gone, is not served: the running event stays, the log says why, and
+        :attr:`event_file_problem` (a health warning) says so until the file is fixed. While the demo event
+        runs, a new event file is served from the next start (the demo's log and devices are not the
+        event's). Never raises.
+        """
+        path = self.settings.data_dir / EVENT_FILE
+        try:
+            stamp = file_stamp(path)
+        except OSError as exc:
+            return self._event_file_is(f"{path}: cannot be read ({exc}); the server still serves {self.event.name}")
+        seen, self._event_seen = self._event_seen, stamp
+        if stamp == self.event_stamp or stamp != seen:
+            return None
+        with self._event_lock:
+            served = self.event
+            self.event_stamp = stamp
+            try:
+                event = load_event(self.settings.data_dir)
+                if event.demo:  # no file (any more)
+                    return self._event_file_is(None if served.demo else (
+                        f"{path} is missing: the server still serves {served.name}; put the file back, or save the "
+                        "event again from the TD console's event settings"))  # fmt: skip
+                if served.demo:
+                    return self._event_file_is(
+                        f"{path} was written while the demo event runs: restart wordjudge serve to serve "
+                        f"{event.name} (the demo's challenges and devices are not the event's)"
+                    )
+                if event != served:
+                    self._serve_event(event, from_file=True)
+            except WordjudgeError as exc:
+                return self._event_file_is(
+                    f"{exc.message}: not served, the server still serves {served.name} "
+                    "(check the file with: wordjudge event show)"
+                )
+            except Exception as exc:  # the watcher must outlive anything the file can hold
+                log.exception("event file %s could not be checked", path)
+                return self._event_file_is(
+                    f"{path} could not be checked ({exc}): the server still serves {served.name}"
+                )
+        if event != served:
+            log.info(
+                "%s changed: now serving %s, %d division(s), current round %s", EVENT_FILE, event.name,
+                len(event.divisions), event.current_round if event.current_round is not None else "not set",
+            )  # fmt: skip
+            for division in event.divisions:
+                label = self.lexicon_views[division.lexicon]["label"]
+                log.info("division %s: %s, rule %s", division.name, label, division.rule)
+        return self._event_file_is(None)
+
+    def _event_file_is(self, problem: str | None) -> None:
+        """Note why the event file is not served (None: it is, or there is none), logging each new reason once."""
+        if problem != self.event_file_problem:
+            if problem is not None:
+                log.error("%s", problem)
+            elif self.event_file_problem is not None:
+                log.info("%s is served again", EVENT_FILE)
+        self.event_file_problem = problem
+
+    def _serve_event(self, event: Event, *, from_file: bool) -> None:
+        """Serve ``event`` (with :attr:`_event_lock` held), writing it to the event file unless it came from there."""
         catalog = Catalog(self.settings.data_dir)
         profiles: dict[str, Profile] = {}
         verified: dict[str, Verified] = {}
@@ -138,12 +261,17 @@ class Resources:
         views = {
             name: self.lexicon_views.get(name) or describe_profile(p, self.registry) for name, p in profiles.items()
         }
-        save_event(self.settings.data_dir, event)
+        if not from_file:
+            path = save_event(self.settings.data_dir, event)
+            try:
+                self.event_stamp = self._event_seen = file_stamp(path)
+            except OSError:
+                self.event_stamp = None  # the next look reads the file back
+            self._event_file_is(None)  # what is on disk is what is served
         # Plain attribute swaps: requests read them on the event loop, so each sees one event or the other.
         self.event, self.profiles, self.lexicon_views, self.verified = event, profiles, views, verified
         self.adjudicator = Adjudicator(event, profiles, self.audit)
         self.access.challenges.per_minute = event.challenges_per_minute
-        log.info("event replaced by the TD console: %s, %d division(s)", event.name, len(event.divisions))
 
     async def adjudicate(
         self,
@@ -255,7 +383,8 @@ class Resources:
         """Check the server's state: lexicon files, the audit log's writer, disk space (see :mod:`wordjudge.health`)."""
         return check_health(
             event_name=self.event.name, event_demo=self.event.demo, lexicon_views=self.lexicon_views,
-            verified=self.verified, audit=self.audit, data_dir=self.settings.data_dir,
+            verified=self.verified, audit=self.audit, data_dir=self.settings.data_dir, server_id=self.server.id,
+            event_file=self.event_file_problem,
         )  # fmt: skip
 
     def metrics_text(self) -> str:

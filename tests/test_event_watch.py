@@ -1,0 +1,168 @@
+"""Hand edits to event.toml while the server runs (issue 15, item 7): served, or said not to be.
+
+The server looks at the file every second (a stat) and serves a changed file as the console's change is
+served; a file that does not load is not served, the log says why, and /api/health warns until it is fixed.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from fastapi.testclient import TestClient
+
+from wordjudge.app import EVENT_WATCH_SECONDS, create_app
+from wordjudge.event import EVENT_FILE
+from wordjudge.settings import Settings
+
+from .conftest import device_headers, td_headers
+from .test_app import _free_port, _serve, wait_for_health
+
+EVENT = """# Spring Open, written by hand
+name = "Spring Open"
+rounds = true
+
+[[division]]
+name = "Open"
+lexicon = "demo"
+rule = "five-per-word"
+"""
+# A changed file is served once it has held still for one look: at most two looks, and some slack.
+PICKED_UP_WITHIN = 2 * EVENT_WATCH_SECONDS + 8
+
+
+def eventually(check: Callable[[], Any], what: str) -> Any:
+    """Poll ``check`` until it returns something true (the watcher runs in the server's own time)."""
+    deadline = time.monotonic() + PICKED_UP_WITHIN
+    while True:
+        found = check()
+        if found:
+            return found
+        assert time.monotonic() < deadline, f"not within {PICKED_UP_WITHIN:.0f} s: {what}"
+        time.sleep(0.1)
+
+
+@pytest.fixture
+def event_file(data_dir: Path) -> Path:
+    path = data_dir / EVENT_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(EVENT)
+    return path
+
+
+@pytest.fixture
+def served(settings: Settings, event_file: Path) -> Iterator[TestClient]:
+    with TestClient(create_app(settings)) as client:
+        yield client
+
+
+def warnings(client: TestClient) -> list[str]:
+    health = client.get("/api/health")
+    assert health.status_code == 200, health.text  # a warning, never degraded: the event served is whole
+    found: list[str] = health.json()["warnings"]
+    return found
+
+
+def test_a_hand_edit_is_served_within_seconds(
+    served: TestClient, event_file: Path, data_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="wordjudge")
+    kiosk = device_headers(data_dir, "kiosk-1")
+    event_file.write_text(
+        EVENT.replace('"Spring Open"', '"Spring Open 2"')
+        .replace('lexicon = "demo"', 'lexicon = "DEMO"')  # any case: the compiled name is served
+        .replace("rounds = true\n", "rounds = true\ncurrent_round = 6\n")
+        .replace('rule = "five-per-word"', 'rule = "double"')
+    )
+    event = eventually(lambda: (e := served.get("/api/event", headers=kiosk).json())["current_round"] == 6 and e, "")
+    assert (event["name"], event["divisions"][0]["lexicon"], event["divisions"][0]["rule"]) == (
+        "Spring Open 2", "demo", "double",
+    )  # fmt: skip
+    verdict = served.post(
+        "/api/challenges", json={"division": "Open", "table": 1, "round": 6, "words": "qi", "request_id": "hand-0001"},
+        headers=kiosk,
+    ).json()  # fmt: skip
+    assert (verdict["event"], verdict["rule"]) == ("Spring Open 2", "double")
+    assert "event.toml changed: now serving Spring Open 2, 1 division(s), current round 6" in caplog.text
+    assert warnings(served) == []
+
+
+def test_a_hand_edit_that_does_not_load_is_not_served_and_health_says_why_until_fixed(
+    served: TestClient, event_file: Path, data_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    kiosk = device_headers(data_dir, "kiosk-1")
+    for broken, problem in (
+        (EVENT.replace('rule = "five-per-word"', "rule = five-per-word"), "event.toml: not valid TOML"),
+        (EVENT.replace('lexicon = "demo"', 'lexicon = "dmeo"'),
+         "division 1 (Open): no lexicon or profile named 'dmeo' is compiled (did you mean demo?)"),
+        (EVENT.replace('rule = "five-per-word"\n', ""), "division 1 (Open): 'rule' is missing"),
+    ):  # fmt: skip
+        event_file.write_text(broken)
+        warning = eventually(lambda p=problem: [w for w in warnings(served) if p in w], f"a warning about {problem}")
+        assert len(warning) == 1
+        assert warning[0].endswith(
+            "not served, the server still serves Spring Open (check the file with: wordjudge event show)"
+        )
+        assert problem in caplog.text  # the log says it too
+        assert served.get("/api/event", headers=kiosk).json()["divisions"][0]["rule"] == "five-per-word"
+        sent = {"division": "Open", "table": 1, "round": 2, "words": "qi", "request_id": f"keep-{len(broken):05d}"}
+        assert served.post("/api/challenges", json=sent, headers=kiosk).status_code == 201  # the hall goes on
+    event_file.write_text(EVENT.replace("five-per-word", "single"))
+    eventually(lambda: served.get("/api/event", headers=kiosk).json()["divisions"][0]["rule"] == "single", "fixed")
+    assert warnings(served) == []
+
+
+def test_a_removed_event_file_keeps_the_event_and_warns(served: TestClient, event_file: Path) -> None:
+    event_file.unlink()
+    warning = eventually(lambda: warnings(served), "a warning about the missing file")
+    assert "event.toml is missing: the server still serves Spring Open; put the file back" in warning[0]
+    assert served.get("/api/health").json()["event"] == "Spring Open"  # never the demo event in its place
+    event_file.write_text(EVENT)
+    eventually(lambda: not warnings(served), "the warning gone")
+
+
+def test_the_consoles_own_writes_are_not_taken_for_hand_edits(
+    served: TestClient, event_file: Path, data_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="wordjudge")
+    alice = td_headers(data_dir, "alice")
+    assert served.put("/api/event/round", json={"current_round": 2}, headers=alice).status_code == 200
+    body = {
+        "name": "Spring Open", "rounds": True, "challenges_per_minute": 6, "kiosk_result_seconds": 10,
+        "division": [{"name": "Open", "lexicon": "demo", "rule": "single"}],
+    }  # fmt: skip
+    assert served.put("/api/event", json=body, headers=alice).status_code == 200
+    time.sleep(3 * EVENT_WATCH_SECONDS + 0.5)  # several looks at the file the console wrote
+    assert "changed: now serving" not in caplog.text
+    assert warnings(served) == []
+    assert served.get("/api/event", headers=alice).json()["current_round"] == 2
+
+
+def test_an_event_file_written_while_the_demo_runs_asks_for_a_restart(settings: Settings, data_dir: Path) -> None:
+    with TestClient(create_app(settings)) as client:
+        assert client.get("/api/health").json()["demo"] is True
+        (data_dir / EVENT_FILE).write_text(EVENT)
+        warning = eventually(lambda: warnings(client), "a warning about the new file")
+        assert "was written while the demo event runs: restart wordjudge serve to serve Spring Open" in warning[0]
+        assert client.get("/api/health").json()["event"] == "wordjudge demo event"
+
+
+@pytest.mark.live
+def test_a_running_wordjudge_serve_picks_up_a_hand_edit_and_logs_it(event_file: Path, data_dir: Path) -> None:
+    kiosk = device_headers(data_dir, "kiosk-1")
+    port = _free_port()
+    server = _serve(data_dir, "--port", str(port), "--log-level", "info")
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_for_health(base, server)
+        event_file.write_text(EVENT.replace("rounds = true\n", "rounds = true\ncurrent_round = 9\n"))
+        eventually(lambda: httpx.get(f"{base}/api/event", headers=kiosk).json()["current_round"] == 9, "round 9")
+    finally:
+        server.terminate()
+        output = server.communicate(timeout=30)[0]
+    assert "event.toml changed: now serving Spring Open, 1 division(s), current round 9" in output
