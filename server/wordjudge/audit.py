@@ -41,7 +41,7 @@ from typing import Any
 
 from . import __version__
 from .audit_schema import MIGRATIONS
-from .chain import GENESIS, Checkpoint, Head, HeadMark, Verification, verify_chain
+from .chain import GENESIS, Head, HeadMark, Verification, insert_checkpoint, last_checkpoint, read_head, verify_chain
 from .database import BUSY_TIMEOUT_MS, connect_writer, migrate
 from .errors import AuditUnavailable, Conflict, InvalidInput
 from .records import (
@@ -185,8 +185,8 @@ class AuditLog:
         try:
             connection = connect_writer(self.path)  # used only by the writer thread from then on
             migrate(connection, MIGRATIONS)
-            self._head = self._committed = _read_head(connection)
-            checked = verify_chain(connection, since=_last_checkpoint(connection))
+            self._head = self._committed = read_head(connection)
+            checked = verify_chain(connection, since=last_checkpoint(connection))
             self.integrity.at_start = checked
             if checked.ok:
                 _write_checkpoint(connection, checked.head, whole=False)
@@ -383,7 +383,7 @@ class AuditLog:
             if self._head != head and time.monotonic() - self._checkpointed >= _CHECKPOINT_EVERY:
                 # What this writer wrote, it knows to be sound: noted in the same transaction (no fsync of
                 # its own), so that a start after a crash checks only the records since.
-                _insert_checkpoint(connection, self._head, whole=False)
+                insert_checkpoint(connection, self._head, whole=False)
                 self._checkpointed = time.monotonic()
             connection.execute("COMMIT")
             self._committed = self._head
@@ -567,37 +567,17 @@ class AuditLog:
             return verify_chain(connection, marks, side=side, deep=True)
 
 
-def _read_head(connection: sqlite3.Connection) -> Head:
-    row = connection.execute("SELECT id, hash FROM records ORDER BY id DESC LIMIT 1").fetchone()
-    if row is None:
-        return GENESIS
-    # Ids run from 1 without a gap (the chain check holds it): the last id is the count, without counting.
-    return Head(row[0], row[0], row[1])
-
-
-def _last_checkpoint(connection: sqlite3.Connection) -> Checkpoint | None:
-    row = connection.execute("SELECT record_id, hash FROM checkpoints ORDER BY id DESC LIMIT 1").fetchone()
-    return Checkpoint(row[0], row[1]) if row else None
-
-
 def _write_checkpoint(connection: sqlite3.Connection, head: Head, *, whole: bool) -> None:
     """Note that the chain was found intact up to ``head`` (nothing to note for an empty log)."""
     if head.id is None:
         return
     connection.execute("BEGIN IMMEDIATE")
     try:
-        _insert_checkpoint(connection, head, whole=whole)
+        insert_checkpoint(connection, head, whole=whole)
     except BaseException:
         _rollback(connection)
         raise
     connection.execute("COMMIT")
-
-
-def _insert_checkpoint(connection: sqlite3.Connection, head: Head, *, whole: bool) -> None:
-    connection.execute(
-        "INSERT INTO checkpoints (record_id, hash, checked_at, whole) VALUES (?, ?, ?, ?)",
-        (head.id, head.hash, datetime.now(UTC).isoformat(timespec="milliseconds"), int(whole)),
-    )
 
 
 def _rollback(connection: sqlite3.Connection) -> None:

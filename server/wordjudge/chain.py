@@ -23,6 +23,7 @@ import sqlite3
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -113,6 +114,30 @@ class Checkpoint:
 
     record_id: int
     hash: str
+
+
+def read_head(connection: sqlite3.Connection) -> Head:
+    """The log's last record as a head (GENESIS for an empty log)."""
+    row = connection.execute("SELECT id, hash FROM records ORDER BY id DESC LIMIT 1").fetchone()
+    if row is None:
+        return GENESIS
+    # Ids run from 1 without a gap (the chain check holds it): the last id is the count, without counting.
+    return Head(row[0], row[0], row[1])
+
+
+def last_checkpoint(connection: sqlite3.Connection) -> Checkpoint | None:
+    """The last point up to which the chain was found intact, if any."""
+    row = connection.execute("SELECT record_id, hash FROM checkpoints ORDER BY id DESC LIMIT 1").fetchone()
+    return Checkpoint(row[0], row[1]) if row else None
+
+
+def insert_checkpoint(connection: sqlite3.Connection, head: Head, *, whole: bool) -> None:
+    """Note, in the caller's transaction, that the chain was found intact up to ``head`` (``whole``: by a
+    check of the whole log)."""
+    connection.execute(
+        "INSERT INTO checkpoints (record_id, hash, checked_at, whole) VALUES (?, ?, ?, ?)",
+        (head.id, head.hash, datetime.now(UTC).isoformat(timespec="milliseconds"), int(whole)),
+    )
 
 
 @dataclass(frozen=True)
