@@ -273,7 +273,7 @@ COMMANDS_END=$(now)
 python3 - "$LOGS/health.json" <<'PY'
 import json, sys
 health = json.load(open(sys.argv[1]))
-assert health["ok"] is True and health["status"] == "ok", health
+assert health["ok"] is True and health["state"] == "ok", health
 lexicon = health["lexicons"][0]
 print(f"   /api/health: ok, {health['event']}, {lexicon['label']}")
 PY

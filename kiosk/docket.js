@@ -17,7 +17,8 @@ function token() {
 }
 
 function setSize(size) {
-  document.getElementById("paper").href = `/static/docket-${size}.css`;
+  // Beside this module: the same asset version as the page.
+  document.getElementById("paper").href = new URL(`./docket-${size}.css`, import.meta.url).href;
   document.body.dataset.size = size;
 }
 

@@ -179,7 +179,7 @@ async function serverProblem() {
     await api("/api/health", { timeoutMs: 4000 });
     return null;
   } catch (error) {
-    if (error.body?.status === "degraded") return error.body.reasons.join("; ");
+    if (error.body?.state === "degraded") return error.body.reasons.join("; ");
     throw error;
   }
 }

@@ -13,7 +13,7 @@ function cell(text, className) {
 
 function render(health) {
   // Degraded: the server answers but cannot stand behind a verdict (its health check says why).
-  const degraded = health.status === "degraded";
+  const degraded = health.state === "degraded";
   const notes = [...(degraded ? health.reasons : []), ...(health.warnings || [])];
   $("#server-state").textContent =
     (degraded ? "Server problem: call the TD" : "Server running") + (notes.length ? ` (${notes.join("; ")})` : "");

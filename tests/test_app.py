@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import re
 import socket
 import ssl
 import subprocess
@@ -19,6 +20,7 @@ from wordjudge.errors import InvalidInput, LexiconIntegrityError, NotFound, Word
 from wordjudge.lexicon import TRIE_FILE
 from wordjudge.resources import Resources
 from wordjudge.settings import Settings
+from wordjudge.web import asset_version
 
 from .conftest import write_event, write_list
 
@@ -56,10 +58,41 @@ def test_health_reports_the_demo_lexicon(client: TestClient) -> None:
 def test_status_page_and_its_files_are_served(client: TestClient) -> None:
     page = client.get("/")
     assert page.status_code == 200
-    assert "/static/status.js" in page.text
+    assert f"/static/{asset_version()}/status.js" in page.text
     assert 'id="demo-banner"' in page.text
     assert client.get("/static/app.css").headers["content-type"].startswith("text/css")
     assert "javascript" in client.get("/static/status.js").headers["content-type"]
+
+
+@pytest.mark.parametrize("path", ["/", "/kiosk", "/runner", "/td", "/docket"])
+def test_pages_name_their_files_by_version_and_are_never_cached(client: TestClient, path: str) -> None:
+    page = client.get(path)
+    assert page.headers["cache-control"] == "no-store"
+    version = asset_version()
+    named = re.findall(r'"/static/([^"]+)"', page.text)
+    assert named
+    assert all(name.startswith(f"{version}/") for name in named), named  # no unversioned file
+    for name in named:
+        answer = client.get(f"/static/{name}")
+        assert answer.status_code == 200, name
+        assert answer.headers["cache-control"] == "public, max-age=31536000, immutable"
+
+
+def test_an_old_version_is_not_served_and_a_plain_file_is_revalidated(client: TestClient) -> None:
+    # After an upgrade a cached module must never be paired with the new page: the old version's URL is gone.
+    assert client.get("/static/0123456789abcdef/kiosk.js").status_code == 404
+    assert client.get("/static/kiosk.js").headers["cache-control"] == "no-cache"
+
+
+def test_the_asset_version_changes_with_any_client_file(tmp_path: Path) -> None:
+    for name in ("kiosk.html", "kiosk.js", "app.css"):
+        (tmp_path / name).write_text(f"/* {name} */")
+    (tmp_path / "notes.py").write_text("x = 1")
+    before = asset_version(tmp_path)
+    (tmp_path / "notes.py").write_text("x = 2")  # not a client file
+    assert asset_version(tmp_path) == before
+    (tmp_path / "app.css").write_text("body { color: red }")
+    assert asset_version(tmp_path) != before
 
 
 def test_openapi_docs_are_served(client: TestClient) -> None:

@@ -538,7 +538,7 @@ def assert_refused_without_a_verdict(response: httpx.Response, *causes: str) -> 
 def assert_degraded(health: httpx.Response, *, failures: int) -> None:
     """The health check tells a monitor that the log cannot be written (503, degraded), and why."""
     report = health.json()
-    assert (health.status_code, report["ok"], report["status"]) == (503, False, "degraded"), report
+    assert (health.status_code, report["ok"], report["state"]) == (503, False, "degraded"), report
     assert report["audit"]["writable"] is False
     assert report["audit"]["failures"] >= failures
     assert any("audit log's last write failed" in reason for reason in report["reasons"]), report["reasons"]

@@ -35,7 +35,7 @@ def test_health_says_what_it_checked(client: TestClient, data_dir: Path) -> None
     response = client.get("/api/health")
     assert response.status_code == 200
     body = response.json()
-    assert (body["ok"], body["status"], body["reasons"], body["warnings"]) == (True, "ok", [], [])
+    assert (body["ok"], body["status"], body["state"], body["reasons"], body["warnings"]) == (True, 200, "ok", [], [])
     [lexicon] = body["lexicons"]
     assert (lexicon["name"], lexicon["verified"], lexicon["on_disk"]) == ("demo", True, "unchanged")
     assert datetime.fromisoformat(lexicon["verified_at"]).tzinfo is not None
@@ -60,7 +60,7 @@ def test_a_locked_audit_log_makes_health_degraded_until_a_write_succeeds(
         blocker.close()
     assert degraded.status_code == 503
     body = degraded.json()
-    assert (body["ok"], body["status"]) == (False, "degraded")
+    assert (body["ok"], body["status"], body["state"]) == (False, 503, "degraded")
     [reason] = body["reasons"]
     assert "the audit log's last write failed" in reason
     assert "database is locked" in reason
@@ -75,7 +75,7 @@ def test_a_locked_audit_log_makes_health_degraded_until_a_write_succeeds(
     assert client.post("/api/challenges", json=challenge(), headers=actors.kiosk).status_code == 201
     recovered = client.get("/api/health")
     assert recovered.status_code == 200
-    assert (recovered.json()["status"], recovered.json()["audit"]["writable"]) == ("ok", True)
+    assert (recovered.json()["state"], recovered.json()["audit"]["writable"]) == ("ok", True)
     assert recovered.json()["audit"]["last_commit_at"] > audit["last_failure_at"]
 
 
@@ -107,7 +107,7 @@ def test_low_disk_space_is_a_warning_not_degraded(client: TestClient, monkeypatc
     response = client.get("/api/health")
     assert response.status_code == 200
     body = response.json()
-    assert body["status"] == "ok"
+    assert body["state"] == "ok"
     [warning] = body["warnings"]
     assert "free on the data dir's disk" in warning
     assert body["disk"]["warn_below_bytes"] == 2**62

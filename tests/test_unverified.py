@@ -279,7 +279,7 @@ def test_health_warns_of_a_forced_list_and_each_view_carries_the_flag(
         response = client.get("/api/health")
         assert response.status_code == 200  # the TD forced it: served, with a warning
         body = response.json()
-        assert body["status"] == "ok"
+        assert body["state"] == "ok"
         [warning] = body["warnings"]
         assert warning.startswith(f"lexicon CSW24: {BADGE} (the name CSW24 claims CSW24, but this list is not CSW24")
         views = {view["name"]: view for view in body["lexicons"]}

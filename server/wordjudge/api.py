@@ -150,13 +150,14 @@ _HEALTH_REPORT = {"application/json": {"schema": {"type": "object"}}}
     "/health",
     tags=["status"],
     responses={
-        200: {"description": "The server is ok (`status`: ok).", "content": _HEALTH_REPORT},
-        503: {"description": "Degraded (`status`: degraded): the same report, `reasons` says why.",
+        200: {"description": "The server is ok (`state`: ok).", "content": _HEALTH_REPORT},
+        503: {"description": "Degraded (`state`: degraded): the same report, `reasons` says why.",
               "content": _HEALTH_REPORT},
     },
 )  # fmt: skip
 async def health(resources: ResourcesDep) -> JSONResponse:
-    """Whether the server can do its job: 200 and `status` ok, or 503 and `status` degraded with its `reasons`.
+    """Whether the server can do its job: 200 and `state` ok, or 503 and `state` degraded with its `reasons`
+    (`status` is the HTTP code, as in an error body).
 
     Degraded: the audit log's last write failed or its writer stopped, or a lexicon's compiled
     file is no longer the one verified at start. Also: the event, each lexicon (name,

@@ -5,19 +5,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from http import HTTPStatus
-from importlib import resources as package_files
-from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import FileResponse, JSONResponse
-from fastapi.staticfiles import StaticFiles
+from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.responses import Response
 from starlette.routing import Match, Mount
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -30,12 +26,11 @@ from .errors import WordjudgeError, error_body
 from .resources import Resources
 from .settings import Settings
 from .transport import BodyLimit
+from .web import mount_web
 
 log = logging.getLogger(__name__)
 
-WEB_DIR = Path(str(package_files.files("wordjudge.kiosk")))
 EVENT_WATCH_SECONDS = 1.0  # how often the event file is looked at (a stat) for the TD's hand edits
-_WEB_SUFFIXES = {".html", ".js", ".css", ".svg", ".png", ".ico"}
 
 
 def create_app(settings: Settings, resources: Resources | None = None) -> FastAPI:
@@ -76,10 +71,7 @@ def create_app(settings: Settings, resources: Resources | None = None) -> FastAP
     app.include_router(access_router)
     app.include_router(console_router)
     app.include_router(metrics_router)
-    app.add_api_route("/", _status_page, include_in_schema=False)
-    for path, page in _PAGES.items():
-        app.add_api_route(path, _page(page), include_in_schema=False)
-    app.mount("/static", _WebFiles(directory=WEB_DIR), name="static")
+    mount_web(app)
     return app
 
 
@@ -137,30 +129,6 @@ class SecurityHeaders:
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
-
-
-def _status_page() -> FileResponse:
-    return FileResponse(WEB_DIR / "index.html")
-
-
-_PAGES = {"/kiosk": "kiosk.html", "/runner": "runner.html", "/td": "td.html", "/docket": "docket.html"}
-
-
-def _page(name: str) -> Callable[[], FileResponse]:
-    def serve() -> FileResponse:
-        # Never cached: a device must not come back from a restart with an old page.
-        return FileResponse(WEB_DIR / name, headers={"Cache-Control": "no-store"})
-
-    return serve
-
-
-class _WebFiles(StaticFiles):
-    """The web clients' files; nothing else in their folder (such as Python files) is served."""
-
-    async def get_response(self, path: str, scope: Scope) -> Response:
-        if Path(path).suffix not in _WEB_SUFFIXES:
-            raise StarletteHTTPException(404)
-        return await super().get_response(path, scope)
 
 
 def _add_error_handlers(app: FastAPI) -> None:

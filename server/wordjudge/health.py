@@ -149,7 +149,9 @@ def check(
     ok = not reasons
     body = {
         "ok": ok,
-        "status": "ok" if ok else "degraded",
+        # `status` is the HTTP code, as in every error body; `state` says it in words.
+        "status": 200 if ok else 503,
+        "state": "ok" if ok else "degraded",
         "reasons": reasons,
         "warnings": warnings,
         "version": __version__,
