@@ -261,11 +261,11 @@ function showChallenger(division, draft = null) {
   state.division = division;
   // The round the TD set (read every few seconds while idle), never the last challenge's: players change it if need be.
   const place = tableRoundFields(state.event.rounds, draft?.table || "", draft ? draft.round : currentRound(state.event));
-  const words = wordsField(division.lexicon_view, draft?.text || "");
+  const words = wordsField(division.lexicon_view, state.event.input_rules, draft?.text || "");
   const done = (event) => {
     event.preventDefault();
     const next = { table: place.table(), round: place.round(), text: words.textarea.value };
-    const problem = draftProblem(next.table, next.round, next.text, state.event.rounds);
+    const problem = draftProblem(state.event, next.table, next.round, next.text);
     if (problem) {
       flash(words.message, problem);
       return;

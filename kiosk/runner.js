@@ -96,7 +96,7 @@ function showEntry(draft = null) {
   const choice = divisionChoice();
   const division = state.division || choice.get();
   const place = tableRoundFields(state.event.rounds, draft?.table || "", draft ? draft.round : currentRound(state.event));
-  const words = wordsField(division.lexicon_view, draft?.text || "");
+  const words = wordsField(division.lexicon_view, state.event.input_rules, draft?.text || "");
   const lexicon = h("div", { class: "lexicon-line" }, lexiconBox(division.lexicon_view, false));
   choice.select?.addEventListener("change", () => {
     state.division = choice.get();
@@ -112,7 +112,7 @@ function showEntry(draft = null) {
       onsubmit: (event) => {
         event.preventDefault();
         const next = { division: choice.get(), table: place.table(), round: place.round(), text: words.textarea.value };
-        const problem = draftProblem(next.table, next.round, next.text, state.event.rounds);
+        const problem = draftProblem(state.event, next.table, next.round, next.text);
         if (problem) return flash(words.message, problem);
         const same = draft && ["table", "round", "text"].every((key) => draft[key] === next[key]);
         next.requestId = same && draft.requestId ? draft.requestId : newRequestId();

@@ -6,7 +6,6 @@ import { call, problem, svg, table, when } from "./td-common.js";
 
 const C = STRINGS.console;
 const K = C.columns;
-const RULES = ["single", "five-per-word", "five-per-turn", "ten-per-word", "ten-per-turn", "double"];
 
 export function enrolView(onEnrolled) {
   const role = h("select", { id: "pair-role", name: "role" }, h("option", { value: "kiosk" }, "kiosk"),
@@ -85,7 +84,8 @@ export function eventView(content) {
         h("td", {}, h("select", { class: "division-lexicon", "aria-label": K.lexicon },
           lexicons.map((l) => h("option", { value: l, selected: l === d.lexicon }, l)))),
         h("td", {}, h("select", { class: "division-rule", "aria-label": K.rule },
-          RULES.map((r) => h("option", { value: r, selected: r === d.rule }, r)))),
+          event.input_rules.challenge_rules.map((r) =>
+            h("option", { value: r.value, selected: r.value === d.rule, title: r.text }, r.value)))),
         h("td", {}, h("button", { type: "button", class: "secondary small", onclick: () => tr.remove() }, C.removeDivision)));
       rows.append(tr);
     };

@@ -114,7 +114,7 @@ function overviewView(content) {
 
 // The round under way: every kiosk and handheld pre-fills it in a new challenge (players can change it).
 function roundControl(event) {
-  const input = h("input", { id: "current-round", type: "number", min: "1", max: "999", inputmode: "numeric",
+  const input = h("input", { id: "current-round", type: "number", min: "1", max: event.input_rules.max_round, inputmode: "numeric",
     value: event.current_round ?? "" });
   const note = h("p", { id: "round-note", role: "status" });
   return h("form", { class: "current-round", onsubmit: async (submitted) => {

@@ -3,11 +3,9 @@
 
 import { api, h } from "./api.js";
 import { STRINGS as S } from "./strings.js";
-import { MAX_LETTERS, MAX_WORDS, MIN_LETTERS, refusal, splitWords, tooShort } from "./words.js";
+import { isRound, isTable, refusal, splitWords, tooShort } from "./words.js";
 
 const MESSAGE_MS = 6000;
-const TABLE = /^[A-Za-z0-9][A-Za-z0-9-]{0,9}$/;
-const ROUND = /^[1-9][0-9]{0,2}$/;
 
 // A message that stays long enough to be read, even while typing goes on.
 export function flash(element, text) {
@@ -42,9 +40,9 @@ export function tileWord(word) {
   return h("span", { class: "tile-word" }, [...word].map((letter) => h("span", { class: "tile" }, letter)));
 }
 
-// The words box: refuses, as typed, characters outside the lexicon's alphabet and the 8-word and
-// 15-letter limits, and shows the words back as tiles with their count.
-export function wordsField(view, text = "") {
+// The words box: refuses, as typed, characters outside the lexicon's alphabet and the event's word and
+// letter limits (`rules`: the event's input_rules), and shows the words back as tiles with their count.
+export function wordsField(view, rules, text = "") {
   const textarea = h("textarea", { id: "words", name: "words", rows: "2", autocomplete: "off",
     autocapitalize: "characters", spellcheck: "false", "aria-describedby": "word-message word-count" });
   textarea.value = text;
@@ -58,14 +56,14 @@ export function wordsField(view, text = "") {
     tiles.replaceChildren(...list.map((word) => tileWord(word)));
   };
   textarea.addEventListener("input", () => {
-    const refused = refusal(textarea.value, view.alphabet);
+    const refused = refusal(textarea.value, view.alphabet, rules);
     if (refused) {
       const caret = Math.max(0, textarea.selectionStart - (textarea.value.length - lastGood.length));
       textarea.value = lastGood;
       textarea.setSelectionRange(caret, caret);
       flash(message, refused.char
         ? S.refusedChar(refused.char, view.shown_name)
-        : refused.tooMany ? S.tooManyWords(MAX_WORDS) : S.tooLong(MAX_LETTERS));
+        : refused.tooMany ? S.tooManyWords(rules.max_words) : S.tooLong(rules.max_letters));
       return;
     }
     lastGood = textarea.value;
@@ -84,14 +82,15 @@ export function wordsField(view, text = "") {
 }
 
 // What is wrong with a challenge about to be sent, in words, or "" (the server checks again).
-// `needRound`: the event's challenges carry a round (the server refuses one without).
-export function draftProblem(table, round, text, needRound = false) {
+// `event`: its input_rules, and whether its challenges carry a round (the server refuses one without).
+export function draftProblem(event, table, round, text) {
+  const rules = event.input_rules;
   const list = splitWords(text);
-  if (!TABLE.test(table)) return table ? S.tableRule : S.needTable;
-  if (needRound && !round) return S.needRound;
-  if (round && !ROUND.test(round)) return S.roundRule;
+  if (!isTable(table, rules)) return table ? S.tableRule : S.needTable;
+  if (event.rounds && !round) return S.needRound;
+  if (round && !isRound(round, rules)) return S.roundRule;
   if (!list.length) return S.needWords;
-  if (tooShort(list)) return S.tooShort(MIN_LETTERS);
+  if (tooShort(list, rules)) return S.tooShort(rules.min_letters);
   return "";
 }
 

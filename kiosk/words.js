@@ -1,8 +1,6 @@
-// The challenge input rules, as the server applies them (wordjudge.adjudication), checked as typed.
+// The challenge input rules, checked as typed. `rules` is the event's `input_rules` (GET /api/event):
+// the limits as the server applies them, never restated here.
 
-export const MAX_WORDS = 8; // one play forms at most 8 words
-export const MIN_LETTERS = 2;
-export const MAX_LETTERS = 15; // the board is 15 wide
 const SEPARATOR = /[\s,]/u;
 
 export function normalise(text) {
@@ -15,14 +13,14 @@ export function splitWords(text) {
 
 // What is wrong with the typed text, for refusing it as typed:
 // {char} a character outside the alphabet, {tooMany} too many words, {tooLong} a word too long.
-export function refusal(text, alphabet) {
+export function refusal(text, alphabet, rules) {
   const letters = new Set(alphabet);
   for (const ch of normalise(text)) {
     if (!SEPARATOR.test(ch) && !letters.has(ch)) return { char: ch };
   }
   const words = splitWords(text);
-  if (words.length > MAX_WORDS) return { tooMany: true };
-  if (words.some((word) => [...word].length > MAX_LETTERS)) return { tooLong: true };
+  if (words.length > rules.max_words) return { tooMany: true };
+  if (words.some((word) => [...word].length > rules.max_letters)) return { tooLong: true };
   return null;
 }
 
@@ -33,6 +31,16 @@ export function repeats(words) {
   return [...counts].filter(([, n]) => n > 1);
 }
 
-export function tooShort(words) {
-  return words.some((word) => [...word].length < MIN_LETTERS);
+export function tooShort(words, rules) {
+  return words.some((word) => [...word].length < rules.min_letters);
+}
+
+// Whether `table` is a table label the server takes.
+export function isTable(table, rules) {
+  return new RegExp(`^(?:${rules.table_pattern})$`, "u").test(table);
+}
+
+// Whether `round` (as typed) is a round number the server takes.
+export function isRound(round, rules) {
+  return /^[1-9][0-9]*$/u.test(round) && Number(round) <= rules.max_round;
 }

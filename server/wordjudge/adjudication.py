@@ -23,15 +23,14 @@ from .audit import AuditLog, check_request_id
 from .auth import Principal
 from .errors import Forbidden, InvalidInput, NotFound, ProfileError
 from .event import Division, Event
+from .input_rules import MAX_LETTERS, MAX_ROUND, MAX_WORDS, MIN_LETTERS, TABLE_PATTERN
 from .profile import Profile
-from .records import MAX_WORDS, Entry, Kind, Record, Verdict
+from .records import Entry, Kind, Record, Verdict
 from .rules import consequence
 
-MIN_LETTERS = 2
-MAX_LETTERS = 15
 MAX_NOTE = 500
 _SEPARATORS = re.compile(r"[\s,]+")
-_TABLE = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,9}")
+_TABLE = re.compile(TABLE_PATTERN)
 
 
 def split_words(words: str | Sequence[str]) -> list[str]:
@@ -49,15 +48,17 @@ def check_table(table: str | int) -> str:
 
 
 def check_round(round_number: int | None, event: Event | None = None) -> int | None:
-    """A round number (1 to 999), or None; required when ``event`` has rounds. Raises :class:`InvalidInput`."""
+    """A round number (1 to :data:`MAX_ROUND`), or None; required when ``event`` has rounds.
+
+    Raises :class:`InvalidInput`."""
     if round_number is None and event is not None and event.rounds:
         current = f" (the current round is {event.current_round})" if event.current_round is not None else ""
         raise InvalidInput(
             f"round is missing: the challenges of {event.name} carry a round number: type the round{current}",
             details=[{"field": "round", "message": "required: this event's challenges carry a round number"}],
         )
-    if round_number is not None and not (1 <= round_number <= 999):
-        raise InvalidInput(f"round {round_number} is not a round number (1 to 999)")
+    if round_number is not None and not (1 <= round_number <= MAX_ROUND):
+        raise InvalidInput(f"round {round_number} is not a round number (1 to {MAX_ROUND})")
     return round_number
 
 

@@ -12,12 +12,14 @@ from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
+from . import input_rules
 from .adjudication import MAX_NOTE, record_view, verdict_view
 from .audit import Appended
 from .auth import Principal
 from .chain import HeadMark, head_text
 from .editions import short
 from .errors import ErrorBody, Forbidden, NotFound, Unauthorized
+from .input_rules import MAX_ROUND
 from .records import Entry, Kind, RecordFilter, Verdict, utc_time
 from .resources import Resources
 from .wordlist import normalise
@@ -106,7 +108,7 @@ class ChallengeIn(StrictBody):
     division: str = Field(max_length=100)
     table: str | int = Field(description="The table number or label.")
     round: int | None = Field(
-        default=None, description="The round (1 to 999): required when the event has rounds (GET /api/event)."
+        default=None, description=f"The round (1 to {MAX_ROUND}): required when the event has rounds (GET /api/event)."
     )
     words: _Words = Field(max_length=500)
     request_id: _RequestId = Field(description="Made by the client for each new challenge; reused on a retry.")
@@ -172,11 +174,15 @@ async def health(resources: ResourcesDep) -> JSONResponse:
 
 @router.get("/event", tags=["event"])
 def event(resources: ResourcesDep, who: PrincipalDep) -> dict[str, Any]:
-    """The event and its divisions, each with its lexicon and challenge rule; `current_round`: the round under way
-    (set by the TD; null if not set), which kiosks and handhelds pre-fill; `server_id`: the identity of this
+    """The event and its divisions, each with its lexicon and challenge rule.
+
+    `current_round`: the round under way (set by the TD; null if not set), which kiosks and handhelds
+    pre-fill. `input_rules`: the limits a challenge must keep (words, letters, round, table) and the
+    challenge rules a division may have, as the server checks them. `server_id`: the identity of this
     data folder (as in /api/health), which enrolled devices compare with the server they belong to."""
     data = resources.event.as_dict()
     data["server_id"] = resources.server.id
+    data["input_rules"] = input_rules.served()
     for division in data["divisions"]:
         division["lexicon_view"] = resources.lexicon_views[division["lexicon"]]
     return data
@@ -205,7 +211,7 @@ async def submit_challenge(body: ChallengeIn, resources: ResourcesDep, who: Prin
 
 async def record_filter(
     division: Annotated[str | None, Query(max_length=100)] = None,
-    round: Annotated[int | None, Query(ge=1, le=999)] = None,
+    round: Annotated[int | None, Query(ge=1, le=MAX_ROUND)] = None,
     table: Annotated[str | None, Query(max_length=10)] = None,
     kind: Kind | None = None,
     verdict: Verdict | None = None,

@@ -19,8 +19,9 @@ from .adjudication import record_view
 from .api import ERROR_RESPONSES, FilterDep, PrincipalDep, ResourcesDep, StrictBody
 from .api_access import LoginIn
 from .errors import Forbidden
-from .event import MAX_ROUND, known_lexicons, parse_event
+from .event import known_lexicons, parse_event
 from .export import ExportFormat, chunks
+from .input_rules import MAX_ROUND
 from .profile import Catalog
 from .records import Record, RecordFilter
 from .summary import TOP_WORDS, from_tallies, summarise

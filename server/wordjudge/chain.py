@@ -29,7 +29,8 @@ from typing import Any
 
 from .audit_schema import missing_or_changed
 from .errors import InvalidInput
-from .records import MAX_WORDS, Kind, Verdict, canonical
+from .input_rules import MAX_WORDS
+from .records import Kind, Verdict, canonical
 from .rules import ChallengeRule, consequence
 
 GENESIS_HASH = "0" * 64

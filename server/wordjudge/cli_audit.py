@@ -18,6 +18,7 @@ from .cli_options import F, setting_options
 from .editions import short
 from .errors import InvalidInput
 from .export import ExportFormat, export
+from .input_rules import MAX_ROUND
 from .records import Kind, Record, RecordFilter, Verdict, utc_time
 from .settings import load_settings
 from .wordlist import normalise
@@ -35,7 +36,7 @@ def _audit_log(data_dir: Path | None) -> AuditLog:
 def _record_filters(command: F) -> F:
     options = [
         click.option("--division"),
-        click.option("--round", "round_number", type=click.IntRange(1, 999)),
+        click.option("--round", "round_number", type=click.IntRange(1, MAX_ROUND)),
         click.option("--table"),
         click.option("--kind", type=click.Choice([k.value for k in Kind])),
         click.option("--verdict", type=click.Choice([v.value for v in Verdict])),

@@ -34,6 +34,7 @@ from typing import Any
 
 from .datadir import write_atomic
 from .errors import InvalidInput
+from .input_rules import MAX_ROUND
 from .lexicon import DEMO_NAME, check_name
 from .profile import Catalog
 from .rules import ChallengeRule
@@ -42,7 +43,6 @@ EVENT_FILE = "event.toml"
 _MAX_NAME = 100
 DEFAULT_CHALLENGES_PER_MINUTE = 6
 DEFAULT_KIOSK_RESULT_SECONDS = 10
-MAX_ROUND = 999
 _KEYS = ("name", "rounds", "current_round", "challenges_per_minute", "kiosk_result_seconds", "division")
 _DIVISION_KEYS = ("name", "lexicon", "rule")
 

@@ -17,8 +17,6 @@ from typing import Any
 
 from .errors import InvalidInput
 
-MAX_WORDS = 8  # a play forms at most 8 words, so a challenge has 1 to 8
-
 
 class Kind(StrEnum):
     CHALLENGE = "challenge"

@@ -1,0 +1,28 @@
+"""The web clients' pure modules, unit-tested with Node's own test runner (node:test), against the input
+rules the server serves: a client that restated a limit differently would fail here."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from wordjudge.input_rules import served
+
+JS_TESTS = Path(__file__).resolve().parent / "js"
+
+
+def test_the_client_modules_pass_their_node_tests() -> None:
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is missing: apt-get install nodejs (Node 18 or newer runs node:test)")
+    tests = sorted(str(path) for path in JS_TESTS.glob("*.test.mjs"))
+    assert tests, f"no *.test.mjs in {JS_TESTS}"
+    env = {**os.environ, "WORDJUDGE_INPUT_RULES": json.dumps(served())}
+    run = subprocess.run([node, "--test", *tests], env=env, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "# fail 0" in run.stdout, run.stdout
