@@ -4,6 +4,7 @@
 // Never the per-word results (the server does not send them for a docket).
 
 import { api, h } from "./api.js";
+import { anyToken } from "./device.js";
 import { STRINGS as S } from "./strings.js";
 import { unverifiedBadges } from "./ui.js";
 
@@ -11,10 +12,6 @@ const SIZES = ["58mm", "80mm", "a6"];
 const app = document.getElementById("app");
 const params = new URLSearchParams(location.search);
 const F = S.docketFacts;
-
-function token() {
-  return localStorage.getItem("wordjudge.runner.token") || localStorage.getItem("wordjudge.kiosk.token") || undefined;
-}
 
 function setSize(size) {
   // Beside this module: the same asset version as the page.
@@ -33,7 +30,7 @@ async function boot() {
   setSize(size);
   let docket;
   try {
-    docket = await api(`/api/challenges/${encodeURIComponent(params.get("id") || "")}/docket`, { token: token() });
+    docket = await api(`/api/challenges/${encodeURIComponent(params.get("id") || "")}/docket`, { token: anyToken() });
   } catch (error) {
     app.replaceChildren(h("p", { class: "message", role: "alert" }, error.kind === "network" ? S.unreachable : error.message));
     return;

@@ -3,20 +3,19 @@
 // Everything the server enforces (credentials, input rules, rate limit) is enforced there too;
 // this page only makes the protocol easy to follow and hard to get wrong.
 
-import { api, h, newRequestId, storedJson } from "./api.js";
+import { api, h, newRequestId } from "./api.js";
 import { STRINGS as S } from "./strings.js";
 import {
   currentRound, draftProblem, flash, heading, lexiconBox, pairForm, submitChallenge, tableRoundFields, unverifiedBadges,
   verdictPanel, wordsField,
 } from "./ui.js";
+import { enrolment } from "./device.js";
 import { refusedOutright, settle } from "./pending.js";
-import { answeringServer, serverStore, whoRefused } from "./server.js";
 import { repeats, splitWords } from "./words.js";
 
-const TOKEN_KEY = "wordjudge.kiosk.token";
+const DEVICE = enrolment("kiosk");
 const DIVISION_KEY = "wordjudge.kiosk.division";
-const PENDING = storedJson("wordjudge.kiosk.pending"); // a challenge that got no clear answer
-const SERVER = serverStore("wordjudge.kiosk.server"); // the server this kiosk paired with: {id, event}
+const PENDING = DEVICE.pending; // a challenge that got no clear answer
 const ABANDONED_MS = 30000; // typed input left alone this long is cleared
 const SETTINGS_MS = 60000;
 const HOLD_MS = 1200; // how long the opponent holds "Adjudicate"
@@ -26,7 +25,7 @@ const HEALTH_EVERY_MS = 10000;
 
 const app = document.getElementById("app");
 const state = {
-  token: localStorage.getItem(TOKEN_KEY),
+  token: DEVICE.token(),
   me: null, // {actor, division} from /api/session
   event: null, // /api/event
   serverOk: true, // the server answers (false: it cannot be reached)
@@ -97,7 +96,7 @@ async function load() {
     state.me = me;
     state.event = event;
     state.serverOk = true;
-    if (!SERVER.get()?.id) await answeringServer().then((now) => SERVER.set(now), () => {}); // paired before identities
+    await DEVICE.learnServer();
   } catch (error) {
     if (error.kind === "unauthorized") return refused();
     state.serverOk = false;
@@ -110,8 +109,7 @@ async function load() {
 }
 
 function forget(message) {
-  localStorage.removeItem(TOKEN_KEY);
-  SERVER.clear();
+  DEVICE.forget();
   state.token = null;
   state.me = null;
   showPair(message, "");
@@ -121,9 +119,9 @@ function forget(message) {
 // (started from the wrong folder, a replacement box): keep the enrolment, say so, and try again until
 // the kiosk's own server is back.
 async function refused() {
-  if ((await whoRefused(SERVER.get())) === "same") return forget(S.revoked);
+  if ((await DEVICE.refusedBy()) === "same") return forget(S.revoked);
   state.serverOk = false;
-  show("elsewhere", h("section", { class: "screen down" }, heading(S.otherServer(SERVER.get()?.event)),
+  show("elsewhere", h("section", { class: "screen down" }, heading(S.otherServer(DEVICE.event())),
     h("p", {}, S.otherServerHint)));
   later(load, 5000);
 }
@@ -134,8 +132,7 @@ function showPair(message, code) {
     code,
     message,
     onEnrolled: async (token, enrolled) => {
-      localStorage.setItem(TOKEN_KEY, token);
-      SERVER.set(enrolled);
+      DEVICE.save(token, enrolled);
       state.token = token;
       await load();
     },

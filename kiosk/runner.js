@@ -3,21 +3,20 @@
 // On a flaky connection nothing is guessed: a challenge is either answered or clearly not sent,
 // and trying again reuses its request id, so it is never recorded twice.
 
-import { api, h, newRequestId, storedJson } from "./api.js";
+import { api, h, newRequestId } from "./api.js";
 import { STRINGS as S } from "./strings.js";
 import {
   currentRound, draftProblem, flash, heading, lexiconBox, pairForm, submitChallenge, tableRoundFields, verdictPanel,
   wordsField,
 } from "./ui.js";
+import { enrolment } from "./device.js";
 import { refusedOutright, settle } from "./pending.js";
-import { answeringServer, serverStore, whoRefused } from "./server.js";
 import { splitWords } from "./words.js";
 
-const TOKEN_KEY = "wordjudge.runner.token";
-const PENDING = storedJson("wordjudge.runner.pending"); // a slip sent that got no clear answer
-const SERVER = serverStore("wordjudge.runner.server"); // the server this handheld paired with: {id, event}
+const DEVICE = enrolment("runner");
+const PENDING = DEVICE.pending; // a slip sent that got no clear answer
 const app = document.getElementById("app");
-const state = { token: localStorage.getItem(TOKEN_KEY), me: null, event: null, division: null, pending: null };
+const state = { token: DEVICE.token(), me: null, event: null, division: null, pending: null };
 
 function show(name, element, focus) {
   app.replaceChildren(element);
@@ -39,8 +38,7 @@ function showPair(message, code) {
   const { form, input } = pairForm({
     title: S.runnerPairTitle, button: S.runnerPair, code, message,
     onEnrolled: async (token, enrolled) => {
-      SERVER.set(enrolled);
-      localStorage.setItem(TOKEN_KEY, token);
+      DEVICE.save(token, enrolled);
       state.token = token;
       await load();
     },
@@ -49,16 +47,15 @@ function showPair(message, code) {
 }
 
 function forget(message) {
-  localStorage.removeItem(TOKEN_KEY);
-  SERVER.clear();
+  DEVICE.forget();
   state.token = null;
   showPair(message, "");
 }
 
 // The token was refused: by this handheld's own server (revoked: forget it) or by another one (keep it).
 async function refused() {
-  if ((await whoRefused(SERVER.get())) === "same") return forget(S.runnerRevoked);
-  show("elsewhere", h("section", { class: "screen down" }, heading(S.otherServer(SERVER.get()?.event)),
+  if ((await DEVICE.refusedBy()) === "same") return forget(S.runnerRevoked);
+  show("elsewhere", h("section", { class: "screen down" }, heading(S.otherServer(DEVICE.event())),
     h("p", {}, S.otherServerHint), h("button", { class: "primary", onclick: load }, S.retry)));
 }
 
@@ -68,7 +65,7 @@ async function load() {
       api("/api/session", { token: state.token }),
       api("/api/event", { token: state.token }),
     ]);
-    if (!SERVER.get()?.id) await answeringServer().then((now) => SERVER.set(now), () => {}); // paired before identities
+    await DEVICE.learnServer();
   } catch (error) {
     if (error.kind === "unauthorized") return refused();
     show("down", h("section", { class: "screen down" }, heading(error.kind === "moved" ? S.moved : S.serverDown),
