@@ -109,7 +109,10 @@ class TdAccounts:
         """Check a TD's password without opening a session (a kiosk's settings ask for it).
 
         Slow on purpose (Argon2id): call it from a worker thread. Raises :class:`RateLimited`
-        when :meth:`Limits.start_sign_in` does, :class:`Unauthorized` for a wrong name or password.
+        after :data:`~wordjudge.limits.LOGIN_FAILURES` failed attempts from the client in
+        :data:`~wordjudge.limits.LOGIN_WINDOW` seconds (or, for a name under a guessing attack from
+        many addresses, when its turn is more than :data:`~wordjudge.limits.LOGIN_PACE_MAX_WAIT`
+        seconds away), :class:`Unauthorized` for a wrong name or password.
         """
         td_id = self._check_td(name, password, client)
         with self._database.read() as db:
