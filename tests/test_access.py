@@ -133,6 +133,23 @@ def test_wrong_codes_are_throttled_per_client_even_for_a_right_code(store: Acces
         store.pairing.enrol("AAAA-0000", client="10.0.0.66")
 
 
+def test_limits_count_on_the_monotonic_clock_not_the_wall_clock(tmp_path: Path) -> None:
+    wall, steady = Clock(), Clock()
+    store = AccessStore(tmp_path / ACCESS_FILE, clock=wall, monotonic=steady, hasher=CHEAP_HASHER).open()
+    try:
+        for guess in range(limits.ENROL_FAILURES_PER_CLIENT):
+            with pytest.raises(Unauthorized):
+                store.pairing.enrol(f"CCCC-{guess:04d}", client="10.0.0.66")
+        wall.now += 10 * limits.ENROL_WINDOW  # the machine's clock is set forward: the limit stands
+        with pytest.raises(RateLimited):
+            store.pairing.enrol("CCCC-0000", client="10.0.0.66")
+        steady.now += limits.ENROL_WINDOW
+        with pytest.raises(Unauthorized):
+            store.pairing.enrol("CCCC-0000", client="10.0.0.66")
+    finally:
+        store.close()
+
+
 def test_wrong_codes_from_many_clients_are_throttled_together(store: AccessStore) -> None:
     code = store.pairing.create_code(Role.KIOSK, by="alice")
     for guess in range(limits.ENROL_FAILURES_TOTAL):
