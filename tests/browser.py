@@ -59,7 +59,7 @@ def serving(data_dir: Path, tds: tuple[str, ...] = ()) -> Iterator[LiveServer]:
     if tds:
         store = access_store(data_dir)
         for name in tds:
-            store.add_td(name, PASSWORD, by="test")
+            store.tds.add(name, PASSWORD, by="test")
         store.close()
     live = LiveServer(data_dir)
     live.start()

@@ -96,7 +96,7 @@ def device_headers(data_dir: Path, name: str, role: Role = Role.KIOSK, division:
     """Enrol a device as ``wordjudge device add`` does; return the headers it sends."""
     store = access_store(data_dir)
     try:
-        token = store.add_device(name, role, division, by="test").token
+        token = store.devices.add(name, role, division, by="test").token
     finally:
         store.close()
     return {"Authorization": f"Bearer {token}"}
@@ -106,8 +106,8 @@ def td_headers(data_dir: Path, name: str) -> dict[str, str]:
     """Add a TD and sign them in; return the headers a console page sends (cookie and CSRF token)."""
     store = access_store(data_dir)
     try:
-        store.add_td(name, PASSWORD, by="test")
-        session = store.login(name, PASSWORD, client="test")
+        store.tds.add(name, PASSWORD, by="test")
+        session = store.tds.login(name, PASSWORD, client="test")
     finally:
         store.close()
     return {"Cookie": f"{SESSION_COOKIE}={session.token}", CSRF_HEADER: session.csrf_token}

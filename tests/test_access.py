@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 from argon2 import PasswordHasher
 
-from wordjudge import access, accounts
-from wordjudge.access import ACCESS_FILE, AccessStore, brute_force_odds, normalise_code
+from wordjudge import accounts, devices, limits, pairing
+from wordjudge.access import ACCESS_FILE, AccessStore
 from wordjudge.auth import Principal, Role
 from wordjudge.errors import Conflict, InvalidInput, NotFound, RateLimited, Unauthorized
+from wordjudge.pairing import brute_force_odds, normalise_code
 
 from .conftest import CHEAP_HASHER, PASSWORD
 
@@ -33,31 +34,33 @@ def clock() -> Clock:
 
 @pytest.fixture
 def store(tmp_path: Path, clock: Clock) -> Iterator[AccessStore]:
-    opened = AccessStore(tmp_path / ACCESS_FILE, clock=clock, hasher=CHEAP_HASHER, challenges_per_minute=3).open()
+    opened = AccessStore(
+        tmp_path / ACCESS_FILE, clock=clock, monotonic=clock, hasher=CHEAP_HASHER, challenges_per_minute=3
+    ).open()
     yield opened
     opened.close()
 
 
 def test_a_device_token_names_the_device_until_it_is_revoked(store: AccessStore, clock: Clock) -> None:
-    enrolled = store.add_device("Kiosk 1", Role.KIOSK, "A", by="alice")
+    enrolled = store.devices.add("Kiosk 1", Role.KIOSK, "A", by="alice")
     assert enrolled.token.startswith("wj_")
     assert len(enrolled.token) > 40
-    assert store.authenticate_token(enrolled.token, client="test") == Principal("Kiosk 1", Role.KIOSK, "kiosk", "A")
-    assert store.device("kiosk 1").online is True  # names are case-insensitive
-    clock.now += access.ONLINE_WITHIN + 1
-    assert store.device("Kiosk 1").online is False
-    revoked = store.revoke_device("Kiosk 1", by="alice")
+    assert store.devices.authenticate(enrolled.token, client="test") == Principal("Kiosk 1", Role.KIOSK, "kiosk", "A")
+    assert store.devices.get("kiosk 1").online is True  # names are case-insensitive
+    clock.now += devices.ONLINE_WITHIN + 1
+    assert store.devices.get("Kiosk 1").online is False
+    revoked = store.devices.revoke("Kiosk 1", by="alice")
     assert (revoked.revoked_by, revoked.online) == ("alice", False)
     with pytest.raises(Unauthorized, match=r"this device \(Kiosk 1\) was revoked by the TD"):
-        store.authenticate_token(enrolled.token, client="test")
+        store.devices.authenticate(enrolled.token, client="test")
     with pytest.raises(Unauthorized, match="not valid"):
-        store.authenticate_token(enrolled.token + "x", client="test")
+        store.devices.authenticate(enrolled.token + "x", client="test")
     with pytest.raises(NotFound):
-        store.revoke_device("nobody", by="alice")
+        store.devices.revoke("nobody", by="alice")
 
 
 def test_only_hashes_of_tokens_are_stored(store: AccessStore, tmp_path: Path) -> None:
-    token = store.add_device("runner-1", Role.RUNNER, by="alice").token
+    token = store.devices.add("runner-1", Role.RUNNER, by="alice").token
     store.close()
     raw = b"".join(path.read_bytes() for path in tmp_path.iterdir())
     assert store_has_device(tmp_path, "runner-1")
@@ -74,38 +77,38 @@ def store_has_device(directory: Path, name: str) -> bool:
 
 
 def test_names_are_one_namespace_and_never_reused(store: AccessStore) -> None:
-    store.add_device("kiosk-1", Role.KIOSK, by="alice")
-    store.add_td("alice", PASSWORD, by="cli")
+    store.devices.add("kiosk-1", Role.KIOSK, by="alice")
+    store.tds.add("alice", PASSWORD, by="cli")
     with pytest.raises(Conflict, match="taken by a device"):
-        store.add_td("KIOSK-1", PASSWORD, by="cli")
+        store.tds.add("KIOSK-1", PASSWORD, by="cli")
     with pytest.raises(Conflict, match="taken by a TD"):
-        store.add_device("Alice", Role.RUNNER, by="cli")
-    store.revoke_device("kiosk-1", by="alice")
+        store.devices.add("Alice", Role.RUNNER, by="cli")
+    store.devices.revoke("kiosk-1", by="alice")
     with pytest.raises(Conflict):
-        store.add_device("kiosk-1", Role.KIOSK, by="alice")
+        store.devices.add("kiosk-1", Role.KIOSK, by="alice")
     with pytest.raises(InvalidInput, match="must be 1 to 40 letters"):
-        store.add_device("cli:root", Role.KIOSK, by="alice")
+        store.devices.add("cli:root", Role.KIOSK, by="alice")
     with pytest.raises(InvalidInput, match="a device's role is kiosk, runner or monitor"):
-        store.add_device("td-device", Role.TD, by="alice")
+        store.devices.add("td-device", Role.TD, by="alice")
 
 
 def test_a_pairing_code_enrols_one_device_once(store: AccessStore) -> None:
-    code = store.create_pairing_code(Role.RUNNER, "B", by="alice")
+    code = store.pairing.create_code(Role.RUNNER, "B", by="alice")
     assert re.fullmatch(r"[0-9A-Z]{4}-[0-9A-Z]{4}", code.code)
-    enrolled = store.enrol(code.code.lower().replace("-", " "), client="10.0.0.5")
+    enrolled = store.pairing.enrol(code.code.lower().replace("-", " "), client="10.0.0.5")
     assert (enrolled.device.name, enrolled.device.role, enrolled.device.division) == ("runner-1", Role.RUNNER, "B")
-    assert store.authenticate_token(enrolled.token, client="10.0.0.5").actor == "runner-1"
+    assert store.devices.authenticate(enrolled.token, client="10.0.0.5").actor == "runner-1"
     with pytest.raises(Unauthorized, match="used already"):
-        store.enrol(code.code, client="10.0.0.5")
-    named = store.create_pairing_code(Role.KIOSK, None, "Hall kiosk", by="alice")
-    assert store.enrol(named.code, client="10.0.0.5").device.name == "Hall kiosk"
+        store.pairing.enrol(code.code, client="10.0.0.5")
+    named = store.pairing.create_code(Role.KIOSK, None, "Hall kiosk", by="alice")
+    assert store.pairing.enrol(named.code, client="10.0.0.5").device.name == "Hall kiosk"
 
 
 def test_a_pairing_code_expires(store: AccessStore, clock: Clock) -> None:
-    code = store.create_pairing_code(Role.KIOSK, by="alice")
-    clock.now += access.PAIRING_TTL
+    code = store.pairing.create_code(Role.KIOSK, by="alice")
+    clock.now += pairing.PAIRING_TTL
     with pytest.raises(Unauthorized, match="has expired"):
-        store.enrol(code.code, client="10.0.0.5")
+        store.pairing.enrol(code.code, client="10.0.0.5")
 
 
 def test_codes_read_aloud_are_forgiven_and_garbage_is_refused() -> None:
@@ -116,37 +119,54 @@ def test_codes_read_aloud_are_forgiven_and_garbage_is_refused() -> None:
 
 
 def test_wrong_codes_are_throttled_per_client_even_for_a_right_code(store: AccessStore, clock: Clock) -> None:
-    code = store.create_pairing_code(Role.KIOSK, by="alice")
-    for guess in range(access.ENROL_FAILURES_PER_CLIENT):
+    code = store.pairing.create_code(Role.KIOSK, by="alice")
+    for guess in range(limits.ENROL_FAILURES_PER_CLIENT):
         with pytest.raises(Unauthorized):
-            store.enrol(f"AAAA-{guess:04d}", client="10.0.0.66")
+            store.pairing.enrol(f"AAAA-{guess:04d}", client="10.0.0.66")
     with pytest.raises(RateLimited, match="too many wrong pairing codes") as refused:
-        store.enrol(code.code, client="10.0.0.66")
-    assert 1 <= refused.value.retry_after <= access.ENROL_WINDOW + 1
-    assert [a.kind for a in store.alerts()] == ["enrol_throttled"]
-    assert store.enrol(code.code, client="10.0.0.7").device.name == "kiosk-1"  # another client is not blocked
-    clock.now += access.ENROL_WINDOW
+        store.pairing.enrol(code.code, client="10.0.0.66")
+    assert 1 <= refused.value.retry_after <= limits.ENROL_WINDOW + 1
+    assert [a.kind for a in store.alerts.latest()] == ["enrol_throttled"]
+    assert store.pairing.enrol(code.code, client="10.0.0.7").device.name == "kiosk-1"  # another client is not blocked
+    clock.now += limits.ENROL_WINDOW
     with pytest.raises(Unauthorized):
-        store.enrol("AAAA-0000", client="10.0.0.66")
+        store.pairing.enrol("AAAA-0000", client="10.0.0.66")
+
+
+def test_limits_count_on_the_monotonic_clock_not_the_wall_clock(tmp_path: Path) -> None:
+    wall, steady = Clock(), Clock()
+    store = AccessStore(tmp_path / ACCESS_FILE, clock=wall, monotonic=steady, hasher=CHEAP_HASHER).open()
+    try:
+        for guess in range(limits.ENROL_FAILURES_PER_CLIENT):
+            with pytest.raises(Unauthorized):
+                store.pairing.enrol(f"CCCC-{guess:04d}", client="10.0.0.66")
+        wall.now += 10 * limits.ENROL_WINDOW  # the machine's clock is set forward: the limit stands
+        with pytest.raises(RateLimited):
+            store.pairing.enrol("CCCC-0000", client="10.0.0.66")
+        steady.now += limits.ENROL_WINDOW
+        with pytest.raises(Unauthorized):
+            store.pairing.enrol("CCCC-0000", client="10.0.0.66")
+    finally:
+        store.close()
 
 
 def test_wrong_codes_from_many_clients_are_throttled_together(store: AccessStore) -> None:
-    code = store.create_pairing_code(Role.KIOSK, by="alice")
-    for guess in range(access.ENROL_FAILURES_TOTAL):
+    code = store.pairing.create_code(Role.KIOSK, by="alice")
+    for guess in range(limits.ENROL_FAILURES_TOTAL):
         with pytest.raises(Unauthorized):
-            store.enrol(f"BBBB-{guess:04d}", client=f"10.0.1.{guess}")
+            store.pairing.enrol(f"BBBB-{guess:04d}", client=f"10.0.1.{guess}")
     with pytest.raises(RateLimited):
-        store.enrol(code.code, client="10.0.2.1")
+        store.pairing.enrol(code.code, client="10.0.2.1")
 
 
 def test_pairing_codes_cannot_be_brute_forced_within_the_throttle(store: AccessStore) -> None:
     # The bound that the throttle and the limits give: with every open code there can be, trying as
     # fast as allowed for a code's whole life, a guesser's chance is below one in a hundred million.
     assert brute_force_odds() < 1e-8
-    for _ in range(access.MAX_OPEN_CODES):
-        store.create_pairing_code(Role.KIOSK, by="alice")
+    for _ in range(pairing.MAX_OPEN_CODES):
+        store.pairing.create_code(Role.KIOSK, by="alice")
     with pytest.raises(Conflict, match="pairing codes are open already"):
-        store.create_pairing_code(Role.KIOSK, by="alice")
+        store.pairing.create_code(Role.KIOSK, by="alice")
 
 
 def test_pairing_codes_are_random(tmp_path: Path) -> None:
@@ -154,73 +174,73 @@ def test_pairing_codes_are_random(tmp_path: Path) -> None:
     try:
         codes = set()
         for _ in range(10):
-            for _ in range(access.MAX_OPEN_CODES):
-                codes.add(store.create_pairing_code(Role.KIOSK, by="alice").code)
-            store._connection.execute("UPDATE pairing_codes SET used_at = 'x'")  # type: ignore[union-attr]
+            for _ in range(pairing.MAX_OPEN_CODES):
+                codes.add(store.pairing.create_code(Role.KIOSK, by="alice").code)
+            store.database._connection.execute("UPDATE pairing_codes SET used_at = 'x'")  # type: ignore[union-attr]
     finally:
         store.close()
-    assert len(codes) == 10 * access.MAX_OPEN_CODES
-    assert set("".join(codes).replace("-", "")) <= set(access.PAIRING_ALPHABET)
+    assert len(codes) == 10 * pairing.MAX_OPEN_CODES
+    assert set("".join(codes).replace("-", "")) <= set(pairing.PAIRING_ALPHABET)
 
 
 def test_td_login_session_and_logout(store: AccessStore, clock: Clock) -> None:
-    store.add_td("alice", PASSWORD, by="cli")
-    session = store.login(" alice ", PASSWORD, client="10.0.0.2")
+    store.tds.add("alice", PASSWORD, by="cli")
+    session = store.tds.login(" alice ", PASSWORD, client="10.0.0.2")
     assert session.principal == Principal("alice", Role.TD, "console")
-    assert store.authenticate_session(session.token).csrf_token == session.csrf_token
-    store.logout(session.token)
+    assert store.tds.authenticate(session.token).csrf_token == session.csrf_token
+    store.tds.logout(session.token)
     with pytest.raises(Unauthorized, match="not signed in"):
-        store.authenticate_session(session.token)
-    later = store.login("ALICE", PASSWORD, client="10.0.0.2")
+        store.tds.authenticate(session.token)
+    later = store.tds.login("ALICE", PASSWORD, client="10.0.0.2")
     clock.now += accounts.SESSION_TTL
     with pytest.raises(Unauthorized, match="expired"):
-        store.authenticate_session(later.token)
+        store.tds.authenticate(later.token)
 
 
 def test_failed_logins_are_throttled_per_client_and_never_lock_the_td_out(store: AccessStore, clock: Clock) -> None:
-    store.add_td("alice", PASSWORD, by="cli")
-    for _ in range(accounts.LOGIN_FAILURES):
+    store.tds.add("alice", PASSWORD, by="cli")
+    for _ in range(limits.LOGIN_FAILURES):
         with pytest.raises(Unauthorized, match="wrong TD name or password"):
-            store.login("alice", "guess-guess-guess", client="10.0.0.66")
+            store.tds.login("alice", "guess-guess-guess", client="10.0.0.66")
     with pytest.raises(RateLimited, match="too many failed sign-ins"):
-        store.login("alice", PASSWORD, client="10.0.0.66")  # the guessing address is stopped, right password or not
+        store.tds.login("alice", PASSWORD, client="10.0.0.66")  # the guessing address is stopped, right password or not
     # The guesses from one address do not lock alice out: from her own device, her password works.
-    assert store.login("alice", PASSWORD, client="10.0.0.2").principal.actor == "alice"
-    for n in range(accounts.LOGIN_FAILURES):
+    assert store.tds.login("alice", PASSWORD, client="10.0.0.2").principal.actor == "alice"
+    for n in range(limits.LOGIN_FAILURES):
         with pytest.raises(Unauthorized, match="wrong TD name or password"):  # unknown names say the same
-            store.login(f"nobody-{n}", PASSWORD, client="10.0.0.77")
+            store.tds.login(f"nobody-{n}", PASSWORD, client="10.0.0.77")
     with pytest.raises(RateLimited):
-        store.login("bob", PASSWORD, client="10.0.0.77")  # the client is stopped, for any name
-    alerts = {(a.kind, a.actor) for a in store.alerts()}
+        store.tds.login("bob", PASSWORD, client="10.0.0.77")  # the client is stopped, for any name
+    alerts = {(a.kind, a.actor) for a in store.alerts.latest()}
     assert alerts == {("login_throttled", "10.0.0.66"), ("login_throttled", "10.0.0.77"), ("login_guessing", "alice")}
-    clock.now += accounts.LOGIN_WINDOW
-    assert store.login("alice", PASSWORD, client="10.0.0.66").principal.actor == "alice"  # the window has passed
+    clock.now += limits.LOGIN_WINDOW
+    assert store.tds.login("alice", PASSWORD, client="10.0.0.66").principal.actor == "alice"  # the window has passed
 
 
 def test_password_change_and_disable_end_sessions(store: AccessStore) -> None:
-    store.add_td("alice", PASSWORD, by="cli")
-    first = store.login("alice", PASSWORD, client="c")
-    store.set_password("alice", "another long password")
+    store.tds.add("alice", PASSWORD, by="cli")
+    first = store.tds.login("alice", PASSWORD, client="c")
+    store.tds.set_password("alice", "another long password")
     with pytest.raises(Unauthorized):
-        store.authenticate_session(first.token)
+        store.tds.authenticate(first.token)
     with pytest.raises(Unauthorized):
-        store.login("alice", PASSWORD, client="c")
-    second = store.login("alice", "another long password", client="c")
-    store.disable_td("alice")
+        store.tds.login("alice", PASSWORD, client="c")
+    second = store.tds.login("alice", "another long password", client="c")
+    store.tds.disable("alice")
     with pytest.raises(Unauthorized):
-        store.authenticate_session(second.token)
+        store.tds.authenticate(second.token)
     with pytest.raises(Unauthorized, match="disabled"):
-        store.login("alice", "another long password", client="c")
+        store.tds.login("alice", "another long password", client="c")
     with pytest.raises(InvalidInput, match="at least 10 characters"):
-        store.add_td("bob", "short", by="cli")
-    assert [(td.name, bool(td.disabled_at)) for td in store.tds()] == [("alice", True)]
+        store.tds.add("bob", "short", by="cli")
+    assert [(td.name, bool(td.disabled_at)) for td in store.tds.all()] == [("alice", True)]
 
 
 def test_passwords_are_hashed_with_argon2id_at_full_cost(tmp_path: Path) -> None:
     store = AccessStore(tmp_path / ACCESS_FILE).open()  # the server's own settings
     try:
-        store.add_td("alice", PASSWORD, by="cli")
-        (stored,) = store._connection.execute("SELECT password_hash FROM tds").fetchone()  # type: ignore[union-attr]
+        store.tds.add("alice", PASSWORD, by="cli")
+        (stored,) = store.database._connection.execute("SELECT password_hash FROM tds").fetchone()  # type: ignore[union-attr]
     finally:
         store.close()
     assert stored.startswith("$argon2id$v=19$m=65536,t=3,p=4$")
@@ -231,17 +251,17 @@ def test_passwords_are_hashed_with_argon2id_at_full_cost(tmp_path: Path) -> None
 def test_challenge_rate_limit_alerts_the_td_and_spares_the_td(store: AccessStore) -> None:
     kiosk = Principal("kiosk-1", Role.KIOSK, "kiosk")
     for _ in range(3):
-        store.spend_challenge(kiosk)
+        store.limits.spend_challenge(kiosk)
     with pytest.raises(RateLimited, match=r"at most 3 a minute\): the TD has been told"):
-        store.spend_challenge(kiosk)
-    store.refund_challenge(kiosk)
-    store.spend_challenge(kiosk)
+        store.limits.spend_challenge(kiosk)
+    store.limits.refund_challenge(kiosk)
+    store.limits.spend_challenge(kiosk)
     td = Principal("alice", Role.TD, "console")
     for _ in range(10):
-        store.spend_challenge(td)
+        store.limits.spend_challenge(td)
     with pytest.raises(RateLimited):
-        store.spend_challenge(kiosk)
-    alerts = store.alerts()
+        store.limits.spend_challenge(kiosk)
+    alerts = store.alerts.latest()
     assert [(a.kind, a.actor) for a in alerts] == [("rate_limit", "kiosk-1")]  # once a minute, not per refusal
 
 
@@ -249,11 +269,11 @@ def test_the_store_is_durable_and_shared_with_another_process(tmp_path: Path) ->
     server = AccessStore(tmp_path / ACCESS_FILE, hasher=CHEAP_HASHER).open()
     cli = AccessStore(tmp_path / ACCESS_FILE, hasher=CHEAP_HASHER).open()
     try:
-        token = cli.add_device("kiosk-1", Role.KIOSK, by="cli").token
-        assert server.authenticate_token(token, client="test").actor == "kiosk-1"
-        cli.revoke_device("kiosk-1", by="cli")
+        token = cli.devices.add("kiosk-1", Role.KIOSK, by="cli").token
+        assert server.devices.authenticate(token, client="test").actor == "kiosk-1"
+        cli.devices.revoke("kiosk-1", by="cli")
         with pytest.raises(Unauthorized):
-            server.authenticate_token(token, client="test")
+            server.devices.authenticate(token, client="test")
     finally:
         server.close()
         cli.close()
@@ -266,14 +286,14 @@ def test_the_store_is_durable_and_shared_with_another_process(tmp_path: Path) ->
 
 
 def test_checking_a_td_opens_no_session_and_counts_failures(store: AccessStore, tmp_path: Path) -> None:
-    store.add_td("alice", PASSWORD, by="cli")
-    assert store.check_td("ALICE", PASSWORD, client="kiosk") == Principal("alice", Role.TD, "console")
+    store.tds.add("alice", PASSWORD, by="cli")
+    assert store.tds.check("ALICE", PASSWORD, client="kiosk") == Principal("alice", Role.TD, "console")
     connection = sqlite3.connect(tmp_path / ACCESS_FILE)
     assert connection.execute("SELECT count(*) FROM sessions").fetchone()[0] == 0
     connection.close()
-    for _ in range(accounts.LOGIN_FAILURES):
+    for _ in range(limits.LOGIN_FAILURES):
         with pytest.raises(Unauthorized):
-            store.check_td("alice", "wrong password!", client="kiosk")
+            store.tds.check("alice", "wrong password!", client="kiosk")
     with pytest.raises(RateLimited):
-        store.login("alice", PASSWORD, client="kiosk")  # the same throttle as signing in
-    assert store.login("alice", PASSWORD, client="elsewhere").principal.actor == "alice"
+        store.tds.login("alice", PASSWORD, client="kiosk")  # the same throttle as signing in
+    assert store.tds.login("alice", PASSWORD, client="elsewhere").principal.actor == "alice"

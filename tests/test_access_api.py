@@ -48,8 +48,8 @@ class World:
             "monitor": device_headers(data_dir, "prometheus", Role.MONITOR),
         }
         store = access_store(data_dir)
-        store.add_td("bob", PASSWORD, by="test")
-        store.revoke_device("kiosk-old", by="test")
+        store.tds.add("bob", PASSWORD, by="test")
+        store.devices.revoke("kiosk-old", by="test")
         store.close()
         response = client.post("/api/challenges", json=challenge(), headers=self.headers["kiosk"])
         assert response.status_code == 201, response.text
@@ -59,7 +59,7 @@ class World:
     def fresh_code(self) -> str:
         store = access_store(self.data_dir)
         try:
-            return store.create_pairing_code(Role.KIOSK, by="test").code
+            return store.pairing.create_code(Role.KIOSK, by="test").code
         finally:
             store.close()
 
@@ -71,7 +71,7 @@ class World:
         name = self.fresh_name()
         store = access_store(self.data_dir)
         try:
-            store.add_td(name, PASSWORD, by="test")
+            store.tds.add(name, PASSWORD, by="test")
         finally:
             store.close()
         return name
@@ -86,10 +86,10 @@ class World:
         self.serial += 1
         store = access_store(self.data_dir)
         try:
-            token = store.add_device(f"moved-{self.serial}", Role.KIOSK, by="test").token
-            store.authenticate_token(token, client="10.0.0.8")
+            token = store.devices.add(f"moved-{self.serial}", Role.KIOSK, by="test").token
+            store.devices.authenticate(token, client="10.0.0.8")
             with pytest.raises(DeviceMoved):
-                store.authenticate_token(token, client="10.0.0.9")
+                store.devices.authenticate(token, client="10.0.0.9")
         finally:
             store.close()
         return f"moved-{self.serial}"
@@ -216,7 +216,7 @@ def test_sign_in_sets_a_strict_http_only_cookie_and_unsafe_requests_need_the_csr
     client: TestClient, data_dir: Path
 ) -> None:
     store = access_store(data_dir)
-    store.add_td("alice", PASSWORD, by="test")
+    store.tds.add("alice", PASSWORD, by="test")
     store.close()
     wrong = client.post("/api/session", json={"name": "alice", "password": "not the password"})
     assert "wrong TD name or password" in assert_error_shape(wrong, 401, "unauthorized")["error"]
@@ -244,7 +244,7 @@ def test_sign_in_sets_a_strict_http_only_cookie_and_unsafe_requests_need_the_csr
 
 def test_failed_logins_are_throttled_over_http(client: TestClient, data_dir: Path) -> None:
     store = access_store(data_dir)
-    store.add_td("alice", PASSWORD, by="test")
+    store.tds.add("alice", PASSWORD, by="test")
     store.close()
     statuses = [
         client.post("/api/session", json={"name": "alice", "password": f"guess number {n}"}).status_code
@@ -330,7 +330,7 @@ def test_tls_serves_https_with_a_secure_cookie(data_dir: Path, tmp_path: Path) -
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
     make_certificate(cert, key)
     store = access_store(data_dir)
-    store.add_td("alice", PASSWORD, by="test")
+    store.tds.add("alice", PASSWORD, by="test")
     store.close()
     port = _free_port()
     server = _serve(data_dir, "--port", str(port), "--certfile", str(cert), "--keyfile", str(key))

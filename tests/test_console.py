@@ -159,7 +159,7 @@ def test_runner_docket_and_td_console_end_to_end(browser: Browser, server: LiveS
 
 def test_a_runner_on_a_flaky_connection_never_sees_a_guessed_verdict(browser: Browser, server: LiveServer) -> None:
     store = AccessStore(server.data_dir / ACCESS_FILE).open()
-    token = store.add_device("runner-9", Role.RUNNER, by="test").token
+    token = store.devices.add("runner-9", Role.RUNNER, by="test").token
     store.close()
     runner = new_page(browser, "phone")
     open_enrolled(runner, server, "runner", token)
@@ -182,8 +182,8 @@ def test_a_runner_on_a_flaky_connection_never_sees_a_guessed_verdict(browser: Br
 
 def test_docket_sizes_and_another_devices_docket(browser: Browser, server: LiveServer) -> None:
     store = AccessStore(server.data_dir / ACCESS_FILE).open()
-    token = store.add_device("runner-1", Role.RUNNER, by="test").token
-    other = store.add_device("runner-2", Role.RUNNER, by="test").token
+    token = store.devices.add("runner-1", Role.RUNNER, by="test").token
+    other = store.devices.add("runner-2", Role.RUNNER, by="test").token
     store.close()
     page = new_page(browser)
     open_enrolled(page, server, "runner", token)
@@ -204,10 +204,10 @@ def test_docket_sizes_and_another_devices_docket(browser: Browser, server: LiveS
 def test_the_td_accepts_a_devices_move_from_the_alert_in_one_click(browser: Browser, server: LiveServer) -> None:
     store = access_store(server.data_dir)
     try:
-        token = store.add_device("kiosk-5", Role.KIOSK, by="test").token
-        store.authenticate_token(token, client="10.0.0.5")
+        token = store.devices.add("kiosk-5", Role.KIOSK, by="test").token
+        store.devices.authenticate(token, client="10.0.0.5")
         with pytest.raises(DeviceMoved):
-            store.authenticate_token(token, client="10.0.0.6")  # re-plugged: a new address
+            store.devices.authenticate(token, client="10.0.0.6")  # re-plugged: a new address
     finally:
         store.close()
     page = new_page(browser, "desktop")
@@ -221,8 +221,8 @@ def test_the_td_accepts_a_devices_move_from_the_alert_in_one_click(browser: Brow
     expect(page.locator("td").filter(has_text="refused from 10.0.0.6")).to_have_count(0)
     store = access_store(server.data_dir)
     try:
-        assert store.device("kiosk-5").bound_client == "10.0.0.6"
-        assert store.authenticate_token(token, client="10.0.0.6").actor == "kiosk-5"
+        assert store.devices.get("kiosk-5").bound_client == "10.0.0.6"
+        assert store.devices.authenticate(token, client="10.0.0.6").actor == "kiosk-5"
     finally:
         store.close()
     page.context.close()

@@ -35,7 +35,7 @@ def server(data_dir: Path) -> Iterator[LiveServer]:
 def set_round(server: LiveServer, current_round: int | None) -> None:
     """The TD sets the current round (as the console's control does)."""
     store = access_store(server.data_dir)
-    session = store.login("alice", PASSWORD, client="test")
+    session = store.tds.login("alice", PASSWORD, client="test")
     store.close()
     response = httpx.put(
         f"{server.base}/api/event/round", json={"current_round": current_round},
@@ -124,7 +124,7 @@ def test_the_td_sets_the_round_in_the_console_and_the_handheld_follows(browser: 
     screenshot(console, "console-current-round-1440x900")
 
     store = access_store(server.data_dir)
-    token = store.add_device("runner-1", Role.RUNNER, by="test").token
+    token = store.devices.add("runner-1", Role.RUNNER, by="test").token
     store.close()
     runner = new_page(browser, "phone")
     open_enrolled(runner, server, "runner", token)

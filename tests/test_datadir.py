@@ -35,7 +35,7 @@ def test_a_folder_has_one_identity_made_once_and_shown_by_health(data_dir: Path,
 
 def test_pairing_tells_the_device_which_server_it_paired_with(data_dir: Path, settings: Settings) -> None:
     store = access_store(data_dir)
-    code = store.create_pairing_code("kiosk", by="test").code  # type: ignore[arg-type]
+    code = store.pairing.create_code("kiosk", by="test").code  # type: ignore[arg-type]
     store.close()
     with TestClient(create_app(settings)) as client:
         enrolled = client.post("/api/enrol", json={"code": code}).json()
@@ -53,7 +53,7 @@ def test_the_demo_is_set_aside_when_the_folder_gets_a_real_event(data_dir: Path,
             assert client.post("/api/challenges", json=challenge(), headers=kiosk).status_code == 201
         demo_server = client.get("/api/health").json()["server_id"]
     store = access_store(data_dir)
-    store.add_td("alice", PASSWORD, by="test")
+    store.tds.add("alice", PASSWORD, by="test")
     store.close()
     write_event(data_dir, [("Open", "demo", "single")], name="Spring Open")  # the real event, division "Open" too
     with TestClient(create_app(settings)) as client:
@@ -73,7 +73,7 @@ def test_the_demo_is_set_aside_when_the_folder_gets_a_real_event(data_dir: Path,
     assert exported.exit_code == 0
     assert exported.stdout == ""  # the real event's export holds nothing of the demo
     store = access_store(data_dir)
-    assert store.tds() == []  # nor its TD accounts
+    assert store.tds.all() == []  # nor its TD accounts
     store.close()
 
 

@@ -36,7 +36,7 @@ def enrol(server: LiveServer, page: Page, name: str = "kiosk-1", division: str |
     """Enrol a kiosk as the TD would (a token from `wordjudge device add`) and open its page."""
     store = access_store(server.data_dir)
     try:
-        token = store.add_device(name, Role.KIOSK, division, by="test").token
+        token = store.devices.add(name, Role.KIOSK, division, by="test").token
     finally:
         store.close()
     open_enrolled(page, server, "kiosk", token)
@@ -300,7 +300,7 @@ def test_an_unpaired_kiosk_is_refused_until_it_pairs(browser: Browser, server: L
     page.get_by_role("button", name="Enrol this kiosk").click()
     expect(page.locator("#pair-message")).to_have_text("unknown pairing code: check it, or ask the TD for a new one")
     store = access_store(server.data_dir)
-    code = store.create_pairing_code(Role.KIOSK, None, "Hall A", by="test").code
+    code = store.pairing.create_code(Role.KIOSK, None, "Hall A", by="test").code
     store.close()
     page.context.close()
     page = new_page(browser)
@@ -311,7 +311,7 @@ def test_an_unpaired_kiosk_is_refused_until_it_pairs(browser: Browser, server: L
     assert "pair=" not in page.url
     # Revoked by the TD: the next challenge is refused, and the kiosk asks to be enrolled again.
     store = access_store(server.data_dir)
-    store.revoke_device("Hall A", by="test")
+    store.devices.revoke("Hall A", by="test")
     store.close()
     adjudicate(page, "1", "cat")
     on_screen(page, "pair")
@@ -325,7 +325,7 @@ def test_settings_open_only_for_a_td(browser: Browser, server: LiveServer) -> No
     server.stop()
     server.start()
     store = access_store(server.data_dir)
-    store.add_td("alice", PASSWORD, by="test")
+    store.tds.add("alice", PASSWORD, by="test")
     store.close()
     page = new_page(browser)
     enrol(server, page)
@@ -404,8 +404,8 @@ def test_an_idle_kiosk_notices_its_revocation(browser: Browser, server: LiveServ
     page.clock.install()
     enrol(server, page, "kiosk-9")
     store = access_store(server.data_dir)
-    assert store.device("kiosk-9").online is True
-    store.revoke_device("kiosk-9", by="test")
+    assert store.devices.get("kiosk-9").online is True
+    store.devices.revoke("kiosk-9", by="test")
     store.close()
     page.clock.fast_forward(11_000)  # the kiosk checks every 10 s
     on_screen(page, "pair")
@@ -415,8 +415,8 @@ def test_an_idle_kiosk_notices_its_revocation(browser: Browser, server: LiveServ
 
 def test_an_idle_kiosk_shows_the_tds_event_changes(browser: Browser, server: LiveServer) -> None:
     store = access_store(server.data_dir)
-    store.add_td("alice", PASSWORD, by="test")
-    session = store.login("alice", PASSWORD, client="test")
+    store.tds.add("alice", PASSWORD, by="test")
+    session = store.tds.login("alice", PASSWORD, client="test")
     store.close()
     page = new_page(browser)
     page.clock.install()
@@ -453,9 +453,9 @@ def test_a_kiosk_refused_for_a_new_address_keeps_its_enrolment_until_the_td_acce
     screenshot(page, "kiosk-moved-small")
     assert page.evaluate("localStorage.getItem('wordjudge.kiosk.token')")  # kept: it may only have moved
     store = access_store(server.data_dir)
-    assert store.device("kiosk-7").moved_to == "127.0.0.1"
-    assert [a.kind for a in store.alerts()] == ["device_moved"]
-    store.accept_move("kiosk-7", "127.0.0.1", by="alice")  # the TD's one click
+    assert store.devices.get("kiosk-7").moved_to == "127.0.0.1"
+    assert [a.kind for a in store.alerts.latest()] == ["device_moved"]
+    store.devices.accept_move("kiosk-7", "127.0.0.1", by="alice")  # the TD's one click
     store.close()
     page.clock.fast_forward(4_000)  # it tries again by itself
     on_screen(page, "idle")

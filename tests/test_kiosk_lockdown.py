@@ -306,7 +306,7 @@ def _enrol(kiosk: Kiosk, window: int) -> bytes:
             pytest.fail(f"the kiosk page did not start: see {save_png(pairing, 'kiosk-lockdown-start')}")
     store = access_store(kiosk.server.data_dir)
     try:
-        code = store.create_pairing_code(Role.KIOSK, None, "kiosk-lockdown", by="test").code
+        code = store.pairing.create_code(Role.KIOSK, None, "kiosk-lockdown", by="test").code
     finally:
         store.close()
     kiosk.display.type(window, code)
@@ -326,7 +326,7 @@ def _enrol(kiosk: Kiosk, window: int) -> bytes:
 def _devices(kiosk: Kiosk) -> list[str]:
     store = access_store(kiosk.server.data_dir)
     try:
-        return [device.name for device in store.devices()]
+        return [device.name for device in store.devices.all()]
     finally:
         store.close()
 

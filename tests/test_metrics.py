@@ -257,7 +257,7 @@ def test_metrics_need_a_monitor_or_a_td(client: TestClient, data_dir: Path, acto
     monitor = device_headers(data_dir, "prometheus", Role.MONITOR)
     assert client.get("/metrics", headers=monitor).status_code == 200
     store = access_store(data_dir)
-    store.revoke_device("prometheus", by="test")
+    store.devices.revoke("prometheus", by="test")
     store.close()
     assert_error_shape(client.get("/metrics", headers=monitor), 401, "unauthorized")
 
@@ -292,15 +292,15 @@ def test_a_monitor_is_enrolled_from_the_command_line_only(client: TestClient, da
     assert_error_shape(over_http, 422, "invalid_request")
     store = access_store(data_dir)
     with pytest.raises(InvalidInput, match="not a pairing code"):
-        store.create_pairing_code(Role.MONITOR, by="test")
+        store.pairing.create_code(Role.MONITOR, by="test")
     store.close()
     devices = client.get("/api/devices", headers=actors.alice).json()["devices"]
     assert [(d["name"], d["role"], d["online"]) for d in devices if d["name"] == "prom"] == [("prom", "monitor", True)]
 
 
 def test_an_access_store_from_before_monitors_keeps_its_devices_and_takes_monitors(tmp_path: Path) -> None:
-    from wordjudge.access import ACCESS_FILE, MIGRATIONS, AccessStore
-    from wordjudge.accounts import digest
+    from wordjudge.access import ACCESS_FILE, AccessStore
+    from wordjudge.access_db import MIGRATIONS, digest
     from wordjudge.database import connect_writer, migrate
 
     old = connect_writer(tmp_path / ACCESS_FILE)
@@ -316,9 +316,9 @@ def test_an_access_store_from_before_monitors_keeps_its_devices_and_takes_monito
     old.close()
     store = AccessStore(tmp_path / ACCESS_FILE).open()
     try:
-        assert store.authenticate_token("wj_old-token", client="test").actor == "kiosk-1"  # kept, token and all
-        monitor = store.add_device("prometheus", Role.MONITOR, by="test").token
-        assert store.authenticate_token(monitor, client="test").role is Role.MONITOR
-        assert [d.name for d in store.devices()] == ["kiosk-1", "prometheus"]
+        assert store.devices.authenticate("wj_old-token", client="test").actor == "kiosk-1"  # kept, token and all
+        monitor = store.devices.add("prometheus", Role.MONITOR, by="test").token
+        assert store.devices.authenticate(monitor, client="test").role is Role.MONITOR
+        assert [d.name for d in store.devices.all()] == ["kiosk-1", "prometheus"]
     finally:
         store.close()

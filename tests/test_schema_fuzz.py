@@ -228,7 +228,7 @@ def test_fuzz_as_a_kiosk(case: schemathesis.Case, target: Target) -> None:
 def _fresh_td_session(data_dir: Path) -> dict[str, str]:
     store = access_store(data_dir)
     try:
-        session = store.login("alice", PASSWORD, client="fuzz")
+        session = store.tds.login("alice", PASSWORD, client="fuzz")
     finally:
         store.close()
     return {"Cookie": f"{SESSION_COOKIE}={session.token}", CSRF_HEADER: session.csrf_token}

@@ -26,10 +26,10 @@ from fastapi.testclient import TestClient
 
 from wordjudge import __version__
 from wordjudge.access import ACCESS_FILE, AccessStore
-from wordjudge.accounts import LOGIN_FAILURES
 from wordjudge.alerts import LISTED_PER_KIND, NEW_PER_WINDOW
 from wordjudge.audit import AUDIT_FILE, AuditLog
 from wordjudge.auth import Role
+from wordjudge.limits import LOGIN_FAILURES
 from wordjudge.records import Kind, Record, Verdict, record_hash
 
 from .browser import LiveServer
@@ -175,7 +175,7 @@ def test_a_token_copied_to_another_address_is_refused_and_the_td_accepts_a_real_
 
 def test_a_paired_device_is_bound_to_the_address_it_paired_from(data_dir: Path, app: FastAPI) -> None:
     store = access_store(data_dir)
-    code = store.create_pairing_code(Role.KIOSK, by="test").code
+    code = store.pairing.create_code(Role.KIOSK, by="test").code
     store.close()
     with TestClient(app, client=("10.0.0.5", 4000)) as kiosk, TestClient(app, client=("10.0.0.6", 4000)) as other:
         token = kiosk.post("/api/enrol", json={"code": code}).json()["token"]
@@ -187,7 +187,7 @@ def test_a_paired_device_is_bound_to_the_address_it_paired_from(data_dir: Path, 
 def _td(live: LiveServer, name: str) -> dict[str, str]:
     store = access_store(live.data_dir)
     try:
-        store.add_td(name, PASSWORD, by="test")
+        store.tds.add(name, PASSWORD, by="test")
     finally:
         store.close()
     response = httpx.post(f"{live.base}/api/session", json={"name": name, "password": PASSWORD})
@@ -203,7 +203,7 @@ def _td(live: LiveServer, name: str) -> dict[str, str]:
 @pytest.mark.parametrize("route", ["/api/session", "/api/td-check"])
 def test_forty_concurrent_wrong_passwords_from_one_address_check_at_most_five(live: LiveServer, route: str) -> None:
     store = access_store(live.data_dir)
-    store.add_td("alice", PASSWORD, by="test")
+    store.tds.add("alice", PASSWORD, by="test")
     store.close()
 
     def guess(n: int) -> int:
@@ -223,7 +223,7 @@ def test_forty_concurrent_wrong_passwords_from_one_address_check_at_most_five(li
 @pytest.mark.live
 def test_wrong_passwords_from_one_address_do_not_lock_the_td_out(live: LiveServer) -> None:
     store = access_store(live.data_dir)
-    store.add_td("alice", PASSWORD, by="test")
+    store.tds.add("alice", PASSWORD, by="test")
     store.close()
     with _from("127.0.0.2") as attacker, _from("127.0.0.1") as alice:
         for _ in range(3):  # and again, after each refusal: repeatable, as the attack was
@@ -250,16 +250,16 @@ def test_a_flood_of_throttled_sign_ins_does_not_bury_a_kiosks_alert(data_dir: Pa
     write_event(data_dir, [("Open", "demo", "five-per-word")], challenges_per_minute=1)
     store = AccessStore(data_dir / ACCESS_FILE, hasher=CHEAP_HASHER, challenges_per_minute=1).open()
     try:
-        kiosk = store.authenticate_token(store.add_device("kiosk-1", Role.KIOSK, by="test").token, client="10.0.0.5")
-        store.spend_challenge(kiosk)
+        kiosk = store.devices.authenticate(store.devices.add("kiosk-1", Role.KIOSK, by="test").token, client="10.0.0.5")
+        store.limits.spend_challenge(kiosk)
         with pytest.raises(Exception, match="too many challenges"):
-            store.spend_challenge(kiosk)  # the real alert
+            store.limits.spend_challenge(kiosk)  # the real alert
         for n in range(300):  # 300 sign-ins with new names from one address, all but 5 throttled
             with pytest.raises(Exception, match=r"wrong TD name|too many failed"):
-                store.login(f"nobody-{n}", "wrong password", client="10.0.0.66")
+                store.tds.login(f"nobody-{n}", "wrong password", client="10.0.0.66")
         for n in range(300):  # and 300 from as many addresses
-            store.alert("enrol_throttled", f"10.1.{n // 250}.{n % 250}", "too many wrong pairing codes")
-        alerts = store.alerts()
+            store.alerts.raise_alert("enrol_throttled", f"10.1.{n // 250}.{n % 250}", "too many wrong pairing codes")
+        alerts = store.alerts.latest()
         by_kind = {kind: [a for a in alerts if a.kind == kind] for kind in {a.kind for a in alerts}}
         assert [a.actor for a in by_kind["rate_limit"]] == ["kiosk-1"]  # still listed
         [throttled] = by_kind["login_throttled"]  # one row, keyed by address, counting the flood
@@ -268,7 +268,7 @@ def test_a_flood_of_throttled_sign_ins_does_not_bury_a_kiosks_alert(data_dir: Pa
         assert len(by_kind["enrol_throttled"]) == NEW_PER_WINDOW + 1 <= LISTED_PER_KIND
         assert sum(a.count for a in by_kind["enrol_throttled"]) == 300
         assert [a.count for a in by_kind["enrol_throttled"] if a.actor == "*"] == [300 - NEW_PER_WINDOW]
-        assert len(store._alerts._open) <= 3 * NEW_PER_WINDOW  # bounded memory, whatever the flood
+        assert len(store.alerts._open) <= 3 * NEW_PER_WINDOW  # bounded memory, whatever the flood
     finally:
         store.close()
 

@@ -316,8 +316,8 @@ def test_the_badge_shows_on_kiosk_handheld_docket_status_page_and_console(
     browser: Browser, forced_server: LiveServer
 ) -> None:
     store = access_store(forced_server.data_dir)
-    kiosk_token = store.add_device("kiosk-1", Role.KIOSK, "Open", by="test").token
-    runner_token = store.add_device("runner-1", Role.RUNNER, by="test").token
+    kiosk_token = store.devices.add("kiosk-1", Role.KIOSK, "Open", by="test").token
+    runner_token = store.devices.add("runner-1", Role.RUNNER, by="test").token
     store.close()
 
     kiosk = new_page(browser, "small")

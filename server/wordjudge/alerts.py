@@ -19,13 +19,10 @@ from __future__ import annotations
 
 import collections
 import logging
-import sqlite3
 import threading
-from collections.abc import Callable
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
-from .accounts import stored_time
+from .access_db import AccessDatabase, stored_time
 from .errors import AccessUnavailable
 
 log = logging.getLogger(__name__)
@@ -58,17 +55,14 @@ class _Open:
     unsaved: int = 0
 
 
-Database = Callable[..., AbstractContextManager[sqlite3.Connection]]
-
-
 class Alerts:
-    """The TD's alerts, in the access store's ``alerts`` table (reached through ``database``, under its
-    ``lock``). Thread-safe."""
+    """The TD's alerts, in the ``alerts`` table of ``database``. Thread-safe."""
 
-    def __init__(self, database: Database, lock: threading.RLock, clock: Callable[[], float]) -> None:
+    def __init__(self, database: AccessDatabase) -> None:
         self._database = database
-        self._lock = lock  # the store's own: alerts are raised by code that holds it, and write through it
-        self._clock = clock
+        # Taken before the database's own lock, never after it: code that holds the database never alerts.
+        self._lock = threading.Lock()
+        self._clock = database.now
         self._open: dict[tuple[str, str], _Open] = {}
         self.raised: collections.Counter[str] = collections.Counter()  # every alert by kind, since start (metrics)
 
@@ -99,7 +93,7 @@ class Alerts:
                 self._save(opened, now)
             return
         log.warning("alert %s: %s", kind, message)
-        with self._database(write=True) as db:
+        with self._database.write() as db:
             cursor = db.execute(
                 "INSERT INTO alerts (created_at, kind, actor, message, count, last_at) VALUES (?, ?, ?, ?, 1, ?)",
                 (stored_time(now), kind, key[1], message, stored_time(now)),
@@ -107,7 +101,7 @@ class Alerts:
         self._open[key] = _Open(int(cursor.lastrowid or 0), now, now)
 
     def _save(self, opened: _Open, now: float) -> None:
-        with self._database(write=True) as db:
+        with self._database.write() as db:
             db.execute(
                 "UPDATE alerts SET count = count + ?, last_at = ? WHERE id = ?",
                 (opened.unsaved, stored_time(now), opened.row_id),
@@ -135,7 +129,7 @@ class Alerts:
 
     def latest(self, per_kind: int = LISTED_PER_KIND) -> list[Alert]:
         """The newest alerts of each kind (at most ``per_kind`` each), newest first, counts up to date."""
-        with self._database() as db:
+        with self._database.read() as db:
             rows = db.execute(
                 "SELECT id, created_at, kind, actor, message, count, last_at FROM ("
                 " SELECT *, row_number() OVER (PARTITION BY kind ORDER BY id DESC) AS newest FROM alerts"

@@ -64,10 +64,10 @@ async def authenticate(request: Request, resources: Annotated[Resources, Depends
         scheme, _, token = authorization.partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             raise Unauthorized("the Authorization header must be 'Bearer' and the device's token")
-        return resources.access.authenticate_token(token.strip(), client=client_address(request))
+        return resources.access.devices.authenticate(token.strip(), client=client_address(request))
     cookie = request.cookies.get(SESSION_COOKIE)
     if cookie:
-        session = resources.access.authenticate_session(cookie)
+        session = resources.access.tds.authenticate(cookie)
         request.state.csrf_token = session.csrf_token  # for GET /api/session, which hands it to the page
         if request.method not in _SAFE_METHODS:
             sent = request.headers.get(CSRF_HEADER, "")

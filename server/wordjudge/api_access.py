@@ -13,10 +13,10 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 from pydantic import Field
 
-from .access import PairingCode
 from .accounts import SESSION_TTL
 from .api import ERROR_RESPONSES, SESSION_COOKIE, PrincipalDep, ResourcesDep, StrictBody, client_address, qr_svg
 from .auth import Role
+from .pairing import PairingCode
 
 router = APIRouter(prefix="/api", responses=ERROR_RESPONSES)
 
@@ -43,7 +43,9 @@ class EnrolIn(StrictBody):
 @router.post("/session", status_code=201, tags=["access"])
 async def login(body: LoginIn, request: Request, resources: ResourcesDep) -> JSONResponse:
     """Sign a TD in: sets the session cookie and returns the CSRF token that unsafe requests must send."""
-    session = await run_in_threadpool(resources.access.login, body.name, body.password, client=client_address(request))
+    session = await run_in_threadpool(
+        resources.access.tds.login, body.name, body.password, client=client_address(request)
+    )
     response = JSONResponse(
         {"actor": session.principal.actor, "role": "td", "csrf_token": session.csrf_token,
          "expires_at": session.expires_at},
@@ -63,7 +65,7 @@ async def check_td(body: LoginIn, request: Request, resources: ResourcesDep) -> 
     Throttled like signing in; opens no session and sets no cookie.
     """
     principal = await run_in_threadpool(
-        resources.access.check_td, body.name, body.password, client=client_address(request)
+        resources.access.tds.check, body.name, body.password, client=client_address(request)
     )
     return {"ok": True, "actor": principal.actor, "role": principal.role.value}
 
@@ -87,7 +89,7 @@ async def whoami(request: Request, who: PrincipalDep) -> dict[str, Any]:
 async def logout(request: Request, resources: ResourcesDep, who: PrincipalDep) -> JSONResponse:
     """Sign the TD out: the session ends on the server and the cookie is cleared."""
     if SESSION_COOKIE in request.cookies:
-        resources.access.logout(request.cookies[SESSION_COOKIE])
+        resources.access.tds.logout(request.cookies[SESSION_COOKIE])
     response = JSONResponse({"ok": True, "actor": who.actor})
     response.delete_cookie(SESSION_COOKIE, path="/", secure=resources.settings.tls, httponly=True, samesite="strict")
     return response
@@ -105,7 +107,7 @@ def create_pairing_code(
     """
     who.require_td("hand out pairing codes")
     division = resources.event.division(body.division).name if body.division else None
-    code = resources.access.create_pairing_code(Role(body.role), division, body.name, by=who.actor)
+    code = resources.access.pairing.create_code(Role(body.role), division, body.name, by=who.actor)
     base = resources.device_url(seen_at=str(request.base_url))
     link = pairing_link(base.url, code)
     return {**code.as_dict(), "link": link, "link_note": base.note, "qr_svg": qr_svg(link)}
@@ -119,7 +121,7 @@ def pairing_link(base_url: str, code: PairingCode) -> str:
 @router.post("/enrol", status_code=201, tags=["access"])
 def enrol(body: EnrolIn, request: Request, resources: ResourcesDep) -> dict[str, Any]:
     """Swap a pairing code for this device's token, shown this once; send it as `Authorization: Bearer`."""
-    enrolled = resources.access.enrol(body.code, client=client_address(request))
+    enrolled = resources.access.pairing.enrol(body.code, client=client_address(request))
     # The device keeps which server it paired with: facing another one later, it says so and keeps its token.
     server = {"server_id": resources.server.id, "event": resources.event.name}
     return {"token": enrolled.token, "device": enrolled.device.as_dict(), **server}
@@ -129,14 +131,14 @@ def enrol(body: EnrolIn, request: Request, resources: ResourcesDep) -> dict[str,
 def devices(resources: ResourcesDep, who: PrincipalDep) -> dict[str, Any]:
     """Every enrolled device with its role, division, last-seen time and state (TD)."""
     who.require_td("see the devices")
-    return {"devices": [device.as_dict() for device in resources.access.devices()]}
+    return {"devices": [device.as_dict() for device in resources.access.devices.all()]}
 
 
 @router.post("/devices/{name}/revoke", tags=["access"])
 def revoke_device(name: _DeviceName, resources: ResourcesDep, who: PrincipalDep) -> dict[str, Any]:
     """Revoke a device: its next request fails (TD)."""
     who.require_td("revoke devices")
-    return resources.access.revoke_device(name, by=who.actor).as_dict()
+    return resources.access.devices.revoke(name, by=who.actor).as_dict()
 
 
 class MoveIn(StrictBody):
@@ -150,7 +152,7 @@ def accept_move(name: _DeviceName, body: MoveIn, resources: ResourcesDep, who: P
     409 if the token was last refused from another address than `client` (it moved again since).
     """
     who.require_td("accept a device's move")
-    return resources.access.accept_move(name, body.client, by=who.actor).as_dict()
+    return resources.access.devices.accept_move(name, body.client, by=who.actor).as_dict()
 
 
 @router.get("/alerts", tags=["access"])
@@ -161,4 +163,4 @@ def alerts(resources: ResourcesDep, who: PrincipalDep) -> dict[str, Any]:
     listed, so a flood of one kind cannot hide another.
     """
     who.require_td("see alerts")
-    return {"alerts": [asdict(alert) for alert in resources.access.alerts()]}
+    return {"alerts": [asdict(alert) for alert in resources.access.alerts.latest()]}

@@ -145,14 +145,14 @@ def summary(resources: ResourcesDep, who: PrincipalDep, where: FilterDep) -> dic
 def tds(resources: ResourcesDep, who: PrincipalDep) -> dict[str, Any]:
     """The TD accounts (TD)."""
     who.require_td("see the TD accounts")
-    return {"tds": [vars(account) for account in resources.access.tds()]}
+    return {"tds": [vars(account) for account in resources.access.tds.all()]}
 
 
 @router.post("/tds", status_code=201, tags=["console"])
 async def add_td(body: LoginIn, resources: ResourcesDep, who: PrincipalDep) -> dict[str, Any]:
     """Add a TD or deputy account (TD)."""
     who.require_td("add TD accounts")
-    account = await run_in_threadpool(resources.access.add_td, body.name, body.password, by=who.actor)
+    account = await run_in_threadpool(resources.access.tds.add, body.name, body.password, by=who.actor)
     return vars(account)
 
 
@@ -162,7 +162,7 @@ def disable_td(name: Annotated[str, Path(max_length=40)], resources: ResourcesDe
     who.require_td("disable TD accounts")
     if name.strip().casefold() == who.actor.casefold():
         raise Forbidden("a TD cannot disable their own account (another TD, or wordjudge td disable, can)")
-    resources.access.disable_td(name)
+    resources.access.tds.disable(name)
     return {"ok": True, "name": name.strip()}
 
 

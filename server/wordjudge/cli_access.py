@@ -66,7 +66,7 @@ def device() -> None:
 def device_add(name: str, role: str, division: str | None, data_dir: Path | None) -> None:
     """Enrol a device and print its token, once: clients send it as 'Authorization: Bearer TOKEN'."""
     with _store(data_dir) as (store, settings):
-        enrolled = store.add_device(name, Role(role), _division(settings, division), by=cli_principal().actor)
+        enrolled = store.devices.add(name, Role(role), _division(settings, division), by=cli_principal().actor)
     click.echo(f"Enrolled {enrolled.device.name} ({role}{f', division {division}' if division else ''}).", err=True)
     click.echo("Its token, shown this once (only its hash is kept):", err=True)
     click.echo(enrolled.token)
@@ -84,7 +84,7 @@ def device_pair(role: str, division: str | None, name: str | None, data_dir: Pat
     address, with a link by IP address too, or else at --host and --port (as given to serve).
     """
     with _store(data_dir) as (store, settings):
-        code = store.create_pairing_code(Role(role), _division(settings, division), name, by=cli_principal().actor)
+        code = store.pairing.create_code(Role(role), _division(settings, division), name, by=cli_principal().actor)
     served = load_settings(data_dir=data_dir, **server)
     base = device_url(host=served.host, port=served.port, tls=served.tls, public_url=served.public_url)
     link = f"{base.url}/{code.role.value}#pair={code.code}"
@@ -108,7 +108,7 @@ def device_pair(role: str, division: str | None, name: str | None, data_dir: Pat
 def device_list(data_dir: Path | None) -> None:
     """Every device: name, role, division, last seen, state."""
     with _store(data_dir, writes=False) as (store, _):
-        devices = store.devices()
+        devices = store.devices.all()
     if not devices:
         click.echo("No devices enrolled (wordjudge device add, or wordjudge device pair).")
     for item in devices:
@@ -127,7 +127,7 @@ def device_list(data_dir: Path | None) -> None:
 def device_revoke(name: str, data_dir: Path | None) -> None:
     """Revoke a device: its next request fails."""
     with _store(data_dir) as (store, _):
-        revoked = store.revoke_device(name, by=cli_principal().actor)
+        revoked = store.devices.revoke(name, by=cli_principal().actor)
     click.echo(f"{revoked.name} revoked at {revoked.revoked_at} by {revoked.revoked_by}.")
 
 
@@ -158,7 +158,7 @@ def td_add(name: str, password_stdin: bool, data_dir: Path | None) -> None:
     served_folder(data_dir)  # a wrong folder is refused before the password is asked for
     password = _read_password(password_stdin)
     with _store(data_dir) as (store, _):
-        account = store.add_td(name, password, by=cli_principal().actor)
+        account = store.tds.add(name, password, by=cli_principal().actor)
     click.echo(f"TD {account.name} added.")
 
 
@@ -171,7 +171,7 @@ def td_password(name: str, password_stdin: bool, data_dir: Path | None) -> None:
     served_folder(data_dir)  # a wrong folder is refused before the password is asked for
     password = _read_password(password_stdin)
     with _store(data_dir) as (store, _):
-        store.set_password(name, password)
+        store.tds.set_password(name, password)
     click.echo(f"Password of {name} changed; their sessions are ended.")
 
 
@@ -181,7 +181,7 @@ def td_password(name: str, password_stdin: bool, data_dir: Path | None) -> None:
 def td_disable(name: str, data_dir: Path | None) -> None:
     """Disable a TD account; its console sessions end."""
     with _store(data_dir) as (store, _):
-        store.disable_td(name)
+        store.tds.disable(name)
     click.echo(f"TD {name} disabled.")
 
 
@@ -190,7 +190,7 @@ def td_disable(name: str, data_dir: Path | None) -> None:
 def td_list(data_dir: Path | None) -> None:
     """The TD accounts."""
     with _store(data_dir, writes=False) as (store, _):
-        accounts = store.tds()
+        accounts = store.tds.all()
     if not accounts:
         click.echo("No TD accounts (wordjudge td add NAME).")
     for account in accounts:

@@ -271,7 +271,7 @@ class Resources:
         # Plain attribute swaps: requests read them on the event loop, so each sees one event or the other.
         self.event, self.profiles, self.lexicon_views, self.verified = event, profiles, views, verified
         self.adjudicator = Adjudicator(event, profiles, self.audit)
-        self.access.challenges.per_minute = event.challenges_per_minute
+        self.access.limits.challenges.per_minute = event.challenges_per_minute
 
     async def adjudicate(
         self,
@@ -298,7 +298,7 @@ class Resources:
             )
 
         try:
-            self.access.spend_challenge(who)
+            self.access.limits.spend_challenge(who)
         except RateLimited:
             original = self.audit.by_request(who.actor, request_id)
             if original is None:
@@ -312,14 +312,14 @@ class Resources:
             recorded = self._recorded_despite(exc, who.actor, request_id)
             if recorded is not None:
                 return self._answered(recorded, started)
-            self.access.refund_challenge(who)
-            self.access.alert("audit_unavailable", who.actor, f"a challenge got no verdict: {exc.message}")
+            self.access.limits.refund_challenge(who)
+            self.access.alerts.raise_alert("audit_unavailable", who.actor, f"a challenge got no verdict: {exc.message}")
             raise
         except BaseException:
-            self.access.refund_challenge(who)
+            self.access.limits.refund_challenge(who)
             raise
         if appended.replayed:
-            self.access.refund_challenge(who)
+            self.access.limits.refund_challenge(who)
         return self._answered(appended, started)
 
     async def record(self, entry: Entry) -> Appended:
@@ -394,11 +394,11 @@ class Resources:
         """
         health = self.health()
         stats = self.audit.stats
-        raised = self.access.alerts_raised
+        raised = self.access.alerts.raised
         state = State(
             version=__version__,
             healthy=health.ok,
-            devices=[(d.role.value, d.online) for d in self.access.devices() if not d.revoked_at],
+            devices=[(d.role.value, d.online) for d in self.access.devices.all() if not d.revoked_at],
             lexicons=[(name, p.fingerprint, p.demo) for name, p in self.profiles.items()],
             audit_records=self.audit.head.records,
             audit_commits=stats.commits,

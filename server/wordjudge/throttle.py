@@ -4,9 +4,9 @@ Three shapes: a :class:`RateLimit` (a token bucket: so many per minute, with a b
 of the same size) for challenges, a :class:`FailureLimit` (at most so many
 failures in a sliding window) for logins and pairing codes, where only wrong
 guesses count, and a :class:`Pace` (one at a time, so many seconds apart) that
-slows guessing down without refusing anyone. Both take a clock so tests can move time; both forget idle keys so
-that many clients cannot make them grow without bound. A restart forgets every
-count, which is acceptable: a restart is rare and visible to the TD.
+slows guessing down without refusing anyone. Each counts on the monotonic clock unless a test gives
+one it can move, and forgets idle keys so that many clients cannot make it grow without bound. A
+restart forgets every count, which is acceptable: a restart is rare and visible to the TD.
 """
 
 from __future__ import annotations

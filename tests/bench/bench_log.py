@@ -73,7 +73,7 @@ def make_data_dir(root: Path) -> tuple[Path, list[str]]:
         )
     )
     access = AccessStore(data / ACCESS_FILE).open()
-    access.add_td("benchtd", PASSWORD, by="bench")
+    access.tds.add("benchtd", PASSWORD, by="bench")
     access.close()
     return data, demo
 
@@ -177,7 +177,7 @@ def measure(data: Path, size: int, words: list[str]) -> dict[str, Any]:
     env = {**os.environ, "WORDJUDGE_DATA_DIR": str(data), "WORDJUDGE_LOG_LEVEL": "warning", "WORDJUDGE_MDNS_NAME": ""}
     script = Path(sys.executable).with_name("wordjudge")
     access = AccessStore(data / ACCESS_FILE).open()
-    token = access.add_device(f"bench-kiosk-{size}", Role.KIOSK, by="bench").token
+    token = access.devices.add(f"bench-kiosk-{size}", Role.KIOSK, by="bench").token
     access.close()
     started = time.perf_counter()
     server = subprocess.Popen([str(script), "serve", "--port", str(port)], env=env, stderr=subprocess.PIPE, text=True)

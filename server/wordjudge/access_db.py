@@ -1,0 +1,234 @@
+"""The access database (``access.sqlite3``): its schema, its one connection, and what its parts share.
+
+Devices, pairing codes, TD accounts and sessions, and alerts each have their own module; they
+all read and write through one :class:`AccessDatabase`, which owns the connection, the lock
+that serialises its use, the migrations and the transactions. The rules the parts share live
+here too: how times and secrets are stored, and the one namespace of names.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+
+from .database import Migrations, connect_writer, migrate
+from .errors import AccessUnavailable, Conflict, InvalidInput
+
+log = logging.getLogger(__name__)
+
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ._-]{0,39}")
+_SEEN_EVERY = 60  # seconds between writes of a device's or session's last-seen time
+_SEEN_KEPT = 1000  # last-seen keys held before those older than a minute are dropped
+
+MIGRATIONS: Migrations = [
+    (
+        "0001_access",
+        """
+        CREATE TABLE devices (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE COLLATE NOCASE,
+            role TEXT NOT NULL CHECK (role IN ('kiosk', 'runner')),
+            division TEXT,
+            token_hash TEXT NOT NULL UNIQUE,
+            created_at TEXT NOT NULL,
+            created_by TEXT NOT NULL,
+            last_seen_at TEXT,
+            revoked_at TEXT,
+            revoked_by TEXT
+        );
+        CREATE TABLE pairing_codes (
+            code_hash TEXT PRIMARY KEY,
+            role TEXT NOT NULL CHECK (role IN ('kiosk', 'runner')),
+            division TEXT,
+            device_name TEXT,
+            created_at TEXT NOT NULL,
+            created_by TEXT NOT NULL,
+            expires_at TEXT NOT NULL,
+            used_at TEXT,
+            device_id INTEGER REFERENCES devices (id)
+        );
+        CREATE TABLE tds (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE COLLATE NOCASE,
+            password_hash TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            created_by TEXT NOT NULL,
+            disabled_at TEXT
+        );
+        CREATE TABLE sessions (
+            id_hash TEXT PRIMARY KEY,
+            td_id INTEGER NOT NULL REFERENCES tds (id),
+            csrf_token TEXT NOT NULL,
+            client TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            expires_at TEXT NOT NULL,
+            last_seen_at TEXT NOT NULL,
+            ended_at TEXT
+        );
+        CREATE TABLE alerts (
+            id INTEGER PRIMARY KEY,
+            created_at TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            actor TEXT NOT NULL,
+            message TEXT NOT NULL
+        );
+        """,
+    ),
+    (
+        # Devices may be monitors (Prometheus). SQLite cannot change a CHECK constraint, so the table is
+        # rebuilt, ids kept. Pairing codes keep theirs: a monitor is never enrolled by a pairing code.
+        "0002_monitor_role",
+        """
+        CREATE TABLE devices_new (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE COLLATE NOCASE,
+            role TEXT NOT NULL CHECK (role IN ('kiosk', 'runner', 'monitor')),
+            division TEXT,
+            token_hash TEXT NOT NULL UNIQUE,
+            created_at TEXT NOT NULL,
+            created_by TEXT NOT NULL,
+            last_seen_at TEXT,
+            revoked_at TEXT,
+            revoked_by TEXT
+        );
+        INSERT INTO devices_new SELECT id, name, role, division, token_hash, created_at, created_by,
+            last_seen_at, revoked_at, revoked_by FROM devices;
+        DROP TABLE devices;
+        ALTER TABLE devices_new RENAME TO devices;
+        """,
+    ),
+    (
+        # A device's token is bound to the client address it was first used from (bound_client); a use from
+        # another address is refused and noted (moved_to, moved_at) until the TD accepts the move. Alerts
+        # count their repeats instead of adding rows (alerts.py).
+        "0003_bound_devices_counted_alerts",
+        """
+        ALTER TABLE devices ADD COLUMN bound_client TEXT;
+        ALTER TABLE devices ADD COLUMN moved_to TEXT;
+        ALTER TABLE devices ADD COLUMN moved_at TEXT;
+        ALTER TABLE alerts ADD COLUMN count INTEGER NOT NULL DEFAULT 1;
+        ALTER TABLE alerts ADD COLUMN last_at TEXT;
+        CREATE INDEX alerts_kind ON alerts (kind, id);
+        """,
+    ),
+]
+
+
+def stored_time(moment: float) -> str:
+    """A stored time: UTC, ISO 8601 with milliseconds, so that text order is time order."""
+    return datetime.fromtimestamp(moment, UTC).isoformat(timespec="milliseconds")
+
+
+def digest(secret: str) -> str:
+    """The stored form of a token, session id or pairing code: its SHA-256, in hex."""
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def check_name(name: str, what: str = "name") -> str:
+    """A device's or TD's name: 1 to 40 letters, digits, spaces, '.', '_' or '-'. Raises :class:`InvalidInput`."""
+    name = name.strip()
+    if not _NAME.fullmatch(name):
+        raise InvalidInput(f"{what} {name!r} must be 1 to 40 letters, digits, spaces, '.', '_' or '-'")
+    return name
+
+
+def check_free(db: sqlite3.Connection, name: str) -> None:
+    """Raise :class:`Conflict` if a device or a TD has (or had) the name ``name``."""
+    # One namespace for devices and TDs: the audit log names actors, and two must never look alike.
+    taken = db.execute(
+        "SELECT 'device' FROM devices WHERE name = ? UNION ALL SELECT 'TD' FROM tds WHERE name = ?", (name, name)
+    ).fetchone()
+    if taken:
+        raise Conflict(f"the name {name!r} is taken by a {taken[0]} (names are never reused: pick another)")
+
+
+class AccessDatabase:
+    """The access store's SQLite file at ``path``: one connection, used under one lock. Thread-safe; :meth:`open`
+    first. ``clock`` gives the wall-clock time that stored times record."""
+
+    def __init__(self, path: Path, clock: Callable[[], float] = time.time) -> None:
+        self.path = path
+        self._clock = clock
+        self._lock = threading.RLock()
+        self._connection: sqlite3.Connection | None = None
+        self._seen: dict[str, float] = {}  # what was last written when: credential hashes, devices' moves
+
+    def open(self) -> None:
+        """Create or migrate the database. Raises :class:`AccessUnavailable`."""
+        try:
+            connection = connect_writer(self.path)
+            migrate(connection, MIGRATIONS)
+        except (OSError, sqlite3.Error) as exc:
+            raise AccessUnavailable(f"the access store {self.path} cannot be opened: {exc}") from exc
+        self._connection = connection
+
+    def close(self) -> None:
+        """Close the connection (nothing happens if it is closed already)."""
+        with self._lock:
+            if self._connection is not None:
+                self._connection.close()
+                self._connection = None
+
+    def now(self) -> float:
+        """The wall-clock time, in seconds since the epoch (for :func:`stored_time`)."""
+        return self._clock()
+
+    def read(self) -> AbstractContextManager[sqlite3.Connection]:
+        """The connection, under the lock, to read with. Raises :class:`AccessUnavailable`."""
+        return self._use(write=False)
+
+    def write(self) -> AbstractContextManager[sqlite3.Connection]:
+        """The connection, under the lock, inside a ``BEGIN IMMEDIATE`` transaction that commits on leaving
+        and rolls back on an exception. Raises :class:`AccessUnavailable`."""
+        return self._use(write=True)
+
+    @contextmanager
+    def _use(self, *, write: bool) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            if self._connection is None:
+                raise AccessUnavailable("the access store is not open")
+            connection = self._connection
+            try:
+                if not write:
+                    yield connection
+                    return
+                connection.execute("BEGIN IMMEDIATE")
+                try:
+                    yield connection
+                except BaseException:
+                    connection.execute("ROLLBACK")
+                    raise
+                connection.execute("COMMIT")
+            except sqlite3.Error as exc:
+                raise AccessUnavailable(f"the access store {self.path} cannot be used: {exc}") from exc
+
+    def touch(self, credential_hash: str, sql: str) -> None:
+        """Run ``sql`` (given the time now and ``credential_hash``) to record a last-seen time, at most once a
+        minute per credential: a request must not cost an fsync. Never raises."""
+        now = self.now()
+        with self._lock:
+            if not self.due(credential_hash, now):
+                return
+            try:
+                with self.write() as db:
+                    db.execute(sql, (stored_time(now), credential_hash))
+            except AccessUnavailable as exc:  # a stale last-seen time must not lock a device out
+                log.warning("cannot record a last-seen time: %s", exc.message)
+
+    def due(self, key: str, now: float) -> bool:
+        """Whether a write keyed ``key`` is due (none in the last minute); if so, it counts as done now."""
+        with self._lock:
+            if now - self._seen.get(key, now - _SEEN_EVERY) < _SEEN_EVERY:
+                return False
+            if len(self._seen) >= _SEEN_KEPT:  # keys of a minute ago are of no use: keep the map small
+                self._seen = {k: t for k, t in self._seen.items() if now - t < _SEEN_EVERY}
+            self._seen[key] = now
+            return True

@@ -1,0 +1,225 @@
+"""Devices: the kiosks, runners' handhelds and monitors enrolled in the access store, and their tokens.
+
+A device holds a long random token, sent as ``Authorization: Bearer TOKEN``. The store keeps
+only its SHA-256 (a token has 256 random bits, so a fast hash is enough). The TD makes one
+with ``wordjudge device add`` or hands out a one-time pairing code (:mod:`wordjudge.pairing`)
+that the device swaps for a token. A **monitor** (Prometheus) is a device too, enrolled with
+``device add`` only, whose token reads ``GET /metrics`` and nothing else.
+
+A token works from one client address, so that a copied token is useless elsewhere; a device
+that really moved is let in again by the TD (:meth:`Devices.accept_move`).
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import sqlite3
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from .access_db import AccessDatabase, check_free, check_name, digest, stored_time
+from .alerts import Alerts
+from .auth import CHANNELS, Principal, Role
+from .errors import AccessUnavailable, Conflict, DeviceMoved, InvalidInput, NotFound, Unauthorized
+
+log = logging.getLogger(__name__)
+
+TOKEN_PREFIX = "wj_"
+ONLINE_WITHIN = 120  # a device seen this recently is online
+
+
+@dataclass(frozen=True)
+class Device:
+    name: str
+    role: Role
+    division: str | None
+    created_at: str
+    created_by: str
+    last_seen_at: str | None
+    revoked_at: str | None
+    revoked_by: str | None
+    online: bool
+    bound_client: str | None  # the client address its token works from (None: not used yet)
+    moved_to: str | None  # the last other address its token was refused from, until the TD accepts the move
+    moved_at: str | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "role": self.role.value}
+
+
+@dataclass(frozen=True)
+class Enrolled:
+    """A device and its token: the only time the token is known outside the device."""
+
+    device: Device
+    token: str
+
+
+class Devices:
+    """The devices in ``database``, whose moves raise ``alerts``. Thread-safe."""
+
+    def __init__(self, database: AccessDatabase, alerts: Alerts) -> None:
+        self._database = database
+        self._alerts = alerts
+
+    def add(self, name: str, role: Role, division: str | None = None, *, by: str) -> Enrolled:
+        """Enrol a device directly (``wordjudge device add``) and return its token, shown this once.
+
+        ``division`` must already be checked against the event. Raises :class:`InvalidInput`
+        for a bad name or role (or a monitor given a division), :class:`Conflict` if the name is taken.
+        """
+        name = check_name(name, "device name")
+        role = device_role(role, pairing=False)
+        if role is Role.MONITOR and division is not None:
+            raise InvalidInput("a monitor reads the metrics of the whole event: it takes no division")
+        with self._database.write() as db:
+            return self.insert(db, name, role, division, by)
+
+    def insert(
+        self, db: sqlite3.Connection, name: str, role: Role, division: str | None, by: str, client: str | None = None
+    ) -> Enrolled:
+        """Enrol a device within the write transaction ``db``, its token bound to ``client`` if given.
+
+        Raises :class:`Conflict` if the name is taken; the name and role must be checked already.
+        """
+        check_free(db, name)
+        token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+        now = stored_time(self._database.now())
+        db.execute(
+            "INSERT INTO devices (name, role, division, token_hash, created_at, created_by, bound_client)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (name, role.value, division, digest(token), now, by, client),
+        )
+        return Enrolled(Device(name, role, division, now, by, None, None, None, False, client, None, None), token)
+
+    def all(self) -> list[Device]:
+        """Every device ever enrolled, revoked ones included, oldest first."""
+        with self._database.read() as db:
+            rows = db.execute(f"SELECT {_DEVICE_COLUMNS} FROM devices ORDER BY id").fetchall()
+        return [self._device(row) for row in rows]
+
+    def get(self, name: str) -> Device:
+        """The device of that name. Raises :class:`NotFound`."""
+        with self._database.read() as db:
+            row = db.execute(f"SELECT {_DEVICE_COLUMNS} FROM devices WHERE name = ?", (name.strip(),)).fetchone()
+        if row is None:
+            raise NotFound(f"no device named {name!r}")
+        return self._device(row)
+
+    def _device(self, row: tuple[Any, ...]) -> Device:
+        name, role, division, created_at, created_by, last_seen, revoked_at, revoked_by, *binding = row
+        online_since = stored_time(self._database.now() - ONLINE_WITHIN)
+        online = bool(last_seen and not revoked_at and last_seen >= online_since)
+        return Device(
+            name, Role(role), division, created_at, created_by, last_seen, revoked_at, revoked_by, online, *binding
+        )
+
+    def revoke(self, name: str, *, by: str) -> Device:
+        """Revoke a device: its token fails from its next request on. Raises :class:`NotFound`."""
+        with self._database.write() as db:
+            cursor = db.execute(
+                "UPDATE devices SET revoked_at = ?, revoked_by = ? WHERE name = ? AND revoked_at IS NULL",
+                (stored_time(self._database.now()), by, name.strip()),
+            )
+        if cursor.rowcount == 0:
+            self.get(name)  # raises NotFound for an unknown name; a revoked one stays revoked
+        return self.get(name)
+
+    def authenticate(self, token: str, *, client: str) -> Principal:
+        """The device holding ``token``, asking from the address ``client``.
+
+        A token works from one client address: the one it was enrolled from, or (for ``device
+        add``) first used from. Raises :class:`Unauthorized` if it is unknown or revoked, and
+        :class:`DeviceMoved` (alerting the TD) if it comes from another address, until the TD
+        accepts the move (:meth:`accept_move`): a copied token is useless elsewhere.
+        """
+        token_hash = digest(token)
+        with self._database.read() as db:
+            row = db.execute(
+                "SELECT name, role, division, revoked_at, bound_client FROM devices WHERE token_hash = ?", (token_hash,)
+            ).fetchone()
+        if row is None:
+            raise Unauthorized("this device's token is not valid: ask the TD to enrol the device")
+        name, role, division, revoked_at, bound_client = row
+        if revoked_at:
+            raise Unauthorized(f"this device ({name}) was revoked by the TD at {revoked_at}: ask the TD")
+        if bound_client is None:
+            self._bind(token_hash, client)
+        elif bound_client != client:
+            self._refuse_move(name, bound_client, client)
+        self._database.touch(token_hash, "UPDATE devices SET last_seen_at = ? WHERE token_hash = ?")
+        return Principal(name, Role(role), CHANNELS[Role(role)], division)
+
+    def _bind(self, token_hash: str, client: str) -> None:
+        with self._database.write() as db:  # once per device: its first request
+            db.execute(
+                "UPDATE devices SET bound_client = ? WHERE token_hash = ? AND bound_client IS NULL",
+                (client, token_hash),
+            )
+
+    def _refuse_move(self, name: str, bound_client: str, client: str) -> None:
+        now = self._database.now()
+        if self._database.due(f"moved {name} {client}", now):
+            try:
+                with self._database.write() as db:
+                    db.execute(
+                        "UPDATE devices SET moved_to = ?, moved_at = ? WHERE name = ?",
+                        (client, stored_time(now), name),
+                    )
+            except AccessUnavailable as exc:
+                log.warning("cannot note that %s moved: %s", name, exc.message)
+        self._alerts.raise_alert(
+            "device_moved",
+            name,
+            f"{name}'s token was used from {client}, not from {bound_client}, and refused: if the device "
+            "moved (a new cable or Wi-Fi address), accept the move in the console; if not, its token was "
+            "copied: revoke it",
+        )
+        raise DeviceMoved(
+            f"this device ({name}) is enrolled from another network address: call the TD, who can accept the move"
+        )
+
+    def accept_move(self, name: str, client: str, *, by: str) -> Device:
+        """Let device ``name``'s token work from ``client`` (the address it was refused from) from now on.
+
+        Raises :class:`NotFound` for an unknown device, :class:`Conflict` if ``client`` is not where
+        its token was last refused from (it moved again, or someone else accepted it).
+        """
+        with self._database.write() as db:
+            cursor = db.execute(
+                "UPDATE devices SET bound_client = moved_to, moved_to = NULL, moved_at = NULL"
+                " WHERE name = ? AND moved_to = ? AND revoked_at IS NULL",
+                (name.strip(), client),
+            )
+        device = self.get(name)
+        if cursor.rowcount == 0:
+            now = device.moved_to or "nowhere else"
+            raise Conflict(f"{device.name}'s token was last refused from {now}, not {client}: nothing changed")
+        log.info("%s accepted that %s moved to %s", by, device.name, client)
+        return device
+
+
+_DEVICE_COLUMNS = ", ".join(
+    [
+        "name", "role", "division", "created_at", "created_by", "last_seen_at", "revoked_at", "revoked_by",
+        "bound_client", "moved_to", "moved_at",
+    ]
+)  # fmt: skip
+
+
+def device_role(role: Role | str, *, pairing: bool) -> Role:
+    """The role of a device to enrol: kiosk or runner, or (not by a pairing code) monitor.
+
+    Raises :class:`InvalidInput` for any other role.
+    """
+    try:
+        chosen = Role(role)
+    except ValueError:
+        chosen = Role.TD
+    if chosen is Role.TD:
+        allowed = "kiosk or runner" if pairing else "kiosk, runner or monitor"
+        raise InvalidInput(f"a device's role is {allowed}, not {role!r} (a TD signs in with a password)")
+    if chosen is Role.MONITOR and pairing:
+        raise InvalidInput("a monitor is enrolled with 'wordjudge device add NAME --role monitor', not a pairing code")
+    return chosen
