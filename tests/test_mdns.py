@@ -27,7 +27,8 @@ from fastapi.testclient import TestClient
 from wordjudge import mdns
 from wordjudge.app import create_app
 from wordjudge.cli import main
-from wordjudge.mdns import Advertisement, Advertiser, candidate_names, device_url, is_loopback_host, lan_addresses
+from wordjudge.links import device_url
+from wordjudge.mdns import Advertisement, Advertiser, candidate_names, is_loopback_host, lan_addresses
 from wordjudge.settings import Settings, load_settings
 
 from .conftest import td_headers

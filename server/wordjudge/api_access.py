@@ -16,7 +16,7 @@ from pydantic import Field
 from .accounts import SESSION_TTL
 from .api import ERROR_RESPONSES, SESSION_COOKIE, PrincipalDep, ResourcesDep, StrictBody, client_address, qr_svg
 from .auth import Role
-from .pairing import PairingCode
+from .links import pairing_link
 
 router = APIRouter(prefix="/api", responses=ERROR_RESPONSES)
 
@@ -109,13 +109,8 @@ def create_pairing_code(
     division = resources.event.division(body.division).name if body.division else None
     code = resources.access.pairing.create_code(Role(body.role), division, body.name, by=who.actor)
     base = resources.device_url(seen_at=str(request.base_url))
-    link = pairing_link(base.url, code)
+    link = pairing_link(base.url, code.role, code.code)
     return {**code.as_dict(), "link": link, "link_note": base.note, "qr_svg": qr_svg(link)}
-
-
-def pairing_link(base_url: str, code: PairingCode) -> str:
-    """The address a phone opens from the QR code: the role's page, with the code after '#' (never logged)."""
-    return f"{base_url.rstrip('/')}/{code.role.value}#pair={code.code}"
 
 
 @router.post("/enrol", status_code=201, tags=["access"])

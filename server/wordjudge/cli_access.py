@@ -17,7 +17,8 @@ from .cli_folder import say_folder, served_folder
 from .cli_options import F, setting_options
 from .datadir import open_event_folder
 from .event import load_event
-from .mdns import device_url, is_loopback_host
+from .links import device_url, mdns_url, pairing_link
+from .mdns import is_loopback_host
 from .settings import Settings, load_settings
 
 
@@ -87,12 +88,12 @@ def device_pair(role: str, division: str | None, name: str | None, data_dir: Pat
         code = store.pairing.create_code(Role(role), _division(settings, division), name, by=cli_principal().actor)
     served = load_settings(data_dir=data_dir, **server)
     base = device_url(host=served.host, port=served.port, tls=served.tls, public_url=served.public_url)
-    link = f"{base.url}/{code.role.value}#pair={code.code}"
+    link = pairing_link(base.url, code.role, code.code)
     by_ip = None
     if not served.public_url and served.mdns_name and not is_loopback_host(served.host):
         # The server announces this name (unless another machine has it: its log then names the one it got).
-        by_ip, link = link, f"{'https' if served.tls else 'http'}://{served.mdns_name.lower()}.local:{served.port}"
-        link += f"/{code.role.value}#pair={code.code}"
+        named = mdns_url(served.mdns_name, served.port, tls=served.tls)
+        by_ip, link = link, pairing_link(named, code.role, code.code)
     click.echo(f"Pairing code: {code.code}  (one {role}, until {code.expires_at} UTC)")
     click.echo(f"Link: {link}")
     if by_ip:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, get_args
 
 import click
 
+from .logs import LogFormat, LogLevel
 from .settings import Settings, env_name
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -17,8 +18,8 @@ SETTING_FLAGS: dict[str, tuple[str, dict[str, Any]]] = {
     "data_dir": ("--data-dir", {"type": click.Path(path_type=Path, file_okay=False)}),
     "host": ("--host", {}),
     "port": ("--port", {"type": int}),
-    "log_level": ("--log-level", {"type": click.Choice(["critical", "error", "warning", "info", "debug"])}),
-    "log_format": ("--log-format", {"type": click.Choice(["text", "json"])}),
+    "log_level": ("--log-level", {"type": click.Choice(get_args(LogLevel))}),
+    "log_format": ("--log-format", {"type": click.Choice(get_args(LogFormat))}),
     "certfile": ("--certfile", {"type": click.Path(path_type=Path, dir_okay=False)}),
     "keyfile": ("--keyfile", {"type": click.Path(path_type=Path, dir_okay=False)}),
     "public_url": ("--public-url", {}),

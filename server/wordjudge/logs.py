@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 LogFormat = Literal["text", "json"]
+LogLevel = Literal["critical", "error", "warning", "info", "debug"]
 
 TEXT_FORMAT = "%(levelname)s: %(name)s: %(message)s"
 # Attributes every LogRecord has; anything else on a record came from ``extra``. uvicorn adds a

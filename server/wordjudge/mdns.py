@@ -36,7 +36,7 @@ NAME_PATTERN = r"^([A-Za-z0-9]([A-Za-z0-9-]{0,58}[A-Za-z0-9])?)?$"
 MAX_FALLBACKS = 9  # name, name-2 ... name-9
 PROBE_SECONDS = 1.0  # how long to wait for another machine to answer for a name before taking it
 
-_LOOPBACK_NAMES = {"localhost", "localhost.localdomain", "ip6-localhost"}
+LOOPBACK_NAMES = {"localhost", "localhost.localdomain", "ip6-localhost"}
 
 
 class MdnsError(Exception):
@@ -62,7 +62,7 @@ class Advertisement:
 
 def is_loopback_host(host: str) -> bool:
     """Whether a listening address reaches this machine only (127.0.0.0/8, ::1, localhost)."""
-    if host.lower() in _LOOPBACK_NAMES:
+    if host.lower() in LOOPBACK_NAMES:
         return True
     try:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
@@ -279,65 +279,3 @@ class Advertiser:
             log.info("mDNS: %s already points at this machine (%s)", hostname, ", ".join(sorted(answered)))
             return []
         return sorted(answered)
-
-
-@dataclass(frozen=True)
-class DeviceUrl:
-    """Where devices on the LAN open this server (pairing links, QR codes), and why it may not work."""
-
-    url: str  # e.g. "http://wordjudge.local:8000", no trailing slash
-    note: str | None = None  # set when a phone on the LAN may not open ``url``
-
-
-def device_url(
-    *,
-    host: str,
-    port: int,
-    tls: bool,
-    public_url: str | None = None,
-    advertisement: Advertisement | None = None,
-    seen_at: str | None = None,
-) -> DeviceUrl:
-    """The base address a kiosk or phone on the LAN opens for a server listening on ``host:port``.
-
-    In order: ``public_url`` (the TD said so); the ``.local`` name being advertised; the
-    address the asking browser used (``seen_at``, e.g. ``http://192.168.1.10:8000``) unless it
-    is this machine's loopback; a LAN address of the machine when the server listens on one;
-    else the loopback address, with a note that only this machine can open it.
-    """
-    if public_url:
-        return DeviceUrl(public_url.rstrip("/"))
-    if advertisement is not None:
-        return DeviceUrl(advertisement.url)
-    scheme = "https" if tls else "http"
-    if seen_at:
-        seen_host = _url_host(seen_at)
-        if seen_host and not is_loopback_host(seen_host):
-            return DeviceUrl(seen_at.rstrip("/"))
-    addresses = lan_addresses(host)
-    if addresses:
-        return DeviceUrl(f"{scheme}://{_url_address(addresses[0])}:{port}")
-    if is_loopback_host(host):
-        where = _url_address(host) if host.lower() not in _LOOPBACK_NAMES else host
-        return DeviceUrl(
-            f"{scheme}://{where}:{port}",
-            note=f"Only this machine can open this link: the server listens on {host} only. "
-            "Start it with --host 0.0.0.0 (or the machine's LAN address) to pair other devices.",
-        )
-    return DeviceUrl(
-        f"{scheme}://{_url_address(host)}:{port}",
-        note=f"{host} has no LAN address yet: check that this machine is on the hall's network.",
-    )
-
-
-def _url_host(url: str) -> str:
-    match = re.match(r"^[a-z]+://(\[[^\]]+\]|[^:/]+)", url, re.IGNORECASE)
-    return match.group(1).strip("[]") if match else ""
-
-
-def _url_address(host: str) -> str:
-    """``host`` as it goes in a URL: IPv6 addresses in brackets."""
-    try:
-        return f"[{host}]" if ipaddress.ip_address(host.strip("[]")).version == 6 else host
-    except ValueError:
-        return host

@@ -33,7 +33,8 @@ from .errors import (
 from .event import EVENT_FILE, Event, file_stamp, load_event, save_current_round, save_event
 from .health import Health, Verified
 from .health import check as check_health
-from .mdns import Advertiser, DeviceUrl, device_url, is_loopback_host
+from .links import DeviceUrl, device_url
+from .mdns import Advertiser, is_loopback_host
 from .metrics import Metrics, State
 from .profile import Catalog, Profile
 from .records import Entry
@@ -130,7 +131,7 @@ class Resources:
 
         ``public_url`` if set, else the ``.local`` name being announced, else ``seen_at`` (the
         address the asking browser used) unless it is loopback, else a LAN address; see
-        :func:`wordjudge.mdns.device_url`.
+        :func:`wordjudge.links.device_url`.
         """
         settings = self.settings
         return device_url(

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import ipaddress
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from .errors import InvalidInput
+from .logs import LogFormat, LogLevel
+from .mdns import NAME_PATTERN
 
 ENV_PREFIX = "WORDJUDGE_"
 
@@ -31,10 +33,8 @@ class Settings(BaseSettings):
     )
     host: str = Field(default="127.0.0.1", description="Address to listen on (0.0.0.0 for every interface).")
     port: int = Field(default=8000, ge=1, le=65535, description="TCP port to listen on.")
-    log_level: Literal["critical", "error", "warning", "info", "debug"] = Field(
-        default="info", description="How much the server logs."
-    )
-    log_format: Literal["text", "json"] = Field(
+    log_level: LogLevel = Field(default="info", description="How much the server logs.")
+    log_format: LogFormat = Field(
         default="text",
         description="Log lines as text, or as JSON objects one a line (time, level, logger, message, fields).",
     )
@@ -49,7 +49,7 @@ class Settings(BaseSettings):
     )
     mdns_name: str = Field(
         default="wordjudge",
-        pattern=r"^([A-Za-z0-9]([A-Za-z0-9-]{0,58}[A-Za-z0-9])?)?$",
+        pattern=NAME_PATTERN,
         description="Announce the server on the LAN as NAME.local over mDNS (when not on 127.0.0.1); empty: off.",
     )
     max_connections_per_client: int = Field(

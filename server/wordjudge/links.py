@@ -1,0 +1,86 @@
+"""The addresses devices open: where a kiosk or phone on the LAN reaches this server, and the pairing
+link (with its code) that a QR code carries. Written once for the console's pairing route and the CLI's
+``device pair``.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from dataclasses import dataclass
+
+from .auth import Role
+from .mdns import LOOPBACK_NAMES, Advertisement, is_loopback_host, lan_addresses
+
+
+def pairing_link(base_url: str, role: Role, code: str) -> str:
+    """The address a device opens from the QR code: the role's page, with the code after '#' (never sent to
+    the server, so never in its logs)."""
+    return f"{base_url.rstrip('/')}/{role.value}#pair={code}"
+
+
+def mdns_url(name: str, port: int, *, tls: bool) -> str:
+    """The base address of a server announced as ``<name>.local``."""
+    return f"{'https' if tls else 'http'}://{name.lower()}.local:{port}"
+
+
+@dataclass(frozen=True)
+class DeviceUrl:
+    """Where devices on the LAN open this server (pairing links, QR codes), and why it may not work."""
+
+    url: str  # e.g. "http://wordjudge.local:8000", no trailing slash
+    note: str | None = None  # set when a phone on the LAN may not open ``url``
+
+
+def device_url(
+    *,
+    host: str,
+    port: int,
+    tls: bool,
+    public_url: str | None = None,
+    advertisement: Advertisement | None = None,
+    seen_at: str | None = None,
+) -> DeviceUrl:
+    """The base address a kiosk or phone on the LAN opens for a server listening on ``host:port``.
+
+    In order: ``public_url`` (the TD said so); the ``.local`` name being advertised; the
+    address the asking browser used (``seen_at``, e.g. ``http://192.168.1.10:8000``) unless it
+    is this machine's loopback; a LAN address of the machine when the server listens on one;
+    else the loopback address, with a note that only this machine can open it.
+    """
+    if public_url:
+        return DeviceUrl(public_url.rstrip("/"))
+    if advertisement is not None:
+        return DeviceUrl(advertisement.url)
+    scheme = "https" if tls else "http"
+    if seen_at:
+        seen_host = _url_host(seen_at)
+        if seen_host and not is_loopback_host(seen_host):
+            return DeviceUrl(seen_at.rstrip("/"))
+    addresses = lan_addresses(host)
+    if addresses:
+        return DeviceUrl(f"{scheme}://{_url_address(addresses[0])}:{port}")
+    if is_loopback_host(host):
+        where = _url_address(host) if host.lower() not in LOOPBACK_NAMES else host
+        return DeviceUrl(
+            f"{scheme}://{where}:{port}",
+            note=f"Only this machine can open this link: the server listens on {host} only. "
+            "Start it with --host 0.0.0.0 (or the machine's LAN address) to pair other devices.",
+        )
+    return DeviceUrl(
+        f"{scheme}://{_url_address(host)}:{port}",
+        note=f"{host} has no LAN address yet: check that this machine is on the hall's network.",
+    )
+
+
+def _url_host(url: str) -> str:
+    match = re.match(r"^[a-z]+://(\[[^\]]+\]|[^:/]+)", url, re.IGNORECASE)
+    return match.group(1).strip("[]") if match else ""
+
+
+def _url_address(host: str) -> str:
+    """``host`` as it goes in a URL: IPv6 addresses in brackets."""
+    try:
+        return f"[{host}]" if ipaddress.ip_address(host.strip("[]")).version == 6 else host
+    except ValueError:
+        return host
