@@ -36,7 +36,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import httpx
+import httpx2 as httpx
 
 from wordjudge import __version__
 from wordjudge.access import ACCESS_FILE, AccessStore
