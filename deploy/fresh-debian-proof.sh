@@ -13,7 +13,7 @@
 #      apt update && apt install python3-venv git      (the Quick start's prerequisites)
 #      git clone REPO wordjudge              (REPO: a git bundle of this repository's HEAD)
 #      the Quick start line, read from README.md and run as it is written:
-#        python3 -m venv .venv && .venv/bin/pip install -e . && .venv/bin/wordjudge serve
+#        python3 -m venv .venv && .venv/bin/pip install --require-hashes -r requirements.lock && .venv/bin/pip install --no-deps -e . && .venv/bin/wordjudge serve
 #      .venv/bin/wordjudge device pair --role kiosk     (deploy/README.md: enrol a kiosk)
 #    then, from the host, Debian's chromium (Playwright, executable_path) opens /kiosk, types the
 #    pairing code and waits for the idle screen: build/screenshots/fresh-debian-kiosk.png.

@@ -9,7 +9,7 @@ import threading
 import uuid
 from pathlib import Path
 
-import httpx
+import httpx2 as httpx
 import pytest
 from click.testing import CliRunner
 from fastapi.testclient import TestClient

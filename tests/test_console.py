@@ -6,7 +6,7 @@ import io
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
+import httpx2 as httpx
 import pytest
 from click.testing import CliRunner
 from playwright.sync_api import Browser, Page, expect

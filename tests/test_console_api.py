@@ -10,7 +10,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-import httpx
+import httpx2 as httpx
 import pytest
 from fastapi.testclient import TestClient
 
@@ -226,9 +226,9 @@ def test_the_live_feed_streams_new_records_to_the_td(data_dir: Path) -> None:
     finally:
         server.terminate()
         server.communicate(timeout=30)
-    events = [block for block in text.split("\n\n") if block.startswith("id: ")]
+    events = [block for block in text.split("\n\n") if any(line.startswith("id: ") for line in block.split("\n"))]
     assert len(events) == 1  # only the unacceptable one matches the filter
-    data = json.loads(events[0].split("data: ", 1)[1])
+    data = json.loads(events[0].split("data: ", 1)[1].split("\n", 1)[0])
     assert (data["id"], data["words"], data["actor"]) == (3, ["CAT", "QI"], "kiosk-1")
     assert [r["acceptable"] for r in data["results"]] == [True, False]  # the TD sees per-word results here
 
@@ -243,3 +243,18 @@ def test_the_demo_event_is_not_changed_into_a_real_one_inside_the_demos_log(
     refused = client.put("/api/event", json=event, headers=actors.alice)
     assert "stop the server, write the event" in assert_error_shape(refused, 409, "conflict")["error"]
     assert not (data_dir / "event.toml").exists()  # nothing written: the demo stays the demo
+
+
+def test_the_live_feed_resumes_after_the_last_event_id_with_ids_and_a_retry(client: TestClient, actors: Actors) -> None:
+    for words in ("cat", "cat qi", "dog"):
+        assert client.post("/api/challenges", json=challenge(words), headers=actors.kiosk).status_code == 201
+    response = client.get("/api/feed?seconds=0.3", headers={**actors.alice, "Last-Event-ID": "1"})
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/event-stream")
+    assert response.headers["cache-control"] == "no-store"
+    blocks = [dict(line.split(": ", 1) for line in block.split("\n")) for block in response.text.split("\n\n") if block]
+    assert blocks[0] == {"retry": "2000"}  # the browser reconnects after 2 s
+    assert [(b["id"], b["event"], json.loads(b["data"])["id"]) for b in blocks[1:]] == [
+        ("2", "record", 2),
+        ("3", "record", 3),
+    ]

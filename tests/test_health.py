@@ -12,10 +12,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import httpx
+import httpx2 as httpx
 import pytest
 from fastapi.testclient import TestClient
 from playwright.sync_api import Browser, expect
+from prometheus_client.parser import text_string_to_metric_families
 
 from wordjudge.audit import AUDIT_FILE
 from wordjudge.lexicon import TRIE_FILE
@@ -68,9 +69,10 @@ def test_a_locked_audit_log_makes_health_degraded_until_a_write_succeeds(
     assert (audit["writable"], audit["failures"], audit["last_failure"]) == (False, 1, "database is locked")
     assert datetime.fromisoformat(audit["last_failure_at"]).tzinfo is not None
     assert body["lexicons"][0]["name"] == "demo"  # still the whole report, for the status page
-    assert "wordjudge_healthy 0\n" in metrics
-    assert "wordjudge_audit_writable 0\n" in metrics
-    assert "wordjudge_audit_write_failures_total 1\n" in metrics
+    samples = {s.name: s.value for family in text_string_to_metric_families(metrics) for s in family.samples}
+    assert samples["wordjudge_healthy"] == 0
+    assert samples["wordjudge_audit_writable"] == 0
+    assert samples["wordjudge_audit_write_failures_total"] == 1
 
     assert client.post("/api/challenges", json=challenge(), headers=actors.kiosk).status_code == 201
     recovered = client.get("/api/health")

@@ -24,7 +24,7 @@ import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
+import httpx2 as httpx
 import pytest
 
 from wordjudge.auth import Role

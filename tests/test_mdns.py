@@ -230,7 +230,7 @@ class Server:
 # and optionally ask the server for a pairing code (as the TD's console does).
 _PROBE = """
 import json, sys, time
-import httpx
+import httpx2 as httpx
 from zeroconf import AddressResolver, Zeroconf
 args = json.loads(sys.argv[1])
 out = {}

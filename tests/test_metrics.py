@@ -1,4 +1,4 @@
-"""Metrics: the registry and its text format (parsed by Prometheus' own client), GET /metrics after real
+"""Metrics: the text format (rendered and parsed by Prometheus' own client), GET /metrics after real
 challenges, and the monitor role that reads it."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from prometheus_client.samples import Sample
 from wordjudge.auth import Role
 from wordjudge.cli import main
 from wordjudge.errors import InvalidInput
-from wordjudge.metrics import CONTENT_TYPE, LATENCY_BUCKETS, Metrics, Registry, State, escape_label_value
+from wordjudge.metrics import CONTENT_TYPE, LATENCY_BUCKETS, Metrics, State
 
 from .conftest import Actors, access_store, device_headers, write_event
 from .test_app import assert_error_shape
@@ -52,101 +52,87 @@ def value(families: dict[str, list[Sample]], family: str, sample: str | None = N
     return float(found[0]) if found else 0.0
 
 
-# -- the registry and its text format ------------------------------------------------------------
+# -- the text format (prometheus_client renders it; these check what wordjudge puts in) ----------
 
 
-def test_rendered_text_parses_with_every_kind_of_metric_and_awkward_label_values() -> None:
-    registry = Registry()
-    counter = registry.counter("test_things_total", "Things.\nCounted \\ here.", ("kind", "place"))
-    gauge = registry.gauge("test_level", "A level.")
-    histogram = registry.histogram("test_seconds", "Durations.", (0.01, 0.1, 1.0), ("kind",))
+def test_rendered_text_parses_with_awkward_label_values_and_cumulative_buckets() -> None:
     awkward = 'say "hi"\\back\nslash, {braces}=, ünïcode'
-    counter.inc(kind="a", place=awkward)
-    counter.inc(2.5, kind="a", place=awkward)
-    counter.inc(kind="b", place="")
-    gauge.set(-3.25)
-    for seconds in (0.005, 0.01, 0.05, 0.5, 7.0):
-        histogram.observe(seconds, kind="x")
-    text = registry.render()
-    assert "# HELP test_things_total Things.\\nCounted \\\\ here.\n" in text
-    assert "# TYPE test_seconds histogram\n" in text
+    metrics = Metrics(lambda: State(version="9.9", healthy=True, lexicons=[(awkward, "ab" * 32, False)]))
+    metrics.adjudicated("challenge", awkward, "acceptable", 0.004, replayed=False)
+    metrics.adjudicated("challenge", awkward, "acceptable", 0.004, replayed=False)
+    metrics.adjudicated("challenge", "", "unacceptable", 0.004, replayed=False)
+    for seconds in (0.0025, 0.003, 0.05, 0.5, 7.0):
+        metrics.adjudicated("recheck", "Open", "acceptable", seconds, replayed=False)
+    text = metrics.render()
+    assert "# HELP wordjudge_healthy 1 when /api/health says ok, 0 when it says degraded.\n" in text
+    assert "# TYPE wordjudge_adjudication_seconds histogram\n" in text
+    assert 'division="say \\"hi\\"\\\\back\\nslash, {braces}=, ünïcode"' in text  # backslash, quote, newline escaped
     families = parse(text)
-    assert value(families, "test_things", "test_things_total", kind="a", place=awkward) == 3.5
-    assert value(families, "test_things", "test_things_total", kind="b", place="") == 1
-    assert value(families, "test_level") == -3.25
-    buckets = [(s.labels["le"], s.value) for s in families["test_seconds"] if s.name == "test_seconds_bucket"]
-    assert buckets == [("0.01", 2), ("0.1", 3), ("1.0", 4), ("+Inf", 5)]  # cumulative, the bound included
-    assert value(families, "test_seconds", "test_seconds_count", kind="x") == 5
-    assert value(families, "test_seconds", "test_seconds_sum", kind="x") == pytest.approx(7.565)
-    assert histogram.count(kind="x") == 5
-
-
-def test_label_values_are_escaped_as_the_format_says() -> None:
-    assert escape_label_value('a"b') == 'a\\"b'
-    assert escape_label_value("a\\b") == "a\\\\b"
-    assert escape_label_value("a\nb") == "a\\nb"
-    assert escape_label_value("\\n") == "\\\\n"  # a backslash then n: not a newline
+    assert value(families, "wordjudge_adjudications", "wordjudge_adjudications_total",
+                 kind="challenge", division=awkward, verdict="acceptable") == 2  # fmt: skip
+    assert value(families, "wordjudge_adjudications", "wordjudge_adjudications_total",
+                 kind="challenge", division="", verdict="unacceptable") == 1  # fmt: skip
+    assert value(families, "wordjudge_lexicon_info", name=awkward, fingerprint="ab" * 32, demo="false") == 1
+    seconds = "wordjudge_adjudication_seconds"
+    buckets = [
+        (s.labels["le"], s.value)
+        for s in families[seconds]
+        if s.name.endswith("_bucket") and s.labels["kind"] == "recheck"
+    ]
+    assert buckets == [("0.001", 0), ("0.0025", 1), ("0.005", 2), ("0.01", 2), ("0.025", 2), ("0.05", 3),
+                       ("0.1", 3), ("0.25", 3), ("0.5", 4), ("1.0", 4), ("+Inf", 5)]  # cumulative, the bound included  # fmt: skip
+    assert value(families, seconds, f"{seconds}_count", kind="recheck") == 5
+    assert value(families, seconds, f"{seconds}_sum", kind="recheck") == pytest.approx(7.5555)
 
 
 def test_unlabelled_metrics_exist_at_zero_and_labelled_ones_only_once_used() -> None:
-    registry = Registry()
-    registry.counter("test_a_total", "A.")
-    registry.histogram("test_b_seconds", "B.", (1.0,))
-    registry.gauge("test_c", "C.", ("role",))
-    families = parse(registry.render())
-    assert value(families, "test_a", "test_a_total") == 0
-    assert value(families, "test_b_seconds", "test_b_seconds_count") == 0
-    assert families["test_c"] == []
+    families = parse(Metrics(lambda: State(version="9.9", healthy=True)).render())
+    assert value(families, "wordjudge_audit_commits", "wordjudge_audit_commits_total") == 0
+    assert value(families, "wordjudge_data_dir_free_bytes") == 0
+    assert families["wordjudge_adjudications"] == []
+    assert families["wordjudge_adjudication_seconds"] == []
+    assert families["wordjudge_lexicon_info"] == []
+    assert not any(name.endswith("_created") for name in families)  # only the series the format always had
 
 
-def test_the_registry_refuses_what_the_format_cannot_carry() -> None:
-    registry = Registry()
-    counter = registry.counter("test_total", "T.", ("kind",))
-    with pytest.raises(ValueError, match="only goes up"):
-        counter.inc(-1, kind="a")
-    with pytest.raises(ValueError, match="takes the labels"):
-        counter.inc(kind="a", extra="b")
-    with pytest.raises(ValueError, match="takes the labels"):
-        counter.inc()
-    with pytest.raises(ValueError, match="exists already"):
-        registry.gauge("test_total", "Again.")
-    with pytest.raises(ValueError, match="not a metric name"):
-        registry.gauge("test-dash", "D.")
-    with pytest.raises(ValueError, match="not a label name"):
-        registry.histogram("test_h", "H.", (1.0,), ("le",))
-    with pytest.raises(ValueError, match="not a label name"):
-        registry.gauge("test_g", "G.", ("__reserved",))
-    with pytest.raises(ValueError, match="increasing"):
-        registry.histogram("test_h2", "H.", (1.0, 0.5))
+def test_each_metrics_has_its_own_registry() -> None:
+    first, second = (Metrics(lambda: State(version="9.9", healthy=True)) for _ in range(2))
+    first.adjudicated("challenge", "Open", "acceptable", 0.004, replayed=False)
+    assert value(parse(first.render()), "wordjudge_adjudications", "wordjudge_adjudications_total",
+                 kind="challenge", division="Open", verdict="acceptable") == 1  # fmt: skip
+    assert parse(second.render())["wordjudge_adjudications"] == []
 
 
 def test_a_total_taken_from_elsewhere_never_goes_down() -> None:
-    counter = Registry().counter("test_total", "T.")
-    counter.set_total(5)
-    counter.set_total(3)  # an older reading, set after a newer one
-    assert counter.value() == 5
-    counter.set_total(8)
-    assert counter.value() == 8
+    totals = [5, 3, 8]  # an older reading comes after a newer one (two scrapes at once)
+    metrics = Metrics(lambda: State(version="9.9", healthy=True, audit_commits=totals.pop(0), free_bytes=None))
+    seen = [
+        value(parse(metrics.render()), "wordjudge_audit_commits", "wordjudge_audit_commits_total") for _ in range(3)
+    ]
+    assert seen == [5, 5, 8]
 
 
 def test_the_server_metrics_render_the_state_read_at_scrape_time() -> None:
-    metrics = Metrics()
+    states: list[State] = []
+    metrics = Metrics(lambda: states[-1])
     metrics.adjudicated("challenge", "Open", "acceptable", 0.004, replayed=False)
     metrics.adjudicated("challenge", "Open", "acceptable", 0.0001, replayed=True)
-    state = State(
-        version="9.9",
-        healthy=False,
-        devices=[("kiosk", True), ("kiosk", False), ("monitor", True)],
-        lexicons=[("CSW24", "ab" * 32, False), ('odd "name"', "cd" * 32, True)],
-        audit_records=12,
-        audit_commits=7,
-        audit_failures=1,
-        audit_queue_depth=2,
-        audit_writable=False,
-        refusals={"challenges": 3},
-        free_bytes=1234,
+    states.append(
+        State(
+            version="9.9",
+            healthy=False,
+            devices=[("kiosk", True), ("kiosk", False), ("monitor", True)],
+            lexicons=[("CSW24", "ab" * 32, False), ('odd "name"', "cd" * 32, True)],
+            audit_records=12,
+            audit_commits=7,
+            audit_failures=1,
+            audit_queue_depth=2,
+            audit_writable=False,
+            refusals={"challenges": 3},
+            free_bytes=1234,
+        )
     )
-    families = parse(metrics.render(state))
+    families = parse(metrics.render())
     assert value(families, "wordjudge_adjudications", "wordjudge_adjudications_total",
                  kind="challenge", division="Open", verdict="acceptable") == 1  # fmt: skip
     assert value(families, "wordjudge_replayed", "wordjudge_replayed_total", kind="challenge") == 1
@@ -169,7 +155,8 @@ def test_the_server_metrics_render_the_state_read_at_scrape_time() -> None:
     assert value(families, "wordjudge_build_info", version="9.9") == 1
     bounds = [s.labels["le"] for s in families["wordjudge_adjudication_seconds"] if s.name.endswith("_bucket")]
     assert bounds == [repr(b) for b in LATENCY_BUCKETS] + ["+Inf"]
-    later = parse(metrics.render(State(version="9.9", healthy=True, lexicons=[("CSW24", "ab" * 32, False)])))
+    states.append(State(version="9.9", healthy=True, lexicons=[("CSW24", "ab" * 32, False)]))
+    later = parse(metrics.render())
     assert [s.labels["name"] for s in later["wordjudge_lexicon_info"]] == ["CSW24"]  # a lexicon no longer served goes
 
 

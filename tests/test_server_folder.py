@@ -13,7 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import httpx
+import httpx2 as httpx
 import pytest
 from click.testing import CliRunner, Result
 

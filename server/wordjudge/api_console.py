@@ -13,6 +13,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response, StreamingResponse
+from fastapi.sse import EventSourceResponse, format_sse_event
 from pydantic import Field
 
 from .adjudication import record_view
@@ -80,9 +81,9 @@ async def feed(
     def newer(after_id: int) -> list[Record]:
         return list(resources.audit.iterate(where, after_id=after_id))
 
-    async def events() -> AsyncIterator[str]:
+    async def events() -> AsyncIterator[bytes]:
         nonlocal after
-        yield "retry: 2000\n\n"
+        yield format_sse_event(retry=2000)
         quiet = 0.0
         deadline = None if seconds is None else asyncio.get_running_loop().time() + seconds
         while not await request.is_disconnected():
@@ -93,18 +94,16 @@ async def feed(
                 records = await run_in_threadpool(newer, after)
                 for record in records:
                     data = json.dumps(record_view(record, who, resources.audit), ensure_ascii=False)
-                    yield f"id: {record.id}\nevent: record\ndata: {data}\n\n"
+                    yield format_sse_event(id=str(record.id), event="record", data_str=data)
                 after = max([head, *(record.id for record in records)])
                 quiet = 0.0
             await asyncio.sleep(FEED_POLL_SECONDS)
             quiet += FEED_POLL_SECONDS
             if quiet >= _FEED_KEEPALIVE_SECONDS:  # keeps proxies and the browser from timing out
-                yield ": keep-alive\n\n"
+                yield format_sse_event(comment="keep-alive")
                 quiet = 0.0
 
-    return StreamingResponse(
-        events(), media_type="text/event-stream", headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
-    )
+    return EventSourceResponse(events(), headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
 
 
 @router.get("/export", tags=["console"], response_class=Response, responses=_EXPORT_DOC)

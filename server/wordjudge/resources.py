@@ -60,7 +60,7 @@ class Resources:
     access: AccessStore
     verified: dict[str, Verified]  # when each profile was verified, and its compiled files as they were then
     server: Identity  # which server this is, for the devices that paired with it
-    metrics: Metrics = field(default_factory=Metrics)
+    metrics: Metrics = field(init=False)  # reads scrape_state() at each scrape
     mdns: Advertiser | None = None  # announcing <mdns_name>.local, once advertise() is called
     # The event file as last read or written (inode, size, mtime), to notice the TD's hand edits; and why the
     # file on disk is not what is served, while it is not (a health warning).
@@ -388,15 +388,22 @@ class Resources:
             event_file=self.event_file_problem,
         )  # fmt: skip
 
+    def __post_init__(self) -> None:
+        self.metrics = Metrics(self.scrape_state)
+
     def metrics_text(self) -> str:
         """The metrics in Prometheus' text format, with the state read now (devices, audit log, lexicons, health).
 
         Raises :class:`~wordjudge.errors.AccessUnavailable` if the device list cannot be read.
         """
+        return self.metrics.render()
+
+    def scrape_state(self) -> State:
+        """What the metrics read at each scrape. Raises :class:`~wordjudge.errors.AccessUnavailable`."""
         health = self.health()
         stats = self.audit.stats
         raised = self.access.alerts.raised
-        state = State(
+        return State(
             version=__version__,
             healthy=health.ok,
             devices=[(d.role.value, d.online) for d in self.access.devices.all() if not d.revoked_at],
@@ -409,7 +416,6 @@ class Resources:
             refusals={reason: raised[kind] for kind, reason in _REFUSALS.items()},
             free_bytes=health.free_bytes,
         )
-        return self.metrics.render(state)
 
 
 def open_verified(catalog: Catalog, name: str) -> Profile:

@@ -29,7 +29,7 @@ import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 
-import httpx
+import httpx2 as httpx
 
 from wordjudge import __version__
 from wordjudge.audit import AUDIT_FILE, AuditLog

@@ -36,13 +36,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import httpx
+import httpx2 as httpx
 
 from wordjudge import __version__
 from wordjudge.access import ACCESS_FILE, AccessStore
 from wordjudge.audit import AUDIT_FILE, AuditLog
 from wordjudge.auth import Role
-from wordjudge.demo import demo_source
+from wordjudge.demo import read_demo_list
 from wordjudge.lexicon import LexiconStore
 from wordjudge.records import Entry, Kind, Verdict
 from wordjudge.rules import ChallengeRule, consequence
@@ -60,7 +60,7 @@ def make_data_dir(root: Path) -> tuple[Path, list[str]]:
     """A data dir with the demo lexicon and a generated 280k list, an event of three divisions, a TD."""
     data = root / "data"
     store = LexiconStore(data / "lexicons")
-    demo = sorted({w.upper() for w in json.loads(demo_source().read_text())})
+    demo = read_demo_list().sorted_words()
     generated = root / "gen280k.txt"
     generated.write_text("\n".join(markov_words(demo, 280_000)) + "\n")
     for name, path in (("DEMOLIST", _plain(root, demo)), ("GEN280K", generated)):

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-import httpx
+import httpx2 as httpx
 
 from wordjudge import __version__
 from wordjudge.api import SESSION_COOKIE
