@@ -158,7 +158,7 @@ def test_the_td_sets_the_current_round_and_every_device_reads_it(data_dir: Path,
         assert client.put("/api/event", json=settings_body, headers=alice).json()["current_round"] == 3
         assert load_event(data_dir).current_round == 3
         assert_error_shape(
-            client.put("/api/event", json={**settings_body, "current_round": 4}, headers=alice), 422, "invalid_request"
+            client.put("/api/event", json={**settings_body, "current_round": 4}, headers=alice), 422, "invalid_input"
         )
         cleared = client.put("/api/event/round", json={"current_round": None}, headers=alice)
         assert cleared.json()["current_round"] is None

@@ -1,10 +1,13 @@
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from wordjudge.errors import InvalidInput, LexiconExists, LexiconNotFound, ProfileError
+from wordjudge.errors import InvalidInput, LexiconExists, LexiconIntegrityError, LexiconNotFound, ProfileError
+from wordjudge.lexicon import MANIFEST_FILE
 from wordjudge.profile import Catalog, Errata, Profile
 from wordjudge.wordlist import WordList, parse_word_list
 
@@ -141,3 +144,34 @@ def test_non_latin_lexicon_takes_its_own_letters(tmp_path: Path) -> None:
     assert [r.acceptable for r in results] == [True, True, False]
     with pytest.raises(InvalidInput, match="'X'"):
         profile.check(["XYZ"])
+
+
+# -- the saved files are read by their schema (issue 18, item 3) ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda d: d.pop("removals"), "removals missing"),
+        (lambda d: d.update(secondary_min_length="9"), "secondary_min_length"),
+        (lambda d: d["additions"].update(words="ANTEFIXAE"), "additions.words"),
+    ],
+)
+def test_a_saved_profile_of_the_wrong_shape_is_refused_by_name(catalog: Catalog, change: Any, message: str) -> None:
+    catalog.add_profile("OWL", "BASE", additions=listed("ANTEFIXAE\n"), removals=listed("PICKANINNY\n"))
+    path = catalog.profiles_dir / "OWL.json"
+    data = json.loads(path.read_text())
+    change(data)
+    path.write_text(json.dumps(data))
+    with pytest.raises(ProfileError, match=rf"OWL.json cannot be read as a profile: .*{message}"):
+        catalog.open("OWL")
+
+
+@pytest.mark.parametrize("count", ["6", True, 6.0])
+def test_a_manifest_whose_word_count_is_not_a_number_is_refused(catalog: Catalog, count: object) -> None:
+    path = catalog.lexicons.root / "BASE" / MANIFEST_FILE
+    data = json.loads(path.read_text())
+    data["word_count"] = count
+    path.write_text(json.dumps(data))
+    with pytest.raises(LexiconIntegrityError, match=r"manifest.json: malformed manifest \(word_count: "):
+        catalog.open("BASE")

@@ -10,7 +10,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Query, Request
+from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response, StreamingResponse
 from fastapi.sse import EventSourceResponse, format_sse_event
@@ -19,8 +19,8 @@ from pydantic import Field
 from .adjudication import record_view
 from .api import ERROR_RESPONSES, FilterDep, PrincipalDep, ResourcesDep, StrictBody
 from .api_access import LoginIn
-from .errors import Forbidden
-from .event import known_lexicons, parse_event
+from .errors import Forbidden, InvalidInput
+from .event import EventSettings, known_lexicons, parse_event
 from .export import ExportFormat, chunks
 from .input_rules import MAX_ROUND
 from .profile import Catalog
@@ -43,18 +43,38 @@ _EXPORT_DOC: dict[int | str, dict[str, Any]] = {
 }
 
 
-class DivisionIn(StrictBody):
-    name: str = Field(max_length=100)
-    lexicon: str = Field(max_length=100)
-    rule: str = Field(max_length=20)
+def _inline(schema: Any, defs: dict[str, Any]) -> Any:
+    """``schema`` with each ``$ref`` to its ``$defs`` replaced by the definition itself."""
+    if isinstance(schema, dict):
+        if "$ref" in schema:
+            return _inline(defs[schema["$ref"].rsplit("/", 1)[-1]], defs)
+        return {key: _inline(value, defs) for key, value in schema.items() if key != "$defs"}
+    if isinstance(schema, list):
+        return [_inline(item, defs) for item in schema]
+    return schema
 
 
-class EventIn(StrictBody):
-    name: str = Field(max_length=100)
-    rounds: bool = True
-    challenges_per_minute: int = Field(ge=0, le=600)
-    kiosk_result_seconds: int = Field(ge=3, le=120)
-    division: list[DivisionIn] = Field(min_length=1, max_length=50, description="The divisions, in order.")
+# PUT /api/event's body is the event file's own schema (EventSettings), checked by parse_event, which
+# words each refusal for the TD as for the file; documented here since the route reads the JSON itself.
+_EVENT_SCHEMA = EventSettings.model_json_schema()
+del _EVENT_SCHEMA["properties"]["current_round"]  # one way to set it: PUT /api/event/round
+_EVENT_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {"application/json": {"schema": _inline(_EVENT_SCHEMA, _EVENT_SCHEMA.get("$defs", {}))}},
+    }
+}
+
+
+async def _json_object(request: Request) -> dict[str, Any]:
+    """The request's body, a JSON object. Raises :class:`InvalidInput`."""
+    try:
+        data = await request.json()
+    except ValueError as exc:
+        raise InvalidInput(f"the body must be a JSON object ({exc})") from None
+    if not isinstance(data, dict):
+        raise InvalidInput("the body must be a JSON object")
+    return data
 
 
 class CurrentRoundIn(StrictBody):
@@ -165,18 +185,22 @@ def disable_td(name: Annotated[str, Path(max_length=40)], resources: ResourcesDe
     return {"ok": True, "name": name.strip()}
 
 
-@router.put("/event", tags=["console"])
-def replace_event(body: EventIn, resources: ResourcesDep, who: PrincipalDep) -> dict[str, Any]:
+@router.put("/event", tags=["console"], openapi_extra=_EVENT_BODY)
+def replace_event(
+    resources: ResourcesDep, who: PrincipalDep, body: Annotated[dict[str, Any], Depends(_json_object)]
+) -> dict[str, Any]:
     """Change the event: name, divisions with their lexicon and rule, rate limit, kiosk result time (TD).
 
     Written to the event file and served at once; a lexicon that cannot be opened refuses the change.
-    Lexicon names are matched to the compiled ones whatever their case. The current round stays as it
-    is (PUT /api/event/round sets it).
+    The body has the event file's keys (`division`: a list of name, lexicon, rule) but the current round,
+    which stays as it is (PUT /api/event/round sets it). Lexicon names are matched to the compiled ones
+    whatever their case.
     """
     who.require_td("change the event")
+    if "current_round" in body:
+        raise InvalidInput("event settings: the current round is set with PUT /api/event/round, not here")
     lexicons = known_lexicons(resources.settings.data_dir)
-    event = parse_event({**body.model_dump(), "current_round": resources.event.current_round}, "event settings",
-                        lexicons=lexicons)  # fmt: skip
+    event = parse_event({**body, "current_round": resources.event.current_round}, "event settings", lexicons=lexicons)
     resources.replace_event(event)
     return resources.event.as_dict()
 

@@ -22,7 +22,6 @@ the TD's edits to the file within seconds, or says why not (``Resources.pick_up_
 from __future__ import annotations
 
 import difflib
-import json
 import os
 import re
 import tomllib
@@ -30,7 +29,11 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+import tomli_w
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic_core import ErrorDetails, PydanticCustomError
 
 from .datadir import write_atomic
 from .errors import InvalidInput
@@ -43,8 +46,69 @@ EVENT_FILE = "event.toml"
 _MAX_NAME = 100
 DEFAULT_CHALLENGES_PER_MINUTE = 6
 DEFAULT_KIOSK_RESULT_SECONDS = 10
-_KEYS = ("name", "rounds", "current_round", "challenges_per_minute", "kiosk_result_seconds", "division")
-_DIVISION_KEYS = ("name", "lexicon", "rule")
+
+
+def _printable(text: str) -> str:
+    """Refuse control and format characters (U+007F, a new line, a right-to-left override...).
+
+    Screens, dockets and the event file show names as they are: an invisible or reordering character
+    would make them lie, and a control character cannot even be written back to TOML as it is.
+    """
+    for char in text:
+        if unicodedata.category(char)[0] == "C" or unicodedata.category(char) in ("Zl", "Zp"):
+            name = unicodedata.name(char, "a control character")
+            raise PydanticCustomError(
+                "wordjudge", "has U+{code} ({name}): use letters, digits, spaces and punctuation",
+                {"code": f"{ord(char):04X}", "name": name},
+            )  # fmt: skip
+    return text.strip()
+
+
+def _lexicon_name(name: str) -> str:
+    try:
+        return check_name(name)
+    except InvalidInput as exc:
+        raise PydanticCustomError("wordjudge", "{message}", {"message": exc.message}) from None
+
+
+Name = Annotated[str, Field(min_length=1, max_length=_MAX_NAME, pattern=r"\S"), AfterValidator(_printable)]
+
+
+class DivisionSettings(BaseModel):
+    """One ``[[division]]`` of the event file, and of ``PUT /api/event``."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    name: Name = Field(description=f"the division's name (1 to {_MAX_NAME} characters)")
+    lexicon: Annotated[str, AfterValidator(_lexicon_name)] = Field(
+        description="a compiled lexicon or profile (matched whatever its case)"
+    )
+    rule: ChallengeRule = Field(strict=False, description="the challenge rule")
+
+
+class EventSettings(BaseModel):
+    """The event file's schema (``event.toml``), and the body of ``PUT /api/event``: one model for both,
+    read by :func:`parse_event` (which words its refusals for the TD) and written by :func:`dump_event`."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    name: Name = Field(description=f"the event's name (1 to {_MAX_NAME} characters)")
+    rounds: bool = Field(default=True, description="true or false: whether challenges carry a round number")
+    current_round: int | None = Field(
+        default=None, ge=1, le=MAX_ROUND,
+        description=f"a round number from 1 to {MAX_ROUND} (or left out): the round under way",
+    )  # fmt: skip
+    challenges_per_minute: int = Field(
+        default=DEFAULT_CHALLENGES_PER_MINUTE, ge=0, le=600,
+        description="a whole number from 0 (no limit) to 600: challenges a minute per kiosk or handheld",
+    )  # fmt: skip
+    kiosk_result_seconds: int = Field(
+        default=DEFAULT_KIOSK_RESULT_SECONDS, ge=3, le=120,
+        description="a whole number of seconds from 3 to 120: how long a kiosk shows a verdict",
+    )  # fmt: skip
+    division: list[DivisionSettings] = Field(
+        min_length=1, max_length=50, description="the divisions, in order: [[division]] with name, lexicon and rule"
+    )
 
 
 @dataclass(frozen=True)
@@ -131,50 +195,85 @@ def load_event(data_dir: Path, *, check_lexicons: bool = True) -> Event:
 
 
 def parse_event(data: dict[str, Any], where: str = EVENT_FILE, *, lexicons: Sequence[str] | None = None) -> Event:
-    """Build an :class:`Event` from parsed TOML. Raises :class:`InvalidInput` naming the entry at fault.
+    """Build an :class:`Event` from parsed TOML (or a ``PUT /api/event`` body), checked against
+    :class:`EventSettings`. Raises :class:`InvalidInput` naming the entry at fault and what it must be.
 
     ``lexicons``: the names a division may use (see :func:`known_lexicons`); each division's lexicon is
     then matched to one of them whatever its case, and an unknown one is refused with the closest names.
     Without it, a lexicon name is only checked to be one (the server checks it exists when it opens it).
     """
-    _check_keys(data, _KEYS, where)
-    name = data.get("name")
-    if name is None:
-        raise InvalidInput(f"{where}: 'name' is missing: give the event's name (name = \"My tournament\")")
-    if not isinstance(name, str) or not name.strip() or len(name) > _MAX_NAME:
-        raise InvalidInput(f"{where}: 'name' must be the event's name (1 to {_MAX_NAME} characters)")
-    _check_printable(name, f"{where}: the event's name")
-    rounds = data.get("rounds", True)
-    if not isinstance(rounds, bool):
-        raise InvalidInput(f"{where}: 'rounds' must be true or false")
-    current_round = data.get("current_round")
-    if current_round is not None and (
-        isinstance(current_round, bool) or not isinstance(current_round, int) or not 1 <= current_round <= MAX_ROUND
-    ):
-        raise InvalidInput(f"{where}: 'current_round' must be a round number from 1 to {MAX_ROUND} (or left out)")
-    per_minute = data.get("challenges_per_minute", DEFAULT_CHALLENGES_PER_MINUTE)
-    if isinstance(per_minute, bool) or not isinstance(per_minute, int) or not 0 <= per_minute <= 600:
-        raise InvalidInput(f"{where}: 'challenges_per_minute' must be a whole number from 0 (no limit) to 600")
-    result_seconds = data.get("kiosk_result_seconds", DEFAULT_KIOSK_RESULT_SECONDS)
-    if isinstance(result_seconds, bool) or not isinstance(result_seconds, int) or not 3 <= result_seconds <= 120:
-        raise InvalidInput(f"{where}: 'kiosk_result_seconds' must be a whole number of seconds from 3 to 120")
-    entries = data.get("division")
-    if isinstance(entries, dict):  # [division] (one bracket): a single table, not a list of them
+    if not isinstance(data, dict):
+        raise InvalidInput(f"{where}: must be a table of the event's settings")
+    if isinstance(data.get("division"), dict):  # [division] (one bracket): a single table, not a list of them
         raise InvalidInput(f"{where}: use [[division]] (two brackets) for each division, not [division]")
-    if not isinstance(entries, list) or not entries:
-        raise InvalidInput(f"{where}: needs at least one [[division]] with name, lexicon and rule")
-    divisions = []
-    seen: set[str] = set()
-    for number, entry in enumerate(entries, start=1):
-        divisions.append(_division(entry, f"{where}: division {number}", lexicons))
-        key = divisions[-1].name.casefold()
-        if key in seen:
-            raise InvalidInput(f"{where}: two divisions are named {divisions[-1].name!r}")
-        seen.add(key)
+    # Unknown keys first, all of them at once, with the known key a typo meant ('divisions': 'division').
+    _check_keys(data, list(EventSettings.model_fields), where)
+    entries = data.get("division")
+    for number, entry in enumerate(entries if isinstance(entries, list) else [], start=1):
+        if isinstance(entry, dict):
+            _check_keys(entry, list(DivisionSettings.model_fields), f"{where}: division {number}")
+    try:
+        settings = EventSettings.model_validate(data)
+    except ValidationError as exc:
+        raise InvalidInput(_refusal(exc.errors()[0], data, where, lexicons)) from None
+    divisions: list[Division] = []
+    for number, entry in enumerate(settings.division, start=1):
+        lexicon = entry.lexicon
+        if lexicons is not None:
+            try:
+                lexicon = match_lexicon(lexicon, lexicons)
+            except InvalidInput as exc:
+                raise InvalidInput(f"{where}: division {number} ({entry.name}): {exc.message}") from None
+        if any(d.name.casefold() == entry.name.casefold() for d in divisions):
+            raise InvalidInput(f"{where}: two divisions are named {entry.name!r}")
+        divisions.append(Division(entry.name, lexicon, entry.rule))
     return Event(
-        name=name.strip(), divisions=tuple(divisions), rounds=rounds, current_round=current_round,
-        challenges_per_minute=per_minute, kiosk_result_seconds=result_seconds,
+        name=settings.name, divisions=tuple(divisions), rounds=settings.rounds, current_round=settings.current_round,
+        challenges_per_minute=settings.challenges_per_minute, kiosk_result_seconds=settings.kiosk_result_seconds,
     )  # fmt: skip
+
+
+# What a missing key's message says to write, by model and key.
+_MISSING = {
+    (EventSettings, "name"): 'give the event\'s name (name = "My tournament")',
+    (DivisionSettings, "name"): 'give the division\'s name (name = "A")',
+    (DivisionSettings, "lexicon"): "name a compiled lexicon or profile",
+    (DivisionSettings, "rule"): "give one of " + ", ".join(r.value for r in ChallengeRule),
+}
+
+
+def _refusal(error: ErrorDetails, data: dict[str, Any], where: str, lexicons: Sequence[str] | None) -> str:
+    """The TD's words for the first thing :class:`EventSettings` refused: the entry, and what it must be
+    (from the model's own description of the field)."""
+    location = list(error["loc"])
+    model: type[BaseModel] = EventSettings
+    if location[:1] == ["division"] and len(location) >= 2 and isinstance(location[1], int):
+        number = location[1] + 1
+        entry = data["division"][location[1]]
+        label = entry.get("name") if isinstance(entry, dict) else None
+        shown = f" ({label.strip()})" if isinstance(label, str) and label.strip() and location[2:] != ["name"] else ""
+        where, model, location = f"{where}: division {number}{shown}", DivisionSettings, location[2:]
+        if not location:
+            return f"{where}: must be a table with name, lexicon and rule"
+    key = str(location[0]) if location else ""
+    field = model.model_fields.get(key)
+    if key == "division" and model is EventSettings:
+        if error["type"] == "too_long":
+            return f"{where}: at most {error['ctx']['max_length']} divisions"
+        return f"{where}: needs at least one [[division]] with name, lexicon and rule"
+    if error["type"] == "missing":
+        hint = _MISSING.get((model, key), "give it")
+        if (model, key) == (DivisionSettings, "lexicon") and lexicons is not None:
+            hint += f" (compiled: {', '.join(lexicons) or 'none'})"
+        return f"{where}: {key!r} is missing: {hint}"
+    if error["type"] == "wordjudge":  # our own check, worded already
+        subject = f"the {(field.description or key).split(' (')[0].removeprefix('the ')}" if field else key
+        return f"{where}: {error['msg']}" if key == "lexicon" else f"{where}: {subject} {error['msg']}"
+    if key == "rule":
+        rules = ", ".join(r.value for r in ChallengeRule)
+        return f"{where}: 'rule' must be one of {rules}, not {error['input']!r}"
+    must = (field.description or "valid").split(":")[0] if field else "valid"
+    return f"{where}: {key!r} must be {must}"
 
 
 def _check_keys(table: dict[str, Any], known: Sequence[str], where: str) -> None:
@@ -213,50 +312,6 @@ def match_lexicon(name: str, known: Sequence[str]) -> str:
     )
 
 
-def _check_printable(text: str, what: str) -> None:
-    """Refuse control and format characters (U+007F, a new line, a right-to-left override...).
-
-    Screens, dockets and the event file show names as they are: an invisible or reordering character
-    would make them lie, and a control character cannot even be written back to TOML as it is.
-    """
-    for char in text:
-        if unicodedata.category(char)[0] == "C" or unicodedata.category(char) in ("Zl", "Zp"):
-            name = unicodedata.name(char, "a control character")
-            raise InvalidInput(f"{what} has U+{ord(char):04X} ({name}): use letters, digits, spaces and punctuation")
-
-
-def _division(entry: Any, where: str, lexicons: Sequence[str] | None = None) -> Division:
-    if not isinstance(entry, dict):
-        raise InvalidInput(f"{where}: must be a table with name, lexicon and rule")
-    _check_keys(entry, _DIVISION_KEYS, where)
-    name, lexicon, rule = entry.get("name"), entry.get("lexicon"), entry.get("rule")
-    if name is None:
-        raise InvalidInput(f"{where}: 'name' is missing: give the division's name (name = \"A\")")
-    if not isinstance(name, str) or not name.strip() or len(name) > _MAX_NAME:
-        raise InvalidInput(f"{where}: 'name' must be the division's name (1 to {_MAX_NAME} characters)")
-    _check_printable(name, f"{where}: the division's name")
-    where = f"{where} ({name.strip()})"
-    rules = ", ".join(r.value for r in ChallengeRule)
-    if lexicon is None:
-        compiled = f" (compiled: {', '.join(lexicons) or 'none'})" if lexicons is not None else ""
-        raise InvalidInput(f"{where}: 'lexicon' is missing: name a compiled lexicon or profile{compiled}")
-    if not isinstance(lexicon, str):
-        raise InvalidInput(f"{where}: 'lexicon' must name a compiled lexicon or profile")
-    try:
-        check_name(lexicon)
-        if lexicons is not None:
-            lexicon = match_lexicon(lexicon, lexicons)
-    except InvalidInput as exc:
-        raise InvalidInput(f"{where}: {exc.message}") from None
-    if rule is None:
-        raise InvalidInput(f"{where}: 'rule' is missing: give one of {rules}")
-    try:
-        challenge_rule = ChallengeRule(str(rule))
-    except ValueError:
-        raise InvalidInput(f"{where}: 'rule' must be one of {rules}, not {rule!r}") from None
-    return Division(name=name.strip(), lexicon=lexicon, rule=challenge_rule)
-
-
 def template(lexicons: list[str]) -> str:
     """A commented event file to start from, with one division per lexicon given."""
     lines = [
@@ -277,24 +332,16 @@ def template(lexicons: list[str]) -> str:
 
 
 def dump_event(event: Event) -> str:
-    """The event as the TOML of an event file (what :func:`load_event` reads back)."""
-
-    def text(value: str) -> str:
-        # A JSON string is a TOML basic string, but for U+007F, which JSON leaves as it is and TOML refuses.
-        return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
-
-    lines = [
-        "# wordjudge event file, written by the TD console.",
-        f"name = {text(event.name)}",
-        f"rounds = {'true' if event.rounds else 'false'}",
-        *([f"current_round = {event.current_round}"] if event.current_round is not None else []),
-        f"challenges_per_minute = {event.challenges_per_minute}",
-        f"kiosk_result_seconds = {event.kiosk_result_seconds}",
-    ]
-    for division in event.divisions:
-        lines += ["", "[[division]]", f"name = {text(division.name)}", f"lexicon = {text(division.lexicon)}"]
-        lines.append(f"rule = {text(division.rule.value)}")
-    return "\n".join(lines) + "\n"
+    """The event as the TOML of an event file (what :func:`load_event` reads back), written by tomli-w."""
+    settings = EventSettings(
+        name=event.name, rounds=event.rounds, current_round=event.current_round,
+        challenges_per_minute=event.challenges_per_minute, kiosk_result_seconds=event.kiosk_result_seconds,
+        division=[DivisionSettings(name=d.name, lexicon=d.lexicon, rule=d.rule) for d in event.divisions],
+    )  # fmt: skip
+    data = settings.model_dump(mode="json", exclude_none=True)
+    # Each division as a [[division]] table, as the TD writes them (tomli-w would inline short ones).
+    tables = "".join(f"\n[[division]]\n{tomli_w.dumps(division)}" for division in data.pop("division"))
+    return f"# wordjudge event file, written by the TD console.\n{tomli_w.dumps(data)}{tables}"
 
 
 def save_event(data_dir: Path, event: Event) -> Path:

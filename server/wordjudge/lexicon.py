@@ -21,7 +21,7 @@ import os
 import re
 import shutil
 import tempfile
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -32,6 +32,7 @@ from . import __version__
 from .datadir import fsync_path
 from .editions import Registry, canonical_form, fingerprint, load_registry
 from .errors import InvalidInput, LexiconExists, LexiconIntegrityError, LexiconNotFound
+from .schemas import strict_json
 from .wordlist import WordList
 
 MANIFEST_FILE = "manifest.json"
@@ -92,14 +93,13 @@ class Manifest:
             raise LexiconIntegrityError(f"{path} is missing: the lexicon folder is incomplete") from None
         except (OSError, ValueError) as exc:
             raise LexiconIntegrityError(f"{path} cannot be read as a manifest: {exc}") from exc
-        known = {f.name for f in fields(cls)}
         if not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT:
             raise LexiconIntegrityError(f"{path}: not a wordjudge manifest of format {MANIFEST_FORMAT}")
         try:
-            manifest = cls(**{key: value for key, value in data.items() if key in known})
-        except TypeError as exc:
+            # Strict: a word count of "12" or true is not a number; keys a later version adds are ignored.
+            return strict_json(cls, data)
+        except ValueError as exc:
             raise LexiconIntegrityError(f"{path}: malformed manifest ({exc})") from exc
-        return manifest
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -29,7 +29,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -40,6 +40,7 @@ from .editions import fingerprint as words_fingerprint
 from .editions import load_registry
 from .errors import InvalidInput, LexiconExists, LexiconNotFound, ProfileError
 from .lexicon import DEMO_NAME, Lexicon, LexiconStore, check_name, check_new_name
+from .schemas import strict_json
 from .wordlist import WordList, describe_char, normalise
 
 PROFILE_FORMAT = 1
@@ -83,18 +84,13 @@ class ProfileSpec:
         """Read a saved profile; raise :class:`ProfileError` naming the file if it is malformed."""
         try:
             data = json.loads(path.read_text("utf-8"))
-            if data.get("format") != PROFILE_FORMAT:
+            if not isinstance(data, dict) or data.get("format") != PROFILE_FORMAT:
                 raise ValueError(f"not a wordjudge profile of format {PROFILE_FORMAT}")
-            return cls(
-                name=str(data["name"]),
-                base=str(data["base"]),
-                additions=Errata(**{**data["additions"], "words": tuple(data["additions"]["words"])}),
-                removals=Errata(**{**data["removals"], "words": tuple(data["removals"]["words"])}),
-                secondary=data["secondary"],
-                secondary_min_length=data["secondary_min_length"],
-                created_at=str(data["created_at"]),
-            )
-        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            # Every key is written, so every key must be there: a lost 'removals' must not read as none.
+            if missing := [f.name for f in fields(cls) if f.name not in data]:
+                raise ValueError(f"{', '.join(missing)} missing")
+            return strict_json(cls, data)
+        except (OSError, ValueError) as exc:
             raise ProfileError(f"{path} cannot be read as a profile: {exc}") from exc
 
 
