@@ -71,7 +71,7 @@ def test_only_hashes_of_tokens_are_stored(store: AccessStore, tmp_path: Path) ->
 def store_has_device(directory: Path, name: str) -> bool:
     connection = sqlite3.connect(directory / ACCESS_FILE)
     try:
-        return connection.execute("SELECT count(*) FROM devices WHERE name = ?", (name,)).fetchone()[0] == 1
+        return bool(connection.execute("SELECT count(*) FROM devices WHERE name = ?", (name,)).fetchone()[0] == 1)
     finally:
         connection.close()
 

@@ -282,7 +282,7 @@ def test_pairing_over_http_then_revocation(client: TestClient, actors: Actors) -
 
 def test_a_device_enrolled_for_a_division_stays_in_it(client: TestClient, data_dir: Path) -> None:
     write_event(data_dir, [("A", "demo", "single"), ("B", "demo", "double")])
-    with TestClient(client.app) as restarted:  # type: ignore[arg-type]
+    with TestClient(client.app) as restarted:
         kiosk = device_headers(data_dir, "kiosk-a", division="A")
         assert restarted.post("/api/challenges", json=challenge(division="a"), headers=kiosk).status_code == 201
         other = restarted.post("/api/challenges", json=challenge(division="B"), headers=kiosk)

@@ -46,7 +46,7 @@ def submit(
     division: str = "A",
     rid: str = "req-00001",
     table: str | int = 7,
-):  # type: ignore[no-untyped-def]
+):
     entry = adjudicator.challenge(who, division=division, table=table, round_number=3, words=words, request_id=rid)
     return adjudicator.audit.append_sync(entry).record
 

@@ -9,6 +9,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx2 as httpx
 import pytest
@@ -27,8 +28,8 @@ from .conftest import write_event, write_list
 ERROR_KEYS = {"ok", "status", "code", "error", "details"}
 
 
-def assert_error_shape(response: httpx.Response, status: int, code: str) -> dict[str, object]:
-    body = response.json()
+def assert_error_shape(response: httpx.Response, status: int, code: str) -> dict[str, Any]:
+    body: dict[str, Any] = response.json()
     assert set(body) == ERROR_KEYS
     assert body["ok"] is False
     assert (response.status_code, body["status"], body["code"]) == (status, status, code)

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from wordjudge.audit import AUDIT_FILE, AuditLog
+from wordjudge.audit import AUDIT_FILE, Appended, AuditLog
 from wordjudge.chain import GENESIS_HASH
 from wordjudge.errors import AuditUnavailable, Conflict
 from wordjudge.records import Entry, Kind, Record, RecordFilter, Verdict, record_hash
@@ -79,7 +79,7 @@ def audit(tmp_path: Path) -> Iterator[AuditLog]:
 
 def fill(log: AuditLog, count: int) -> list[Record]:
     """Append ``count`` mixed records (challenges, rechecks, reissues, rulings) through the writer."""
-    futures: list[Future] = []
+    futures: list[Future[Appended]] = []
     for n in range(1, count + 1):
         if n % 10 == 4:
             futures.append(log.submit(child(n, Kind.RECHECK, n - 1, "td-alice")))
@@ -281,7 +281,7 @@ def test_disk_full_refuses_records_and_loses_none(small_disk: Path) -> None:
     try:
         written = fill(log, 50)
         filler = fill_disk(small_disk)
-        outcomes = []
+        outcomes: list[int | str] = []
         for n in range(51, 251):
             try:
                 outcomes.append(log.append_sync(entry(n)).record.id)

@@ -6,6 +6,7 @@ served; a file that does not load is not served, the log says why, and /api/heal
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from collections.abc import Callable, Iterator
@@ -61,6 +62,10 @@ def served(settings: Settings, event_file: Path) -> Iterator[TestClient]:
         yield client
 
 
+def _warnings_about(client: TestClient, problem: str) -> list[str]:
+    return [warning for warning in warnings(client) if problem in warning]
+
+
 def warnings(client: TestClient) -> list[str]:
     health = client.get("/api/health")
     assert health.status_code == 200, health.text  # a warning, never degraded: the event served is whole
@@ -103,7 +108,7 @@ def test_a_hand_edit_that_does_not_load_is_not_served_and_health_says_why_until_
         (EVENT.replace('rule = "five-per-word"\n', ""), "division 1 (Open): 'rule' is missing"),
     ):  # fmt: skip
         event_file.write_text(broken)
-        warning = eventually(lambda p=problem: [w for w in warnings(served) if p in w], f"a warning about {problem}")
+        warning = eventually(functools.partial(_warnings_about, served, problem), f"a warning about {problem}")
         assert len(warning) == 1
         assert warning[0].endswith(
             "not served, the server still serves Spring Open (check the file with: wordjudge event show)"

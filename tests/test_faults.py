@@ -40,9 +40,8 @@ from wordjudge.profile import Catalog
 from wordjudge.records import Kind, Record
 from wordjudge.wordlist import parse_word_list
 
-from .conftest import device_headers, write_event, write_list
+from .conftest import device_headers, fill_disk, write_event, write_list
 from .test_app import _free_port, assert_error_shape
-from .test_audit import fill_disk
 
 pytestmark = pytest.mark.live
 
@@ -476,7 +475,7 @@ def test_a_response_lost_to_kill_9_after_its_commit_is_replayed_from_the_log(
     with socket.create_connection(("127.0.0.1", server.port), timeout=30) as connection:
         connection.sendall(request)
         deadline = time.monotonic() + 60
-        while (committed := log.by_request("kiosk-1", body["request_id"])) is None:
+        while (committed := log.by_request("kiosk-1", str(body["request_id"]))) is None:
             assert time.monotonic() < deadline, "the challenge was never committed"
             time.sleep(0.01)
         server.kill()  # the response, if it was even written, is never read

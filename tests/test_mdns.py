@@ -19,6 +19,7 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
@@ -65,7 +66,7 @@ def test_loopback_is_never_announced() -> None:
 
 def test_device_url_prefers_the_public_url_then_the_mdns_name() -> None:
     advertised = Advertisement("wordjudge.local", ("10.0.0.5",), 8000, False, "wordjudge._http._tcp.local.", "x")
-    lan = {"host": "0.0.0.0", "port": 8000, "tls": False}
+    lan: dict[str, Any] = {"host": "0.0.0.0", "port": 8000, "tls": False}
     assert device_url(**lan, public_url="http://10.0.0.5:8000/", advertisement=advertised).url == "http://10.0.0.5:8000"
     assert device_url(**lan, advertisement=advertised, seen_at="http://127.0.0.1:8000/").url == (
         "http://wordjudge.local:8000"

@@ -73,16 +73,16 @@ def test_rendered_text_parses_with_awkward_label_values_and_cumulative_buckets()
     assert value(families, "wordjudge_adjudications", "wordjudge_adjudications_total",
                  kind="challenge", division="", verdict="unacceptable") == 1  # fmt: skip
     assert value(families, "wordjudge_lexicon_info", name=awkward, fingerprint="ab" * 32, demo="false") == 1
-    seconds = "wordjudge_adjudication_seconds"
+    histogram = "wordjudge_adjudication_seconds"
     buckets = [
         (s.labels["le"], s.value)
-        for s in families[seconds]
+        for s in families[histogram]
         if s.name.endswith("_bucket") and s.labels["kind"] == "recheck"
     ]
     assert buckets == [("0.001", 0), ("0.0025", 1), ("0.005", 2), ("0.01", 2), ("0.025", 2), ("0.05", 3),
                        ("0.1", 3), ("0.25", 3), ("0.5", 4), ("1.0", 4), ("+Inf", 5)]  # cumulative, the bound included  # fmt: skip
-    assert value(families, seconds, f"{seconds}_count", kind="recheck") == 5
-    assert value(families, seconds, f"{seconds}_sum", kind="recheck") == pytest.approx(7.5555)
+    assert value(families, histogram, f"{histogram}_count", kind="recheck") == 5
+    assert value(families, histogram, f"{histogram}_sum", kind="recheck") == pytest.approx(7.5555)
 
 
 def test_unlabelled_metrics_exist_at_zero_and_labelled_ones_only_once_used() -> None:

@@ -120,7 +120,7 @@ _CHECKS_A_SECRET = {("POST", "/api/session"), ("POST", "/api/td-check"), ("POST"
 
 
 @SCHEMA.hook
-def filter_failure(context: Any, failure: Failure, case: schemathesis.Case, response: Any) -> bool:
+def filter_failure(context: Any, failure: Failure, case: schemathesis.Case[Any], response: Any) -> bool:
     """Accept one known leniency: pydantic reads a number as a Unix time for a date-time query parameter
     (``since=0.5`` is 1970-01-01T00:00:00.5Z, in UTC), which the schema types as an ISO 8601 string."""
     query = case.query or {}
@@ -179,7 +179,7 @@ def target(prepared: Prepared, tmp_path: Path) -> Target:
     return Target(create_app(Settings(data_dir=data)), data, prepared.td, prepared.kiosk)
 
 
-def _send(case: schemathesis.Case, target: Target, headers: dict[str, str]) -> None:
+def _send(case: schemathesis.Case[Any], target: Target, headers: dict[str, str]) -> None:
     timeout = FEED_TIMEOUT if case.path == "/api/feed" else 60
     response = case.call(app=target.app, headers=headers, timeout=timeout)
     where = f"{case.method} {case.formatted_path} {case.query or ''} -> {response.status_code}: {response.text[:300]}"
@@ -212,7 +212,7 @@ FUZZ_SETTINGS = settings(
 
 @SCHEMA.parametrize()
 @FUZZ_SETTINGS
-def test_fuzz_as_the_td(case: schemathesis.Case, target: Target) -> None:
+def test_fuzz_as_the_td(case: schemathesis.Case[Any], target: Target) -> None:
     headers = target.td
     if (case.method, case.path) == ("DELETE", "/api/session"):
         headers = _fresh_td_session(target.data_dir)  # each sign-out ends a session of its own
@@ -221,7 +221,7 @@ def test_fuzz_as_the_td(case: schemathesis.Case, target: Target) -> None:
 
 @SCHEMA.parametrize()
 @FUZZ_SETTINGS
-def test_fuzz_as_a_kiosk(case: schemathesis.Case, target: Target) -> None:
+def test_fuzz_as_a_kiosk(case: schemathesis.Case[Any], target: Target) -> None:
     _send(case, target, target.kiosk)
 
 

@@ -350,7 +350,7 @@ def test_the_data_folder_and_its_databases_are_private_whatever_the_umask(tmp_pa
         assert done.returncode == 0, done.stderr
     port = _free_port()
     server = subprocess.Popen(
-        [str(script), "serve", "--port", str(port)], env=env, preexec_fn=umask_022, stdout=subprocess.DEVNULL
+        [str(script), "serve", "--port", str(port)], env=env, preexec_fn=umask_022, stdout=subprocess.DEVNULL, text=True
     )
     try:
         wait_for_health(f"http://127.0.0.1:{port}", server)
@@ -374,6 +374,7 @@ def test_the_data_folder_and_its_databases_are_private_whatever_the_umask(tmp_pa
 
 
 def test_a_huge_last_event_id_is_ignored_not_a_500(client: TestClient, actors: Actors) -> None:
-    for last in ("9" * 5000, "²".encode(), "-1", "12abc"):
-        response = client.get("/api/feed?seconds=0.1", headers={**actors.alice, "Last-Event-ID": last})
+    for last in ("9" * 5000, "²", "-1", "12abc"):
+        headers = [*((k, v) for k, v in actors.alice.items()), ("Last-Event-ID", last)]
+        response = client.get("/api/feed?seconds=0.1", headers=[(k.encode(), v.encode("utf-8")) for k, v in headers])
         assert response.status_code == 200, (last[:10], response.text[:200])

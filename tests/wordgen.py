@@ -33,7 +33,7 @@ def markov_words(
     choice = rng.choice
     words: set[str] = set()
     while len(words) < count:
-        context, letters = _START * order, []
+        context, letters = _START * order, list[str]()
         while True:
             char = choice(transitions[context])
             if char == _END or len(letters) > max_length:

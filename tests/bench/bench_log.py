@@ -20,6 +20,7 @@ constant memory, verify >= 100,000 records/s, start to first verdict <= 1.5 s at
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import platform
@@ -161,6 +162,10 @@ def rss_kib(pid: int) -> int:
     return 0
 
 
+def _get(http: httpx.Client, path: str) -> None:
+    http.get(path).raise_for_status()
+
+
 def median_ms(call: Callable[[], Any]) -> float:
     times = []
     for _ in range(RUNS):
@@ -225,7 +230,7 @@ def measure(data: Path, size: int, words: list[str]) -> dict[str, Any]:
             "open a record": f"/api/challenges/{middle}",
         }
         for label, path in views.items():
-            figures[label] = median_ms(lambda path=path: http.get(path).raise_for_status())
+            figures[label] = median_ms(functools.partial(_get, http, path))
         before = rss_kib(server.pid)
         started = time.perf_counter()
         peak = before
