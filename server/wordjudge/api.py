@@ -2,91 +2,22 @@
 
 from __future__ import annotations
 
-import io
-import secrets
-from datetime import datetime
 from typing import Annotated, Any, Literal
 
-import segno
-from fastapi import APIRouter, Depends, Path, Query, Request
+from fastapi import APIRouter, Path, Query
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from .adjudication import MAX_NOTE, record_view, verdict_view
+from .adjudication import MAX_NOTE, record_view
 from .audit import Appended
 from .auth import Principal
-from .chain import HeadMark, head_text
-from .editions import short
-from .errors import ErrorBody, Forbidden, NotFound, Unauthorized
-from .records import Entry, Kind, RecordFilter, Verdict, utc_time
-from .resources import Resources
-from .wordlist import normalise
-
-# Every route may answer an error, always in the one JSON shape of errors.error_body; documented so that
-# clients (and the schema fuzzing in tests/test_schema_fuzz.py) can rely on it. The content is spelt out
-# rather than given as a `model`, which FastAPI would document under the route's own media type (text/plain).
-_ERROR_CONTENT = {"application/json": {"schema": ErrorBody.model_json_schema()}}
-ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
-    "4XX": {"description": "Refused: bad input, no credential, not allowed, not found, ...", "content": _ERROR_CONTENT},
-    "5XX": {"description": "Cannot answer now: the audit log or a lexicon is unavailable.", "content": _ERROR_CONTENT},
-}
+from .chain import HeadMark
+from .deps import ERROR_RESPONSES, FilterDep, PrincipalDep, ResourcesDep, StrictBody, td_only
+from .docket import docket_view
+from .errors import NotFound
+from .records import RecordFilter, Verdict
 
 router = APIRouter(prefix="/api", responses=ERROR_RESPONSES)
-
-
-# The dependencies are async although they do no I/O: FastAPI runs a sync dependency in a worker
-# thread, which costs more than the rest of a health check.
-async def get_resources(request: Request) -> Resources:
-    resources: Resources = request.state.resources
-    return resources
-
-
-SESSION_COOKIE = "wordjudge_session"
-CSRF_HEADER = "X-CSRF-Token"
-_SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
-
-
-def client_address(request: Request) -> str:
-    """The address the request came from (a proxy's X-Forwarded-For counts only if the TD named the proxy)."""
-    return request.client.host if request.client else "unknown"
-
-
-async def authenticate(request: Request, resources: Annotated[Resources, Depends(get_resources)]) -> Principal:
-    """Who is asking: a device (monitors included) by its bearer token, or a TD by their console session cookie.
-
-    Raises :class:`Unauthorized` without a valid credential, :class:`Forbidden` for a console
-    request that changes something without the session's CSRF token.
-    """
-    authorization = request.headers.get("authorization")
-    if authorization is not None:
-        scheme, _, token = authorization.partition(" ")
-        if scheme.lower() != "bearer" or not token.strip():
-            raise Unauthorized("the Authorization header must be 'Bearer' and the device's token")
-        return resources.access.authenticate_token(token.strip(), client=client_address(request))
-    cookie = request.cookies.get(SESSION_COOKIE)
-    if cookie:
-        session = resources.access.authenticate_session(cookie)
-        request.state.csrf_token = session.csrf_token  # for GET /api/session, which hands it to the page
-        if request.method not in _SAFE_METHODS:
-            sent = request.headers.get(CSRF_HEADER, "")
-            if not secrets.compare_digest(sent.encode(), session.csrf_token.encode()):
-                raise Forbidden(f"this console request lacks the session's {CSRF_HEADER} header: reload the page")
-        return session.principal
-    raise Unauthorized("this needs a credential: a device token (Authorization: Bearer ...) or a TD login")
-
-
-async def get_principal(principal: Annotated[Principal, Depends(authenticate)]) -> Principal:
-    """Who is asking, for every route that needs a credential but ``/metrics``.
-
-    Raises what :func:`authenticate` raises, and :class:`Forbidden` for a monitor (its token
-    reads the metrics and nothing else).
-    """
-    principal.require_not_monitor()
-    return principal
-
-
-ResourcesDep = Annotated[Resources, Depends(get_resources)]
-PrincipalDep = Annotated[Principal, Depends(get_principal)]
 
 _RecordId = Annotated[int, Path(ge=1, le=2**53, description="The record's id.")]
 _RequestId = Annotated[str, Field(min_length=8, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")]
@@ -94,12 +25,6 @@ _Words = Annotated[
     str | list[Annotated[str, Field(max_length=100)]],
     Field(description="The words, as a list or as one string separated by spaces, commas or new lines."),
 ]
-
-
-class StrictBody(BaseModel):
-    """A request body that refuses fields it does not know (a typo is an error, not ignored)."""
-
-    model_config = ConfigDict(extra="forbid")
 
 
 class ChallengeIn(StrictBody):
@@ -131,10 +56,6 @@ class RulingIn(StrictBody):
 
 # A retry with a request_id already recorded answers 200 with that record (and "replayed": true), not 201.
 _REPLAYED: dict[int | str, dict[str, Any]] = {200: {"description": "A retry: the record that request_id made"}}
-
-
-async def _append(resources: Resources, principal: Principal, entry: Entry) -> JSONResponse:
-    return _appended(await resources.record(entry), principal)
 
 
 def _appended(appended: Appended, principal: Principal) -> JSONResponse:
@@ -202,39 +123,15 @@ async def submit_challenge(body: ChallengeIn, resources: ResourcesDep, who: Prin
     return _appended(appended, who)
 
 
-async def record_filter(
-    division: Annotated[str | None, Query(max_length=100)] = None,
-    round: Annotated[int | None, Query(ge=1, le=999)] = None,
-    table: Annotated[str | None, Query(max_length=10)] = None,
-    kind: Kind | None = None,
-    verdict: Verdict | None = None,
-    actor: Annotated[str | None, Query(max_length=64, description="A device's or TD's name.")] = None,
-    since: Annotated[datetime | None, Query(description="ISO time with a zone (inclusive).")] = None,
-    until: Annotated[datetime | None, Query(description="ISO time with a zone (exclusive).")] = None,
-    needs_ruling: bool | None = None,
-    word: Annotated[str | None, Query(max_length=30, description="Records whose words include this word.")] = None,
-) -> RecordFilter:
-    """The filters of the log's list, live feed and export, from the query string."""
-    return RecordFilter(
-        division=division, round=round, table=table, kind=kind, verdict=verdict, actor=actor,
-        since=utc_time(since, "since") if since else None, until=utc_time(until, "until") if until else None,
-        needs_ruling=needs_ruling, word=normalise(word) if word else None,
-    )  # fmt: skip
-
-
-FilterDep = Annotated[RecordFilter, Depends(record_filter)]
-
-
 @router.get("/challenges", tags=["challenges"])
 def list_challenges(
     resources: ResourcesDep,
-    who: PrincipalDep,
+    who: Annotated[Principal, td_only("list the audit log")],
     where: FilterDep,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
     before_id: Annotated[int | None, Query(ge=1, le=2**53)] = None,
 ) -> dict[str, Any]:
     """The audit log's records, newest first, filtered, at most `limit`; older pages with `before_id` (TD only)."""
-    who.require_td("list the audit log")
     records = resources.audit.find(where, limit=limit, before_id=before_id)
     return {"records": [record_view(r, who) for r in records], "head": resources.audit.head.as_dict()}
 
@@ -269,6 +166,7 @@ def my_challenges(
 def read_challenge(record_id: _RecordId, resources: ResourcesDep, who: PrincipalDep) -> dict[str, Any]:
     """One record: its verdict for the device that submitted it; everything, with links, for the TD."""
     record = resources.adjudicator.get_record(record_id)
+    who.require_may_see(record)
     return record_view(record, who, resources.audit)
 
 
@@ -276,27 +174,15 @@ def read_challenge(record_id: _RecordId, resources: ResourcesDep, who: Principal
 def docket(record_id: _RecordId, resources: ResourcesDep, who: PrincipalDep) -> dict[str, Any]:
     """What a printed docket shows of a record: never per-word results; the chain head; a QR code of the id."""
     record = resources.adjudicator.get_record(record_id)
-    record_view(record, who)  # raises NotFound unless the caller may see the record
-    lexicon = resources.lexicon_views.get(record.lexicon)
-    return {
-        "record": verdict_view(record),
-        "lexicon_name": lexicon["shown_name"] if lexicon else record.lexicon,
-        "lexicon_unverified": lexicon["unverified"] if lexicon else [],  # its UNVERIFIED badges
-        "short_fingerprint": short(record.fingerprint),
-        "head": resources.audit.head.as_dict(),
-        # The record's own place in the chain, as printed: with it, the docket can check the log later.
-        "head_text": head_text(record.id, record.hash) if record.hash_is_public else None,
-        "qr_svg": qr_svg(
-            f"wordjudge:challenge:{record.id}" + (f":{record.hash[:16]}" if record.hash_is_public else ""), scale=3
-        ),
-    }
+    who.require_may_see(record)
+    return docket_view(record, resources.lexicon_views.get(record.lexicon), resources.audit.head)
 
 
 @router.post("/challenges/{record_id}/recheck", status_code=201, tags=["challenges"], responses=_REPLAYED)
 async def recheck(record_id: _RecordId, body: RecheckIn, resources: ResourcesDep, who: PrincipalDep) -> JSONResponse:
     """Re-adjudicate the same words; someone other than the original adjudicator must do it (WESPA 3.10.10)."""
     entry = resources.adjudicator.recheck(who, record_id, request_id=body.request_id, note=body.note)
-    return await _append(resources, who, entry)
+    return _appended(await resources.record(entry), who)
 
 
 @router.post("/challenges/{record_id}/reissue", status_code=201, tags=["challenges"], responses=_REPLAYED)
@@ -305,7 +191,7 @@ async def reissue(record_id: _RecordId, body: ReissueIn, resources: ResourcesDep
     entry = resources.adjudicator.reissue(
         who, record_id, words=body.words, reason=body.reason, request_id=body.request_id
     )
-    return await _append(resources, who, entry)
+    return _appended(await resources.record(entry), who)
 
 
 @router.post("/challenges/{record_id}/ruling", status_code=201, tags=["challenges"], responses=_REPLAYED)
@@ -314,26 +200,18 @@ async def ruling(record_id: _RecordId, body: RulingIn, resources: ResourcesDep, 
     entry = resources.adjudicator.ruling(
         who, record_id, verdict=Verdict(body.verdict), note=body.note, request_id=body.request_id
     )
-    return await _append(resources, who, entry)
+    return _appended(await resources.record(entry), who)
 
 
 @router.get("/audit/verify", tags=["audit"])
 def verify_audit(
     resources: ResourcesDep,
-    who: PrincipalDep,
+    who: Annotated[Principal, td_only("verify the audit log")],
     head: Annotated[list[str] | None, Query(description="Heads shown elsewhere (ID:HEX), e.g. a docket's.")] = None,
 ) -> dict[str, Any]:
     """Check the whole log: its hash chain, each record's consistency, and each head given (TD only).
 
     Names the first bad record.
     """
-    who.require_td("verify the audit log")
     marks = [HeadMark.parse(text, "head") for text in head or []]
     return resources.audit.verify(marks).as_dict()
-
-
-def qr_svg(text: str, *, scale: int = 4) -> str:
-    """A QR code of ``text`` as a standalone SVG element (with its namespace, so a page can parse it)."""
-    out = io.BytesIO()
-    segno.make(text, error="m").save(out, kind="svg", xmldecl=False, svgns=True, scale=scale)
-    return out.getvalue().decode().strip()

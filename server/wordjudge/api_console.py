@@ -16,8 +16,8 @@ from fastapi.responses import Response, StreamingResponse
 from pydantic import Field
 
 from .adjudication import record_view
-from .api import ERROR_RESPONSES, FilterDep, PrincipalDep, ResourcesDep, StrictBody
-from .api_access import LoginIn
+from .auth import Principal
+from .deps import ERROR_RESPONSES, FilterDep, LoginIn, ResourcesDep, StrictBody, td_only
 from .errors import Forbidden
 from .event import MAX_ROUND, known_lexicons, parse_event
 from .export import ExportFormat, chunks
@@ -63,7 +63,7 @@ class CurrentRoundIn(StrictBody):
 async def feed(
     request: Request,
     resources: ResourcesDep,
-    who: PrincipalDep,
+    who: Annotated[Principal, td_only("follow the live feed")],
     where: FilterDep,
     seconds: Annotated[float | None, Query(gt=0, le=86400, description="Stop after this long (scripts).")] = None,
 ) -> StreamingResponse:
@@ -71,7 +71,6 @@ async def feed(
 
     Starts after the newest record (or after `Last-Event-ID` when the browser reconnects).
     """
-    who.require_td("follow the live feed")
     # A browser sends back the last id it got; anything else (not ASCII digits, or absurdly long) is ignored.
     last_id = request.headers.get("last-event-id", "")
     after = int(last_id) if _EVENT_ID.fullmatch(last_id) else (resources.audit.head.id or 0)
@@ -109,12 +108,11 @@ async def feed(
 @router.get("/export", tags=["console"], response_class=Response, responses=_EXPORT_DOC)
 def export_records(
     resources: ResourcesDep,
-    who: PrincipalDep,
+    who: Annotated[Principal, td_only("export the audit log")],
     where: FilterDep,
     format: Annotated[ExportFormat, Query(description="csv or jsonl")] = ExportFormat.CSV,
 ) -> Response:
     """The records matching the filters, every field (per-word results included), as CSV or JSON Lines (TD)."""
-    who.require_td("export the audit log")
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     media = _EXPORT_MEDIA[format]
     # Streamed as it is read (in a worker thread, a piece at a time): constant memory at any size.
@@ -126,13 +124,14 @@ def export_records(
 
 
 @router.get("/summary", tags=["console"])
-def summary(resources: ResourcesDep, who: PrincipalDep, where: FilterDep) -> dict[str, Any]:
+def summary(
+    resources: ResourcesDep, who: Annotated[Principal, td_only("see the event summary")], where: FilterDep
+) -> dict[str, Any]:
     """The event's challenges per division and round, the share acceptable, the most challenged words (TD).
 
     Unfiltered, or by division (and round), it reads counts kept as the log is written; other filters
     are summarised from the matching records.
     """
-    who.require_td("see the event summary")
     event = resources.event.name
     if where == RecordFilter(division=where.division, round=where.round) and (where.round is None or where.division):
         counts, words = resources.audit.tallies(event, TOP_WORDS)  # kept with the log: a few rows at any size
@@ -141,24 +140,27 @@ def summary(resources: ResourcesDep, who: PrincipalDep, where: FilterDep) -> dic
 
 
 @router.get("/tds", tags=["console"])
-def tds(resources: ResourcesDep, who: PrincipalDep) -> dict[str, Any]:
+def tds(resources: ResourcesDep, who: Annotated[Principal, td_only("see the TD accounts")]) -> dict[str, Any]:
     """The TD accounts (TD)."""
-    who.require_td("see the TD accounts")
     return {"tds": [vars(account) for account in resources.access.tds()]}
 
 
 @router.post("/tds", status_code=201, tags=["console"])
-async def add_td(body: LoginIn, resources: ResourcesDep, who: PrincipalDep) -> dict[str, Any]:
+async def add_td(
+    body: LoginIn, resources: ResourcesDep, who: Annotated[Principal, td_only("add TD accounts")]
+) -> dict[str, Any]:
     """Add a TD or deputy account (TD)."""
-    who.require_td("add TD accounts")
     account = await run_in_threadpool(resources.access.add_td, body.name, body.password, by=who.actor)
     return vars(account)
 
 
 @router.post("/tds/{name}/disable", tags=["console"])
-def disable_td(name: Annotated[str, Path(max_length=40)], resources: ResourcesDep, who: PrincipalDep) -> dict[str, Any]:
+def disable_td(
+    name: Annotated[str, Path(max_length=40)],
+    resources: ResourcesDep,
+    who: Annotated[Principal, td_only("disable TD accounts")],
+) -> dict[str, Any]:
     """Disable a TD account and end its sessions (TD; not one's own)."""
-    who.require_td("disable TD accounts")
     if name.strip().casefold() == who.actor.casefold():
         raise Forbidden("a TD cannot disable their own account (another TD, or wordjudge td disable, can)")
     resources.access.disable_td(name)
@@ -166,14 +168,15 @@ def disable_td(name: Annotated[str, Path(max_length=40)], resources: ResourcesDe
 
 
 @router.put("/event", tags=["console"])
-def replace_event(body: EventIn, resources: ResourcesDep, who: PrincipalDep) -> dict[str, Any]:
+def replace_event(
+    body: EventIn, resources: ResourcesDep, who: Annotated[Principal, td_only("change the event")]
+) -> dict[str, Any]:
     """Change the event: name, divisions with their lexicon and rule, rate limit, kiosk result time (TD).
 
     Written to the event file and served at once; a lexicon that cannot be opened refuses the change.
     Lexicon names are matched to the compiled ones whatever their case. The current round stays as it
     is (PUT /api/event/round sets it).
     """
-    who.require_td("change the event")
     lexicons = known_lexicons(resources.settings.data_dir)
     event = parse_event({**body.model_dump(), "current_round": resources.event.current_round}, "event settings",
                         lexicons=lexicons)  # fmt: skip
@@ -182,18 +185,20 @@ def replace_event(body: EventIn, resources: ResourcesDep, who: PrincipalDep) -> 
 
 
 @router.put("/event/round", tags=["console"])
-def set_current_round(body: CurrentRoundIn, resources: ResourcesDep, who: PrincipalDep) -> dict[str, Any]:
+def set_current_round(
+    body: CurrentRoundIn, resources: ResourcesDep, who: Annotated[Principal, td_only("set the current round")]
+) -> dict[str, Any]:
     """Set the round under way (TD): every kiosk and handheld pre-fills it in a new challenge (null: none).
 
     Written to the event file's `current_round` line and served at once. Refused (422) when the event has
     no rounds, or when the event file holds a hand edit that does not load.
     """
-    who.require_td("set the current round")
     return resources.set_current_round(body.current_round, who.actor).as_dict()
 
 
 @router.get("/lexicons/available", tags=["console"])
-def available_lexicons(resources: ResourcesDep, who: PrincipalDep) -> dict[str, Any]:
+def available_lexicons(
+    resources: ResourcesDep, who: Annotated[Principal, td_only("see the compiled lexicons")]
+) -> dict[str, Any]:
     """The compiled lexicons and profiles in the data dir that a division may use (TD)."""
-    who.require_td("see the compiled lexicons")
     return {"names": Catalog(resources.settings.data_dir).names(), "served": list(resources.lexicon_views)}

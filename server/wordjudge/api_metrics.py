@@ -5,23 +5,16 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Query
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import PlainTextResponse, Response
 
-from .api import ERROR_RESPONSES, ResourcesDep, authenticate
-from .auth import Principal
 from .chain import Head
+from .deps import ERROR_RESPONSES, MetricsReaderDep, ResourcesDep
 from .errors import NotFound
 from .metrics import CONTENT_TYPE
 
 router = APIRouter(responses=ERROR_RESPONSES)
-
-
-async def metrics_reader(principal: Annotated[Principal, Depends(authenticate)]) -> Principal:
-    """A monitor or a TD. Raises what :func:`~wordjudge.api.authenticate` raises, and ``Forbidden`` for others."""
-    principal.require_metrics_reader()
-    return principal
 
 
 @router.get(
@@ -30,7 +23,7 @@ async def metrics_reader(principal: Annotated[Principal, Depends(authenticate)])
     response_class=PlainTextResponse,
     responses={200: {"description": "Prometheus text format 0.0.4.", "content": {"text/plain": {}}}},
 )
-async def metrics(resources: ResourcesDep, who: Annotated[Principal, Depends(metrics_reader)]) -> Response:
+async def metrics(resources: ResourcesDep, who: MetricsReaderDep) -> Response:
     """The metrics in Prometheus' text format, for a monitor's token (`wordjudge device add --role monitor`) or a TD.
 
     Adjudications by kind, division and verdict (records appended, not retries), their latency,
@@ -44,7 +37,7 @@ async def metrics(resources: ResourcesDep, who: Annotated[Principal, Depends(met
 @router.get("/api/audit/head", tags=["audit"])
 def audit_head(
     resources: ResourcesDep,
-    who: Annotated[Principal, Depends(metrics_reader)],
+    who: MetricsReaderDep,
     at: Annotated[int | None, Query(ge=1, le=2**53, description="A record's id: its head then.")] = None,
 ) -> dict[str, Any]:
     """The audit log's head (or the head at record `at`), for a witness (a monitor's token) or a TD.
