@@ -116,7 +116,7 @@ async def submit_challenge(body: ChallengeIn, resources: ResourcesDep, who: Prin
     A retry with the same `request_id` returns the original record (status 200, `replayed`);
     the same id for different words is a 409.
     """
-    appended = await resources.adjudicate(
+    appended = await resources.challenges.adjudicate(
         who, division=body.division, table=body.table, round_number=body.round, words=body.words,
         request_id=body.request_id,
     )  # fmt: skip
@@ -165,7 +165,7 @@ def my_challenges(
 @router.get("/challenges/{record_id}", tags=["challenges"])
 def read_challenge(record_id: _RecordId, resources: ResourcesDep, who: PrincipalDep) -> dict[str, Any]:
     """One record: its verdict for the device that submitted it; everything, with links, for the TD."""
-    record = resources.adjudicator.get_record(record_id)
+    record = resources.challenges.adjudicator.get_record(record_id)
     who.require_may_see(record)
     return record_view(record, who, resources.audit)
 
@@ -173,7 +173,7 @@ def read_challenge(record_id: _RecordId, resources: ResourcesDep, who: Principal
 @router.get("/challenges/{record_id}/docket", tags=["challenges"])
 def docket(record_id: _RecordId, resources: ResourcesDep, who: PrincipalDep) -> dict[str, Any]:
     """What a printed docket shows of a record: never per-word results; the chain head; a QR code of the id."""
-    record = resources.adjudicator.get_record(record_id)
+    record = resources.challenges.adjudicator.get_record(record_id)
     who.require_may_see(record)
     return docket_view(record, resources.lexicon_views.get(record.lexicon), resources.audit.head)
 
@@ -181,26 +181,26 @@ def docket(record_id: _RecordId, resources: ResourcesDep, who: PrincipalDep) -> 
 @router.post("/challenges/{record_id}/recheck", status_code=201, tags=["challenges"], responses=_REPLAYED)
 async def recheck(record_id: _RecordId, body: RecheckIn, resources: ResourcesDep, who: PrincipalDep) -> JSONResponse:
     """Re-adjudicate the same words; someone other than the original adjudicator must do it (WESPA 3.10.10)."""
-    entry = resources.adjudicator.recheck(who, record_id, request_id=body.request_id, note=body.note)
-    return _appended(await resources.record(entry), who)
+    entry = resources.challenges.adjudicator.recheck(who, record_id, request_id=body.request_id, note=body.note)
+    return _appended(await resources.challenges.record(entry), who)
 
 
 @router.post("/challenges/{record_id}/reissue", status_code=201, tags=["challenges"], responses=_REPLAYED)
 async def reissue(record_id: _RecordId, body: ReissueIn, resources: ResourcesDep, who: PrincipalDep) -> JSONResponse:
     """Adjudicate corrected words for a slip that did not match the board, with the reason (WESPA 3.10.11)."""
-    entry = resources.adjudicator.reissue(
+    entry = resources.challenges.adjudicator.reissue(
         who, record_id, words=body.words, reason=body.reason, request_id=body.request_id
     )
-    return _appended(await resources.record(entry), who)
+    return _appended(await resources.challenges.record(entry), who)
 
 
 @router.post("/challenges/{record_id}/ruling", status_code=201, tags=["challenges"], responses=_REPLAYED)
 async def ruling(record_id: _RecordId, body: RulingIn, resources: ResourcesDep, who: PrincipalDep) -> JSONResponse:
     """Record the TD's final ruling on a challenge, with a note."""
-    entry = resources.adjudicator.ruling(
+    entry = resources.challenges.adjudicator.ruling(
         who, record_id, verdict=Verdict(body.verdict), note=body.note, request_id=body.request_id
     )
-    return _appended(await resources.record(entry), who)
+    return _appended(await resources.challenges.record(entry), who)
 
 
 @router.get("/audit/verify", tags=["audit"])

@@ -9,40 +9,26 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
-from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from . import __version__
 from .access import ACCESS_FILE, AccessStore
 from .adjudication import Adjudicator
-from .audit import AUDIT_FILE, Appended, AuditLog, conflicting_request
-from .auth import Principal
+from .audit import AUDIT_FILE, AuditLog
+from .challenges import ChallengeService
 from .datadir import Identity, open_event_folder
 from .editions import Registry, load_registry, short
-from .errors import (
-    AccessUnavailable,
-    AuditUnavailable,
-    Conflict,
-    InvalidInput,
-    LexiconIntegrityError,
-    RateLimited,
-    WordjudgeError,
-)
+from .errors import AccessUnavailable, Conflict, InvalidInput, LexiconIntegrityError, WordjudgeError
 from .event import EVENT_FILE, Event, file_stamp, load_event, save_current_round, save_event
 from .health import Health, Verified
 from .health import check as check_health
 from .mdns import Advertiser, DeviceUrl, device_url, is_loopback_host
 from .metrics import Metrics, State
 from .profile import Catalog, Profile
-from .records import Entry
 from .settings import Settings
 
 log = logging.getLogger(__name__)
-# One line per adjudication answered: ids, kind, place, verdict, actor, latency. Never the words or
-# per-word results: logs may end up where players see them (the audit log has those).
-adjudication_log = logging.getLogger("wordjudge.adjudications")
 # The alerts that are rate-limit refusals, and the reason the metrics give them.
 _REFUSALS = {"rate_limit": "challenges", "login_throttled": "login", "enrol_throttled": "pairing"}
 
@@ -55,11 +41,11 @@ class Resources:
     profiles: dict[str, Profile]  # by name, in the order the divisions use them
     lexicon_views: dict[str, dict[str, Any]]  # what screens show of each profile, worked out once
     audit: AuditLog
-    adjudicator: Adjudicator
     access: AccessStore
     verified: dict[str, Verified]  # when each profile was verified, and its compiled files as they were then
     server: Identity  # which server this is, for the devices that paired with it
-    metrics: Metrics = field(default_factory=Metrics)
+    metrics: Metrics
+    challenges: ChallengeService  # adjudicates and records, within the rate limits; holds the event's adjudicator
     mdns: Advertiser | None = None  # announcing <mdns_name>.local, once advertise() is called
     # The event file as last read or written (inode, size, mtime), to notice the TD's hand edits; and why the
     # file on disk is not what is served, while it is not (a health warning).
@@ -95,13 +81,16 @@ class Resources:
             raise AccessUnavailable(f"the data folder {settings.data_dir} cannot be made ready: {exc}") from exc
         access = AccessStore(settings.data_dir / ACCESS_FILE, challenges_per_minute=event.challenges_per_minute).open()
         audit = AuditLog(settings.data_dir / AUDIT_FILE)
-        adjudicator = Adjudicator(event, profiles, audit)
+        metrics = Metrics()
+        challenges = ChallengeService(Adjudicator(event, profiles, audit), audit, access, metrics)
         try:
             audit.start(check_whole=True)  # last: nothing after it can fail and leave the writer running
         except WordjudgeError:
             access.close()
             raise
-        resources = cls(settings, registry, event, profiles, views, audit, adjudicator, access, verified, server)
+        resources = cls(
+            settings, registry, event, profiles, views, audit, access, verified, server, metrics, challenges
+        )
         resources.event_stamp = resources._event_seen = event_stamp
         log.info("event %s%s", event.name, " (demo event: no event.toml)" if event.demo else "")
         for division in event.divisions:
@@ -180,7 +169,7 @@ class Resources:
             event = replace(self.event, current_round=current_round)
             # Not stamped: the file is read back by the next look, so that a hand edit made meanwhile is served.
             save_current_round(self.settings.data_dir, event)
-            self.event, self.adjudicator = event, Adjudicator(event, self.profiles, self.audit)
+            self.event, self.challenges.adjudicator = event, Adjudicator(event, self.profiles, self.audit)
         log.info("current round set to %s by %s", current_round if current_round is not None else "none", by)
         return event
 
@@ -270,114 +259,8 @@ class Resources:
             self._event_file_is(None)  # what is on disk is what is served
         # Plain attribute swaps: requests read them on the event loop, so each sees one event or the other.
         self.event, self.profiles, self.lexicon_views, self.verified = event, profiles, views, verified
-        self.adjudicator = Adjudicator(event, profiles, self.audit)
+        self.challenges.adjudicator = Adjudicator(event, profiles, self.audit)
         self.access.challenges.per_minute = event.challenges_per_minute
-
-    async def adjudicate(
-        self,
-        who: Principal,
-        *,
-        division: str,
-        table: str | int,
-        round_number: int | None,
-        words: str | Sequence[str],
-        request_id: str,
-    ) -> Appended:
-        """Adjudicate a challenge and record it, within the device's rate limit.
-
-        A retry of a recorded challenge is answered even when the device is over its
-        limit, and does not count against it: a kiosk that lost a response must get it.
-        Raises what :meth:`Adjudicator.challenge` and :meth:`AuditLog.append` raise,
-        and :class:`RateLimited`.
-        """
-        started = time.perf_counter()
-
-        def build() -> Entry:
-            return self.adjudicator.challenge(
-                who, division=division, table=table, round_number=round_number, words=words, request_id=request_id
-            )
-
-        try:
-            self.access.spend_challenge(who)
-        except RateLimited:
-            original = self.audit.by_request(who.actor, request_id)
-            if original is None:
-                raise
-            if not original.same_request(build()):  # the id of a recorded challenge, sent with other words
-                raise Conflict(conflicting_request(request_id, original.id)) from None
-            return self._answered(Appended(original, replayed=True), started)
-        try:
-            appended = await self.audit.append(build())
-        except AuditUnavailable as exc:
-            recorded = self._recorded_despite(exc, who.actor, request_id)
-            if recorded is not None:
-                return self._answered(recorded, started)
-            self.access.refund_challenge(who)
-            self.access.alert("audit_unavailable", who.actor, f"a challenge got no verdict: {exc.message}")
-            raise
-        except BaseException:
-            self.access.refund_challenge(who)
-            raise
-        if appended.replayed:
-            self.access.refund_challenge(who)
-        return self._answered(appended, started)
-
-    async def record(self, entry: Entry) -> Appended:
-        """Append a re-check, reissue or ruling the adjudicator made, counted and logged like a challenge.
-
-        Raises what :meth:`AuditLog.append` raises.
-        """
-        started = time.perf_counter()
-        try:
-            appended = await self.audit.append(entry)
-        except AuditUnavailable as exc:
-            recorded = self._recorded_despite(exc, entry.actor, entry.request_id)
-            if recorded is None:
-                raise
-            appended = recorded
-        return self._answered(appended, started)
-
-    def _recorded_despite(self, failure: AuditUnavailable, actor: str, request_id: str) -> Appended | None:
-        """After a failed write: the record if it was committed all the same (the failure came after the
-        commit), else None, with the failure's message saying whether the record exists.
-
-        Raises ``failure`` with a message saying it is not known, if the log cannot even be read.
-        """
-        try:
-            record = self.audit.by_request(actor, request_id)
-        except AuditUnavailable:
-            failure.message = (
-                f"{failure.message.split(':', 1)[0]}: whether the request was recorded is not known (the log "
-                "cannot be read either): send it again with the same request id, or call the TD"
-            )
-            raise failure from None
-        if record is None:
-            return None
-        log.warning("a write failed after record %d was committed: answering with it (%s)", record.id, failure)
-        return Appended(record, replayed=False)
-
-    def _answered(self, appended: Appended, started: float) -> Appended:
-        """Count an adjudication answered in the metrics and log one line about it (never its words)."""
-        seconds = time.perf_counter() - started
-        record = appended.record
-        self.metrics.adjudicated(
-            record.kind.value, record.division, record.verdict.value, seconds, replayed=appended.replayed
-        )
-        if not adjudication_log.isEnabledFor(logging.INFO):  # --log-level warning: not even the fields' cost
-            return appended
-        fields = {
-            "id": record.id, "parent_id": record.parent_id, "kind": record.kind.value, "division": record.division,
-            "table": record.table, "round": record.round, "verdict": record.verdict.value, "actor": record.actor,
-            "replayed": appended.replayed, "latency_ms": round(seconds * 1000, 2),
-        }  # fmt: skip
-        adjudication_log.info(
-            "%s #%d: %s (division %s, table %s, round %s, by %s%s, %.1f ms)",
-            record.kind.value, record.id, record.verdict.value, record.division, record.table,
-            record.round if record.round is not None else "-", record.actor,
-            ", a retry: the original record" if appended.replayed else "", seconds * 1000,
-            extra=fields,
-        )  # fmt: skip
-        return appended
 
     def health(self) -> Health:
         """Check the server's state: lexicon files, the audit log's writer, disk space (see :mod:`wordjudge.health`)."""
