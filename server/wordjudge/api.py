@@ -9,13 +9,13 @@ from fastapi.responses import JSONResponse
 from pydantic import Field
 
 from .adjudication import MAX_NOTE, record_view
-from .audit import Appended
 from .auth import Principal
 from .chain import HeadMark
 from .deps import ERROR_RESPONSES, FilterDep, PrincipalDep, ResourcesDep, StrictBody, td_only
 from .docket import docket_view
 from .errors import NotFound
-from .records import RecordFilter, Verdict
+from .records import Record, RecordFilter, Verdict
+from .status import health_report
 
 router = APIRouter(prefix="/api", responses=ERROR_RESPONSES)
 
@@ -58,10 +58,11 @@ class RulingIn(StrictBody):
 _REPLAYED: dict[int | str, dict[str, Any]] = {200: {"description": "A retry: the record that request_id made"}}
 
 
-def _appended(appended: Appended, principal: Principal) -> JSONResponse:
-    view = record_view(appended.record, principal)
-    view["replayed"] = appended.replayed
-    return JSONResponse(view, status_code=200 if appended.replayed else 201)
+def _appended(record: Record, replayed: bool, principal: Principal) -> JSONResponse:
+    """The answer to a record appended: 201 with its view, or 200 for a retry (``replayed``)."""
+    view = record_view(record, principal)
+    view["replayed"] = replayed
+    return JSONResponse(view, status_code=200 if replayed else 201)
 
 
 _HEALTH_REPORT = {"application/json": {"schema": {"type": "object"}}}
@@ -86,7 +87,7 @@ async def health(resources: ResourcesDep) -> JSONResponse:
     space, a lexicon named like an edition it is not (forced in by the TD), an event file edited by hand
     that is not served (it does not load: the server keeps the event it had).
     """
-    report = resources.health()
+    report = health_report(resources)
     return JSONResponse(report.body, status_code=200 if report.ok else 503)
 
 
@@ -95,17 +96,17 @@ def event(resources: ResourcesDep, who: PrincipalDep) -> dict[str, Any]:
     """The event and its divisions, each with its lexicon and challenge rule; `current_round`: the round under way
     (set by the TD; null if not set), which kiosks and handhelds pre-fill; `server_id`: the identity of this
     data folder (as in /api/health), which enrolled devices compare with the server they belong to."""
-    data = resources.event.as_dict()
+    data = resources.served.event.as_dict()
     data["server_id"] = resources.server.id
     for division in data["divisions"]:
-        division["lexicon_view"] = resources.lexicon_views[division["lexicon"]]
+        division["lexicon_view"] = resources.served.lexicon_views[division["lexicon"]]
     return data
 
 
 @router.get("/lexicons", tags=["event"])
 def lexicons(resources: ResourcesDep, who: PrincipalDep) -> list[dict[str, Any]]:
     """The lexicons and profiles served, with their fingerprints and the editions they match."""
-    return list(resources.lexicon_views.values())
+    return list(resources.served.lexicon_views.values())
 
 
 @router.post("/challenges", status_code=201, tags=["challenges"], responses=_REPLAYED)
@@ -120,7 +121,7 @@ async def submit_challenge(body: ChallengeIn, resources: ResourcesDep, who: Prin
         who, division=body.division, table=body.table, round_number=body.round, words=body.words,
         request_id=body.request_id,
     )  # fmt: skip
-    return _appended(appended, who)
+    return _appended(appended.record, appended.replayed, who)
 
 
 @router.get("/challenges", tags=["challenges"])
@@ -175,14 +176,15 @@ def docket(record_id: _RecordId, resources: ResourcesDep, who: PrincipalDep) -> 
     """What a printed docket shows of a record: never per-word results; the chain head; a QR code of the id."""
     record = resources.challenges.adjudicator.get_record(record_id)
     who.require_may_see(record)
-    return docket_view(record, resources.lexicon_views.get(record.lexicon), resources.audit.head)
+    return docket_view(record, resources.served.lexicon_views.get(record.lexicon), resources.audit.head)
 
 
 @router.post("/challenges/{record_id}/recheck", status_code=201, tags=["challenges"], responses=_REPLAYED)
 async def recheck(record_id: _RecordId, body: RecheckIn, resources: ResourcesDep, who: PrincipalDep) -> JSONResponse:
     """Re-adjudicate the same words; someone other than the original adjudicator must do it (WESPA 3.10.10)."""
     entry = resources.challenges.adjudicator.recheck(who, record_id, request_id=body.request_id, note=body.note)
-    return _appended(await resources.challenges.record(entry), who)
+    appended = await resources.challenges.record(entry)
+    return _appended(appended.record, appended.replayed, who)
 
 
 @router.post("/challenges/{record_id}/reissue", status_code=201, tags=["challenges"], responses=_REPLAYED)
@@ -191,7 +193,8 @@ async def reissue(record_id: _RecordId, body: ReissueIn, resources: ResourcesDep
     entry = resources.challenges.adjudicator.reissue(
         who, record_id, words=body.words, reason=body.reason, request_id=body.request_id
     )
-    return _appended(await resources.challenges.record(entry), who)
+    appended = await resources.challenges.record(entry)
+    return _appended(appended.record, appended.replayed, who)
 
 
 @router.post("/challenges/{record_id}/ruling", status_code=201, tags=["challenges"], responses=_REPLAYED)
@@ -200,7 +203,8 @@ async def ruling(record_id: _RecordId, body: RulingIn, resources: ResourcesDep, 
     entry = resources.challenges.adjudicator.ruling(
         who, record_id, verdict=Verdict(body.verdict), note=body.note, request_id=body.request_id
     )
-    return _appended(await resources.challenges.record(entry), who)
+    appended = await resources.challenges.record(entry)
+    return _appended(appended.record, appended.replayed, who)
 
 
 @router.get("/audit/verify", tags=["audit"])

@@ -109,7 +109,7 @@ def create_pairing_code(
     announced, else at the address this request came to unless that is loopback, else at a LAN address;
     `link_note` says why a phone might not open it (null when nothing is known against it).
     """
-    division = resources.event.division(body.division).name if body.division else None
+    division = resources.served.event.division(body.division).name if body.division else None
     code = resources.access.create_pairing_code(Role(body.role), division, body.name, by=who.actor)
     base = resources.device_url(seen_at=str(request.base_url))
     link = pairing_link(base.url, code)
@@ -126,7 +126,7 @@ def enrol(body: EnrolIn, request: Request, resources: ResourcesDep) -> dict[str,
     """Swap a pairing code for this device's token, shown this once; send it as `Authorization: Bearer`."""
     enrolled = resources.access.enrol(body.code, client=client_address(request))
     # The device keeps which server it paired with: facing another one later, it says so and keeps its token.
-    server = {"server_id": resources.server.id, "event": resources.event.name}
+    server = {"server_id": resources.server.id, "event": resources.served.event.name}
     return {"token": enrolled.token, "device": enrolled.device.as_dict(), **server}
 
 

@@ -18,7 +18,6 @@ from pydantic import Field
 from .adjudication import record_view
 from .auth import Principal
 from .deps import ERROR_RESPONSES, FilterDep, LoginIn, ResourcesDep, StrictBody, td_only
-from .errors import Forbidden
 from .event import MAX_ROUND, known_lexicons, parse_event
 from .export import ExportFormat, chunks
 from .profile import Catalog
@@ -132,7 +131,7 @@ def summary(
     Unfiltered, or by division (and round), it reads counts kept as the log is written; other filters
     are summarised from the matching records.
     """
-    event = resources.event.name
+    event = resources.served.event.name
     if where == RecordFilter(division=where.division, round=where.round) and (where.round is None or where.division):
         counts, words = resources.audit.tallies(event, TOP_WORDS)  # kept with the log: a few rows at any size
         return from_tallies(counts, words, where.division, where.round)
@@ -161,8 +160,7 @@ def disable_td(
     who: Annotated[Principal, td_only("disable TD accounts")],
 ) -> dict[str, Any]:
     """Disable a TD account and end its sessions (TD; not one's own)."""
-    if name.strip().casefold() == who.actor.casefold():
-        raise Forbidden("a TD cannot disable their own account (another TD, or wordjudge td disable, can)")
+    who.require_not_own_account(name)
     resources.access.disable_td(name)
     return {"ok": True, "name": name.strip()}
 
@@ -178,10 +176,10 @@ def replace_event(
     is (PUT /api/event/round sets it).
     """
     lexicons = known_lexicons(resources.settings.data_dir)
-    event = parse_event({**body.model_dump(), "current_round": resources.event.current_round}, "event settings",
-                        lexicons=lexicons)  # fmt: skip
-    resources.replace_event(event)
-    return resources.event.as_dict()
+    current_round = resources.served.event.current_round
+    event = parse_event({**body.model_dump(), "current_round": current_round}, "event settings", lexicons=lexicons)
+    resources.served.replace_event(event)
+    return resources.served.event.as_dict()
 
 
 @router.put("/event/round", tags=["console"])
@@ -193,7 +191,7 @@ def set_current_round(
     Written to the event file's `current_round` line and served at once. Refused (422) when the event has
     no rounds, or when the event file holds a hand edit that does not load.
     """
-    return resources.set_current_round(body.current_round, who.actor).as_dict()
+    return resources.served.set_current_round(body.current_round, who.actor).as_dict()
 
 
 @router.get("/lexicons/available", tags=["console"])
@@ -201,4 +199,4 @@ def available_lexicons(
     resources: ResourcesDep, who: Annotated[Principal, td_only("see the compiled lexicons")]
 ) -> dict[str, Any]:
     """The compiled lexicons and profiles in the data dir that a division may use (TD)."""
-    return {"names": Catalog(resources.settings.data_dir).names(), "served": list(resources.lexicon_views)}
+    return {"names": Catalog(resources.settings.data_dir).names(), "served": list(resources.served.lexicon_views)}

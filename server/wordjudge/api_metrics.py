@@ -13,6 +13,7 @@ from .chain import Head
 from .deps import ERROR_RESPONSES, MetricsReaderDep, ResourcesDep
 from .errors import NotFound
 from .metrics import CONTENT_TYPE
+from .status import metrics_text
 
 router = APIRouter(responses=ERROR_RESPONSES)
 
@@ -30,7 +31,7 @@ async def metrics(resources: ResourcesDep, who: MetricsReaderDep) -> Response:
     rate-limit refusals, devices online by role, the audit log's records, commits, failures and
     queue, the lexicons served (name and fingerprint), health, free disk space.
     """
-    text = await run_in_threadpool(resources.metrics_text)  # reads the device list from SQLite
+    text = await run_in_threadpool(metrics_text, resources)  # reads the device list from SQLite
     return Response(text, media_type=CONTENT_TYPE)
 
 

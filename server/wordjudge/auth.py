@@ -62,6 +62,12 @@ class Principal:
         if not self.is_td and record.actor != self.actor:
             raise NotFound(f"no record {record.id} submitted by {self.actor}")
 
+    def require_not_own_account(self, name: str) -> None:
+        """Raise :class:`Forbidden` if ``name`` is this TD's own account (another TD, or the command line, may
+        disable it)."""
+        if name.strip().casefold() == self.actor.casefold():
+            raise Forbidden("a TD cannot disable their own account (another TD, or wordjudge td disable, can)")
+
     def require_division(self, division: str) -> None:
         """Raise :class:`Forbidden` if this device is enrolled for another division."""
         if self.division is not None and self.division.casefold() != division.casefold():

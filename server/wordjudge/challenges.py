@@ -19,6 +19,7 @@ from .auth import Principal
 from .errors import AuditUnavailable, Conflict, RateLimited
 from .metrics import Metrics
 from .records import Entry
+from .served import ServedEvent
 
 log = logging.getLogger(__name__)
 # One line per adjudication answered: ids, kind, place, verdict, actor, latency. Never the words or
@@ -29,15 +30,22 @@ adjudication_log = logging.getLogger("wordjudge.adjudications")
 class ChallengeService:
     """Challenges and the records that follow them, from adjudication to the answer: limit, record, count, log.
 
-    ``adjudicator`` is the running event's; it is replaced (a plain attribute swap) when the event changes,
+    ``adjudicator`` is the served event's; it is replaced (a plain attribute swap) when the event changes,
     and a challenge under way finishes with the one it started with.
     """
 
-    def __init__(self, adjudicator: Adjudicator, audit: AuditLog, access: AccessStore, metrics: Metrics) -> None:
-        self.adjudicator = adjudicator
+    def __init__(self, served: ServedEvent, audit: AuditLog, access: AccessStore, metrics: Metrics) -> None:
         self.audit = audit
         self.access = access
         self.metrics = metrics
+        self.adjudicator = Adjudicator(served.event, served.profiles, audit)
+
+    def serve(self, served: ServedEvent) -> None:
+        """Adjudicate for the event ``served`` now (its divisions, their lexicons, its rounds), within its rate
+        limit. Raises :class:`~wordjudge.errors.ProfileError` if a division's lexicon is not open.
+        """
+        self.adjudicator = Adjudicator(served.event, served.profiles, self.audit)
+        self.access.challenges.per_minute = served.event.challenges_per_minute
 
     async def adjudicate(
         self,

@@ -9,7 +9,6 @@ Authorization is declared here, not checked inside handlers: a route for the TD 
 from __future__ import annotations
 
 import secrets
-from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import Annotated, Any
 
@@ -110,8 +109,7 @@ def td_only(action: str) -> Any:
         who.require_td(action)
         return who
 
-    dependency: Callable[[Principal], Awaitable[Principal]] = td
-    return Depends(dependency)
+    return Depends(td)
 
 
 async def record_filter(
