@@ -16,10 +16,10 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from wordjudge.access import ACCESS_FILE, AccessStore
-from wordjudge.api import CSRF_HEADER, SESSION_COOKIE
 from wordjudge.app import create_app
 from wordjudge.auth import Role
 from wordjudge.demo import demo_source, open_demo
+from wordjudge.deps import CSRF_HEADER, SESSION_COOKIE
 from wordjudge.lexicon import DEMO_NAME, LexiconStore
 from wordjudge.settings import Settings
 from wordjudge.wordlist import normalise

@@ -15,8 +15,8 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from wordjudge.access import ACCESS_FILE
-from wordjudge.api import CSRF_HEADER, SESSION_COOKIE
 from wordjudge.auth import Role
+from wordjudge.deps import CSRF_HEADER, SESSION_COOKIE
 from wordjudge.errors import DeviceMoved
 
 from .conftest import PASSWORD, Actors, access_store, device_headers, td_headers, write_event

@@ -459,14 +459,14 @@ class _FailingAfterCommit(AuditLog):
 def test_a_write_fault_after_the_commit_answers_with_the_record_not_503(data_dir: Path, settings: Settings) -> None:
     resources = Resources.open(settings)
     resources.audit.close()
-    resources.audit = _FailingAfterCommit(data_dir / AUDIT_FILE)
+    resources.audit = resources.challenges.audit = _FailingAfterCommit(data_dir / AUDIT_FILE)
     resources.audit.start()
     from wordjudge.auth import Principal
 
     kiosk = Principal("kiosk-1", Role.KIOSK, "kiosk")
     try:
         appended = asyncio.run(
-            resources.adjudicate(
+            resources.challenges.adjudicate(
                 kiosk, division="Open", table=4, round_number=1, words="cat", request_id="req-00000001"
             )
         )

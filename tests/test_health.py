@@ -22,6 +22,7 @@ from wordjudge.audit import AUDIT_FILE
 from wordjudge.lexicon import TRIE_FILE
 from wordjudge.resources import Resources
 from wordjudge.settings import Settings
+from wordjudge.status import health_report
 
 from .browser import LiveServer, new_page, open_enrolled, screenshot
 from .conftest import Actors, device_headers, write_event
@@ -118,9 +119,9 @@ def test_low_disk_space_is_a_warning_not_degraded(client: TestClient, monkeypatc
 def test_a_stopped_audit_writer_is_degraded(data_dir: Path) -> None:
     resources = Resources.open(Settings(data_dir=data_dir))
     try:
-        assert resources.health().ok
+        assert health_report(resources).ok
         resources.audit.close()
-        health = resources.health()
+        health = health_report(resources)
     finally:
         resources.close()
     assert not health.ok

@@ -32,9 +32,9 @@ from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, settings
 from schemathesis.core.failures import AcceptedNegativeData, Failure
 
-from wordjudge.api import CSRF_HEADER, SESSION_COOKIE
 from wordjudge.app import create_app
 from wordjudge.auth import Role
+from wordjudge.deps import CSRF_HEADER, SESSION_COOKIE
 from wordjudge.errors import ErrorBody
 from wordjudge.lexicon import DEMO_NAME
 from wordjudge.settings import Settings

@@ -261,8 +261,7 @@ def record_view(record: Record, principal: Principal, audit: AuditLog | None = N
 
     Raises :class:`NotFound` if a device asks for a record it did not submit.
     """
-    if not principal.is_td and record.actor != principal.actor:
-        raise NotFound(f"no record {record.id} submitted by {principal.actor}")
+    principal.require_may_see(record)  # a guard: handlers check first, with an explicit call
     view = verdict_view(record)
     if principal.is_td:
         view |= {

@@ -2,93 +2,24 @@
 
 from __future__ import annotations
 
-import io
-import secrets
-from datetime import datetime
 from typing import Annotated, Any, Literal
 
-import segno
-from fastapi import APIRouter, Depends, Path, Query, Request
+from fastapi import APIRouter, Path, Query
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from . import input_rules
-from .adjudication import MAX_NOTE, record_view, verdict_view
-from .audit import Appended
+from .adjudication import MAX_NOTE, record_view
 from .auth import Principal
-from .chain import HeadMark, head_text
-from .editions import short
-from .errors import ErrorBody, Forbidden, NotFound, Unauthorized
+from .chain import HeadMark
+from .deps import ERROR_RESPONSES, FilterDep, PrincipalDep, ResourcesDep, StrictBody, td_only
+from .docket import docket_view
+from .errors import NotFound
 from .input_rules import MAX_ROUND
-from .records import Entry, Kind, RecordFilter, Verdict, utc_time
-from .resources import Resources
-from .wordlist import normalise
-
-# Every route may answer an error, always in the one JSON shape of errors.error_body; documented so that
-# clients (and the schema fuzzing in tests/test_schema_fuzz.py) can rely on it. The content is spelt out
-# rather than given as a `model`, which FastAPI would document under the route's own media type (text/plain).
-_ERROR_CONTENT = {"application/json": {"schema": ErrorBody.model_json_schema()}}
-ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
-    "4XX": {"description": "Refused: bad input, no credential, not allowed, not found, ...", "content": _ERROR_CONTENT},
-    "5XX": {"description": "Cannot answer now: the audit log or a lexicon is unavailable.", "content": _ERROR_CONTENT},
-}
+from .records import Record, RecordFilter, Verdict
+from .status import health_report
 
 router = APIRouter(prefix="/api", responses=ERROR_RESPONSES)
-
-
-# The dependencies are async although they do no I/O: FastAPI runs a sync dependency in a worker
-# thread, which costs more than the rest of a health check.
-async def get_resources(request: Request) -> Resources:
-    resources: Resources = request.state.resources
-    return resources
-
-
-SESSION_COOKIE = "wordjudge_session"
-CSRF_HEADER = "X-CSRF-Token"
-_SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
-
-
-def client_address(request: Request) -> str:
-    """The address the request came from (a proxy's X-Forwarded-For counts only if the TD named the proxy)."""
-    return request.client.host if request.client else "unknown"
-
-
-async def authenticate(request: Request, resources: Annotated[Resources, Depends(get_resources)]) -> Principal:
-    """Who is asking: a device (monitors included) by its bearer token, or a TD by their console session cookie.
-
-    Raises :class:`Unauthorized` without a valid credential, :class:`Forbidden` for a console
-    request that changes something without the session's CSRF token.
-    """
-    authorization = request.headers.get("authorization")
-    if authorization is not None:
-        scheme, _, token = authorization.partition(" ")
-        if scheme.lower() != "bearer" or not token.strip():
-            raise Unauthorized("the Authorization header must be 'Bearer' and the device's token")
-        return resources.access.devices.authenticate(token.strip(), client=client_address(request))
-    cookie = request.cookies.get(SESSION_COOKIE)
-    if cookie:
-        session = resources.access.tds.authenticate(cookie)
-        request.state.csrf_token = session.csrf_token  # for GET /api/session, which hands it to the page
-        if request.method not in _SAFE_METHODS:
-            sent = request.headers.get(CSRF_HEADER, "")
-            if not secrets.compare_digest(sent.encode(), session.csrf_token.encode()):
-                raise Forbidden(f"this console request lacks the session's {CSRF_HEADER} header: reload the page")
-        return session.principal
-    raise Unauthorized("this needs a credential: a device token (Authorization: Bearer ...) or a TD login")
-
-
-async def get_principal(principal: Annotated[Principal, Depends(authenticate)]) -> Principal:
-    """Who is asking, for every route that needs a credential but ``/metrics``.
-
-    Raises what :func:`authenticate` raises, and :class:`Forbidden` for a monitor (its token
-    reads the metrics and nothing else).
-    """
-    principal.require_not_monitor()
-    return principal
-
-
-ResourcesDep = Annotated[Resources, Depends(get_resources)]
-PrincipalDep = Annotated[Principal, Depends(get_principal)]
 
 _RecordId = Annotated[int, Path(ge=1, le=2**53, description="The record's id.")]
 _RequestId = Annotated[str, Field(min_length=8, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")]
@@ -96,12 +27,6 @@ _Words = Annotated[
     str | list[Annotated[str, Field(max_length=100)]],
     Field(description="The words, as a list or as one string separated by spaces, commas or new lines."),
 ]
-
-
-class StrictBody(BaseModel):
-    """A request body that refuses fields it does not know (a typo is an error, not ignored)."""
-
-    model_config = ConfigDict(extra="forbid")
 
 
 class ChallengeIn(StrictBody):
@@ -135,14 +60,11 @@ class RulingIn(StrictBody):
 _REPLAYED: dict[int | str, dict[str, Any]] = {200: {"description": "A retry: the record that request_id made"}}
 
 
-async def _append(resources: Resources, principal: Principal, entry: Entry) -> JSONResponse:
-    return _appended(await resources.record(entry), principal)
-
-
-def _appended(appended: Appended, principal: Principal) -> JSONResponse:
-    view = record_view(appended.record, principal)
-    view["replayed"] = appended.replayed
-    return JSONResponse(view, status_code=200 if appended.replayed else 201)
+def _appended(record: Record, replayed: bool, principal: Principal) -> JSONResponse:
+    """The answer to a record appended: 201 with its view, or 200 for a retry (``replayed``)."""
+    view = record_view(record, principal)
+    view["replayed"] = replayed
+    return JSONResponse(view, status_code=200 if replayed else 201)
 
 
 _HEALTH_REPORT = {"application/json": {"schema": {"type": "object"}}}
@@ -168,7 +90,7 @@ async def health(resources: ResourcesDep) -> JSONResponse:
     space, a lexicon named like an edition it is not (forced in by the TD), an event file edited by hand
     that is not served (it does not load: the server keeps the event it had).
     """
-    report = resources.health()
+    report = health_report(resources)
     return JSONResponse(report.body, status_code=200 if report.ok else 503)
 
 
@@ -180,18 +102,18 @@ def event(resources: ResourcesDep, who: PrincipalDep) -> dict[str, Any]:
     pre-fill. `input_rules`: the limits a challenge must keep (words, letters, round, table) and the
     challenge rules a division may have, as the server checks them. `server_id`: the identity of this
     data folder (as in /api/health), which enrolled devices compare with the server they belong to."""
-    data = resources.event.as_dict()
+    data = resources.served.event.as_dict()
     data["server_id"] = resources.server.id
     data["input_rules"] = input_rules.served()
     for division in data["divisions"]:
-        division["lexicon_view"] = resources.lexicon_views[division["lexicon"]]
+        division["lexicon_view"] = resources.served.lexicon_views[division["lexicon"]]
     return data
 
 
 @router.get("/lexicons", tags=["event"])
 def lexicons(resources: ResourcesDep, who: PrincipalDep) -> list[dict[str, Any]]:
     """The lexicons and profiles served, with their fingerprints and the editions they match."""
-    return list(resources.lexicon_views.values())
+    return list(resources.served.lexicon_views.values())
 
 
 @router.post("/challenges", status_code=201, tags=["challenges"], responses=_REPLAYED)
@@ -202,46 +124,22 @@ async def submit_challenge(body: ChallengeIn, resources: ResourcesDep, who: Prin
     A retry with the same `request_id` returns the original record (status 200, `replayed`);
     the same id for different words is a 409.
     """
-    appended = await resources.adjudicate(
+    appended = await resources.challenges.adjudicate(
         who, division=body.division, table=body.table, round_number=body.round, words=body.words,
         request_id=body.request_id,
     )  # fmt: skip
-    return _appended(appended, who)
-
-
-async def record_filter(
-    division: Annotated[str | None, Query(max_length=100)] = None,
-    round: Annotated[int | None, Query(ge=1, le=MAX_ROUND)] = None,
-    table: Annotated[str | None, Query(max_length=10)] = None,
-    kind: Kind | None = None,
-    verdict: Verdict | None = None,
-    actor: Annotated[str | None, Query(max_length=64, description="A device's or TD's name.")] = None,
-    since: Annotated[datetime | None, Query(description="ISO time with a zone (inclusive).")] = None,
-    until: Annotated[datetime | None, Query(description="ISO time with a zone (exclusive).")] = None,
-    needs_ruling: bool | None = None,
-    word: Annotated[str | None, Query(max_length=30, description="Records whose words include this word.")] = None,
-) -> RecordFilter:
-    """The filters of the log's list, live feed and export, from the query string."""
-    return RecordFilter(
-        division=division, round=round, table=table, kind=kind, verdict=verdict, actor=actor,
-        since=utc_time(since, "since") if since else None, until=utc_time(until, "until") if until else None,
-        needs_ruling=needs_ruling, word=normalise(word) if word else None,
-    )  # fmt: skip
-
-
-FilterDep = Annotated[RecordFilter, Depends(record_filter)]
+    return _appended(appended.record, appended.replayed, who)
 
 
 @router.get("/challenges", tags=["challenges"])
 def list_challenges(
     resources: ResourcesDep,
-    who: PrincipalDep,
+    who: Annotated[Principal, td_only("list the audit log")],
     where: FilterDep,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
     before_id: Annotated[int | None, Query(ge=1, le=2**53)] = None,
 ) -> dict[str, Any]:
     """The audit log's records, newest first, filtered, at most `limit`; older pages with `before_id` (TD only)."""
-    who.require_td("list the audit log")
     records = resources.audit.find(where, limit=limit, before_id=before_id)
     return {"records": [record_view(r, who) for r in records], "head": resources.audit.head.as_dict()}
 
@@ -275,72 +173,56 @@ def my_challenges(
 @router.get("/challenges/{record_id}", tags=["challenges"])
 def read_challenge(record_id: _RecordId, resources: ResourcesDep, who: PrincipalDep) -> dict[str, Any]:
     """One record: its verdict for the device that submitted it; everything, with links, for the TD."""
-    record = resources.adjudicator.get_record(record_id)
+    record = resources.challenges.adjudicator.get_record(record_id)
+    who.require_may_see(record)
     return record_view(record, who, resources.audit)
 
 
 @router.get("/challenges/{record_id}/docket", tags=["challenges"])
 def docket(record_id: _RecordId, resources: ResourcesDep, who: PrincipalDep) -> dict[str, Any]:
     """What a printed docket shows of a record: never per-word results; the chain head; a QR code of the id."""
-    record = resources.adjudicator.get_record(record_id)
-    record_view(record, who)  # raises NotFound unless the caller may see the record
-    lexicon = resources.lexicon_views.get(record.lexicon)
-    return {
-        "record": verdict_view(record),
-        "lexicon_name": lexicon["shown_name"] if lexicon else record.lexicon,
-        "lexicon_unverified": lexicon["unverified"] if lexicon else [],  # its UNVERIFIED badges
-        "short_fingerprint": short(record.fingerprint),
-        "head": resources.audit.head.as_dict(),
-        # The record's own place in the chain, as printed: with it, the docket can check the log later.
-        "head_text": head_text(record.id, record.hash) if record.hash_is_public else None,
-        "qr_svg": qr_svg(
-            f"wordjudge:challenge:{record.id}" + (f":{record.hash[:16]}" if record.hash_is_public else ""), scale=3
-        ),
-    }
+    record = resources.challenges.adjudicator.get_record(record_id)
+    who.require_may_see(record)
+    return docket_view(record, resources.served.lexicon_views.get(record.lexicon), resources.audit.head)
 
 
 @router.post("/challenges/{record_id}/recheck", status_code=201, tags=["challenges"], responses=_REPLAYED)
 async def recheck(record_id: _RecordId, body: RecheckIn, resources: ResourcesDep, who: PrincipalDep) -> JSONResponse:
     """Re-adjudicate the same words; someone other than the original adjudicator must do it (WESPA 3.10.10)."""
-    entry = resources.adjudicator.recheck(who, record_id, request_id=body.request_id, note=body.note)
-    return await _append(resources, who, entry)
+    entry = resources.challenges.adjudicator.recheck(who, record_id, request_id=body.request_id, note=body.note)
+    appended = await resources.challenges.record(entry)
+    return _appended(appended.record, appended.replayed, who)
 
 
 @router.post("/challenges/{record_id}/reissue", status_code=201, tags=["challenges"], responses=_REPLAYED)
 async def reissue(record_id: _RecordId, body: ReissueIn, resources: ResourcesDep, who: PrincipalDep) -> JSONResponse:
     """Adjudicate corrected words for a slip that did not match the board, with the reason (WESPA 3.10.11)."""
-    entry = resources.adjudicator.reissue(
+    entry = resources.challenges.adjudicator.reissue(
         who, record_id, words=body.words, reason=body.reason, request_id=body.request_id
     )
-    return await _append(resources, who, entry)
+    appended = await resources.challenges.record(entry)
+    return _appended(appended.record, appended.replayed, who)
 
 
 @router.post("/challenges/{record_id}/ruling", status_code=201, tags=["challenges"], responses=_REPLAYED)
 async def ruling(record_id: _RecordId, body: RulingIn, resources: ResourcesDep, who: PrincipalDep) -> JSONResponse:
     """Record the TD's final ruling on a challenge, with a note."""
-    entry = resources.adjudicator.ruling(
+    entry = resources.challenges.adjudicator.ruling(
         who, record_id, verdict=Verdict(body.verdict), note=body.note, request_id=body.request_id
     )
-    return await _append(resources, who, entry)
+    appended = await resources.challenges.record(entry)
+    return _appended(appended.record, appended.replayed, who)
 
 
 @router.get("/audit/verify", tags=["audit"])
 def verify_audit(
     resources: ResourcesDep,
-    who: PrincipalDep,
+    who: Annotated[Principal, td_only("verify the audit log")],
     head: Annotated[list[str] | None, Query(description="Heads shown elsewhere (ID:HEX), e.g. a docket's.")] = None,
 ) -> dict[str, Any]:
     """Check the whole log: its hash chain, each record's consistency, and each head given (TD only).
 
     Names the first bad record.
     """
-    who.require_td("verify the audit log")
     marks = [HeadMark.parse(text, "head") for text in head or []]
     return resources.audit.verify(marks).as_dict()
-
-
-def qr_svg(text: str, *, scale: int = 4) -> str:
-    """A QR code of ``text`` as a standalone SVG element (with its namespace, so a page can parse it)."""
-    out = io.BytesIO()
-    segno.make(text, error="m").save(out, kind="svg", xmldecl=False, svgns=True, scale=scale)
-    return out.getvalue().decode().strip()

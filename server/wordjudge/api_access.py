@@ -14,20 +14,23 @@ from fastapi.responses import JSONResponse
 from pydantic import Field
 
 from .accounts import SESSION_TTL
-from .api import ERROR_RESPONSES, SESSION_COOKIE, PrincipalDep, ResourcesDep, StrictBody, client_address, qr_svg
-from .auth import Role
+from .auth import Principal, Role
+from .deps import (
+    ERROR_RESPONSES,
+    SESSION_COOKIE,
+    LoginIn,
+    PrincipalDep,
+    ResourcesDep,
+    StrictBody,
+    client_address,
+    td_only,
+)
 from .links import pairing_link
+from .qr import qr_svg
 
 router = APIRouter(prefix="/api", responses=ERROR_RESPONSES)
 
 _DeviceName = Annotated[str, Path(max_length=40, description="The device's name.")]
-
-
-class LoginIn(StrictBody):
-    """A TD's name and password."""
-
-    name: str = Field(max_length=40)
-    password: str = Field(max_length=1000)
 
 
 class PairingCodeIn(StrictBody):
@@ -97,7 +100,10 @@ async def logout(request: Request, resources: ResourcesDep, who: PrincipalDep) -
 
 @router.post("/pairing-codes", status_code=201, tags=["access"])
 def create_pairing_code(
-    body: PairingCodeIn, request: Request, resources: ResourcesDep, who: PrincipalDep
+    body: PairingCodeIn,
+    request: Request,
+    resources: ResourcesDep,
+    who: Annotated[Principal, td_only("hand out pairing codes")],
 ) -> dict[str, Any]:
     """A one-time code (10 minutes) that enrols one kiosk or handheld, with a QR code of its pairing link (TD).
 
@@ -105,8 +111,7 @@ def create_pairing_code(
     announced, else at the address this request came to unless that is loopback, else at a LAN address;
     `link_note` says why a phone might not open it (null when nothing is known against it).
     """
-    who.require_td("hand out pairing codes")
-    division = resources.event.division(body.division).name if body.division else None
+    division = resources.served.event.division(body.division).name if body.division else None
     code = resources.access.pairing.create_code(Role(body.role), division, body.name, by=who.actor)
     base = resources.device_url(seen_at=str(request.base_url))
     link = pairing_link(base.url, code.role, code.code)
@@ -118,21 +123,21 @@ def enrol(body: EnrolIn, request: Request, resources: ResourcesDep) -> dict[str,
     """Swap a pairing code for this device's token, shown this once; send it as `Authorization: Bearer`."""
     enrolled = resources.access.pairing.enrol(body.code, client=client_address(request))
     # The device keeps which server it paired with: facing another one later, it says so and keeps its token.
-    server = {"server_id": resources.server.id, "event": resources.event.name}
+    server = {"server_id": resources.server.id, "event": resources.served.event.name}
     return {"token": enrolled.token, "device": enrolled.device.as_dict(), **server}
 
 
 @router.get("/devices", tags=["access"])
-def devices(resources: ResourcesDep, who: PrincipalDep) -> dict[str, Any]:
+def devices(resources: ResourcesDep, who: Annotated[Principal, td_only("see the devices")]) -> dict[str, Any]:
     """Every enrolled device with its role, division, last-seen time and state (TD)."""
-    who.require_td("see the devices")
     return {"devices": [device.as_dict() for device in resources.access.devices.all()]}
 
 
 @router.post("/devices/{name}/revoke", tags=["access"])
-def revoke_device(name: _DeviceName, resources: ResourcesDep, who: PrincipalDep) -> dict[str, Any]:
+def revoke_device(
+    name: _DeviceName, resources: ResourcesDep, who: Annotated[Principal, td_only("revoke devices")]
+) -> dict[str, Any]:
     """Revoke a device: its next request fails (TD)."""
-    who.require_td("revoke devices")
     return resources.access.devices.revoke(name, by=who.actor).as_dict()
 
 
@@ -141,21 +146,24 @@ class MoveIn(StrictBody):
 
 
 @router.post("/devices/{name}/accept-move", tags=["access"])
-def accept_move(name: _DeviceName, body: MoveIn, resources: ResourcesDep, who: PrincipalDep) -> dict[str, Any]:
+def accept_move(
+    name: _DeviceName,
+    body: MoveIn,
+    resources: ResourcesDep,
+    who: Annotated[Principal, td_only("accept a device's move")],
+) -> dict[str, Any]:
     """Let a device's token work from the new address it was refused from (it moved: a new cable, Wi-Fi) (TD).
 
     409 if the token was last refused from another address than `client` (it moved again since).
     """
-    who.require_td("accept a device's move")
     return resources.access.devices.accept_move(name, body.client, by=who.actor).as_dict()
 
 
 @router.get("/alerts", tags=["access"])
-def alerts(resources: ResourcesDep, who: PrincipalDep) -> dict[str, Any]:
+def alerts(resources: ResourcesDep, who: Annotated[Principal, td_only("see alerts")]) -> dict[str, Any]:
     """Alerts for the TD, newest first: rate limits, throttled guessing, devices that moved, lost writes (TD).
 
     Repeats within a minute are counted (`count`, `last_at`) rather than listed; the newest of each kind are
     listed, so a flood of one kind cannot hide another.
     """
-    who.require_td("see alerts")
     return {"alerts": [asdict(alert) for alert in resources.access.alerts.latest()]}

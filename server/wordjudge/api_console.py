@@ -17,9 +17,9 @@ from fastapi.sse import EventSourceResponse, format_sse_event
 from pydantic import Field
 
 from .adjudication import record_view
-from .api import ERROR_RESPONSES, FilterDep, PrincipalDep, ResourcesDep, StrictBody
-from .api_access import LoginIn
-from .errors import Forbidden, InvalidInput
+from .auth import Principal
+from .deps import ERROR_RESPONSES, FilterDep, LoginIn, ResourcesDep, StrictBody, td_only
+from .errors import InvalidInput
 from .event import EventSettings, known_lexicons, parse_event
 from .export import ExportFormat, chunks
 from .input_rules import MAX_ROUND
@@ -85,7 +85,7 @@ class CurrentRoundIn(StrictBody):
 async def feed(
     request: Request,
     resources: ResourcesDep,
-    who: PrincipalDep,
+    who: Annotated[Principal, td_only("follow the live feed")],
     where: FilterDep,
     seconds: Annotated[float | None, Query(gt=0, le=86400, description="Stop after this long (scripts).")] = None,
 ) -> StreamingResponse:
@@ -93,7 +93,6 @@ async def feed(
 
     Starts after the newest record (or after `Last-Event-ID` when the browser reconnects).
     """
-    who.require_td("follow the live feed")
     # A browser sends back the last id it got; anything else (not ASCII digits, or absurdly long) is ignored.
     last_id = request.headers.get("last-event-id", "")
     after = int(last_id) if _EVENT_ID.fullmatch(last_id) else (resources.audit.head.id or 0)
@@ -129,12 +128,11 @@ async def feed(
 @router.get("/export", tags=["console"], response_class=Response, responses=_EXPORT_DOC)
 def export_records(
     resources: ResourcesDep,
-    who: PrincipalDep,
+    who: Annotated[Principal, td_only("export the audit log")],
     where: FilterDep,
     format: Annotated[ExportFormat, Query(description="csv or jsonl")] = ExportFormat.CSV,
 ) -> Response:
     """The records matching the filters, every field (per-word results included), as CSV or JSON Lines (TD)."""
-    who.require_td("export the audit log")
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     media = _EXPORT_MEDIA[format]
     # Streamed as it is read (in a worker thread, a piece at a time): constant memory at any size.
@@ -146,14 +144,15 @@ def export_records(
 
 
 @router.get("/summary", tags=["console"])
-def summary(resources: ResourcesDep, who: PrincipalDep, where: FilterDep) -> dict[str, Any]:
+def summary(
+    resources: ResourcesDep, who: Annotated[Principal, td_only("see the event summary")], where: FilterDep
+) -> dict[str, Any]:
     """The event's challenges per division and round, the share acceptable, the most challenged words (TD).
 
     Unfiltered, or by division (and round), it reads counts kept as the log is written; other filters
     are summarised from the matching records.
     """
-    who.require_td("see the event summary")
-    event = resources.event.name
+    event = resources.served.event.name
     if where == RecordFilter(division=where.division, round=where.round) and (where.round is None or where.division):
         counts, words = resources.audit.tallies(event, TOP_WORDS)  # kept with the log: a few rows at any size
         return from_tallies(counts, words, where.division, where.round)
@@ -161,33 +160,37 @@ def summary(resources: ResourcesDep, who: PrincipalDep, where: FilterDep) -> dic
 
 
 @router.get("/tds", tags=["console"])
-def tds(resources: ResourcesDep, who: PrincipalDep) -> dict[str, Any]:
+def tds(resources: ResourcesDep, who: Annotated[Principal, td_only("see the TD accounts")]) -> dict[str, Any]:
     """The TD accounts (TD)."""
-    who.require_td("see the TD accounts")
     return {"tds": [vars(account) for account in resources.access.tds.all()]}
 
 
 @router.post("/tds", status_code=201, tags=["console"])
-async def add_td(body: LoginIn, resources: ResourcesDep, who: PrincipalDep) -> dict[str, Any]:
+async def add_td(
+    body: LoginIn, resources: ResourcesDep, who: Annotated[Principal, td_only("add TD accounts")]
+) -> dict[str, Any]:
     """Add a TD or deputy account (TD)."""
-    who.require_td("add TD accounts")
     account = await run_in_threadpool(resources.access.tds.add, body.name, body.password, by=who.actor)
     return vars(account)
 
 
 @router.post("/tds/{name}/disable", tags=["console"])
-def disable_td(name: Annotated[str, Path(max_length=40)], resources: ResourcesDep, who: PrincipalDep) -> dict[str, Any]:
+def disable_td(
+    name: Annotated[str, Path(max_length=40)],
+    resources: ResourcesDep,
+    who: Annotated[Principal, td_only("disable TD accounts")],
+) -> dict[str, Any]:
     """Disable a TD account and end its sessions (TD; not one's own)."""
-    who.require_td("disable TD accounts")
-    if name.strip().casefold() == who.actor.casefold():
-        raise Forbidden("a TD cannot disable their own account (another TD, or wordjudge td disable, can)")
+    who.require_not_own_account(name)
     resources.access.tds.disable(name)
     return {"ok": True, "name": name.strip()}
 
 
 @router.put("/event", tags=["console"], openapi_extra=_EVENT_BODY)
 def replace_event(
-    resources: ResourcesDep, who: PrincipalDep, body: Annotated[dict[str, Any], Depends(_json_object)]
+    resources: ResourcesDep,
+    who: Annotated[Principal, td_only("change the event")],
+    body: Annotated[dict[str, Any], Depends(_json_object)],
 ) -> dict[str, Any]:
     """Change the event: name, divisions with their lexicon and rule, rate limit, kiosk result time (TD).
 
@@ -196,28 +199,30 @@ def replace_event(
     which stays as it is (PUT /api/event/round sets it). Lexicon names are matched to the compiled ones
     whatever their case.
     """
-    who.require_td("change the event")
     if "current_round" in body:
         raise InvalidInput("event settings: the current round is set with PUT /api/event/round, not here")
     lexicons = known_lexicons(resources.settings.data_dir)
-    event = parse_event({**body, "current_round": resources.event.current_round}, "event settings", lexicons=lexicons)
-    resources.replace_event(event)
-    return resources.event.as_dict()
+    current_round = resources.served.event.current_round
+    event = parse_event({**body, "current_round": current_round}, "event settings", lexicons=lexicons)
+    resources.served.replace_event(event)
+    return resources.served.event.as_dict()
 
 
 @router.put("/event/round", tags=["console"])
-def set_current_round(body: CurrentRoundIn, resources: ResourcesDep, who: PrincipalDep) -> dict[str, Any]:
+def set_current_round(
+    body: CurrentRoundIn, resources: ResourcesDep, who: Annotated[Principal, td_only("set the current round")]
+) -> dict[str, Any]:
     """Set the round under way (TD): every kiosk and handheld pre-fills it in a new challenge (null: none).
 
     Written to the event file's `current_round` line and served at once. Refused (422) when the event has
     no rounds, or when the event file holds a hand edit that does not load.
     """
-    who.require_td("set the current round")
-    return resources.set_current_round(body.current_round, who.actor).as_dict()
+    return resources.served.set_current_round(body.current_round, who.actor).as_dict()
 
 
 @router.get("/lexicons/available", tags=["console"])
-def available_lexicons(resources: ResourcesDep, who: PrincipalDep) -> dict[str, Any]:
+def available_lexicons(
+    resources: ResourcesDep, who: Annotated[Principal, td_only("see the compiled lexicons")]
+) -> dict[str, Any]:
     """The compiled lexicons and profiles in the data dir that a division may use (TD)."""
-    who.require_td("see the compiled lexicons")
-    return {"names": Catalog(resources.settings.data_dir).names(), "served": list(resources.lexicon_views)}
+    return {"names": Catalog(resources.settings.data_dir).names(), "served": list(resources.served.lexicon_views)}

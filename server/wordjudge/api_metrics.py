@@ -5,23 +5,17 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Query
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import PlainTextResponse, Response
 
-from .api import ERROR_RESPONSES, ResourcesDep, authenticate
-from .auth import Principal
 from .chain import Head
+from .deps import ERROR_RESPONSES, MetricsReaderDep, ResourcesDep
 from .errors import NotFound
 from .metrics import CONTENT_TYPE
+from .status import metrics_text
 
 router = APIRouter(responses=ERROR_RESPONSES)
-
-
-async def metrics_reader(principal: Annotated[Principal, Depends(authenticate)]) -> Principal:
-    """A monitor or a TD. Raises what :func:`~wordjudge.api.authenticate` raises, and ``Forbidden`` for others."""
-    principal.require_metrics_reader()
-    return principal
 
 
 @router.get(
@@ -30,21 +24,21 @@ async def metrics_reader(principal: Annotated[Principal, Depends(authenticate)])
     response_class=PlainTextResponse,
     responses={200: {"description": "Prometheus text format 0.0.4.", "content": {"text/plain": {}}}},
 )
-async def metrics(resources: ResourcesDep, who: Annotated[Principal, Depends(metrics_reader)]) -> Response:
+async def metrics(resources: ResourcesDep, who: MetricsReaderDep) -> Response:
     """The metrics in Prometheus' text format, for a monitor's token (`wordjudge device add --role monitor`) or a TD.
 
     Adjudications by kind, division and verdict (records appended, not retries), their latency,
     rate-limit refusals, devices online by role, the audit log's records, commits, failures and
     queue, the lexicons served (name and fingerprint), health, free disk space.
     """
-    text = await run_in_threadpool(resources.metrics_text)  # reads the device list from SQLite
+    text = await run_in_threadpool(metrics_text, resources)  # reads the device list from SQLite
     return Response(text, media_type=CONTENT_TYPE)
 
 
 @router.get("/api/audit/head", tags=["audit"])
 def audit_head(
     resources: ResourcesDep,
-    who: Annotated[Principal, Depends(metrics_reader)],
+    who: MetricsReaderDep,
     at: Annotated[int | None, Query(ge=1, le=2**53, description="A record's id: its head then.")] = None,
 ) -> dict[str, Any]:
     """The audit log's head (or the head at record `at`), for a witness (a monitor's token) or a TD.

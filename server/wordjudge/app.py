@@ -40,7 +40,7 @@ def create_app(settings: Settings, resources: Resources | None = None) -> FastAP
     settings, unless already-opened ``resources`` are handed in (``wordjudge serve``
     opens them first, to stop with a clear message when a lexicon is bad), and closes
     them at shutdown. While it runs, the event file is watched: the TD's hand edits are served
-    (see :meth:`Resources.pick_up_event_file`).
+    (see :meth:`ServedEvent.pick_up_event_file`).
     """
 
     @asynccontextmanager
@@ -80,7 +80,7 @@ async def _watch_event_file(resources: Resources) -> None:
     and verifying a new lexicon take time), until cancelled."""
     while True:
         await asyncio.sleep(EVENT_WATCH_SECONDS)
-        await asyncio.to_thread(resources.pick_up_event_file)
+        await asyncio.to_thread(resources.served.pick_up_event_file)
 
 
 # Same-origin scripts, styles and connections only; no framing (clickjacking), no MIME sniffing,

@@ -14,7 +14,8 @@ import getpass
 from dataclasses import dataclass
 from enum import StrEnum
 
-from .errors import Forbidden
+from .errors import Forbidden, NotFound
+from .records import Record
 
 
 class Role(StrEnum):
@@ -52,6 +53,20 @@ class Principal:
         """Raise :class:`Forbidden` unless this is the TD."""
         if not self.is_td:
             raise Forbidden(f"only the TD may {action}")
+
+    def require_may_see(self, record: Record) -> None:
+        """Raise :class:`NotFound` unless this is the TD or the device that submitted ``record``.
+
+        Not found rather than forbidden: a device learns nothing of the records other devices made.
+        """
+        if not self.is_td and record.actor != self.actor:
+            raise NotFound(f"no record {record.id} submitted by {self.actor}")
+
+    def require_not_own_account(self, name: str) -> None:
+        """Raise :class:`Forbidden` if ``name`` is this TD's own account (another TD, or the command line, may
+        disable it)."""
+        if name.strip().casefold() == self.actor.casefold():
+            raise Forbidden("a TD cannot disable their own account (another TD, or wordjudge td disable, can)")
 
     def require_division(self, division: str) -> None:
         """Raise :class:`Forbidden` if this device is enrolled for another division."""

@@ -29,7 +29,7 @@ from .event import template as event_template
 from .lexicon import DEMO_NAME, Lexicon, Manifest
 from .logs import configure_logging, uvicorn_json_config
 from .profile import Catalog
-from .resources import describe_profile, unverified_claims
+from .served import describe_profile, unverified_claims
 from .settings import Settings, load_settings
 from .wordlist import Progress, SourceFormat, WordList, read_word_list
 
@@ -471,7 +471,7 @@ def event_show(data_dir: Path | None) -> None:
         click.echo(
             f"Division {division.name}: {view['label']}; rule {division.rule.value} ({division.rule.description})"
         )
-    if not current.demo:  # what a running server does with an edit of the file (see Resources.pick_up_event_file)
+    if not current.demo:  # what a running server does with an edit of the file (see ServedEvent.pick_up_event_file)
         click.echo(
             "A running wordjudge serve serves this file within 2 s of a change (its log says so); a file that does "
             "not load is not served, and /api/health warns until it is fixed."

@@ -27,10 +27,8 @@ def _store(data_dir: Path | None, *, writes: bool = True) -> Iterator[tuple[Acce
     settings = served_folder(data_dir)  # never a new folder made by mistake, whose codes no server knows
     if writes:
         say_folder(settings.data_dir)
-    try:  # a folder that served the demo and now has an event file: the demo's devices are set aside first
-        open_event_folder(settings.data_dir, demo=load_event(settings.data_dir).demo)
-    except OSError as exc:
-        raise click.ClickException(f"the data folder {settings.data_dir} cannot be made ready: {exc}") from None
+    # A folder that served the demo and now has an event file: the demo's devices are set aside first.
+    open_event_folder(settings.data_dir, demo=load_event(settings.data_dir).demo)
     store = AccessStore(settings.data_dir / ACCESS_FILE).open()
     try:
         yield store, settings

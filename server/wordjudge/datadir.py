@@ -31,6 +31,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from .errors import AccessUnavailable
+
 log = logging.getLogger(__name__)
 
 FOLDER_MODE = 0o700
@@ -177,10 +179,13 @@ def set_demo_aside(data_dir: Path) -> Path | None:
 
 def open_event_folder(data_dir: Path, *, demo: bool) -> Identity:
     """Ready ``data_dir`` for its event (the demo or a real one) and return its identity; see the module's
-    docstring. Raises :class:`OSError`."""
-    if not demo:
-        set_demo_aside(data_dir)
-    return identity(data_dir, demo=demo)
+    docstring. Raises :class:`~wordjudge.errors.AccessUnavailable`, naming the folder."""
+    try:
+        if not demo:
+            set_demo_aside(data_dir)
+        return identity(data_dir, demo=demo)
+    except OSError as exc:
+        raise AccessUnavailable(f"the data folder {data_dir} cannot be made ready: {exc}") from exc
 
 
 # -- one server per data folder ------------------------------------------------------------------------------

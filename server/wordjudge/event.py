@@ -16,7 +16,7 @@ Read from ``<data dir>/event.toml``::
 Several divisions may use different lexicons (CSW and NWL side by side). With no
 event file, the server runs a demo event: one division on the DEMO lexicon. Lexicon names are
 matched to the compiled ones whatever their case (``csw24`` is ``CSW24``). A running server serves
-the TD's edits to the file within seconds, or says why not (``Resources.pick_up_event_file``).
+the TD's edits to the file within seconds, or says why not (``ServedEvent.pick_up_event_file``).
 """
 
 from __future__ import annotations

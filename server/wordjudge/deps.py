@@ -1,0 +1,152 @@
+"""What every route may declare in its signature: the server's resources, who is asking and what they may do,
+the filters of the log's routes, the request bodies' base, and the errors every route may answer.
+
+Authorization is declared here, not checked inside handlers: a route for the TD alone takes
+``who: Annotated[Principal, td_only("see the devices")]``, one for a monitor or the TD takes
+``MetricsReaderDep``, any other route that needs a credential ``PrincipalDep``.
+"""
+
+from __future__ import annotations
+
+import secrets
+from datetime import datetime
+from typing import Annotated, Any
+
+from fastapi import Depends, Query, Request
+from pydantic import BaseModel, ConfigDict, Field
+
+from .auth import Principal
+from .errors import ErrorBody, Forbidden, Unauthorized
+from .input_rules import MAX_ROUND
+from .records import Kind, RecordFilter, Verdict, utc_time
+from .resources import Resources
+from .wordlist import normalise
+
+# Every route may answer an error, always in the one JSON shape of errors.error_body; documented so that
+# clients (and the schema fuzzing in tests/test_schema_fuzz.py) can rely on it. The content is spelt out
+# rather than given as a `model`, which FastAPI would document under the route's own media type (text/plain).
+_ERROR_CONTENT = {"application/json": {"schema": ErrorBody.model_json_schema()}}
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    "4XX": {"description": "Refused: bad input, no credential, not allowed, not found, ...", "content": _ERROR_CONTENT},
+    "5XX": {"description": "Cannot answer now: the audit log or a lexicon is unavailable.", "content": _ERROR_CONTENT},
+}
+
+SESSION_COOKIE = "wordjudge_session"
+CSRF_HEADER = "X-CSRF-Token"
+_SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
+
+
+# The dependencies are async although they do no I/O: FastAPI runs a sync dependency in a worker
+# thread, which costs more than the rest of a health check.
+async def get_resources(request: Request) -> Resources:
+    """The server's :class:`Resources`, opened by the app's lifespan."""
+    resources: Resources = request.state.resources
+    return resources
+
+
+ResourcesDep = Annotated[Resources, Depends(get_resources)]
+
+
+def client_address(request: Request) -> str:
+    """The address the request came from (a proxy's X-Forwarded-For counts only if the TD named the proxy)."""
+    return request.client.host if request.client else "unknown"
+
+
+async def authenticate(request: Request, resources: ResourcesDep) -> Principal:
+    """Who is asking: a device (monitors included) by its bearer token, or a TD by their console session cookie.
+
+    Raises :class:`Unauthorized` without a valid credential, :class:`Forbidden` for a console
+    request that changes something without the session's CSRF token.
+    """
+    authorization = request.headers.get("authorization")
+    if authorization is not None:
+        scheme, _, token = authorization.partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            raise Unauthorized("the Authorization header must be 'Bearer' and the device's token")
+        return resources.access.devices.authenticate(token.strip(), client=client_address(request))
+    cookie = request.cookies.get(SESSION_COOKIE)
+    if cookie:
+        session = resources.access.tds.authenticate(cookie)
+        request.state.csrf_token = session.csrf_token  # for GET /api/session, which hands it to the page
+        if request.method not in _SAFE_METHODS:
+            sent = request.headers.get(CSRF_HEADER, "")
+            if not secrets.compare_digest(sent.encode(), session.csrf_token.encode()):
+                raise Forbidden(f"this console request lacks the session's {CSRF_HEADER} header: reload the page")
+        return session.principal
+    raise Unauthorized("this needs a credential: a device token (Authorization: Bearer ...) or a TD login")
+
+
+async def get_principal(principal: Annotated[Principal, Depends(authenticate)]) -> Principal:
+    """Who is asking, for every route that needs a credential but those a monitor reads.
+
+    Raises what :func:`authenticate` raises, and :class:`Forbidden` for a monitor (its token
+    reads the metrics and nothing else).
+    """
+    principal.require_not_monitor()
+    return principal
+
+
+PrincipalDep = Annotated[Principal, Depends(get_principal)]
+
+
+async def metrics_reader(principal: Annotated[Principal, Depends(authenticate)]) -> Principal:
+    """A monitor or a TD. Raises what :func:`authenticate` raises, and :class:`Forbidden` for others."""
+    principal.require_metrics_reader()
+    return principal
+
+
+MetricsReaderDep = Annotated[Principal, Depends(metrics_reader)]
+
+
+def td_only(action: str) -> Any:
+    """The dependency of a route for the TD alone: ``who: Annotated[Principal, td_only("see the devices")]``.
+
+    ``action`` completes the refusal: "only the TD may see the devices". The dependency raises what
+    :func:`get_principal` raises, and :class:`Forbidden` for anyone but the TD, before the handler runs.
+    """
+
+    # One per route (each has its own refusal); the principal under it is worked out once a request.
+    async def td(who: PrincipalDep) -> Principal:
+        who.require_td(action)
+        return who
+
+    return Depends(td)
+
+
+async def record_filter(
+    division: Annotated[str | None, Query(max_length=100)] = None,
+    round: Annotated[int | None, Query(ge=1, le=MAX_ROUND)] = None,
+    table: Annotated[str | None, Query(max_length=10)] = None,
+    kind: Kind | None = None,
+    verdict: Verdict | None = None,
+    actor: Annotated[str | None, Query(max_length=64, description="A device's or TD's name.")] = None,
+    since: Annotated[datetime | None, Query(description="ISO time with a zone (inclusive).")] = None,
+    until: Annotated[datetime | None, Query(description="ISO time with a zone (exclusive).")] = None,
+    needs_ruling: bool | None = None,
+    word: Annotated[str | None, Query(max_length=30, description="Records whose words include this word.")] = None,
+) -> RecordFilter:
+    """The filters of the log's list, live feed and export, from the query string.
+
+    Raises :class:`~wordjudge.errors.InvalidInput` for a time without a zone.
+    """
+    return RecordFilter(
+        division=division, round=round, table=table, kind=kind, verdict=verdict, actor=actor,
+        since=utc_time(since, "since") if since else None, until=utc_time(until, "until") if until else None,
+        needs_ruling=needs_ruling, word=normalise(word) if word else None,
+    )  # fmt: skip
+
+
+FilterDep = Annotated[RecordFilter, Depends(record_filter)]
+
+
+class StrictBody(BaseModel):
+    """A request body that refuses fields it does not know (a typo is an error, not ignored)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class LoginIn(StrictBody):
+    """A TD's name and password."""
+
+    name: str = Field(max_length=40)
+    password: str = Field(max_length=1000)

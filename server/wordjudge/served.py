@@ -1,0 +1,264 @@
+"""The event as served: its divisions' lexicon profiles, opened and verified, what screens show of them, and
+the event file, watched for the TD's hand edits.
+
+A change (the TD console's, or a hand edit picked up) opens and verifies the lexicons it adds before it is
+served, so a bad one leaves the running event untouched; whoever serves challenges hears of each change
+(:attr:`ServedEvent.on_change`). Nothing here imports the web framework.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from .editions import Registry, load_registry, short
+from .errors import Conflict, InvalidInput, LexiconIntegrityError, WordjudgeError
+from .event import EVENT_FILE, Event, file_stamp, load_event, save_current_round, save_event
+from .health import Verified
+from .profile import Catalog, Profile
+
+log = logging.getLogger(__name__)
+
+
+def _unheard(served: ServedEvent) -> None:
+    """Nobody listens for changes yet."""
+
+
+@dataclass
+class ServedEvent:
+    """The event served from ``data_dir``, with its lexicon profiles; one change at a time.
+
+    Requests read the attributes on the event loop while a change swaps them (plain attribute
+    swaps), so each request sees one event or the other.
+    """
+
+    data_dir: Path
+    registry: Registry
+    event: Event
+    profiles: dict[str, Profile]  # by name, in the order the divisions use them
+    lexicon_views: dict[str, dict[str, Any]]  # what screens show of each profile, worked out once
+    verified: dict[str, Verified]  # when each profile was verified, and its compiled files as they were then
+    # Told of each change once it is served (challenges then adjudicate for the new event).
+    on_change: Callable[[ServedEvent], None] = _unheard
+    # The event file as last read or written (inode, size, mtime), to notice the TD's hand edits; and why the
+    # file on disk is not what is served, while it is not (a health warning).
+    event_stamp: tuple[int, int, int] | None = None
+    event_file_problem: str | None = None
+    _event_seen: tuple[int, int, int] | None = None  # the file as the last look found it
+    _event_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)  # one change at a time
+
+    @classmethod
+    def open(cls, data_dir: Path) -> ServedEvent:
+        """Read the event file (or the demo event, without one) and open and verify every lexicon its divisions use.
+
+        Each lexicon's trie file is checked against its manifest and its words against its fingerprint.
+        Raises :class:`~wordjudge.errors.InvalidInput` (event file), :class:`~wordjudge.errors.LexiconNotFound`,
+        :class:`~wordjudge.errors.LexiconIntegrityError` or :class:`~wordjudge.errors.ProfileError`, naming
+        the file at fault.
+        """
+        try:
+            event_stamp = file_stamp(data_dir / EVENT_FILE)  # before reading: a later edit is noticed
+        except OSError:
+            event_stamp = None  # load_event says what is wrong with it
+        event = load_event(data_dir)
+        catalog = Catalog(data_dir)
+        profiles = {name: open_verified(catalog, name) for name in event.lexicons()}
+        verified = {name: stamp_verified(profile, data_dir) for name, profile in profiles.items()}
+        registry = load_registry()
+        views = {name: describe_profile(profile, registry) for name, profile in profiles.items()}
+        served = cls(data_dir, registry, event, profiles, views, verified)
+        served.event_stamp = served._event_seen = event_stamp
+        return served
+
+    def replace_event(self, event: Event) -> None:
+        """Serve ``event`` from now on, and write it to the event file.
+
+        Lexicons it adds are opened and verified first, so a bad one leaves the running event
+        untouched. Challenges under way finish with the event they started with. Raises what
+        :meth:`open` raises for a lexicon, :class:`~wordjudge.errors.InvalidInput` if the
+        file cannot be written, and :class:`~wordjudge.errors.Conflict` on the demo event: its log
+        and devices are the demo's, set aside when a real event starts (so a real event starts
+        with a restart, never inside the demo's log).
+        """
+        if self.event.demo:
+            raise Conflict(
+                "this server runs the demo event: to start your own, stop the server, write the event "
+                "(wordjudge event init, then edit event.toml) and start it again; the demo's records, "
+                "devices and TD accounts are then set aside"
+            )
+        with self._event_lock:
+            self._serve_event(event, from_file=False)
+        log.info("event replaced by the TD console: %s, %d division(s)", event.name, len(event.divisions))
+
+    def set_current_round(self, current_round: int | None, by: str) -> Event:
+        """Make ``current_round`` the round under way (None: no round set), which kiosks and handhelds pre-fill,
+        and write it to the event file's ``current_round`` line (the rest of the file stays as it is).
+
+        Raises :class:`~wordjudge.errors.InvalidInput` if the event has no rounds, or the event file does not
+        load (a hand edit under way) or cannot be written.
+        """
+        with self._event_lock:
+            if current_round is not None and not self.event.rounds:
+                raise InvalidInput(
+                    "this event's challenges carry no round (rounds = false): turn rounds on in the event "
+                    "settings first", details=[{"field": "current_round", "message": "the event has no rounds"}],
+                )  # fmt: skip
+            event = replace(self.event, current_round=current_round)
+            # Not stamped: the file is read back by the next look, so that a hand edit made meanwhile is served.
+            save_current_round(self.data_dir, event)
+            self.event = event
+            self.on_change(self)
+        log.info("current round set to %s by %s", current_round if current_round is not None else "none", by)
+        return event
+
+    def pick_up_event_file(self) -> None:
+        """Serve the event file if the TD edited it by hand since it was last read or written.
+
+        A ``stat`` a look (cheap); a changed file is read once it has held still for one look (an editor
+        may be writing it), and served as the console's change is (new lexicons verified first). A file
+        that does not load, or has gone, is not served: the running event stays, the log says why, and
+        :attr:`event_file_problem` (a health warning) says so until the file is fixed. While the demo event
+        runs, a new event file is served from the next start (the demo's log and devices are not the
+        event's). Never raises.
+        """
+        path = self.data_dir / EVENT_FILE
+        try:
+            stamp = file_stamp(path)
+        except OSError as exc:
+            return self._event_file_is(f"{path}: cannot be read ({exc}); the server still serves {self.event.name}")
+        seen, self._event_seen = self._event_seen, stamp
+        if stamp == self.event_stamp or stamp != seen:
+            return None
+        with self._event_lock:
+            served = self.event
+            self.event_stamp = stamp
+            try:
+                event = load_event(self.data_dir)
+                if event.demo:  # no file (any more)
+                    return self._event_file_is(None if served.demo else (
+                        f"{path} is missing: the server still serves {served.name}; put the file back, or save the "
+                        "event again from the TD console's event settings"))  # fmt: skip
+                if served.demo:
+                    return self._event_file_is(
+                        f"{path} was written while the demo event runs: restart wordjudge serve to serve "
+                        f"{event.name} (the demo's challenges and devices are not the event's)"
+                    )
+                if event != served:
+                    self._serve_event(event, from_file=True)
+            except WordjudgeError as exc:
+                return self._event_file_is(
+                    f"{exc.message}: not served, the server still serves {served.name} "
+                    "(check the file with: wordjudge event show)"
+                )
+            except Exception as exc:  # the watcher must outlive anything the file can hold
+                log.exception("event file %s could not be checked", path)
+                return self._event_file_is(
+                    f"{path} could not be checked ({exc}): the server still serves {served.name}"
+                )
+        if event != served:
+            log.info(
+                "%s changed: now serving %s, %d division(s), current round %s", EVENT_FILE, event.name,
+                len(event.divisions), event.current_round if event.current_round is not None else "not set",
+            )  # fmt: skip
+            for division in event.divisions:
+                label = self.lexicon_views[division.lexicon]["label"]
+                log.info("division %s: %s, rule %s", division.name, label, division.rule)
+        return self._event_file_is(None)
+
+    def _event_file_is(self, problem: str | None) -> None:
+        """Note why the event file is not served (None: it is, or there is none), logging each new reason once."""
+        if problem != self.event_file_problem:
+            if problem is not None:
+                log.error("%s", problem)
+            elif self.event_file_problem is not None:
+                log.info("%s is served again", EVENT_FILE)
+        self.event_file_problem = problem
+
+    def _serve_event(self, event: Event, *, from_file: bool) -> None:
+        """Serve ``event`` (with :attr:`_event_lock` held), writing it to the event file unless it came from there."""
+        catalog = Catalog(self.data_dir)
+        profiles: dict[str, Profile] = {}
+        verified: dict[str, Verified] = {}
+        for name in event.lexicons():
+            if name in self.profiles:
+                profiles[name], verified[name] = self.profiles[name], self.verified[name]
+            else:
+                profiles[name] = open_verified(catalog, name)
+                verified[name] = stamp_verified(profiles[name], self.data_dir)
+        views = {
+            name: self.lexicon_views.get(name) or describe_profile(p, self.registry) for name, p in profiles.items()
+        }
+        if not from_file:
+            path = save_event(self.data_dir, event)
+            try:
+                self.event_stamp = self._event_seen = file_stamp(path)
+            except OSError:
+                self.event_stamp = None  # the next look reads the file back
+            self._event_file_is(None)  # what is on disk is what is served
+        # Plain attribute swaps: requests read them on the event loop, so each sees one event or the other.
+        self.event, self.profiles, self.lexicon_views, self.verified = event, profiles, views, verified
+        self.on_change(self)
+
+
+def open_verified(catalog: Catalog, name: str) -> Profile:
+    """Open a lexicon or profile and check its words against its fingerprint (what the server serves)."""
+    profile = catalog.open(name)
+    for lexicon in filter(None, (profile.base, profile.secondary)):
+        lexicon.verify_content()
+    return profile
+
+
+def stamp_verified(profile: Profile, data_dir: Path) -> Verified:
+    """Note when a profile was verified and how its compiled files were then, for the health check.
+
+    Raises :class:`LexiconIntegrityError` if a file vanished in between.
+    """
+    try:
+        return Verified.now(profile, data_dir)
+    except OSError as exc:
+        raise LexiconIntegrityError(f"lexicon {profile.name}: its compiled file cannot be read: {exc}") from exc
+
+
+def describe_profile(profile: Profile, registry: Registry) -> dict[str, Any]:
+    """What screens show of a served profile: name, fingerprint, edition, DEMO flag, UNVERIFIED claims
+    (never word results)."""
+    base = profile.base.manifest
+    identification = registry.identify(base.word_count, base.fingerprint)
+    edition = identification.describe()
+    if profile.amended:
+        edition = f"{profile.base.name} ({edition}) with amendments"
+    shown_name = "DEMO" if profile.demo else profile.name
+    unverified = unverified_claims(profile, registry)
+    badges = "".join(f" [{claim['badge']}]" for claim in unverified)
+    return {
+        **profile.describe(),
+        "short_fingerprint": short(profile.fingerprint),
+        "edition": edition,
+        "identification": identification.as_dict(),
+        "shown_name": shown_name,  # what screens show as the lexicon's name
+        # Names that claim an edition their words are not (forced in by the TD): every screen shows a badge.
+        "unverified": unverified,
+        "label": f"{shown_name}{badges}: {edition}, fingerprint {short(profile.fingerprint)}",
+    }
+
+
+def unverified_claims(profile: Profile, registry: Registry) -> list[dict[str, Any]]:
+    """The editions a profile's names claim and its lists are not: the profile's own name and its
+    base's (both answer for the base's words), and the secondary source's. Worked out each time from
+    names, fingerprints and the registry, so that it cannot go stale."""
+    base = profile.base
+    checks = [(profile.name, base, "this list" if profile.name == base.name else f"its base lexicon {base.name}")]
+    if base.name != profile.name:
+        checks.append((base.name, base, f"the lexicon {base.name}"))
+    if profile.secondary is not None:
+        checks.append((profile.secondary.name, profile.secondary, f"the secondary source {profile.secondary.name}"))
+    found: dict[str, dict[str, Any]] = {}
+    for name, lexicon, what in checks:
+        claim = registry.claim(name, lexicon.manifest.word_count, lexicon.fingerprint)
+        if claim is not None and claim.unverified:
+            found.setdefault(claim.badge, claim.as_dict(what))  # one badge each, however many names claim it
+    return list(found.values())

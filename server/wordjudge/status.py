@@ -1,0 +1,55 @@
+"""What the server reports of its state, read from its resources when asked: the health check
+(``GET /api/health``) and the metrics (``GET /metrics``). Nothing here imports the web framework."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from . import __version__
+from .health import Health
+from .health import check as check_health
+from .metrics import State
+
+if TYPE_CHECKING:  # resources.py builds the metrics with scrape_state: imported for the types only
+    from .resources import Resources
+
+# The alerts that are rate-limit refusals, and the reason the metrics give them.
+_REFUSALS = {"rate_limit": "challenges", "login_throttled": "login", "enrol_throttled": "pairing"}
+
+
+def health_report(resources: Resources) -> Health:
+    """Check the server's state: lexicon files, the audit log's writer, disk space (see :mod:`wordjudge.health`)."""
+    served = resources.served
+    return check_health(
+        event_name=served.event.name, event_demo=served.event.demo, lexicon_views=served.lexicon_views,
+        verified=served.verified, audit=resources.audit, data_dir=resources.settings.data_dir,
+        server_id=resources.server.id, event_file=served.event_file_problem,
+    )  # fmt: skip
+
+
+def metrics_text(resources: Resources) -> str:
+    """The metrics in Prometheus' text format, with the state read now (devices, audit log, lexicons, health).
+
+    Raises :class:`~wordjudge.errors.AccessUnavailable` if the device list cannot be read.
+    """
+    return resources.metrics.render()
+
+
+def scrape_state(resources: Resources) -> State:
+    """What the metrics read at each scrape. Raises :class:`~wordjudge.errors.AccessUnavailable`."""
+    health = health_report(resources)
+    stats = resources.audit.stats
+    raised = resources.access.alerts.raised
+    return State(
+        version=__version__,
+        healthy=health.ok,
+        devices=[(d.role.value, d.online) for d in resources.access.devices.all() if not d.revoked_at],
+        lexicons=[(name, p.fingerprint, p.demo) for name, p in resources.served.profiles.items()],
+        audit_records=resources.audit.head.records,
+        audit_commits=stats.commits,
+        audit_failures=stats.failures,
+        audit_queue_depth=resources.audit.queue_depth,
+        audit_writable=health.body["audit"]["writable"],
+        refusals={reason: raised[kind] for kind, reason in _REFUSALS.items()},
+        free_bytes=health.free_bytes,
+    )
