@@ -8,14 +8,12 @@ from fastapi import APIRouter, Path, Query
 from fastapi.responses import JSONResponse
 from pydantic import Field
 
-from . import input_rules
 from .adjudication import MAX_NOTE, record_view
 from .auth import Principal
 from .chain import HeadMark
 from .deps import ERROR_RESPONSES, FilterDep, PrincipalDep, ResourcesDep, StrictBody, td_only
 from .docket import docket_view
 from .errors import NotFound
-from .input_rules import MAX_ROUND
 from .records import Record, RecordFilter, Verdict
 from .status import health_report
 
@@ -33,7 +31,8 @@ class ChallengeIn(StrictBody):
     division: str = Field(max_length=100)
     table: str | int = Field(description="The table number or label.")
     round: int | None = Field(
-        default=None, description=f"The round (1 to {MAX_ROUND}): required when the event has rounds (GET /api/event)."
+        default=None,
+        description="The round: required when the event has rounds (GET /api/event: `rounds`, `input_rules`).",
     )
     words: _Words = Field(max_length=500)
     request_id: _RequestId = Field(description="Made by the client for each new challenge; reused on a retry.")
@@ -102,12 +101,7 @@ def event(resources: ResourcesDep, who: PrincipalDep) -> dict[str, Any]:
     pre-fill. `input_rules`: the limits a challenge must keep (words, letters, round, table) and the
     challenge rules a division may have, as the server checks them. `server_id`: the identity of this
     data folder (as in /api/health), which enrolled devices compare with the server they belong to."""
-    data = resources.served.event.as_dict()
-    data["server_id"] = resources.server.id
-    data["input_rules"] = input_rules.served()
-    for division in data["divisions"]:
-        division["lexicon_view"] = resources.served.lexicon_views[division["lexicon"]]
-    return data
+    return resources.served.view()
 
 
 @router.get("/lexicons", tags=["event"])

@@ -25,7 +25,7 @@ from .deps import (
     client_address,
     td_only,
 )
-from .links import pairing_link
+from .links import pairing_link, server_url
 from .qr import qr_svg
 
 router = APIRouter(prefix="/api", responses=ERROR_RESPONSES)
@@ -113,7 +113,7 @@ def create_pairing_code(
     """
     division = resources.served.event.division(body.division).name if body.division else None
     code = resources.access.pairing.create_code(Role(body.role), division, body.name, by=who.actor)
-    base = resources.device_url(seen_at=str(request.base_url))
+    base = server_url(resources.settings, resources.mdns, seen_at=str(request.base_url))
     link = pairing_link(base.url, code.role, code.code)
     return {**code.as_dict(), "link": link, "link_note": base.note, "qr_svg": qr_svg(link)}
 
@@ -123,7 +123,7 @@ def enrol(body: EnrolIn, request: Request, resources: ResourcesDep) -> dict[str,
     """Swap a pairing code for this device's token, shown this once; send it as `Authorization: Bearer`."""
     enrolled = resources.access.pairing.enrol(body.code, client=client_address(request))
     # The device keeps which server it paired with: facing another one later, it says so and keeps its token.
-    server = {"server_id": resources.server.id, "event": resources.served.event.name}
+    server = {"server_id": resources.served.server.id, "event": resources.served.event.name}
     return {"token": enrolled.token, "device": enrolled.device.as_dict(), **server}
 
 

@@ -14,15 +14,12 @@ from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response, StreamingResponse
 from fastapi.sse import EventSourceResponse, format_sse_event
-from pydantic import Field
 
 from .adjudication import record_view
 from .auth import Principal
-from .deps import ERROR_RESPONSES, FilterDep, LoginIn, ResourcesDep, StrictBody, td_only
-from .errors import InvalidInput
-from .event import EventSettings, known_lexicons, parse_event
+from .deps import ERROR_RESPONSES, FilterDep, LoginIn, ResourcesDep, json_object, td_only
+from .event import EventSettings, RoundSetting, known_lexicons, parse_event_change
 from .export import ExportFormat, chunks
-from .input_rules import MAX_ROUND
 from .profile import Catalog
 from .records import Record, RecordFilter
 from .summary import TOP_WORDS, from_tallies, summarise
@@ -64,21 +61,6 @@ _EVENT_BODY = {
         "content": {"application/json": {"schema": _inline(_EVENT_SCHEMA, _EVENT_SCHEMA.get("$defs", {}))}},
     }
 }
-
-
-async def _json_object(request: Request) -> dict[str, Any]:
-    """The request's body, a JSON object. Raises :class:`InvalidInput`."""
-    try:
-        data = await request.json()
-    except ValueError as exc:
-        raise InvalidInput(f"the body must be a JSON object ({exc})") from None
-    if not isinstance(data, dict):
-        raise InvalidInput("the body must be a JSON object")
-    return data
-
-
-class CurrentRoundIn(StrictBody):
-    current_round: int | None = Field(ge=1, le=MAX_ROUND, description="The round under way, or null for none.")
 
 
 @router.get("/feed", tags=["console"], response_class=Response, responses=_FEED_DOC)
@@ -190,7 +172,7 @@ def disable_td(
 def replace_event(
     resources: ResourcesDep,
     who: Annotated[Principal, td_only("change the event")],
-    body: Annotated[dict[str, Any], Depends(_json_object)],
+    body: Annotated[dict[str, Any], Depends(json_object)],
 ) -> dict[str, Any]:
     """Change the event: name, divisions with their lexicon and rule, rate limit, kiosk result time (TD).
 
@@ -199,18 +181,15 @@ def replace_event(
     which stays as it is (PUT /api/event/round sets it). Lexicon names are matched to the compiled ones
     whatever their case.
     """
-    if "current_round" in body:
-        raise InvalidInput("event settings: the current round is set with PUT /api/event/round, not here")
     lexicons = known_lexicons(resources.settings.data_dir)
-    current_round = resources.served.event.current_round
-    event = parse_event({**body, "current_round": current_round}, "event settings", lexicons=lexicons)
+    event = parse_event_change(body, resources.served.event.current_round, lexicons=lexicons)
     resources.served.replace_event(event)
     return resources.served.event.as_dict()
 
 
 @router.put("/event/round", tags=["console"])
 def set_current_round(
-    body: CurrentRoundIn, resources: ResourcesDep, who: Annotated[Principal, td_only("set the current round")]
+    body: RoundSetting, resources: ResourcesDep, who: Annotated[Principal, td_only("set the current round")]
 ) -> dict[str, Any]:
     """Set the round under way (TD): every kiosk and handheld pre-fills it in a new challenge (null: none).
 

@@ -16,7 +16,7 @@ from fastapi import Depends, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 
 from .auth import Principal
-from .errors import ErrorBody, Forbidden, Unauthorized
+from .errors import ErrorBody, Forbidden, InvalidInput, Unauthorized
 from .input_rules import MAX_ROUND
 from .records import Kind, RecordFilter, Verdict, utc_time
 from .resources import Resources
@@ -150,3 +150,14 @@ class LoginIn(StrictBody):
 
     name: str = Field(max_length=40)
     password: str = Field(max_length=1000)
+
+
+async def json_object(request: Request) -> dict[str, Any]:
+    """The request's body, a JSON object, for a route that checks it itself. Raises :class:`InvalidInput`."""
+    try:
+        data = await request.json()
+    except ValueError as exc:
+        raise InvalidInput(f"the body must be a JSON object ({exc})") from None
+    if not isinstance(data, dict):
+        raise InvalidInput("the body must be a JSON object")
+    return data

@@ -111,6 +111,14 @@ class EventSettings(BaseModel):
     )
 
 
+class RoundSetting(BaseModel):
+    """The body of ``PUT /api/event/round``: the one way to set the round under way."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    current_round: int | None = Field(ge=1, le=MAX_ROUND, description="The round under way, or null for none.")
+
+
 @dataclass(frozen=True)
 class Division:
     name: str
@@ -231,6 +239,16 @@ def parse_event(data: dict[str, Any], where: str = EVENT_FILE, *, lexicons: Sequ
         name=settings.name, divisions=tuple(divisions), rounds=settings.rounds, current_round=settings.current_round,
         challenges_per_minute=settings.challenges_per_minute, kiosk_result_seconds=settings.kiosk_result_seconds,
     )  # fmt: skip
+
+
+def parse_event_change(
+    data: dict[str, Any], current_round: int | None, *, lexicons: Sequence[str] | None = None
+) -> Event:
+    """The event the TD's console asks for (``PUT /api/event``): the event file's keys but ``current_round``,
+    which stays ``current_round`` (only :class:`RoundSetting` sets it). Raises :class:`InvalidInput`."""
+    if "current_round" in data:
+        raise InvalidInput("event settings: the current round is set with PUT /api/event/round, not here")
+    return parse_event({**data, "current_round": current_round}, "event settings", lexicons=lexicons)
 
 
 # What a missing key's message says to write, by model and key.

@@ -10,7 +10,8 @@ import re
 from dataclasses import dataclass
 
 from .auth import Role
-from .mdns import LOOPBACK_NAMES, Advertisement, is_loopback_host, lan_addresses
+from .mdns import LOOPBACK_NAMES, Advertisement, Advertiser, is_loopback_host, lan_addresses
+from .settings import Settings
 
 
 def pairing_link(base_url: str, role: Role, code: str) -> str:
@@ -84,3 +85,12 @@ def _url_address(host: str) -> str:
         return f"[{host}]" if ipaddress.ip_address(host.strip("[]")).version == 6 else host
     except ValueError:
         return host
+
+
+def server_url(settings: Settings, advertiser: Advertiser | None, seen_at: str | None = None) -> DeviceUrl:
+    """Where a kiosk or phone on the LAN opens the server running with ``settings`` (announcing with
+    ``advertiser``, if any), for pairing links and QR codes: see :func:`device_url`."""
+    return device_url(
+        host=settings.host, port=settings.port, tls=settings.tls, public_url=settings.public_url,
+        advertisement=advertiser.advertisement if advertiser else None, seen_at=seen_at,
+    )  # fmt: skip

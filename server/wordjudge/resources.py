@@ -14,8 +14,6 @@ from dataclasses import dataclass
 from .access import ACCESS_FILE, AccessStore
 from .audit import AUDIT_FILE, AuditLog
 from .challenges import ChallengeService
-from .datadir import Identity, open_event_folder
-from .links import DeviceUrl, device_url
 from .mdns import Advertiser, is_loopback_host
 from .metrics import Metrics
 from .served import ServedEvent
@@ -33,7 +31,6 @@ class Resources:
     served: ServedEvent  # the event, its verified lexicon profiles, the event file watched
     audit: AuditLog
     access: AccessStore
-    server: Identity  # which server this is, for the devices that paired with it
     metrics: Metrics
     challenges: ChallengeService  # adjudicates for the event served and records, within the rate limits
     mdns: Advertiser | None = None  # announcing <mdns_name>.local, once advertise() is called
@@ -49,7 +46,6 @@ class Resources:
         """
         served = ServedEvent.open(settings.data_dir)
         event, views = served.event, served.lexicon_views
-        server = open_event_folder(settings.data_dir, demo=event.demo)
         access = AccessStore(settings.data_dir / ACCESS_FILE, challenges_per_minute=event.challenges_per_minute).open()
         audit = AuditLog(settings.data_dir / AUDIT_FILE)
         metrics = Metrics(lambda: scrape_state(resources))  # read at each scrape, once the server is open
@@ -67,7 +63,7 @@ class Resources:
             for claim in view["unverified"]:  # forced in by the TD: served, and said at every start
                 log.warning("lexicon %s: %s (%s)", name, claim["badge"], claim["description"])
         log.info("audit log %s: %d record(s)", audit.path, audit.head.records)
-        resources = cls(settings, served, audit, access, server, metrics, challenges)
+        resources = cls(settings, served, audit, access, metrics, challenges)
         return resources
 
     def advertise(self) -> None:
@@ -82,19 +78,6 @@ class Resources:
             return
         self.mdns = Advertiser(settings.mdns_name, settings.host, settings.port, tls=settings.tls)
         self.mdns.start_in_background()
-
-    def device_url(self, seen_at: str | None = None) -> DeviceUrl:
-        """Where a kiosk or phone on the LAN opens this server, for pairing links and QR codes.
-
-        ``public_url`` if set, else the ``.local`` name being announced, else ``seen_at`` (the
-        address the asking browser used) unless it is loopback, else a LAN address; see
-        :func:`wordjudge.links.device_url`.
-        """
-        settings = self.settings
-        return device_url(
-            host=settings.host, port=settings.port, tls=settings.tls, public_url=settings.public_url,
-            advertisement=self.mdns.advertisement if self.mdns else None, seen_at=seen_at,
-        )  # fmt: skip
 
     def close(self) -> None:
         """Stop announcing, then close the audit log (its writer finishes what is queued) and the access database."""

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from . import input_rules
+from .datadir import Identity, open_event_folder
 from .editions import Registry, load_registry, short
 from .errors import Conflict, InvalidInput, LexiconIntegrityError, WordjudgeError
 from .event import EVENT_FILE, Event, file_stamp, load_event, save_current_round, save_event
@@ -42,6 +44,7 @@ class ServedEvent:
     profiles: dict[str, Profile]  # by name, in the order the divisions use them
     lexicon_views: dict[str, dict[str, Any]]  # what screens show of each profile, worked out once
     verified: dict[str, Verified]  # when each profile was verified, and its compiled files as they were then
+    server: Identity  # which server this data folder is, for the devices that paired with it
     # Told of each change once it is served (challenges then adjudicate for the new event).
     on_change: Callable[[ServedEvent], None] = _unheard
     # The event file as last read or written (inode, size, mtime), to notice the TD's hand edits; and why the
@@ -70,9 +73,20 @@ class ServedEvent:
         verified = {name: stamp_verified(profile, data_dir) for name, profile in profiles.items()}
         registry = load_registry()
         views = {name: describe_profile(profile, registry) for name, profile in profiles.items()}
-        served = cls(data_dir, registry, event, profiles, views, verified)
+        server = open_event_folder(data_dir, demo=event.demo)  # the demo set aside before a real event opens
+        served = cls(data_dir, registry, event, profiles, views, verified, server)
         served.event_stamp = served._event_seen = event_stamp
         return served
+
+    def view(self) -> dict[str, Any]:
+        """The event as devices and the console read it (GET /api/event): its settings and divisions, each
+        division's lexicon as screens show it, the input rules a challenge keeps, and this server's identity."""
+        data = self.event.as_dict()
+        data["server_id"] = self.server.id
+        data["input_rules"] = input_rules.served()
+        for division in data["divisions"]:
+            division["lexicon_view"] = self.lexicon_views[division["lexicon"]]
+        return data
 
     def replace_event(self, event: Event) -> None:
         """Serve ``event`` from now on, and write it to the event file.

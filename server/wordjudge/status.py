@@ -23,7 +23,7 @@ def health_report(resources: Resources) -> Health:
     return check_health(
         event_name=served.event.name, event_demo=served.event.demo, lexicon_views=served.lexicon_views,
         verified=served.verified, audit=resources.audit, data_dir=resources.settings.data_dir,
-        server_id=resources.server.id, event_file=served.event_file_problem,
+        server_id=resources.served.server.id, event_file=served.event_file_problem,
     )  # fmt: skip
 
 
