@@ -45,8 +45,10 @@ export async function api(path, { method = "GET", body, token, csrf, timeoutMs =
   if (!response.ok) {
     // "moved": this device's token came from another network address than its own; the device keeps its
     // token (the TD may accept the move) and tries again.
-    const kind = data.code === "device_moved" ? "moved"
-      : KINDS[response.status] || (response.status >= 500 ? "unavailable" : "other");
+    const kind =
+      data.code === "device_moved"
+        ? "moved"
+        : KINDS[response.status] || (response.status >= 500 ? "unavailable" : "other");
     throw new ApiError(kind, response.status, data.error || `HTTP ${response.status}`, data);
   }
   return data;

@@ -32,21 +32,38 @@ async function boot() {
   try {
     docket = await api(`/api/challenges/${encodeURIComponent(params.get("id") || "")}/docket`, { token: anyToken() });
   } catch (error) {
-    app.replaceChildren(h("p", { class: "message", role: "alert" }, error.kind === "network" ? S.unreachable : error.message));
+    app.replaceChildren(
+      h("p", { class: "message", role: "alert" }, error.kind === "network" ? S.unreachable : error.message),
+    );
     return;
   }
   const r = docket.record;
   const ok = r.verdict === "acceptable";
   const fact = (label, value) => [h("dt", {}, label), h("dd", {}, String(value))];
-  const sizes = h("p", { class: "docket-controls" }, `${S.docketSize}: `,
-    SIZES.map((s) => h("button", { type: "button", class: s === size ? "primary" : "secondary", onclick: () => setSize(s) }, s)),
-    " ", h("button", { type: "button", id: "print", onclick: () => window.print() }, S.docketPrint));
+  const sizes = h(
+    "p",
+    { class: "docket-controls" },
+    `${S.docketSize}: `,
+    SIZES.map((s) =>
+      h("button", { type: "button", class: s === size ? "primary" : "secondary", onclick: () => setSize(s) }, s),
+    ),
+    " ",
+    h("button", { type: "button", id: "print", onclick: () => window.print() }, S.docketPrint),
+  );
   app.replaceChildren(
     sizes,
-    h("article", { class: `docket ${ok ? "acceptable" : "unacceptable"}` },
+    h(
+      "article",
+      { class: `docket ${ok ? "acceptable" : "unacceptable"}` },
       h("h1", {}, S.docketTitle),
-      h("p", { class: "docket-verdict" }, `${ok ? S.acceptableIcon : S.unacceptableIcon} ${ok ? S.acceptable : S.unacceptable}`),
-      h("dl", {},
+      h(
+        "p",
+        { class: "docket-verdict" },
+        `${ok ? S.acceptableIcon : S.unacceptableIcon} ${ok ? S.acceptable : S.unacceptable}`,
+      ),
+      h(
+        "dl",
+        {},
         fact(F.event, r.event),
         fact(F.division, r.division),
         r.round ? fact(F.round, r.round) : null,
@@ -55,13 +72,16 @@ async function boot() {
         fact(F.consequence, r.consequence.text),
         fact(F.lexicon, `${docket.lexicon_name} ${docket.short_fingerprint}`),
         docket.lexicon_unverified?.length
-          ? [h("dt", {}, ""), h("dd", { class: "docket-unverified" }, unverifiedBadges(docket.lexicon_unverified))] : null,
+          ? [h("dt", {}, ""), h("dd", { class: "docket-unverified" }, unverifiedBadges(docket.lexicon_unverified))]
+          : null,
         fact(F.time, new Date(r.created_at).toLocaleString("en-GB")),
         fact(F.id, `#${r.id}`),
         // The record's own place in the audit chain: with it, anyone can later check that the log holds this
         // record as it was (wordjudge audit verify --expect-head ID:HEX).
-        docket.head_text ? fact(F.head, docket.head_text) : null),
-      h("div", { class: "docket-qr" }, svg(docket.qr_svg))),
+        docket.head_text ? fact(F.head, docket.head_text) : null,
+      ),
+      h("div", { class: "docket-qr" }, svg(docket.qr_svg)),
+    ),
   );
   if (params.get("print") === "1") window.print();
 }

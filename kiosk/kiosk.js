@@ -6,8 +6,17 @@
 import { api, h, newRequestId } from "./api.js";
 import { STRINGS as S } from "./strings.js";
 import {
-  currentRound, draftProblem, flash, heading, lexiconBox, pairForm, submitChallenge, tableRoundFields, unverifiedBadges,
-  verdictPanel, wordsField,
+  currentRound,
+  draftProblem,
+  flash,
+  heading,
+  lexiconBox,
+  pairForm,
+  submitChallenge,
+  tableRoundFields,
+  unverifiedBadges,
+  verdictPanel,
+  wordsField,
 } from "./ui.js";
 import { enrolment } from "./device.js";
 import { refusedOutright, settle } from "./pending.js";
@@ -121,8 +130,10 @@ function forget(message) {
 async function refused() {
   if ((await DEVICE.refusedBy()) === "same") return forget(S.revoked);
   state.serverOk = false;
-  show("elsewhere", h("section", { class: "screen down" }, heading(S.otherServer(DEVICE.event())),
-    h("p", {}, S.otherServerHint)));
+  show(
+    "elsewhere",
+    h("section", { class: "screen down" }, heading(S.otherServer(DEVICE.event())), h("p", {}, S.otherServerHint)),
+  );
   later(load, 5000);
 }
 
@@ -210,12 +221,26 @@ function goIdle() {
   const status = h("p", { id: "server-state", role: "status" });
   renderServerState(status);
   const choices = fixed
-    ? [h("p", { class: "division-name" }, `Division ${fixed.name}`), lexiconBox(fixed.lexicon_view),
-       h("button", { class: "primary start", id: "start", onclick: () => startChallenge(fixed) }, S.start)]
-    : [h("h2", {}, S.pickDivision),
-       h("div", { class: "division-choices" }, divisions().map((d) =>
-         h("button", { class: "division", onclick: () => startChallenge(d) },
-           h("span", { class: "division-name" }, `Division ${d.name}`), lexiconBox(d.lexicon_view))))];
+    ? [
+        h("p", { class: "division-name" }, `Division ${fixed.name}`),
+        lexiconBox(fixed.lexicon_view),
+        h("button", { class: "primary start", id: "start", onclick: () => startChallenge(fixed) }, S.start),
+      ]
+    : [
+        h("h2", {}, S.pickDivision),
+        h(
+          "div",
+          { class: "division-choices" },
+          divisions().map((d) =>
+            h(
+              "button",
+              { class: "division", onclick: () => startChallenge(d) },
+              h("span", { class: "division-name" }, `Division ${d.name}`),
+              lexiconBox(d.lexicon_view),
+            ),
+          ),
+        ),
+      ];
   const page = h(
     "section",
     { class: "screen idle" },
@@ -243,13 +268,23 @@ async function startChallenge(division) {
     return showVerdict(recorded, { ...record, settled: true });
   } catch (error) {
     if (error.kind === "unauthorized") return refused();
-    const page = h("section", { class: "screen failure", role: "alert" },
+    const page = h(
+      "section",
+      { class: "screen failure", role: "alert" },
       heading(S.unsettledTitle),
       h("p", { class: "failure-message" }, S.unsettled(pending.table, pending.round)),
       h("p", { class: "hint" }, error.kind === "network" ? S.unreachable : S.serverRefused(error.message)),
-      h("div", { class: "actions" },
+      h(
+        "div",
+        { class: "actions" },
         h("button", { type: "button", class: "secondary", onclick: goIdle }, S.back),
-        h("button", { type: "button", class: "primary", id: "retry", onclick: () => startChallenge(division) }, S.retry)));
+        h(
+          "button",
+          { type: "button", class: "primary", id: "retry", onclick: () => startChallenge(division) },
+          S.retry,
+        ),
+      ),
+    );
     show("unsettled", page);
   }
 }
@@ -257,7 +292,11 @@ async function startChallenge(division) {
 function showChallenger(division, draft = null) {
   state.division = division;
   // The round the TD set (read every few seconds while idle), never the last challenge's: players change it if need be.
-  const place = tableRoundFields(state.event.rounds, draft?.table || "", draft ? draft.round : currentRound(state.event));
+  const place = tableRoundFields(
+    state.event.rounds,
+    draft?.table || "",
+    draft ? draft.round : currentRound(state.event),
+  );
   const words = wordsField(division.lexicon_view, state.event.input_rules, draft?.text || "");
   const done = (event) => {
     event.preventDefault();
@@ -281,9 +320,12 @@ function showChallenger(division, draft = null) {
     words.message,
     words.count,
     words.tiles,
-    h("div", { class: "actions" },
+    h(
+      "div",
+      { class: "actions" },
       h("button", { type: "button", class: "secondary", onclick: goIdle }, S.cancel),
-      h("button", { type: "submit", class: "primary", id: "done" }, S.done)),
+      h("button", { type: "submit", class: "primary", id: "done" }, S.done),
+    ),
   );
   show("challenger", form, draft ? words.textarea : place.tableInput);
   clearWhenAbandoned();
@@ -294,8 +336,12 @@ function showChallenger(division, draft = null) {
 function showOpponent(division, draft) {
   const list = splitWords(draft.text);
   const twice = repeats(list);
-  const button = h("button", { type: "button", class: "hold", id: "adjudicate", "aria-describedby": "hold-keys" },
-    h("span", { class: "hold-fill", "aria-hidden": "true" }), h("span", { class: "hold-label" }, S.hold));
+  const button = h(
+    "button",
+    { type: "button", class: "hold", id: "adjudicate", "aria-describedby": "hold-keys" },
+    h("span", { class: "hold-fill", "aria-hidden": "true" }),
+    h("span", { class: "hold-label" }, S.hold),
+  );
   let holding = null;
   const start = () => {
     if (holding) return;
@@ -332,14 +378,25 @@ function showOpponent(division, draft) {
     h("header", {}, heading(S.opponentTitle), lexiconBox(division.lexicon_view, false)),
     h("p", { class: "table-round big" }, S.tableRound(draft.table, draft.round)), // the opponent checks both
     h("p", { class: "word-count big" }, S.words(list.length)),
-    h("ol", { class: "check-words", "aria-label": S.words(list.length) },
-      list.map((word) => h("li", { "aria-label": [...word].join(" ") }, word))),
-    twice.length ? h("p", { class: "repeated", role: "note" }, twice.map(([w, n]) => S.repeated(w, n)).join(" · ")) : null,
+    h(
+      "ol",
+      { class: "check-words", "aria-label": S.words(list.length) },
+      list.map((word) => h("li", { "aria-label": [...word].join(" ") }, word)),
+    ),
+    twice.length
+      ? h("p", { class: "repeated", role: "note" }, twice.map(([w, n]) => S.repeated(w, n)).join(" · "))
+      : null,
     h("p", { class: "hint" }, S.opponentHint),
-    h("div", { class: "actions" },
-      h("button", { type: "button", class: "secondary", id: "back",
-        onclick: () => showChallenger(division, draft) }, S.back),
-      button),
+    h(
+      "div",
+      { class: "actions" },
+      h(
+        "button",
+        { type: "button", class: "secondary", id: "back", onclick: () => showChallenger(division, draft) },
+        S.back,
+      ),
+      button,
+    ),
     h("p", { id: "hold-keys", class: "hint small" }, S.holdKeys),
   );
   show("opponent", page);
@@ -374,8 +431,12 @@ function showVerdict(division, record) {
   const seconds = state.event.kiosk_result_seconds;
   const countdown = h("p", { class: "clears" }, S.clearsIn(seconds));
   const page = verdictPanel(record, {
-    facts: h("p", { class: "verdict-facts" }, `${view.shown_name} · ${S.fingerprint(view.short_fingerprint)} `,
-      unverifiedBadges(view.unverified)),
+    facts: h(
+      "p",
+      { class: "verdict-facts" },
+      `${view.shown_name} · ${S.fingerprint(view.short_fingerprint)} `,
+      unverifiedBadges(view.unverified),
+    ),
     after: countdown,
   });
   if (record.settled) page.prepend(h("p", { class: "settled-note" }, S.settledNote(record.table, record.round)));
@@ -407,9 +468,16 @@ function showFailure(division, draft, error) {
     heading(S.failedTitle),
     h("p", { class: "failure-message" }, text),
     h("p", { class: "hint" }, S.retryNote),
-    h("div", { class: "actions" },
+    h(
+      "div",
+      { class: "actions" },
       h("button", { type: "button", class: "secondary", id: "discard", onclick: goIdle }, S.discard),
-      h("button", { type: "button", class: "primary", id: "retry", onclick: () => adjudicate(division, draft) }, S.retry)),
+      h(
+        "button",
+        { type: "button", class: "primary", id: "retry", onclick: () => adjudicate(division, draft) },
+        S.retry,
+      ),
+    ),
   );
   show("failure", page);
 }
@@ -427,7 +495,10 @@ function showTdLogin() {
       onsubmit: async (event) => {
         event.preventDefault();
         try {
-          const td = await api("/api/td-check", { method: "POST", body: { name: name.value, password: password.value } });
+          const td = await api("/api/td-check", {
+            method: "POST",
+            body: { name: name.value, password: password.value },
+          });
           showSettings(td.actor);
         } catch (error) {
           password.value = "";
@@ -439,9 +510,12 @@ function showTdLogin() {
     h("label", { for: "td-name" }, S.tdName, name),
     h("label", { for: "td-password" }, S.tdPassword, password),
     note,
-    h("div", { class: "actions" },
+    h(
+      "div",
+      { class: "actions" },
       h("button", { type: "button", class: "secondary", onclick: goIdle }, S.close),
-      h("button", { type: "submit", class: "primary" }, S.tdUnlock)),
+      h("button", { type: "submit", class: "primary" }, S.tdUnlock),
+    ),
   );
   show("td-login", form, name);
   clearWhenAbandoned(SETTINGS_MS);
@@ -450,13 +524,29 @@ function showTdLogin() {
 function showSettings(td) {
   const enrolledFor = state.me?.division;
   const current = localStorage.getItem(DIVISION_KEY) || "";
-  const options = [["", S.allDivisions], ...divisions().map((d) => [d.name, `${d.name}: ${d.lexicon_view.shown_name}`])];
-  const choices = h("fieldset", { class: "settings-divisions", disabled: Boolean(enrolledFor) },
+  const options = [
+    ["", S.allDivisions],
+    ...divisions().map((d) => [d.name, `${d.name}: ${d.lexicon_view.shown_name}`]),
+  ];
+  const choices = h(
+    "fieldset",
+    { class: "settings-divisions", disabled: Boolean(enrolledFor) },
     h("legend", {}, S.settingsDivision),
-    options.map(([value, label]) => h("label", {},
-      h("input", { type: "radio", name: "division", value, checked: value === current,
-        onchange: () => (value ? localStorage.setItem(DIVISION_KEY, value) : localStorage.removeItem(DIVISION_KEY)) }),
-      label)));
+    options.map(([value, label]) =>
+      h(
+        "label",
+        {},
+        h("input", {
+          type: "radio",
+          name: "division",
+          value,
+          checked: value === current,
+          onchange: () => (value ? localStorage.setItem(DIVISION_KEY, value) : localStorage.removeItem(DIVISION_KEY)),
+        }),
+        label,
+      ),
+    ),
+  );
   const page = h(
     "section",
     { class: "screen settings" },
@@ -465,9 +555,12 @@ function showSettings(td) {
     h("p", { class: "hint" }, S.openedBy(td)),
     enrolledFor ? h("p", {}, S.enrolledFor(enrolledFor)) : null,
     choices,
-    h("div", { class: "actions" },
+    h(
+      "div",
+      { class: "actions" },
       h("button", { type: "button", class: "secondary", id: "unpair", onclick: () => forget("") }, S.unpair),
-      h("button", { type: "button", class: "primary", onclick: goIdle }, S.close)),
+      h("button", { type: "button", class: "primary", onclick: goIdle }, S.close),
+    ),
   );
   show("settings", page);
   clearWhenAbandoned(SETTINGS_MS);

@@ -8,7 +8,9 @@ import { api } from "./api.js";
 
 // An error that says the request was refused before anything was recorded: nothing is pending after it.
 export function refusedOutright(error) {
-  return ["invalid", "unauthorized", "moved", "rate_limited"].includes(error.kind) || [403, 404, 409].includes(error.status);
+  return (
+    ["invalid", "unauthorized", "moved", "rate_limited"].includes(error.kind) || [403, 404, 409].includes(error.status)
+  );
 }
 
 // What became of a pending request: {record} if it was recorded, {record: null} if it never was.

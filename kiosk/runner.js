@@ -6,7 +6,15 @@
 import { api, h, newRequestId } from "./api.js";
 import { STRINGS as S } from "./strings.js";
 import {
-  currentRound, draftProblem, flash, heading, lexiconBox, pairForm, submitChallenge, tableRoundFields, verdictPanel,
+  currentRound,
+  draftProblem,
+  flash,
+  heading,
+  lexiconBox,
+  pairForm,
+  submitChallenge,
+  tableRoundFields,
+  verdictPanel,
   wordsField,
 } from "./ui.js";
 import { enrolment } from "./device.js";
@@ -36,7 +44,10 @@ async function boot() {
 
 function showPair(message, code) {
   const { form, input } = pairForm({
-    title: S.runnerPairTitle, button: S.runnerPair, code, message,
+    title: S.runnerPairTitle,
+    button: S.runnerPair,
+    code,
+    message,
     onEnrolled: async (token, enrolled) => {
       DEVICE.save(token, enrolled);
       state.token = token;
@@ -55,8 +66,16 @@ function forget(message) {
 // The token was refused: by this handheld's own server (revoked: forget it) or by another one (keep it).
 async function refused() {
   if ((await DEVICE.refusedBy()) === "same") return forget(S.runnerRevoked);
-  show("elsewhere", h("section", { class: "screen down" }, heading(S.otherServer(DEVICE.event())),
-    h("p", {}, S.otherServerHint), h("button", { class: "primary", onclick: load }, S.retry)));
+  show(
+    "elsewhere",
+    h(
+      "section",
+      { class: "screen down" },
+      heading(S.otherServer(DEVICE.event())),
+      h("p", {}, S.otherServerHint),
+      h("button", { class: "primary", onclick: load }, S.retry),
+    ),
+  );
 }
 
 async function load() {
@@ -68,8 +87,15 @@ async function load() {
     await DEVICE.learnServer();
   } catch (error) {
     if (error.kind === "unauthorized") return refused();
-    show("down", h("section", { class: "screen down" }, heading(error.kind === "moved" ? S.moved : S.serverDown),
-      h("button", { class: "primary", onclick: load }, S.retry)));
+    show(
+      "down",
+      h(
+        "section",
+        { class: "screen down" },
+        heading(error.kind === "moved" ? S.moved : S.serverDown),
+        h("button", { class: "primary", onclick: load }, S.retry),
+      ),
+    );
     return;
   }
   showEntry();
@@ -79,9 +105,17 @@ function divisionChoice() {
   const all = state.event.divisions;
   const fixed = all.find((d) => d.name === state.me.division) || (all.length === 1 ? all[0] : null);
   if (fixed) return { get: () => fixed, element: null };
-  const select = h("select", { id: "division", name: "division" },
-    all.map((d) => h("option", { value: d.name, selected: d.name === state.division?.name },
-      `${d.name}: ${d.lexicon_view.shown_name}`)));
+  const select = h(
+    "select",
+    { id: "division", name: "division" },
+    all.map((d) =>
+      h(
+        "option",
+        { value: d.name, selected: d.name === state.division?.name },
+        `${d.name}: ${d.lexicon_view.shown_name}`,
+      ),
+    ),
+  );
   return {
     get: () => all.find((d) => d.name === select.value),
     element: h("label", { for: "division" }, S.division, select),
@@ -92,15 +126,23 @@ function divisionChoice() {
 function showEntry(draft = null) {
   const choice = divisionChoice();
   const division = state.division || choice.get();
-  const place = tableRoundFields(state.event.rounds, draft?.table || "", draft ? draft.round : currentRound(state.event));
+  const place = tableRoundFields(
+    state.event.rounds,
+    draft?.table || "",
+    draft ? draft.round : currentRound(state.event),
+  );
   const words = wordsField(division.lexicon_view, state.event.input_rules, draft?.text || "");
   const lexicon = h("div", { class: "lexicon-line" }, lexiconBox(division.lexicon_view, false));
   choice.select?.addEventListener("change", () => {
     state.division = choice.get();
     showEntry({ table: place.table(), round: place.round(), text: "" });
   });
-  const recent = h("section", { class: "recent", "aria-labelledby": "recent-title" },
-    h("h2", { id: "recent-title" }, S.recent), h("ol", { class: "recent-list" }, h("li", {}, "…")));
+  const recent = h(
+    "section",
+    { class: "recent", "aria-labelledby": "recent-title" },
+    h("h2", { id: "recent-title" }, S.recent),
+    h("ol", { class: "recent-list" }, h("li", {}, "…")),
+  );
   const form = h(
     "form",
     {
@@ -121,7 +163,11 @@ function showEntry(draft = null) {
     choice.element,
     lexicon,
     place.fields,
-    words.label, words.textarea, words.message, words.count, words.tiles,
+    words.label,
+    words.textarea,
+    words.message,
+    words.count,
+    words.tiles,
     h("button", { type: "submit", class: "primary wide", id: "check" }, S.checkAndSend),
     recent,
   );
@@ -154,11 +200,18 @@ async function loadRecent(list) {
 function recentItem(record) {
   const ok = record.verdict === "acceptable";
   const time = new Date(record.created_at).toLocaleTimeString("en-GB", { hour: "2-digit", minute: "2-digit" });
-  return h("li", { class: ok ? "acceptable" : "unacceptable" },
+  return h(
+    "li",
+    { class: ok ? "acceptable" : "unacceptable" },
     h("span", { class: "mark", "aria-hidden": "true" }, ok ? S.acceptableIcon : S.unacceptableIcon),
-    h("span", {}, `${ok ? S.acceptable : S.unacceptable} · ${S.recentLine(record.id, record.table, record.word_count, time)}`),
+    h(
+      "span",
+      {},
+      `${ok ? S.acceptable : S.unacceptable} · ${S.recentLine(record.id, record.table, record.word_count, time)}`,
+    ),
     " ",
-    h("a", { href: `/docket?id=${record.id}` }, S.printDocket));
+    h("a", { href: `/docket?id=${record.id}` }, S.printDocket),
+  );
 }
 
 function showConfirm(draft) {
@@ -169,10 +222,17 @@ function showConfirm(draft) {
     heading(S.confirmTitle),
     h("p", { class: "table-round" }, `${S.tableRound(draft.table, draft.round)} · Division ${draft.division.name}`),
     h("p", { class: "word-count big" }, S.words(list.length)),
-    h("ol", { class: "check-words" }, list.map((word) => h("li", { "aria-label": [...word].join(" ") }, word))),
-    h("div", { class: "actions stacked" },
+    h(
+      "ol",
+      { class: "check-words" },
+      list.map((word) => h("li", { "aria-label": [...word].join(" ") }, word)),
+    ),
+    h(
+      "div",
+      { class: "actions stacked" },
       h("button", { type: "button", class: "primary wide", id: "send", onclick: () => send(draft) }, S.send),
-      h("button", { type: "button", class: "secondary wide", onclick: () => showEntry(draft) }, S.edit)),
+      h("button", { type: "button", class: "secondary wide", onclick: () => showEntry(draft) }, S.edit),
+    ),
   );
   show("confirm", page);
 }
@@ -221,13 +281,30 @@ async function settled() {
       refused();
       return false;
     }
-    show("unsettled", h("section", { class: "screen failure", role: "alert" },
-      heading(S.unsettledTitle),
-      h("p", { class: "failure-message" }, S.unsettled(pending.table, pending.round)),
-      h("p", { class: "hint" }, error.kind === "network" ? S.unreachable : S.serverRefused(error.message)),
-      h("div", { class: "actions stacked" },
-        h("button", { type: "button", class: "primary wide", id: "retry", onclick: () => settled().then(
-          (free) => free && showEntry()) }, S.retry))));
+    show(
+      "unsettled",
+      h(
+        "section",
+        { class: "screen failure", role: "alert" },
+        heading(S.unsettledTitle),
+        h("p", { class: "failure-message" }, S.unsettled(pending.table, pending.round)),
+        h("p", { class: "hint" }, error.kind === "network" ? S.unreachable : S.serverRefused(error.message)),
+        h(
+          "div",
+          { class: "actions stacked" },
+          h(
+            "button",
+            {
+              type: "button",
+              class: "primary wide",
+              id: "retry",
+              onclick: () => settled().then((free) => free && showEntry()),
+            },
+            S.retry,
+          ),
+        ),
+      ),
+    );
     return false;
   }
 }
@@ -236,9 +313,12 @@ function showVerdict(record) {
   const page = verdictPanel(record, {
     facts: record.settled ? h("p", { class: "settled-note" }, S.settledNote(record.table, record.round)) : [],
     middle: h("p", { class: "verdict-list" }, record.words.join(" ")), // the runner carries the words back
-    after: h("div", { class: "actions stacked" },
+    after: h(
+      "div",
+      { class: "actions stacked" },
       h("button", { type: "button", class: "primary wide inverse", id: "next", onclick: () => showEntry() }, S.next),
-      h("a", { class: "button wide", href: `/docket?id=${record.id}` }, S.printDocket)),
+      h("a", { class: "button wide", href: `/docket?id=${record.id}` }, S.printDocket),
+    ),
   });
   show("verdict", page);
 }
@@ -250,12 +330,23 @@ function showNotSent(draft, error) {
     heading(S.notSent),
     h("p", { class: "failure-message" }, error.kind === "network" ? S.unreachable : S.serverRefused(error.message)),
     h("p", { class: "hint" }, S.notSentNote),
-    h("div", { class: "actions stacked" },
+    h(
+      "div",
+      { class: "actions stacked" },
       h("button", { type: "button", class: "primary wide", id: "retry", onclick: () => send(draft) }, S.retry),
-      h("button", { type: "button", class: "secondary wide", onclick: () => {
-        state.pending = null; // edited, it is a new slip: the old one is settled before it is sent
-        showEntry(draft);
-      } }, S.edit)),
+      h(
+        "button",
+        {
+          type: "button",
+          class: "secondary wide",
+          onclick: () => {
+            state.pending = null; // edited, it is a new slip: the old one is settled before it is sent
+            showEntry(draft);
+          },
+        },
+        S.edit,
+      ),
+    ),
   );
   show("not-sent", page);
 }

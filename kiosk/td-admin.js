@@ -8,33 +8,53 @@ const C = STRINGS.console;
 const K = C.columns;
 
 export function enrolView(onEnrolled) {
-  const role = h("select", { id: "pair-role", name: "role" }, h("option", { value: "kiosk" }, "kiosk"),
-    h("option", { value: "runner" }, "runner"));
+  const role = h(
+    "select",
+    { id: "pair-role", name: "role" },
+    h("option", { value: "kiosk" }, "kiosk"),
+    h("option", { value: "runner" }, "runner"),
+  );
   const division = h("select", { id: "pair-division", name: "division" }, h("option", { value: "" }, C.anyDivision));
   const name = h("input", { id: "pair-name", name: "name", maxlength: "40" });
   const result = h("div", { class: "pairing-result", role: "status" });
-  call("/api/event").then((event) => division.append(...event.divisions.map((d) => h("option", { value: d.name }, d.name))));
-  return h("form", {
-    class: "pairing",
-    onsubmit: async (event) => {
-      event.preventDefault();
-      try {
-        const code = await call("/api/pairing-codes", { method: "POST",
-          body: { role: role.value, division: division.value || null, name: name.value || null } });
-        result.replaceChildren(
-          h("p", { class: "pairing-code" }, C.code(code.code, when(code.expires_at))),
-          svg(code.qr_svg), h("p", {}, h("a", { href: code.link }, code.link)),
-          code.link_note ? h("p", { class: "message" }, code.link_note) : null);
-        name.value = "";
-        onEnrolled();
-      } catch (error) {
-        problem(result, error);
-      }
+  call("/api/event").then((event) =>
+    division.append(...event.divisions.map((d) => h("option", { value: d.name }, d.name))),
+  );
+  return h(
+    "form",
+    {
+      class: "pairing",
+      onsubmit: async (event) => {
+        event.preventDefault();
+        try {
+          const code = await call("/api/pairing-codes", {
+            method: "POST",
+            body: { role: role.value, division: division.value || null, name: name.value || null },
+          });
+          result.replaceChildren(
+            h("p", { class: "pairing-code" }, C.code(code.code, when(code.expires_at))),
+            svg(code.qr_svg),
+            h("p", {}, h("a", { href: code.link }, code.link)),
+            code.link_note ? h("p", { class: "message" }, code.link_note) : null,
+          );
+          name.value = "";
+          onEnrolled();
+        } catch (error) {
+          problem(result, error);
+        }
+      },
     },
-  }, h("h2", {}, C.pairing), h("div", { class: "fields" },
-    h("label", { for: "pair-role" }, C.pairingRole, role), h("label", { for: "pair-division" }, K.division, division),
-    h("label", { for: "pair-name" }, C.pairingName, name)),
-  h("button", { type: "submit", class: "primary" }, C.createCode), result);
+    h("h2", {}, C.pairing),
+    h(
+      "div",
+      { class: "fields" },
+      h("label", { for: "pair-role" }, C.pairingRole, role),
+      h("label", { for: "pair-division" }, K.division, division),
+      h("label", { for: "pair-name" }, C.pairingName, name),
+    ),
+    h("button", { type: "submit", class: "primary" }, C.createCode),
+    result,
+  );
 }
 
 export function accountsView(me) {
@@ -42,100 +62,234 @@ export function accountsView(me) {
   const note = h("p", { class: "message", role: "alert" });
   const refresh = async () => {
     const { tds } = await call("/api/tds");
-    list.replaceChildren(table([K.name, K.added, K.by, K.state, ""], tds.map((t) => h("tr", {},
-      h("td", {}, t.name), h("td", {}, when(t.created_at)), h("td", {}, t.created_by),
-      h("td", {}, t.disabled_at ? `disabled ${when(t.disabled_at)}` : "active"),
-      h("td", {}, t.disabled_at || t.name === me ? "" : h("button", { type: "button", class: "secondary small",
-        onclick: () => call(`/api/tds/${encodeURIComponent(t.name)}/disable`, { method: "POST" }).then(refresh,
-          (error) => problem(note, error)) }, C.disable))))));
+    list.replaceChildren(
+      table(
+        [K.name, K.added, K.by, K.state, ""],
+        tds.map((t) =>
+          h(
+            "tr",
+            {},
+            h("td", {}, t.name),
+            h("td", {}, when(t.created_at)),
+            h("td", {}, t.created_by),
+            h("td", {}, t.disabled_at ? `disabled ${when(t.disabled_at)}` : "active"),
+            h(
+              "td",
+              {},
+              t.disabled_at || t.name === me
+                ? ""
+                : h(
+                    "button",
+                    {
+                      type: "button",
+                      class: "secondary small",
+                      onclick: () =>
+                        call(`/api/tds/${encodeURIComponent(t.name)}/disable`, { method: "POST" }).then(
+                          refresh,
+                          (error) => problem(note, error),
+                        ),
+                    },
+                    C.disable,
+                  ),
+            ),
+          ),
+        ),
+      ),
+    );
   };
   const name = h("input", { id: "td-new-name", maxlength: "40" });
-  const password = h("input", { id: "td-new-password", type: "password", autocomplete: "new-password", maxlength: "1000" });
+  const password = h("input", {
+    id: "td-new-password",
+    type: "password",
+    autocomplete: "new-password",
+    maxlength: "1000",
+  });
   refresh();
-  return h("section", {}, h("h2", {}, C.accounts), list,
-    h("form", { class: "add-td", onsubmit: async (event) => {
-      event.preventDefault();
-      try {
-        await call("/api/tds", { method: "POST", body: { name: name.value, password: password.value } });
-        name.value = password.value = "";
-        note.textContent = "";
-        refresh();
-      } catch (error) {
-        problem(note, error);
-      }
-    } }, h("div", { class: "fields" }, h("label", { for: "td-new-name" }, K.name, name),
-      h("label", { for: "td-new-password" }, C.password, password)),
-    h("button", { type: "submit", class: "primary" }, C.addTd)), note);
+  return h(
+    "section",
+    {},
+    h("h2", {}, C.accounts),
+    list,
+    h(
+      "form",
+      {
+        class: "add-td",
+        onsubmit: async (event) => {
+          event.preventDefault();
+          try {
+            await call("/api/tds", { method: "POST", body: { name: name.value, password: password.value } });
+            name.value = password.value = "";
+            note.textContent = "";
+            refresh();
+          } catch (error) {
+            problem(note, error);
+          }
+        },
+      },
+      h(
+        "div",
+        { class: "fields" },
+        h("label", { for: "td-new-name" }, K.name, name),
+        h("label", { for: "td-new-password" }, C.password, password),
+      ),
+      h("button", { type: "submit", class: "primary" }, C.addTd),
+    ),
+    note,
+  );
 }
 
 export function eventView(content) {
   const note = h("p", { class: "message", role: "alert" });
   content.append(note);
-  Promise.all([call("/api/event"), call("/api/lexicons/available")]).then(([event, available]) => {
-    const lexicons = [...new Set([...available.names, ...available.served])].sort();
-    const name = h("input", { id: "event-name", value: event.name, maxlength: "100" });
-    const rounds = h("input", { id: "event-rounds", type: "checkbox", checked: event.rounds });
-    const perMinute = h("input", { id: "event-per-minute", type: "number", min: "0", max: "600", value: event.challenges_per_minute });
-    const seconds = h("input", { id: "event-seconds", type: "number", min: "3", max: "120", value: event.kiosk_result_seconds });
-    const rows = h("tbody", {});
-    const addRow = (d = { name: "", lexicon: lexicons[0], rule: "five-per-word" }) => {
-      const tr = h("tr", { class: "division-row" },
-        h("td", {}, h("input", { class: "division-name-input", value: d.name, maxlength: "100", "aria-label": K.division })),
-        h("td", {}, h("select", { class: "division-lexicon", "aria-label": K.lexicon },
-          lexicons.map((l) => h("option", { value: l, selected: l === d.lexicon }, l)))),
-        h("td", {}, h("select", { class: "division-rule", "aria-label": K.rule },
-          event.input_rules.challenge_rules.map((r) =>
-            h("option", { value: r.value, selected: r.value === d.rule, title: r.text }, r.value)))),
-        h("td", {}, h("button", { type: "button", class: "secondary small", onclick: () => tr.remove() }, C.removeDivision)));
-      rows.append(tr);
-    };
-    event.divisions.forEach(addRow);
-    content.append(h("form", { class: "event-form", onsubmit: async (submitted) => {
-      submitted.preventDefault();
-      const body = {
-        name: name.value, rounds: rounds.checked, challenges_per_minute: Number(perMinute.value),
-        kiosk_result_seconds: Number(seconds.value),
-        division: [...rows.querySelectorAll("tr")].map((tr) => ({
-          name: tr.querySelector(".division-name-input").value, lexicon: tr.querySelector(".division-lexicon").value,
-          rule: tr.querySelector(".division-rule").value })),
+  Promise.all([call("/api/event"), call("/api/lexicons/available")]).then(
+    ([event, available]) => {
+      const lexicons = [...new Set([...available.names, ...available.served])].sort();
+      const name = h("input", { id: "event-name", value: event.name, maxlength: "100" });
+      const rounds = h("input", { id: "event-rounds", type: "checkbox", checked: event.rounds });
+      const perMinute = h("input", {
+        id: "event-per-minute",
+        type: "number",
+        min: "0",
+        max: "600",
+        value: event.challenges_per_minute,
+      });
+      const seconds = h("input", {
+        id: "event-seconds",
+        type: "number",
+        min: "3",
+        max: "120",
+        value: event.kiosk_result_seconds,
+      });
+      const rows = h("tbody", {});
+      const addRow = (d = { name: "", lexicon: lexicons[0], rule: "five-per-word" }) => {
+        const tr = h(
+          "tr",
+          { class: "division-row" },
+          h(
+            "td",
+            {},
+            h("input", { class: "division-name-input", value: d.name, maxlength: "100", "aria-label": K.division }),
+          ),
+          h(
+            "td",
+            {},
+            h(
+              "select",
+              { class: "division-lexicon", "aria-label": K.lexicon },
+              lexicons.map((l) => h("option", { value: l, selected: l === d.lexicon }, l)),
+            ),
+          ),
+          h(
+            "td",
+            {},
+            h(
+              "select",
+              { class: "division-rule", "aria-label": K.rule },
+              event.input_rules.challenge_rules.map((r) =>
+                h("option", { value: r.value, selected: r.value === d.rule, title: r.text }, r.value),
+              ),
+            ),
+          ),
+          h(
+            "td",
+            {},
+            h("button", { type: "button", class: "secondary small", onclick: () => tr.remove() }, C.removeDivision),
+          ),
+        );
+        rows.append(tr);
       };
-      try {
-        await call("/api/event", { method: "PUT", body });
-        note.textContent = C.eventSaved;
-        note.className = "ok";
-      } catch (error) {
-        note.className = "message";
-        problem(note, error);
-      }
-    } },
-    h("label", { for: "event-name" }, K.name, name),
-    h("label", { for: "event-rounds", class: "inline" }, rounds, C.rounds),
-    h("label", { for: "event-per-minute" }, C.perMinute, perMinute),
-    h("label", { for: "event-seconds" }, C.resultSeconds, seconds),
-    h("table", {}, h("thead", {}, h("tr", {}, [K.division, K.lexicon, K.rule, ""].map((t) => h("th", { scope: "col" }, t)))), rows),
-    h("button", { type: "button", class: "secondary", onclick: () => addRow() }, C.addDivision),
-    h("button", { type: "submit", class: "primary", id: "save-event" }, C.save)));
-  }, (error) => problem(note, error));
+      event.divisions.forEach(addRow);
+      content.append(
+        h(
+          "form",
+          {
+            class: "event-form",
+            onsubmit: async (submitted) => {
+              submitted.preventDefault();
+              const body = {
+                name: name.value,
+                rounds: rounds.checked,
+                challenges_per_minute: Number(perMinute.value),
+                kiosk_result_seconds: Number(seconds.value),
+                division: [...rows.querySelectorAll("tr")].map((tr) => ({
+                  name: tr.querySelector(".division-name-input").value,
+                  lexicon: tr.querySelector(".division-lexicon").value,
+                  rule: tr.querySelector(".division-rule").value,
+                })),
+              };
+              try {
+                await call("/api/event", { method: "PUT", body });
+                note.textContent = C.eventSaved;
+                note.className = "ok";
+              } catch (error) {
+                note.className = "message";
+                problem(note, error);
+              }
+            },
+          },
+          h("label", { for: "event-name" }, K.name, name),
+          h("label", { for: "event-rounds", class: "inline" }, rounds, C.rounds),
+          h("label", { for: "event-per-minute" }, C.perMinute, perMinute),
+          h("label", { for: "event-seconds" }, C.resultSeconds, seconds),
+          h(
+            "table",
+            {},
+            h(
+              "thead",
+              {},
+              h(
+                "tr",
+                {},
+                [K.division, K.lexicon, K.rule, ""].map((t) => h("th", { scope: "col" }, t)),
+              ),
+            ),
+            rows,
+          ),
+          h("button", { type: "button", class: "secondary", onclick: () => addRow() }, C.addDivision),
+          h("button", { type: "submit", class: "primary", id: "save-event" }, C.save),
+        ),
+      );
+    },
+    (error) => problem(note, error),
+  );
 }
 
 function tallyRow(label, t, most) {
   const share = t.acceptable_share === null ? "" : `${Math.round(t.acceptable_share * 100)}%`;
   const bar = h("span", { class: "bar", title: `${t.challenges}` });
   bar.style.width = `${most ? (100 * t.challenges) / most : 0}%`; // CSSOM, which the page's CSP allows
-  return h("tr", {}, h("td", {}, label), h("td", {}, String(t.challenges)), h("td", {}, share),
-    h("td", { class: "chart" }, bar), h("td", {}, t.most_challenged.slice(0, 5).map((w) => `${w.word} (${w.challenges})`).join(", ")));
+  return h(
+    "tr",
+    {},
+    h("td", {}, label),
+    h("td", {}, String(t.challenges)),
+    h("td", {}, share),
+    h("td", { class: "chart" }, bar),
+    h(
+      "td",
+      {},
+      t.most_challenged
+        .slice(0, 5)
+        .map((w) => `${w.word} (${w.challenges})`)
+        .join(", "),
+    ),
+  );
 }
 
 export function summaryView(content) {
   const note = h("p", { class: "message", role: "alert" });
   content.append(note);
-  call("/api/summary").then((summary) => {
-    const most = summary.total.challenges;
-    const rows = [tallyRow(C.total, summary.total, most)];
-    for (const d of summary.divisions) {
-      rows.push(tallyRow(`${K.division} ${d.division}`, d, most));
-      for (const r of d.rounds) rows.push(tallyRow(`${d.division}, ${K.round.toLowerCase()} ${r.round ?? "-"}`, r, most));
-    }
-    content.append(table([K.division, K.challenges, K.share, "", C.mostChallenged], rows, { class: "summary" }));
-  }, (error) => problem(note, error));
+  call("/api/summary").then(
+    (summary) => {
+      const most = summary.total.challenges;
+      const rows = [tallyRow(C.total, summary.total, most)];
+      for (const d of summary.divisions) {
+        rows.push(tallyRow(`${K.division} ${d.division}`, d, most));
+        for (const r of d.rounds)
+          rows.push(tallyRow(`${d.division}, ${K.round.toLowerCase()} ${r.round ?? "-"}`, r, most));
+      }
+      content.append(table([K.division, K.challenges, K.share, "", C.mostChallenged], rows, { class: "summary" }));
+    },
+    (error) => problem(note, error),
+  );
 }

@@ -11,8 +11,20 @@ export function call(path, options = {}) {
 }
 
 export function table(headers, rows, attributes = {}) {
-  return h("table", attributes, h("thead", {}, h("tr", {}, headers.map((t) => h("th", { scope: "col" }, t)))),
-    h("tbody", {}, rows));
+  return h(
+    "table",
+    attributes,
+    h(
+      "thead",
+      {},
+      h(
+        "tr",
+        {},
+        headers.map((t) => h("th", { scope: "col" }, t)),
+      ),
+    ),
+    h("tbody", {}, rows),
+  );
 }
 
 export function when(iso) {

@@ -11,36 +11,72 @@ const K = C.columns;
 function filtersForm(onApply) {
   const field = (name, label, attributes = {}) =>
     h("label", { for: `filter-${name}` }, label, h("input", { id: `filter-${name}`, name, ...attributes }));
-  const form = h("form", { class: "filters", onsubmit: (event) => { event.preventDefault(); onApply(query(form)); } },
+  const form = h(
+    "form",
+    {
+      class: "filters",
+      onsubmit: (event) => {
+        event.preventDefault();
+        onApply(query(form));
+      },
+    },
     field("division", K.division, { maxlength: "100" }),
     field("round", K.round, { inputmode: "numeric", maxlength: "3" }),
     field("table", K.table, { maxlength: "10" }),
     field("actor", C.device, { maxlength: "64" }),
-    h("label", { for: "filter-verdict" }, K.verdict, h("select", { id: "filter-verdict", name: "verdict" },
-      h("option", { value: "" }, C.anyVerdict), h("option", { value: "acceptable" }, STRINGS.acceptable),
-      h("option", { value: "unacceptable" }, STRINGS.unacceptable))),
+    h(
+      "label",
+      { for: "filter-verdict" },
+      K.verdict,
+      h(
+        "select",
+        { id: "filter-verdict", name: "verdict" },
+        h("option", { value: "" }, C.anyVerdict),
+        h("option", { value: "acceptable" }, STRINGS.acceptable),
+        h("option", { value: "unacceptable" }, STRINGS.unacceptable),
+      ),
+    ),
     field("since", C.since, { type: "datetime-local" }),
     field("until", C.until, { type: "datetime-local" }),
-    h("button", { type: "submit", class: "primary" }, C.apply));
+    h("button", { type: "submit", class: "primary" }, C.apply),
+  );
   return form;
 }
 
 function perWord(record) {
-  return h("span", { class: "results" }, record.results.map((r) =>
-    h("span", { class: r.acceptable ? "word-ok" : "word-bad" },
-      `${r.word} ${r.acceptable ? STRINGS.acceptableIcon : STRINGS.unacceptableIcon}${r.source ? ` (${r.source})` : ""}`)));
+  return h(
+    "span",
+    { class: "results" },
+    record.results.map((r) =>
+      h(
+        "span",
+        { class: r.acceptable ? "word-ok" : "word-bad" },
+        `${r.word} ${r.acceptable ? STRINGS.acceptableIcon : STRINGS.unacceptableIcon}${r.source ? ` (${r.source})` : ""}`,
+      ),
+    ),
+  );
 }
 
 function row(record, open) {
   const ok = record.verdict === "acceptable";
-  return h("tr", { class: `record ${ok ? "acceptable" : "unacceptable"}`, "data-id": record.id },
+  return h(
+    "tr",
+    { class: `record ${ok ? "acceptable" : "unacceptable"}`, "data-id": record.id },
     h("td", {}, h("button", { type: "button", class: "link", onclick: () => open(record.id) }, `#${record.id}`)),
-    h("td", {}, when(record.created_at)), h("td", {}, record.kind), h("td", {}, record.division),
-    h("td", {}, record.round ?? ""), h("td", {}, record.table), h("td", {}, record.actor),
+    h("td", {}, when(record.created_at)),
+    h("td", {}, record.kind),
+    h("td", {}, record.division),
+    h("td", {}, record.round ?? ""),
+    h("td", {}, record.table),
+    h("td", {}, record.actor),
     h("td", {}, record.words.join(" ")),
-    h("td", { class: ok ? "verdict-ok" : "verdict-bad" },
-      `${ok ? STRINGS.acceptableIcon : STRINGS.unacceptableIcon} ${record.verdict}`),
-    h("td", {}, perWord(record)));
+    h(
+      "td",
+      { class: ok ? "verdict-ok" : "verdict-bad" },
+      `${ok ? STRINGS.acceptableIcon : STRINGS.unacceptableIcon} ${record.verdict}`,
+    ),
+    h("td", {}, perWord(record)),
+  );
 }
 
 export function feedView(content) {
@@ -53,8 +89,10 @@ export function feedView(content) {
   const load = async (params) => {
     source?.close();
     exports.replaceChildren(
-      h("a", { href: `/api/export?format=csv&${params}`, class: "button secondary", download: "" }, C.exportCsv), " ",
-      h("a", { href: `/api/export?format=jsonl&${params}`, class: "button secondary", download: "" }, C.exportJsonl));
+      h("a", { href: `/api/export?format=csv&${params}`, class: "button secondary", download: "" }, C.exportCsv),
+      " ",
+      h("a", { href: `/api/export?format=jsonl&${params}`, class: "button secondary", download: "" }, C.exportJsonl),
+    );
     try {
       const { records } = await call(`/api/challenges?limit=200&${params}`);
       body.replaceChildren(...records.map((r) => row(r, open)));
@@ -72,11 +110,28 @@ export function feedView(content) {
       body.prepend(row(record, open));
     });
   };
-  content.append(filtersForm(load), exports, status,
-    h("table", { class: "feed" }, h("thead", {}, h("tr", {},
-      [K.id, K.time, K.kind, K.division, K.round, K.table, K.actor, K.words, K.verdict, K.results]
-        .map((t) => h("th", { scope: "col" }, t)))), body),
-    detail);
+  content.append(
+    filtersForm(load),
+    exports,
+    status,
+    h(
+      "table",
+      { class: "feed" },
+      h(
+        "thead",
+        {},
+        h(
+          "tr",
+          {},
+          [K.id, K.time, K.kind, K.division, K.round, K.table, K.actor, K.words, K.verdict, K.results].map((t) =>
+            h("th", { scope: "col" }, t),
+          ),
+        ),
+      ),
+      body,
+    ),
+    detail,
+  );
   load(new URLSearchParams());
   return () => source?.close();
 }
@@ -94,44 +149,104 @@ async function showRecord(detail, id, open, message = "") {
   const fact = (label, value) => [h("dt", {}, label), h("dd", {}, value)];
   const after = (kind) => (created) => showRecord(detail, id, open, C.done(kind, created.id));
   detail.replaceChildren(
-    h("section", { class: "record-view", "aria-labelledby": "record-title", id: "record-view" },
+    h(
+      "section",
+      { class: "record-view", "aria-labelledby": "record-title", id: "record-view" },
       h("h2", { id: "record-title", tabindex: "-1" }, C.record(record.id)),
       record.needs_ruling ? h("p", { class: "needs-ruling", role: "alert" }, C.needsRuling) : null,
-      h("dl", {},
-        fact(K.kind, record.kind), fact(K.time, when(record.created_at)), fact(K.division, record.division),
-        fact(K.round, record.round ?? ""), fact(K.table, record.table), fact(K.actor, `${record.actor} (${record.channel})`),
-        fact(K.words, record.words.join(" ")), fact(K.verdict, `${ok ? STRINGS.acceptableIcon : STRINGS.unacceptableIcon} ${record.verdict}`),
-        fact(K.results, perWord(record)), fact("Consequence", record.consequence.text),
+      h(
+        "dl",
+        {},
+        fact(K.kind, record.kind),
+        fact(K.time, when(record.created_at)),
+        fact(K.division, record.division),
+        fact(K.round, record.round ?? ""),
+        fact(K.table, record.table),
+        fact(K.actor, `${record.actor} (${record.channel})`),
+        fact(K.words, record.words.join(" ")),
+        fact(K.verdict, `${ok ? STRINGS.acceptableIcon : STRINGS.unacceptableIcon} ${record.verdict}`),
+        fact(K.results, perWord(record)),
+        fact("Consequence", record.consequence.text),
         fact(K.lexicon, `${record.lexicon} ${record.fingerprint}`),
         record.note ? fact(C.note, record.note) : null,
         record.agrees !== null ? fact("Agrees with the original", record.agrees ? "yes" : "NO") : null,
         fact(C.chain, `${record.id}:${record.hash.slice(0, 16)} (previous ${record.prev_hash.slice(0, 16)}…)`),
-        record.parent_id ? fact(C.parent, h("button", { type: "button", class: "link", onclick: () => open(record.parent_id) }, `#${record.parent_id}`)) : null,
-        record.children.length ? fact(C.children, record.children.map((c) =>
-          h("button", { type: "button", class: "link", onclick: () => open(c) }, `#${c}`))) : null),
+        record.parent_id
+          ? fact(
+              C.parent,
+              h(
+                "button",
+                { type: "button", class: "link", onclick: () => open(record.parent_id) },
+                `#${record.parent_id}`,
+              ),
+            )
+          : null,
+        record.children.length
+          ? fact(
+              C.children,
+              record.children.map((c) =>
+                h("button", { type: "button", class: "link", onclick: () => open(c) }, `#${c}`),
+              ),
+            )
+          : null,
+      ),
       h("p", {}, h("a", { href: `/docket?id=${record.id}`, target: "_blank" }, STRINGS.printDocket)),
       record.kind === "challenge" ? actions(record, note, after) : null,
       note,
-      h("button", { type: "button", class: "secondary", onclick: () => detail.replaceChildren() }, C.close)));
+      h("button", { type: "button", class: "secondary", onclick: () => detail.replaceChildren() }, C.close),
+    ),
+  );
   detail.querySelector("#record-title").focus();
 }
 
 function actions(record, note, after) {
-  const post = (path, body, kind) => call(`/api/challenges/${record.id}/${path}`, { method: "POST", body: { ...body, request_id: newRequestId() } })
-    .then(after(kind), (error) => problem(note, error));
+  const post = (path, body, kind) =>
+    call(`/api/challenges/${record.id}/${path}`, {
+      method: "POST",
+      body: { ...body, request_id: newRequestId() },
+    }).then(after(kind), (error) => problem(note, error));
   const recheckNote = h("input", { id: "recheck-note", maxlength: "500" });
   const words = h("input", { id: "reissue-words", maxlength: "200" });
   const reason = h("input", { id: "reissue-reason", maxlength: "500" });
-  const verdict = h("select", { id: "ruling-verdict" }, h("option", { value: "acceptable" }, STRINGS.acceptable),
-    h("option", { value: "unacceptable" }, STRINGS.unacceptable));
+  const verdict = h(
+    "select",
+    { id: "ruling-verdict" },
+    h("option", { value: "acceptable" }, STRINGS.acceptable),
+    h("option", { value: "unacceptable" }, STRINGS.unacceptable),
+  );
   const rulingNote = h("input", { id: "ruling-note", maxlength: "500" });
-  const form = (title, fields, submit) => h("form", { class: "action", onsubmit: (event) => { event.preventDefault(); submit(); } },
-    h("h3", {}, title), fields, h("button", { type: "submit", class: "primary" }, title));
-  return h("div", { class: "actions-grid" },
-    form(C.recheck, [h("label", { for: "recheck-note" }, C.note, recheckNote)],
-      () => post("recheck", { note: recheckNote.value || null }, "recheck")),
-    form(C.reissue, [h("label", { for: "reissue-words" }, K.words, words), h("label", { for: "reissue-reason" }, C.reason, reason)],
-      () => post("reissue", { words: words.value, reason: reason.value }, "reissue")),
-    form(C.ruling, [h("label", { for: "ruling-verdict" }, C.rulingVerdict, verdict), h("label", { for: "ruling-note" }, C.note, rulingNote)],
-      () => post("ruling", { verdict: verdict.value, note: rulingNote.value }, "ruling")));
+  const form = (title, fields, submit) =>
+    h(
+      "form",
+      {
+        class: "action",
+        onsubmit: (event) => {
+          event.preventDefault();
+          submit();
+        },
+      },
+      h("h3", {}, title),
+      fields,
+      h("button", { type: "submit", class: "primary" }, title),
+    );
+  return h(
+    "div",
+    { class: "actions-grid" },
+    form(C.recheck, [h("label", { for: "recheck-note" }, C.note, recheckNote)], () =>
+      post("recheck", { note: recheckNote.value || null }, "recheck"),
+    ),
+    form(
+      C.reissue,
+      [h("label", { for: "reissue-words" }, K.words, words), h("label", { for: "reissue-reason" }, C.reason, reason)],
+      () => post("reissue", { words: words.value, reason: reason.value }, "reissue"),
+    ),
+    form(
+      C.ruling,
+      [
+        h("label", { for: "ruling-verdict" }, C.rulingVerdict, verdict),
+        h("label", { for: "ruling-note" }, C.note, rulingNote),
+      ],
+      () => post("ruling", { verdict: verdict.value, note: rulingNote.value }, "ruling"),
+    ),
+  );
 }

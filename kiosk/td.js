@@ -28,25 +28,41 @@ async function boot() {
 
 function showLogin() {
   const name = h("input", { id: "name", autocomplete: "username", maxlength: "40" });
-  const password = h("input", { id: "password", type: "password", autocomplete: "current-password", maxlength: "1000" });
+  const password = h("input", {
+    id: "password",
+    type: "password",
+    autocomplete: "current-password",
+    maxlength: "1000",
+  });
   const note = h("p", { class: "message", role: "alert" });
-  app.replaceChildren(h("form", {
-    class: "console-login",
-    onsubmit: async (event) => {
-      event.preventDefault();
-      try {
-        const signed = await api("/api/session", { method: "POST", body: { name: name.value, password: password.value } });
-        state.me = { actor: signed.actor, role: "td" };
-        session.csrf = signed.csrf_token;
-        showConsole();
-      } catch (error) {
-        password.value = "";
-        problem(note, error);
-      }
-    },
-  }, h("h1", {}, C.signInTitle), h("label", { for: "name" }, STRINGS.tdName, name),
-  h("label", { for: "password" }, STRINGS.tdPassword, password), note,
-  h("button", { type: "submit", class: "primary" }, C.signIn)));
+  app.replaceChildren(
+    h(
+      "form",
+      {
+        class: "console-login",
+        onsubmit: async (event) => {
+          event.preventDefault();
+          try {
+            const signed = await api("/api/session", {
+              method: "POST",
+              body: { name: name.value, password: password.value },
+            });
+            state.me = { actor: signed.actor, role: "td" };
+            session.csrf = signed.csrf_token;
+            showConsole();
+          } catch (error) {
+            password.value = "";
+            problem(note, error);
+          }
+        },
+      },
+      h("h1", {}, C.signInTitle),
+      h("label", { for: "name" }, STRINGS.tdName, name),
+      h("label", { for: "password" }, STRINGS.tdPassword, password),
+      note,
+      h("button", { type: "submit", class: "primary" }, C.signIn),
+    ),
+  );
   app.dataset.screen = "login";
   name.focus();
 }
@@ -57,15 +73,35 @@ function showConsole(tab = state.tab) {
   state.cleanup?.();
   state.cleanup = null;
   state.tab = tab;
-  const nav = h("nav", { "aria-label": C.title }, Object.entries(C.tabs).map(([key, label]) =>
-    h("button", { type: "button", class: key === tab ? "tab current" : "tab", "aria-current": key === tab ? "page" : null,
-      id: `tab-${key}`, onclick: () => showConsole(key) }, label)));
+  const nav = h(
+    "nav",
+    { "aria-label": C.title },
+    Object.entries(C.tabs).map(([key, label]) =>
+      h(
+        "button",
+        {
+          type: "button",
+          class: key === tab ? "tab current" : "tab",
+          "aria-current": key === tab ? "page" : null,
+          id: `tab-${key}`,
+          onclick: () => showConsole(key),
+        },
+        label,
+      ),
+    ),
+  );
   const content = h("section", { class: "console-content", id: "content" });
   app.replaceChildren(
-    h("header", { class: "console-header" }, h("h1", {}, C.title),
+    h(
+      "header",
+      { class: "console-header" },
+      h("h1", {}, C.title),
       h("span", { class: "who" }, C.signedInAs(state.me.actor)),
-      h("button", { type: "button", class: "secondary", onclick: signOut }, C.signOut)),
-    nav, content);
+      h("button", { type: "button", class: "secondary", onclick: signOut }, C.signOut),
+    ),
+    nav,
+    content,
+  );
   app.dataset.screen = tab;
   state.cleanup = VIEWS[tab](content) || null;
 }
@@ -87,22 +123,39 @@ function overviewView(content) {
   content.append(note);
   (async () => {
     try {
-      const [event, devices, alerts] = await Promise.all([call("/api/event"), call("/api/devices"), call("/api/alerts")]);
+      const [event, devices, alerts] = await Promise.all([
+        call("/api/event"),
+        call("/api/devices"),
+        call("/api/alerts"),
+      ]);
       content.append(
         h("h2", {}, `${event.name}${event.demo ? " (DEMO event)" : ""}`),
         h("p", { class: "server-id", id: "server-id" }, C.serverId(event.server_id)),
         event.rounds ? roundControl(event) : null,
         h("h3", {}, C.divisions),
-        table([C.columns.division, C.columns.lexicon, C.columns.edition, C.columns.fingerprint, C.columns.rule],
-          event.divisions.map((d) => h("tr", {},
-            h("td", {}, d.name), h("td", {}, d.lexicon_view.shown_name, " ", unverifiedBadges(d.lexicon_view.unverified)),
-            h("td", {}, d.lexicon_view.edition),
-            h("td", { class: "fingerprint", title: d.lexicon_view.fingerprint }, d.lexicon_view.short_fingerprint),
-            h("td", {}, d.rule_text)))),
-        h("h3", {}, STRINGS.console.tabs.devices), devicesTable(devices.devices, () => showConsole("overview")),
+        table(
+          [C.columns.division, C.columns.lexicon, C.columns.edition, C.columns.fingerprint, C.columns.rule],
+          event.divisions.map((d) =>
+            h(
+              "tr",
+              {},
+              h("td", {}, d.name),
+              h("td", {}, d.lexicon_view.shown_name, " ", unverifiedBadges(d.lexicon_view.unverified)),
+              h("td", {}, d.lexicon_view.edition),
+              h("td", { class: "fingerprint", title: d.lexicon_view.fingerprint }, d.lexicon_view.short_fingerprint),
+              h("td", {}, d.rule_text),
+            ),
+          ),
+        ),
+        h("h3", {}, STRINGS.console.tabs.devices),
+        devicesTable(devices.devices, () => showConsole("overview")),
         h("h3", {}, C.alerts),
         alerts.alerts.length
-          ? h("ul", { class: "alerts" }, alerts.alerts.map((a) => alertItem(a, devices.devices)))
+          ? h(
+              "ul",
+              { class: "alerts" },
+              alerts.alerts.map((a) => alertItem(a, devices.devices)),
+            )
           : h("p", {}, C.noAlerts),
         chainCheck(),
       );
@@ -114,76 +167,148 @@ function overviewView(content) {
 
 // The round under way: every kiosk and handheld pre-fills it in a new challenge (players can change it).
 function roundControl(event) {
-  const input = h("input", { id: "current-round", type: "number", min: "1", max: event.input_rules.max_round, inputmode: "numeric",
-    value: event.current_round ?? "" });
+  const input = h("input", {
+    id: "current-round",
+    type: "number",
+    min: "1",
+    max: event.input_rules.max_round,
+    inputmode: "numeric",
+    value: event.current_round ?? "",
+  });
   const note = h("p", { id: "round-note", role: "status" });
-  return h("form", { class: "current-round", onsubmit: async (submitted) => {
-    submitted.preventDefault();
-    const value = input.value.trim();
-    try {
-      const saved = await call("/api/event/round", { method: "PUT",
-        body: { current_round: value === "" ? null : Number(value) } });
-      input.value = saved.current_round ?? "";
-      note.textContent = saved.current_round === null ? C.roundCleared : C.roundSet(saved.current_round);
-      note.className = "ok";
-    } catch (error) {
-      note.className = "message";
-      problem(note, error);
-    }
-  } }, h("label", { for: "current-round" }, C.currentRound, input),
-  h("button", { type: "submit", class: "primary", id: "set-round" }, C.setRound), note);
+  return h(
+    "form",
+    {
+      class: "current-round",
+      onsubmit: async (submitted) => {
+        submitted.preventDefault();
+        const value = input.value.trim();
+        try {
+          const saved = await call("/api/event/round", {
+            method: "PUT",
+            body: { current_round: value === "" ? null : Number(value) },
+          });
+          input.value = saved.current_round ?? "";
+          note.textContent = saved.current_round === null ? C.roundCleared : C.roundSet(saved.current_round);
+          note.className = "ok";
+        } catch (error) {
+          note.className = "message";
+          problem(note, error);
+        }
+      },
+    },
+    h("label", { for: "current-round" }, C.currentRound, input),
+    h("button", { type: "submit", class: "primary", id: "set-round" }, C.setRound),
+    note,
+  );
 }
 
 function chainCheck() {
   const result = h("p", { id: "chain-result", role: "status" });
-  return h("div", { class: "chain" },
-    h("button", { type: "button", id: "verify", onclick: async () => {
-      try {
-        const verified = await call("/api/audit/verify");
-        result.textContent = `${verified.description} · ${C.chainHead(verified.head)}`;
-        result.className = verified.ok ? "ok" : "message";
-      } catch (error) {
-        problem(result, error);
-      }
-    } }, C.verify), result);
+  return h(
+    "div",
+    { class: "chain" },
+    h(
+      "button",
+      {
+        type: "button",
+        id: "verify",
+        onclick: async () => {
+          try {
+            const verified = await call("/api/audit/verify");
+            result.textContent = `${verified.description} · ${C.chainHead(verified.head)}`;
+            result.className = verified.ok ? "ok" : "message";
+          } catch (error) {
+            problem(result, error);
+          }
+        },
+      },
+      C.verify,
+    ),
+    result,
+  );
 }
 
 // An alert, counted ("x 12") when it repeated; a device's move has its one-click acceptance beside it.
 function alertItem(alert, devices) {
   const count = alert.count > 1 ? ` (${C.times(alert.count)}, ${C.lastAt(when(alert.last_at))})` : "";
-  const moved = alert.kind === "device_moved" && devices.find((d) => d.name === alert.actor && d.moved_to && !d.revoked_at);
-  return h("li", { class: `alert alert-${alert.kind}` }, `${when(alert.created_at)}: ${alert.message}${count} `,
-    moved ? moveButton(moved, () => showConsole("overview")) : null);
+  const moved =
+    alert.kind === "device_moved" && devices.find((d) => d.name === alert.actor && d.moved_to && !d.revoked_at);
+  return h(
+    "li",
+    { class: `alert alert-${alert.kind}` },
+    `${when(alert.created_at)}: ${alert.message}${count} `,
+    moved ? moveButton(moved, () => showConsole("overview")) : null,
+  );
 }
 
 function moveButton(device, refresh) {
-  return h("button", { type: "button", class: "secondary small", "aria-label": `${C.acceptMove} ${device.name}`,
-    onclick: async () => {
-      if (!window.confirm(C.acceptMoveConfirm(device.name, device.bound_client, device.moved_to))) return;
-      await call(`/api/devices/${encodeURIComponent(device.name)}/accept-move`, {
-        method: "POST", body: { client: device.moved_to } });
-      refresh();
-    } }, C.acceptMove);
+  return h(
+    "button",
+    {
+      type: "button",
+      class: "secondary small",
+      "aria-label": `${C.acceptMove} ${device.name}`,
+      onclick: async () => {
+        if (!window.confirm(C.acceptMoveConfirm(device.name, device.bound_client, device.moved_to))) return;
+        await call(`/api/devices/${encodeURIComponent(device.name)}/accept-move`, {
+          method: "POST",
+          body: { client: device.moved_to },
+        });
+        refresh();
+      },
+    },
+    C.acceptMove,
+  );
 }
 
 function devicesTable(devices, refresh) {
-  return table([C.columns.name, C.columns.role, C.columns.division, C.columns.address, C.columns.lastSeen,
-    C.columns.state, ""],
-    devices.map((d) => h("tr", { class: d.revoked_at ? "revoked" : "" },
-      h("td", {}, d.name), h("td", {}, d.role), h("td", {}, d.division || C.anyDivision),
-      h("td", {}, d.bound_client || C.notUsed,
-        d.moved_to && !d.revoked_at ? h("span", { class: "moved" }, ` ${C.refusedFrom(d.moved_to, when(d.moved_at))} `,
-          moveButton(d, refresh)) : null),
-      h("td", {}, when(d.last_seen_at)),
-      h("td", { class: d.revoked_at ? "state-revoked" : d.online ? "state-online" : "state-offline" },
-        d.revoked_at ? `${C.revoked} (${d.revoked_by})` : d.online ? C.online : C.offline),
-      h("td", {}, d.revoked_at ? "" : h("button", { type: "button", class: "secondary small",
-        "aria-label": `${C.revoke} ${d.name}`,
-        onclick: async () => {
-          if (!window.confirm(C.revokeConfirm(d.name))) return;
-          await call(`/api/devices/${encodeURIComponent(d.name)}/revoke`, { method: "POST" });
-          refresh();
-        } }, C.revoke)))));
+  return table(
+    [C.columns.name, C.columns.role, C.columns.division, C.columns.address, C.columns.lastSeen, C.columns.state, ""],
+    devices.map((d) =>
+      h(
+        "tr",
+        { class: d.revoked_at ? "revoked" : "" },
+        h("td", {}, d.name),
+        h("td", {}, d.role),
+        h("td", {}, d.division || C.anyDivision),
+        h(
+          "td",
+          {},
+          d.bound_client || C.notUsed,
+          d.moved_to && !d.revoked_at
+            ? h("span", { class: "moved" }, ` ${C.refusedFrom(d.moved_to, when(d.moved_at))} `, moveButton(d, refresh))
+            : null,
+        ),
+        h("td", {}, when(d.last_seen_at)),
+        h(
+          "td",
+          { class: d.revoked_at ? "state-revoked" : d.online ? "state-online" : "state-offline" },
+          d.revoked_at ? `${C.revoked} (${d.revoked_by})` : d.online ? C.online : C.offline,
+        ),
+        h(
+          "td",
+          {},
+          d.revoked_at
+            ? ""
+            : h(
+                "button",
+                {
+                  type: "button",
+                  class: "secondary small",
+                  "aria-label": `${C.revoke} ${d.name}`,
+                  onclick: async () => {
+                    if (!window.confirm(C.revokeConfirm(d.name))) return;
+                    await call(`/api/devices/${encodeURIComponent(d.name)}/revoke`, { method: "POST" });
+                    refresh();
+                  },
+                },
+                C.revoke,
+              ),
+        ),
+      ),
+    ),
+  );
 }
 
 function devicesView(content) {

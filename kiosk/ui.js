@@ -33,18 +33,31 @@ export function lexiconBox(view, large = true) {
 // One badge per edition a lexicon's names claim and its words are not ("UNVERIFIED: not the official
 // CSW24"): the TD forced it in, and every screen that shows the lexicon says so.
 export function unverifiedBadges(claims) {
-  return (claims || []).map((claim) => h("span", { class: "badge unverified", title: claim.description }, S.unverified(claim)));
+  return (claims || []).map((claim) =>
+    h("span", { class: "badge unverified", title: claim.description }, S.unverified(claim)),
+  );
 }
 
 export function tileWord(word) {
-  return h("span", { class: "tile-word" }, [...word].map((letter) => h("span", { class: "tile" }, letter)));
+  return h(
+    "span",
+    { class: "tile-word" },
+    [...word].map((letter) => h("span", { class: "tile" }, letter)),
+  );
 }
 
 // The words box: refuses, as typed, characters outside the lexicon's alphabet and the event's word and
 // letter limits (`rules`: the event's input_rules), and shows the words back as tiles with their count.
 export function wordsField(view, rules, text = "") {
-  const textarea = h("textarea", { id: "words", name: "words", rows: "2", autocomplete: "off",
-    autocapitalize: "characters", spellcheck: "false", "aria-describedby": "word-message word-count" });
+  const textarea = h("textarea", {
+    id: "words",
+    name: "words",
+    rows: "2",
+    autocomplete: "off",
+    autocapitalize: "characters",
+    spellcheck: "false",
+    "aria-describedby": "word-message word-count",
+  });
   textarea.value = text;
   const message = h("p", { id: "word-message", class: "message", role: "alert" });
   const count = h("p", { id: "word-count", class: "word-count" });
@@ -61,9 +74,14 @@ export function wordsField(view, rules, text = "") {
       const caret = Math.max(0, textarea.selectionStart - (textarea.value.length - lastGood.length));
       textarea.value = lastGood;
       textarea.setSelectionRange(caret, caret);
-      flash(message, refused.char
-        ? S.refusedChar(refused.char, view.shown_name)
-        : refused.tooMany ? S.tooManyWords(rules.max_words) : S.tooLong(rules.max_letters));
+      flash(
+        message,
+        refused.char
+          ? S.refusedChar(refused.char, view.shown_name)
+          : refused.tooMany
+            ? S.tooManyWords(rules.max_words)
+            : S.tooLong(rules.max_letters),
+      );
       return;
     }
     lastGood = textarea.value;
@@ -72,7 +90,10 @@ export function wordsField(view, rules, text = "") {
   render();
   return {
     label: h("label", { for: "words", class: "words-label" }, S.wordsLabel),
-    textarea, message, count, tiles,
+    textarea,
+    message,
+    count,
+    tiles,
     setText(value) {
       textarea.value = value;
       lastGood = value;
@@ -96,8 +117,16 @@ export function draftProblem(event, table, round, text) {
 
 // The pairing form of an unenrolled device; calls onEnrolled(token, device) once it has its token.
 export function pairForm({ title, button = S.pair, code = "", message = "", onEnrolled }) {
-  const input = h("input", { id: "pair-code", name: "code", autocomplete: "off", autocapitalize: "characters",
-    spellcheck: "false", maxlength: "20", value: code, "aria-describedby": "pair-message" });
+  const input = h("input", {
+    id: "pair-code",
+    name: "code",
+    autocomplete: "off",
+    autocapitalize: "characters",
+    spellcheck: "false",
+    maxlength: "20",
+    value: code,
+    "aria-describedby": "pair-message",
+  });
   const note = h("p", { id: "pair-message", class: "message", role: "alert" }, message);
   const form = h(
     "form",
@@ -131,17 +160,36 @@ export function currentRound(event) {
 // The table number, and the round if the event uses rounds (then required: the server refuses a challenge
 // without one). A new challenge's round is the TD's current round, never the last challenge's.
 export function tableRoundFields(rounds, table = "", round = "") {
-  const tableInput = h("input", { id: "table", name: "table", inputmode: "numeric", autocomplete: "off",
-    maxlength: "10", value: table, required: true });
+  const tableInput = h("input", {
+    id: "table",
+    name: "table",
+    inputmode: "numeric",
+    autocomplete: "off",
+    maxlength: "10",
+    value: table,
+    required: true,
+  });
   const roundInput = rounds
-    ? h("input", { id: "round", name: "round", inputmode: "numeric", autocomplete: "off", maxlength: "3", value: round,
-      required: true })
+    ? h("input", {
+        id: "round",
+        name: "round",
+        inputmode: "numeric",
+        autocomplete: "off",
+        maxlength: "3",
+        value: round,
+        required: true,
+      })
     : null;
-  const fields = h("div", { class: "fields" },
+  const fields = h(
+    "div",
+    { class: "fields" },
     h("label", { for: "table" }, S.table, tableInput),
-    roundInput ? h("label", { for: "round" }, S.round, roundInput) : null);
+    roundInput ? h("label", { for: "round" }, S.round, roundInput) : null,
+  );
   return {
-    fields, tableInput, roundInput,
+    fields,
+    tableInput,
+    roundInput,
     table: () => tableInput.value.trim(),
     round: () => (roundInput ? roundInput.value.trim() : ""),
   };

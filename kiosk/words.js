@@ -8,7 +8,9 @@ export function normalise(text) {
 }
 
 export function splitWords(text) {
-  return normalise(text).split(/[\s,]+/u).filter(Boolean);
+  return normalise(text)
+    .split(/[\s,]+/u)
+    .filter(Boolean);
 }
 
 // What is wrong with the typed text, for refusing it as typed:

@@ -22,7 +22,16 @@ test("a character outside the alphabet is refused as typed, naming it", () => {
 test("the word and letter limits are the server's", () => {
   const word = "A".repeat(rules.max_letters);
   assert.equal(refusal(Array(rules.max_words).fill("QI").join(" "), ALPHABET, rules), null);
-  assert.deepEqual(refusal(Array(rules.max_words + 1).fill("QI").join(" "), ALPHABET, rules), { tooMany: true });
+  assert.deepEqual(
+    refusal(
+      Array(rules.max_words + 1)
+        .fill("QI")
+        .join(" "),
+      ALPHABET,
+      rules,
+    ),
+    { tooMany: true },
+  );
   assert.equal(refusal(word, ALPHABET, rules), null);
   assert.deepEqual(refusal(`${word}A`, ALPHABET, rules), { tooLong: true });
   assert.equal(tooShort(["A".repeat(rules.min_letters)], rules), false);
@@ -34,7 +43,8 @@ test("tables and rounds are those the server takes", () => {
   for (const table of ["", "-1", "12 ", "a".repeat(11), "7;"]) assert.equal(isTable(table, rules), false, table);
   assert.equal(isRound("1", rules), true);
   assert.equal(isRound(String(rules.max_round), rules), true);
-  for (const round of ["0", "01", String(rules.max_round + 1), "2a", ""]) assert.equal(isRound(round, rules), false, round);
+  for (const round of ["0", "01", String(rules.max_round + 1), "2a", ""])
+    assert.equal(isRound(round, rules), false, round);
 });
 
 test("words typed more than once are counted", () => {
