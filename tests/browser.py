@@ -2,19 +2,14 @@
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Page, expect, sync_playwright
 
-from wordjudge.audit import AUDIT_FILE, AuditLog
-from wordjudge.records import Record, RecordFilter
-
-from .conftest import PASSWORD, access_store
-from .test_app import _free_port, _serve, wait_for_health
+from .helpers import PASSWORD, LiveServer, access_store
 
 CHROMIUM = Path("/usr/bin/chromium")
 # Headless, and nothing that reaches for the internet (the machine's network is closed).
@@ -24,33 +19,6 @@ CHROMIUM_ARGS = [
 ]  # fmt: skip
 SCREENSHOTS = Path(__file__).resolve().parent.parent / "build" / "screenshots"
 SIZES = {"small": (1024, 600), "large": (1920, 1080), "phone": (390, 844), "desktop": (1440, 900)}
-
-
-class LiveServer:
-    """``wordjudge serve`` on a free loopback port, which a test may stop and start again."""
-
-    def __init__(self, data_dir: Path) -> None:
-        self.data_dir = data_dir
-        self.port = _free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
-        self.process: subprocess.Popen[str] | None = None
-
-    def start(self) -> None:
-        self.process = _serve(self.data_dir, "--port", str(self.port), "--log-level", "warning")
-        wait_for_health(self.base, self.process)
-
-    def stop(self) -> None:
-        if self.process is not None:
-            self.process.terminate()
-            self.process.communicate(timeout=30)
-            self.process = None
-
-    def records(self) -> list[Record]:
-        log = AuditLog(self.data_dir / AUDIT_FILE)
-        try:
-            return list(reversed(log.find(RecordFilter(), limit=1000)))
-        finally:
-            log.close()
 
 
 @contextmanager
@@ -74,6 +42,15 @@ def open_enrolled(page: Page, server: LiveServer, role: str, token: str) -> None
     page.goto(f"{server.base}/{role}")
     page.evaluate("([key, token]) => localStorage.setItem(key, token)", [f"wordjudge.{role}.token", token])
     page.goto(f"{server.base}/{role}")
+
+
+def runner_sends(runner: Page, table: str, words: str) -> None:
+    """On the handheld's entry screen: type a slip (table, round 2, words) and go to its check screen."""
+    runner.get_by_label("Table").fill(table)
+    runner.get_by_label("Round").fill("2")
+    runner.get_by_label("Words").press_sequentially(words)
+    runner.get_by_role("button", name="Check the slip").click()
+    expect(runner.locator("#app")).to_have_attribute("data-screen", "confirm")
 
 
 @pytest.fixture(scope="session")

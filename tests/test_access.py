@@ -16,7 +16,7 @@ from wordjudge.auth import Principal, Role
 from wordjudge.errors import Conflict, InvalidInput, NotFound, RateLimited, Unauthorized
 from wordjudge.pairing import brute_force_odds, normalise_code
 
-from .conftest import CHEAP_HASHER, PASSWORD
+from .helpers import CHEAP_HASHER, PASSWORD
 
 
 class Clock:

@@ -19,8 +19,7 @@ from wordjudge.auth import Role
 from wordjudge.deps import CSRF_HEADER, SESSION_COOKIE
 from wordjudge.errors import DeviceMoved
 
-from .conftest import PASSWORD, Actors, access_store, device_headers, td_headers, write_event
-from .test_app import assert_error_shape
+from .helpers import PASSWORD, Actors, access_store, assert_error_shape, device_headers, td_headers, write_event
 
 CALLERS = ("anonymous", "kiosk", "runner", "revoked", "td", "monitor")
 EVENT = {
@@ -325,15 +324,15 @@ def test_security_headers_on_pages_api_and_errors(client: TestClient) -> None:
 
 @pytest.mark.live
 def test_tls_serves_https_with_a_secure_cookie(data_dir: Path, tmp_path: Path) -> None:
-    from .test_app import _free_port, _serve, wait_for_health
+    from .helpers import free_port, serve_process, wait_for_health
 
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
     make_certificate(cert, key)
     store = access_store(data_dir)
     store.tds.add("alice", PASSWORD, by="test")
     store.close()
-    port = _free_port()
-    server = _serve(data_dir, "--port", str(port), "--certfile", str(cert), "--keyfile", str(key))
+    port = free_port()
+    server = serve_process(data_dir, "--port", str(port), "--certfile", str(cert), "--keyfile", str(key))
     try:
         base = f"https://127.0.0.1:{port}"
         wait_for_health(base, server, verify=ssl.create_default_context(cafile=cert))

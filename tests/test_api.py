@@ -15,8 +15,14 @@ from fastapi.testclient import TestClient
 
 from wordjudge.audit import AUDIT_FILE, AuditLog
 
-from .conftest import Actors, device_headers, write_event
-from .test_app import ERROR_KEYS, _free_port, _serve, assert_error_shape
+from .helpers import (
+    ERROR_KEYS,
+    Actors,
+    StartServer,
+    assert_error_shape,
+    device_headers,
+    write_event,
+)
 
 
 def challenge(words: str | list[str] = "qi za", **extra: Any) -> dict[str, Any]:
@@ -271,22 +277,14 @@ def test_query_garbage_is_422_not_500(client: TestClient, actors: Actors) -> Non
 
 
 @pytest.mark.live
-def test_concurrent_challenges_against_a_live_server(data_dir: Path) -> None:
+def test_concurrent_challenges_against_a_live_server(data_dir: Path, live_server: StartServer) -> None:
     write_event(data_dir, [("Open", "demo", "five-per-word")], challenges_per_minute=0)
     kiosks = [device_headers(data_dir, f"kiosk-{n}") for n in range(8)]
-    port = _free_port()
-    server = _serve(data_dir, "--port", str(port), "--log-level", "warning")
-    base = f"http://127.0.0.1:{port}"
+    base = live_server(data_dir).base
     requests = [challenge("cat dog" if n % 3 else "cat qi", table=n % 50 + 1) for n in range(300)]
 
     async def run() -> list[httpx.Response]:
         async with httpx.AsyncClient(base_url=base, timeout=30) as http:
-            for _ in range(300):
-                try:
-                    await http.get("/api/health")
-                    break
-                except httpx.TransportError:
-                    await asyncio.sleep(0.1)
             semaphore = asyncio.Semaphore(32)
 
             async def send(body: dict[str, Any], headers: dict[str, str]) -> httpx.Response:
@@ -298,11 +296,7 @@ def test_concurrent_challenges_against_a_live_server(data_dir: Path) -> None:
             jobs += [send(body, kiosks[n % 8]) for n, body in enumerate(requests)]
             return await asyncio.gather(*jobs)
 
-    try:
-        responses = asyncio.run(run())
-    finally:
-        server.terminate()
-        server.communicate(timeout=30)
+    responses = asyncio.run(run())
     assert all(r.status_code in (200, 201) for r in responses), {r.status_code for r in responses}
     first, second = responses[:300], responses[300:]
     assert [r.json()["id"] for r in first] == [r.json()["id"] for r in second]

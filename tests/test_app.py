@@ -1,15 +1,8 @@
 from __future__ import annotations
 
-import os
 import re
-import socket
-import ssl
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import httpx2 as httpx
 import pytest
@@ -23,20 +16,7 @@ from wordjudge.resources import Resources
 from wordjudge.settings import Settings
 from wordjudge.web import asset_version
 
-from .conftest import write_event, write_list
-
-ERROR_KEYS = {"ok", "status", "code", "error", "details"}
-
-
-def assert_error_shape(response: httpx.Response, status: int, code: str) -> dict[str, Any]:
-    body: dict[str, Any] = response.json()
-    assert set(body) == ERROR_KEYS
-    assert body["ok"] is False
-    assert (response.status_code, body["status"], body["code"]) == (status, status, code)
-    assert isinstance(body["error"], str)
-    assert body["error"]
-    assert "Traceback" not in response.text
-    return body
+from .helpers import StartServer, assert_error_shape, free_port, serve_process, write_event, write_list
 
 
 def test_health_reports_the_demo_lexicon(client: TestClient) -> None:
@@ -197,46 +177,13 @@ def test_every_wordjudge_error_maps_to_a_client_or_service_status() -> None:
 # -- a real server ------------------------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def wait_for_health(
-    base: str, server: subprocess.Popen[str] | None = None, *, verify: ssl.SSLContext | bool = True
-) -> httpx.Response:
-    """Poll a starting server's health check until it answers (30 s at most)."""
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            return httpx.get(f"{base}/api/health", timeout=2, verify=verify)
-        except httpx.TransportError:
-            assert server is None or server.poll() is None, server.communicate()[0] if server else ""
-            assert time.monotonic() < deadline, "server did not start in 30 s"
-            time.sleep(0.1)
-
-
-def _serve(data_dir: Path, *extra: str) -> subprocess.Popen[str]:
-    script = Path(sys.executable).with_name("wordjudge")
-    env = {**os.environ, "WORDJUDGE_DATA_DIR": str(data_dir)}
-    return subprocess.Popen(
-        [str(script), "serve", *extra], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-    )
-
-
 @pytest.mark.live
-def test_wordjudge_serve_answers_health_over_http(data_dir: Path) -> None:
-    port = _free_port()
-    server = _serve(data_dir, "--port", str(port))
-    try:
-        response = wait_for_health(f"http://127.0.0.1:{port}", server)
-        assert response.json()["lexicons"][0]["edition"] == "matches ENABLE (172,820 words)"
-        assert httpx.get(f"http://127.0.0.1:{port}/", timeout=2).status_code == 200
-    finally:
-        server.terminate()
-        output = server.communicate(timeout=30)[0]
+def test_wordjudge_serve_answers_health_over_http(data_dir: Path, live_server: StartServer) -> None:
+    server = live_server(data_dir, "--log-level", "info")
+    response = httpx.get(f"{server.base}/api/health", timeout=2)
+    assert response.json()["lexicons"][0]["edition"] == "matches ENABLE (172,820 words)"
+    assert httpx.get(f"{server.base}/", timeout=2).status_code == 200
+    output = server.stop()
     assert "division Open: DEMO: matches ENABLE (172,820 words), fingerprint b819e7b67f8f, rule five-per-word" in output
 
 
@@ -248,7 +195,7 @@ def test_wordjudge_serve_refuses_a_corrupt_lexicon_without_a_traceback(data_dir:
     data[100] ^= 1
     trie.write_bytes(bytes(data))
     write_event(data_dir, [("A", "EVENT", "single")])
-    server = _serve(data_dir, "--port", str(_free_port()))
+    server = serve_process(data_dir, "--port", str(free_port()))
     output = server.communicate(timeout=60)[0]
     assert server.returncode == 1
     assert "Error: " in output

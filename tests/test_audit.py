@@ -19,7 +19,7 @@ from wordjudge.errors import AuditUnavailable, Conflict
 from wordjudge.records import Entry, Kind, Record, RecordFilter, Verdict, record_hash
 from wordjudge.rules import ChallengeRule, consequence
 
-from .conftest import fill_disk
+from .helpers import fill_disk
 
 
 def entry(

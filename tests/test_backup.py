@@ -22,8 +22,7 @@ from wordjudge.errors import AuditUnavailable, Conflict
 from wordjudge.lexicon import DEMO_NAME
 from wordjudge.settings import Settings
 
-from .conftest import device_headers, write_event
-from .test_app import _free_port, _serve, wait_for_health
+from .helpers import StartServer, device_headers, write_event
 
 
 def challenge(words: str) -> dict[str, object]:
@@ -31,12 +30,13 @@ def challenge(words: str) -> dict[str, object]:
 
 
 @pytest.mark.live
-def test_backup_while_serving_then_restore_drill(data_dir: Path, tmp_path: Path, compiled_demo: Path) -> None:
+def test_backup_while_serving_then_restore_drill(
+    data_dir: Path, tmp_path: Path, compiled_demo: Path, live_server: StartServer
+) -> None:
     write_event(data_dir, [("Open", "demo", "single")], challenges_per_minute=0)
     kiosk = device_headers(data_dir, "kiosk-1")
-    port = _free_port()
-    server = _serve(data_dir, "--port", str(port), "--log-level", "warning")
-    base = f"http://127.0.0.1:{port}"
+    server = live_server(data_dir)
+    base = server.base
     stop = threading.Event()
     answered: list[int] = []
 
@@ -48,7 +48,6 @@ def test_backup_while_serving_then_restore_drill(data_dir: Path, tmp_path: Path,
                 answered.append(response.json()["id"])
 
     try:
-        wait_for_health(base, server)
         writer = threading.Thread(target=keep_challenging)
         writer.start()
         while len(answered) < 20:
@@ -61,8 +60,7 @@ def test_backup_while_serving_then_restore_drill(data_dir: Path, tmp_path: Path,
         writer.join()
     finally:
         stop.set()
-        server.terminate()
-        server.communicate(timeout=30)
+        server.stop()
     assert done.returncode == 0, done.stderr
     (copy,) = (tmp_path / "backups").iterdir()
     assert "chain verified" in done.stdout

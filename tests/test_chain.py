@@ -31,8 +31,7 @@ from wordjudge.settings import Settings
 from wordjudge.summary import summarise
 from wordjudge.witness import Witness
 
-from .browser import LiveServer
-from .conftest import Actors, device_headers, write_event
+from .helpers import Actors, StartServer, device_headers, write_event
 from .test_audit import entry, fill
 
 
@@ -252,38 +251,34 @@ def test_bad_heads_are_a_clear_error_with_exit_status_2(
 
 
 @pytest.mark.live
-def test_a_witness_on_another_machine_catches_a_rewrite_of_the_log(data_dir: Path, tmp_path: Path) -> None:
+def test_a_witness_on_another_machine_catches_a_rewrite_of_the_log(
+    data_dir: Path, tmp_path: Path, live_server: StartServer
+) -> None:
     write_event(data_dir, [("Open", "demo", "five-per-word")], challenges_per_minute=0)
     kiosk = device_headers(data_dir, "kiosk-1")
     token = device_headers(data_dir, "witness", Role.MONITOR)["Authorization"].removeprefix("Bearer ")
     out = tmp_path / "witness" / "heads.txt"
     out.parent.mkdir()
-    server = LiveServer(data_dir)
-    server.start()
-    try:
-        with Witness(server.base, token, out) as witness:
-            assert witness.observe().head is None  # an empty log: nothing to witness
-            for n in range(3):
-                assert httpx.post(f"{server.base}/api/challenges", json=challenge(), headers=kiosk).status_code == 201
-                seen = witness.observe()
-                assert seen.head is not None
-                assert (seen.head.id, seen.problem) == (n + 1, None)
-            assert witness.observe().head is None  # unchanged: nothing written
-        assert httpx.get(f"{server.base}/api/audit/head", headers=kiosk).status_code == 403  # not for a kiosk
-    finally:
-        server.stop()
+    server = live_server(data_dir)
+    with Witness(server.base, token, out) as witness:
+        assert witness.observe().head is None  # an empty log: nothing to witness
+        for n in range(3):
+            assert httpx.post(f"{server.base}/api/challenges", json=challenge(), headers=kiosk).status_code == 201
+            seen = witness.observe()
+            assert seen.head is not None
+            assert (seen.head.id, seen.problem) == (n + 1, None)
+        assert witness.observe().head is None  # unchanged: nothing written
+    assert httpx.get(f"{server.base}/api/audit/head", headers=kiosk).status_code == 403  # not for a kiosk
+    server.stop()
     lines = out.read_text().splitlines()
     assert len(lines) == 3
     assert run("audit", "verify", "--data-dir", str(data_dir), "--heads", str(out)).exit_code == 0
     rewrite(data_dir / AUDIT_FILE, 2, lambda r: replace(r, table="99"))
-    server.start()
-    try:
-        assert httpx.post(f"{server.base}/api/challenges", json=challenge(), headers=kiosk).status_code == 503
-        assert httpx.get(f"{server.base}/api/health").status_code == 503  # the server's own check found it
-        with Witness(server.base, token, out) as witness:
-            seen = witness.observe()
-    finally:
-        server.stop()
+    server.start()  # on the rewritten log (the fixture stops it after the test)
+    assert httpx.post(f"{server.base}/api/challenges", json=challenge(), headers=kiosk).status_code == 503
+    assert httpx.get(f"{server.base}/api/health").status_code == 503  # the server's own check found it
+    with Witness(server.base, token, out) as witness:
+        seen = witness.observe()
     assert seen.problem is not None
     assert "record 3 was " in seen.problem
     assert "the log was rewritten" in seen.problem
@@ -294,22 +289,18 @@ def test_a_witness_on_another_machine_catches_a_rewrite_of_the_log(data_dir: Pat
 
 
 @pytest.mark.live
-def test_the_witness_command(data_dir: Path, tmp_path: Path) -> None:
+def test_the_witness_command(data_dir: Path, tmp_path: Path, live_server: StartServer) -> None:
     kiosk = device_headers(data_dir, "kiosk-1")
     token = device_headers(data_dir, "witness", Role.MONITOR)["Authorization"].removeprefix("Bearer ")
-    server = LiveServer(data_dir)
-    server.start()
-    try:
-        httpx.post(f"{server.base}/api/challenges", json=challenge(), headers=kiosk)
-        out = tmp_path / "heads.txt"
-        done = run("witness", server.base, "--out", str(out), "--token", token, "--once")
-        assert done.exit_code == 0, done.output
-        assert "head 1:" in done.output
-        refused = run("witness", server.base, "--out", str(out), "--token", "wj_wrong", "--once")
-        assert refused.exit_code == 1
-        assert "the server answered 401" in refused.output
-    finally:
-        server.stop()
+    server = live_server(data_dir)
+    httpx.post(f"{server.base}/api/challenges", json=challenge(), headers=kiosk)
+    out = tmp_path / "heads.txt"
+    done = run("witness", server.base, "--out", str(out), "--token", token, "--once")
+    assert done.exit_code == 0, done.output
+    assert "head 1:" in done.output
+    refused = run("witness", server.base, "--out", str(out), "--token", "wj_wrong", "--once")
+    assert refused.exit_code == 1
+    assert "the server answered 401" in refused.output
     assert len(out.read_text().splitlines()) == 1
 
 

@@ -17,7 +17,7 @@ from wordjudge.cli import main
 from wordjudge.cli_options import SETTING_FLAGS
 from wordjudge.settings import Settings, env_name
 
-from .conftest import write_list
+from .helpers import write_list
 
 
 def run(*args: str | Path, env: dict[str, str] | None = None) -> Result:

@@ -10,8 +10,7 @@ from click.testing import CliRunner, Result
 
 from wordjudge.cli import main
 
-from .conftest import PASSWORD, write_event
-from .test_app import _free_port, _serve, wait_for_health
+from .helpers import PASSWORD, StartServer, write_event
 
 
 def run(*args: str | Path, stdin: str | None = None) -> Result:
@@ -76,22 +75,15 @@ def test_td_accounts(data_dir: Path) -> None:
 
 
 @pytest.mark.live
-def test_a_token_from_the_cli_works_on_a_running_server_until_revoked(data_dir: Path) -> None:
-    port = _free_port()
-    server = _serve(data_dir, "--port", str(port), "--log-level", "warning")
-    try:
-        base = f"http://127.0.0.1:{port}"
-        wait_for_health(base, server)
-        assert httpx.get(f"{base}/api/event").status_code == 401
-        token = run("device", "add", "bench", "--role", "kiosk", "--data-dir", data_dir).stdout.strip()
-        headers = {"Authorization": f"Bearer {token}"}
-        body = {"division": "Open", "table": 3, "round": 1, "words": "cat dog", "request_id": "cli-token-test"}
-        response = httpx.post(f"{base}/api/challenges", json=body, headers=headers)
-        assert (response.status_code, response.json()["verdict"]) == (201, "acceptable")
-        run("device", "revoke", "bench", "--data-dir", data_dir)
-        refused = httpx.post(f"{base}/api/challenges", json={**body, "request_id": "cli-token-test2"}, headers=headers)
-        assert refused.status_code == 401
-        assert "revoked" in refused.json()["error"]
-    finally:
-        server.terminate()
-        server.communicate(timeout=30)
+def test_a_token_from_the_cli_works_on_a_running_server_until_revoked(data_dir: Path, live_server: StartServer) -> None:
+    base = live_server(data_dir).base
+    assert httpx.get(f"{base}/api/event").status_code == 401
+    token = run("device", "add", "bench", "--role", "kiosk", "--data-dir", data_dir).stdout.strip()
+    headers = {"Authorization": f"Bearer {token}"}
+    body = {"division": "Open", "table": 3, "round": 1, "words": "cat dog", "request_id": "cli-token-test"}
+    response = httpx.post(f"{base}/api/challenges", json=body, headers=headers)
+    assert (response.status_code, response.json()["verdict"]) == (201, "acceptable")
+    run("device", "revoke", "bench", "--data-dir", data_dir)
+    refused = httpx.post(f"{base}/api/challenges", json={**body, "request_id": "cli-token-test2"}, headers=headers)
+    assert refused.status_code == 401
+    assert "revoked" in refused.json()["error"]

@@ -12,13 +12,12 @@ from click.testing import CliRunner
 from playwright.sync_api import Browser, Page, expect
 from pypdf import PdfReader
 
-from wordjudge.access import ACCESS_FILE, AccessStore
 from wordjudge.auth import Role
 from wordjudge.cli import main
 from wordjudge.errors import DeviceMoved
 
-from .browser import LiveServer, fits, new_page, open_enrolled, screenshot, serving
-from .conftest import PASSWORD, access_store, write_event, write_list
+from .browser import fits, new_page, runner_sends, screenshot, serving
+from .helpers import PASSWORD, LiveServer, access_store, write_event, write_list
 
 pytestmark = pytest.mark.browser
 
@@ -44,14 +43,6 @@ def sign_in(page: Page, server: LiveServer, name: str) -> None:
 
 def tab(page: Page, name: str) -> None:
     page.get_by_role("button", name=name, exact=True).click()
-
-
-def runner_sends(runner: Page, table: str, words: str) -> None:
-    runner.get_by_label("Table").fill(table)
-    runner.get_by_label("Round").fill("2")
-    runner.get_by_label("Words").press_sequentially(words)
-    runner.get_by_role("button", name="Check the slip").click()
-    expect(runner.locator("#app")).to_have_attribute("data-screen", "confirm")
 
 
 def test_runner_docket_and_td_console_end_to_end(browser: Browser, server: LiveServer) -> None:
@@ -155,50 +146,6 @@ def test_runner_docket_and_td_console_end_to_end(browser: Browser, server: LiveS
     screenshot(console, "console-summary-1440x900")
     console.context.close()
     runner.context.close()
-
-
-def test_a_runner_on_a_flaky_connection_never_sees_a_guessed_verdict(browser: Browser, server: LiveServer) -> None:
-    store = AccessStore(server.data_dir / ACCESS_FILE).open()
-    token = store.devices.add("runner-9", Role.RUNNER, by="test").token
-    store.close()
-    runner = new_page(browser, "phone")
-    open_enrolled(runner, server, "runner", token)
-    runner_sends(runner, "3", "cat dog")
-    runner.context.set_offline(True)
-    runner.get_by_role("button", name="Send for adjudication").click()
-    expect(runner.locator("#app")).to_have_attribute("data-screen", "not-sent")
-    expect(runner.locator("h1")).to_have_text("Not sent: no answer from the server")
-    expect(runner.locator("body")).not_to_contain_text("ACCEPTABLE")
-    screenshot(runner, "runner-not-sent-390x844")
-    assert server.records() == []
-    runner.context.set_offline(False)  # the browser's "online" event sends it again, same request id
-    expect(runner.locator(".verdict h1")).to_have_text("ACCEPTABLE")
-    runner.get_by_role("button", name="Next challenge").click()
-    expect(runner.locator(".recent-list li")).to_have_count(1)
-    expect(runner.locator(".recent-list li")).to_contain_text("ACCEPTABLE · #1 · table 3 · 2 words")
-    assert len(server.records()) == 1
-    runner.context.close()
-
-
-def test_docket_sizes_and_another_devices_docket(browser: Browser, server: LiveServer) -> None:
-    store = AccessStore(server.data_dir / ACCESS_FILE).open()
-    token = store.devices.add("runner-1", Role.RUNNER, by="test").token
-    other = store.devices.add("runner-2", Role.RUNNER, by="test").token
-    store.close()
-    page = new_page(browser)
-    open_enrolled(page, server, "runner", token)
-    runner_sends(page, "5", "cat")
-    page.get_by_role("button", name="Send for adjudication").click()
-    expect(page.locator(".verdict h1")).to_have_text("ACCEPTABLE")
-    for size, width_mm in (("58mm", 58), ("a6", 105)):
-        page.goto(f"{server.base}/docket?id=1&size={size}")
-        expect(page.locator(".docket-verdict")).to_contain_text("ACCEPTABLE")
-        pdf = PdfReader(io.BytesIO(page.pdf(prefer_css_page_size=True)))
-        assert round(float(pdf.pages[0].mediabox.width) / 72 * 25.4) == width_mm
-    page.evaluate("token => localStorage.setItem('wordjudge.runner.token', token)", other)
-    page.goto(f"{server.base}/docket?id=1")
-    expect(page.locator(".message")).to_have_text("no record 1 submitted by runner-2")
-    page.context.close()
 
 
 def test_the_td_accepts_a_devices_move_from_the_alert_in_one_click(browser: Browser, server: LiveServer) -> None:

@@ -18,8 +18,13 @@ from wordjudge.app import create_app
 from wordjudge.event import EVENT_FILE, load_event
 from wordjudge.settings import Settings
 
-from .conftest import Actors, device_headers, td_headers
-from .test_app import _free_port, _serve, assert_error_shape, wait_for_health
+from .helpers import (
+    Actors,
+    StartServer,
+    assert_error_shape,
+    device_headers,
+    td_headers,
+)
 
 
 def challenge(words: str, table: int = 1, round_number: int = 1, division: str = "Open") -> dict[str, Any]:
@@ -204,28 +209,21 @@ def test_a_docket_shows_the_verdict_never_the_words_results(client: TestClient, 
 
 
 @pytest.mark.live
-def test_the_live_feed_streams_new_records_to_the_td(data_dir: Path) -> None:
+def test_the_live_feed_streams_new_records_to_the_td(data_dir: Path, live_server: StartServer) -> None:
 
     kiosk = device_headers(data_dir, "kiosk-1")
     alice = td_headers(data_dir, "alice")
-    port = _free_port()
-    server = _serve(data_dir, "--port", str(port), "--log-level", "warning")
-    base = f"http://127.0.0.1:{port}"
-    try:
-        wait_for_health(base, server)
-        httpx.post(f"{base}/api/challenges", json=challenge("emu"), headers=kiosk)  # before: not in the feed
-        with (
-            httpx.Client(base_url=base, timeout=10) as http,
-            http.stream("GET", "/api/feed?seconds=3&verdict=unacceptable", headers=alice) as stream,
-        ):
-            assert stream.headers["content-type"].startswith("text/event-stream")
-            httpx.post(f"{base}/api/challenges", json=challenge("cat dog"), headers=kiosk)
-            time.sleep(1.2)  # the feed polls meanwhile and finds only a record its filter leaves out
-            httpx.post(f"{base}/api/challenges", json=challenge("cat qi"), headers=kiosk)
-            text = "".join(stream.iter_text())
-    finally:
-        server.terminate()
-        server.communicate(timeout=30)
+    base = live_server(data_dir).base
+    httpx.post(f"{base}/api/challenges", json=challenge("emu"), headers=kiosk)  # before: not in the feed
+    with (
+        httpx.Client(base_url=base, timeout=10) as http,
+        http.stream("GET", "/api/feed?seconds=3&verdict=unacceptable", headers=alice) as stream,
+    ):
+        assert stream.headers["content-type"].startswith("text/event-stream")
+        httpx.post(f"{base}/api/challenges", json=challenge("cat dog"), headers=kiosk)
+        time.sleep(1.2)  # the feed polls meanwhile and finds only a record its filter leaves out
+        httpx.post(f"{base}/api/challenges", json=challenge("cat qi"), headers=kiosk)
+        text = "".join(stream.iter_text())
     events = [block for block in text.split("\n\n") if any(line.startswith("id: ") for line in block.split("\n"))]
     assert len(events) == 1  # only the unacceptable one matches the filter
     data = json.loads(events[0].split("data: ", 1)[1].split("\n", 1)[0])

@@ -16,8 +16,8 @@ from playwright.sync_api import Browser, Page, expect
 from wordjudge.auth import Role
 from wordjudge.event import load_event
 
-from .browser import LiveServer, fits, new_page, open_enrolled, screenshot, serving
-from .conftest import PASSWORD, access_store, write_event
+from .browser import fits, new_page, open_enrolled, screenshot, serving
+from .helpers import PASSWORD, LiveServer, access_store, write_event
 from .test_kiosk import enrol, hold_adjudicate, on_screen
 
 pytestmark = pytest.mark.browser

@@ -16,7 +16,7 @@ from wordjudge.cli import main
 from wordjudge.datadir import IDENTITY_FILE, identity
 from wordjudge.settings import Settings
 
-from .conftest import PASSWORD, access_store, device_headers, write_event
+from .helpers import PASSWORD, access_store, device_headers, write_event
 
 
 def challenge(words: str = "cat dog", **extra: Any) -> dict[str, Any]:

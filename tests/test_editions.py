@@ -10,7 +10,7 @@ from wordjudge.editions import Edition, Match, Registry, canonical_form, fingerp
 from wordjudge.errors import InvalidInput
 from wordjudge.wordlist import read_word_list
 
-from .conftest import write_list
+from .helpers import write_list
 
 ENABLE_SHA = "b819e7b67f8f2c80640ae76f0edbe59a4a1befb6de0f348463642ad49bdd2ad3"
 

@@ -25,7 +25,7 @@ from wordjudge.profile import Catalog
 from wordjudge.rules import ChallengeRule
 from wordjudge.wordlist import parse_word_list
 
-from .conftest import fill_disk, write_event
+from .helpers import fill_disk, write_event
 
 
 def test_no_event_file_means_the_demo_event(tmp_path: Path) -> None:

@@ -21,8 +21,7 @@ from wordjudge.app import EVENT_WATCH_SECONDS, create_app
 from wordjudge.event import EVENT_FILE
 from wordjudge.settings import Settings
 
-from .conftest import device_headers, td_headers
-from .test_app import _free_port, _serve, wait_for_health
+from .helpers import StartServer, device_headers, td_headers
 
 EVENT = """# Spring Open, written by hand
 name = "Spring Open"
@@ -158,16 +157,12 @@ def test_an_event_file_written_while_the_demo_runs_asks_for_a_restart(settings: 
 
 
 @pytest.mark.live
-def test_a_running_wordjudge_serve_picks_up_a_hand_edit_and_logs_it(event_file: Path, data_dir: Path) -> None:
+def test_a_running_wordjudge_serve_picks_up_a_hand_edit_and_logs_it(
+    event_file: Path, data_dir: Path, live_server: StartServer
+) -> None:
     kiosk = device_headers(data_dir, "kiosk-1")
-    port = _free_port()
-    server = _serve(data_dir, "--port", str(port), "--log-level", "info")
-    base = f"http://127.0.0.1:{port}"
-    try:
-        wait_for_health(base, server)
-        event_file.write_text(EVENT.replace("rounds = true\n", "rounds = true\ncurrent_round = 9\n"))
-        eventually(lambda: httpx.get(f"{base}/api/event", headers=kiosk).json()["current_round"] == 9, "round 9")
-    finally:
-        server.terminate()
-        output = server.communicate(timeout=30)[0]
+    server = live_server(data_dir, "--log-level", "info")
+    event_file.write_text(EVENT.replace("rounds = true\n", "rounds = true\ncurrent_round = 9\n"))
+    eventually(lambda: httpx.get(f"{server.base}/api/event", headers=kiosk).json()["current_round"] == 9, "round 9")
+    output = server.stop()
     assert "event.toml changed: now serving Spring Open, 1 division(s), current round 9" in output

@@ -40,8 +40,7 @@ from wordjudge.profile import Catalog
 from wordjudge.records import Kind, Record
 from wordjudge.wordlist import parse_word_list
 
-from .conftest import device_headers, fill_disk, write_event, write_list
-from .test_app import _free_port, assert_error_shape
+from .helpers import assert_error_shape, device_headers, fill_disk, free_port, write_event, write_list
 
 pytestmark = pytest.mark.live
 
@@ -64,7 +63,7 @@ class Server:
     def __init__(self, data_dir: Path, logs: Path) -> None:
         self.data_dir = data_dir
         self.logs = logs
-        self.port = _free_port()
+        self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.process: subprocess.Popen[str] | None = None
         self.starts = 0
@@ -147,7 +146,7 @@ def refused_start(data_dir: Path) -> str:
 
     Fails at once, rather than after a timeout, if the server starts serving instead.
     """
-    port = _free_port()
+    port = free_port()
     process = subprocess.Popen(
         [str(WORDJUDGE), "serve", "--port", str(port)],
         env={**os.environ, "WORDJUDGE_DATA_DIR": str(data_dir)},

@@ -24,9 +24,15 @@ from wordjudge.resources import Resources
 from wordjudge.settings import Settings
 from wordjudge.status import health_report
 
-from .browser import LiveServer, new_page, open_enrolled, screenshot
-from .conftest import Actors, device_headers, write_event
-from .test_app import _free_port, _serve, assert_error_shape, wait_for_health
+from .browser import new_page, open_enrolled, screenshot
+from .helpers import (
+    Actors,
+    LiveServer,
+    StartServer,
+    assert_error_shape,
+    device_headers,
+    write_event,
+)
 
 
 def challenge(words: str = "cat dog", **extra: Any) -> dict[str, Any]:
@@ -154,21 +160,15 @@ def test_a_lexicon_added_by_an_event_change_is_stamped_when_verified(
 
 
 @pytest.mark.live
-def test_serve_with_json_logs_writes_json_lines_and_never_the_words(data_dir: Path) -> None:
+def test_serve_with_json_logs_writes_json_lines_and_never_the_words(data_dir: Path, live_server: StartServer) -> None:
     write_event(data_dir, [("Open", "demo", "five-per-word")])
     kiosk = device_headers(data_dir, "kiosk-1")
-    port = _free_port()
-    server = _serve(data_dir, "--port", str(port), "--log-format", "json")
-    base = f"http://127.0.0.1:{port}"
-    try:
-        wait_for_health(base, server)
-        sent = challenge("zyzzyvas qi")
-        response = httpx.post(f"{base}/api/challenges", json=sent, headers=kiosk, timeout=10)
-        assert response.status_code == 201, response.text
-        assert httpx.post(f"{base}/api/challenges", json=sent, headers=kiosk, timeout=10).status_code == 200
-    finally:
-        server.terminate()
-        output = server.communicate(timeout=30)[0]
+    server = live_server(data_dir, "--log-format", "json")
+    sent = challenge("zyzzyvas qi")
+    response = httpx.post(f"{server.base}/api/challenges", json=sent, headers=kiosk, timeout=10)
+    assert response.status_code == 201, response.text
+    assert httpx.post(f"{server.base}/api/challenges", json=sent, headers=kiosk, timeout=10).status_code == 200
+    output = server.stop()
     lines = [json.loads(line) for line in output.splitlines() if line.strip()]  # every line is JSON
     for line in lines:
         assert {"time", "level", "logger", "message"} <= set(line), line

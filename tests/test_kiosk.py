@@ -17,8 +17,8 @@ from playwright.sync_api import APIResponse, Browser, Page, Route, expect
 from wordjudge.access import ACCESS_FILE
 from wordjudge.auth import Role
 
-from .browser import CHROMIUM, CHROMIUM_ARGS, LiveServer, fits, new_page, open_enrolled, screenshot, serving
-from .conftest import PASSWORD, access_store, write_event
+from .browser import CHROMIUM, CHROMIUM_ARGS, fits, new_page, open_enrolled, screenshot, serving
+from .helpers import PASSWORD, LiveServer, access_store, write_event
 
 pytestmark = pytest.mark.browser
 

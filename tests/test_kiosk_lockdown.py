@@ -29,9 +29,8 @@ import pytest
 
 from wordjudge.auth import Role
 
-from .browser import CHROMIUM, CHROMIUM_ARGS, SCREENSHOTS, LiveServer, serving
-from .conftest import access_store, write_event
-from .test_app import _free_port
+from .browser import CHROMIUM, CHROMIUM_ARGS, SCREENSHOTS, serving
+from .helpers import LiveServer, access_store, free_port, write_event
 
 ROOT = Path(__file__).resolve().parent.parent
 LAUNCHER = ROOT / "deploy" / "kiosk-chromium.sh"
@@ -203,7 +202,7 @@ class Kiosk:
         shutil.copytree(ETC_CHROMIUM, self.etc, symlinks=True)
         self.profile = workdir / "profile"
         self.log = workdir / "kiosk.log"
-        self.devtools = f"http://127.0.0.1:{_free_port()}"
+        self.devtools = f"http://127.0.0.1:{free_port()}"
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> int:

@@ -32,7 +32,7 @@ from wordjudge.links import device_url
 from wordjudge.mdns import Advertisement, Advertiser, candidate_names, is_loopback_host, lan_addresses
 from wordjudge.settings import Settings, load_settings
 
-from .conftest import td_headers
+from .helpers import td_headers
 
 # -- names, addresses and links (no network) ---------------------------------------------------
 

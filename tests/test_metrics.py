@@ -21,8 +21,7 @@ from wordjudge.cli import main
 from wordjudge.errors import InvalidInput
 from wordjudge.metrics import CONTENT_TYPE, LATENCY_BUCKETS, Metrics, State
 
-from .conftest import Actors, access_store, device_headers, write_event
-from .test_app import assert_error_shape
+from .helpers import Actors, access_store, assert_error_shape, device_headers, write_event
 
 # A sample line of the text format 0.0.4: name, optional labels (escaped values), a value.
 _LINE = re.compile(

@@ -39,8 +39,7 @@ from wordjudge.errors import ErrorBody
 from wordjudge.lexicon import DEMO_NAME
 from wordjudge.settings import Settings
 
-from .conftest import PASSWORD, access_store, device_headers, td_headers, write_event
-from .test_app import ERROR_KEYS
+from .helpers import ERROR_KEYS, PASSWORD, access_store, device_headers, td_headers, write_event
 
 MAX_EXAMPLES = 20  # fuzzed requests per operation and actor, schema-valid and not; plus the coverage phase's
 FEED_TIMEOUT = 1.0  # the live feed never ends by itself: read what it sends in this long

@@ -14,7 +14,6 @@ import subprocess
 import sys
 import tomllib
 import uuid
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -32,9 +31,19 @@ from wordjudge.auth import Role
 from wordjudge.limits import LOGIN_FAILURES
 from wordjudge.records import Kind, Record, Verdict, record_hash
 
-from .browser import LiveServer
-from .conftest import CHEAP_HASHER, PASSWORD, Actors, access_store, device_headers, write_event
-from .test_app import _free_port, assert_error_shape, wait_for_health
+from .helpers import (
+    CHEAP_HASHER,
+    PASSWORD,
+    Actors,
+    LiveServer,
+    StartServer,
+    access_store,
+    assert_error_shape,
+    device_headers,
+    free_port,
+    wait_for_health,
+    write_event,
+)
 
 
 def challenge(words: str = "cat dog", **extra: Any) -> dict[str, Any]:
@@ -132,12 +141,9 @@ def test_no_device_reachable_answer_carries_the_salt_or_per_word_results(
 
 
 @pytest.fixture
-def live(data_dir: Path) -> Iterator[LiveServer]:
+def live(data_dir: Path, live_server: StartServer) -> LiveServer:
     write_event(data_dir, [("Open", "demo", "five-per-word")], challenges_per_minute=0)
-    server = LiveServer(data_dir)
-    server.start()
-    yield server
-    server.stop()
+    return live_server(data_dir)
 
 
 def _from(address: str) -> httpx.Client:
@@ -348,7 +354,7 @@ def test_the_data_folder_and_its_databases_are_private_whatever_the_umask(tmp_pa
     for command in (["device", "add", "kiosk-1", "--role", "kiosk"], ["event", "init"]):
         done = subprocess.run([str(script), *command], env=env, capture_output=True, text=True, preexec_fn=umask_022)
         assert done.returncode == 0, done.stderr
-    port = _free_port()
+    port = free_port()
     server = subprocess.Popen(
         [str(script), "serve", "--port", str(port)], env=env, preexec_fn=umask_022, stdout=subprocess.DEVNULL, text=True
     )

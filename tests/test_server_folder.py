@@ -21,8 +21,7 @@ from wordjudge.audit import AUDIT_FILE
 from wordjudge.cli import main
 from wordjudge.datadir import FolderInUse, lock_for_server
 
-from .conftest import PASSWORD, device_headers, write_event, write_list
-from .test_app import _free_port, _serve, wait_for_health
+from .helpers import PASSWORD, device_headers, free_port, serve_process, wait_for_health, write_event, write_list
 
 WORDJUDGE = Path(sys.executable).with_name("wordjudge")
 
@@ -58,13 +57,13 @@ def test_the_lock_names_its_holder_and_is_free_again_once_released(tmp_path: Pat
 
 @pytest.mark.live
 def test_a_second_server_on_the_folder_is_refused_and_kill_9_of_the_first_frees_it(data_dir: Path) -> None:
-    first_port, second_port = _free_port(), _free_port()
-    first = _serve(data_dir, "--port", str(first_port), "--log-level", "warning")
+    first_port, second_port = free_port(), free_port()
+    first = serve_process(data_dir, "--port", str(first_port), "--log-level", "warning")
     second = third = None
     try:
         wait_for_health(f"http://127.0.0.1:{first_port}", first)
         kiosk = device_headers(data_dir, "kiosk-1")
-        second = _serve(data_dir, "--port", str(second_port))
+        second = serve_process(data_dir, "--port", str(second_port))
         output = second.communicate(timeout=60)[0]  # before the fix: it started, healthy, and answered 503s
         assert second.returncode == 1, output
         assert (
@@ -77,7 +76,7 @@ def test_a_second_server_on_the_folder_is_refused_and_kill_9_of_the_first_frees_
 
         first.send_signal(signal.SIGKILL)  # dies without a word: the OS lets the lock go
         first.communicate(timeout=30)
-        third = _serve(data_dir, "--port", str(second_port), "--log-level", "warning")
+        third = serve_process(data_dir, "--port", str(second_port), "--log-level", "warning")
         wait_for_health(f"http://127.0.0.1:{second_port}", third)
         answer = httpx.post(f"http://127.0.0.1:{second_port}/api/challenges", json=challenge("two"), headers=kiosk)
         assert (answer.status_code, answer.json()["id"]) == (201, 2)
@@ -111,8 +110,8 @@ def test_a_taken_port_is_refused_plainly_before_anything_is_written(tmp_path: Pa
 
 @pytest.mark.live
 def test_the_cli_never_sets_the_demo_aside_from_under_a_running_demo_server(data_dir: Path) -> None:
-    port = _free_port()
-    server = _serve(data_dir, "--port", str(port), "--log-level", "warning")
+    port = free_port()
+    server = serve_process(data_dir, "--port", str(port), "--log-level", "warning")
     try:
         wait_for_health(f"http://127.0.0.1:{port}", server)
         kiosk = device_headers(data_dir, "kiosk-1")
@@ -128,7 +127,7 @@ def test_the_cli_never_sets_the_demo_aside_from_under_a_running_demo_server(data
         assert answer.status_code == 201, answer.text
     finally:
         _stop(server)
-    server = _serve(data_dir, "--port", str(port), "--log-level", "warning")  # restarted: it sets the demo aside
+    server = serve_process(data_dir, "--port", str(port), "--log-level", "warning")  # restarted: it sets the demo aside
     try:
         assert wait_for_health(f"http://127.0.0.1:{port}", server).json()["event"] == "Spring Open"
         [aside] = data_dir.glob("demo-*")
@@ -240,7 +239,7 @@ def test_the_quick_start_pairs_a_kiosk_from_the_folder_serve_runs_in(data_dir: P
     clone.mkdir()
     data_dir.rename(clone / "wordjudge-data")  # the demo lexicon, compiled already
     env = {key: value for key, value in os.environ.items() if key != "WORDJUDGE_DATA_DIR"}
-    port = _free_port()
+    port = free_port()
     env["WORDJUDGE_PORT"] = str(port)
     server = subprocess.Popen(
         [WORDJUDGE, "serve"], cwd=clone, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True

@@ -29,10 +29,9 @@ from fastapi.testclient import TestClient
 
 from wordjudge.transport import MAX_BODY, REQUEST_TIMEOUT, ConnectionLimits, client_key
 
-from .conftest import device_headers, write_event
+from .helpers import assert_error_shape, device_headers, free_port, wait_for_health, write_event
 from .test_access_api import make_certificate
 from .test_api import challenge
-from .test_app import _free_port, assert_error_shape, wait_for_health
 
 MiB = 1024 * 1024
 SYSTEMD_NOFILE = 1024  # systemd's default soft limit of open files for a service
@@ -56,7 +55,7 @@ def _start(data_dir: Path, port: int, *extra: str, nofile: int | None = None) ->
 @pytest.fixture
 def live(data_dir: Path) -> Iterator[tuple[int, subprocess.Popen[str]]]:
     """A live server on 127.0.0.1 for the test's data dir: (port, process)."""
-    port = _free_port()
+    port = free_port()
     server = _start(data_dir, port)
     try:
         wait_for_health(f"http://127.0.0.1:{port}", server)
@@ -203,7 +202,7 @@ def _rss(pid: int) -> int:
 @pytest.mark.live
 @pytest.mark.parametrize("framing", ["content-length", "chunked"])
 def test_three_300_mib_bodies_leave_the_memory_alone(data_dir: Path, framing: str) -> None:
-    port = _free_port()
+    port = free_port()
     server = _start(data_dir, port)
     size = 300 * MiB
     block = b"x" * MiB
@@ -333,7 +332,7 @@ def test_slow_clients_cannot_take_the_hall_off_the_air(data_dir: Path) -> None:
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # this test's own 1,100 sockets
     write_event(data_dir, [("Open", "demo", "five-per-word")], challenges_per_minute=0)
     kiosk = device_headers(data_dir, "kiosk-1")
-    port = _free_port()
+    port = free_port()
     server = _start(data_dir, port, nofile=SYSTEMD_NOFILE)  # as systemd starts a service by default
     flood = Flood(port)
     verdicts: list[tuple[float, int | str]] = []
@@ -446,7 +445,7 @@ def test_x_forwarded_for_is_trusted_only_from_a_named_proxy(
     port, _ = live
     # Five wrong pairing codes a minute per address: a client on the server machine cannot dodge that.
     assert _wrong_codes(port) == [401, 401, 401, 401, 401, 429]
-    proxied_port = _free_port()
+    proxied_port = free_port()
     proxied_dir = tmp_path / "proxied"  # one server per data folder: the second gets its own
     shutil.copytree(data_dir / "lexicons", proxied_dir / "lexicons")
     proxied = _start(proxied_dir, proxied_port, "--trusted-proxies", "127.0.0.1")
@@ -466,7 +465,7 @@ HSTS = "max-age=15552000"
 def test_https_responses_carry_strict_transport_security(data_dir: Path, tmp_path: Path) -> None:
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
     make_certificate(cert, key)
-    port = _free_port()
+    port = free_port()
     server = _start(data_dir, port, "--certfile", str(cert), "--keyfile", str(key))
     verify = ssl.create_default_context(cafile=cert)
     try:

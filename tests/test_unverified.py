@@ -26,8 +26,8 @@ from wordjudge.profile import Catalog
 from wordjudge.settings import Settings
 from wordjudge.wordlist import parse_word_list
 
-from .browser import LiveServer, new_page, open_enrolled, screenshot, serving
-from .conftest import PASSWORD, access_store, device_headers, write_event, write_list
+from .browser import new_page, open_enrolled, screenshot, serving
+from .helpers import PASSWORD, LiveServer, access_store, device_headers, write_event, write_list
 from .test_kiosk import adjudicate
 
 ENABLE_WORDS = 172_820

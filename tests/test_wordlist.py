@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from wordjudge.errors import WordListError
 from wordjudge.wordlist import SourceFormat, normalise, parse_word_list, read_word_list, word_problem
 
-from .conftest import write_list
+from .helpers import write_list
 
 
 def parse(text: str, **kwargs: object) -> set[str]:

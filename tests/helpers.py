@@ -1,0 +1,194 @@
+"""What the tests share: enrolling devices and TDs, writing event files and word lists, the one JSON error shape,
+and a live ``wordjudge serve`` (the fixtures that use these are in conftest.py)."""
+
+from __future__ import annotations
+
+import errno
+import gzip
+import os
+import socket
+import ssl
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx2 as httpx
+from argon2 import PasswordHasher
+
+from wordjudge.access import ACCESS_FILE, AccessStore
+from wordjudge.audit import AUDIT_FILE, AuditLog
+from wordjudge.auth import Role
+from wordjudge.deps import CSRF_HEADER, SESSION_COOKIE
+from wordjudge.records import Record, RecordFilter
+
+# Tests sign TDs in with cheap Argon2 settings (the hash records its own settings, so the server
+# checks it as it is); test_access checks that the server's own hashes use the real, costly ones.
+CHEAP_HASHER = PasswordHasher(time_cost=1, memory_cost=8, parallelism=1)
+PASSWORD = "correct horse battery"
+
+
+def access_store(data_dir: Path) -> AccessStore:
+    """The data dir's access store, as the CLI opens it (the server may have it open too)."""
+    return AccessStore(data_dir / ACCESS_FILE, hasher=CHEAP_HASHER).open()
+
+
+def device_headers(data_dir: Path, name: str, role: Role = Role.KIOSK, division: str | None = None) -> dict[str, str]:
+    """Enrol a device as ``wordjudge device add`` does; return the headers it sends."""
+    store = access_store(data_dir)
+    try:
+        token = store.devices.add(name, role, division, by="test").token
+    finally:
+        store.close()
+    return {"Authorization": f"Bearer {token}"}
+
+
+def td_headers(data_dir: Path, name: str) -> dict[str, str]:
+    """Add a TD and sign them in; return the headers a console page sends (cookie and CSRF token)."""
+    store = access_store(data_dir)
+    try:
+        store.tds.add(name, PASSWORD, by="test")
+        session = store.tds.login(name, PASSWORD, client="test")
+    finally:
+        store.close()
+    return {"Cookie": f"{SESSION_COOKIE}={session.token}", CSRF_HEADER: session.csrf_token}
+
+
+@dataclass(frozen=True)
+class Actors:
+    """Request headers of two kiosks, a runner and two TDs, enrolled in the test's data dir."""
+
+    kiosk: dict[str, str]
+    kiosk2: dict[str, str]
+    runner: dict[str, str]
+    alice: dict[str, str]
+    bob: dict[str, str]
+
+
+def write_event(
+    data_dir: Path,
+    divisions: list[tuple[str, str, str]],
+    *,
+    name: str = "Test Open",
+    challenges_per_minute: int | None = None,
+    kiosk_result_seconds: int | None = None,
+) -> Path:
+    """Write an event.toml with (name, lexicon, rule) divisions."""
+    lines = [f'name = "{name}"', "rounds = true"]
+    if challenges_per_minute is not None:
+        lines.append(f"challenges_per_minute = {challenges_per_minute}")
+    if kiosk_result_seconds is not None:
+        lines.append(f"kiosk_result_seconds = {kiosk_result_seconds}")
+    for division, lexicon, rule in divisions:
+        lines += ["[[division]]", f'name = "{division}"', f'lexicon = "{lexicon}"', f'rule = "{rule}"']
+    path = data_dir / "event.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def write_list(path: Path, lines: list[str], *, newline: str = "\n", bom: bool = False, gz: bool = False) -> Path:
+    """Write a word-list file the way a TD's file might arrive."""
+    data = (("\ufeff" if bom else "") + newline.join(lines) + newline).encode("utf-8")
+    path.write_bytes(gzip.compress(data) if gz else data)
+    return path
+
+
+def fill_disk(directory: Path) -> Path:
+    """Write a file until the file system is full; return it."""
+    filler = directory / "filler"
+    with filler.open("wb", buffering=0) as handle:  # unbuffered: nothing left to flush at close
+        try:
+            while True:
+                handle.write(b"\0" * 65536)
+        except OSError as exc:
+            if exc.errno != errno.ENOSPC:
+                raise
+    return filler
+
+
+# -- the one error shape --------------------------------------------------------------------------------
+
+ERROR_KEYS = {"ok", "status", "code", "error", "details"}
+
+
+def assert_error_shape(response: httpx.Response, status: int, code: str) -> dict[str, Any]:
+    body: dict[str, Any] = response.json()
+    assert set(body) == ERROR_KEYS
+    assert body["ok"] is False
+    assert (response.status_code, body["status"], body["code"]) == (status, status, code)
+    assert isinstance(body["error"], str)
+    assert body["error"]
+    assert "Traceback" not in response.text
+    return body
+
+
+# -- a real server --------------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def wait_for_health(
+    base: str, server: subprocess.Popen[str] | None = None, *, verify: ssl.SSLContext | bool = True
+) -> httpx.Response:
+    """Poll a starting server's health check until it answers (30 s at most)."""
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            return httpx.get(f"{base}/api/health", timeout=2, verify=verify)
+        except httpx.TransportError:
+            assert server is None or server.poll() is None, server.communicate()[0] if server else ""
+            assert time.monotonic() < deadline, "server did not start in 30 s"
+            time.sleep(0.1)
+
+
+def serve_process(data_dir: Path, *extra: str) -> subprocess.Popen[str]:
+    """``wordjudge serve`` on ``data_dir`` with ``extra`` flags, its output (stdout and stderr) piped."""
+    script = Path(sys.executable).with_name("wordjudge")
+    env = {**os.environ, "WORDJUDGE_DATA_DIR": str(data_dir)}
+    return subprocess.Popen(
+        [str(script), "serve", *extra], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+
+
+class LiveServer:
+    """``wordjudge serve`` on a free loopback port, which a test may stop and start again."""
+
+    def __init__(self, data_dir: Path, *extra: str) -> None:
+        self.data_dir = data_dir
+        self.extra = extra or ("--log-level", "warning")  # flags for serve
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.process: subprocess.Popen[str] | None = None
+
+    def start(self) -> None:
+        self.process = serve_process(self.data_dir, "--port", str(self.port), *self.extra)
+        wait_for_health(self.base, self.process)
+
+    def stop(self) -> str:
+        """Stop the server (SIGTERM, a graceful stop); return what it printed ("" if it was not running)."""
+        if self.process is None:
+            return ""
+        self.process.terminate()
+        output = self.process.communicate(timeout=30)[0]
+        self.process = None
+        return output
+
+    def records(self) -> list[Record]:
+        log = AuditLog(self.data_dir / AUDIT_FILE)
+        try:
+            return list(reversed(log.find(RecordFilter(), limit=1000)))
+        finally:
+            log.close()
+
+
+# What the ``live_server`` fixture (conftest.py) gives a test: start(data_dir, *flags) -> LiveServer.
+StartServer = Callable[..., LiveServer]
