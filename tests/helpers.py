@@ -3,6 +3,7 @@ and a live ``wordjudge serve`` (the fixtures that use these are in conftest.py).
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import gzip
 import os
@@ -11,10 +12,11 @@ import ssl
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx2 as httpx
 from argon2 import PasswordHasher
@@ -192,3 +194,13 @@ class LiveServer:
 
 # What the ``live_server`` fixture (conftest.py) gives a test: start(data_dir, *flags) -> LiveServer.
 StartServer = Callable[..., LiveServer]
+
+
+T = TypeVar("T")
+
+
+def run_async(coroutine: Coroutine[Any, Any, T]) -> T:
+    """Run ``coroutine`` to its end in a new event loop, in a thread of its own: a test's own ``asyncio.run``
+    fails in a process where Playwright's sync API (the browser tests) keeps a loop running."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()

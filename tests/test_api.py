@@ -21,6 +21,7 @@ from .helpers import (
     StartServer,
     assert_error_shape,
     device_headers,
+    run_async,
     write_event,
 )
 
@@ -296,7 +297,7 @@ def test_concurrent_challenges_against_a_live_server(data_dir: Path, live_server
             jobs += [send(body, kiosks[n % 8]) for n, body in enumerate(requests)]
             return await asyncio.gather(*jobs)
 
-    responses = asyncio.run(run())
+    responses = run_async(run())
     assert all(r.status_code in (200, 201) for r in responses), {r.status_code for r in responses}
     first, second = responses[:300], responses[300:]
     assert [r.json()["id"] for r in first] == [r.json()["id"] for r in second]

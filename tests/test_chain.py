@@ -3,7 +3,6 @@ each record's own consistency, and the server's check before serving. docs/threa
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sqlite3
 import time
@@ -31,7 +30,7 @@ from wordjudge.settings import Settings
 from wordjudge.summary import summarise
 from wordjudge.witness import Witness
 
-from .helpers import Actors, StartServer, device_headers, write_event
+from .helpers import Actors, StartServer, device_headers, run_async, write_event
 from .test_audit import entry, fill
 
 
@@ -456,7 +455,7 @@ def test_a_write_fault_after_the_commit_answers_with_the_record_not_503(data_dir
 
     kiosk = Principal("kiosk-1", Role.KIOSK, "kiosk")
     try:
-        appended = asyncio.run(
+        appended = run_async(
             resources.challenges.adjudicate(
                 kiosk, division="Open", table=4, round_number=1, words="cat", request_id="req-00000001"
             )
