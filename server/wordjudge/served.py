@@ -58,7 +58,9 @@ class ServedEvent:
     def open(cls, data_dir: Path) -> ServedEvent:
         """Read the event file (or the demo event, without one) and open and verify every lexicon its divisions use.
 
-        Each lexicon's trie file is checked against its manifest and its words against its fingerprint.
+        Each lexicon's trie file is checked against its manifest and its words against its fingerprint. Then the
+        folder is readied for the event: its identity, and a demo's data set aside before a real event
+        (:func:`~wordjudge.datadir.open_event_folder`, which raises :class:`~wordjudge.errors.AccessUnavailable`).
         Raises :class:`~wordjudge.errors.InvalidInput` (event file), :class:`~wordjudge.errors.LexiconNotFound`,
         :class:`~wordjudge.errors.LexiconIntegrityError` or :class:`~wordjudge.errors.ProfileError`, naming
         the file at fault.
