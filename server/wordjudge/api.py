@@ -133,9 +133,19 @@ def list_challenges(
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
     before_id: Annotated[int | None, Query(ge=1, le=2**53)] = None,
 ) -> dict[str, Any]:
-    """The audit log's records, newest first, filtered, at most `limit`; older pages with `before_id` (TD only)."""
-    records = resources.audit.find(where, limit=limit, before_id=before_id)
-    return {"records": [record_view(r, who) for r in records], "head": resources.audit.head.as_dict()}
+    """The audit log's records, newest first, filtered, at most `limit`; older pages with `before_id` (TD only).
+
+    `matching` counts every record the filters match (all pages); `older` is the `before_id` of the next
+    page, or null on the last one. `q` is the console's search box (a record number, a docket's QR code, a
+    table or words)."""
+    records = resources.audit.find(where, limit=limit + 1, before_id=before_id)
+    page = records[:limit]
+    return {
+        "records": [record_view(r, who) for r in page],
+        "matching": resources.audit.count(where),
+        "older": page[-1].id if len(records) > limit else None,
+        "head": resources.audit.head.as_dict(),
+    }
 
 
 @router.get("/challenges/requests/{request_id}", tags=["challenges"])

@@ -56,7 +56,8 @@ SCHEMA: list[tuple[str, str]] = [
     ("records_parent", "CREATE INDEX records_parent ON records (parent_id)"),
     ("records_division", "CREATE INDEX records_division ON records (division)"),
     ("records_place", "CREATE INDEX records_place ON records (division, round, table_label)"),
-    ("records_table", "CREATE INDEX records_table ON records (table_label)"),
+    # Tables are searched in any case (the console's "table b7" finds B7).
+    ("records_table", "CREATE INDEX records_table ON records (table_label COLLATE NOCASE)"),
     ("records_actor", "CREATE INDEX records_actor ON records (actor)"),
     ("records_verdict", "CREATE INDEX records_verdict ON records (verdict, division)"),
     ("records_kind", "CREATE INDEX records_kind ON records (kind)"),
@@ -258,4 +259,8 @@ MIGRATIONS: Migrations = [
     # results (records.Record.salt). Older records keep no salt, and their hashes stay as they were.
     ("0002_record_salt", "ALTER TABLE records ADD COLUMN salt TEXT;"),
     ("0003_record_bodies", _to_bodies),
+    (
+        "0004_table_any_case",
+        "DROP INDEX records_table; CREATE INDEX records_table ON records (table_label COLLATE NOCASE);",
+    ),
 ]

@@ -20,6 +20,7 @@ from .errors import ErrorBody, Forbidden, InvalidInput, Unauthorized
 from .input_rules import MAX_ROUND
 from .records import Kind, RecordFilter, Verdict, utc_time
 from .resources import Resources
+from .search import MAX_QUERY, SEARCH_HELP, parse_search
 from .wordlist import normalise
 
 # Every route may answer an error, always in the one JSON shape of errors.error_body; documented so that
@@ -124,15 +125,21 @@ async def record_filter(
     until: Annotated[datetime | None, Query(description="ISO time with a zone (exclusive).")] = None,
     needs_ruling: bool | None = None,
     word: Annotated[str | None, Query(max_length=30, description="Records whose words include this word.")] = None,
+    q: Annotated[str | None, Query(max_length=MAX_QUERY, description=SEARCH_HELP)] = None,
 ) -> RecordFilter:
     """The filters of the log's list, live feed and export, from the query string.
 
-    Raises :class:`~wordjudge.errors.InvalidInput` for a time without a zone.
+    Raises :class:`~wordjudge.errors.InvalidInput` for a time without a zone, a search text that is
+    none of the forms :mod:`wordjudge.search` reads, or a search table other than ``table``.
     """
+    found = parse_search(q or "")
+    if found.table is not None and table is not None and found.table.upper() != table.upper():
+        raise InvalidInput(f"the search names table {found.table} and the filter table {table}: choose one")
     return RecordFilter(
-        division=division, round=round, table=table, kind=kind, verdict=verdict, actor=actor,
+        division=division, round=round, table=table or found.table, kind=kind, verdict=verdict, actor=actor,
         since=utc_time(since, "since") if since else None, until=utc_time(until, "until") if until else None,
-        needs_ruling=needs_ruling, word=normalise(word) if word else None,
+        needs_ruling=needs_ruling, word=normalise(word) if word else None, words=found.words,
+        record_id=found.record_id, hash_prefix=found.hash_prefix,
     )  # fmt: skip
 
 

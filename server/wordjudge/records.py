@@ -158,6 +158,9 @@ class RecordFilter:
     needs_ruling: bool | None = None
     word: str | None = None  # a normalised word: records whose words include it
     event: str | None = None
+    words: tuple[str, ...] = ()  # normalised words: records whose words include every one
+    record_id: int | None = None
+    hash_prefix: str | None = None  # lower-case hex: the record's hash starts with it (a docket's QR code)
 
     def where(self) -> tuple[str, list[Any]]:
         clauses, params = [], []
@@ -165,7 +168,6 @@ class RecordFilter:
             ("event", self.event),
             ("division", self.division),
             ("round", self.round),
-            ("table_label", self.table),
             ("kind", self.kind),
             ("verdict", self.verdict),
             ("actor", self.actor),
@@ -173,6 +175,15 @@ class RecordFilter:
             if value is not None:
                 clauses.append(f"r.{column} = ?")
                 params.append(str(value) if isinstance(value, StrEnum) else value)
+        if self.table is not None:
+            clauses.append("r.table_label = ? COLLATE NOCASE")
+            params.append(self.table)
+        if self.record_id is not None:
+            clauses.append("r.id = ?")
+            params.append(self.record_id)
+        if self.hash_prefix is not None:
+            clauses.append("substr(r.hash, 1, ?) = ?")
+            params += [len(self.hash_prefix), self.hash_prefix]
         # Times never go backwards along the chain (the chain check holds it), so a time range is an id
         # range: found through the time index once, then walked in id order like any other list.
         if self.since is not None:
@@ -181,9 +192,9 @@ class RecordFilter:
         if self.until is not None:
             clauses.append(f"r.id < coalesce(({_FIRST_AT}), {_NO_ID})")
             params.append(self.until)
-        if self.word is not None:
+        for word in dict.fromkeys(((self.word,) if self.word is not None else ()) + self.words):
             clauses.append("r.id IN (SELECT record_id FROM record_words WHERE word = ?)")
-            params.append(self.word)
+            params.append(word)
         if self.needs_ruling is not None:
             clauses.append(f"r.id {'' if self.needs_ruling else 'NOT '}IN ({NEEDS_RULING})")
         return (" WHERE " + " AND ".join(clauses)) if clauses else "", params
