@@ -59,6 +59,38 @@ def test_a_device_token_names_the_device_until_it_is_revoked(store: AccessStore,
         store.devices.revoke("nobody", by="alice")
 
 
+def test_a_kiosk_silent_for_30_s_is_offline_since_it_was_last_heard_and_the_td_is_told_once(
+    store: AccessStore, clock: Clock
+) -> None:
+    kiosk = store.devices.add("kiosk-01", Role.KIOSK, "A", by="alice").token
+    phone = store.devices.add("runner-01", Role.RUNNER, "A", by="alice").token
+    store.devices.authenticate(kiosk, client="k")
+    store.devices.authenticate(phone, client="p")
+    heard = store.devices.get("kiosk-01").last_seen_at
+    clock.now += 20
+    store.devices.authenticate(kiosk, client="k")  # within the minute: not written, but heard
+    assert store.devices.get("kiosk-01").last_seen_at != heard
+    assert store.devices.watch_offline() == []
+    clock.now += devices.ONLINE_WITHIN - 1
+    assert store.devices.get("kiosk-01").online is True
+    assert store.devices.watch_offline() == []
+    clock.now += 1
+    last_heard = store.devices.get("kiosk-01")
+    assert last_heard.online is False
+    assert store.devices.watch_offline() == ["kiosk-01"]  # a handheld asleep in a pocket is no news
+    assert store.devices.watch_offline() == []  # told once a silence
+    [alert] = [a for a in store.alerts.latest() if a.kind == "device_offline"]
+    assert (alert.actor, f"since {last_heard.last_seen_at}" in alert.message) == ("kiosk-01", True)
+    store.devices.authenticate(kiosk, client="k")  # back: a new silence is news again
+    assert store.devices.get("kiosk-01").online is True
+    clock.now += devices.ONLINE_WITHIN
+    assert store.devices.watch_offline() == ["kiosk-01"]
+    store.devices.authenticate(kiosk, client="k")
+    store.devices.revoke("KIOSK-01", by="alice")  # a revoked kiosk going quiet is no news
+    clock.now += devices.ONLINE_WITHIN
+    assert store.devices.watch_offline() == []
+
+
 def test_only_hashes_of_tokens_are_stored(store: AccessStore, tmp_path: Path) -> None:
     token = store.devices.add("runner-1", Role.RUNNER, by="alice").token
     store.close()

@@ -77,10 +77,12 @@ def create_app(settings: Settings, resources: Resources | None = None) -> FastAP
 
 async def _watch_event_file(resources: Resources) -> None:
     """Look at the event file every :data:`EVENT_WATCH_SECONDS`, in a worker thread (reading a changed file
-    and verifying a new lexicon take time), until cancelled."""
+    and verifying a new lexicon take time), and at which kiosks went silent (alerting the TD), until
+    cancelled."""
     while True:
         await asyncio.sleep(EVENT_WATCH_SECONDS)
         await asyncio.to_thread(resources.served.pick_up_event_file)
+        resources.access.devices.watch_offline()
 
 
 # Same-origin scripts, styles and connections only; no framing (clickjacking), no MIME sniffing,

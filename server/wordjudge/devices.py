@@ -26,7 +26,9 @@ from .errors import AccessUnavailable, Conflict, DeviceMoved, InvalidInput, NotF
 log = logging.getLogger(__name__)
 
 TOKEN_PREFIX = "wj_"
-ONLINE_WITHIN = 120  # a device seen this recently is online
+# A kiosk asks the server how it is every 10 s (kiosk.js), so one not heard for 30 s has missed three: it is
+# off, unplugged or cut off, and the TD hears of it (:meth:`Devices.watch_offline`).
+ONLINE_WITHIN = 30
 
 
 @dataclass(frozen=True)
@@ -39,7 +41,7 @@ class Device:
     last_seen_at: str | None
     revoked_at: str | None
     revoked_by: str | None
-    online: bool
+    online: bool  # heard from within ONLINE_WITHIN seconds (and not revoked)
     bound_client: str | None  # the client address its token works from (None: not used yet)
     moved_to: str | None  # the last other address its token was refused from, until the TD accepts the move
     moved_at: str | None
@@ -62,6 +64,10 @@ class Devices:
     def __init__(self, database: AccessDatabase, alerts: Alerts) -> None:
         self._database = database
         self._alerts = alerts
+        # When each device was last heard from, by name. In memory, as every request updates it: the stored
+        # last-seen time is written at most once a minute (a request must not cost an fsync).
+        self._heard: dict[str, float] = {}
+        self._silent: set[str] = set()  # devices whose silence the TD has been told of
 
     def add(self, name: str, role: Role, division: str | None = None, *, by: str) -> Enrolled:
         """Enrol a device directly (``wordjudge device add``) and return its token, shown this once.
@@ -109,8 +115,11 @@ class Devices:
 
     def _device(self, row: tuple[Any, ...]) -> Device:
         name, role, division, created_at, created_by, last_seen, revoked_at, revoked_by, *binding = row
+        heard = self._heard.get(name)
+        if heard is not None and (last_seen is None or stored_time(heard) > last_seen):
+            last_seen = stored_time(heard)
         online_since = stored_time(self._database.now() - ONLINE_WITHIN)
-        online = bool(last_seen and not revoked_at and last_seen >= online_since)
+        online = bool(last_seen and not revoked_at and last_seen > online_since)
         return Device(
             name, Role(role), division, created_at, created_by, last_seen, revoked_at, revoked_by, online, *binding
         )
@@ -124,7 +133,9 @@ class Devices:
             )
         if cursor.rowcount == 0:
             self.get(name)  # raises NotFound for an unknown name; a revoked one stays revoked
-        return self.get(name)
+        device = self.get(name)
+        self._heard.pop(device.name, None)  # a revoked kiosk going quiet is no news
+        return device
 
     def authenticate(self, token: str, *, client: str) -> Principal:
         """The device holding ``token``, asking from the address ``client``.
@@ -148,8 +159,42 @@ class Devices:
             self._bind(token_hash, client)
         elif bound_client != client:
             self._refuse_move(name, bound_client, client)
+        self._heard[name] = self._database.now()
+        self._silent.discard(name)  # heard again: its next silence is news
         self._database.touch(token_hash, "UPDATE devices SET last_seen_at = ? WHERE token_hash = ?")
         return Principal(name, Role(role), CHANNELS[Role(role)], division)
+
+    def watch_offline(self) -> list[str]:
+        """Alert the TD of each kiosk heard from since the server started and silent for ONLINE_WITHIN seconds
+        now, once a silence (it is told again after the kiosk has been heard from again); returns their names.
+
+        Called every few seconds while the server runs. Handhelds are left out: a phone in a runner's pocket
+        sleeps. Never raises (the store's errors are logged).
+        """
+        now = self._database.now()
+        silent = {name for name, heard in list(self._heard.items()) if now - heard >= ONLINE_WITHIN}
+        news = silent - self._silent
+        if not news:
+            return []
+        try:
+            with self._database.read() as db:
+                kiosks = {
+                    name
+                    for (name,) in db.execute(
+                        "SELECT name FROM devices WHERE role = ? AND revoked_at IS NULL", (Role.KIOSK.value,)
+                    )
+                }
+        except AccessUnavailable as exc:
+            log.warning("cannot check which devices are offline: %s", exc.message)
+            return []
+        offline = sorted(news & kiosks)
+        for name in offline:
+            since = stored_time(self._heard[name])
+            self._alerts.raise_alert(
+                "device_offline", name, f"{name} has not been heard from since {since}: is it on and connected?"
+            )
+        self._silent |= news
+        return offline
 
     def _bind(self, token_hash: str, client: str) -> None:
         with self._database.write() as db:  # once per device: its first request
