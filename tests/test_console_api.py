@@ -16,7 +16,9 @@ from fastapi.testclient import TestClient
 
 from wordjudge.app import create_app
 from wordjudge.event import EVENT_FILE, load_event
+from wordjudge.profile import Catalog
 from wordjudge.settings import Settings
+from wordjudge.wordlist import parse_word_list
 
 from .helpers import (
     Actors,
@@ -24,6 +26,7 @@ from .helpers import (
     assert_error_shape,
     device_headers,
     td_headers,
+    write_event,
 )
 
 
@@ -256,3 +259,28 @@ def test_the_live_feed_resumes_after_the_last_event_id_with_ids_and_a_retry(clie
         ("2", "record", 2),
         ("3", "record", 3),
     ]
+
+
+def test_a_recheck_that_disagrees_alerts_the_td_at_once(data_dir: Path, settings: Settings, actors: Actors) -> None:
+    # Two lists that disagree on CAT, as after an errata fix: the re-check uses the one served then.
+    Catalog(data_dir).lexicons.add(parse_word_list(b"QI\nDOG\n", source_name="errata.txt"), "ERRATA")
+    write_event(data_dir, [("Open", "demo", "five-per-word")], name="Test Open")
+    with TestClient(create_app(settings)) as client:
+        first = client.post("/api/challenges", json=challenge("cat"), headers=actors.kiosk).json()
+        agreeing = client.post(f"/api/challenges/{first['id']}/recheck", json={"request_id": "recheck-0001"},
+                               headers=actors.bob)  # fmt: skip
+        assert agreeing.json()["agrees"] is True
+        assert not [a for a in client.get("/api/alerts", headers=actors.alice).json()["alerts"]
+                    if a["kind"] == "needs_ruling"]  # fmt: skip
+        write_event(data_dir, [("Open", "ERRATA", "five-per-word")], name="Test Open")
+        deadline = time.monotonic() + 10
+        while client.get("/api/event", headers=actors.kiosk).json()["divisions"][0]["lexicon"] != "ERRATA":
+            assert time.monotonic() < deadline, "the changed event file was not picked up"
+            time.sleep(0.2)
+        recheck = client.post(f"/api/challenges/{first['id']}/recheck", json={"request_id": "recheck-0002"},
+                              headers=actors.bob)  # fmt: skip
+        assert (recheck.status_code, recheck.json()["agrees"]) == (201, False)
+        alerts = [a for a in client.get("/api/alerts", headers=actors.alice).json()["alerts"]
+                  if a["kind"] == "needs_ruling"]  # fmt: skip
+        assert [a["actor"] for a in alerts] == [f"#{first['id']}"]
+        assert f"re-check #{recheck.json()['id']} of challenge #{first['id']}" in alerts[0]["message"]

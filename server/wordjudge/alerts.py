@@ -38,7 +38,9 @@ SUPPRESSED = "*"  # the key of a kind's "suppressed" row
 class Alert:
     id: int
     created_at: str
-    kind: str  # rate_limit, login_throttled, login_guessing, enrol_throttled, device_moved, device_offline,
+    kind: (
+        str  # rate_limit, login_throttled, login_guessing, enrol_throttled, device_moved, device_offline, needs_ruling,
+    )
     # audit_unavailable
     actor: str  # what it is about: a device's name, a client address, a TD's name, or "*" (suppressed)
     message: str

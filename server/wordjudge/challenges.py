@@ -18,7 +18,7 @@ from .audit import Appended, AuditLog, conflicting_request
 from .auth import Principal
 from .errors import AuditUnavailable, Conflict, RateLimited
 from .metrics import Metrics
-from .records import Entry
+from .records import Entry, Kind
 from .served import ServedEvent
 
 log = logging.getLogger(__name__)
@@ -110,6 +110,15 @@ class ChallengeService:
             if recorded is None:
                 raise
             appended = recorded
+        record = appended.record
+        if record.kind is Kind.RECHECK and record.agrees is False and not appended.replayed:
+            # WESPA 3.10.10: the results differ, so the TD rules; the TD must hear of it wherever they are.
+            self.access.alerts.raise_alert(
+                "needs_ruling",
+                f"#{record.parent_id}",
+                f"re-check #{record.id} of challenge #{record.parent_id} (table {record.table}) disagrees with"
+                " it: the TD rules",
+            )
         return self._answered(appended, started)
 
     def _recorded_despite(self, failure: AuditUnavailable, actor: str, request_id: str) -> Appended | None:
