@@ -126,7 +126,7 @@ def test_names_are_one_namespace_and_never_reused(store: AccessStore) -> None:
 
 def test_a_pairing_code_enrols_one_device_once(store: AccessStore) -> None:
     code = store.pairing.create_code(Role.RUNNER, "B", by="alice")
-    assert re.fullmatch(r"[0-9A-Z]{4}-[0-9A-Z]{4}", code.code)
+    assert re.fullmatch(r"[0-9A-Z]{4}-[0-9A-Z]{4}-[0-9A-Z]{2}", code.code)
     enrolled = store.pairing.enrol(code.code.lower().replace("-", " "), client="10.0.0.5")
     assert (enrolled.device.name, enrolled.device.role, enrolled.device.division) == ("runner-1", Role.RUNNER, "B")
     assert store.devices.authenticate(enrolled.token, client="10.0.0.5").actor == "runner-1"
@@ -144,17 +144,17 @@ def test_a_pairing_code_expires(store: AccessStore, clock: Clock) -> None:
 
 
 def test_codes_read_aloud_are_forgiven_and_garbage_is_refused() -> None:
-    assert normalise_code("7kq2-m9xd") == "7KQ2M9XD"
-    assert normalise_code(" 0OIL 1234 ") == "00111234"  # O is 0, I and L are 1
-    assert normalise_code("7KQ2-M9X") == ""
-    assert normalise_code("7KQ2-M9XU") == ""  # U is not in the alphabet
+    assert normalise_code("7kq2-m9xd-4f") == "7KQ2M9XD4F"
+    assert normalise_code(" 0OIL 1234 56") == "0011123456"  # O is 0, I and L are 1
+    assert normalise_code("7KQ2-M9XD-4") == ""
+    assert normalise_code("7KQ2-M9XD-4U") == ""  # U is not in the alphabet
 
 
 def test_wrong_codes_are_throttled_per_client_even_for_a_right_code(store: AccessStore, clock: Clock) -> None:
     code = store.pairing.create_code(Role.KIOSK, by="alice")
     for guess in range(limits.ENROL_FAILURES_PER_CLIENT):
         with pytest.raises(Unauthorized):
-            store.pairing.enrol(f"AAAA-{guess:04d}", client="10.0.0.66")
+            store.pairing.enrol(f"AAAA-{guess:04d}-00", client="10.0.0.66")
     with pytest.raises(RateLimited, match="too many wrong pairing codes") as refused:
         store.pairing.enrol(code.code, client="10.0.0.66")
     assert 1 <= refused.value.retry_after <= limits.ENROL_WINDOW + 1
@@ -162,7 +162,7 @@ def test_wrong_codes_are_throttled_per_client_even_for_a_right_code(store: Acces
     assert store.pairing.enrol(code.code, client="10.0.0.7").device.name == "kiosk-1"  # another client is not blocked
     clock.now += limits.ENROL_WINDOW
     with pytest.raises(Unauthorized):
-        store.pairing.enrol("AAAA-0000", client="10.0.0.66")
+        store.pairing.enrol("AAAA-0000-00", client="10.0.0.66")
 
 
 def test_limits_count_on_the_monotonic_clock_not_the_wall_clock(tmp_path: Path) -> None:

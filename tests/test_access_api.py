@@ -75,6 +75,10 @@ class World:
             store.close()
         return name
 
+    def fresh_sheet_name(self) -> str:
+        self.serial += 1
+        return f"sheet-{self.serial}"
+
     def fresh_device(self) -> str:
         self.serial += 1
         device_headers(self.data_dir, f"victim-{self.serial}")
@@ -121,6 +125,8 @@ ROUTES: list[Row] = [
     ("POST", lambda w: "/api/td-check", lambda w: {"name": "bob", "password": PASSWORD}, (200, 200, 200, 200, 200, 200)),
     ("GET", lambda w: "/api/session", lambda w: None, (401, 200, 200, 401, 200, 403)),
     ("POST", lambda w: "/api/pairing-codes", lambda w: {"role": "runner"}, (401, 403, 403, 401, 201, 403)),
+    ("POST", lambda w: "/api/pairing-sheets", lambda w: {"role": "runner", "devices": [{"name": w.fresh_sheet_name()}]},
+     (401, 403, 403, 401, 201, 403)),
     ("POST", lambda w: "/api/enrol", lambda w: {"code": w.fresh_code()}, (201, 201, 201, 201, 201, 201)),
     ("GET", lambda w: "/api/devices", lambda w: None, (401, 403, 403, 401, 200, 403)),
     ("POST", lambda w: f"/api/devices/{w.fresh_device()}/revoke", lambda w: None, (401, 403, 403, 401, 200, 403)),
@@ -357,3 +363,35 @@ def make_certificate(cert: Path, key: Path) -> None:
          "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
         check=True, capture_output=True,
     )  # fmt: skip
+
+
+def test_a_hall_is_paired_from_one_printed_sheet_of_named_codes(client: TestClient, actors: Actors) -> None:
+    hall = [{"name": f"kiosk-{n:02d}", "division": "Open"} for n in range(1, 41)]
+    sheet = client.post("/api/pairing-sheets", json={"role": "kiosk", "devices": hall}, headers=actors.alice)
+    assert sheet.status_code == 201, sheet.text
+    codes = sheet.json()["codes"]
+    assert [c["device_name"] for c in codes] == [f"kiosk-{n:02d}" for n in range(1, 41)]
+    assert len({c["code"] for c in codes}) == 40
+    assert all(c["qr_svg"].startswith("<svg") and c["code"] in c["link"].upper() for c in codes)
+    # Each code enrols its own named kiosk, in its division, once.
+    enrolled = client.post("/api/enrol", json={"code": codes[6]["code"]}).json()["device"]
+    assert (enrolled["name"], enrolled["division"], enrolled["role"]) == ("kiosk-07", "Open", "kiosk")
+    # All or none: a name taken or given twice, or too many codes open, creates no code at all.
+    twice = client.post("/api/pairing-sheets", json={"role": "kiosk", "devices": [{"name": "k-a"}, {"name": "K-A"}]},
+                        headers=actors.alice)  # fmt: skip
+    assert "k-a is asked for twice" in assert_error_shape(twice, 422, "invalid_input")["error"]
+    taken = client.post("/api/pairing-sheets", json={"role": "kiosk", "devices": [{"name": "new-1"}, {"name": "kiosk-07"}]},
+                        headers=actors.alice)  # fmt: skip
+    assert_error_shape(taken, 409, "conflict")
+    more = [{"name": f"extra-{n}"} for n in range(30)]
+    over = client.post("/api/pairing-sheets", json={"role": "runner", "devices": more}, headers=actors.alice)
+    assert "39 pairing codes are open already and 30 more" in assert_error_shape(over, 409, "conflict")["error"]
+    assert (
+        client.post(
+            "/api/pairing-sheets", json={"role": "kiosk", "devices": [{"name": "new-1"}]}, headers=actors.alice
+        ).status_code
+        == 201
+    )  # fmt: skip  (new-1 was not taken by the refusal)
+    unknown = client.post("/api/pairing-sheets", json={"role": "kiosk", "devices": [{"name": "x", "division": "Nope"}]},
+                          headers=actors.alice)  # fmt: skip
+    assert unknown.status_code in (404, 422)

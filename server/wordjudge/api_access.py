@@ -26,6 +26,7 @@ from .deps import (
     td_only,
 )
 from .links import pairing_link, server_url
+from .pairing import EXAMPLE, MAX_OPEN_CODES
 from .qr import qr_svg
 
 router = APIRouter(prefix="/api", responses=ERROR_RESPONSES)
@@ -40,7 +41,7 @@ class PairingCodeIn(StrictBody):
 
 
 class EnrolIn(StrictBody):
-    code: str = Field(max_length=20, description="The pairing code the TD gave, e.g. 7KQ2-M9XD.")
+    code: str = Field(max_length=20, description=f"The pairing code the TD gave, e.g. {EXAMPLE}.")
 
 
 @router.post("/session", status_code=201, tags=["access"])
@@ -105,7 +106,7 @@ def create_pairing_code(
     resources: ResourcesDep,
     who: Annotated[Principal, td_only("hand out pairing codes")],
 ) -> dict[str, Any]:
-    """A one-time code (10 minutes) that enrols one kiosk or handheld, with a QR code of its pairing link (TD).
+    """A one-time code (30 minutes) that enrols one kiosk or handheld, with a QR code of its pairing link (TD).
 
     The link points at `--public-url`, else at the server's mDNS name (`wordjudge.local`) when it is
     announced, else at the address this request came to unless that is loopback, else at a LAN address;
@@ -116,6 +117,38 @@ def create_pairing_code(
     base = server_url(resources.settings, resources.mdns, seen_at=str(request.base_url))
     link = pairing_link(base.url, code.role, code.code)
     return {**code.as_dict(), "link": link, "link_note": base.note, "qr_svg": qr_svg(link)}
+
+
+class SheetDeviceIn(StrictBody):
+    name: str = Field(max_length=40, description="The device's name, e.g. kiosk-07.")
+    division: str | None = Field(default=None, max_length=100, description="Limit the device to one division.")
+
+
+class PairingSheetIn(StrictBody):
+    role: Literal["kiosk", "runner"]
+    devices: list[SheetDeviceIn] = Field(min_length=1, max_length=MAX_OPEN_CODES)
+
+
+@router.post("/pairing-sheets", status_code=201, tags=["access"])
+def create_pairing_sheet(
+    body: PairingSheetIn,
+    request: Request,
+    resources: ResourcesDep,
+    who: Annotated[Principal, td_only("hand out pairing codes")],
+) -> dict[str, Any]:
+    """One code per named device, all or none, to print on one sheet (a hall: kiosk-01..kiosk-40) (TD).
+
+    Each code is as `POST /pairing-codes` makes it (with its link and QR code); they live 30 minutes.
+    """
+    event = resources.served.event
+    wanted = [(d.name, event.division(d.division).name if d.division else None) for d in body.devices]
+    codes = resources.access.pairing.create_codes(Role(body.role), wanted, by=who.actor)
+    base = server_url(resources.settings, resources.mdns, seen_at=str(request.base_url))
+    sheet = []
+    for code in codes:
+        link = pairing_link(base.url, code.role, code.code)
+        sheet.append({**code.as_dict(), "link": link, "qr_svg": qr_svg(link)})
+    return {"codes": sheet, "link_note": base.note}
 
 
 @router.post("/enrol", status_code=201, tags=["access"])

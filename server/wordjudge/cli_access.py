@@ -77,7 +77,7 @@ def device_add(name: str, role: str, division: str | None, data_dir: Path | None
 @click.option("--name", help="The device's name (default: kiosk-N or runner-N).")
 @setting_options("data_dir", "public_url", "host", "port", "mdns_name")
 def device_pair(role: str, division: str | None, name: str | None, data_dir: Path | None, **server: Any) -> None:
-    """Print a one-time pairing code (10 minutes), and a QR code of its link for phones.
+    """Print a one-time pairing code (30 minutes), and a QR code of its link for phones.
 
     The link points at --public-url, or else at NAME.local (--mdns-name) when --host is a LAN
     address, with a link by IP address too, or else at --host and --port (as given to serve).

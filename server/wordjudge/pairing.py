@@ -10,20 +10,25 @@ from __future__ import annotations
 
 import secrets
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from .access_db import AccessDatabase, check_free, check_name, digest, stored_time
 from .auth import Role
 from .devices import Devices, Enrolled, device_role
-from .errors import Conflict, Unauthorized
+from .errors import Conflict, InvalidInput, Unauthorized
 from .limits import ENROL_FAILURES_TOTAL, ENROL_WINDOW, Limits
 
 # Crockford's base32: no I, L, O or U, so a code read aloud or off a screen is not mistyped.
 PAIRING_ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
-PAIRING_LENGTH = 8  # 32**8 = 2**40 codes
-PAIRING_TTL = 10 * 60  # seconds a pairing code lives
-MAX_OPEN_CODES = 20  # pairing codes unused and unexpired at once
+PAIRING_LENGTH = 10  # 32**10 = 2**50 codes
+EXAMPLE = "7KQ2-M9XD-4F"
+# A hall's sheet of codes (kiosk-01..kiosk-40) is printed, then walked round the tables: codes live half an
+# hour and a sheet's worth may be open at once. 10 characters keep a guesser's odds below 1e-8 all the same
+# (brute_force_odds, checked by a test).
+PAIRING_TTL = 30 * 60  # seconds a pairing code lives
+MAX_OPEN_CODES = 64  # pairing codes unused and unexpired at once
 
 
 def normalise_code(code: str) -> str:
@@ -48,7 +53,7 @@ def brute_force_odds() -> float:
 
 @dataclass(frozen=True)
 class PairingCode:
-    code: str  # shown as ABCD-EFGH
+    code: str  # shown as ABCD-EFGH-JK
     role: Role
     division: str | None
     device_name: str | None
@@ -75,27 +80,51 @@ class Pairing:
         enrolled with ``wordjudge device add`` only), :class:`Conflict` (name taken, or
         :data:`MAX_OPEN_CODES` codes already open).
         """
+        return self.create_codes(role, [(device_name, division)], by=by)[0]
+
+    def create_codes(
+        self, role: Role, devices: Sequence[tuple[str | None, str | None]], *, by: str
+    ) -> list[PairingCode]:
+        """One code per (device name, division) in ``devices``, all or none (a hall's sheet: kiosk-01..40).
+
+        Raises what :meth:`create_code` raises, :class:`InvalidInput` for an empty list or a name given
+        twice, and :class:`Conflict` when the codes would pass :data:`MAX_OPEN_CODES` open at once.
+        """
         role = device_role(role, pairing=True)
-        name = check_name(device_name, "device name") if device_name else None
-        code = "".join(secrets.choice(PAIRING_ALPHABET) for _ in range(PAIRING_LENGTH))
+        if not devices:
+            raise InvalidInput("no pairing codes asked for: give at least one device")
+        names = [check_name(name, "device name") if name else None for name, _ in devices]
+        given = [name.casefold() for name in names if name]
+        twice = sorted({name for name in given if given.count(name) > 1})
+        if twice:
+            raise InvalidInput(f"each device needs its own name: {', '.join(twice)} is asked for twice")
+        codes = ["".join(secrets.choice(PAIRING_ALPHABET) for _ in range(PAIRING_LENGTH)) for _ in devices]
         now = self._database.now()
+        expires_at = stored_time(now + PAIRING_TTL)
         with self._database.write() as db:
-            if name:
-                check_free(db, name)
+            for name in names:
+                if name:
+                    check_free(db, name)
             (open_codes,) = db.execute(
                 "SELECT count(*) FROM pairing_codes WHERE used_at IS NULL AND expires_at > ?", (stored_time(now),)
             ).fetchone()
-            if open_codes >= MAX_OPEN_CODES:
+            if open_codes + len(codes) > MAX_OPEN_CODES:
                 raise Conflict(
-                    f"{open_codes} pairing codes are open already (at most {MAX_OPEN_CODES}): use or let them expire"
+                    f"{open_codes} pairing codes are open already and {len(codes)} more would pass the limit of"
+                    f" {MAX_OPEN_CODES}: use or let them expire"
                 )
-            expires_at = stored_time(now + PAIRING_TTL)
-            db.execute(
+            db.executemany(
                 "INSERT INTO pairing_codes (code_hash, role, division, device_name, created_at, created_by, expires_at)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (digest(code), role.value, division, name, stored_time(now), by, expires_at),
+                [
+                    (digest(code), role.value, division, name, stored_time(now), by, expires_at)
+                    for code, name, (_, division) in zip(codes, names, devices, strict=True)
+                ],
             )
-        return PairingCode(f"{code[:4]}-{code[4:]}", role, division, name, expires_at)
+        return [
+            PairingCode(shown(code), role, division, name, expires_at)
+            for code, name, (_, division) in zip(codes, names, devices, strict=True)
+        ]
 
     def enrol(self, code: str, *, client: str) -> Enrolled:
         """Swap a pairing code for a device token (once), bound to ``client`` (see :meth:`Devices.authenticate`).
@@ -108,7 +137,7 @@ class Pairing:
     def _use_code(self, code: str, client: str) -> Enrolled:
         canonical = normalise_code(code)
         if not canonical:
-            raise Unauthorized(f"not a pairing code: {PAIRING_LENGTH} letters and digits, such as 7KQ2-M9XD")
+            raise Unauthorized(f"not a pairing code: {PAIRING_LENGTH} letters and digits, such as {EXAMPLE}")
         now = stored_time(self._database.now())
         with self._database.write() as db:
             row = db.execute(
@@ -131,6 +160,11 @@ class Pairing:
                 (now, enrolled.device.name, digest(canonical)),
             )
         return enrolled
+
+
+def shown(code: str) -> str:
+    """A code as printed and read aloud: groups of 4 (7KQ2-M9XD-4F)."""
+    return "-".join(code[i : i + 4] for i in range(0, len(code), 4))
 
 
 def _next_name(db: sqlite3.Connection, role: Role) -> str:
