@@ -44,12 +44,15 @@ def test_export_follows_the_filters_and_carries_everything(client: TestClient, a
     assert response.headers["content-disposition"].startswith('attachment; filename="wordjudge-')
     rows = list(csv.DictReader(io.StringIO(response.text)))
     assert [(r["words"], r["verdict"], r["round"]) for r in rows] == [("CAT QI", "unacceptable", "2")]
-    assert json.loads(rows[0]["results"])[1] == {
+    # Readable in a spreadsheet: per-word results as marks, the consequence as its sentence.
+    assert rows[0]["results"] == "CAT ✓ QI ✗"
+    assert rows[0]["consequence"] == "Play comes off: tiles back to the rack, no score for the turn"
+    assert json.loads(client.get("/api/export?format=jsonl&round=2", headers=actors.alice).text)["results"][1] == {
         "word": "QI",
         "acceptable": False,
         "source": None,
         "reason": "not in demo",
-    }
+    }  # the archive keeps every field as data
     lines = client.get("/api/export?format=jsonl", headers=actors.alice).text.splitlines()
     assert [json.loads(line)["id"] for line in lines] == [1, 2]
 

@@ -1,6 +1,8 @@
 """Exporting audit records as CSV or JSON Lines, for the TD and for archives.
 
-Exports are the TD's view: every field, per-word results included.
+Exports are the TD's view: every field, per-word results included. JSON Lines keep each record's data as
+it is (an archive a program reads); CSV is for a person with a spreadsheet: one row per record, per-word
+results as ``QI ✓ ZA ✗`` and the consequence as its sentence.
 """
 
 from __future__ import annotations
@@ -51,7 +53,7 @@ def lines(records: Iterable[Record], format: ExportFormat) -> Iterator[str]:
     writer.writerow(CSV_COLUMNS)
     for record in records:
         data = record_data(record)
-        writer.writerow([_neutralised(_cell(data[column])) for column in CSV_COLUMNS])
+        writer.writerow([_neutralised(_readable(column, data[column])) for column in CSV_COLUMNS])
         yield buffer.getvalue()
         buffer.seek(0)
         buffer.truncate()
@@ -98,6 +100,15 @@ def _plain(value: Any) -> Any:
 
 def _neutralised(cell: str) -> str:
     return "'" + cell if cell.startswith(_FORMULA_STARTS) else cell
+
+
+def _readable(column: str, value: Any) -> str:
+    """A CSV cell as a person reads it."""
+    if column == "results":  # [{"word": "QI", "acceptable": true, ...}, ...] -> QI ✓ ZA ✗
+        return " ".join(f"{result['word']} {'✓' if result['acceptable'] else '✗'}" for result in value)
+    if column == "consequence":
+        return str(value["text"])
+    return _cell(value)
 
 
 def _cell(value: Any) -> str:
