@@ -135,14 +135,15 @@ def list_challenges(
 ) -> dict[str, Any]:
     """The audit log's records, newest first, filtered, at most `limit`; older pages with `before_id` (TD only).
 
-    `matching` counts every record the filters match (all pages); `older` is the `before_id` of the next
+    `matching` counts every record the filters match (all pages), on the first page only (null on older
+    pages: the count is the same, and costs a scan of the matches); `older` is the `before_id` of the next
     page, or null on the last one. `q` is the console's search box (a record number, a docket's QR code, a
     table or words)."""
     records = resources.audit.find(where, limit=limit + 1, before_id=before_id)
     page = records[:limit]
     return {
         "records": [record_view(r, who) for r in page],
-        "matching": resources.audit.count(where),
+        "matching": resources.audit.count(where) if before_id is None else None,
         "older": page[-1].id if len(records) > limit else None,
         "head": resources.audit.head.as_dict(),
     }
