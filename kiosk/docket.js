@@ -1,7 +1,12 @@
-// A printable docket of one verdict (WESPA 3.10.2), for 58 mm and 80 mm receipt printers and A6:
-// event, division, round, table, number of words, verdict, consequence, lexicon and short
-// fingerprint, time, challenge id, the audit log's head, and a QR code of the id for the TD.
-// Never the per-word results (the server does not send them for a docket).
+// A printable docket of one record (WESPA 3.10.2), for 58 mm and 80 mm receipt printers and A6: event,
+// division, round, table, the challenged words (the slip had them), verdict, consequence, the challenge's
+// final verdict after its re-checks, reissues and rulings, lexicon and list ID, time, record id, the
+// record's own place in the audit log, and a QR code of both. Never the per-word results (the server
+// does not send them for a docket).
+//
+// The page is as wide as the paper and, on a receipt roll, as long as the docket: once the docket is laid
+// out, its height sets the page size (@page), which both the browser's print and a PDF follow. (Chromium
+// ignores "size: 58mm auto": a page without a length gets a fixed one, mostly blank.)
 
 import { api, h } from "./api.js";
 import { anyToken } from "./device.js";
@@ -9,14 +14,52 @@ import { STRINGS as S } from "./strings.js";
 import { unverifiedBadges } from "./ui.js";
 
 const SIZES = ["58mm", "80mm", "a6"];
+const PX_PER_MM = 96 / 25.4; // CSS pixels
+const SLACK_MM = 1; // below the last line: rounding never pushes it onto a second page
 const app = document.getElementById("app");
 const params = new URLSearchParams(location.search);
 const F = S.docketFacts;
+// The page's size, set from here: a constructed sheet, as the page's security policy allows no inline style.
+const pageSheet = new CSSStyleSheet();
+document.adoptedStyleSheets = [...document.adoptedStyleSheets, pageSheet];
 
-function setSize(size) {
-  // Beside this module: the same asset version as the page.
-  document.getElementById("paper").href = new URL(`./docket-${size}.css`, import.meta.url).href;
+// The paper's figures in millimetres, from its stylesheet (docket-<size>.css); NaN for a roll's length.
+function paper() {
+  const style = getComputedStyle(document.body);
+  const mm = (name) => parseFloat(style.getPropertyValue(name));
+  return { width: mm("--paper-width"), length: mm("--paper-length"), x: mm("--margin-x"), y: mm("--margin-y") };
+}
+
+// The page as wide as the paper and, for a roll, as long as the docket laid out on it. On a sheet (A6),
+// a docket too long for it is set smaller until it fits: one docket, one sheet.
+function fitPage() {
+  const docket = document.querySelector(".docket");
+  if (!docket) return;
+  const { width, length, x, y } = paper();
+  const height = () => docket.getBoundingClientRect().height / PX_PER_MM;
+  docket.style.removeProperty("--fit");
+  let pageLength = length;
+  if (Number.isNaN(length)) pageLength = Math.ceil(height() + 2 * y + SLACK_MM);
+  else {
+    for (let scale = 0.95; height() + SLACK_MM > length - 2 * y && scale > 0.5; scale -= 0.05) {
+      docket.style.setProperty("--fit", String(scale));
+    }
+  }
+  pageSheet.replaceSync(`@page { size: ${width}mm ${pageLength}mm; margin: ${y}mm ${x}mm; }`);
+  document.body.dataset.pageLength = String(pageLength); // for the tests, and anyone curious
+}
+
+function useSize(size) {
   document.body.dataset.size = size;
+  for (const button of document.querySelectorAll(".docket-controls [data-size]")) {
+    const chosen = button.dataset.size === size;
+    button.setAttribute("aria-pressed", String(chosen));
+    button.className = chosen ? "primary" : "secondary";
+  }
+  const url = new URL(location.href);
+  url.searchParams.set("size", size); // a reload, or the print dialog's own reload, keeps it
+  history.replaceState(null, "", url);
+  fitPage();
 }
 
 function svg(markup) {
@@ -25,64 +68,137 @@ function svg(markup) {
   return document.importNode(parsed, true);
 }
 
-async function boot() {
-  const size = SIZES.includes(params.get("size")) ? params.get("size") : "80mm";
-  setSize(size);
-  let docket;
-  try {
-    docket = await api(`/api/challenges/${encodeURIComponent(params.get("id") || "")}/docket`, { token: anyToken() });
-  } catch (error) {
-    app.replaceChildren(
-      h("p", { class: "message", role: "alert" }, error.kind === "network" ? S.unreachable : error.message),
-    );
-    return;
-  }
+const verdictWord = (verdict) => (verdict === "acceptable" ? S.acceptable : S.unacceptable);
+const verdictLine = (verdict) =>
+  `${verdict === "acceptable" ? S.acceptableIcon : S.unacceptableIcon} ${verdictWord(verdict)}`;
+
+// How the challenge ended, when records were linked to it: the final verdict, what gave it, and each
+// linked record. Verdicts only: the server sends no per-word results and no notes.
+function finalBox(final) {
+  if (!final.linked.length) return null;
+  const by = final.decided_by;
+  const waiting = final.awaiting_ruling;
+  const reason = waiting
+    ? S.docketAwaitingBy(waiting.id, verdictWord(waiting.verdict))
+    : by.kind === "ruling"
+      ? S.docketDecidedBy.ruling(verdictWord(by.verdict), by.actor, by.id)
+      : by.kind === "reissue"
+        ? S.docketDecidedBy.reissue(by.id, by.words.join(" "))
+        : S.docketDecidedBy[by.kind](by.id);
+  const step = (s) =>
+    s.kind === "ruling"
+      ? S.docketStep.ruling(s.id, verdictWord(s.verdict), s.actor)
+      : s.kind === "reissue"
+        ? S.docketStep.reissue(s.id, verdictWord(s.verdict), s.words.join(" "))
+        : S.docketStep.recheck(s.id, verdictWord(s.verdict));
+  return h(
+    "section",
+    { class: "docket-final" },
+    h(
+      "p",
+      { class: "docket-final-verdict" },
+      `${S.docketFinal}: ${final.verdict ? verdictLine(final.verdict) : S.docketAwaiting}`,
+    ),
+    h("p", { class: "docket-final-by" }, reason),
+    by && by.kind !== "challenge" && by.consequence ? h("p", {}, by.consequence.text) : null,
+    h("p", {}, h("strong", {}, `${S.docketLinked}:`)),
+    h(
+      "ol",
+      {},
+      final.linked.map((s) => h("li", {}, step(s))),
+    ),
+  );
+}
+
+function render(docket, size) {
   const r = docket.record;
   const ok = r.verdict === "acceptable";
-  const fact = (label, value) => [h("dt", {}, label), h("dd", {}, String(value))];
-  const sizes = h(
+  // A code (list ID, log check) is typed or compared by someone: on narrow paper it takes the whole line.
+  const fact = (label, value, code = false) => [
+    h("dt", {}, label),
+    h("dd", { class: code ? "code" : null }, String(value)),
+  ];
+  const controls = h(
     "p",
     { class: "docket-controls" },
     `${S.docketSize}: `,
     SIZES.map((s) =>
-      h("button", { type: "button", class: s === size ? "primary" : "secondary", onclick: () => setSize(s) }, s),
+      h(
+        "button",
+        { type: "button", "data-size": s, "aria-pressed": String(s === size), onclick: () => useSize(s) },
+        S.docketSizes[s],
+      ),
     ),
     " ",
     h("button", { type: "button", id: "print", onclick: () => window.print() }, S.docketPrint),
   );
-  app.replaceChildren(
-    sizes,
+  const article = h(
+    "article",
+    { class: `docket ${ok ? "acceptable" : "unacceptable"}` },
+    h("h1", {}, S.docketTitles[r.kind] || S.docketTitle),
+    h("p", { class: "docket-verdict" }, verdictLine(r.verdict)),
+    r.parent_id ? h("p", { class: "docket-link" }, S.docketOf[r.kind](r.parent_id)) : null,
+    finalBox(docket.final),
     h(
-      "article",
-      { class: `docket ${ok ? "acceptable" : "unacceptable"}` },
-      h("h1", {}, S.docketTitle),
-      h(
-        "p",
-        { class: "docket-verdict" },
-        `${ok ? S.acceptableIcon : S.unacceptableIcon} ${ok ? S.acceptable : S.unacceptable}`,
-      ),
-      h(
-        "dl",
-        {},
-        fact(F.event, r.event),
-        fact(F.division, r.division),
-        r.round ? fact(F.round, r.round) : null,
-        fact(F.table, r.table),
-        fact(F.words, r.word_count),
-        fact(F.consequence, r.consequence.text),
-        fact(F.lexicon, `${docket.lexicon_name} ${docket.short_fingerprint}`),
-        docket.lexicon_unverified?.length
-          ? [h("dt", {}, ""), h("dd", { class: "docket-unverified" }, unverifiedBadges(docket.lexicon_unverified))]
-          : null,
-        fact(F.time, new Date(r.created_at).toLocaleString("en-GB")),
-        fact(F.id, `#${r.id}`),
-        // The record's own place in the audit chain: with it, anyone can later check that the log holds this
-        // record as it was (wordjudge audit verify --expect-head ID:HEX).
-        docket.head_text ? fact(F.head, docket.head_text) : null,
-      ),
-      h("div", { class: "docket-qr" }, svg(docket.qr_svg)),
+      "dl",
+      {},
+      fact(F.event, r.event),
+      fact(F.division, r.division),
+      r.round ? fact(F.round, r.round) : null,
+      fact(F.table, r.table),
+      // The words as the slip had them, in its order: one verdict for all of them, never one each.
+      fact(F.words, S.docketWords(r.words, r.word_count)),
+      fact(F.consequence, r.consequence.text),
+      fact(F.lexicon, docket.lexicon_name),
+      docket.lexicon_unverified?.length
+        ? [h("dt", {}, ""), h("dd", { class: "docket-unverified" }, unverifiedBadges(docket.lexicon_unverified))]
+        : null,
+      fact(F.listId, docket.short_fingerprint, true),
+      fact(F.time, new Date(r.created_at).toLocaleString("en-GB")),
+      fact(F.id, `#${r.id}`),
+      // The record's own place in the audit chain: with it, anyone can later check that the log holds this
+      // record as it was (wordjudge audit verify --expect-head ID:HEX).
+      docket.head_text ? fact(F.head, docket.head_text, true) : null,
+    ),
+    h("div", { class: "docket-qr" }, svg(docket.qr_svg)),
+    h(
+      "div",
+      { class: "docket-notes" },
+      h("p", {}, S.docketNotes.listId),
+      docket.head_text ? h("p", {}, S.docketNotes.head) : null,
     ),
   );
+  app.replaceChildren(controls, h("div", { class: "docket-sheet" }, article));
+}
+
+async function boot() {
+  const size = SIZES.includes(params.get("size")) ? params.get("size") : "80mm";
+  document.body.dataset.size = size;
+  const id = params.get("id") || "";
+  if (!/^[1-9][0-9]{0,15}$/.test(id)) {
+    app.replaceChildren(h("p", { class: "message", role: "alert" }, S.docketNoId));
+    return;
+  }
+  const token = anyToken();
+  let docket;
+  try {
+    docket = await api(`/api/challenges/${id}/docket`, { token });
+  } catch (error) {
+    const message =
+      error.kind === "network"
+        ? S.unreachable
+        : error.kind === "unauthorized" && !token
+          ? S.docketNoCredential // neither a device's docket nor a signed-in TD: say so in plain words
+          : error.message;
+    app.replaceChildren(h("p", { class: "message", role: "alert" }, message));
+    return;
+  }
+  render(docket, size);
+  await document.fonts.ready; // the docket's height in the fonts it prints in
+  useSize(size);
+  // Laid out again for print (fonts, a changed size): measure once more just before.
+  window.addEventListener("beforeprint", fitPage);
+  document.body.dataset.ready = "true";
   if (params.get("print") === "1") window.print();
 }
 

@@ -127,7 +127,9 @@ export const STRINGS = {
 
   // docket
   docketTitle: "Challenge docket",
+  docketTitles: { recheck: "Re-check docket", reissue: "Reissue docket", ruling: "Ruling docket" },
   docketSize: "Paper",
+  docketSizes: { "58mm": "58 mm receipt", "80mm": "80 mm receipt", a6: "A6 sheet" },
   docketPrint: "Print",
   docketFacts: {
     event: "Event",
@@ -138,10 +140,41 @@ export const STRINGS = {
     verdict: "Verdict",
     consequence: "Consequence",
     lexicon: "Lexicon",
+    listId: "List ID",
     time: "Time",
-    id: "Challenge",
-    head: "Chain",
+    id: "Record",
+    head: "Log check",
   },
+  docketWords: (words, n) => `${words.join(" ")} (${n === 1 ? "1 word" : `${n} words`})`,
+  // A re-check, reissue or ruling says which record it follows.
+  docketOf: {
+    recheck: (id) => `Re-check of #${id} (the same words)`,
+    reissue: (id) => `Reissue of #${id} (corrected words)`,
+    ruling: (id) => `TD ruling on #${id}`,
+  },
+  // The final verdict, after the re-checks, reissues and rulings linked to the challenge.
+  docketFinal: "Final verdict",
+  docketAwaiting: "awaiting the TD's ruling",
+  docketDecidedBy: {
+    challenge: (id) => `the verdict of #${id} stands`,
+    recheck: (id) => `confirmed by re-check #${id}`,
+    reissue: (id, words) => `reissued with corrected words ${words}, #${id}`,
+    ruling: (verdict, name, id) => `ruled ${verdict} by the TD (${name}), #${id}`,
+  },
+  docketAwaitingBy: (id, verdict) => `re-check #${id} gave ${verdict}: the TD rules on it`,
+  docketLinked: "Linked records",
+  docketStep: {
+    recheck: (id, verdict) => `#${id} re-check: ${verdict}`,
+    reissue: (id, verdict, words) => `#${id} reissue ${words}: ${verdict}`,
+    ruling: (id, verdict, name) => `#${id} TD ruling (${name}): ${verdict}`,
+  },
+  docketNotes: {
+    listId: "List ID: the start of the word list's fingerprint, which names its exact edition.",
+    head: "Log check: lets the TD prove the audit log still holds this record unchanged.",
+  },
+  docketNoCredential:
+    "This docket opens on the kiosk or handheld that sent the challenge, or for a TD signed in to the console.",
+  docketNoId: "No docket chosen: open one from the kiosk, the handheld or the TD console.",
 
   // TD console
   console: {

@@ -97,10 +97,10 @@ def test_runner_docket_and_td_console_end_to_end(browser: Browser, server: LiveS
     screenshot(runner, "runner-docket-390x844")
     pdf = PdfReader(io.BytesIO(runner.pdf(prefer_css_page_size=True)))
     text = " ".join(page.extract_text() for page in pdf.pages)
-    for expected in ("UNACCEPTABLE", "Console Open", "Open", "Table", "7", "Round", "2", "DEMO b819e7b67f8f", "#1",
-                     "Play comes off"):  # fmt: skip
+    for expected in ("UNACCEPTABLE", "Console Open", "Open", "Table", "7", "Round", "2", "CAT QI (2 words)", "DEMO",
+                     "List ID b819e7b67f8f", "#1", "Play comes off"):  # fmt: skip
         assert expected in text, (expected, text)
-    assert "QI" not in text  # no per-word result on a docket
+    assert "QI ✗" not in text  # the slip's words, never a result each (test_docket.py)
     assert round(float(pdf.pages[0].mediabox.width) / 72 * 25.4) == 80  # 80 mm paper
 
     # Errata arrive: the TD serves the amended list, re-checks (as someone other than the runner),

@@ -14,6 +14,7 @@ from .chain import HeadMark
 from .deps import ERROR_RESPONSES, FilterDep, PrincipalDep, ResourcesDep, StrictBody, td_only
 from .docket import docket_view
 from .errors import NotFound
+from .final_verdict import final_verdict
 from .records import Record, RecordFilter, Verdict
 from .status import health_report
 
@@ -185,10 +186,12 @@ def read_challenge(record_id: _RecordId, resources: ResourcesDep, who: Principal
 
 @router.get("/challenges/{record_id}/docket", tags=["challenges"])
 def docket(record_id: _RecordId, resources: ResourcesDep, who: PrincipalDep) -> dict[str, Any]:
-    """What a printed docket shows of a record: never per-word results; the chain head; a QR code of the id."""
+    """What a printed docket shows of a record: its words and verdict, never per-word results; the final verdict
+    after its re-checks, reissues and rulings; its place in the chain; a QR code of its id."""
     record = resources.challenges.adjudicator.get_record(record_id)
     who.require_may_see(record)
-    return docket_view(record, resources.served.lexicon_views.get(record.lexicon), resources.audit.head)
+    final = final_verdict(resources.audit, record.id)
+    return docket_view(record, resources.served.lexicon_views.get(record.lexicon), resources.audit.head, final)
 
 
 @router.post("/challenges/{record_id}/recheck", status_code=201, tags=["challenges"], responses=_REPLAYED)

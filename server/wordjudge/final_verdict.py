@@ -1,0 +1,157 @@
+"""A challenge's final verdict: what stands after every re-check, reissue and ruling linked to it.
+
+Records link to the record they follow (``parent_id``); a challenge and every record below it are
+its *family*. Read in the order they were written (ids), the family's records settle the verdict so:
+
+- a **ruling** is the TD's final word (WESPA 3.10.10 c): its verdict stands, whatever it ruled on;
+- a **reissue** adjudicates corrected words instead of the slip's (3.10.11): its verdict stands, on
+  its words, and what was said of the old words no longer counts;
+- a **re-check** of the words that count now (the challenge's, or the latest reissue's) that agrees
+  with the adjudication it repeats confirms it (3.10.10 c: it is final), but never overturns a ruling;
+  one that disagrees leaves the challenge without a final verdict until the TD rules (or the words
+  are reissued), as the console's "needs a ruling" says. A re-check of words a reissue has replaced
+  changes nothing.
+
+:func:`settle` works on records already read (for lists and exports); :func:`final_verdict` reads a
+record's family from the audit log first. Neither says anything of per-word results.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .audit import AuditLog
+from .errors import NotFound
+from .records import Kind, Record, Verdict
+
+
+@dataclass(frozen=True)
+class Step:
+    """One record of a challenge's family, as it bears on the final verdict (never its per-word results)."""
+
+    kind: Kind
+    id: int
+    parent_id: int | None
+    verdict: Verdict
+    agrees: bool | None  # a re-check, reissue or ruling: the same verdict as its parent?
+    actor: str  # who made it: the TD for a re-check, reissue or ruling
+    created_at: str
+    words: tuple[str, ...]
+    consequence: dict[str, Any]  # what the verdict means for the play (rules.Consequence.as_dict)
+
+    @classmethod
+    def of(cls, record: Record) -> Step:
+        return cls(
+            kind=record.kind, id=record.id, parent_id=record.parent_id, verdict=record.verdict,
+            agrees=record.agrees, actor=record.actor, created_at=record.created_at, words=record.words,
+            consequence=record.consequence,
+        )  # fmt: skip
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind.value, "id": self.id, "parent_id": self.parent_id, "verdict": self.verdict.value,
+            "agrees": self.agrees, "actor": self.actor, "created_at": self.created_at, "words": list(self.words),
+            "consequence": self.consequence,
+        }  # fmt: skip
+
+
+@dataclass(frozen=True)
+class FinalVerdict:
+    """What a challenge finally came to.
+
+    ``verdict`` is None while a re-check disagrees and the TD has not ruled (``awaiting_ruling`` is that
+    re-check); otherwise ``decided_by`` is the record whose verdict stands: the challenge itself, a
+    re-check that confirmed it, a reissue or a ruling. ``words`` are the words it is on (a reissue's
+    corrected words). ``steps`` is the whole family, the challenge first, in the order written.
+    """
+
+    challenge: Step
+    verdict: Verdict | None
+    decided_by: Step | None
+    awaiting_ruling: Step | None
+    words: tuple[str, ...]
+    steps: tuple[Step, ...]
+
+    @property
+    def linked(self) -> tuple[Step, ...]:
+        """The re-checks, reissues and rulings after the challenge, in the order written."""
+        return self.steps[1:]
+
+    @property
+    def changed(self) -> bool:
+        """Whether anything after the challenge changed its verdict or words (or left it awaiting a ruling)."""
+        return self.verdict != self.challenge.verdict or self.words != self.challenge.words
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "challenge_id": self.challenge.id,
+            "verdict": self.verdict.value if self.verdict else None,
+            "decided_by": self.decided_by.as_dict() if self.decided_by else None,
+            "awaiting_ruling": self.awaiting_ruling.as_dict() if self.awaiting_ruling else None,
+            "words": list(self.words),
+            "changed": self.changed,
+            "linked": [step.as_dict() for step in self.linked],
+        }
+
+
+def settle(family: Sequence[Record]) -> FinalVerdict:
+    """The final verdict of a challenge from its family: the challenge and every record linked below it, in any
+    order (see the module's docstring for the rules).
+
+    Raises :class:`ValueError` if ``family`` is not one challenge's family (no challenge, two, or a record
+    whose parent is not in it).
+    """
+    records = sorted(family, key=lambda record: record.id)
+    if not records or records[0].parent_id is not None or records[0].kind is not Kind.CHALLENGE:
+        raise ValueError("a family starts with its challenge: a record without a parent")
+    members = {records[0].id}
+    for record in records[1:]:
+        if record.parent_id not in members:
+            raise ValueError(f"record {record.id} does not follow a record of challenge {records[0].id}'s family")
+        members.add(record.id)
+    steps = tuple(Step.of(record) for record in records)
+    decided: Step | None = steps[0]
+    current = steps[0]  # the record whose words count now: the challenge, or the latest reissue
+    awaiting: Step | None = None
+    for step in steps[1:]:
+        if step.kind in (Kind.RULING, Kind.REISSUE):
+            decided, awaiting = step, None
+            if step.kind is Kind.REISSUE:
+                current = step
+        elif step.kind is Kind.RECHECK and step.parent_id == current.id:
+            if not step.agrees:
+                decided, awaiting = None, step
+            elif decided is not None and decided.kind is not Kind.RULING:
+                decided = step  # confirms the words' adjudication; never overturns the TD's ruling
+    return FinalVerdict(
+        challenge=steps[0],
+        verdict=decided.verdict if decided else None,
+        decided_by=decided,
+        awaiting_ruling=awaiting,
+        words=decided.words if decided else current.words,  # a ruling carries the words it ruled on
+        steps=steps,
+    )
+
+
+def final_verdict(audit: AuditLog, record_id: int) -> FinalVerdict:
+    """The final verdict of the challenge record ``record_id`` belongs to (itself, or the challenge its
+    re-check, reissue or ruling follows), after every record linked to it so far.
+
+    Raises :class:`NotFound` if there is no such record.
+    """
+    record = audit.get(record_id)
+    if record is None:
+        raise NotFound(f"no record {record_id} in the audit log")
+    while record.parent_id is not None:
+        parent = audit.get(record.parent_id)
+        if parent is None:  # the chain check refuses such a log; say so rather than guess
+            raise NotFound(f"record {record.id} follows record {record.parent_id}, which the audit log does not hold")
+        record = parent
+    family, unread = [record], [record.id]
+    while unread:
+        children = audit.children(unread.pop())
+        family += children
+        unread += [child.id for child in children]
+    return settle(family)

@@ -1,0 +1,205 @@
+"""A challenge's final verdict after its re-checks, reissues and rulings (wordjudge.final_verdict), on chains
+written by the real adjudication service into a real audit log."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from wordjudge.adjudication import Adjudicator
+from wordjudge.audit import AUDIT_FILE, AuditLog
+from wordjudge.auth import Principal, Role
+from wordjudge.errors import NotFound
+from wordjudge.event import Division, Event
+from wordjudge.final_verdict import FinalVerdict, final_verdict, settle
+from wordjudge.profile import Catalog
+from wordjudge.records import Kind, Record, Verdict
+from wordjudge.rules import ChallengeRule
+from wordjudge.wordlist import parse_word_list
+
+KIOSK = Principal("kiosk-1", Role.KIOSK, "kiosk")
+ALICE = Principal("alice", Role.TD, "console")
+BOB = Principal("bob", Role.TD, "console")
+ACC, UNACC = Verdict.ACCEPTABLE, Verdict.UNACCEPTABLE
+
+
+@dataclass
+class Log:
+    """The audit log, with division A served from SMALL (``before``) or, as after an errata fix, TINY
+    (``after``): CATS is acceptable in SMALL and not in TINY, so a re-check under ``after`` disagrees."""
+
+    audit: AuditLog
+    before: Adjudicator
+    after: Adjudicator
+    requests: int = 0
+
+    def _rid(self) -> str:
+        self.requests += 1
+        return f"request-{self.requests:04d}"
+
+    def challenge(self, words: str) -> Record:
+        entry = self.before.challenge(KIOSK, division="A", table=7, round_number=3, words=words, request_id=self._rid())
+        return self.audit.append_sync(entry).record
+
+    def recheck(self, parent: Record, *, after: bool = False, by: Principal = ALICE) -> Record:
+        adjudicator = self.after if after else self.before
+        return self.audit.append_sync(adjudicator.recheck(by, parent.id, request_id=self._rid())).record
+
+    def reissue(self, parent: Record, words: str) -> Record:
+        entry = self.before.reissue(ALICE, parent.id, words=words, reason="the board shows it", request_id=self._rid())
+        return self.audit.append_sync(entry).record
+
+    def ruling(self, parent: Record, verdict: Verdict) -> Record:
+        entry = self.before.ruling(BOB, parent.id, verdict=verdict, note="checked", request_id=self._rid())
+        return self.audit.append_sync(entry).record
+
+    def final(self, record: Record) -> FinalVerdict:
+        return final_verdict(self.audit, record.id)
+
+
+@pytest.fixture
+def log(tmp_path: Path) -> Iterator[Log]:
+    catalog = Catalog(tmp_path)
+    catalog.lexicons.add(parse_word_list(b"CAT\nCATS\nDOG\nQI\nZA\n", source_name="small.txt"), "SMALL")
+    catalog.lexicons.add(parse_word_list(b"CAT\nDOG\nQI\nZA\n", source_name="tiny.txt"), "TINY")
+    profiles = {"SMALL": catalog.open("SMALL"), "TINY": catalog.open("TINY")}
+    audit = AuditLog(tmp_path / AUDIT_FILE)
+    audit.start()
+
+    def serving(lexicon: str) -> Adjudicator:
+        return Adjudicator(Event("Test Open", (Division("A", lexicon, ChallengeRule.FIVE_PER_WORD),)), profiles, audit)
+
+    yield Log(audit, serving("SMALL"), serving("TINY"))
+    audit.close()
+
+
+def test_a_challenge_alone_keeps_its_own_verdict(log: Log) -> None:
+    challenge = log.challenge("cat dogz")
+    final = log.final(challenge)
+    assert (final.verdict, final.decided_by, final.awaiting_ruling) == (UNACC, final.challenge, None)
+    assert (final.challenge.id, final.words, final.linked, final.changed) == (challenge.id, ("CAT", "DOGZ"), (), False)
+
+
+def test_an_agreeing_recheck_confirms_the_verdict(log: Log) -> None:
+    challenge = log.challenge("cats")
+    recheck = log.recheck(challenge)
+    final = log.final(challenge)
+    assert final.verdict is ACC
+    assert final.decided_by is not None
+    assert (final.decided_by.kind, final.decided_by.id, final.decided_by.actor) == (Kind.RECHECK, recheck.id, "alice")
+    assert not final.changed
+
+
+def test_a_disagreeing_recheck_then_a_ruling(log: Log) -> None:
+    challenge = log.challenge("cats dog")  # acceptable in SMALL
+    recheck = log.recheck(challenge, after=True)  # TINY has no CATS: it disagrees
+    waiting = log.final(challenge)
+    assert (waiting.verdict, waiting.decided_by) == (None, None)
+    assert waiting.awaiting_ruling is not None
+    assert (waiting.awaiting_ruling.id, waiting.awaiting_ruling.verdict) == (recheck.id, UNACC)
+    assert waiting.changed
+    assert log.audit.needs_ruling(challenge.id)  # the console's flag says the same
+
+    ruling = log.ruling(challenge, UNACC)
+    for record in (challenge, recheck, ruling):  # any record of the family gives the challenge's final verdict
+        final = log.final(record)
+        assert final.challenge.id == challenge.id
+        assert (final.verdict, final.awaiting_ruling) == (UNACC, None)
+        assert final.decided_by is not None
+        assert (final.decided_by.kind, final.decided_by.id, final.decided_by.actor) == (Kind.RULING, ruling.id, "bob")
+        assert [(step.kind, step.id) for step in final.linked] == [(Kind.RECHECK, recheck.id), (Kind.RULING, ruling.id)]
+        assert final.changed
+    assert not log.audit.needs_ruling(challenge.id)
+
+
+def test_a_ruling_is_not_overturned_by_a_later_recheck_that_agrees_with_the_original(log: Log) -> None:
+    challenge = log.challenge("cats")
+    log.recheck(challenge, after=True)
+    ruling = log.ruling(challenge, UNACC)
+    log.recheck(challenge)  # SMALL again: agrees with the challenge's ACCEPTABLE
+    final = log.final(challenge)
+    assert final.verdict is UNACC
+    assert final.decided_by is not None
+    assert final.decided_by.id == ruling.id
+
+
+def test_a_recheck_after_a_ruling_that_disagrees_asks_for_a_new_ruling(log: Log) -> None:
+    challenge = log.challenge("cats")
+    log.ruling(challenge, ACC)
+    late = log.recheck(challenge, after=True)
+    final = log.final(challenge)
+    assert final.verdict is None
+    assert final.awaiting_ruling is not None
+    assert final.awaiting_ruling.id == late.id
+    assert log.audit.needs_ruling(challenge.id)
+
+
+def test_a_reissue_decides_on_its_corrected_words(log: Log) -> None:
+    challenge = log.challenge("cat dogz")
+    reissue = log.reissue(challenge, "cat dog")
+    final = log.final(challenge)
+    assert (final.verdict, final.words, final.changed) == (ACC, ("CAT", "DOG"), True)
+    assert final.decided_by is not None
+    assert (final.decided_by.kind, final.decided_by.id) == (Kind.REISSUE, reissue.id)
+    assert log.final(reissue) == final
+
+
+def test_a_recheck_of_words_a_reissue_replaced_changes_nothing(log: Log) -> None:
+    challenge = log.challenge("cats")
+    reissue = log.reissue(challenge, "cat")
+    log.recheck(challenge, after=True)  # disagrees with the old words, which no longer count
+    final = log.final(challenge)
+    assert (final.verdict, final.awaiting_ruling) == (ACC, None)
+    assert final.decided_by is not None
+    assert final.decided_by.id == reissue.id
+
+
+def test_a_reissue_that_a_recheck_disputes_awaits_a_ruling_and_a_reissue_ends_a_dispute(log: Log) -> None:
+    challenge = log.challenge("cat")
+    reissue = log.reissue(challenge, "cats")
+    recheck = log.recheck(reissue, after=True, by=BOB)  # alice reissued it
+    final = log.final(challenge)
+    assert final.verdict is None
+    assert final.awaiting_ruling is not None
+    assert final.awaiting_ruling.id == recheck.id
+    assert final.words == ("CATS",)
+    again = log.reissue(challenge, "cat dog")
+    final = log.final(recheck)
+    assert (final.verdict, final.awaiting_ruling, final.words) == (ACC, None, ("CAT", "DOG"))
+    assert final.decided_by is not None
+    assert final.decided_by.id == again.id
+
+
+def test_what_it_says_never_holds_per_word_results_or_notes(log: Log) -> None:
+    challenge = log.challenge("cats dogz")
+    log.recheck(challenge, after=True)
+    ruling = log.ruling(challenge, ACC)
+    said = log.final(ruling).as_dict()
+    assert said["verdict"] == "acceptable"
+    assert said["decided_by"]["id"] == ruling.id
+    assert said["decided_by"]["actor"] == "bob"
+    text = repr(said)
+    for secret in ("results", "source", "note", "checked", "salt"):
+        assert secret not in text
+    assert [step["kind"] for step in said["linked"]] == ["recheck", "ruling"]
+
+
+def test_settle_refuses_what_is_not_one_challenges_family(log: Log) -> None:
+    first = log.challenge("cat")
+    second = log.challenge("dog")
+    recheck = log.recheck(second)
+    with pytest.raises(ValueError, match="starts with its challenge"):
+        settle([])
+    with pytest.raises(ValueError, match="starts with its challenge"):
+        settle([recheck])
+    with pytest.raises(ValueError, match=f"record {recheck.id} does not follow"):
+        settle([first, recheck])
+    assert settle([recheck, second]).decided_by == settle([second, recheck]).decided_by  # any order
+
+
+def test_an_unknown_record_is_not_found(log: Log) -> None:
+    with pytest.raises(NotFound, match="no record 42"):
+        final_verdict(log.audit, 42)
