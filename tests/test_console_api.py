@@ -287,3 +287,23 @@ def test_a_recheck_that_disagrees_alerts_the_td_at_once(data_dir: Path, settings
                   if a["kind"] == "needs_ruling"]  # fmt: skip
         assert [a["actor"] for a in alerts] == [f"#{first['id']}"]
         assert f"re-check #{recheck.json()['id']} of challenge #{first['id']}" in alerts[0]["message"]
+
+
+def test_rulings_reach_the_list_and_the_record_view(client: TestClient, actors: Actors) -> None:
+    first = client.post("/api/challenges", json=challenge("cat qi"), headers=actors.kiosk).json()
+    client.post("/api/challenges", json=challenge("cat"), headers=actors.kiosk)
+    ruling = client.post(
+        f"/api/challenges/{first['id']}/ruling",
+        json={"verdict": "acceptable", "note": "QI is good in this event", "request_id": uuid.uuid4().hex},
+        headers=actors.bob,
+    ).json()
+    listed = {r["id"]: r for r in client.get("/api/challenges", headers=actors.alice).json()["records"]}
+    assert (listed[first["id"]]["verdict"], listed[first["id"]]["final"]["verdict"]) == ("unacceptable", "acceptable")
+    decided = listed[first["id"]]["final"]["decided_by"]
+    assert (decided["kind"], decided["id"], decided["actor"]) == ("ruling", ruling["id"], "bob")
+    assert listed[2]["final"]["changed"] is False
+    assert "final" not in listed[ruling["id"]]  # the ruling's row is itself; its challenge carries the outcome
+    view = client.get(f"/api/challenges/{first['id']}", headers=actors.alice).json()
+    assert [(s["kind"], s["id"], s["verdict"]) for s in view["final"]["linked"]] == [
+        ("ruling", ruling["id"], "acceptable")
+    ]

@@ -14,7 +14,7 @@ from .chain import HeadMark
 from .deps import ERROR_RESPONSES, FilterDep, PrincipalDep, ResourcesDep, StrictBody, td_only
 from .docket import docket_view
 from .errors import NotFound
-from .final_verdict import final_verdict
+from .final_verdict import FinalVerdict, final_verdict, final_verdicts
 from .records import Record, RecordFilter, Verdict
 from .status import health_report
 
@@ -142,8 +142,9 @@ def list_challenges(
     table or words)."""
     records = resources.audit.find(where, limit=limit + 1, before_id=before_id)
     page = records[:limit]
+    finals = final_verdicts(resources.audit, page)
     return {
-        "records": [record_view(r, who) for r in page],
+        "records": [_with_final(record_view(r, who), finals.get(r.id)) for r in page],
         "matching": resources.audit.count(where) if before_id is None else None,
         "older": page[-1].id if len(records) > limit else None,
         "head": resources.audit.head.as_dict(),
@@ -181,7 +182,14 @@ def read_challenge(record_id: _RecordId, resources: ResourcesDep, who: Principal
     """One record: its verdict for the device that submitted it; everything, with links, for the TD."""
     record = resources.challenges.adjudicator.get_record(record_id)
     who.require_may_see(record)
-    return record_view(record, who, resources.audit)
+    return _with_final(record_view(record, who, resources.audit), final_verdict(resources.audit, record.id))
+
+
+def _with_final(view: dict[str, Any], final: FinalVerdict | None) -> dict[str, Any]:
+    """A record's view with the final verdict of its challenge (after re-checks, reissues and rulings), if known:
+    `final.verdict` (null while a re-check awaits the TD's ruling), `final.decided_by` (kind, id, actor) and
+    `final.linked` (each linked record's kind and verdict). Never per-word results."""
+    return view if final is None else view | {"final": final.as_dict()}
 
 
 @router.get("/challenges/{record_id}/docket", tags=["challenges"])

@@ -149,9 +149,20 @@ def final_verdict(audit: AuditLog, record_id: int) -> FinalVerdict:
         if parent is None:  # the chain check refuses such a log; say so rather than guess
             raise NotFound(f"record {record.id} follows record {record.parent_id}, which the audit log does not hold")
         record = parent
-    family, unread = [record], [record.id]
-    while unread:
-        children = audit.children(unread.pop())
-        family += children
-        unread += [child.id for child in children]
-    return settle(family)
+    return final_verdicts(audit, [record])[record.id]
+
+
+def final_verdicts(audit: AuditLog, records: Sequence[Record]) -> dict[int, FinalVerdict]:
+    """The final verdict of each challenge among ``records`` (a page of a list), by its id; other kinds are
+    left out (their challenge is listed on its own). Reads each challenge's linked records (indexed)."""
+    finals = {}
+    for record in records:
+        if record.kind is not Kind.CHALLENGE:
+            continue
+        family, unread = [record], [record.id]
+        while unread:
+            children = audit.children(unread.pop())
+            family += children
+            unread += [child.id for child in children]
+        finals[record.id] = settle(family)
+    return finals
