@@ -32,20 +32,28 @@ async function boot() {
   try {
     docket = await api(`/api/challenges/${encodeURIComponent(params.get("id") || "")}/docket`, { token: anyToken() });
   } catch (error) {
-    app.replaceChildren(
-      h("p", { class: "message", role: "alert" }, error.kind === "network" ? S.unreachable : error.message),
-    );
+    // Opened where no device or TD is signed in: say where a docket opens, not how the API authenticates.
+    const text =
+      error.kind === "network" ? S.unreachable : error.kind === "unauthorized" ? S.docketNotAllowed : error.message;
+    app.replaceChildren(h("p", { class: "message", role: "alert" }, text));
     return;
   }
   const r = docket.record;
   const ok = r.verdict === "acceptable";
-  const fact = (label, value) => [h("dt", {}, label), h("dd", {}, String(value))];
+  const fact = (label, value) => [
+    h("dt", {}, label),
+    h("dd", {}, typeof value === "number" ? S.formatNumber(value) : value),
+  ];
   const sizes = h(
     "p",
     { class: "docket-controls" },
     `${S.docketSize}: `,
     SIZES.map((s) =>
-      h("button", { type: "button", class: s === size ? "primary" : "secondary", onclick: () => setSize(s) }, s),
+      h(
+        "button",
+        { type: "button", class: s === size ? "primary" : "secondary", onclick: () => setSize(s) },
+        S.docketSizes[s],
+      ),
     ),
     " ",
     h("button", { type: "button", id: "print", onclick: () => window.print() }, S.docketPrint),
@@ -69,12 +77,15 @@ async function boot() {
         r.round ? fact(F.round, r.round) : null,
         fact(F.table, r.table),
         fact(F.words, r.word_count),
-        fact(F.consequence, r.consequence.text),
+        fact(F.consequence, S.message(r.consequence.message, r.consequence.text)),
         fact(F.lexicon, `${docket.lexicon_name} ${docket.short_fingerprint}`),
         docket.lexicon_unverified?.length
-          ? [h("dt", {}, ""), h("dd", { class: "docket-unverified" }, unverifiedBadges(docket.lexicon_unverified))]
+          ? [
+              h("dt", {}, F.warning),
+              h("dd", { class: "docket-unverified" }, unverifiedBadges(docket.lexicon_unverified)),
+            ]
           : null,
-        fact(F.time, new Date(r.created_at).toLocaleString("en-GB")),
+        fact(F.time, S.formatDate(r.created_at)),
         fact(F.id, `#${r.id}`),
         // The record's own place in the audit chain: with it, anyone can later check that the log holds this
         // record as it was (wordjudge audit verify --expect-head ID:HEX).
