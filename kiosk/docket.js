@@ -47,7 +47,7 @@ async function boot() {
   const sizes = h(
     "p",
     { class: "docket-controls" },
-    `${S.docketSize}: `,
+    `${S.docketSize} `,
     SIZES.map((s) =>
       h(
         "button",
