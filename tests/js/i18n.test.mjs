@@ -107,7 +107,7 @@ test("the English texts are those the pages showed before the catalogue", () => 
   assert.equal(S.console.code("ABCD-EFGH", "x"), "Code ABCD-EFGH, valid until x");
   assert.equal(S.console.done(S.console.kind("reissue"), 3), "reissue recorded as #3");
   assert.equal(S.console.revokeNamed("Runner Ann"), "Revoke Runner Ann");
-  assert.equal(S.role("runner"), "Handheld"); // one word for the device: the runner is the person
+  assert.equal(S.role("runner"), "handheld"); // one word for the device: the runner is the person
   assert.equal(S.runnerTitle("Ann"), "Paired as Ann");
 });
 
