@@ -249,7 +249,7 @@ with sync_playwright() as p:
     page.wait_for_selector("#app[data-screen=pair]", timeout=15000)
     page.screenshot(path=shot.replace(".png", "-pairing.png"))
     page.fill("#pair-code", code)
-    page.get_by_role("button", name="Enrol this kiosk").click()
+    page.get_by_role("button", name="Pair this kiosk").click()
     page.wait_for_selector("#app[data-screen=idle]", timeout=15000)
     page.wait_for_function("document.querySelector('#server-state')?.textContent.trim().length > 0", timeout=10000)
     elapsed = time.monotonic() - t0

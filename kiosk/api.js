@@ -1,4 +1,8 @@
-// Talking to the wordjudge server: one fetch wrapper that turns every failure into an ApiError.
+// Talking to the wordjudge server: one fetch wrapper that turns every failure into an ApiError, whose
+// message is in the event's language (the server's message key rendered from the catalogue, else its
+// English text).
+
+import { STRINGS as S, followLanguage } from "./strings.js";
 
 export class ApiError extends Error {
   // kind: "network" (no answer), "unauthorized", "moved", "rate_limited", "invalid", "unavailable", "other"
@@ -32,7 +36,7 @@ export async function api(path, { method = "GET", body, token, csrf, timeoutMs =
       signal: abort.signal,
     });
   } catch (error) {
-    throw new ApiError("network", 0, error.message);
+    throw new ApiError("network", 0, S.network);
   } finally {
     clearTimeout(timer);
   }
@@ -40,7 +44,7 @@ export async function api(path, { method = "GET", body, token, csrf, timeoutMs =
   try {
     data = await response.json();
   } catch {
-    throw new ApiError(response.ok ? "other" : "network", response.status, `HTTP ${response.status}`);
+    throw new ApiError(response.ok ? "other" : "network", response.status, S.httpStatus(response.status));
   }
   if (!response.ok) {
     // "moved": this device's token came from another network address than its own; the device keeps its
@@ -49,8 +53,15 @@ export async function api(path, { method = "GET", body, token, csrf, timeoutMs =
       data.code === "device_moved"
         ? "moved"
         : KINDS[response.status] || (response.status >= 500 ? "unavailable" : "other");
-    throw new ApiError(kind, response.status, data.error || `HTTP ${response.status}`, data);
+    throw new ApiError(
+      kind,
+      response.status,
+      S.message(data.message, data.error || S.httpStatus(response.status)),
+      data,
+    );
   }
+  // The event's language, where the server says it: the page follows it (reloads in it) when it changes.
+  if (path === "/api/event" || path === "/api/health") followLanguage(data.language);
   return data;
 }
 

@@ -100,7 +100,9 @@ function finalBox(final) {
       `${S.docketFinal}: ${final.verdict ? verdictLine(final.verdict) : S.docketAwaiting}`,
     ),
     h("p", { class: "docket-final-by" }, reason),
-    by && by.kind !== "challenge" && by.consequence ? h("p", {}, by.consequence.text) : null,
+    by && by.kind !== "challenge" && by.consequence
+      ? h("p", {}, S.message(by.consequence.message, by.consequence.text))
+      : null,
     h("p", {}, h("strong", {}, `${S.docketLinked}:`)),
     h(
       "ol",
@@ -116,12 +118,12 @@ function render(docket, size) {
   // A code (list ID, log check) is typed or compared by someone: on narrow paper it takes the whole line.
   const fact = (label, value, code = false) => [
     h("dt", {}, label),
-    h("dd", { class: code ? "code" : null }, String(value)),
+    h("dd", { class: code ? "code" : null }, typeof value === "number" ? S.formatNumber(value) : String(value)),
   ];
   const controls = h(
     "p",
     { class: "docket-controls" },
-    `${S.docketSize}: `,
+    `${S.docketSize} `,
     SIZES.map((s) =>
       h(
         "button",
@@ -148,13 +150,13 @@ function render(docket, size) {
       fact(F.table, r.table),
       // The words as the slip had them, in its order: one verdict for all of them, never one each.
       fact(F.words, S.docketWords(r.words, r.word_count)),
-      fact(F.consequence, r.consequence.text),
+      fact(F.consequence, S.message(r.consequence.message, r.consequence.text)),
       fact(F.lexicon, docket.lexicon_name),
       docket.lexicon_unverified?.length
         ? [h("dt", {}, ""), h("dd", { class: "docket-unverified" }, unverifiedBadges(docket.lexicon_unverified))]
         : null,
       fact(F.listId, docket.short_fingerprint, true),
-      fact(F.time, new Date(r.created_at).toLocaleString("en-GB")),
+      fact(F.time, S.formatDate(r.created_at)),
       fact(F.id, `#${r.id}`),
       // The record's own place in the audit chain: with it, anyone can later check that the log holds this
       // record as it was (wordjudge audit verify --expect-head ID:HEX).
@@ -188,7 +190,7 @@ async function boot() {
       error.kind === "network"
         ? S.unreachable
         : error.kind === "unauthorized" && !token
-          ? S.docketNoCredential // neither a device's docket nor a signed-in TD: say so in plain words
+          ? S.docketNotAllowed // neither a device's docket nor a signed-in TD: say so in plain words
           : error.message;
     app.replaceChildren(h("p", { class: "message", role: "alert" }, message));
     return;

@@ -222,7 +222,7 @@ function goIdle() {
   renderServerState(status);
   const choices = fixed
     ? [
-        h("p", { class: "division-name" }, `Division ${fixed.name}`),
+        h("p", { class: "division-name" }, S.divisionName(fixed.name)),
         lexiconBox(fixed.lexicon_view),
         h("button", { class: "primary start", id: "start", onclick: () => startChallenge(fixed) }, S.start),
       ]
@@ -235,7 +235,7 @@ function goIdle() {
             h(
               "button",
               { class: "division", onclick: () => startChallenge(d) },
-              h("span", { class: "division-name" }, `Division ${d.name}`),
+              h("span", { class: "division-name" }, S.divisionName(d.name)),
               lexiconBox(d.lexicon_view),
             ),
           ),
@@ -526,7 +526,7 @@ function showSettings(td) {
   const current = localStorage.getItem(DIVISION_KEY) || "";
   const options = [
     ["", S.allDivisions],
-    ...divisions().map((d) => [d.name, `${d.name}: ${d.lexicon_view.shown_name}`]),
+    ...divisions().map((d) => [d.name, S.divisionOption(d.name, d.lexicon_view.shown_name)]),
   ];
   const choices = h(
     "fieldset",

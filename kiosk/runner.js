@@ -112,7 +112,7 @@ function divisionChoice() {
       h(
         "option",
         { value: d.name, selected: d.name === state.division?.name },
-        `${d.name}: ${d.lexicon_view.shown_name}`,
+        S.divisionOption(d.name, d.lexicon_view.shown_name),
       ),
     ),
   );
@@ -199,7 +199,7 @@ async function loadRecent(list) {
 
 function recentItem(record) {
   const ok = record.verdict === "acceptable";
-  const time = new Date(record.created_at).toLocaleTimeString("en-GB", { hour: "2-digit", minute: "2-digit" });
+  const time = S.formatDate(record.created_at, "short-time");
   return h(
     "li",
     { class: ok ? "acceptable" : "unacceptable" },
@@ -220,7 +220,7 @@ function showConfirm(draft) {
     "section",
     { class: "screen confirm" },
     heading(S.confirmTitle),
-    h("p", { class: "table-round" }, `${S.tableRound(draft.table, draft.round)} · Division ${draft.division.name}`),
+    h("p", { class: "table-round" }, S.confirmPlace(draft.table, draft.round, draft.division.name)),
     h("p", { class: "word-count big" }, S.words(list.length)),
     h(
       "ol",

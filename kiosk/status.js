@@ -1,5 +1,6 @@
 // The server status page: what the server serves, from /api/health.
 
+import { STRINGS as S, followLanguage } from "./strings.js";
 import { unverifiedBadges } from "./ui.js";
 
 const $ = (selector) => document.querySelector(selector);
@@ -12,14 +13,15 @@ function cell(text, className) {
 }
 
 function render(health) {
+  followLanguage(health.language); // a server that says its event's language
   // Degraded: the server answers but cannot stand behind a verdict (its health check says why).
   const degraded = health.state === "degraded";
-  const notes = [...(degraded ? health.reasons : []), ...(health.warnings || [])];
-  $("#server-state").textContent =
-    (degraded ? "Server problem: call the TD" : "Server running") + (notes.length ? ` (${notes.join("; ")})` : "");
+  const notes = [...(degraded ? health.reasons : []), ...(health.warnings || [])].map((note) => S.message(null, note));
+  const state = degraded ? S.status.problem : S.status.running;
+  $("#server-state").textContent = notes.length ? S.status.withNotes(state, notes.join("; ")) : state;
   // Warnings (low disk, a lexicon served UNVERIFIED) are worth a look: not green.
   $("#server-state").className = degraded ? "state error" : notes.length ? "state warn" : "state ok";
-  $("#version").textContent = `wordjudge ${health.version}`;
+  $("#version").textContent = S.status.version(health.version);
   $("#demo-banner").hidden = !health.demo;
   const rows = $("#lexicons tbody");
   rows.replaceChildren();
@@ -29,11 +31,11 @@ function render(health) {
     name.append(...unverifiedBadges(lexicon.unverified).flatMap((badge) => [" ", badge]));
     tr.append(
       name,
-      cell(lexicon.word_count.toLocaleString("en")),
-      cell(lexicon.edition),
+      cell(S.formatNumber(lexicon.word_count)),
+      cell(S.edition(lexicon)),
       cell(lexicon.short_fingerprint, "fingerprint"),
     );
-    tr.title = `fingerprint ${lexicon.fingerprint}`;
+    tr.title = S.status.fingerprintTitle(lexicon.fingerprint);
     rows.append(tr);
   }
 }
@@ -43,10 +45,11 @@ async function refresh() {
     const response = await fetch("/api/health", { cache: "no-store" });
     // A degraded server answers 503 with its whole report; any other failure has no report.
     const health = await response.json().catch(() => null);
-    if (!health || !Array.isArray(health.lexicons)) throw new Error(`the server answered ${response.status}`);
+    if (!health || !Array.isArray(health.lexicons)) throw new Error(S.httpStatus(response.status));
     render(health);
   } catch (error) {
-    $("#server-state").textContent = `Cannot reach the server (${error.message})`;
+    const reason = error instanceof TypeError ? S.network : error.message; // fetch's own TypeError is in English
+    $("#server-state").textContent = S.status.unreachable(reason);
     $("#server-state").className = "state error";
   }
 }

@@ -1,287 +1,88 @@
-// Every string the kiosk shows, in one place, so that it can be translated.
-// Functions build the strings that carry a value.
+// Every word the pages show, in the event's language: this module loads the catalogue
+// (kiosk/locales/<lang>.json, the server renders its messages from the same files) before any page
+// module runs, and gives it to them as STRINGS (S.start, S.words(n), S.console.tabs.feed...), with
+// t(key, params), message(msg, fallback), formatNumber(n) and formatDate(date, style).
+//
+// The language: the event's (GET /api/event's `language`), remembered by this browser so that a page
+// opens in it at once, even before it may read the event (pairing, sign-in, the status page). A page
+// that reads another language from the server reloads in it (followLanguage). `?lang=fr` (or
+// `?lang=qps-ploc`, the pseudo-language that shows text left out of the catalogue) overrides it for
+// this browser tab, for translators and the tests; `?lang=` drops the override.
 
-export const STRINGS = {
-  title: "wordjudge kiosk",
-  demo: "DEMO",
-  demoNote: "not an official lexicon",
-  // A lexicon named like an edition (CSW24...) that its words are not: served only because the TD forced it.
-  unverified: (claim) =>
-    claim.verdict === "unknown_edition"
-      ? `UNVERIFIED: ${claim.claimed} is not a known edition`
-      : claim.any_edition
-        ? `UNVERIFIED: not an official ${claim.claimed} edition`
-        : `UNVERIFIED: not the official ${claim.claimed}`,
-  words: (n) => (n === 1 ? "1 word" : `${n} words`),
-  wordCount: (n) => `${n.toLocaleString("en")} words`,
-  fingerprint: (short) => `fingerprint ${short}`,
-  serverOk: "Server connected",
-  serverDown: "Cannot reach the adjudication server: call the TD",
-  serverProblem: "Server problem: call the TD",
+import { DEFAULT_LANGUAGE, LANGUAGES, PSEUDO_LANGUAGE, merged, pseudoCatalogue, translator } from "./i18n.js";
+import { buildStrings } from "./texts.js";
 
-  // idle
-  start: "Start a challenge",
-  startHint: "Both players cover their racks. The challenger types the words.",
-  pickDivision: "Challenger: choose your division",
-  tdButton: "TD",
+const REMEMBERED = "wordjudge.language"; // localStorage: the event's language, as last read
+const OVERRIDE = "wordjudge.language.override"; // sessionStorage: ?lang= for this tab
 
-  // challenger
-  challengerTitle: "Challenger: type the challenged words",
-  table: "Table",
-  round: "Round",
-  wordsLabel: "Words (separate them with spaces, commas or new lines)",
-  noWordsYet: "No words yet",
-  refusedChar: (ch, lexicon) => `“${ch}” is not a letter of ${lexicon}`,
-  tooManyWords: (max) => `A challenge has at most ${max} words`,
-  tooLong: (max) => `A word has at most ${max} letters`,
-  tooShort: (min) => `Each word needs at least ${min} letters`,
-  needTable: "Type the table number",
-  tableRule: "A table number is 1 to 10 letters or digits",
-  roundRule: "A round is a number from 1 to 999",
-  needRound: "Type the round number",
-  needWords: "Type at least one word",
-  done: "Done: hand over to the opponent",
-  cancel: "Cancel",
+function overridden() {
+  const asked = new URLSearchParams(location.search).get("lang");
+  try {
+    if (asked === "") sessionStorage.removeItem(OVERRIDE);
+    else if (asked) sessionStorage.setItem(OVERRIDE, asked);
+    return sessionStorage.getItem(OVERRIDE);
+  } catch {
+    return asked || null; // storage refused (a locked-down browser): the link's language for this page only
+  }
+}
 
-  // opponent
-  opponentTitle: "Opponent: check the words",
-  opponentHint: "If a word is not exactly what is on the board, press Back.",
-  tableRound: (table, round) => (round ? `Table ${table}, round ${round}` : `Table ${table}`),
-  repeated: (word, n) => `${word} is typed ${n} times`,
-  hold: "Opponent: press and hold to adjudicate",
-  holdKeys: "(or hold Space on this button)",
-  back: "Back",
-  sending: "Adjudicating…",
+function remembered() {
+  try {
+    return localStorage.getItem(REMEMBERED);
+  } catch {
+    return null;
+  }
+}
 
-  // verdict
-  acceptable: "ACCEPTABLE",
-  unacceptable: "UNACCEPTABLE",
-  acceptableIcon: "✓",
-  unacceptableIcon: "✗",
-  verdictLine: (n, table, round) =>
-    [n === 1 ? "1 word" : `${n} words together`, `table ${table}`, round ? `round ${round}` : ""]
-      .filter(Boolean)
-      .join(" · "),
-  challengeId: (id, time) => `Challenge #${id} · ${time}`,
-  replayed: "(this challenge was already adjudicated: same result)",
-  clearsIn: (s) => `Clears in ${s} s, or press any key`,
+const OVERRIDE_LANGUAGE = overridden();
+// The language asked for: it decides when to reload (followLanguage), even if its catalogue failed to load.
+const ASKED = OVERRIDE_LANGUAGE || remembered() || DEFAULT_LANGUAGE;
 
-  // failures
-  failedTitle: "No verdict",
-  unreachable: "Cannot reach the adjudication server: call the TD",
-  serverRefused: (message) => `The server refused: ${message}`,
-  retry: "Try again",
-  retryNote:
-    "Trying again sends the same challenge: it is never recorded twice. If you leave it, the kiosk asks " +
-    "the server what became of it before the next challenge starts.",
-  settling: "Checking the last challenge with the server…",
-  unsettledTitle: "The last challenge is not settled",
-  unsettled: (table, round) =>
-    `The last challenge (table ${table}${round ? `, round ${round}` : ""}) got no clear ` +
-    "answer, and the server cannot say yet whether it was recorded. Try again, or call the TD.",
-  settledNote: (table, round) =>
-    `The last challenge (table ${table}${round ? `, round ${round}` : ""}) got no clear ` +
-    "answer at the time. It was recorded: this is its verdict.",
-  discard: "Leave it for now",
+async function catalogueFile(lang) {
+  const response = await fetch(new URL(`./locales/${lang}.json`, import.meta.url), { cache: "no-cache" });
+  if (!response.ok) throw new Error(`${lang}.json: HTTP ${response.status}`);
+  return response.json();
+}
 
-  // enrolment and settings
-  pairTitle: "This kiosk is not enrolled",
-  pairHint: "The TD gives a pairing code (wordjudge device pair, or the TD console).",
-  pairCode: "Pairing code",
-  pair: "Enrol this kiosk",
-  revoked: "This kiosk is not enrolled or was revoked: call the TD",
-  moved: "This device's network address changed: call the TD",
-  otherServer: (event) =>
-    `This is not the server this device was enrolled with${event ? ` (event ${event})` : ""}: ` + "call the TD",
-  otherServerHint:
-    "The device keeps its enrolment and tries again: it carries on by itself once its own server is back.",
-  tdTitle: "TD settings",
-  tdName: "TD name",
-  tdPassword: "Password",
-  tdUnlock: "Open settings",
-  settingsDivision: "Division served by this kiosk",
-  allDivisions: "Every division (the challenger chooses)",
-  enrolledFor: (division) => `Enrolled for division ${division} by the TD`,
-  enrolledAs: (name) => `This kiosk is enrolled as ${name}`,
-  openedBy: (td) => `Settings opened by TD ${td}`,
-  unpair: "Forget this kiosk's enrolment",
-  close: "Close",
+async function load(lang) {
+  const english = await catalogueFile(DEFAULT_LANGUAGE);
+  if (lang === PSEUDO_LANGUAGE) return pseudoCatalogue(english);
+  if (lang === DEFAULT_LANGUAGE || !LANGUAGES.includes(lang)) return english;
+  try {
+    return merged(english, await catalogueFile(lang));
+  } catch {
+    return english; // a language this copy does not have: English rather than nothing
+  }
+}
 
-  // runner's handheld
-  runnerPairTitle: "This handheld is not enrolled",
-  runnerTitle: (name) => `Signed in as ${name}`,
-  runnerPair: "Enrol this handheld",
-  runnerRevoked: "This handheld is not enrolled or was revoked: call the TD",
-  division: "Division",
-  checkAndSend: "Check the slip",
-  confirmTitle: "Check against the slip",
-  send: "Send for adjudication",
-  edit: "Edit",
-  next: "Next challenge",
-  notSent: "Not sent: no answer from the server",
-  notSentNote: "No verdict yet. Try again when the connection is back: the same challenge is never recorded twice.",
-  recent: "Your recent challenges",
-  noRecent: "None yet",
-  recentLine: (id, table, n, time) => `#${id} · table ${table} · ${n === 1 ? "1 word" : `${n} words`} · ${time}`,
-  printDocket: "Print docket",
+export const LANGUAGE = LANGUAGES.includes(ASKED) ? ASKED : DEFAULT_LANGUAGE;
+const tr = translator(await load(LANGUAGE), LANGUAGE);
+export const STRINGS = buildStrings(tr);
+export const { t, message, formatNumber, formatDate } = tr;
 
-  // docket
-  docketTitle: "Challenge docket",
-  docketTitles: { recheck: "Re-check docket", reissue: "Reissue docket", ruling: "Ruling docket" },
-  docketSize: "Paper",
-  docketSizes: { "58mm": "58 mm receipt", "80mm": "80 mm receipt", a6: "A6 sheet" },
-  docketPrint: "Print",
-  docketFacts: {
-    event: "Event",
-    division: "Division",
-    round: "Round",
-    table: "Table",
-    words: "Words",
-    verdict: "Verdict",
-    consequence: "Consequence",
-    lexicon: "Lexicon",
-    listId: "List ID",
-    time: "Time",
-    id: "Record",
-    head: "Log check",
-  },
-  docketWords: (words, n) => `${words.join(" ")} (${n === 1 ? "1 word" : `${n} words`})`,
-  // A re-check, reissue or ruling says which record it follows.
-  docketOf: {
-    recheck: (id) => `Re-check of #${id} (the same words)`,
-    reissue: (id) => `Reissue of #${id} (corrected words)`,
-    ruling: (id) => `TD ruling on #${id}`,
-  },
-  // The final verdict, after the re-checks, reissues and rulings linked to the challenge.
-  docketFinal: "Final verdict",
-  docketAwaiting: "awaiting the TD's ruling",
-  docketDecidedBy: {
-    challenge: (id) => `the verdict of #${id} stands`,
-    recheck: (id) => `confirmed by re-check #${id}`,
-    reissue: (id, words) => `reissued with corrected words ${words}, #${id}`,
-    ruling: (verdict, name, id) => `ruled ${verdict} by the TD (${name}), #${id}`,
-  },
-  docketAwaitingBy: (id, verdict) => `re-check #${id} gave ${verdict}: the TD rules on it`,
-  docketLinked: "Linked records",
-  docketStep: {
-    recheck: (id, verdict) => `#${id} re-check: ${verdict}`,
-    reissue: (id, verdict, words) => `#${id} reissue ${words}: ${verdict}`,
-    ruling: (id, verdict, name) => `#${id} TD ruling (${name}): ${verdict}`,
-  },
-  docketNotes: {
-    listId: "List ID: the start of the word list's fingerprint, which names its exact edition.",
-    head: "Log check: lets the TD prove the audit log still holds this record unchanged.",
-  },
-  docketNoCredential:
-    "This docket opens on the kiosk or handheld that sent the challenge, or for a TD signed in to the console.",
-  docketNoId: "No docket chosen: open one from the kiosk, the handheld or the TD console.",
+// The event's language, as the server says it: remembered, and the page reloads in it if it is another.
+// An override (?lang=) wins; a language this page cannot load is remembered all the same (no reload loop).
+export function followLanguage(language) {
+  if (typeof language !== "string" || !language || OVERRIDE_LANGUAGE) return;
+  if (language === ASKED) return;
+  try {
+    localStorage.setItem(REMEMBERED, language);
+  } catch {
+    return; // cannot remember it: reloading would only come back to the same language
+  }
+  location.reload();
+}
 
-  // TD console
-  console: {
-    title: "wordjudge TD console",
-    signIn: "Sign in",
-    signInTitle: "TD console: sign in",
-    signOut: "Sign out",
-    signedInAs: (name) => `TD ${name}`,
-    tabs: {
-      overview: "Overview",
-      feed: "Live feed",
-      devices: "Devices and accounts",
-      event: "Event settings",
-      summary: "Summary",
-    },
-    divisions: "Divisions",
-    serverId: (id) => `Server identity ${id} (this data folder's; devices enrolled here belong to it)`,
-    columns: {
-      division: "Division",
-      lexicon: "Lexicon",
-      edition: "Edition",
-      fingerprint: "Fingerprint",
-      rule: "Rule",
-      name: "Name",
-      role: "Role",
-      address: "Address",
-      lastSeen: "Last seen",
-      state: "State",
-      id: "#",
-      time: "Time",
-      round: "Round",
-      table: "Table",
-      actor: "By",
-      words: "Words",
-      verdict: "Verdict",
-      results: "Per-word (TD only)",
-      kind: "Kind",
-      challenges: "Challenges",
-      acceptable: "Acceptable",
-      share: "Share acceptable",
-      added: "Added",
-      by: "By",
-    },
-    online: "online",
-    offline: "offline",
-    revoked: "revoked",
-    never: "never",
-    anyDivision: "any",
-    revoke: "Revoke",
-    revokeConfirm: (name) => `Revoke ${name}? Its next request will fail.`,
-    alerts: "Alerts",
-    noAlerts: "No alerts",
-    times: (n) => `${n} times`,
-    lastAt: (t) => `last ${t}`,
-    notUsed: "not used yet",
-    refusedFrom: (address, at) => `· refused from ${address} (${at})`,
-    acceptMove: "Accept move",
-    acceptMoveConfirm: (name, from, to) =>
-      `Let ${name}'s token work from ${to} instead of ${from}? ` +
-      "Only if you know the device moved (a new cable or Wi-Fi address); if not, revoke it.",
-    verify: "Verify the audit chain",
-    chainHead: (head) => `Chain head: ${head.text}`,
-    filters: "Filters",
-    apply: "Apply",
-    anyVerdict: "any verdict",
-    device: "Device or TD",
-    since: "From",
-    until: "Until",
-    exportCsv: "Export CSV",
-    exportJsonl: "Export JSONL",
-    live: "Live: new adjudications appear at the top",
-    liveLost: "Live feed interrupted: reconnecting…",
-    noRecords: "No records match",
-    record: (id) => `Record #${id}`,
-    close: "Close",
-    parent: "Of record",
-    children: "Linked records",
-    needsRuling: "The re-check disagrees: a TD ruling is needed",
-    chain: "Chain position",
-    recheck: "Re-check (same words)",
-    note: "Note",
-    reissue: "Reissue with corrected words",
-    reason: "Reason",
-    ruling: "Record a ruling",
-    rulingVerdict: "Final verdict",
-    done: (kind, id) => `${kind} recorded as #${id}`,
-    pairing: "Enrol a device",
-    pairingRole: "Role",
-    pairingName: "Name (optional)",
-    createCode: "Create a pairing code",
-    code: (code, until) => `Code ${code}, valid until ${until}`,
-    accounts: "TD accounts",
-    addTd: "Add a TD",
-    password: "Password (10+ characters)",
-    disable: "Disable",
-    eventSaved: "Event saved and served",
-    addDivision: "Add a division",
-    removeDivision: "Remove",
-    rounds: "Challenges carry a round number",
-    perMinute: "Challenges per minute per device (0: no limit)",
-    resultSeconds: "Kiosk shows a verdict for (seconds)",
-    save: "Save and serve",
-    currentRound: "Current round",
-    setRound: "Set",
-    roundSet: (round) => `Round ${round} is the current round: kiosks and handhelds pre-fill it in new challenges`,
-    roundCleared: "No current round: kiosks and handhelds leave the round empty",
-    mostChallenged: "Most challenged words",
-    total: "Whole event",
-  },
-};
+// The page's own markup in the language: data-i18n="key" sets an element's text, data-i18n-title (and
+// -aria-label, -placeholder, -alt) an attribute; the page title and <html lang> follow.
+function translatePage() {
+  document.documentElement.lang = LANGUAGE;
+  for (const element of document.querySelectorAll("[data-i18n]")) element.textContent = t(element.dataset.i18n);
+  for (const name of ["title", "aria-label", "placeholder", "alt"]) {
+    for (const element of document.querySelectorAll(`[data-i18n-${name}]`)) {
+      element.setAttribute(name, t(element.getAttribute(`data-i18n-${name}`)));
+    }
+  }
+}
+
+if (typeof document !== "undefined") translatePage();

@@ -1,18 +1,28 @@
 // The TD console's set-up views: pairing codes, TD accounts, event settings, and the summary.
 
 import { h } from "./api.js";
-import { STRINGS } from "./strings.js";
-import { call, problem, svg, table, when } from "./td-common.js";
+import { LANGUAGES } from "./i18n.js";
+import { STRINGS, followLanguage } from "./strings.js";
+import { call, problem, ruleName, ruleText, svg, table, when } from "./td-common.js";
 
 const C = STRINGS.console;
 const K = C.columns;
+
+const LOOPBACK = /^(127(\.\d+){3}|localhost|\[::1\])$/;
+
+// Why a phone may not open a pairing link: for a link to this machine only, said in the language; any
+// other note as the server wrote it.
+function linkNote(code) {
+  const host = new URL(code.link).hostname;
+  return LOOPBACK.test(host) ? C.linkLoopback(host) : STRINGS.message(code.link_note_message, code.link_note);
+}
 
 export function enrolView(onEnrolled) {
   const role = h(
     "select",
     { id: "pair-role", name: "role" },
-    h("option", { value: "kiosk" }, "kiosk"),
-    h("option", { value: "runner" }, "runner"),
+    h("option", { value: "kiosk" }, STRINGS.role("kiosk")),
+    h("option", { value: "runner" }, STRINGS.role("runner")),
   );
   const division = h("select", { id: "pair-division", name: "division" }, h("option", { value: "" }, C.anyDivision));
   const name = h("input", { id: "pair-name", name: "name", maxlength: "40" });
@@ -35,7 +45,7 @@ export function enrolView(onEnrolled) {
             h("p", { class: "pairing-code" }, C.code(code.code, when(code.expires_at))),
             svg(code.qr_svg),
             h("p", {}, h("a", { href: code.link }, code.link)),
-            code.link_note ? h("p", { class: "message" }, code.link_note) : null,
+            code.link_note ? h("p", { class: "message" }, linkNote(code)) : null,
           );
           name.value = "";
           onEnrolled();
@@ -64,7 +74,7 @@ export function accountsView(me) {
     const { tds } = await call("/api/tds");
     list.replaceChildren(
       table(
-        [K.name, K.added, K.by, K.state, ""],
+        [K.name, K.added, K.by, K.state, K.actions],
         tds.map((t) =>
           h(
             "tr",
@@ -72,7 +82,7 @@ export function accountsView(me) {
             h("td", {}, t.name),
             h("td", {}, when(t.created_at)),
             h("td", {}, t.created_by),
-            h("td", {}, t.disabled_at ? `disabled ${when(t.disabled_at)}` : "active"),
+            h("td", {}, t.disabled_at ? C.tdDisabled(when(t.disabled_at)) : C.tdActive),
             h(
               "td",
               {},
@@ -160,6 +170,15 @@ export function eventView(content) {
         max: "120",
         value: event.kiosk_result_seconds,
       });
+      // The language of every screen: offered once the server keeps one for the event.
+      const language =
+        typeof event.language === "string"
+          ? h(
+              "select",
+              { id: "event-language" },
+              LANGUAGES.map((l) => h("option", { value: l, selected: l === event.language }, STRINGS.languageName(l))),
+            )
+          : null;
       const rows = h("tbody", {});
       const addRow = (d = { name: "", lexicon: lexicons[0], rule: "five-per-word" }) => {
         const tr = h(
@@ -186,7 +205,11 @@ export function eventView(content) {
               "select",
               { class: "division-rule", "aria-label": K.rule },
               event.input_rules.challenge_rules.map((r) =>
-                h("option", { value: r.value, selected: r.value === d.rule, title: r.text }, r.value),
+                h(
+                  "option",
+                  { value: r.value, selected: r.value === d.rule, title: ruleText(r.value, r.text) },
+                  ruleName(r),
+                ),
               ),
             ),
           ),
@@ -208,6 +231,7 @@ export function eventView(content) {
               submitted.preventDefault();
               const body = {
                 name: name.value,
+                ...(language ? { language: language.value } : {}),
                 rounds: rounds.checked,
                 challenges_per_minute: Number(perMinute.value),
                 kiosk_result_seconds: Number(seconds.value),
@@ -221,13 +245,15 @@ export function eventView(content) {
                 await call("/api/event", { method: "PUT", body });
                 note.textContent = C.eventSaved;
                 note.className = "ok";
+                if (language) followLanguage(language.value); // the console too speaks the new language
               } catch (error) {
                 note.className = "message";
                 problem(note, error);
               }
             },
           },
-          h("label", { for: "event-name" }, K.name, name),
+          h("label", { for: "event-name" }, C.eventName, name),
+          language ? h("label", { for: "event-language" }, C.language, language) : null,
           h("label", { for: "event-rounds", class: "inline" }, rounds, C.rounds),
           h("label", { for: "event-per-minute" }, C.perMinute, perMinute),
           h("label", { for: "event-seconds" }, C.resultSeconds, seconds),
@@ -240,7 +266,7 @@ export function eventView(content) {
               h(
                 "tr",
                 {},
-                [K.division, K.lexicon, K.rule, ""].map((t) => h("th", { scope: "col" }, t)),
+                [K.division, K.lexicon, K.rule, K.actions].map((t) => h("th", { scope: "col" }, t)),
               ),
             ),
             rows,
@@ -255,14 +281,14 @@ export function eventView(content) {
 }
 
 function tallyRow(label, t, most) {
-  const share = t.acceptable_share === null ? "" : `${Math.round(t.acceptable_share * 100)}%`;
-  const bar = h("span", { class: "bar", title: `${t.challenges}` });
+  const share = t.acceptable_share === null ? "" : STRINGS.formatPercent(t.acceptable_share);
+  const bar = h("span", { class: "bar", title: STRINGS.formatNumber(t.challenges) });
   bar.style.width = `${most ? (100 * t.challenges) / most : 0}%`; // CSSOM, which the page's CSP allows
   return h(
     "tr",
     {},
     h("td", {}, label),
-    h("td", {}, String(t.challenges)),
+    h("td", {}, STRINGS.formatNumber(t.challenges)),
     h("td", {}, share),
     h("td", { class: "chart" }, bar),
     h(
@@ -270,7 +296,7 @@ function tallyRow(label, t, most) {
       {},
       t.most_challenged
         .slice(0, 5)
-        .map((w) => `${w.word} (${w.challenges})`)
+        .map((w) => C.mostWord(w.word, w.challenges))
         .join(", "),
     ),
   );
@@ -284,11 +310,14 @@ export function summaryView(content) {
       const most = summary.total.challenges;
       const rows = [tallyRow(C.total, summary.total, most)];
       for (const d of summary.divisions) {
-        rows.push(tallyRow(`${K.division} ${d.division}`, d, most));
-        for (const r of d.rounds)
-          rows.push(tallyRow(`${d.division}, ${K.round.toLowerCase()} ${r.round ?? "-"}`, r, most));
+        rows.push(tallyRow(C.summaryDivision(d.division), d, most));
+        for (const r of d.rounds) {
+          const label = r.round === null ? C.summaryNoRound(d.division) : C.summaryRound(d.division, r.round);
+          rows.push(tallyRow(label, r, most));
+        }
       }
-      content.append(table([K.division, K.challenges, K.share, "", C.mostChallenged], rows, { class: "summary" }));
+      const headers = [K.division, K.challenges, K.share, K.chart, C.mostChallenged];
+      content.append(table(headers, rows, { class: "summary" }));
     },
     (error) => problem(note, error),
   );

@@ -3,21 +3,32 @@
 
 import { h, newRequestId } from "./api.js";
 import { STRINGS } from "./strings.js";
-import { call, problem, query, table, when } from "./td-common.js";
+import { call, problem, query, table, typedDatePattern, when } from "./td-common.js";
 
 const C = STRINGS.console;
 const K = C.columns;
 
-function filtersForm(onApply) {
+// Dates are typed in the order the console shows them (the browser's own date picker follows the
+// browser's language, not the event's): the pattern is the field's placeholder.
+function filtersForm(onApply, note) {
   const field = (name, label, attributes = {}) =>
     h("label", { for: `filter-${name}` }, label, h("input", { id: `filter-${name}`, name, ...attributes }));
+  const date = { class: "date-field", maxlength: "40", autocomplete: "off", placeholder: typedDatePattern() };
   const form = h(
     "form",
     {
       class: "filters",
       onsubmit: (event) => {
         event.preventDefault();
-        onApply(query(form));
+        let params;
+        try {
+          params = query(form);
+        } catch (error) {
+          note.textContent = error.message;
+          return;
+        }
+        note.textContent = "";
+        onApply(params);
       },
     },
     field("division", K.division, { maxlength: "100" }),
@@ -36,8 +47,8 @@ function filtersForm(onApply) {
         h("option", { value: "unacceptable" }, STRINGS.unacceptable),
       ),
     ),
-    field("since", C.since, { type: "datetime-local" }),
-    field("until", C.until, { type: "datetime-local" }),
+    field("since", C.since, date),
+    field("until", C.until, date),
     h("button", { type: "submit", class: "primary" }, C.apply),
   );
   return form;
@@ -51,7 +62,7 @@ function perWord(record) {
       h(
         "span",
         { class: r.acceptable ? "word-ok" : "word-bad" },
-        `${r.word} ${r.acceptable ? STRINGS.acceptableIcon : STRINGS.unacceptableIcon}${r.source ? ` (${r.source})` : ""}`,
+        `${r.word} ${r.acceptable ? STRINGS.acceptableIcon : STRINGS.unacceptableIcon}${r.source ? ` (${r.source})` : ""}`, // data
       ),
     ),
   );
@@ -64,7 +75,7 @@ function row(record, open) {
     { class: `record ${ok ? "acceptable" : "unacceptable"}`, "data-id": record.id },
     h("td", {}, h("button", { type: "button", class: "link", onclick: () => open(record.id) }, `#${record.id}`)),
     h("td", {}, when(record.created_at)),
-    h("td", {}, record.kind),
+    h("td", {}, C.kind(record.kind)),
     h("td", {}, record.division),
     h("td", {}, record.round ?? ""),
     h("td", {}, record.table),
@@ -73,7 +84,7 @@ function row(record, open) {
     h(
       "td",
       { class: ok ? "verdict-ok" : "verdict-bad" },
-      `${ok ? STRINGS.acceptableIcon : STRINGS.unacceptableIcon} ${record.verdict}`,
+      `${ok ? STRINGS.acceptableIcon : STRINGS.unacceptableIcon} ${ok ? STRINGS.acceptable : STRINGS.unacceptable}`,
     ),
     h("td", {}, perWord(record)),
   );
@@ -82,6 +93,7 @@ function row(record, open) {
 export function feedView(content) {
   let source = null;
   const status = h("p", { class: "live", role: "status" });
+  const note = h("p", { class: "message", role: "alert", id: "filter-message" });
   const body = h("tbody", {});
   const exports = h("p", { class: "exports" });
   const detail = h("div", { class: "record-detail" });
@@ -111,7 +123,8 @@ export function feedView(content) {
     });
   };
   content.append(
-    filtersForm(load),
+    filtersForm(load, note),
+    note,
     exports,
     status,
     h(
@@ -147,7 +160,7 @@ async function showRecord(detail, id, open, message = "") {
   }
   const ok = record.verdict === "acceptable";
   const fact = (label, value) => [h("dt", {}, label), h("dd", {}, value)];
-  const after = (kind) => (created) => showRecord(detail, id, open, C.done(kind, created.id));
+  const after = (kind) => (created) => showRecord(detail, id, open, C.done(C.kind(kind), created.id));
   detail.replaceChildren(
     h(
       "section",
@@ -157,20 +170,23 @@ async function showRecord(detail, id, open, message = "") {
       h(
         "dl",
         {},
-        fact(K.kind, record.kind),
+        fact(K.kind, C.kind(record.kind)),
         fact(K.time, when(record.created_at)),
         fact(K.division, record.division),
         fact(K.round, record.round ?? ""),
         fact(K.table, record.table),
-        fact(K.actor, `${record.actor} (${record.channel})`),
+        fact(K.actor, C.actorChannel(record.actor, STRINGS.channel(record.channel))),
         fact(K.words, record.words.join(" ")),
-        fact(K.verdict, `${ok ? STRINGS.acceptableIcon : STRINGS.unacceptableIcon} ${record.verdict}`),
+        fact(
+          K.verdict,
+          `${ok ? STRINGS.acceptableIcon : STRINGS.unacceptableIcon} ${ok ? STRINGS.acceptable : STRINGS.unacceptable}`,
+        ),
         fact(K.results, perWord(record)),
-        fact("Consequence", record.consequence.text),
+        fact(K.consequence, STRINGS.message(record.consequence.message, record.consequence.text)),
         fact(K.lexicon, `${record.lexicon} ${record.fingerprint}`),
         record.note ? fact(C.note, record.note) : null,
-        record.agrees !== null ? fact("Agrees with the original", record.agrees ? "yes" : "NO") : null,
-        fact(C.chain, `${record.id}:${record.hash.slice(0, 16)} (previous ${record.prev_hash.slice(0, 16)}…)`),
+        record.agrees !== null ? fact(C.agrees, record.agrees ? C.yes : C.no) : null,
+        fact(C.chain, C.chainPosition(record.id, record.hash.slice(0, 16), record.prev_hash.slice(0, 16))),
         record.parent_id
           ? fact(
               C.parent,

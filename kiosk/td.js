@@ -6,7 +6,7 @@
 import { api, h } from "./api.js";
 import { STRINGS } from "./strings.js";
 import { accountsView, enrolView, eventView, summaryView } from "./td-admin.js";
-import { call, problem, session, table, when } from "./td-common.js";
+import { call, problem, ruleText, session, table, when } from "./td-common.js";
 import { feedView } from "./td-records.js";
 import { unverifiedBadges } from "./ui.js";
 
@@ -129,7 +129,7 @@ function overviewView(content) {
         call("/api/alerts"),
       ]);
       content.append(
-        h("h2", {}, `${event.name}${event.demo ? " (DEMO event)" : ""}`),
+        h("h2", {}, event.demo ? C.demoEvent(event.name) : event.name),
         h("p", { class: "server-id", id: "server-id" }, C.serverId(event.server_id)),
         event.rounds ? roundControl(event) : null,
         h("h3", {}, C.divisions),
@@ -141,9 +141,9 @@ function overviewView(content) {
               {},
               h("td", {}, d.name),
               h("td", {}, d.lexicon_view.shown_name, " ", unverifiedBadges(d.lexicon_view.unverified)),
-              h("td", {}, d.lexicon_view.edition),
+              h("td", {}, STRINGS.edition(d.lexicon_view)),
               h("td", { class: "fingerprint", title: d.lexicon_view.fingerprint }, d.lexicon_view.short_fingerprint),
-              h("td", {}, d.rule_text),
+              h("td", {}, ruleText(d.rule, d.rule_text)),
             ),
           ),
         ),
@@ -216,7 +216,8 @@ function chainCheck() {
         onclick: async () => {
           try {
             const verified = await call("/api/audit/verify");
-            result.textContent = `${verified.description} · ${C.chainHead(verified.head)}`;
+            const sentence = STRINGS.message(verified.message, verified.description);
+            result.textContent = `${sentence} · ${C.chainHead(verified.head)}`;
             result.className = verified.ok ? "ok" : "message";
           } catch (error) {
             problem(result, error);
@@ -231,15 +232,22 @@ function chainCheck() {
 
 // An alert, counted ("x 12") when it repeated; a device's move has its one-click acceptance beside it.
 function alertItem(alert, devices) {
-  const count = alert.count > 1 ? ` (${C.times(alert.count)}, ${C.lastAt(when(alert.last_at))})` : "";
+  const count = alert.count > 1 ? ` ${C.alertRepeats(alert.count, when(alert.last_at))}` : "";
   const moved =
     alert.kind === "device_moved" && devices.find((d) => d.name === alert.actor && d.moved_to && !d.revoked_at);
   return h(
     "li",
     { class: `alert alert-${alert.kind}` },
-    `${when(alert.created_at)}: ${alert.message}${count} `,
+    `${C.alertLine(when(alert.created_at), alertText(alert))}${count} `,
     moved ? moveButton(moved, () => showConsole("overview")) : null,
   );
+}
+
+// An alert's text: a message ({key, params}) rendered in the language, or the server's English text.
+function alertText(alert) {
+  return typeof alert.message === "object"
+    ? STRINGS.message(alert.message, alert.text)
+    : STRINGS.message(null, alert.message);
 }
 
 function moveButton(device, refresh) {
@@ -248,7 +256,7 @@ function moveButton(device, refresh) {
     {
       type: "button",
       class: "secondary small",
-      "aria-label": `${C.acceptMove} ${device.name}`,
+      "aria-label": C.acceptMoveNamed(device.name),
       onclick: async () => {
         if (!window.confirm(C.acceptMoveConfirm(device.name, device.bound_client, device.moved_to))) return;
         await call(`/api/devices/${encodeURIComponent(device.name)}/accept-move`, {
@@ -264,13 +272,21 @@ function moveButton(device, refresh) {
 
 function devicesTable(devices, refresh) {
   return table(
-    [C.columns.name, C.columns.role, C.columns.division, C.columns.address, C.columns.lastSeen, C.columns.state, ""],
+    [
+      C.columns.name,
+      C.columns.role,
+      C.columns.division,
+      C.columns.address,
+      C.columns.lastSeen,
+      C.columns.state,
+      C.columns.actions,
+    ],
     devices.map((d) =>
       h(
         "tr",
         { class: d.revoked_at ? "revoked" : "" },
         h("td", {}, d.name),
-        h("td", {}, d.role),
+        h("td", {}, STRINGS.role(d.role)),
         h("td", {}, d.division || C.anyDivision),
         h(
           "td",
@@ -284,7 +300,7 @@ function devicesTable(devices, refresh) {
         h(
           "td",
           { class: d.revoked_at ? "state-revoked" : d.online ? "state-online" : "state-offline" },
-          d.revoked_at ? `${C.revoked} (${d.revoked_by})` : d.online ? C.online : C.offline,
+          d.revoked_at ? C.revokedBy(d.revoked_by) : d.online ? C.online : C.offline,
         ),
         h(
           "td",
@@ -296,7 +312,7 @@ function devicesTable(devices, refresh) {
                 {
                   type: "button",
                   class: "secondary small",
-                  "aria-label": `${C.revoke} ${d.name}`,
+                  "aria-label": C.revokeNamed(d.name),
                   onclick: async () => {
                     if (!window.confirm(C.revokeConfirm(d.name))) return;
                     await call(`/api/devices/${encodeURIComponent(d.name)}/revoke`, { method: "POST" });

@@ -18,7 +18,8 @@ export function heading(text, level = "h1") {
   return h(level, { tabindex: "-1" }, text);
 }
 
-// A lexicon as screens show it: name (DEMO for the demo), UNVERIFIED badges, word count, short fingerprint.
+// A lexicon as screens show it: name (DEMO for the demo), UNVERIFIED badges, and on a detail line of its
+// own the word count and the word-list ID (the short fingerprint, explained where a pointer rests on it).
 export function lexiconBox(view, large = true) {
   return h(
     "div",
@@ -26,7 +27,11 @@ export function lexiconBox(view, large = true) {
     h("span", { class: "lexicon-name" }, view.shown_name),
     view.demo ? h("span", { class: "badge demo" }, S.demoNote) : null,
     unverifiedBadges(view.unverified),
-    h("span", { class: "lexicon-facts" }, `${S.wordCount(view.word_count)} · ${S.fingerprint(view.short_fingerprint)}`),
+    h(
+      "span",
+      { class: "lexicon-facts", title: S.fingerprintExplain },
+      `${S.wordCount(view.word_count)} · ${S.fingerprint(view.short_fingerprint)}`,
+    ),
   );
 }
 
@@ -34,7 +39,7 @@ export function lexiconBox(view, large = true) {
 // CSW24"): the TD forced it in, and every screen that shows the lexicon says so.
 export function unverifiedBadges(claims) {
   return (claims || []).map((claim) =>
-    h("span", { class: "badge unverified", title: claim.description }, S.unverified(claim)),
+    h("span", { class: "badge unverified", title: S.unverifiedExplain }, S.unverified(claim)),
   );
 }
 
@@ -206,7 +211,7 @@ export function submitChallenge(token, divisionName, draft) {
 // Each page adds its own: `middle` under the heading, `facts` before the id, `after` at the end.
 export function verdictPanel(record, { middle = [], facts = [], after = [] } = {}) {
   const ok = record.verdict === "acceptable";
-  const time = new Date(record.created_at).toLocaleTimeString("en-GB");
+  const time = S.formatDate(record.created_at, "time");
   return h(
     "section",
     { class: `screen verdict ${ok ? "acceptable" : "unacceptable"}`, role: "alert" },
@@ -214,7 +219,7 @@ export function verdictPanel(record, { middle = [], facts = [], after = [] } = {
     heading(ok ? S.acceptable : S.unacceptable),
     middle,
     h("p", { class: "verdict-words" }, S.verdictLine(record.word_count, record.table, record.round)),
-    h("p", { class: "consequence" }, record.consequence.text),
+    h("p", { class: "consequence" }, S.message(record.consequence.message, record.consequence.text)),
     facts,
     h("p", { class: "verdict-facts" }, S.challengeId(record.id, time), record.replayed ? ` ${S.replayed}` : ""),
     after,

@@ -66,9 +66,9 @@ def test_runner_docket_and_td_console_end_to_end(browser: Browser, server: LiveS
     runner = new_page(browser, "phone")
     runner.goto(f"{server.base}/runner")
     runner.get_by_label("Pairing code").fill(code)
-    runner.get_by_role("button", name="Enrol this handheld").click()
+    runner.get_by_role("button", name="Pair this handheld").click()
     expect(runner.locator("#app")).to_have_attribute("data-screen", "entry")
-    expect(runner.locator(".hint").first).to_have_text("Signed in as Runner Ann")
+    expect(runner.locator(".hint").first).to_have_text("Paired as Runner Ann")
     screenshot(runner, "runner-entry-390x844")
 
     tab(console, "Live feed")
@@ -139,7 +139,7 @@ def test_runner_docket_and_td_console_end_to_end(browser: Browser, server: LiveS
     expect(console.locator("td.state-revoked")).to_contain_text("revoked (alice)")
     runner.goto(f"{server.base}/runner")
     expect(runner.locator("#app")).to_have_attribute("data-screen", "pair")
-    expect(runner.locator("#pair-message")).to_have_text("This handheld is not enrolled or was revoked: call the TD")
+    expect(runner.locator("#pair-message")).to_have_text("This handheld is not paired or was revoked: call the TD")
 
     tab(console, "Summary")
     expect(console.locator("table.summary")).to_contain_text("Whole event")

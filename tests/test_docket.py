@@ -285,13 +285,13 @@ def test_a_docket_speaks_plainly(browser: Browser, server: LiveServer) -> None:
     docket = page.locator(".docket")
     # The list's fingerprint and the log check are codes a player cannot read: each is named, and explained.
     expect(docket).to_contain_text("List ID")
-    expect(docket.locator(".docket-notes")).to_contain_text("List ID: the start of the word list's fingerprint")
+    expect(docket.locator(".docket-notes")).to_contain_text("List ID: the start of the code that identifies the word list")
     expect(docket.locator(".docket-notes")).to_contain_text("Log check: lets the TD prove")
     # Opened where nobody is signed in (another phone): who may open it, not how HTTP authenticates.
     stranger = new_page(browser, "phone")
     stranger.goto(f"{server.base}/docket?id={made['id']}")
     expect(stranger.locator(".message")).to_have_text(
-        "This docket opens on the kiosk or handheld that sent the challenge, or for a TD signed in to the console."
+        "This docket opens on the kiosk or handheld that sent the challenge, or in the TD console."
     )
     expect(stranger.locator("body")).not_to_contain_text("Bearer")
     stranger.goto(f"{server.base}/docket")

@@ -91,7 +91,7 @@ def test_an_acceptable_challenge_through_every_screen(browser: Browser, server: 
     enrol(server, page)
     expect(page.locator("h1")).to_have_text("Kiosk Open")
     expect(page.locator(".lexicon-name")).to_have_text("DEMO")
-    expect(page.locator(".lexicon-facts")).to_contain_text("172,820 words · fingerprint b819e7b67f8f")
+    expect(page.locator(".lexicon-facts")).to_contain_text("172,820 words · word-list ID b819e7b67f8f")
     expect(page.locator("#server-state")).to_have_text("Server connected")
     assert fits(page)
     screenshot(page, f"kiosk-idle-{size}")
@@ -116,7 +116,7 @@ def test_an_acceptable_challenge_through_every_screen(browser: Browser, server: 
     expect(verdict.locator(".verdict-icon")).to_have_text("✓")
     expect(verdict).to_contain_text("2 words together · table 12 · round 3")
     expect(verdict).to_contain_text("Play stands: challenger loses 10 points (2 words x 5)")
-    expect(verdict).to_contain_text("DEMO · fingerprint b819e7b67f8f")
+    expect(verdict).to_contain_text("DEMO · word-list ID b819e7b67f8f")
     expect(verdict).to_contain_text("Challenge #1")
     assert fits(page)
     screenshot(page, f"kiosk-verdict-acceptable-{size}")
@@ -294,10 +294,10 @@ def test_an_unpaired_kiosk_is_refused_until_it_pairs(browser: Browser, server: L
     page = new_page(browser)
     page.goto(f"{server.base}/kiosk")
     on_screen(page, "pair")
-    expect(page.locator("h1")).to_have_text("This kiosk is not enrolled")
+    expect(page.locator("h1")).to_have_text("This kiosk is not paired")
     screenshot(page, "kiosk-pair-small")
-    page.get_by_label("Pairing code").fill("AAAA-BBBB")
-    page.get_by_role("button", name="Enrol this kiosk").click()
+    page.get_by_label("Pairing code").fill("AAAA-BBBB-CC")
+    page.get_by_role("button", name="Pair this kiosk").click()
     expect(page.locator("#pair-message")).to_have_text("unknown pairing code: check it, or ask the TD for a new one")
     store = access_store(server.data_dir)
     code = store.pairing.create_code(Role.KIOSK, None, "Hall A", by="test").code
@@ -306,7 +306,7 @@ def test_an_unpaired_kiosk_is_refused_until_it_pairs(browser: Browser, server: L
     page = new_page(browser)
     page.goto(f"{server.base}/kiosk#pair={code}")  # the QR code's link, opened by a camera app
     expect(page.get_by_label("Pairing code")).to_have_value(code)
-    page.get_by_role("button", name="Enrol this kiosk").click()
+    page.get_by_role("button", name="Pair this kiosk").click()
     on_screen(page, "idle")
     assert "pair=" not in page.url
     # Revoked by the TD: the next challenge is refused, and the kiosk asks to be enrolled again.
@@ -315,7 +315,7 @@ def test_an_unpaired_kiosk_is_refused_until_it_pairs(browser: Browser, server: L
     store.close()
     adjudicate(page, "1", "cat")
     on_screen(page, "pair")
-    expect(page.locator("#pair-message")).to_have_text("This kiosk is not enrolled or was revoked: call the TD")
+    expect(page.locator("#pair-message")).to_have_text("This kiosk is not paired or was revoked: call the TD")
     assert server.records() == []
     page.context.close()
 
@@ -349,7 +349,7 @@ def test_settings_open_only_for_a_td(browser: Browser, server: LiveServer) -> No
     page.get_by_label("TD name").fill("alice")
     page.get_by_label("Password").fill(PASSWORD)
     page.get_by_role("button", name="Open settings").click()
-    page.get_by_role("button", name="Forget this kiosk's enrolment").click()
+    page.get_by_role("button", name="Forget this kiosk's pairing").click()
     on_screen(page, "pair")
     page.context.close()
 
@@ -364,7 +364,7 @@ def test_the_deploy_launcher_opens_the_kiosk_in_chromium(server: LiveServer, tmp
         capture_output=True, text=True, timeout=60, check=True,
     )  # fmt: skip
     assert 'data-screen="pair"' in done.stdout  # the page ran: an unenrolled kiosk asks for its code
-    assert "This kiosk is not enrolled" in done.stdout
+    assert "This kiosk is not paired" in done.stdout
     assert (tmp_path / "profile").is_dir()  # a persistent profile keeps the enrolment
 
 
@@ -409,7 +409,7 @@ def test_an_idle_kiosk_notices_its_revocation(browser: Browser, server: LiveServ
     store.close()
     page.clock.fast_forward(11_000)  # the kiosk checks every 10 s
     on_screen(page, "pair")
-    expect(page.locator("#pair-message")).to_have_text("This kiosk is not enrolled or was revoked: call the TD")
+    expect(page.locator("#pair-message")).to_have_text("This kiosk is not paired or was revoked: call the TD")
     page.context.close()
 
 
@@ -525,7 +525,7 @@ def test_a_kiosk_facing_another_server_keeps_its_enrolment_and_recovers(
     page.clock.fast_forward(11_000)  # the kiosk checks every 10 s: a 401, from another server
     on_screen(page, "elsewhere")
     expect(page.locator("h1")).to_have_text(
-        "This is not the server this device was enrolled with (event Kiosk Open): call the TD"
+        "This is not the server this device was paired with (event Kiosk Open): call the TD"
     )
     screenshot(page, "kiosk-other-server-small")
     assert page.evaluate("localStorage.getItem('wordjudge.kiosk.token')")  # kept

@@ -23,7 +23,7 @@ from starlette.responses import Response
 from starlette.types import Scope
 
 WEB_DIR = Path(str(package_files.files("wordjudge.kiosk")))
-WEB_SUFFIXES = {".html", ".js", ".css", ".svg", ".png", ".ico"}
+WEB_SUFFIXES = {".html", ".js", ".css", ".svg", ".png", ".ico", ".json"}  # .json: locales/<lang>.json
 PAGES = {
     "/": "index.html",
     "/kiosk": "kiosk.html",
@@ -39,11 +39,12 @@ _PAGE_HEADERS = {"Cache-Control": "no-store"}
 
 
 def asset_version(folder: Path = WEB_DIR) -> str:
-    """A hash of the client files in ``folder`` (names and contents): it changes when any of them does."""
+    """A hash of the client files in ``folder`` and its sub-folders (such as the catalogues in ``locales/``):
+    names and contents; it changes when any of them does."""
     digest = hashlib.sha256()
-    for path in sorted(folder.iterdir()):
+    for path in sorted(folder.rglob("*")):
         if path.suffix in WEB_SUFFIXES and path.is_file():
-            digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+            digest.update(path.relative_to(folder).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()[:16]
 
 
