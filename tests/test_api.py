@@ -102,7 +102,9 @@ def test_a_table_that_is_not_a_number_is_422_unless_the_event_names_its_tables(
     data_dir: Path, event_client: TestClient, actors: Actors
 ) -> None:
     rules = event_client.get("/api/event", headers=actors.kiosk).json()["input_rules"]
-    assert (rules["tables"], rules["table_pattern"], rules["table_chars"]) == ("numbers", "[1-9][0-9]{0,3}", "[0-9]")
+    assert (rules["tables"], rules["table_pattern"], rules["table_chars"], rules["max_table"]) == (
+        "numbers", "[1-9][0-9]{0,3}", "[0-9]", 9999,
+    )  # fmt: skip
     refused = event_client.post("/api/challenges", json=challenge(table="QUIXOTRY"), headers=actors.kiosk)
     body = assert_error_shape(refused, 422, "invalid_input")
     assert (

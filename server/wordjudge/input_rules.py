@@ -31,6 +31,7 @@ def served(tables: Tables = "numbers") -> dict[str, Any]:
         "max_letters": MAX_LETTERS,
         "max_round": MAX_ROUND,
         "tables": tables,
+        "max_table": MAX_TABLE,
         "table_pattern": TABLE_PATTERNS[tables],
         "table_chars": TABLE_CHARS[tables],
         "challenge_rules": [{"value": rule.value, "text": rule.description} for rule in ChallengeRule],
