@@ -37,11 +37,15 @@ export const STRINGS = {
   tooShort: (min) => `Each word needs at least ${min} letters`,
   needTable: "Type the table number",
   tableRule: "A table number is 1 to 10 letters or digits",
+  tableNumberRule: (max) => `A table number is a whole number from 1 to ${max}`,
+  tableDigitsOnly: "A table number has digits only: the words go in the Words box",
+  tableNameChars: "A table name has letters, digits or - only",
   roundRule: "A round is a number from 1 to 999",
   needRound: "Type the round number",
   needWords: "Type at least one word",
   done: "Done: hand over to the opponent",
   cancel: "Cancel",
+  abandonIn: (s) => `Left alone, this clears in ${s} s`,
 
   // opponent
   opponentTitle: "Opponent: check the words",
@@ -50,6 +54,7 @@ export const STRINGS = {
   repeated: (word, n) => `${word} is typed ${n} times`,
   hold: "Opponent: press and hold to adjudicate",
   holdKeys: "(or hold Space on this button)",
+  keepHolding: "Keep holding until the bar is full",
   back: "Back",
   sending: "Adjudicating…",
 
@@ -64,7 +69,7 @@ export const STRINGS = {
       .join(" · "),
   challengeId: (id, time) => `Challenge #${id} · ${time}`,
   replayed: "(this challenge was already adjudicated: same result)",
-  clearsIn: (s) => `Clears in ${s} s, or press any key`,
+  clearsIn: (s) => `Clears in ${s} s (tap the screen or press any key to clear it now)`,
 
   // failures
   failedTitle: "No verdict",
