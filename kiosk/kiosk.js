@@ -7,7 +7,7 @@ import { api, h, newRequestId } from "./api.js";
 import { STRINGS as S } from "./strings.js";
 import {
   currentRound,
-  draftProblem,
+  draftFault,
   flash,
   heading,
   lexiconBox,
@@ -20,19 +20,29 @@ import {
 } from "./ui.js";
 import { enrolment } from "./device.js";
 import { refusedOutright, settle } from "./pending.js";
-import { repeats, splitWords } from "./words.js";
+import {
+  abandonLine,
+  clearWhenAbandoned,
+  fitWords,
+  freshKey,
+  holdButton,
+  later,
+  listen,
+  screenName,
+  show,
+  shownFor,
+} from "./screens.js";
+import { refusedTable, repeats, splitWords } from "./words.js";
 
 const DEVICE = enrolment("kiosk");
 const DIVISION_KEY = "wordjudge.kiosk.division";
 const PENDING = DEVICE.pending; // a challenge that got no clear answer
-const ABANDONED_MS = 30000; // typed input left alone this long is cleared
-const SETTINGS_MS = 60000;
+const ABANDONED_S = 30; // typed input left alone this long is cleared
+const SETTINGS_S = 60;
 const HOLD_MS = 1200; // how long the opponent holds "Adjudicate"
-const KEY_GRACE_MS = 400; // keys already down when a screen appears do not count on it
 const VERDICT_GRACE_MS = 500; // presses this soon after a verdict appears do not clear it
 const HEALTH_EVERY_MS = 10000;
 
-const app = document.getElementById("app");
 const state = {
   token: DEVICE.token(),
   me: null, // {actor, division} from /api/session
@@ -42,38 +52,10 @@ const state = {
   division: null, // the division chosen for the challenge under way
   draft: null, // {table, round, text, requestId}
 };
-let screen = { timers: [], listeners: [], name: "" };
 
-// -- screens: each replaces the whole page, and with it every typed word ---------------------------
-
-function show(name, element, focus) {
-  for (const timer of screen.timers) clearTimeout(timer);
-  for (const [type, handler] of screen.listeners) document.removeEventListener(type, handler, true);
-  screen = { timers: [], listeners: [], name, shownAt: performance.now() };
-  app.replaceChildren(element);
-  app.dataset.screen = name;
-  (focus || element.querySelector("h1, h2"))?.focus();
-}
-
-function later(fn, ms) {
-  screen.timers.push(setTimeout(fn, ms));
-}
-
-function listen(type, handler) {
-  screen.listeners.push([type, handler]);
-  document.addEventListener(type, handler, true);
-}
-
-// Clears typed input left alone for ABANDONED_MS: any key or touch restarts the count.
-function clearWhenAbandoned(ms = ABANDONED_MS) {
-  let timer = setTimeout(goIdle, ms);
-  screen.timers.push(timer);
-  const restart = () => {
-    clearTimeout(timer);
-    timer = setTimeout(goIdle, ms);
-    screen.timers.push(timer);
-  };
-  for (const type of ["keydown", "pointerdown", "input"]) listen(type, restart);
+// Typed input left alone is cleared: back to idle, where nothing typed remains.
+function clearAbandoned(seconds, line = null) {
+  clearWhenAbandoned(seconds, goIdle, line);
 }
 
 // -- start-up and enrolment ----------------------------------------------------------------------
@@ -159,7 +141,7 @@ async function checkHealth() {
     state.serverProblem = await serverProblem();
     if (state.token) {
       state.me = await api("/api/session", { token: state.token, timeoutMs: 4000 });
-      if (screen.name === "idle") {
+      if (screenName() === "idle") {
         // The TD may have changed the event (divisions, lexicons, rules): an idle kiosk shows it at once.
         const event = await api("/api/event", { token: state.token, timeoutMs: 4000 });
         if (JSON.stringify(event) !== JSON.stringify(state.event)) {
@@ -170,8 +152,8 @@ async function checkHealth() {
     }
     state.serverOk = true;
   } catch (error) {
-    if (error.kind === "unauthorized" && state.token && screen.name === "idle") return refused();
-    if (error.kind === "moved" && screen.name === "idle") return load(); // shows why, and tries again
+    if (error.kind === "unauthorized" && state.token && screenName() === "idle") return refused();
+    if (error.kind === "moved" && screenName() === "idle") return load(); // shows why, and tries again
     // An answer that is an error (a 503: the access store cannot be used) is a server problem, not silence.
     state.serverOk = error.kind !== "network";
     if (state.serverOk && error.kind !== "unauthorized") state.serverProblem = error.message;
@@ -289,46 +271,95 @@ async function startChallenge(division) {
   }
 }
 
+// The challenger's screen, in the order a player types (Zyzzyva's judge mode: the words at once): the words,
+// the table, the round (the TD's, pre-filled), then Done. Enter goes on to the next box that needs typing,
+// and hands over once none does; Escape steps back a box. Cancel is out of that path (in the header), and
+// the action bar stays in view however many words there are: the words area scrolls instead.
 function showChallenger(division, draft = null) {
   state.division = division;
+  const rules = state.event.input_rules;
   // The round the TD set (read every few seconds while idle), never the last challenge's: players change it if need be.
   const place = tableRoundFields(
     state.event.rounds,
     draft?.table || "",
     draft ? draft.round : currentRound(state.event),
   );
-  const words = wordsField(division.lexicon_view, state.event.input_rules, draft?.text || "");
-  const done = (event) => {
-    event.preventDefault();
+  const words = wordsField(division.lexicon_view, rules, draft?.text || "");
+  const fields = { words: words.textarea, table: place.tableInput, round: place.roundInput };
+  const order = [words.textarea, place.tableInput, place.roundInput].filter(Boolean);
+  // Only table labels the event can have: where tables are numbers, a word typed into Table is refused as typed.
+  place.tableInput.setAttribute("inputmode", rules.tables === "numbers" ? "numeric" : "text");
+  let goodTable = place.tableInput.value;
+  place.tableInput.addEventListener("input", () => {
+    if (!refusedTable(place.tableInput.value, rules)) {
+      goodTable = place.tableInput.value;
+      return;
+    }
+    place.tableInput.value = goodTable;
+    flash(words.message, rules.tables === "numbers" ? S.tableDigitsOnly : S.tableNameChars);
+  });
+  const done = () => {
     const next = { table: place.table(), round: place.round(), text: words.textarea.value };
-    const problem = draftProblem(state.event, next.table, next.round, next.text);
-    if (problem) {
-      flash(words.message, problem);
+    const fault = draftFault(state.event, next.table, next.round, next.text);
+    if (fault) {
+      fields[fault.field].focus();
+      flash(words.message, fault.text);
       return;
     }
     const same = draft && draft.table === next.table && draft.round === next.round && draft.text === next.text;
     next.requestId = same ? draft.requestId : newRequestId(); // a retry of the same challenge keeps its id
     showOpponent(division, next);
   };
+  const countdown = abandonLine(ABANDONED_S);
   const form = h(
     "form",
-    { class: "screen challenger", onsubmit: done, autocomplete: "off" },
-    h("header", {}, heading(S.challengerTitle), lexiconBox(division.lexicon_view, false)),
-    place.fields,
-    words.label,
-    words.textarea,
-    words.message,
-    words.count,
-    words.tiles,
+    {
+      class: "screen framed challenger",
+      autocomplete: "off",
+      novalidate: true, // the kiosk's own messages, in the kiosk's words, for the box at fault
+      onsubmit: (event) => {
+        event.preventDefault();
+        done();
+      },
+    },
+    h(
+      "header",
+      {},
+      heading(S.challengerTitle),
+      h("button", { type: "button", class: "secondary cancel", id: "cancel", onclick: goIdle }, S.cancel),
+      lexiconBox(division.lexicon_view, false),
+    ),
+    h("div", { class: "screen-body" }, words.label, words.textarea, words.count, place.fields, words.tiles),
     h(
       "div",
-      { class: "actions" },
-      h("button", { type: "button", class: "secondary", onclick: goIdle }, S.cancel),
-      h("button", { type: "submit", class: "primary", id: "done" }, S.done),
+      { class: "screen-foot" },
+      words.message,
+      h("div", { class: "actions" }, countdown, h("button", { type: "submit", class: "primary", id: "done" }, S.done)),
     ),
   );
-  show("challenger", form, draft ? words.textarea : place.tableInput);
-  clearWhenAbandoned();
+  form.addEventListener("keydown", (event) => {
+    const at = order.indexOf(event.target);
+    if (event.key === "Enter" && at >= 0) {
+      event.preventDefault(); // no new line in the words, no second submission from a held key
+      if (freshKey(event)) done();
+    } else if (event.key === "Escape" && freshKey(event)) {
+      event.preventDefault();
+      if (at > 0) order[at - 1].focus();
+      else if (event.target.id === "done") order[order.length - 1].focus();
+      else if (at === 0 && !words.textarea.value.trim() && !place.table()) goIdle(); // nothing typed: step out
+    }
+  });
+  // The words box shows every typed word (up to its CSS max-height, then it scrolls).
+  const grow = () => {
+    words.textarea.style.height = "auto";
+    words.textarea.style.height = `${words.textarea.scrollHeight + 6}px`; // its borders
+  };
+  words.textarea.addEventListener("input", grow);
+  show("challenger", form, words.textarea);
+  grow();
+  listen("resize", grow, window);
+  words.textarea.setSelectionRange(words.textarea.value.length, words.textarea.value.length);
+  clearAbandoned(ABANDONED_S, countdown);
 }
 
 // -- opponent ------------------------------------------------------------------------------------
@@ -336,71 +367,52 @@ function showChallenger(division, draft = null) {
 function showOpponent(division, draft) {
   const list = splitWords(draft.text);
   const twice = repeats(list);
-  const button = h(
-    "button",
-    { type: "button", class: "hold", id: "adjudicate", "aria-describedby": "hold-keys" },
-    h("span", { class: "hold-fill", "aria-hidden": "true" }),
-    h("span", { class: "hold-label" }, S.hold),
+  const { button, said } = holdButton(HOLD_MS, () => adjudicate(division, draft));
+  const back = () => showChallenger(division, draft);
+  const wordList = h(
+    "ol",
+    { class: "check-words", "aria-label": S.words(list.length) },
+    list.map((word) => h("li", { "aria-label": [...word].join(" ") }, word)),
   );
-  let holding = null;
-  const start = () => {
-    if (holding) return;
-    button.classList.add("holding");
-    holding = setTimeout(() => {
-      holding = null;
-      adjudicate(division, draft);
-    }, HOLD_MS);
-  };
-  const stop = () => {
-    clearTimeout(holding);
-    holding = null;
-    button.classList.remove("holding");
-  };
-  button.addEventListener("pointerdown", (event) => {
-    event.preventDefault();
-    start();
-  });
-  for (const type of ["pointerup", "pointerleave", "pointercancel"]) button.addEventListener(type, stop);
-  button.addEventListener("click", (event) => event.preventDefault()); // a click is not a hold
-  button.addEventListener("keydown", (event) => {
-    if (event.key !== " " && event.key !== "Enter") return;
-    event.preventDefault();
-    // A key held since the challenger's screen, or auto-repeating, is not the opponent's press.
-    if (event.repeat || performance.now() - screen.shownAt < KEY_GRACE_MS) return;
-    start();
-  });
-  button.addEventListener("keyup", stop);
-  button.addEventListener("blur", stop);
-
-  const page = h(
-    "section",
-    { class: "screen opponent" },
-    h("header", {}, heading(S.opponentTitle), lexiconBox(division.lexicon_view, false)),
+  const body = h(
+    "div",
+    { class: "screen-body" },
     h("p", { class: "table-round big" }, S.tableRound(draft.table, draft.round)), // the opponent checks both
     h("p", { class: "word-count big" }, S.words(list.length)),
-    h(
-      "ol",
-      { class: "check-words", "aria-label": S.words(list.length) },
-      list.map((word) => h("li", { "aria-label": [...word].join(" ") }, word)),
-    ),
+    wordList,
     twice.length
       ? h("p", { class: "repeated", role: "note" }, twice.map(([w, n]) => S.repeated(w, n)).join(" · "))
       : null,
     h("p", { class: "hint" }, S.opponentHint),
+  );
+  const countdown = abandonLine(ABANDONED_S);
+  const page = h(
+    "section",
+    { class: "screen framed opponent" },
+    h("header", {}, heading(S.opponentTitle), lexiconBox(division.lexicon_view, false)),
+    body,
     h(
       "div",
-      { class: "actions" },
+      { class: "screen-foot" },
+      said,
       h(
-        "button",
-        { type: "button", class: "secondary", id: "back", onclick: () => showChallenger(division, draft) },
-        S.back,
+        "div",
+        { class: "actions" },
+        h("button", { type: "button", class: "secondary", id: "back", onclick: back }, S.back),
+        button,
       ),
-      button,
+      h("div", { class: "foot-line" }, countdown, h("p", { id: "hold-keys", class: "hint small" }, S.holdKeys)),
     ),
-    h("p", { id: "hold-keys", class: "hint small" }, S.holdKeys),
   );
-  show("opponent", page);
-  clearWhenAbandoned();
+  // The opponent's hands go straight to the hold (a key carried over from the challenger's Done is ignored).
+  show("opponent", page, button);
+  const fit = () => fitWords(wordList, body);
+  fit();
+  listen("resize", fit, window);
+  listen("keydown", (event) => {
+    if (event.key === "Escape" && freshKey(event)) back();
+  });
+  clearAbandoned(ABANDONED_S, countdown);
 }
 
 async function adjudicate(division, draft) {
@@ -449,8 +461,11 @@ function showVerdict(division, record) {
     later(tick, 1000);
   };
   later(tick, 1000);
+  // A verdict stays its whole time unless a new press clears it: not the key that held the hold (nor its
+  // auto-repeat, which starts half a second in), only a key pressed after it was let go, or a tap.
   const clear = (event) => {
-    if (performance.now() - screen.shownAt < VERDICT_GRACE_MS) return;
+    if (shownFor() < VERDICT_GRACE_MS) return;
+    if (event.type === "keydown" && !freshKey(event)) return;
     event.preventDefault();
     goIdle();
   };
@@ -518,7 +533,7 @@ function showTdLogin() {
     ),
   );
   show("td-login", form, name);
-  clearWhenAbandoned(SETTINGS_MS);
+  clearAbandoned(SETTINGS_S);
 }
 
 function showSettings(td) {
@@ -563,7 +578,7 @@ function showSettings(td) {
     ),
   );
   show("settings", page);
-  clearWhenAbandoned(SETTINGS_MS);
+  clearAbandoned(SETTINGS_S);
 }
 
 boot();

@@ -235,6 +235,7 @@ export function eventView(content) {
                 rounds: rounds.checked,
                 challenges_per_minute: Number(perMinute.value),
                 kiosk_result_seconds: Number(seconds.value),
+                tables: event.tables, // set in event.toml: the form keeps it as it is
                 division: [...rows.querySelectorAll("tr")].map((tr) => ({
                   name: tr.querySelector(".division-name-input").value,
                   lexicon: tr.querySelector(".division-lexicon").value,

@@ -66,6 +66,9 @@ export function buildStrings(tr) {
     tooShort: (min) => t("ui.tooShort", { min }),
     needTable: t("ui.needTable"),
     tableRule: t("ui.tableRule"),
+    tableNumberRule: (max) => t("ui.tableNumberRule", { max: String(max) }), // a table number, not a quantity: no 9,999
+    tableDigitsOnly: t("ui.tableDigitsOnly"),
+    tableNameChars: t("ui.tableNameChars"),
     roundRule: t("ui.roundRule"),
     needRound: t("ui.needRound"),
     needWords: t("ui.needWords"),
@@ -80,6 +83,8 @@ export function buildStrings(tr) {
     repeated: (word, n) => t("ui.repeated", { word, n }),
     hold: t("ui.hold"),
     holdKeys: t("ui.holdKeys"),
+    keepHolding: t("ui.keepHolding"),
+    abandonIn: (n) => t("ui.abandonIn", { n }),
     back: t("ui.back"),
     sending: t("ui.sending"),
 

@@ -107,17 +107,26 @@ export function wordsField(view, rules, text = "") {
   };
 }
 
-// What is wrong with a challenge about to be sent, in words, or "" (the server checks again).
+// What is wrong with a challenge about to be sent, or null (the server checks again): {field} the first
+// box at fault in the order they are typed ("words", "table", "round"), and {text} what is wrong, in words.
 // `event`: its input_rules, and whether its challenges carry a round (the server refuses one without).
-export function draftProblem(event, table, round, text) {
+export function draftFault(event, table, round, text) {
   const rules = event.input_rules;
   const list = splitWords(text);
-  if (!isTable(table, rules)) return table ? S.tableRule : S.needTable;
-  if (event.rounds && !round) return S.needRound;
-  if (round && !isRound(round, rules)) return S.roundRule;
-  if (!list.length) return S.needWords;
-  if (tooShort(list, rules)) return S.tooShort(rules.min_letters);
-  return "";
+  if (!list.length) return { field: "words", text: S.needWords };
+  if (tooShort(list, rules)) return { field: "words", text: S.tooShort(rules.min_letters) };
+  if (!isTable(table, rules)) {
+    const rule = rules.tables === "numbers" ? S.tableNumberRule(rules.max_table) : S.tableRule;
+    return { field: "table", text: table ? rule : S.needTable };
+  }
+  if (event.rounds && !round) return { field: "round", text: S.needRound };
+  if (round && !isRound(round, rules)) return { field: "round", text: S.roundRule };
+  return null;
+}
+
+// What is wrong with a challenge about to be sent, in words, or "" (see draftFault).
+export function draftProblem(event, table, round, text) {
+  return draftFault(event, table, round, text)?.text || "";
 }
 
 // The pairing form of an unenrolled device; calls onEnrolled(token, device) once it has its token.

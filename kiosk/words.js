@@ -42,6 +42,12 @@ export function isTable(table, rules) {
   return new RegExp(`^(?:${rules.table_pattern})$`, "u").test(table);
 }
 
+// Whether the table field's text holds a character no table label of the event has (a letter where tables
+// are numbers): refused as typed, so that words typed into the wrong field never become a table.
+export function refusedTable(text, rules) {
+  return !new RegExp(`^(?:${rules.table_chars})*$`, "u").test(text);
+}
+
 // Whether `round` (as typed) is a round number the server takes.
 export function isRound(round, rules) {
   return /^[1-9][0-9]*$/u.test(round) && Number(round) <= rules.max_round;

@@ -233,7 +233,7 @@ def walk_every_screen(browser: Browser, server: LiveServer, lang: str, shots: Pa
     kiosk.unroute("**/api/challenges/requests/*", lose)
     kiosk.locator("#retry").click()
     on_screen(kiosk, "challenger")  # the server says it never got it: a new challenge starts
-    kiosk.locator(".actions button.secondary").click()
+    kiosk.locator("#cancel").click()
     on_screen(kiosk, "idle")
 
     kiosk.locator(".td-button").click()

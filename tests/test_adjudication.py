@@ -130,6 +130,27 @@ def test_bad_table_round_division_and_request_id(adjudicator: Adjudicator) -> No
         adjudicator.challenge(KIOSK, division="A", table=1, round_number=0, words="qi", request_id="req-00001")
 
 
+def test_tables_are_numbers_unless_the_event_names_them(adjudicator: Adjudicator) -> None:
+    # A word typed where the table goes ("Table QUIXOTRY") is not a table of an event that numbers them.
+    refused: tuple[str | int, ...] = ("QUIXOTRY", "A7", "0", "012", "10000", "-1", "1 2", True)
+    for table in refused:
+        with pytest.raises(InvalidInput) as raised:
+            submit(adjudicator, "qi", table=table)
+        assert raised.value.message == (
+            f"table {str(table)!r} is not a table number: the tables of Test Open are a number from 1 to 9999"
+        )
+        assert raised.value.details == [{"field": "table", "message": "must be a number from 1 to 9999"}]
+    tables: tuple[str | int, ...] = ("12", 12, " 7 ", "9999")
+    assert [submit(adjudicator, "qi", table=t, rid=f"req-number-{n}").table for n, t in enumerate(tables)] == [
+        "12", "12", "7", "9999",
+    ]  # fmt: skip
+    adjudicator.event = replace(adjudicator.event, tables="names")
+    assert submit(adjudicator, "qi", table="top-1", rid="req-named-1").table == "top-1"
+    assert submit(adjudicator, "qi", table="A7", rid="req-named-2").table == "A7"
+    with pytest.raises(InvalidInput, match="the tables of Test Open are 1 to 10 letters, digits or '-'"):
+        submit(adjudicator, "qi", table="QUIXOTRY-TABLE", rid="req-named-3")
+
+
 def test_a_challenge_without_a_round_is_refused_when_the_event_has_rounds(adjudicator: Adjudicator) -> None:
     def without_round() -> Entry:
         return adjudicator.challenge(

@@ -98,6 +98,33 @@ def test_bad_challenges_are_422_naming_the_entry(
     assert client.get("/api/health").json()["audit"]["records"] == 0
 
 
+def test_a_table_that_is_not_a_number_is_422_unless_the_event_names_its_tables(
+    data_dir: Path, event_client: TestClient, actors: Actors
+) -> None:
+    rules = event_client.get("/api/event", headers=actors.kiosk).json()["input_rules"]
+    assert (rules["tables"], rules["table_pattern"], rules["table_chars"], rules["max_table"]) == (
+        "numbers", "[1-9][0-9]{0,3}", "[0-9]", 9999,
+    )  # fmt: skip
+    refused = event_client.post("/api/challenges", json=challenge(table="QUIXOTRY"), headers=actors.kiosk)
+    body = assert_error_shape(refused, 422, "invalid_input")
+    assert (
+        body["error"] == "table 'QUIXOTRY' is not a table number: the tables of Test Open are a number from 1 to 9999"
+    )
+    assert body["details"] == [{"field": "table", "message": "must be a number from 1 to 9999"}]
+    assert event_client.post("/api/challenges", json=challenge(table="12"), headers=actors.kiosk).status_code == 201
+    # The TD names the tables (as the console does): a label is then taken.
+    division = [{"name": "Open", "lexicon": "demo", "rule": "five-per-word"}]
+    changed = event_client.put("/api/event", json={"name": "Test Open", "tables": "names", "division": division},
+                               headers=actors.alice)  # fmt: skip
+    assert changed.status_code == 200, changed.text
+    assert 'tables = "names"' in (data_dir / "event.toml").read_text()
+    named = event_client.get("/api/event", headers=actors.kiosk).json()
+    assert (named["tables"], named["input_rules"]["tables"]) == ("names", "names")
+    accepted = event_client.post("/api/challenges", json=challenge(table="top-2"), headers=actors.kiosk)
+    assert accepted.status_code == 201, accepted.text
+    assert accepted.json()["table"] == "top-2"
+
+
 def test_a_challenge_without_a_round_is_422_when_the_event_has_rounds(client: TestClient, actors: Actors) -> None:
     sent = {key: value for key, value in challenge("cat dog").items() if key != "round"}
     for body in (sent, {**sent, "round": None}):
@@ -240,7 +267,7 @@ def test_every_route_answers_bad_requests_in_the_one_shape(app: FastAPI, actors:
     with TestClient(app, raise_server_exceptions=False) as client:
         client.post("/api/challenges", json=challenge("cat"), headers=actors.kiosk)
         routes = _routes(app)
-        assert len(routes) == 34  # update when a route is added: the walk below covers it
+        assert len(routes) == 35  # update when a route is added: the walk below covers it
         for method, path in routes:
             for record_id in ("1", "999999", "-1", "abc", str(2**70)):
                 url = path.replace("{record_id}", record_id).replace("{name}", record_id)

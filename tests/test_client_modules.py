@@ -22,7 +22,9 @@ def test_the_client_modules_pass_their_node_tests() -> None:
         pytest.skip("node is missing: apt-get install nodejs (Node 18 or newer runs node:test)")
     tests = sorted(str(path) for path in JS_TESTS.glob("*.test.mjs"))
     assert tests, f"no *.test.mjs in {JS_TESTS}"
-    env = {**os.environ, "WORDJUDGE_INPUT_RULES": json.dumps(served())}
+    # The rules of an event that numbers its tables (the default), and of one whose TD names them.
+    env = {**os.environ, "WORDJUDGE_INPUT_RULES": json.dumps(served()),
+           "WORDJUDGE_INPUT_RULES_NAMED": json.dumps(served("names"))}  # fmt: skip
     run = subprocess.run([node, "--test", *tests], env=env, capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stdout + run.stderr
     assert "# fail 0" in run.stdout, run.stdout

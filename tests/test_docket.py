@@ -285,7 +285,9 @@ def test_a_docket_speaks_plainly(browser: Browser, server: LiveServer) -> None:
     docket = page.locator(".docket")
     # The list's fingerprint and the log check are codes a player cannot read: each is named, and explained.
     expect(docket).to_contain_text("List ID")
-    expect(docket.locator(".docket-notes")).to_contain_text("List ID: the start of the code that identifies the word list")
+    expect(docket.locator(".docket-notes")).to_contain_text(
+        "List ID: the start of the code that identifies the word list"
+    )
     expect(docket.locator(".docket-notes")).to_contain_text("Log check: lets the TD prove")
     # Opened where nobody is signed in (another phone): who may open it, not how HTTP authenticates.
     stranger = new_page(browser, "phone")

@@ -56,6 +56,7 @@ def test_unknown_division_lists_the_divisions(tmp_path: Path) -> None:
         ({"name": "E"}, r"needs at least one \[\[division\]\]"),
         ({"name": "E", "colour": "red", "division": []}, "unknown key.*colour"),
         ({"name": "E", "rounds": "yes", "division": []}, "'rounds' must be true or false"),
+        ({"name": "E", "tables": "letters", "division": []}, r"""'tables' must be "numbers" \(1 to 9999\) or "names" \("""),
         ({"name": "E", "division": [{"name": "A", "lexicon": "X", "rule": "seven"}]}, "division 1 \\(A\\): 'rule' must be one of single, five-per-word"),
         ({"name": "E", "division": [{"name": "A", "lexicon": "../x", "rule": "single"}]}, "cannot name a lexicon"),
         ({"name": "E", "division": [{"name": "A", "lexicon": "X", "rule": "single", "pin": 1}]}, "division 1: unknown key"),
@@ -76,6 +77,16 @@ def test_invalid_toml_names_the_file(tmp_path: Path) -> None:
 def test_template_is_a_valid_event() -> None:
     event = parse_event(tomllib.loads(template(["CSW24", "NWL2023"])))
     assert [(d.name, d.lexicon) for d in event.divisions] == [("A", "CSW24"), ("B", "NWL2023")]
+    assert event.tables == "numbers"
+
+
+def test_tables_are_numbers_unless_the_td_names_them() -> None:
+    division = [{"name": "A", "lexicon": "X", "rule": "single"}]
+    assert parse_event({"name": "E", "division": division}).tables == "numbers"
+    named = parse_event({"name": "E", "tables": "names", "division": division})
+    assert named.tables == "names"
+    assert named.as_dict()["tables"] == "names"
+    assert 'tables = "names"' in dump_event(named)
 
 
 def test_an_event_written_by_the_console_reads_back_the_same(tmp_path: Path) -> None:
@@ -89,6 +100,7 @@ def test_an_event_written_by_the_console_reads_back_the_same(tmp_path: Path) -> 
         current_round=7,
         challenges_per_minute=0,
         kiosk_result_seconds=30,
+        tables="names",
     )
     path = save_event(tmp_path, event)
     assert load_event(tmp_path, check_lexicons=False) == event

@@ -170,10 +170,15 @@ def test_input_outside_the_rules_is_refused_as_typed(browser: Browser, server: L
     words.fill("cat a")
     page.get_by_role("button", name="Done: hand over to the opponent").click()
     expect(page.locator("#word-message")).to_have_text("Each word needs at least 2 letters")
-    page.get_by_label("Table").fill("12; DROP")
+    table = page.get_by_label("Table")
+    table.fill("12; DROP")  # the event numbers its tables: refused as typed, the table typed before is kept
+    expect(table).to_have_value("7")
+    expect(page.locator("#word-message")).to_have_text("A table number has digits only: the words go in the Words box")
+    table.fill("0")  # digits, and still no table number
     words.fill("cat")
     page.get_by_role("button", name="Done: hand over to the opponent").click()
-    expect(page.locator("#word-message")).to_have_text("A table number is 1 to 10 letters or digits")
+    expect(page.locator("#word-message")).to_have_text("A table number is a whole number from 1 to 9999")
+    expect(table).to_be_focused()  # the box at fault
     screenshot(page, "kiosk-refused-small")
     on_screen(page, "challenger")
     assert server.records() == []
@@ -373,20 +378,17 @@ def test_a_whole_challenge_by_keyboard_alone(browser: Browser, server: LiveServe
     enrol(server, page)
     page.keyboard.press("Enter")  # the start control has the focus
     on_screen(page, "challenger")
+    page.keyboard.insert_text("cat\ndog")  # the words first; a new line (pasted) separates words too
+    page.keyboard.press("Tab")
     page.keyboard.type("5")
     page.keyboard.press("Tab")
     page.keyboard.type("2")
-    page.keyboard.press("Tab")
-    page.keyboard.type("cat\ndog")  # a new line separates words too
-    page.keyboard.press("Tab")  # Cancel
     page.keyboard.press("Tab")  # Done
     page.keyboard.press("Enter")
     on_screen(page, "opponent")
     expect(page.locator(".check-words li")).to_have_text(["CAT", "DOG"])
+    expect(page.locator("#adjudicate")).to_be_focused()  # the opponent's hands go straight to the hold
     page.wait_for_timeout(500)  # the opponent reads the words
-    page.keyboard.press("Tab")  # Back
-    page.keyboard.press("Tab")  # Adjudicate
-    expect(page.locator("#adjudicate")).to_be_focused()
     page.keyboard.down(" ")
     page.wait_for_timeout(HOLD_S * 1000)
     page.keyboard.up(" ")

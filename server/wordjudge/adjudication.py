@@ -23,14 +23,14 @@ from .audit import AuditLog, check_request_id
 from .auth import Principal
 from .errors import Forbidden, InvalidInput, NotFound, ProfileError
 from .event import Division, Event
-from .input_rules import MAX_LETTERS, MAX_ROUND, MAX_WORDS, MIN_LETTERS, TABLE_PATTERN
+from .input_rules import MAX_LETTERS, MAX_ROUND, MAX_WORDS, MIN_LETTERS, TABLE_PATTERNS, TABLE_RULES
 from .profile import Profile
 from .records import Entry, Kind, Record, Verdict
 from .rules import consequence
 
 MAX_NOTE = 500
 _SEPARATORS = re.compile(r"[\s,]+")
-_TABLE = re.compile(TABLE_PATTERN)
+_TABLES = {tables: re.compile(pattern) for tables, pattern in TABLE_PATTERNS.items()}
 
 
 def split_words(words: str | Sequence[str]) -> list[str]:
@@ -39,11 +39,16 @@ def split_words(words: str | Sequence[str]) -> list[str]:
     return [part for item in items for part in _SEPARATORS.split(item) if part]
 
 
-def check_table(table: str | int) -> str:
-    """A table label: 1 to 10 letters, digits or '-' (usually a number). Raises :class:`InvalidInput`."""
+def check_table(table: str | int, event: Event) -> str:
+    """A table label of ``event``: a number from 1 to 9999, or 1 to 10 letters, digits or '-' when the TD
+    names the tables (``tables = "names"``). Raises :class:`InvalidInput` naming the field."""
     label = str(table).strip()
-    if isinstance(table, bool) or not _TABLE.fullmatch(label):
-        raise InvalidInput(f"table {str(table)!r} is not a table number (1 to 10 letters, digits or '-')")
+    if isinstance(table, bool) or not _TABLES[event.tables].fullmatch(label):
+        rule = TABLE_RULES[event.tables]
+        raise InvalidInput(
+            f"table {str(table)!r} is not a table number: the tables of {event.name} are {rule}",
+            details=[{"field": "table", "message": f"must be {rule}"}],
+        )
     return label
 
 
@@ -163,8 +168,8 @@ class Adjudicator:
         principal.require_division(chosen.name)
         typed, normalised = self.checked_words(chosen, words)
         return self._entry(
-            principal, Kind.CHALLENGE, chosen, check_table(table), check_round(round_number, self.event), typed,
-            normalised, request_id,
+            principal, Kind.CHALLENGE, chosen, check_table(table, self.event), check_round(round_number, self.event),
+            typed, normalised, request_id,
         )  # fmt: skip
 
     def recheck(self, principal: Principal, parent_id: int, *, request_id: str, note: str | None = None) -> Entry:

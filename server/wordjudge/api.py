@@ -30,7 +30,9 @@ _Words = Annotated[
 
 class ChallengeIn(StrictBody):
     division: str = Field(max_length=100)
-    table: str | int = Field(description="The table number or label.")
+    table: str | int = Field(
+        description="The table: a number, or a label when the event names its tables (GET /api/event: `tables`)."
+    )
     round: int | None = Field(
         default=None,
         description="The round: required when the event has rounds (GET /api/event: `rounds`, `input_rules`).",

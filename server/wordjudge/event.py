@@ -7,6 +7,7 @@ Read from ``<data dir>/event.toml``::
     current_round = 3            # the round under way: kiosks and handhelds pre-fill it (the TD console sets it)
     challenges_per_minute = 6    # per kiosk or handheld (0: no limit); the TD has none
     kiosk_result_seconds = 10    # how long a kiosk shows a verdict
+    tables = "numbers"           # tables are numbers (1 to 9999); "names": letters, digits and '-' (A7, top-2)
 
     [[division]]
     name = "A"
@@ -37,7 +38,7 @@ from pydantic_core import ErrorDetails, PydanticCustomError
 
 from .datadir import write_atomic
 from .errors import InvalidInput
-from .input_rules import MAX_ROUND
+from .input_rules import MAX_ROUND, MAX_TABLE, Tables
 from .lexicon import DEMO_NAME, check_name
 from .profile import Catalog
 from .rules import ChallengeRule
@@ -106,6 +107,10 @@ class EventSettings(BaseModel):
         default=DEFAULT_KIOSK_RESULT_SECONDS, ge=3, le=120,
         description="a whole number of seconds from 3 to 120: how long a kiosk shows a verdict",
     )  # fmt: skip
+    tables: Tables = Field(
+        default="numbers",
+        description=f'"numbers" (1 to {MAX_TABLE}) or "names" (letters, digits and -): how the tables are labelled',
+    )
     division: list[DivisionSettings] = Field(
         min_length=1, max_length=50, description="the divisions, in order: [[division]] with name, lexicon and rule"
     )
@@ -141,6 +146,8 @@ class Event:
     challenges_per_minute: int = DEFAULT_CHALLENGES_PER_MINUTE
     # Long enough for both players to read, short enough that bystanders do not.
     kiosk_result_seconds: int = DEFAULT_KIOSK_RESULT_SECONDS
+    # Tables are numbers unless the TD names them: a word typed where the table goes is refused.
+    tables: Tables = "numbers"
 
     def division(self, name: str) -> Division:
         """The division of that name (case-insensitive). Raises :class:`InvalidInput` listing the divisions."""
@@ -162,6 +169,7 @@ class Event:
             "demo": self.demo,
             "challenges_per_minute": self.challenges_per_minute,
             "kiosk_result_seconds": self.kiosk_result_seconds,
+            "tables": self.tables,
             "divisions": [d.as_dict() for d in self.divisions],
         }
 
@@ -238,6 +246,7 @@ def parse_event(data: dict[str, Any], where: str = EVENT_FILE, *, lexicons: Sequ
     return Event(
         name=settings.name, divisions=tuple(divisions), rounds=settings.rounds, current_round=settings.current_round,
         challenges_per_minute=settings.challenges_per_minute, kiosk_result_seconds=settings.kiosk_result_seconds,
+        tables=settings.tables,
     )  # fmt: skip
 
 
@@ -341,6 +350,7 @@ def template(lexicons: list[str]) -> str:
         "# current_round = 1  # the round under way: kiosks and handhelds pre-fill it (the TD console sets it)",
         f"challenges_per_minute = {DEFAULT_CHALLENGES_PER_MINUTE}  # per kiosk or handheld (0: no limit)",
         f"kiosk_result_seconds = {DEFAULT_KIOSK_RESULT_SECONDS}  # how long a kiosk shows a verdict (3 to 120)",
+        f'tables = "numbers"  # tables are numbers (1 to {MAX_TABLE}); "names": letters, digits and - (A7, top-2)',
         "",
     ]
     for number, lexicon in enumerate(lexicons or [DEMO_NAME], start=1):
@@ -354,6 +364,7 @@ def dump_event(event: Event) -> str:
     settings = EventSettings(
         name=event.name, rounds=event.rounds, current_round=event.current_round,
         challenges_per_minute=event.challenges_per_minute, kiosk_result_seconds=event.kiosk_result_seconds,
+        tables=event.tables,
         division=[DivisionSettings(name=d.name, lexicon=d.lexicon, rule=d.rule) for d in event.divisions],
     )  # fmt: skip
     data = settings.model_dump(mode="json", exclude_none=True)

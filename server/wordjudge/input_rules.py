@@ -5,7 +5,7 @@ the server would refuse), so that no client restates a limit.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from .rules import ChallengeRule
 
@@ -13,18 +13,26 @@ MAX_WORDS = 8  # a play forms at most 8 words, so a challenge has 1 to 8
 MIN_LETTERS = 2
 MAX_LETTERS = 15  # the board is 15 squares wide
 MAX_ROUND = 999
-# A table label: usually a number; letters, digits and '-' for events that name their tables.
-TABLE_PATTERN = r"[A-Za-z0-9][A-Za-z0-9-]{0,9}"
+# How an event labels its tables (event.toml's ``tables``): numbers, unless the TD names them, so that a
+# word typed into the table field ("Table QUIXOTRY") is refused, not recorded.
+Tables = Literal["numbers", "names"]
+MAX_TABLE = 9999
+TABLE_PATTERNS: dict[str, str] = {"numbers": r"[1-9][0-9]{0,3}", "names": r"[A-Za-z0-9][A-Za-z0-9-]{0,9}"}
+TABLE_CHARS: dict[str, str] = {"numbers": "[0-9]", "names": "[A-Za-z0-9-]"}  # refused as typed otherwise
+TABLE_RULES: dict[str, str] = {"numbers": f"a number from 1 to {MAX_TABLE}", "names": "1 to 10 letters, digits or '-'"}
 
 
-def served() -> dict[str, Any]:
-    """The rules as ``GET /api/event`` serves them: the input limits and the challenge rules a division
-    may have (value and description, in order)."""
+def served(tables: Tables = "numbers") -> dict[str, Any]:
+    """The rules as ``GET /api/event`` serves them: the input limits, what a table label is for an event whose
+    tables are ``tables``, and the challenge rules a division may have (value and description, in order)."""
     return {
         "max_words": MAX_WORDS,
         "min_letters": MIN_LETTERS,
         "max_letters": MAX_LETTERS,
         "max_round": MAX_ROUND,
-        "table_pattern": TABLE_PATTERN,
+        "tables": tables,
+        "max_table": MAX_TABLE,
+        "table_pattern": TABLE_PATTERNS[tables],
+        "table_chars": TABLE_CHARS[tables],
         "challenge_rules": [{"value": rule.value, "text": rule.description} for rule in ChallengeRule],
     }

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 
 from .errors import InvalidInput
-from .input_rules import MAX_WORDS, TABLE_PATTERN
+from .input_rules import MAX_WORDS, TABLE_PATTERNS
 from .wordlist import normalise
 
 MAX_QUERY = 200  # characters: a QR text is about 45
@@ -29,7 +29,7 @@ SEARCH_HELP = (
 _QR = re.compile(r"^wordjudge:challenge:(\d{1,16})(?::([0-9a-fA-F]{16}))?$")
 _RECORD = re.compile(r"^#?(\d{1,16})$")
 _TABLE = re.compile(r"^(?:table:(.*)|t:?(\d+))$", re.IGNORECASE)  # table:B7, t12, t:12
-_TABLE_RULE = re.compile(TABLE_PATTERN)
+_TABLE_RULE = re.compile(TABLE_PATTERNS["names"])  # any label an event may have: numbers are names too
 
 
 @dataclass(frozen=True)

@@ -85,7 +85,7 @@ class ServedEvent:
         division's lexicon as screens show it, the input rules a challenge keeps, and this server's identity."""
         data = self.event.as_dict()
         data["server_id"] = self.server.id
-        data["input_rules"] = input_rules.served()
+        data["input_rules"] = input_rules.served(self.event.tables)
         for division in data["divisions"]:
             division["lexicon_view"] = self.lexicon_views[division["lexicon"]]
         return data

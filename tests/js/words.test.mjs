@@ -3,10 +3,21 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { isRound, isTable, normalise, refusal, repeats, splitWords, tooShort } from "../../kiosk/words.js";
+import {
+  isRound,
+  isTable,
+  normalise,
+  refusal,
+  refusedTable,
+  repeats,
+  splitWords,
+  tooShort,
+} from "../../kiosk/words.js";
 
 const rules = JSON.parse(process.env.WORDJUDGE_INPUT_RULES ?? "null");
 assert.ok(rules, "WORDJUDGE_INPUT_RULES must hold the server's input_rules (run through pytest)");
+const named = JSON.parse(process.env.WORDJUDGE_INPUT_RULES_NAMED ?? "null"); // an event whose TD names its tables
+assert.ok(named, "WORDJUDGE_INPUT_RULES_NAMED must hold the input_rules of an event with named tables");
 const ALPHABET = [..."ABCDEFGHIJKLMNOPQRSTUVWXYZ"];
 
 test("words are split on spaces, commas and new lines, and upper-cased in NFC", () => {
@@ -39,12 +50,24 @@ test("the word and letter limits are the server's", () => {
 });
 
 test("tables and rounds are those the server takes", () => {
-  for (const table of ["1", "12", "A7", "top-1"]) assert.equal(isTable(table, rules), true, table);
-  for (const table of ["", "-1", "12 ", "a".repeat(11), "7;"]) assert.equal(isTable(table, rules), false, table);
+  // Tables are numbers, unless the TD names them: a word typed into the table field is no table.
+  assert.equal(rules.tables, "numbers");
+  for (const table of ["1", "12", "9999"]) assert.equal(isTable(table, rules), true, table);
+  for (const table of ["", "0", "012", "10000", "A7", "QUIXOTRY", "-1", "12 ", "7;"])
+    assert.equal(isTable(table, rules), false, table);
+  for (const table of ["1", "12", "A7", "top-1"]) assert.equal(isTable(table, named), true, table);
+  for (const table of ["", "-1", "12 ", "a".repeat(11), "7;"]) assert.equal(isTable(table, named), false, table);
   assert.equal(isRound("1", rules), true);
   assert.equal(isRound(String(rules.max_round), rules), true);
   for (const round of ["0", "01", String(rules.max_round + 1), "2a", ""])
     assert.equal(isRound(round, rules), false, round);
+});
+
+test("a character no table label of the event has is refused as typed", () => {
+  for (const typed of ["", "1", "12", "0"]) assert.equal(refusedTable(typed, rules), false, typed);
+  for (const typed of ["Q", "12a", "1-2", " "]) assert.equal(refusedTable(typed, rules), true, typed);
+  for (const typed of ["Q", "top-1", "A7"]) assert.equal(refusedTable(typed, named), false, typed);
+  for (const typed of ["7;", "a b"]) assert.equal(refusedTable(typed, named), true, typed);
 });
 
 test("words typed more than once are counted", () => {
