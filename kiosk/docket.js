@@ -12,6 +12,7 @@ const SIZES = ["58mm", "80mm", "a6"];
 const app = document.getElementById("app");
 const params = new URLSearchParams(location.search);
 const F = S.docketFacts;
+const AGAIN_MS = 3000; // while the server cannot be reached, the docket asks again this often
 
 function setSize(size) {
   // Beside this module: the same asset version as the page.
@@ -32,9 +33,12 @@ async function boot() {
   try {
     docket = await api(`/api/challenges/${encodeURIComponent(params.get("id") || "")}/docket`, { token: anyToken() });
   } catch (error) {
+    const away = error.kind === "network"; // opened from the offline shell, or the server went away
     app.replaceChildren(
-      h("p", { class: "message", role: "alert" }, error.kind === "network" ? S.unreachable : error.message),
+      h("p", { class: "message", role: "alert" }, away ? S.unreachable : error.message),
+      away ? h("p", { class: "hint" }, S.comesBack) : null,
     );
+    if (away) setTimeout(boot, AGAIN_MS); // the docket shows itself once the server answers
     return;
   }
   const r = docket.record;

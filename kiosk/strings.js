@@ -18,12 +18,16 @@ export const STRINGS = {
   serverOk: "Server connected",
   serverDown: "Cannot reach the adjudication server: call the TD",
   serverProblem: "Server problem: call the TD",
+  // Under "cannot reach": a page opened while the server is away (from the offline shell) waits for it.
+  comesBack: "This screen carries on by itself as soon as the server answers.",
 
   // idle
   start: "Start a challenge",
   startHint: "Both players cover their racks. The challenger types the words.",
   pickDivision: "Challenger: choose your division",
   tdButton: "TD",
+  // On each division card (and under the start button) while the server cannot be reached.
+  cannotStart: "Cannot reach the adjudication server: no challenge can start",
 
   // challenger
   challengerTitle: "Challenger: type the challenged words",
@@ -70,6 +74,9 @@ export const STRINGS = {
   failedTitle: "No verdict",
   unreachable: "Cannot reach the adjudication server: call the TD",
   serverRefused: (message) => `The server refused: ${message}`,
+  // The device's rate limit (challenges_per_minute): the wait the server asked for, counted down.
+  rateLimited: (s) => `Too many challenges from this device in a minute: try again in ${s} s`,
+  rateLimitOver: "The wait is over: you can try again",
   retry: "Try again",
   retryNote:
     "Trying again sends the same challenge: it is never recorded twice. If you leave it, the kiosk asks " +
@@ -119,7 +126,11 @@ export const STRINGS = {
   edit: "Edit",
   next: "Next challenge",
   notSent: "Not sent: no answer from the server",
-  notSentNote: "No verdict yet. Try again when the connection is back: the same challenge is never recorded twice.",
+  notSentNote:
+    "No verdict yet. The handheld sends it again by itself as soon as the connection is back (or press " +
+    "Try again): the same challenge is never recorded twice.",
+  notSentRetryNote: "No verdict yet. Try again: the same challenge is never recorded twice.",
+  notSentRateLimited: "Not sent yet: too many challenges in a minute",
   recent: "Your recent challenges",
   noRecent: "None yet",
   recentLine: (id, table, n, time) => `#${id} · table ${table} · ${n === 1 ? "1 word" : `${n} words`} · ${time}`,
