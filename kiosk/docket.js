@@ -34,10 +34,8 @@ async function boot() {
     docket = await api(`/api/challenges/${encodeURIComponent(params.get("id") || "")}/docket`, { token: anyToken() });
   } catch (error) {
     const away = error.kind === "network"; // opened from the offline shell, or the server went away
-    app.replaceChildren(
-      h("p", { class: "message", role: "alert" }, away ? S.unreachable : error.message),
-      away ? h("p", { class: "hint" }, S.comesBack) : null,
-    );
+    app.replaceChildren(h("p", { class: "message", role: "alert" }, away ? S.unreachable : error.message));
+    if (away) app.append(h("p", { class: "hint" }, S.comesBack));
     if (away) setTimeout(boot, AGAIN_MS); // the docket shows itself once the server answers
     return;
   }
