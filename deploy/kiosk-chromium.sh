@@ -17,6 +17,10 @@
 # off Chromium's keyboard shortcuts but back, reload, zoom, cut/copy/paste and DevTools (which the
 # policy blocks). When Chromium ends (Alt+F4 handled by the desktop's window manager, a crash), it
 # is started again; WORDJUDGE_KIOSK_RESTART=0 runs it once.
+#
+# Over plain http the kiosk's offline shell (a service worker: its own "cannot reach the server" screen when
+# Chromium starts while the server is down) needs the origin treated as secure: the policy does that; unlocked,
+# --unsafely-treat-insecure-origin-as-secure does (Chromium then shows a warning bar, as for any unsafe flag).
 set -eu
 
 url="${1:-${WORDJUDGE_URL:-http://wordjudge.local:8000}}"
@@ -53,6 +57,17 @@ EOF
     exit 1
   fi
 fi
+# The offline shell over plain http: from the policy (kiosk-setup.sh since the shell), or from a flag when unlocked.
+secure_origin=""
+if [ "${origin%%://*}" = http ]; then
+  if [ -f "$policy" ] && grep -qsF "\"URLAllowlist\": [\"$origin\"]," "$policy"; then
+    grep -qsF "\"OverrideSecurityRestrictionsOnInsecureOrigin\": [\"$origin\"]," "$policy" ||
+      echo "kiosk-chromium: WARNING: $policy predates the offline shell: the kiosk shows Chromium's error page" \
+        "when it starts while the server is down; run kiosk-setup.sh $origin again to add it" >&2
+  else
+    secure_origin="--unsafely-treat-insecure-origin-as-secure=$origin"
+  fi
+fi
 mkdir -p "$profile"
 
 set -- \
@@ -68,6 +83,7 @@ set -- \
   --overscroll-history-navigation=0 \
   --disable-pinch \
   --check-for-update-interval=31536000 \
+  ${secure_origin:+"$secure_origin"} \
   "$@" \
   "$url/kiosk"
 

@@ -10,6 +10,9 @@
 # Debian's chromium reads it from /etc/chromium/policies/managed/, Google Chrome from
 # /etc/opt/chrome/policies/managed/ (WORDJUDGE_CHROMIUM=google-chrome, as for kiosk-chromium.sh).
 # The policy applies to every profile of that browser on the machine: use the kiosk for nothing else.
+# For a plain http:// server it also treats that origin as secure (OverrideSecurityRestrictionsOnInsecureOrigin):
+# browsers give a service worker only to a secure origin, and the kiosk's offline shell is one (a kiosk
+# restarted while the server is down shows its own "cannot reach" screen, not Chromium's error page).
 # deploy/kiosk-chromium.sh refuses to start unless this policy is installed for its address.
 # To undo: delete the file(s) named at the end.
 set -eu
@@ -48,6 +51,14 @@ case "$(basename "$browser")" in
   *) folders="/etc/chromium/policies/managed" ;;
 esac
 
+# Over plain http the kiosk's origin is not secure, and gets no service worker (the offline shell) unless the
+# policy says to treat it as secure. kiosk-chromium.sh looks for this line as written here: keep it on one line.
+secure_origin=""
+if [ "$scheme" = http ]; then
+  secure_origin="  \"OverrideSecurityRestrictionsOnInsecureOrigin\": [\"$origin\"],
+"
+fi
+
 for folder in $folders; do
   mkdir -p "$folder"
   file="$folder/wordjudge-kiosk.json"
@@ -55,7 +66,7 @@ for folder in $folders; do
   cat >"$file.new" <<EOF
 {
   "URLAllowlist": ["$origin"],
-  "URLBlocklist": ["*", "file://*", "chrome://*", "chrome-untrusted://*", "chrome-extension://*", "view-source:*", "devtools://*", "chrome-search://*", "javascript:*", "data:*"],
+${secure_origin}  "URLBlocklist": ["*", "file://*", "chrome://*", "chrome-untrusted://*", "chrome-extension://*", "view-source:*", "devtools://*", "chrome-search://*", "javascript:*", "data:*"],
   "DeveloperToolsAvailability": 2,
   "IncognitoModeAvailability": 1,
   "BrowserGuestModeEnabled": false,

@@ -22,6 +22,7 @@ const F = S.docketFacts;
 // The page's size, set from here: a constructed sheet, as the page's security policy allows no inline style.
 const pageSheet = new CSSStyleSheet();
 document.adoptedStyleSheets = [...document.adoptedStyleSheets, pageSheet];
+const AGAIN_MS = 3000; // while the server cannot be reached, the docket asks again this often
 
 // The paper's figures in millimetres, from its stylesheet (docket-<size>.css); NaN for a roll's length.
 function paper() {
@@ -193,6 +194,11 @@ async function boot() {
           ? S.docketNotAllowed // neither a device's docket nor a signed-in TD: say so in plain words
           : error.message;
     app.replaceChildren(h("p", { class: "message", role: "alert" }, message));
+    if (error.kind === "network") {
+      // Opened from the offline shell, or the server went away: the docket shows itself once it answers.
+      app.append(h("p", { class: "hint" }, S.comesBack));
+      setTimeout(boot, AGAIN_MS);
+    }
     return;
   }
   render(docket, size);

@@ -6,12 +6,16 @@
 import { api, h, newRequestId } from "./api.js";
 import { STRINGS as S } from "./strings.js";
 import {
+  countDown,
   currentRound,
   draftFault,
+  draftProblem,
   flash,
   heading,
   lexiconBox,
   pairForm,
+  problemLine,
+  retryAfter,
   submitChallenge,
   tableRoundFields,
   unverifiedBadges,
@@ -92,7 +96,9 @@ async function load() {
     if (error.kind === "unauthorized") return refused();
     state.serverOk = false;
     const title = error.kind === "network" ? S.serverDown : error.kind === "moved" ? S.moved : S.serverProblem;
-    show("down", h("section", { class: "screen down" }, heading(title), h("p", {}, error.message)));
+    // Not the browser's words for a failed fetch: the kiosk says it carries on by itself (and does).
+    const detail = error.kind === "network" ? S.comesBack : error.message;
+    show("down", h("section", { class: "screen down" }, heading(title), h("p", {}, detail)));
     later(load, 3000);
     return;
   }
@@ -137,6 +143,7 @@ function showPair(message, code) {
 // device list shows a kiosk as online from these calls.) A revoked kiosk goes back to its pairing
 // screen when idle.
 async function checkHealth() {
+  const wasOk = state.serverOk;
   try {
     state.serverProblem = await serverProblem();
     if (state.token) {
@@ -158,6 +165,8 @@ async function checkHealth() {
     state.serverOk = error.kind !== "network";
     if (state.serverOk && error.kind !== "unauthorized") state.serverProblem = error.message;
   }
+  // The division cards follow: none can start a challenge while the server cannot be reached.
+  if (state.serverOk !== wasOk && screen.name === "idle") return goIdle();
   const line = document.getElementById("server-state");
   if (line) renderServerState(line);
 }
@@ -202,11 +211,18 @@ function goIdle() {
   const fixed = fixedDivision();
   const status = h("p", { id: "server-state", role: "status" });
   renderServerState(status);
+  const down = !state.serverOk; // then no card can start a challenge, and each says why
+  const cannot = () => (down ? h("span", { class: "card-down" }, S.cannotStart) : null);
   const choices = fixed
     ? [
         h("p", { class: "division-name" }, S.divisionName(fixed.name)),
         lexiconBox(fixed.lexicon_view),
-        h("button", { class: "primary start", id: "start", onclick: () => startChallenge(fixed) }, S.start),
+        h(
+          "button",
+          { class: "primary start", id: "start", disabled: down, onclick: () => startChallenge(fixed) },
+          S.start,
+        ),
+        cannot(),
       ]
     : [
         h("h2", {}, S.pickDivision),
@@ -216,9 +232,10 @@ function goIdle() {
           divisions().map((d) =>
             h(
               "button",
-              { class: "division", onclick: () => startChallenge(d) },
+              { class: "division", disabled: down, onclick: () => startChallenge(d) },
               h("span", { class: "division-name" }, S.divisionName(d.name)),
               lexiconBox(d.lexicon_view),
+              cannot(),
             ),
           ),
         ),
@@ -239,6 +256,7 @@ function goIdle() {
 
 // A new challenge starts only once the last one that got no clear answer is settled with the server.
 async function startChallenge(division) {
+  if (!state.serverOk) return; // the cards say so
   const pending = PENDING.get();
   if (!pending) return showChallenger(division);
   show("settling", h("section", { class: "screen sending" }, heading(S.settling)));
@@ -303,7 +321,10 @@ function showChallenger(division, draft = null) {
     const fault = draftFault(state.event, next.table, next.round, next.text);
     if (fault) {
       fields[fault.field].focus();
-      flash(words.message, fault.text);
+      // Until an edit fixes it (then it goes): the page's own line, never the browser's bubble.
+      problemLine(words.message, fault.text, () =>
+        draftProblem(state.event, place.table(), place.round(), words.textarea.value),
+      );
       return;
     }
     const same = draft && draft.table === next.table && draft.round === next.round && draft.text === next.text;
@@ -428,7 +449,12 @@ async function adjudicate(division, draft) {
     if (error.kind === "unauthorized") return refused();
     if (error.kind === "invalid") {
       showChallenger(division, draft);
-      document.getElementById("word-message").textContent = error.message;
+      // The server's refusal of what was sent: it goes once an edit changes the table, round or words.
+      const typed = () => ["table", "round", "words"].map((id) => document.getElementById(id)?.value).join("\n");
+      const sent = typed();
+      problemLine(document.getElementById("word-message"), error.message, () =>
+        typed() === sent ? error.message : "",
+      );
       return;
     }
     showFailure(division, draft, error);
@@ -477,24 +503,34 @@ function showVerdict(division, record) {
 
 function showFailure(division, draft, error) {
   const text = error.kind === "network" ? S.unreachable : S.serverRefused(error.message);
+  const message = h("p", { class: "failure-message" }, text);
+  const retry = h(
+    "button",
+    { type: "button", class: "primary", id: "retry", onclick: () => adjudicate(division, draft) },
+    S.retry,
+  );
   const page = h(
     "section",
     { class: "screen failure", role: "alert" },
     heading(S.failedTitle),
-    h("p", { class: "failure-message" }, text),
+    message,
     h("p", { class: "hint" }, S.retryNote),
     h(
       "div",
       { class: "actions" },
       h("button", { type: "button", class: "secondary", id: "discard", onclick: goIdle }, S.discard),
-      h(
-        "button",
-        { type: "button", class: "primary", id: "retry", onclick: () => adjudicate(division, draft) },
-        S.retry,
-      ),
+      retry,
     ),
   );
   show("failure", page);
+  const wait = retryAfter(error); // the rate limit: the wait the server asked for, counted down
+  if (wait) {
+    retry.disabled = true;
+    countDown(message, wait, S.rateLimited, () => {
+      message.textContent = S.rateLimitOver;
+      retry.disabled = false;
+    });
+  }
 }
 
 // -- TD settings ---------------------------------------------------------------------------------

@@ -1,17 +1,22 @@
 // The runner's handheld (WESPA 3.10.1-3.10.2): the runner types the words from the challenge slip,
 // checks them against it, sends them, and carries the verdict (tick or cross) back to the table.
 // On a flaky connection nothing is guessed: a challenge is either answered or clearly not sent,
-// and trying again reuses its request id, so it is never recorded twice.
+// and trying again reuses its request id, so it is never recorded twice. A slip not sent for want of a
+// connection goes again by itself once the server answers; a page opened while the server is away
+// (offline.js) says so and carries on by itself too.
 
 import { api, h, newRequestId } from "./api.js";
 import { STRINGS as S } from "./strings.js";
 import {
+  countDown,
   currentRound,
   draftProblem,
-  flash,
   heading,
   lexiconBox,
   pairForm,
+  problemLine,
+  retryAfter,
+  sized,
   submitChallenge,
   tableRoundFields,
   verdictPanel,
@@ -25,12 +30,20 @@ const DEVICE = enrolment("runner");
 const PENDING = DEVICE.pending; // a slip sent that got no clear answer
 const app = document.getElementById("app");
 const state = { token: DEVICE.token(), me: null, event: null, division: null, pending: null };
+const AGAIN_MS = 3000; // how often a screen waiting for the server asks again
+let timers = []; // the screen's own: a new screen stops them
 
 function show(name, element, focus) {
+  for (const timer of timers) clearTimeout(timer);
+  timers = [];
   app.replaceChildren(element);
   app.dataset.screen = name;
   (focus || element.querySelector("h1"))?.focus();
   window.scrollTo(0, 0);
+}
+
+function later(fn, ms) {
+  timers.push(setTimeout(fn, ms));
 }
 
 async function boot() {
@@ -93,9 +106,11 @@ async function load() {
         "section",
         { class: "screen down" },
         heading(error.kind === "moved" ? S.moved : S.serverDown),
+        h("p", { class: "hint" }, S.comesBack),
         h("button", { class: "primary", onclick: load }, S.retry),
       ),
     );
+    later(load, AGAIN_MS); // it carries on by itself once the server answers
     return;
   }
   showEntry();
@@ -123,7 +138,8 @@ function divisionChoice() {
   };
 }
 
-function showEntry(draft = null) {
+// The entry screen, empty or with a slip to edit (`draft`), and the server's refusal of it (`refusal`) if any.
+function showEntry(draft = null, refusal = "") {
   const choice = divisionChoice();
   const division = state.division || choice.get();
   const place = tableRoundFields(
@@ -143,16 +159,18 @@ function showEntry(draft = null) {
     h("h2", { id: "recent-title" }, S.recent),
     h("ol", { class: "recent-list" }, h("li", {}, "…")),
   );
+  const typedProblem = () => draftProblem(state.event, place.table(), place.round(), words.textarea.value);
   const form = h(
     "form",
     {
       class: "screen entry",
       autocomplete: "off",
+      novalidate: true, // the page's own error line says what is missing, never the browser's bubble
       onsubmit: (event) => {
         event.preventDefault();
         const next = { division: choice.get(), table: place.table(), round: place.round(), text: words.textarea.value };
         const problem = draftProblem(state.event, next.table, next.round, next.text);
-        if (problem) return flash(words.message, problem);
+        if (problem) return problemLine(words.message, problem, typedProblem);
         const same = draft && ["table", "round", "text"].every((key) => draft[key] === next[key]);
         next.requestId = same && draft.requestId ? draft.requestId : newRequestId();
         state.division = next.division;
@@ -172,6 +190,10 @@ function showEntry(draft = null) {
     recent,
   );
   show("entry", form, draft ? words.textarea : place.tableInput);
+  if (refusal) {
+    const unchanged = () => place.table() === draft.table && place.round() === draft.round;
+    problemLine(words.message, refusal, () => (unchanged() && words.textarea.value === draft.text ? refusal : ""));
+  }
   loadRecent(recent.querySelector("ol"));
   if (!draft) followCurrentRound(place.roundInput);
 }
@@ -184,7 +206,7 @@ async function followCurrentRound(input) {
     if (input && input.value === currentRound(state.event)) input.value = currentRound(event);
     state.event = { ...state.event, current_round: event.current_round };
   } catch {
-    // the form works without it: the runner types the round
+    // the form works without it: the runner types the round (a revocation is told by loadRecent)
   }
 }
 
@@ -192,7 +214,8 @@ async function loadRecent(list) {
   try {
     const { records } = await api("/api/challenges/mine?limit=5", { token: state.token });
     list.replaceChildren(...(records.length ? records.map(recentItem) : [h("li", {}, S.noRecent)]));
-  } catch {
+  } catch (error) {
+    if (error.kind === "unauthorized") return list.isConnected && refused(); // revoked: say so
     list.replaceChildren(h("li", {}, S.serverDown));
   }
 }
@@ -225,7 +248,8 @@ function showConfirm(draft) {
     h(
       "ol",
       { class: "check-words" },
-      list.map((word) => h("li", { "aria-label": [...word].join(" ") }, word)),
+      // Each word whole, scaled to fit a narrow screen (--letters): compared letter by letter with the slip.
+      list.map((word) => sized(h("li", { "aria-label": [...word].join(" ") }, word), [...word].length)),
     ),
     h(
       "div",
@@ -256,8 +280,7 @@ async function send(draft) {
     }
     if (error.kind === "invalid") {
       state.pending = null;
-      showEntry(draft);
-      return flash(document.getElementById("word-message"), error.message);
+      return showEntry(draft, error.message);
     }
     showNotSent(draft, error);
   }
@@ -312,7 +335,12 @@ async function settled() {
 function showVerdict(record) {
   const page = verdictPanel(record, {
     facts: record.settled ? h("p", { class: "settled-note" }, S.settledNote(record.table, record.round)) : [],
-    middle: h("p", { class: "verdict-list" }, record.words.join(" ")), // the runner carries the words back
+    // The runner carries the words back: each whole, scaled to fit a narrow screen.
+    middle: h(
+      "p",
+      { class: "verdict-list" },
+      record.words.flatMap((word) => [sized(h("span", {}, word), [...word].length), " "]),
+    ),
     after: h(
       "div",
       { class: "actions stacked" },
@@ -324,16 +352,24 @@ function showVerdict(record) {
 }
 
 function showNotSent(draft, error) {
+  const offline = error.kind === "network";
+  const wait = retryAfter(error);
+  const message = h("p", { class: "failure-message" }, offline ? S.unreachable : S.serverRefused(error.message));
+  const retry = h(
+    "button",
+    { type: "button", class: "primary wide", id: "retry", onclick: () => send(draft) },
+    S.retry,
+  );
   const page = h(
     "section",
     { class: "screen failure", role: "alert" },
-    heading(S.notSent),
-    h("p", { class: "failure-message" }, error.kind === "network" ? S.unreachable : S.serverRefused(error.message)),
-    h("p", { class: "hint" }, S.notSentNote),
+    heading(wait ? S.notSentRateLimited : S.notSent),
+    message,
+    h("p", { class: "hint" }, offline ? S.notSentNote : S.notSentRetryNote),
     h(
       "div",
       { class: "actions stacked" },
-      h("button", { type: "button", class: "primary wide", id: "retry", onclick: () => send(draft) }, S.retry),
+      retry,
       h(
         "button",
         {
@@ -349,6 +385,27 @@ function showNotSent(draft, error) {
     ),
   );
   show("not-sent", page);
+  if (offline) resendWhenBack(page, draft);
+  if (wait) {
+    retry.disabled = true; // nothing was recorded, and the server would refuse it again until then
+    countDown(message, wait, S.rateLimited, () => {
+      message.textContent = S.rateLimitOver;
+      retry.disabled = false;
+    });
+  }
+}
+
+// The connection is back once the server answers at all (its health check, well or not): the slip not sent
+// goes again by itself, with its request id, as the not-sent screen `page` says it will.
+function resendWhenBack(page, draft) {
+  later(async () => {
+    try {
+      await api("/api/health", { timeoutMs: 4000 });
+    } catch (error) {
+      if (error.kind === "network") return page.isConnected && resendWhenBack(page, draft);
+    }
+    if (page.isConnected && state.pending === draft) send(draft);
+  }, AGAIN_MS);
 }
 
 boot();

@@ -108,6 +108,10 @@ export function buildStrings(tr) {
     // failures
     failedTitle: t("ui.failedTitle"),
     unreachable: t("ui.unreachable"),
+    comesBack: t("ui.comesBack"),
+    cannotStart: t("ui.cannotStart"),
+    rateLimited: (n) => t("ui.rateLimited", { n }),
+    rateLimitOver: t("ui.rateLimitOver"),
     serverRefused: (message) => t("ui.serverRefused", { message }),
     retry: t("ui.retry"),
     retryNote: t("ui.retryNote"),
@@ -156,6 +160,8 @@ export function buildStrings(tr) {
     next: t("ui.next"),
     notSent: t("ui.notSent"),
     notSentNote: t("ui.notSentNote"),
+    notSentRetryNote: t("ui.notSentRetryNote"),
+    notSentRateLimited: t("ui.notSentRateLimited"),
     recent: t("ui.recent"),
     noRecent: t("ui.noRecent"),
     recentLine: (id, table, n, time) =>

@@ -9,9 +9,51 @@ const MESSAGE_MS = 6000;
 
 // A message that stays long enough to be read, even while typing goes on.
 export function flash(element, text) {
+  element.stopWatching?.();
   element.textContent = text;
   clearTimeout(element.flashTimer);
   element.flashTimer = setTimeout(() => (element.textContent = ""), MESSAGE_MS);
+}
+
+// An error line about what was typed (no table, a word too short, the server's refusal): it stays while the
+// text is wrong and goes as soon as an edit in its form fixes it. `now()` says what is wrong now ("" if
+// nothing). Another message in the line (an as-typed refusal) ends the watch.
+export function problemLine(element, text, now) {
+  element.stopWatching?.();
+  clearTimeout(element.flashTimer);
+  element.textContent = text;
+  const form = element.closest("form");
+  if (!form) return;
+  const check = () => {
+    if (element.textContent === text && now() === text) return;
+    if (element.textContent === text) element.textContent = "";
+    stop();
+  };
+  const stop = () => {
+    form.removeEventListener("input", check);
+    element.stopWatching = null;
+  };
+  form.addEventListener("input", check);
+  element.stopWatching = stop;
+}
+
+// A wait the server asked for (a rate limit's retry_after, in seconds), counted down in `element` as
+// `text(seconds left)`; `done()` runs when it is over, unless the screen was left meanwhile.
+export function countDown(element, seconds, text, done) {
+  let left = Math.max(1, Math.ceil(seconds));
+  element.textContent = text(left);
+  const timer = setInterval(() => {
+    if (!element.isConnected) return clearInterval(timer);
+    left -= 1;
+    if (left > 0) return (element.textContent = text(left));
+    clearInterval(timer);
+    done();
+  }, 1000);
+}
+
+// How long the server asks a device to wait after a refusal (a 429's retry_after), in seconds; 0 if it did not.
+export function retryAfter(error) {
+  return error.kind === "rate_limited" ? Number(error.body?.details?.retry_after) || 0 : 0;
 }
 
 export function heading(text, level = "h1") {
@@ -43,12 +85,24 @@ export function unverifiedBadges(claims) {
   );
 }
 
+// A word as letter tiles. Its length (--letters) lets a narrow screen scale a long word down, whole.
 export function tileWord(word) {
-  return h(
-    "span",
-    { class: "tile-word" },
-    [...word].map((letter) => h("span", { class: "tile" }, letter)),
+  const letters = [...word];
+  return sized(
+    h(
+      "span",
+      { class: "tile-word" },
+      letters.map((letter) => h("span", { class: "tile" }, letter)),
+    ),
+    letters.length,
   );
+}
+
+// `element` told how many letters its word has (--letters), for the styles that fit a long word to the screen
+// rather than cut it. (Set through the style object: the pages' CSP refuses style attributes.)
+export function sized(element, letters) {
+  element.style.setProperty("--letters", String(letters));
+  return element;
 }
 
 // The words box: refuses, as typed, characters outside the lexicon's alphabet and the event's word and
@@ -173,6 +227,8 @@ export function currentRound(event) {
 
 // The table number, and the round if the event uses rounds (then required: the server refuses a challenge
 // without one). A new challenge's round is the TD's current round, never the last challenge's.
+// Required by aria-required, not the required attribute: a missing table is told by the page's own error
+// line (draftProblem), never by the browser's validation bubble.
 export function tableRoundFields(rounds, table = "", round = "") {
   const tableInput = h("input", {
     id: "table",
@@ -181,7 +237,7 @@ export function tableRoundFields(rounds, table = "", round = "") {
     autocomplete: "off",
     maxlength: "10",
     value: table,
-    required: true,
+    "aria-required": "true",
   });
   const roundInput = rounds
     ? h("input", {
@@ -191,7 +247,7 @@ export function tableRoundFields(rounds, table = "", round = "") {
         autocomplete: "off",
         maxlength: "3",
         value: round,
-        required: true,
+        "aria-required": "true",
       })
     : null;
   const fields = h(

@@ -150,6 +150,7 @@ PUBLIC_PAGES = [
     "/runner",
     "/td",
     "/docket",
+    "/sw.js",
     "/static/app.css",
     "/static/status.js",
     "/static/kiosk.js",

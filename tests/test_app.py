@@ -1,8 +1,10 @@
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx2 as httpx
 import pytest
@@ -14,7 +16,7 @@ from wordjudge.errors import InvalidInput, LexiconIntegrityError, NotFound, Word
 from wordjudge.lexicon import TRIE_FILE
 from wordjudge.resources import Resources
 from wordjudge.settings import Settings
-from wordjudge.web import asset_version
+from wordjudge.web import SHELL_PAGES, WEB_DIR, asset_version, service_worker, web_files
 
 from .helpers import StartServer, assert_error_shape, free_port, serve_process, write_event, write_list
 
@@ -74,6 +76,46 @@ def test_the_asset_version_changes_with_any_client_file(tmp_path: Path) -> None:
     assert asset_version(tmp_path) == before
     (tmp_path / "app.css").write_text("body { color: red }")
     assert asset_version(tmp_path) != before
+
+
+def test_the_asset_version_covers_client_files_in_subfolders(tmp_path: Path) -> None:
+    (tmp_path / "sw.js").write_text("/* the worker */")
+    (tmp_path / "kiosk.js").write_text("/* kiosk */")
+    (tmp_path / "locales").mkdir()
+    (tmp_path / "locales" / "extra.js").write_text("/* a translation */")
+    before = asset_version(tmp_path)
+    assert web_files(tmp_path) == ["kiosk.js", "locales/extra.js", "sw.js"]
+    (tmp_path / "locales" / "extra.js").write_text("/* another translation */")
+    assert asset_version(tmp_path) != before  # a device must not keep an old translation with new code
+    assert '"/static/v1/locales/extra.js"' in service_worker(tmp_path, "v1")
+
+
+def worker_constant(script: str, name: str) -> Any:
+    """A constant the server wrote at the head of the service worker (``const NAME = <JSON>;``)."""
+    found = re.search(rf"^const {name} = (.*);$", script, re.MULTILINE)
+    assert found, name
+    return json.loads(found.group(1))
+
+
+def test_the_service_worker_is_served_from_the_root_with_every_file_of_this_version(client: TestClient) -> None:
+    answer = client.get("/sw.js")
+    assert answer.status_code == 200
+    assert answer.headers["content-type"].startswith("text/javascript")
+    assert answer.headers["cache-control"] == "no-cache"  # checked at every page load: an upgrade reaches devices
+    script = answer.text
+    version = asset_version()
+    assert worker_constant(script, "VERSION") == version
+    assert worker_constant(script, "SHELLS") == list(SHELL_PAGES) == ["/kiosk", "/runner", "/docket"]
+    files = worker_constant(script, "FILES")
+    # Every client file of this version, listed from the folder (not by hand), pages aside (cached as SHELLS).
+    assert files == [f"/static/{version}/{name}" for name in web_files() if not name.endswith(".html")]
+    assert {f"/static/{version}/kiosk.js", f"/static/{version}/offline.js", f"/static/{version}/app.css"} <= set(files)
+    assert not [url for url in files if "/api/" in url]
+    for url in [*files, *worker_constant(script, "SHELLS")]:  # the install fetches them all: none may fail
+        assert client.get(url).status_code == 200, url
+    assert script.endswith((WEB_DIR / "sw.js").read_text())
+    for page in SHELL_PAGES:  # each shell registers the worker
+        assert f'src="/static/{version}/offline.js"' in client.get(page).text
 
 
 def test_openapi_docs_are_served(client: TestClient) -> None:

@@ -61,7 +61,10 @@ def test_the_kiosk_prefills_the_tds_round_never_the_last_challenges(browser: Bro
     expect(round_field).to_have_value("")
     page.get_by_role("button", name=DONE).click()
     on_screen(page, "challenger")  # not handed over without a round
-    assert round_field.evaluate("field => field.validity.valueMissing") is True
+    # Required, and said by the page's own line, never the browser's validation bubble.
+    expect(page.locator("#word-message")).to_have_text("Type the round number")
+    assert round_field.get_attribute("aria-required") == "true"
+    assert round_field.evaluate("field => field.validationMessage") == ""
     round_field.fill(" ")  # blank is no round either
     page.get_by_role("button", name=DONE).click()
     expect(page.locator("#word-message")).to_have_text("Type the round number")

@@ -15,8 +15,10 @@ from __future__ import annotations
 import json
 import os
 import select
+import shlex
 import shutil
 import signal
+import socket
 import struct
 import subprocess
 import time
@@ -26,6 +28,7 @@ from pathlib import Path
 
 import httpx2 as httpx
 import pytest
+from playwright.sync_api import Browser, expect
 
 from wordjudge.auth import Role
 
@@ -505,3 +508,93 @@ def test_the_launcher_stops_restarting_a_chromium_that_fails_at_once(tmp_path: P
     assert run.returncode == 1
     assert run.stderr.count("starting it again") == 4
     assert "five times in a row (last status 3): giving up" in run.stderr
+
+
+# -- the offline shell over the hall's plain http -----------------------------------------------------------------
+
+SECURE_ORIGIN = "OverrideSecurityRestrictionsOnInsecureOrigin"
+
+
+def _lan_address() -> str:
+    """This machine's address on its network (not loopback, which browsers treat as secure anyway), or skip."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("192.0.2.1", 9))  # TEST-NET-1; a UDP "connect" sends nothing, it only picks a route
+        except OSError:
+            pytest.skip("no network interface but loopback: a kiosk's LAN address cannot be tried here")
+        address: str = probe.getsockname()[0]
+    if address.startswith("127."):
+        pytest.skip("no network interface but loopback: a kiosk's LAN address cannot be tried here")
+    return address
+
+
+def test_the_setup_treats_a_plain_http_server_as_secure_for_the_offline_shell(tmp_path: Path) -> None:
+    _need_a_mount_namespace()
+    env = {**os.environ, "WORDJUDGE_CHROMIUM": str(CHROMIUM)}
+    for url, secure in [("http://192.168.1.10:8000", ["http://192.168.1.10:8000"]), ("https://wordjudge.local", None)]:
+        etc = tmp_path / url.split(":")[0] / "etc-chromium"
+        shutil.copytree(ETC_CHROMIUM, etc, symlinks=True)
+        subprocess.run(_in_namespace(etc, SETUP, url), env=env, capture_output=True, text=True, timeout=30, check=True)
+        policy = json.loads((etc / POLICY).read_text())
+        assert policy["URLAllowlist"] == [url]
+        assert policy.get(SECURE_ORIGIN) == secure  # https is secure already
+
+
+def test_an_unlocked_kiosk_on_plain_http_gets_the_flag_and_an_old_policy_a_warning(tmp_path: Path) -> None:
+    flag = "--unsafely-treat-insecure-origin-as-secure="
+    unlocked = _launch(tmp_path, "http://192.0.2.7:8000", WORDJUDGE_KIOSK_UNLOCKED="1")
+    assert unlocked.returncode == 0, unlocked.stderr
+    assert f"{flag}http://192.0.2.7:8000" in (tmp_path / "args").read_text().splitlines()
+    assert _launch(tmp_path, "https://192.0.2.7", WORDJUDGE_KIOSK_UNLOCKED="1").returncode == 0
+    assert not [arg for arg in (tmp_path / "args").read_text().splitlines() if arg.startswith(flag)]
+
+
+@pytest.mark.browser
+@pytest.mark.live
+def test_a_kiosk_on_the_halls_plain_http_opens_its_offline_shell_with_the_setups_policy(
+    browser: Browser, data_dir: Path, tmp_path: Path
+) -> None:
+    """A kiosk reaches the server at http://<LAN address>: not a secure origin, so no service worker, and a kiosk
+    restarted while the server is down would show Chromium's error page. The setup's policy makes it secure."""
+    _need_a_mount_namespace()
+    address = _lan_address()
+    write_event(data_dir, [("Open", "demo", "five-per-word")], name="Hall Open")
+    store = access_store(data_dir)
+    token = store.devices.add("kiosk-lan", Role.KIOSK, by="test").token
+    store.close()
+    server = LiveServer(data_dir, "--host", address, "--mdns-name", "", "--log-level", "warning")
+    server.base = f"http://{address}:{server.port}"
+    etc = tmp_path / "etc-chromium"
+    shutil.copytree(ETC_CHROMIUM, etc, symlinks=True)
+    env = {**os.environ, "WORDJUDGE_CHROMIUM": str(CHROMIUM)}
+    subprocess.run(_in_namespace(etc, SETUP, server.base), env=env, capture_output=True, text=True, timeout=30,
+                   check=True)  # fmt: skip
+    # Only the setup's secure-origin rule: the rest of the lock-down (every other address blocked, about:blank
+    # too) would stop Playwright from driving the browser, and is tested above with the real launcher.
+    policy = json.loads((etc / POLICY).read_text())
+    (etc / POLICY).write_text(json.dumps({SECURE_ORIGIN: policy[SECURE_ORIGIN]}))
+    chromium = tmp_path / "chromium-in-namespace"
+    chromium.write_text("#!/bin/sh\nexec " + shlex.join(_in_namespace(etc, CHROMIUM)) + ' "$@"\n')
+    chromium.chmod(0o755)
+    server.start()
+    try:
+        shown = {}
+        for name, executable in [("plain", CHROMIUM), ("policy", chromium)]:
+            hall = browser.browser_type.launch(executable_path=str(executable), args=CHROMIUM_ARGS)
+            page = hall.new_context(viewport={"width": WIDTH, "height": HEIGHT}).new_page()
+            page.goto(f"{server.base}/kiosk")
+            page.evaluate("token => localStorage.setItem('wordjudge.kiosk.token', token)", token)
+            page.goto(f"{server.base}/kiosk")
+            expect(page.locator("#app")).to_have_attribute("data-screen", "idle")
+            shown[name] = page.evaluate("isSecureContext && 'serviceWorker' in navigator")
+            if name == "policy":
+                page.wait_for_function("() => navigator.serviceWorker.controller !== null")
+                server.stop()
+                page.reload()  # a kiosk restarted while the server is down: its own screen, then back by itself
+                expect(page.locator("#app")).to_contain_text("Cannot reach the adjudication server: call the TD")
+                server.start()
+                expect(page.locator("#app")).to_have_attribute("data-screen", "idle", timeout=15_000)
+            hall.close()
+        assert shown == {"plain": False, "policy": True}
+    finally:
+        server.stop()

@@ -1,6 +1,7 @@
 """The runner's handheld in Chromium (a phone's screen): a slip typed, checked and sent, a flaky connection,
-and the dockets it prints (WESPA 3.10.1-3.10.2). The handheld's end-to-end path with the TD console is in
-test_console.py."""
+every letter visible on a small phone and at 200 % zoom, and the dockets it prints (WESPA 3.10.1-3.10.2). The
+handheld's end-to-end path with the TD console is in test_console.py; its failure screens in
+test_failure_screens.py."""
 
 from __future__ import annotations
 
@@ -19,6 +20,40 @@ from .browser import new_page, open_enrolled, runner_sends, screenshot, serving
 from .helpers import LiveServer, write_event
 
 pytestmark = pytest.mark.browser
+
+# What on the page is not fully visible, in words (an empty list: every letter of every word is). Nothing is wider
+# inside than its box (scrollWidth), nothing ends in an ellipsis, and each word of text is on one line, inside the
+# page and inside the box it belongs to.
+NOT_FULLY_VISIBLE = """() => {
+  const problems = [];
+  const width = document.documentElement.clientWidth;
+  const name = (el) => el.tagName.toLowerCase() + (el.id ? "#" + el.id : "") + (el.classList.length ? "." + [...el.classList].join(".") : "");
+  if (document.documentElement.scrollWidth > width) problems.push(`the page scrolls sideways: ${document.documentElement.scrollWidth} > ${width}`);
+  for (const el of document.querySelectorAll("#app, #app *")) {
+    if (getComputedStyle(el).textOverflow === "ellipsis") problems.push(`${name(el)} has text-overflow: ellipsis`);
+    if (el.clientWidth > 0 && el.scrollWidth > el.clientWidth) problems.push(`${name(el)}: scrollWidth ${el.scrollWidth} > clientWidth ${el.clientWidth}`);
+  }
+  const walker = document.createTreeWalker(document.getElementById("app"), NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    if (!node.parentElement.getClientRects().length) continue;  // not shown
+    let box = node.parentElement;
+    while (getComputedStyle(box).display.startsWith("inline") && box.parentElement) box = box.parentElement;
+    const outer = box.getBoundingClientRect();
+    for (const match of node.data.matchAll(/\\S+/g)) {
+      const range = document.createRange();
+      range.setStart(node, match.index);
+      range.setEnd(node, match.index + match[0].length);
+      const rects = [...range.getClientRects()].filter((r) => r.width > 0);
+      if (rects.length > 1) problems.push(`"${match[0]}" is cut over ${rects.length} lines`);
+      for (const r of rects) {
+        if (r.left < -0.5 || r.right > width + 0.5) problems.push(`"${match[0]}" leaves the page: ${r.left}..${r.right} of ${width}`);
+        else if (r.left < outer.left - 0.5 || r.right > outer.right + 0.5) problems.push(`"${match[0]}" leaves its ${name(box)}`);
+      }
+    }
+  }
+  return problems;
+}"""
+LONG_WORDS = "oversubscribing interdigitating mountainousness"  # 15 letters each, the most a word may have
 
 
 @pytest.fixture
@@ -69,4 +104,51 @@ def test_docket_sizes_and_another_devices_docket(browser: Browser, server: LiveS
     page.evaluate("token => localStorage.setItem('wordjudge.runner.token', token)", other)
     page.goto(f"{server.base}/docket?id=1")
     expect(page.locator(".message")).to_have_text("no record 1 submitted by runner-2")
+    expect(page.locator("#app")).to_have_text("no record 1 submitted by runner-2")  # that alone
     page.context.close()
+
+
+# 200 % zoom: Chromium then lays a 360x640 phone's page out in a 180x320 CSS-pixel viewport (a device scale
+# factor would only sharpen it), so a 180x320 viewport is the page at 200 % zoom.
+@pytest.mark.parametrize(("width", "height"), [(360, 640), (180, 320)], ids=["360x640", "zoom200-180x320"])
+def test_every_letter_is_visible_on_a_small_phone_and_at_200_percent_zoom(
+    browser: Browser, server: LiveServer, width: int, height: int
+) -> None:
+    store = AccessStore(server.data_dir / ACCESS_FILE).open()
+    token = store.devices.add("runner-5", Role.RUNNER, by="test").token
+    store.close()
+    context = browser.new_context(viewport={"width": width, "height": height})
+    runner = context.new_page()
+    runner.set_default_timeout(10_000)
+    open_enrolled(runner, server, "runner", token)
+
+    def fully_visible(screen: str) -> None:
+        expect(runner.locator("#app")).to_have_attribute("data-screen", screen)
+        assert runner.evaluate(NOT_FULLY_VISIBLE) == [], screen
+        screenshot(runner, f"runner-{screen}-{width}x{height}")
+
+    runner.get_by_role("button", name="Check the slip").click()
+    expect(runner.locator("#word-message")).to_have_text("Type the table number")
+    fully_visible("entry")
+    runner.get_by_label("Table").fill("12")
+    runner.get_by_label("Round").fill("3")
+    runner.get_by_label("Words").press_sequentially(f"{LONG_WORDS} cat")
+    expect(runner.locator(".tile-word")).to_have_count(4)
+    fully_visible("entry")
+    runner.get_by_role("button", name="Check the slip").click()
+    expect(runner.locator(".check-words li")).to_have_text([*LONG_WORDS.upper().split(), "CAT"])
+    fully_visible("confirm")
+    runner.get_by_role("button", name="Send for adjudication").click()
+    expect(runner.locator(".verdict h1")).to_have_text("ACCEPTABLE")
+    fully_visible("verdict")
+    runner.get_by_role("button", name="Next challenge").click()
+    runner_sends(runner, "13", "mountainousness qi")
+    runner.get_by_role("button", name="Send for adjudication").click()
+    expect(runner.locator(".verdict h1")).to_have_text("UNACCEPTABLE")
+    fully_visible("verdict")
+    runner.get_by_role("button", name="Next challenge").click()
+    runner_sends(runner, "14", LONG_WORDS)
+    context.set_offline(True)
+    runner.get_by_role("button", name="Send for adjudication").click()
+    fully_visible("not-sent")
+    context.close()
