@@ -166,7 +166,7 @@ async function checkHealth() {
     if (state.serverOk && error.kind !== "unauthorized") state.serverProblem = error.message;
   }
   // The division cards follow: none can start a challenge while the server cannot be reached.
-  if (state.serverOk !== wasOk && screen.name === "idle") return goIdle();
+  if (state.serverOk !== wasOk && screenName() === "idle") return goIdle();
   const line = document.getElementById("server-state");
   if (line) renderServerState(line);
 }
