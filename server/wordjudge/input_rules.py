@@ -26,5 +26,13 @@ def served() -> dict[str, Any]:
         "max_letters": MAX_LETTERS,
         "max_round": MAX_ROUND,
         "table_pattern": TABLE_PATTERN,
-        "challenge_rules": [{"value": rule.value, "text": rule.description} for rule in ChallengeRule],
+        "challenge_rules": [
+            {
+                "value": rule.value,
+                "text": rule.description,
+                "message": rule.message.as_dict(),
+                "text_message": rule.description_message.as_dict(),
+            }
+            for rule in ChallengeRule
+        ],
     }
