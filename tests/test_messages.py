@@ -196,13 +196,17 @@ def _error_classes() -> set[str]:
 def _calls() -> list[tuple[str, ast.expr, set[str]]]:
     """Every call in the server's code to an error class or to Message (or its alias): where it is, its first
     argument and the names of its keyword arguments ("*" for a ``**`` splat)."""
-    callees = _error_classes() | {"Message", "Said"}
+    # td_only and require_td take the key of their refusal ("only the TD may ...").
+    callees = _error_classes() | {"Message", "Said", "td_only", "require_td"}
     calls = []
     for path in sorted(SERVER.glob("*.py")):
         for node in ast.walk(ast.parse(path.read_text("utf-8"))):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in callees and node.args:
+            if not isinstance(node, ast.Call) or not node.args:
+                continue
+            callee = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", "")
+            if callee in callees:
                 names = {keyword.arg or "*" for keyword in node.keywords}
-                where = f"{path.name}:{node.lineno} {node.func.id}({ast.unparse(node.args[0])})"
+                where = f"{path.name}:{node.lineno} {callee}({ast.unparse(node.args[0])})"
                 calls.append((where, node.args[0], names))
     return calls
 

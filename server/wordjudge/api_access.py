@@ -134,7 +134,7 @@ def create_pairing_sheet(
     body: PairingSheetIn,
     request: Request,
     resources: ResourcesDep,
-    who: Annotated[Principal, td_only("hand out pairing codes")],
+    who: Annotated[Principal, td_only("error.td_only.pairing_codes")],
 ) -> dict[str, Any]:
     """One code per named device, all or none, to print on one sheet (a hall: kiosk-01..kiosk-40) (TD).
 

@@ -135,7 +135,7 @@ async def record_filter(
     """
     found = parse_search(q or "")
     if found.table is not None and table is not None and found.table.upper() != table.upper():
-        raise InvalidInput(f"the search names table {found.table} and the filter table {table}: choose one")
+        raise InvalidInput("error.search.two_tables", searched=found.table, table=table)
     return RecordFilter(
         division=division, round=round, table=table or found.table, kind=kind, verdict=verdict, actor=actor,
         since=utc_time(since, "since") if since else None, until=utc_time(until, "until") if until else None,
