@@ -116,7 +116,8 @@ def create_pairing_code(
     code = resources.access.pairing.create_code(Role(body.role), division, body.name, by=who.actor)
     base = server_url(resources.settings, resources.mdns, seen_at=str(request.base_url))
     link = pairing_link(base.url, code.role, code.code)
-    return {**code.as_dict(), "link": link, "link_note": base.note, "qr_svg": qr_svg(link)}
+    note = base.said.as_dict() if base.said else None
+    return {**code.as_dict(), "link": link, "link_note": base.note, "link_note_message": note, "qr_svg": qr_svg(link)}
 
 
 class SheetDeviceIn(StrictBody):
@@ -148,7 +149,7 @@ def create_pairing_sheet(
     for code in codes:
         link = pairing_link(base.url, code.role, code.code)
         sheet.append({**code.as_dict(), "link": link, "qr_svg": qr_svg(link)})
-    return {"codes": sheet, "link_note": base.note}
+    return {"codes": sheet, "link_note": base.note, "link_note_message": base.said.as_dict() if base.said else None}
 
 
 @router.post("/enrol", status_code=201, tags=["access"])
