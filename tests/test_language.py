@@ -251,7 +251,7 @@ def test_audit_verify_and_tail_speak_the_events_language(french_event: Path) -> 
     tail = cli("audit", "tail", "--data-dir", french_event).output.splitlines()
     assert len(tail) == 2
     assert re.fullmatch(
-        r"n° 2 \d{1,2} (janv\.|févr\.|mars|avr\.|mai|juin|juil\.|août|sept\.|oct\.|nov\.|déc\.) \d{4}, \d\d:\d\d:\d\d "
+        r"nº 2 \d{1,2} (janv\.|févr\.|mars|avr\.|mai|juin|juil\.|août|sept\.|oct\.|nov\.|déc\.) \d{4}, \d\d:\d\d:\d\d "
         f"contestation Open ronde 1 table 2 kiosk-1{NNBSP}: CAT QI -> NON VALABLE \\(non valables{NNBSP}: QI\\) "
         r"\[demo [0-9a-f]+\]",
         tail[1],
