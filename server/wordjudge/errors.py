@@ -28,7 +28,7 @@ word or setting that is wrong and, where possible, what to do about it.
      └── AccessUnavailable       503  the device and TD account store cannot be used
 
 Each error is raised with a :class:`~wordjudge.messages.Message`: a catalogue key (``error.*``) and its
-parameters, ``raise InvalidInput("error.round.invalid", round=5, max=999)``. Its English text is
+parameters, ``raise InvalidInput("error.round.invalid", round="0", max=999)``. Its English text is
 ``message``; its key and parameters, ``msg``, let each screen say it in the event's language.
 
 HTTP responses carry every error in one JSON shape, built by :func:`error_body`
@@ -209,7 +209,7 @@ def error_body(status: int, code: str, message: Message, details: Any = None) ->
     """Build the one JSON error shape that every wordjudge HTTP error uses.
 
     ``{"ok": false, "status": 422, "code": "invalid_input", "error": "...", "details": ...,
-    "message": {"key": "error.round.invalid", "params": {"round": 0, "max": 999}}}``
+    "message": {"key": "error.round.invalid", "params": {"round": "0", "max": 999}}}``
 
     ``status`` repeats the HTTP status, ``code`` is stable and machine-readable,
     ``error`` is the human message in English, ``details`` is ``null`` or structured data
