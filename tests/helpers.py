@@ -25,6 +25,7 @@ from wordjudge.access import ACCESS_FILE, AccessStore
 from wordjudge.audit import AUDIT_FILE, AuditLog
 from wordjudge.auth import Role
 from wordjudge.deps import CSRF_HEADER, SESSION_COOKIE
+from wordjudge.messages import LANGUAGES, Message, catalogue
 from wordjudge.records import Record, RecordFilter
 
 # Tests sign TDs in with cheap Argon2 settings (the hash records its own settings, so the server
@@ -77,9 +78,12 @@ def write_event(
     name: str = "Test Open",
     challenges_per_minute: int | None = None,
     kiosk_result_seconds: int | None = None,
+    language: str | None = None,
 ) -> Path:
     """Write an event.toml with (name, lexicon, rule) divisions."""
     lines = [f'name = "{name}"', "rounds = true"]
+    if language is not None:
+        lines.append(f'language = "{language}"')
     if challenges_per_minute is not None:
         lines.append(f"challenges_per_minute = {challenges_per_minute}")
     if kiosk_result_seconds is not None:
@@ -114,7 +118,7 @@ def fill_disk(directory: Path) -> Path:
 
 # -- the one error shape --------------------------------------------------------------------------------
 
-ERROR_KEYS = {"ok", "status", "code", "error", "details"}
+ERROR_KEYS = {"ok", "status", "code", "error", "details", "message"}
 
 
 def assert_error_shape(response: httpx.Response, status: int, code: str) -> dict[str, Any]:
@@ -125,7 +129,19 @@ def assert_error_shape(response: httpx.Response, status: int, code: str) -> dict
     assert isinstance(body["error"], str)
     assert body["error"]
     assert "Traceback" not in response.text
+    assert_message_is_the_error(body)
     return body
+
+
+def assert_message_is_the_error(body: dict[str, Any]) -> None:
+    """The error body's ``message`` is a key of the English catalogue that, with its ``params``, says exactly
+    its ``error``; and every language can say it."""
+    key = body["message"]["key"]
+    assert key in catalogue("en"), f"{key} is not in the English catalogue"
+    message = Message.from_dict(body["message"])
+    assert message.text("en") == body["error"], (message.text("en"), body["error"])
+    for lang in LANGUAGES:
+        assert message.text(lang)
 
 
 # -- a real server --------------------------------------------------------------------------------

@@ -49,10 +49,11 @@ def test_unacceptable_verdict_does_not_say_which_word(client: TestClient, actors
     body = client.post("/api/challenges", json=challenge("cat qi dog"), headers=actors.kiosk).json()
     assert body["verdict"] == "unacceptable"
     assert body["consequence"]["text"] == "Play comes off: tiles back to the rack, no score for the turn"
+    assert body["consequence"]["message"] == {"key": "consequence.play_off", "params": {}}
     assert set(body) == {
         "id", "kind", "parent_id", "created_at", "event", "division", "round", "table", "words", "word_count",
         "repeated", "verdict", "lexicon", "fingerprint", "rule", "consequence", "agrees", "request_id", "hash",
-        "replayed",
+        "replayed", "kind_message", "verdict_message", "rule_message",
     }  # fmt: skip
     td = client.get(f"/api/challenges/{body['id']}", headers=actors.alice).json()
     assert [(r["word"], r["acceptable"], r["source"]) for r in td["results"]] == [

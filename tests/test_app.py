@@ -165,7 +165,7 @@ def app_with_failing_routes(app: FastAPI) -> FastAPI:
 
     @app.get("/test/wordjudge-error")
     def wordjudge_error() -> None:
-        raise NotFound("no challenge with id 42")
+        raise NotFound("error.record.not_found", id="42")
 
     @app.get("/test/crash")
     def crash() -> None:

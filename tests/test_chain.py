@@ -443,7 +443,7 @@ class _FailingAfterCommit(AuditLog):
 
     async def append(self, entry: Any) -> Appended:
         await super().append(entry)
-        raise AuditUnavailable("the audit log cannot be written (disk I/O error): the challenge was not recorded")
+        raise AuditUnavailable("error.audit.cannot_write", reason="disk I/O error")
 
 
 def test_a_write_fault_after_the_commit_answers_with_the_record_not_503(data_dir: Path, settings: Settings) -> None:

@@ -29,12 +29,21 @@ def tiny(tmp_path: Path) -> Path:
     return write_list(tmp_path / "tiny.txt", ["# a tiny list", "cat", "dog", "Dog", "emu", "antefix"])
 
 
+# The settings of the commands that say verdicts (the server itself speaks the event's language).
+_VERDICT_SETTINGS = {"language"}
+
+
 def test_every_setting_has_a_flag_naming_its_environment_twin() -> None:
     assert set(SETTING_FLAGS) == set(Settings.model_fields)
     help_text = run("serve", "--help").output
-    for field in Settings.model_fields:
+    for field in set(Settings.model_fields) - _VERDICT_SETTINGS:
         assert SETTING_FLAGS[field][0] in help_text
         assert env_name(field) in help_text
+    for command in (["lexicon", "check"], ["audit", "verify"], ["audit", "backup"], ["audit", "tail"]):
+        help_text = run(*command, "--help").output
+        for field in _VERDICT_SETTINGS:
+            assert SETTING_FLAGS[field][0] in help_text, command
+            assert env_name(field) in help_text, command
 
 
 def test_add_reports_what_it_read_and_compiled(tmp_path: Path, tiny: Path) -> None:

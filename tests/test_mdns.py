@@ -30,6 +30,7 @@ from wordjudge.app import create_app
 from wordjudge.cli import main
 from wordjudge.links import device_url
 from wordjudge.mdns import Advertisement, Advertiser, candidate_names, is_loopback_host, lan_addresses
+from wordjudge.messages import Message
 from wordjudge.settings import Settings, load_settings
 
 from .helpers import td_headers
@@ -93,6 +94,9 @@ def test_the_console_pairing_link_says_when_only_this_machine_can_open_it(data_d
         body = code.json()
     assert body["link"] == f"http://127.0.0.1:8000/runner#pair={body['code']}"
     assert "--host 0.0.0.0" in body["link_note"]
+    # And as a message, for the console to say in the event's language.
+    assert body["link_note_message"] == {"key": "error.link.loopback", "params": {"host": "127.0.0.1"}}
+    assert Message.from_dict(body["link_note_message"]).text() == body["link_note"]
 
 
 def test_the_console_pairing_link_uses_the_announced_name(data_dir: Path) -> None:

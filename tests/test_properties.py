@@ -25,6 +25,7 @@ from wordjudge.audit import AUDIT_FILE, AuditLog
 from wordjudge.auth import Principal, Role
 from wordjudge.errors import ErrorBody, InvalidInput, WordListError, error_body
 from wordjudge.event import Division, Event
+from wordjudge.messages import Message
 from wordjudge.profile import Catalog
 from wordjudge.records import Record, Verdict
 from wordjudge.rules import ChallengeRule
@@ -336,10 +337,12 @@ def _error_classes() -> list[type[errors.WordjudgeError]]:
 @PROPERTY
 @given(st.integers(400, 599), st.text(min_size=1, max_size=20), st.text(min_size=1), _JSON)
 def test_every_error_body_is_the_documented_error_shape(status: int, code: str, message: str, details: Any) -> None:
-    body = error_body(status, code, message, details)
+    said = Message("error.http.detail", detail=message)  # "{detail}": any text at all
+    body = error_body(status, code, said, details)
     assert ErrorBody.model_validate(body).model_dump() == body
+    assert (body["error"], body["message"]) == (message, {"key": "error.http.detail", "params": {"detail": message}})
     for cls in _error_classes():
         takes_details = "retry_after" not in inspect.signature(cls.__init__).parameters
-        exc = cls(message, details=details) if takes_details else cls(message, retry_after=1)  # type: ignore[call-arg]
+        exc = cls(said, details=details) if takes_details else cls("error.rate.pairing", retry_after=1)
         shaped = ErrorBody.model_validate(exc.body())
         assert (shaped.status, shaped.code) == (cls.status, cls.code)

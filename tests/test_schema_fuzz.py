@@ -35,11 +35,19 @@ from schemathesis.core.failures import AcceptedNegativeData, Failure
 from wordjudge.app import create_app
 from wordjudge.auth import Role
 from wordjudge.deps import CSRF_HEADER, SESSION_COOKIE
-from wordjudge.errors import ErrorBody
+from wordjudge.errors import ErrorBody, error_schema
 from wordjudge.lexicon import DEMO_NAME
 from wordjudge.settings import Settings
 
-from .helpers import ERROR_KEYS, PASSWORD, access_store, device_headers, td_headers, write_event
+from .helpers import (
+    ERROR_KEYS,
+    PASSWORD,
+    access_store,
+    assert_message_is_the_error,
+    device_headers,
+    td_headers,
+    write_event,
+)
 
 MAX_EXAMPLES = 20  # fuzzed requests per operation and actor, schema-valid and not; plus the coverage phase's
 FEED_TIMEOUT = 1.0  # the live feed never ends by itself: read what it sends in this long
@@ -199,6 +207,7 @@ def assert_error_shape(status: int, content_type: str, text: str, where: str) ->
     parsed = ErrorBody.model_validate(body)
     assert parsed.status == status, where
     assert "Traceback" not in text, where
+    assert_message_is_the_error(body)
 
 
 FUZZ_SETTINGS = settings(
@@ -262,7 +271,7 @@ def test_the_schema_documents_the_one_error_shape_on_every_operation() -> None:
         for status in ("4XX", "5XX"):
             documented = operation["responses"][status]["content"]
             assert list(documented) == ["application/json"], (method, path, status)
-            assert documented["application/json"]["schema"] == ErrorBody.model_json_schema(), (method, path)
+            assert documented["application/json"]["schema"] == error_schema(), (method, path)
         assert "422" not in operation["responses"], (method, path)  # FastAPI's own validation shape is not used
     assert "HTTPValidationError" not in schema.get("components", {}).get("schemas", {})
     responses = {

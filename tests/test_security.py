@@ -80,7 +80,9 @@ def _guess(view: dict[str, Any], acceptable: tuple[bool, ...], *, actor: str, ty
         kind=Kind(view["kind"]), parent_id=view["parent_id"], event=view["event"], division=view["division"],
         round=view["round"], table=view["table"], actor=actor, channel="kiosk", words_typed=tuple(typed),
         words=tuple(view["words"]), lexicon=lexicon, fingerprint=view["fingerprint"], verdict=Verdict(view["verdict"]),
-        results=results, rule=view["rule"], consequence=view["consequence"], request_id=view["request_id"],
+        results=results, rule=view["rule"], request_id=view["request_id"],
+        # As stored: the answer's consequence less its message (for screens, never hashed).
+        consequence={key: value for key, value in view["consequence"].items() if key != "message"},
         agrees=view["agrees"], note=None, id=view["id"], created_at=view["created_at"], software_version=__version__,
         prev_hash=prev,
     )  # fmt: skip

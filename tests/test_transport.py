@@ -29,7 +29,15 @@ from fastapi.testclient import TestClient
 
 from wordjudge.transport import MAX_BODY, REQUEST_TIMEOUT, ConnectionLimits, client_key
 
-from .helpers import assert_error_shape, device_headers, free_port, wait_for_health, write_event
+from .helpers import (
+    ERROR_KEYS,
+    assert_error_shape,
+    assert_message_is_the_error,
+    device_headers,
+    free_port,
+    wait_for_health,
+    write_event,
+)
 from .test_access_api import make_certificate
 from .test_api import challenge
 
@@ -125,7 +133,8 @@ def chunked(blocks: Iterator[bytes]) -> Iterator[bytes]:
 def assert_too_large(response: RawResponse) -> None:
     assert response.status == 413, (response.status, response.body[:200])
     body = response.json()
-    assert set(body) == {"ok", "status", "code", "error", "details"}
+    assert set(body) == ERROR_KEYS
+    assert_message_is_the_error(body)
     assert (body["ok"], body["status"], body["code"]) == (False, 413, "payload_too_large")
     assert f"at most {MAX_BODY:,} bytes" in body["error"]
     assert response.headers["connection"] == "close"  # the rest of the body is not read
@@ -409,7 +418,10 @@ def test_a_request_that_does_not_arrive_in_time_gets_a_408_and_is_closed(
         waited = time.monotonic() - started
     head, _, body = data.partition(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 408 ")
-    assert json.loads(body)["code"] == "request_timeout"
+    refusal = json.loads(body)
+    assert refusal["code"] == "request_timeout"
+    assert_message_is_the_error(refusal)
+    assert refusal["message"] == {"key": "error.http.timeout", "params": {"seconds": round(REQUEST_TIMEOUT)}}
     assert REQUEST_TIMEOUT - 0.5 < waited < REQUEST_TIMEOUT + 1.5
 
 

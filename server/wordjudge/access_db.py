@@ -132,11 +132,15 @@ def digest(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
 
 
+_NAME_REFUSALS = {"name": "error.name.invalid", "td": "error.name.invalid_td", "device": "error.name.invalid_device"}
+
+
 def check_name(name: str, what: str = "name") -> str:
-    """A device's or TD's name: 1 to 40 letters, digits, spaces, '.', '_' or '-'. Raises :class:`InvalidInput`."""
+    """A device's or TD's name: 1 to 40 letters, digits, spaces, '.', '_' or '-'; ``what`` is ``name``, ``td``
+    or ``device``, for the refusal. Raises :class:`InvalidInput`."""
     name = name.strip()
     if not _NAME.fullmatch(name):
-        raise InvalidInput(f"{what} {name!r} must be 1 to 40 letters, digits, spaces, '.', '_' or '-'")
+        raise InvalidInput(_NAME_REFUSALS[what], name=repr(name))
     return name
 
 
@@ -147,7 +151,7 @@ def check_free(db: sqlite3.Connection, name: str) -> None:
         "SELECT 'device' FROM devices WHERE name = ? UNION ALL SELECT 'TD' FROM tds WHERE name = ?", (name, name)
     ).fetchone()
     if taken:
-        raise Conflict(f"the name {name!r} is taken by a {taken[0]} (names are never reused: pick another)")
+        raise Conflict("error.name.taken_by_td" if taken[0] == "TD" else "error.name.taken_by_device", name=repr(name))
 
 
 class AccessDatabase:
@@ -167,7 +171,7 @@ class AccessDatabase:
             connection = connect_writer(self.path)
             migrate(connection, MIGRATIONS)
         except (OSError, sqlite3.Error) as exc:
-            raise AccessUnavailable(f"the access store {self.path} cannot be opened: {exc}") from exc
+            raise AccessUnavailable("error.access_store.cannot_open", path=str(self.path), reason=str(exc)) from exc
         self._connection = connection
 
     def close(self) -> None:
@@ -194,7 +198,7 @@ class AccessDatabase:
     def _use(self, *, write: bool) -> Iterator[sqlite3.Connection]:
         with self._lock:
             if self._connection is None:
-                raise AccessUnavailable("the access store is not open")
+                raise AccessUnavailable("error.access_store.closed")
             connection = self._connection
             try:
                 if not write:
@@ -208,7 +212,7 @@ class AccessDatabase:
                     raise
                 connection.execute("COMMIT")
             except sqlite3.Error as exc:
-                raise AccessUnavailable(f"the access store {self.path} cannot be used: {exc}") from exc
+                raise AccessUnavailable("error.access_store.cannot_use", path=str(self.path), reason=str(exc)) from exc
 
     def touch(self, credential_hash: str, sql: str) -> None:
         """Run ``sql`` (given the time now and ``credential_hash``) to record a last-seen time, at most once a

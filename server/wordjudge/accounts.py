@@ -60,7 +60,7 @@ class TdAccounts:
 
     def add(self, name: str, password: str, *, by: str) -> TdAccount:
         """Add a TD account. Raises :class:`InvalidInput` (name, short password), :class:`Conflict` (taken)."""
-        name = check_name(name, "TD name")
+        name = check_name(name, "td")
         password_hash = self._hasher.hash(_check_password(password))
         now = stored_time(self._database.now())
         with self._database.write() as db:
@@ -137,7 +137,9 @@ class TdAccounts:
             if found is not None and not ok:
                 self._name_failed(name, found, client)
             disabled = found is not None and ok
-            raise Unauthorized(f"the TD account {name!r} is disabled" if disabled else "wrong TD name or password")
+            if disabled:
+                raise Unauthorized("error.td.disabled", name=repr(name))
+            raise Unauthorized("error.td.wrong_login")
         self._limits.signed_in(client)
         return int(found[0])
 
@@ -183,10 +185,10 @@ class TdAccounts:
                 (token_hash,),
             ).fetchone()
         if row is None or row[3] or row[4]:
-            raise Unauthorized("not signed in (or signed out): sign in to the TD console")
+            raise Unauthorized("error.td.not_signed_in")
         name, csrf, expires_at = row[:3]
         if expires_at <= stored_time(self._database.now()):
-            raise Unauthorized("the console session has expired: sign in again")
+            raise Unauthorized("error.td.session_expired")
         self._database.touch(token_hash, "UPDATE sessions SET last_seen_at = ? WHERE id_hash = ?")
         return Session(token, csrf, Principal(name, Role.TD, CHANNELS[Role.TD]), expires_at)
 
@@ -202,13 +204,13 @@ class TdAccounts:
 def _td_id(db: sqlite3.Connection, name: str) -> int:
     row = db.execute("SELECT id FROM tds WHERE name = ?", (name.strip(),)).fetchone()
     if row is None:
-        raise NotFound(f"no TD named {name!r}")
+        raise NotFound("error.td.not_found", name=repr(name))
     return int(row[0])
 
 
 def _check_password(password: str) -> str:
     if len(password) < _MIN_PASSWORD:
-        raise InvalidInput(f"a TD password needs at least {_MIN_PASSWORD} characters")
+        raise InvalidInput("error.td.password_short", min=_MIN_PASSWORD)
     if len(password) > 1000:
-        raise InvalidInput("a TD password may have at most 1000 characters")
+        raise InvalidInput("error.td.password_long")
     return password

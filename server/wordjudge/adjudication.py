@@ -23,12 +23,24 @@ from .audit import AuditLog, check_request_id
 from .auth import Principal
 from .errors import Forbidden, InvalidInput, NotFound, ProfileError
 from .event import Division, Event
-from .input_rules import MAX_LETTERS, MAX_ROUND, MAX_WORDS, MIN_LETTERS, TABLE_PATTERNS, TABLE_RULES
+from .input_rules import MAX_LETTERS, MAX_ROUND, MAX_TABLE, MAX_WORDS, MIN_LETTERS, TABLE_PATTERNS, TABLE_RULES
+from .messages import Message
 from .profile import Profile
-from .records import Entry, Kind, Record, Verdict
-from .rules import consequence
+from .records import Entry, Kind, Record, Verdict, kind_message, verdict_message
+from .rules import ChallengeRule, consequence, stored_consequence_message
 
 MAX_NOTE = 500
+_RULES = {rule.value for rule in ChallengeRule}
+# What the TD may do to a record, and how each is refused.
+_TD_ONLY = {"recheck": "error.td_only.recheck", "reissue": "error.td_only.reissue"}
+_NOT_A_CHALLENGE = {
+    "recheck": "error.record.recheck_not_a_challenge",
+    "reissue": "error.record.reissue_not_a_challenge",
+}
+_SOMEONE_ELSE = {
+    "recheck": "error.record.someone_else_recheck", "reissue": "error.record.someone_else_reissue",
+    "ruling": "error.record.someone_else_ruling",
+}  # fmt: skip
 _SEPARATORS = re.compile(r"[\s,]+")
 _TABLES = {tables: re.compile(pattern) for tables, pattern in TABLE_PATTERNS.items()}
 
@@ -44,11 +56,11 @@ def check_table(table: str | int, event: Event) -> str:
     names the tables (``tables = "names"``). Raises :class:`InvalidInput` naming the field."""
     label = str(table).strip()
     if isinstance(table, bool) or not _TABLES[event.tables].fullmatch(label):
-        rule = TABLE_RULES[event.tables]
+        rule = Message(TABLE_RULES[event.tables], max=str(MAX_TABLE))
         raise InvalidInput(
-            f"table {str(table)!r} is not a table number: the tables of {event.name} are {rule}",
-            details=[{"field": "table", "message": f"must be {rule}"}],
-        )
+            "error.table.not_the_events", table=repr(str(table)), event=event.name, rule=rule,
+            details=[{"field": "table", "message": Message("error.table.must_be", rule=rule).text()}],
+        )  # fmt: skip
     return label
 
 
@@ -57,23 +69,34 @@ def check_round(round_number: int | None, event: Event | None = None) -> int | N
 
     Raises :class:`InvalidInput`."""
     if round_number is None and event is not None and event.rounds:
-        current = f" (the current round is {event.current_round})" if event.current_round is not None else ""
-        raise InvalidInput(
-            f"round is missing: the challenges of {event.name} carry a round number: type the round{current}",
-            details=[{"field": "round", "message": "required: this event's challenges carry a round number"}],
-        )
+        details = [{"field": "round", "message": "required: this event's challenges carry a round number"}]
+        if event.current_round is not None:
+            raise InvalidInput(
+                "error.round.missing_current", event=event.name, current=event.current_round, details=details
+            )
+        raise InvalidInput("error.round.missing", event=event.name, details=details)
     if round_number is not None and not (1 <= round_number <= MAX_ROUND):
-        raise InvalidInput(f"round {round_number} is not a round number (1 to {MAX_ROUND})")
+        raise InvalidInput("error.round.invalid", round=str(round_number), max=MAX_ROUND)
     return round_number
 
 
+# The refusals of a note: too long, and missing where it must be given (a reissue's reason, a ruling's note).
+_NOTE_TOO_LONG = {
+    None: "error.note.too_long",
+    "reason": "error.note.reason_too_long",
+    "ruling": "error.note.ruling_too_long",
+}
+_NOTE_MISSING = {"reason": "error.note.reason_missing", "ruling": "error.note.ruling_missing"}
+
+
 def check_note(note: str | None, *, required: str | None = None) -> str | None:
-    """A free-text note or reason; ``required`` names it when it must be given."""
+    """A free-text note or reason; ``required`` (``reason`` for a reissue, ``ruling`` for a ruling's note) when
+    it must be given. Raises :class:`InvalidInput`."""
     text = (note or "").strip()
     if required and not text:
-        raise InvalidInput(f"{required} is required")
+        raise InvalidInput(_NOTE_MISSING[required])
     if len(text) > MAX_NOTE:
-        raise InvalidInput(f"{required or 'the note'} is {len(text)} characters long; at most {MAX_NOTE}")
+        raise InvalidInput(_NOTE_TOO_LONG[required], length=len(text), max=MAX_NOTE)
     return text or None
 
 
@@ -88,7 +111,7 @@ class Adjudicator:
     def __init__(self, event: Event, profiles: dict[str, Profile], audit: AuditLog) -> None:
         missing = [d.lexicon for d in event.divisions if d.lexicon not in profiles]
         if missing:
-            raise ProfileError(f"the event's divisions use lexicons that are not loaded: {', '.join(missing)}")
+            raise ProfileError("error.event.lexicons_not_loaded", lexicons=", ".join(missing))
         self.event = event
         self.profiles = profiles
         self.audit = audit
@@ -100,16 +123,16 @@ class Adjudicator:
         """
         typed = split_words(words)
         if not typed:
-            raise InvalidInput(f"no words: type the {MIN_LETTERS}-{MAX_LETTERS} letter words of the challenge")
+            raise InvalidInput("error.words.none", min=MIN_LETTERS, max=MAX_LETTERS)
         if len(typed) > MAX_WORDS:
-            raise InvalidInput(f"{len(typed)} words: a challenge has 1 to {MAX_WORDS} words (a play forms at most 8)")
+            raise InvalidInput("error.words.too_many", n=len(typed), max=MAX_WORDS)
         normalised = self.profiles[division.lexicon].normalise_words(typed)
         for position, (entry, word) in enumerate(zip(typed, normalised, strict=True), start=1):
             if not (MIN_LETTERS <= len(word) <= MAX_LETTERS):
                 raise InvalidInput(
-                    f"word {position} {entry!r} has {len(word)} letter{'s' if len(word) != 1 else ''}: "
-                    f"a challenged word has {MIN_LETTERS} to {MAX_LETTERS} letters"
-                )
+                    "error.words.length", position=position, word=repr(entry), n=len(word), min=MIN_LETTERS,
+                    max=MAX_LETTERS,
+                )  # fmt: skip
         return typed, normalised
 
     def _entry(
@@ -174,7 +197,7 @@ class Adjudicator:
 
     def recheck(self, principal: Principal, parent_id: int, *, request_id: str, note: str | None = None) -> Entry:
         """Re-adjudicate the same words, by someone other than the original adjudicator (WESPA 3.10.10)."""
-        parent = self._parent(principal, parent_id, "re-adjudicate")
+        parent = self._parent(principal, parent_id, "recheck")
         division = self._division_of(parent)
         return self._entry(
             principal, Kind.RECHECK, division, parent.table, parent.round, parent.words_typed, parent.words,
@@ -190,16 +213,16 @@ class Adjudicator:
         typed, normalised = self.checked_words(division, words)
         return self._entry(
             principal, Kind.REISSUE, division, parent.table, parent.round, typed, normalised, request_id,
-            parent=parent, note=check_note(reason, required="the reason for the reissue"),
+            parent=parent, note=check_note(reason, required="reason"),
         )  # fmt: skip
 
     def ruling(self, principal: Principal, parent_id: int, *, verdict: Verdict, note: str, request_id: str) -> Entry:
         """The TD's final ruling on a challenge (typically after a disagreeing re-adjudication)."""
-        principal.require_td("record a ruling")
+        principal.require_td("error.td_only.ruling")
         parent = self.get_record(parent_id)
         if parent.kind is Kind.RULING:
-            raise InvalidInput(f"record {parent_id} is a ruling: rule on the challenge it settled")
-        self._require_other_adjudicator(principal, parent, "rule on")
+            raise InvalidInput("error.record.ruling_on_ruling", id=str(parent_id))
+        self._require_other_adjudicator(principal, parent, "ruling")
         division = self._division_of(parent)
         acceptable = verdict is Verdict.ACCEPTABLE
         return Entry(
@@ -221,44 +244,43 @@ class Adjudicator:
             consequence=consequence(division.rule, acceptable, len(parent.words)).as_dict(),
             request_id=check_request_id(request_id),
             agrees=verdict == parent.verdict,
-            note=check_note(note, required="the ruling's note"),
+            note=check_note(note, required="ruling"),
         )
 
     def get_record(self, record_id: int) -> Record:
         """The record with that id. Raises :class:`NotFound`."""
         record = self.audit.get(record_id)
         if record is None:
-            raise NotFound(f"no record {record_id} in the audit log")
+            raise NotFound("error.record.not_found", id=str(record_id))
         return record
 
     def _parent(self, principal: Principal, parent_id: int, action: str) -> Record:
-        principal.require_td(action)
+        """The record to re-adjudicate (``action`` ``recheck``) or reissue (``reissue``): a challenge or a
+        reissue that ``principal``, the TD, did not adjudicate. Raises :class:`Forbidden`, :class:`NotFound`,
+        :class:`InvalidInput`."""
+        principal.require_td(_TD_ONLY[action])
         parent = self.get_record(parent_id)
         if parent.kind not in (Kind.CHALLENGE, Kind.REISSUE):
-            raise InvalidInput(f"record {parent_id} is a {parent.kind.value}: {action} the challenge itself")
+            raise InvalidInput(_NOT_A_CHALLENGE[action], id=str(parent_id), kind=kind_message(parent.kind))
         self._require_other_adjudicator(principal, parent, action)
         return parent
 
     def _require_other_adjudicator(self, principal: Principal, record: Record, action: str) -> None:
-        """Raise :class:`Forbidden` if ``principal`` adjudicated ``record`` or a record it comes from."""
+        """Raise :class:`Forbidden` if ``principal`` adjudicated ``record`` or a record it comes from (``action``:
+        ``recheck``, ``reissue`` or ``ruling``, for the refusal)."""
         originals = {record.actor}
         ancestor = record
         while ancestor.parent_id is not None:
             ancestor = self.get_record(ancestor.parent_id)
             originals.add(ancestor.actor)
         if principal.actor in originals:
-            raise Forbidden(
-                f"{principal.actor} adjudicated record {record.id} (or the challenge it comes from): "
-                f"someone else must {action} it"
-            )
+            raise Forbidden(_SOMEONE_ELSE[action], actor=principal.actor, id=str(record.id))
 
     def _division_of(self, record: Record) -> Division:
         try:
             return self.event.division(record.division)
         except InvalidInput:
-            raise InvalidInput(
-                f"record {record.id} is from division {record.division}, which this event no longer has"
-            ) from None
+            raise InvalidInput("error.record.division_gone", id=str(record.id), division=record.division) from None
 
 
 def record_view(record: Record, principal: Principal, audit: AuditLog | None = None) -> dict[str, Any]:
@@ -286,7 +308,14 @@ def record_view(record: Record, principal: Principal, audit: AuditLog | None = N
 
 
 def verdict_view(record: Record) -> dict[str, Any]:
-    """What anyone allowed to see ``record`` may see: the verdict, never the per-word results (dockets too)."""
+    """What anyone allowed to see ``record`` may see: the verdict, never the per-word results (dockets too).
+
+    The consequence is the stored one (its English ``text``) with its ``message``; ``kind_message``,
+    ``verdict_message`` and ``rule_message`` say the kind, verdict and rule in words: each a catalogue key
+    and its parameters, for screens to say in the event's language.
+    """
+    acceptable = record.verdict is Verdict.ACCEPTABLE
+    said = stored_consequence_message(record.rule, acceptable, len(record.words), record.consequence)
     return {
         "id": record.id,
         "kind": record.kind.value,
@@ -303,7 +332,10 @@ def verdict_view(record: Record) -> dict[str, Any]:
         "lexicon": record.lexicon,
         "fingerprint": record.fingerprint,
         "rule": record.rule,
-        "consequence": record.consequence,
+        "consequence": {**record.consequence, "message": said.as_dict()},
+        "kind_message": kind_message(record.kind).as_dict(),
+        "verdict_message": verdict_message(record.verdict).as_dict(),
+        "rule_message": ChallengeRule(record.rule).message.as_dict() if record.rule in _RULES else None,
         "agrees": record.agrees,
         "request_id": record.request_id,
         # A record's hash is safe to show only when salted (records.Record.salt); a record from before salts

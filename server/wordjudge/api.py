@@ -131,7 +131,7 @@ async def submit_challenge(body: ChallengeIn, resources: ResourcesDep, who: Prin
 @router.get("/challenges", tags=["challenges"])
 def list_challenges(
     resources: ResourcesDep,
-    who: Annotated[Principal, td_only("list the audit log")],
+    who: Annotated[Principal, td_only("error.td_only.list_log")],
     where: FilterDep,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
     before_id: Annotated[int | None, Query(ge=1, le=2**53)] = None,
@@ -166,7 +166,7 @@ async def settle_request(
     """
     record = await resources.audit.settled(who.actor, request_id)
     if record is None:
-        raise NotFound(f"request {request_id} of {who.actor} was not recorded: nothing was adjudicated")
+        raise NotFound("error.request.not_recorded", request_id=request_id, actor=who.actor)
     return record_view(record, who)
 
 
@@ -235,7 +235,7 @@ async def ruling(record_id: _RecordId, body: RulingIn, resources: ResourcesDep, 
 @router.get("/audit/verify", tags=["audit"])
 def verify_audit(
     resources: ResourcesDep,
-    who: Annotated[Principal, td_only("verify the audit log")],
+    who: Annotated[Principal, td_only("error.td_only.verify_log")],
     head: Annotated[list[str] | None, Query(description="Heads shown elsewhere (ID:HEX), e.g. a docket's.")] = None,
 ) -> dict[str, Any]:
     """Check the whole log: its hash chain, each record's consistency, and each head given (TD only).

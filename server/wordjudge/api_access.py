@@ -104,7 +104,7 @@ def create_pairing_code(
     body: PairingCodeIn,
     request: Request,
     resources: ResourcesDep,
-    who: Annotated[Principal, td_only("hand out pairing codes")],
+    who: Annotated[Principal, td_only("error.td_only.pairing_codes")],
 ) -> dict[str, Any]:
     """A one-time code (30 minutes) that enrols one kiosk or handheld, with a QR code of its pairing link (TD).
 
@@ -116,7 +116,8 @@ def create_pairing_code(
     code = resources.access.pairing.create_code(Role(body.role), division, body.name, by=who.actor)
     base = server_url(resources.settings, resources.mdns, seen_at=str(request.base_url))
     link = pairing_link(base.url, code.role, code.code)
-    return {**code.as_dict(), "link": link, "link_note": base.note, "qr_svg": qr_svg(link)}
+    note = base.said.as_dict() if base.said else None
+    return {**code.as_dict(), "link": link, "link_note": base.note, "link_note_message": note, "qr_svg": qr_svg(link)}
 
 
 class SheetDeviceIn(StrictBody):
@@ -134,7 +135,7 @@ def create_pairing_sheet(
     body: PairingSheetIn,
     request: Request,
     resources: ResourcesDep,
-    who: Annotated[Principal, td_only("hand out pairing codes")],
+    who: Annotated[Principal, td_only("error.td_only.pairing_codes")],
 ) -> dict[str, Any]:
     """One code per named device, all or none, to print on one sheet (a hall: kiosk-01..kiosk-40) (TD).
 
@@ -148,7 +149,7 @@ def create_pairing_sheet(
     for code in codes:
         link = pairing_link(base.url, code.role, code.code)
         sheet.append({**code.as_dict(), "link": link, "qr_svg": qr_svg(link)})
-    return {"codes": sheet, "link_note": base.note}
+    return {"codes": sheet, "link_note": base.note, "link_note_message": base.said.as_dict() if base.said else None}
 
 
 @router.post("/enrol", status_code=201, tags=["access"])
@@ -161,14 +162,14 @@ def enrol(body: EnrolIn, request: Request, resources: ResourcesDep) -> dict[str,
 
 
 @router.get("/devices", tags=["access"])
-def devices(resources: ResourcesDep, who: Annotated[Principal, td_only("see the devices")]) -> dict[str, Any]:
+def devices(resources: ResourcesDep, who: Annotated[Principal, td_only("error.td_only.see_devices")]) -> dict[str, Any]:
     """Every enrolled device with its role, division, last-seen time and state (TD)."""
     return {"devices": [device.as_dict() for device in resources.access.devices.all()]}
 
 
 @router.post("/devices/{name}/revoke", tags=["access"])
 def revoke_device(
-    name: _DeviceName, resources: ResourcesDep, who: Annotated[Principal, td_only("revoke devices")]
+    name: _DeviceName, resources: ResourcesDep, who: Annotated[Principal, td_only("error.td_only.revoke_devices")]
 ) -> dict[str, Any]:
     """Revoke a device: its next request fails (TD)."""
     return resources.access.devices.revoke(name, by=who.actor).as_dict()
@@ -183,7 +184,7 @@ def accept_move(
     name: _DeviceName,
     body: MoveIn,
     resources: ResourcesDep,
-    who: Annotated[Principal, td_only("accept a device's move")],
+    who: Annotated[Principal, td_only("error.td_only.accept_move")],
 ) -> dict[str, Any]:
     """Let a device's token work from the new address it was refused from (it moved: a new cable, Wi-Fi) (TD).
 
@@ -193,7 +194,7 @@ def accept_move(
 
 
 @router.get("/alerts", tags=["access"])
-def alerts(resources: ResourcesDep, who: Annotated[Principal, td_only("see alerts")]) -> dict[str, Any]:
+def alerts(resources: ResourcesDep, who: Annotated[Principal, td_only("error.td_only.see_alerts")]) -> dict[str, Any]:
     """Alerts for the TD, newest first: rate limits, throttled guessing, devices that moved, lost writes (TD).
 
     Repeats within a minute are counted (`count`, `last_at`) rather than listed; the newest of each kind are

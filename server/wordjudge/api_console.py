@@ -67,7 +67,7 @@ _EVENT_BODY = {
 async def feed(
     request: Request,
     resources: ResourcesDep,
-    who: Annotated[Principal, td_only("follow the live feed")],
+    who: Annotated[Principal, td_only("error.td_only.follow_feed")],
     where: FilterDep,
     seconds: Annotated[float | None, Query(gt=0, le=86400, description="Stop after this long (scripts).")] = None,
 ) -> StreamingResponse:
@@ -110,7 +110,7 @@ async def feed(
 @router.get("/export", tags=["console"], response_class=Response, responses=_EXPORT_DOC)
 def export_records(
     resources: ResourcesDep,
-    who: Annotated[Principal, td_only("export the audit log")],
+    who: Annotated[Principal, td_only("error.td_only.export")],
     where: FilterDep,
     format: Annotated[ExportFormat, Query(description="csv or jsonl")] = ExportFormat.CSV,
 ) -> Response:
@@ -127,7 +127,7 @@ def export_records(
 
 @router.get("/summary", tags=["console"])
 def summary(
-    resources: ResourcesDep, who: Annotated[Principal, td_only("see the event summary")], where: FilterDep
+    resources: ResourcesDep, who: Annotated[Principal, td_only("error.td_only.summary")], where: FilterDep
 ) -> dict[str, Any]:
     """The event's challenges per division and round, the share acceptable, the most challenged words (TD).
 
@@ -142,14 +142,14 @@ def summary(
 
 
 @router.get("/tds", tags=["console"])
-def tds(resources: ResourcesDep, who: Annotated[Principal, td_only("see the TD accounts")]) -> dict[str, Any]:
+def tds(resources: ResourcesDep, who: Annotated[Principal, td_only("error.td_only.see_tds")]) -> dict[str, Any]:
     """The TD accounts (TD)."""
     return {"tds": [vars(account) for account in resources.access.tds.all()]}
 
 
 @router.post("/tds", status_code=201, tags=["console"])
 async def add_td(
-    body: LoginIn, resources: ResourcesDep, who: Annotated[Principal, td_only("add TD accounts")]
+    body: LoginIn, resources: ResourcesDep, who: Annotated[Principal, td_only("error.td_only.add_tds")]
 ) -> dict[str, Any]:
     """Add a TD or deputy account (TD)."""
     account = await run_in_threadpool(resources.access.tds.add, body.name, body.password, by=who.actor)
@@ -160,7 +160,7 @@ async def add_td(
 def disable_td(
     name: Annotated[str, Path(max_length=40)],
     resources: ResourcesDep,
-    who: Annotated[Principal, td_only("disable TD accounts")],
+    who: Annotated[Principal, td_only("error.td_only.disable_tds")],
 ) -> dict[str, Any]:
     """Disable a TD account and end its sessions (TD; not one's own)."""
     who.require_not_own_account(name)
@@ -171,7 +171,7 @@ def disable_td(
 @router.put("/event", tags=["console"], openapi_extra=_EVENT_BODY)
 def replace_event(
     resources: ResourcesDep,
-    who: Annotated[Principal, td_only("change the event")],
+    who: Annotated[Principal, td_only("error.td_only.change_event")],
     body: Annotated[dict[str, Any], Depends(json_object)],
 ) -> dict[str, Any]:
     """Change the event: name, divisions with their lexicon and rule, rate limit, kiosk result time (TD).
@@ -189,7 +189,7 @@ def replace_event(
 
 @router.put("/event/round", tags=["console"])
 def set_current_round(
-    body: RoundSetting, resources: ResourcesDep, who: Annotated[Principal, td_only("set the current round")]
+    body: RoundSetting, resources: ResourcesDep, who: Annotated[Principal, td_only("error.td_only.set_round")]
 ) -> dict[str, Any]:
     """Set the round under way (TD): every kiosk and handheld pre-fills it in a new challenge (null: none).
 
@@ -201,7 +201,7 @@ def set_current_round(
 
 @router.get("/lexicons/available", tags=["console"])
 def available_lexicons(
-    resources: ResourcesDep, who: Annotated[Principal, td_only("see the compiled lexicons")]
+    resources: ResourcesDep, who: Annotated[Principal, td_only("error.td_only.see_lexicons")]
 ) -> dict[str, Any]:
     """The compiled lexicons and profiles in the data dir that a division may use (TD)."""
     return {"names": Catalog(resources.settings.data_dir).names(), "served": list(resources.served.lexicon_views)}

@@ -50,5 +50,5 @@ def audit_head(
         return resources.audit.head.as_dict()
     record = resources.audit.get(at)
     if record is None:
-        raise NotFound(f"no record {at} in the audit log")
+        raise NotFound("error.record.not_found", id=str(at))
     return Head(at, record.id, record.hash).as_dict()

@@ -23,6 +23,7 @@ from .api_access import router as access_router
 from .api_console import router as console_router
 from .api_metrics import router as metrics_router
 from .errors import WordjudgeError, error_body
+from .messages import Message as Said
 from .resources import Resources
 from .settings import Settings
 from .transport import BodyLimit
@@ -144,31 +145,35 @@ def _add_error_handlers(app: FastAPI) -> None:
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         phrase = HTTPStatus(exc.status_code).phrase
         code = phrase.lower().replace(" ", "_").replace("-", "_")
-        message = (
-            exc.detail
-            if isinstance(exc.detail, str) and exc.detail != phrase
-            else _MESSAGES.get(exc.status_code, phrase)
-        )
+        if isinstance(exc.detail, str) and exc.detail != phrase:
+            message = Said("error.http.detail", detail=exc.detail)  # the framework's own words, as they are
+        elif exc.status_code in _MESSAGES:
+            message = Said(_MESSAGES[exc.status_code])
+        else:
+            message = Said("error.http.status", phrase=phrase)
         headers = exc.headers
         if exc.status_code == 404:
-            message = f"{message}: {request.url.path}"
+            message = Said("error.http.at_path", problem=message, path=request.url.path)
         elif exc.status_code == 405 and (allowed := _allowed_methods(request)):
             headers = {**(headers or {}), "Allow": allowed}
         return JSONResponse(error_body(exc.status_code, code, message), status_code=exc.status_code, headers=headers)
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
+        # pydantic's own words for each field (English), in one message naming every field at fault.
         problems = [
             {"field": ".".join(str(part) for part in error["loc"]), "message": error["msg"]} for error in exc.errors()
         ]
-        message = "invalid request: " + "; ".join(f"{p['field']}: {p['message']}" for p in problems)
-        return JSONResponse(error_body(422, "invalid_request", message, problems), status_code=422)
+        listed = "; ".join(f"{p['field']}: {p['message']}" for p in problems)
+        return JSONResponse(
+            error_body(422, "invalid_request", Said("error.http.invalid_request", problems=listed), problems),
+            status_code=422,
+        )
 
     @app.exception_handler(Exception)
     async def internal_error(request: Request, exc: Exception) -> JSONResponse:
         log.exception("internal error on %s %s", request.method, request.url.path)
-        body = error_body(500, "internal_error", "internal error: the server logged it; call the TD")
-        return JSONResponse(body, status_code=500)
+        return JSONResponse(error_body(500, "internal_error", Said("error.http.internal")), status_code=500)
 
 
 _METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")
@@ -187,6 +192,6 @@ def _allowed_methods(request: Request) -> str:
 
 
 _MESSAGES = {
-    404: "no such page or API route",
-    405: "method not allowed on this route",
+    404: "error.http.not_found",
+    405: "error.http.method_not_allowed",
 }

@@ -44,6 +44,7 @@ from .audit_schema import MIGRATIONS
 from .chain import GENESIS, Head, HeadMark, Verification, insert_checkpoint, last_checkpoint, read_head, verify_chain
 from .database import BUSY_TIMEOUT_MS, connect_writer, migrate
 from .errors import AuditUnavailable, Conflict, InvalidInput
+from .messages import Message
 from .records import (
     ENTRY_FIELDS,
     INSERT_RECORD,
@@ -100,10 +101,15 @@ class Integrity:
         return None
 
     def as_dict(self) -> dict[str, Any]:
+        """The checks in English (``at_start``, ``whole``: "running" while it runs), and as messages to say them
+        in the event's language (``at_start_message``, ``whole_message``: ``chain.*`` keys)."""
+        whole = Message("chain.running") if self.whole_running else (self.whole.message() if self.whole else None)
         return {
             "at_start": self.at_start.describe() if self.at_start else None,
             "whole": "running" if self.whole_running else (self.whole.describe() if self.whole else None),
             "ok": self.broken is None,
+            "at_start_message": self.at_start.message().as_dict() if self.at_start else None,
+            "whole_message": whole.as_dict() if whole else None,
         }
 
 
@@ -191,7 +197,7 @@ class AuditLog:
             if checked.ok:
                 _write_checkpoint(connection, checked.head, whole=False)
         except (OSError, sqlite3.Error) as exc:
-            raise AuditUnavailable(f"the audit log {self.path} cannot be opened for writing: {exc}") from exc
+            raise AuditUnavailable("error.audit.cannot_open", path=str(self.path), reason=str(exc)) from exc
         if not checked.ok:
             log.error("the audit log %s failed its check: %s; no record will be added", self.path, checked.describe())
         # A daemon, so that a process that dies without close() still exits; a batch cut off before its
@@ -293,13 +299,10 @@ class AuditLog:
 
     def _enqueue(self, job: _Job | _Task) -> None:
         if self._writer is None:
-            raise AuditUnavailable("the audit log is not open for writing")
+            raise AuditUnavailable("error.audit.not_open")
         broken = self.integrity.broken
         if broken is not None and isinstance(job, _Job):
-            raise AuditUnavailable(
-                f"the audit log failed its check ({broken.describe()}): no verdict is given until the TD has "
-                "looked at it (wordjudge audit verify); call the TD"
-            )
+            raise AuditUnavailable("error.audit.failed_check", check=broken.message())
         self._queue.put(job)
 
     def append_sync(self, entry: Entry) -> Appended:
@@ -358,13 +361,15 @@ class AuditLog:
                     _resolve(task.future, task.run(connection))
                 except BaseException as exc:  # the caller gets it, whatever it is
                     _rollback(connection)
-                    _resolve(task.future, AuditUnavailable(f"the audit log {self.path} cannot be used: {exc}"))
+                    _resolve(
+                        task.future, AuditUnavailable("error.audit.cannot_use", path=str(self.path), reason=str(exc))
+                    )
         connection.close()
         self._refuse_queued()
 
     def _refuse_queued(self) -> None:
         """Answer what was queued after the stop: nobody may be left waiting for a writer that is gone."""
-        closed = AuditUnavailable("the audit log was closed (the server is stopping): nothing was recorded")
+        closed = AuditUnavailable("error.audit.closed")
         while True:
             try:
                 job = self._queue.get_nowait()
@@ -403,10 +408,7 @@ class AuditLog:
             self.stats.last_failure = str(exc)
             self.stats.failing = True
             log.error("audit log write failed: %s", exc)
-            refusal = AuditUnavailable(
-                f"the audit log cannot be written ({exc}): the challenge was not recorded and no verdict "
-                "is given; call the TD"
-            )
+            refusal = AuditUnavailable("error.audit.cannot_write", reason=str(exc))
             _settle([(batch[0], refusal)])
             return
         except BaseException as exc:  # a bug: never leave a caller waiting
@@ -442,7 +444,7 @@ class AuditLog:
             existing = from_row(row)
             if existing.same_request(entry):
                 return Appended(existing, replayed=True)
-            return Conflict(conflicting_request(entry.request_id, existing.id))
+            return conflicting_request(entry.request_id, existing.id)
         self._head = Head(head.records + 1, record_id, record.hash)
         return Appended(record, replayed=False)
 
@@ -454,17 +456,17 @@ class AuditLog:
             connection = self._readers.get_nowait()
         except queue.Empty:
             if not self.path.exists():
-                raise AuditUnavailable(f"there is no audit log at {self.path}") from None
+                raise AuditUnavailable("error.audit.missing", path=str(self.path)) from None
             try:
                 connection = self._connect_reader()
             except sqlite3.Error as exc:
-                raise AuditUnavailable(f"the audit log {self.path} cannot be read: {exc}") from exc
+                raise AuditUnavailable("error.audit.cannot_read", path=str(self.path), reason=str(exc)) from exc
             with self._readers_lock:
                 self._all_readers.append(connection)
         try:
             yield connection
         except sqlite3.Error as exc:
-            raise AuditUnavailable(f"the audit log {self.path} cannot be read: {exc}") from exc
+            raise AuditUnavailable("error.audit.cannot_read", path=str(self.path), reason=str(exc)) from exc
         finally:
             self._readers.put(connection)
 
@@ -585,16 +587,13 @@ def _rollback(connection: sqlite3.Connection) -> None:
         connection.execute("ROLLBACK")
 
 
-def conflicting_request(request_id: str, record_id: int) -> str:
-    """The message for a request id sent again with a different request (409)."""
-    return (
-        f"request id {request_id} was already used for a different request (record {record_id}); "
-        "a new request needs a new id"
-    )
+def conflicting_request(request_id: str, record_id: int) -> Conflict:
+    """The refusal of a request id sent again with a different request (409)."""
+    return Conflict("error.request.id_reused", request_id=request_id, id=str(record_id))
 
 
 def check_request_id(request_id: str) -> str:
     """Return a valid client request id or raise :class:`InvalidInput`."""
     if not (8 <= len(request_id) <= 64) or not all(c.isascii() and (c.isalnum() or c in "-_") for c in request_id):
-        raise InvalidInput("request_id must be 8 to 64 characters: letters, digits, '-' or '_' (a UUID is fine)")
+        raise InvalidInput("error.request.id_invalid")
     return request_id

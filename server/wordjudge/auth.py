@@ -42,17 +42,18 @@ class Principal:
     def require_not_monitor(self) -> None:
         """Raise :class:`Forbidden` for a monitor: its token reads the metrics and nothing else."""
         if self.role is Role.MONITOR:
-            raise Forbidden(f"{self.actor} is a monitor: its token reads GET /metrics only")
+            raise Forbidden("error.access.monitor_only_metrics", actor=self.actor)
 
     def require_metrics_reader(self) -> None:
         """Raise :class:`Forbidden` unless this is a monitor or the TD (kiosks and handhelds do not read metrics)."""
         if self.role not in (Role.MONITOR, Role.TD):
-            raise Forbidden("only a monitor's token or a TD may read the metrics")
+            raise Forbidden("error.access.metrics_readers")
 
-    def require_td(self, action: str) -> None:
-        """Raise :class:`Forbidden` unless this is the TD."""
+    def require_td(self, refusal: str) -> None:
+        """Raise :class:`Forbidden` with the message ``refusal`` (an ``error.td_only.*`` key: "only the TD may
+        ...") unless this is the TD."""
         if not self.is_td:
-            raise Forbidden(f"only the TD may {action}")
+            raise Forbidden(refusal)
 
     def require_may_see(self, record: Record) -> None:
         """Raise :class:`NotFound` unless this is the TD or the device that submitted ``record``.
@@ -60,18 +61,18 @@ class Principal:
         Not found rather than forbidden: a device learns nothing of the records other devices made.
         """
         if not self.is_td and record.actor != self.actor:
-            raise NotFound(f"no record {record.id} submitted by {self.actor}")
+            raise NotFound("error.record.not_yours", id=str(record.id), actor=self.actor)
 
     def require_not_own_account(self, name: str) -> None:
         """Raise :class:`Forbidden` if ``name`` is this TD's own account (another TD, or the command line, may
         disable it)."""
         if name.strip().casefold() == self.actor.casefold():
-            raise Forbidden("a TD cannot disable their own account (another TD, or wordjudge td disable, can)")
+            raise Forbidden("error.td.disable_self")
 
     def require_division(self, division: str) -> None:
         """Raise :class:`Forbidden` if this device is enrolled for another division."""
         if self.division is not None and self.division.casefold() != division.casefold():
-            raise Forbidden(f"{self.actor} is enrolled for division {self.division}, not {division}: ask the TD")
+            raise Forbidden("error.access.other_division", actor=self.actor, enrolled=self.division, division=division)
 
 
 def cli_principal() -> Principal:

@@ -24,7 +24,7 @@ def backup_sqlite(source: Path, destination: Path) -> Path:
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
         destination = destination / f"{source.stem}-{stamp}{source.suffix}"
     if destination.exists():
-        raise Conflict(f"{destination} exists already: choose another name (backups never overwrite)")
+        raise Conflict("error.backup.exists", path=str(destination))
     partial = destination.with_name(destination.name + ".partial")
     try:
         if not source.is_file():
@@ -45,5 +45,7 @@ def backup_sqlite(source: Path, destination: Path) -> Path:
         fsync_path(destination.parent)
     except (OSError, sqlite3.Error) as exc:
         partial.unlink(missing_ok=True)
-        raise AuditUnavailable(f"cannot back up {source} to {destination}: {exc}") from exc
+        raise AuditUnavailable(
+            "error.backup.failed", source=str(source), destination=str(destination), reason=str(exc)
+        ) from exc
     return destination

@@ -30,6 +30,7 @@ from typing import Any
 from .audit_schema import missing_or_changed
 from .errors import InvalidInput
 from .input_rules import MAX_WORDS
+from .messages import Message
 from .records import Kind, Verdict, canonical
 from .rules import ChallengeRule, consequence
 
@@ -72,18 +73,17 @@ class HeadMark:
 
     id: int
     hex: str
-    where: str = ""  # where it came from, for messages
+    where: str | Message = ""  # where it came from, for messages
 
     @classmethod
-    def parse(cls, text: str, where: str = "") -> HeadMark:
+    def parse(cls, text: str, where: str | Message = "") -> HeadMark:
         """Read ``ID:HEX`` (as a docket prints it; a leading '#' is fine). Raises :class:`InvalidInput`."""
         match = _HEAD.fullmatch(text.strip())
         if match is None or int(match[1]) < 1:
-            place = f" ({where})" if where else ""
-            raise InvalidInput(
-                f"{text.strip()[:80]!r}{place} is not a head: a record number, ':' and at least {HEAD_HEX} hex "
-                "digits of its hash, as a docket prints it (e.g. 42:3f9a0c17b2d4e865)"
-            )
+            shown = repr(text.strip()[:80])
+            if where:
+                raise InvalidInput("error.head.invalid_from", text=shown, where=where, hex=HEAD_HEX)
+            raise InvalidInput("error.head.invalid", text=shown, hex=HEAD_HEX)
         return cls(int(match[1]), match[2].lower(), where)
 
     def __str__(self) -> str:
@@ -99,13 +99,13 @@ def read_heads(path: Path) -> list[HeadMark]:
     try:
         lines = path.read_text("utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidInput(f"{path}: cannot be read as a heads file ({exc})") from exc
+        raise InvalidInput("error.head.file_unreadable", path=str(path), reason=str(exc)) from exc
     marks = []
     for number, line in enumerate(lines, start=1):
         text = line.strip()
         if not text or text.startswith("# ") or text == "#":
             continue
-        marks.append(HeadMark.parse(text.split()[-1], f"{path.name} line {number}"))
+        marks.append(HeadMark.parse(text.split()[-1], Message("chain.where.line", file=path.name, line=str(number))))
     return marks
 
 
@@ -147,27 +147,46 @@ class Verification:
     records: int  # records checked (since the checkpoint, if one was given)
     head: Head  # the last record found good
     first_bad_id: int | None = None
-    problem: str | None = None
+    problem: Message | None = None  # what is wrong with the first bad record (a chain.problem.* message)
     since: int = 0  # the checkpoint's record id: records up to it were not checked again
     heads: int = 0  # heads checked
 
+    def message(self) -> Message:
+        """The check's outcome in one sentence (``chain.*``): verified, with what; or where it broke and why."""
+        if not self.ok:
+            return Message("chain.broken", id=str(self.first_bad_id), problem=self.problem)
+        key = _VERIFIED[bool(self.since), bool(self.heads)]
+        params: dict[str, Any] = {"records": self.records, "head": self.head.text}
+        if self.since:
+            params["since"] = str(self.since)
+        if self.heads:
+            params["heads"] = self.heads
+        return Message(key, **params)
+
     def describe(self) -> str:
-        if self.ok:
-            checked = f"{self.records} record(s)" + (f" after record {self.since}" if self.since else "")
-            marks = f", {self.heads} head(s) matched" if self.heads else ""
-            return f"chain verified: {checked}, head {self.head.text}{marks}"
-        return f"chain broken at record {self.first_bad_id}: {self.problem}"
+        """:meth:`message` in English."""
+        return self.message().text()
 
     def as_dict(self) -> dict[str, Any]:
+        """The outcome as the API sends it: ``problem`` and ``description`` in English, ``message`` (and
+        ``problem_message``) as catalogue keys with their parameters."""
         return {
             "ok": self.ok, "records": self.records, "head": self.head.as_dict(), "first_bad_id": self.first_bad_id,
-            "problem": self.problem, "since": self.since, "heads": self.heads, "description": self.describe(),
+            "problem": self.problem.text() if self.problem else None, "since": self.since, "heads": self.heads,
+            "description": self.describe(), "message": self.message().as_dict(),
+            "problem_message": self.problem.as_dict() if self.problem else None,
         }  # fmt: skip
 
 
+_VERIFIED = {
+    (False, False): "chain.verified", (True, False): "chain.verified_since", (False, True): "chain.verified_heads",
+    (True, True): "chain.verified_since_heads",
+}  # fmt: skip
+
+
 class _Broken(Exception):
-    def __init__(self, record_id: int, problem: str) -> None:
-        super().__init__(problem)
+    def __init__(self, record_id: int, problem: Message) -> None:
+        super().__init__(problem.text())
         self.record_id = record_id
         self.problem = problem
 
@@ -201,30 +220,29 @@ def verify_chain(
     """
     changed = missing_or_changed(connection)
     if changed:
-        problem = (
-            f"the log's schema was changed ({', '.join(changed)} missing or altered): the append-only "
-            "triggers or the columns derived from each record's body cannot be trusted"
-        )
+        problem = Message("chain.problem.schema_changed", parts=", ".join(changed))
         return Verification(False, 0, GENESIS, 1, problem, heads=len(marks))
     previous, start = GENESIS, 0
     if since is not None:
         row = connection.execute("SELECT hash, created_at FROM records WHERE id = ?", (since.record_id,)).fetchone()
         if row is None or row[0] != since.hash:
-            problem = f"record {since.record_id} was checked before with hash {since.hash[:HEAD_HEX]}, and is now " + (
-                "missing: records were cut off" if row is None else f"{row[0][:HEAD_HEX]}: the log was rewritten"
-            )
+            checked = {"id": str(since.record_id), "hash": since.hash[:HEAD_HEX]}
+            if row is None:
+                problem = Message("chain.problem.checkpoint_missing", **checked)
+            else:
+                problem = Message("chain.problem.checkpoint_rewritten", **checked, now=row[0][:HEAD_HEX])
             return Verification(False, 0, GENESIS, since.record_id, problem, since=since.record_id)
         previous, start = Head(since.record_id, since.record_id, since.hash), since.record_id
         previous_time = row[1]
     by_id: dict[int, list[HeadMark]] = {}
     for mark in marks:
         by_id.setdefault(mark.id, []).append(mark)
-    found: list[tuple[int | None, str] | None] = []
+    found: list[tuple[int | None, Message] | None] = []
     checks = threading.Thread(target=lambda: found.append(_sql_problem(side or connection, start, deep)))
     if side is not None:
         checks.start()
     walk = _Walk(previous, by_id, previous_time if since is not None else "")
-    bad: tuple[int | None, str] | None = None
+    bad: tuple[int | None, Message] | None = None
     try:
         walk.records(connection.execute(_ROWS, (start,)))
         last = walk.head.id or 0
@@ -261,7 +279,7 @@ def _consequences() -> list[tuple[str, str, int, str]]:
     ]
 
 
-def _consequence_problem(connection: sqlite3.Connection, start: int) -> tuple[int, str] | None:
+def _consequence_problem(connection: sqlite3.Connection, start: int) -> tuple[int, Message] | None:
     """The first record whose consequence is not what its rule gives its word count and verdict (or whose rule
     or word count no record can have)."""
     # A keyed table of every consequence a record may carry (in the connection's own temporary database: the
@@ -282,30 +300,37 @@ def _consequence_problem(connection: sqlite3.Connection, start: int) -> tuple[in
         return None
     record_id, rule, verdict, words, text = row
     if text is None:
-        return record_id, f"its rule {rule!r}, verdict {verdict!r} and {words} word(s) are not those of a record"
-    return record_id, f"its consequence is not what rule {rule} gives {words} word(s) judged {verdict}"
+        return record_id, Message(
+            "chain.problem.not_a_rule", rule=repr(rule), verdict=repr(verdict), words=_shown(words)
+        )
+    return record_id, Message("chain.problem.consequence", rule=str(rule), words=_shown(words), verdict=str(verdict))
 
 
-def _sql_problem(connection: sqlite3.Connection, start: int, deep: bool) -> tuple[int | None, str] | None:
+def _shown(value: Any) -> Any:
+    """A value read from a record as a message's parameter: a number as a number, anything else as its text."""
+    return value if isinstance(value, int) else str(value)
+
+
+def _sql_problem(connection: sqlite3.Connection, start: int, deep: bool) -> tuple[int | None, Message] | None:
     """The first problem SQLite finds alone: a damaged file (``deep``), a record at odds with itself, a bad link."""
     if deep:
         check = connection.execute("PRAGMA quick_check").fetchone()[0]
         if check != "ok":
-            return None, f"SQLite reports a damaged file: {check}"
+            return None, Message("chain.problem.damaged_file", check=str(check))
     row = connection.execute(_BAD_ROWS, (start,)).fetchone()
-    bad: tuple[int | None, str] | None = None
+    bad: tuple[int | None, Message] | None = None
     if row is not None:
         record_id, kind, verdict, words, results, rejected, agrees = row
         if kind not in _KINDS or verdict not in _VERDICTS:
-            bad = record_id, f"it is not a record: kind {kind!r}, verdict {verdict!r}"
+            bad = record_id, Message("chain.problem.not_a_record", kind=repr(kind), verdict=repr(verdict))
         elif kind == "ruling":
-            bad = record_id, "it is a ruling with per-word results"
+            bad = record_id, Message("chain.problem.ruling_with_results")
         elif results != words:
-            bad = record_id, f"it has {words} word(s) but {results} per-word result(s)"
+            bad = record_id, Message("chain.problem.result_count", words=_shown(words), results=_shown(results))
         elif (verdict == "acceptable") == bool(rejected):
-            bad = record_id, f"its verdict ({verdict}) is not what its per-word results say"
+            bad = record_id, Message("chain.problem.verdict_results", verdict=str(verdict))
         else:
-            bad = record_id, f"it is a challenge, yet says whether it agrees with a record before it ({agrees})"
+            bad = record_id, Message("chain.problem.challenge_agrees", agrees=str(agrees))
     for found in (_consequence_problem(connection, start), _parent_problem(connection, start, bad[0] if bad else None)):
         if found is not None and (bad is None or bad[0] is None or found[0] < bad[0]):
             bad = found
@@ -318,12 +343,10 @@ def _head_before(connection: sqlite3.Connection, record_id: int) -> Head:
     return Head(found[0], found[0], found[1]) if found else GENESIS
 
 
-def _cut_off(last: int, mark: HeadMark) -> str:
-    shown = f" ({mark.where})" if mark.where else ""
-    return (
-        f"the log ends at record {last}, but the head {mark}{shown} was shown: records were cut off "
-        "(or that head is not from this log)"
-    )
+def _cut_off(last: int, mark: HeadMark) -> Message:
+    if mark.where:
+        return Message("chain.problem.cut_off_from", last=str(last), head=str(mark), where=mark.where)
+    return Message("chain.problem.cut_off", last=str(last), head=str(mark))
 
 
 class _Walk:
@@ -343,15 +366,16 @@ class _Walk:
             for record_id, record_hash, body, created_at in rows:
                 problem = None
                 if record_id != last_id + 1:
-                    raise _Broken(last_id + 1, f"record {last_id + 1} is missing (deleted?): the next is {record_id}")
+                    missing = Message("chain.problem.missing", id=str(last_id + 1), next=str(record_id))
+                    raise _Broken(last_id + 1, missing)
                 if sha256(body.encode()).hexdigest() != record_hash:
-                    problem = "its content was altered (its hash does not match it)"
+                    problem = Message("chain.problem.altered")
                 elif '"prev_hash":"' + prev_hash + '"' not in body:
-                    problem = "it does not link to the record before it (a record before it was altered)"
+                    problem = Message("chain.problem.unlinked")
                 elif f'"id":{record_id},' not in body:
-                    problem = "its content names another record id"
+                    problem = Message("chain.problem.other_id")
                 elif not isinstance(created_at, str) or created_at < last_time:
-                    problem = f"its time {created_at} is before the time of the record before it"
+                    problem = Message("chain.problem.time", time=str(created_at))
                 elif record_id in marks:
                     problem = _mark_problem(record_id, record_hash, marks[record_id])
                 if problem is not None:
@@ -363,14 +387,13 @@ class _Walk:
             self.count += count
 
 
-def _mark_problem(record_id: int, record_hash: str, marks: list[HeadMark]) -> str | None:
+def _mark_problem(record_id: int, record_hash: str, marks: list[HeadMark]) -> Message | None:
     for mark in marks:
         if not record_hash.startswith(mark.hex):
-            shown = f" ({mark.where})" if mark.where else ""
-            return (
-                f"its hash {record_hash[:HEAD_HEX]} does not match the head {mark}{shown}: the log was altered at "
-                f"or before record {record_id} and rehashed since that head was shown"
-            )
+            found = {"hash": record_hash[:HEAD_HEX], "head": str(mark), "id": str(record_id)}
+            if mark.where:
+                return Message("chain.problem.head_mismatch_from", **found, where=mark.where)
+            return Message("chain.problem.head_mismatch", **found)
     return None
 
 
@@ -380,20 +403,22 @@ _CHILDREN = """SELECT c.id, c.kind, c.parent_id, c.event, c.verdict, c.agrees, p
     ORDER BY c.id"""
 
 
-def _parent_problem(connection: sqlite3.Connection, after: int, before: int | None) -> tuple[int, str] | None:
+def _parent_problem(connection: sqlite3.Connection, after: int, before: int | None) -> tuple[int, Message] | None:
     """The first record in (after, before) whose parent link is wrong, and what is wrong with it."""
     for row in connection.execute(_CHILDREN, (after, before if before is not None else 2**63 - 1)):
         record_id, kind, parent_id, event, verdict, agrees, found, parent_kind, parent_event, parent_verdict = row
+        link = {"kind": str(kind), "parent": str(parent_id)}
         if kind == "challenge":
-            return record_id, f"it is a challenge, yet has a parent (record {parent_id})"
+            return record_id, Message("chain.problem.challenge_parent", parent=str(parent_id))
         if parent_id is None:
-            return record_id, f"it is a {kind} of no record"
+            return record_id, Message("chain.problem.orphan", kind=str(kind))
         if found is None or found >= record_id:
-            return record_id, f"it is a {kind} of record {parent_id}, which is not an earlier record"
+            return record_id, Message("chain.problem.parent_not_earlier", **link)
         if parent_event != event:
-            return record_id, f"it is a {kind} of record {parent_id}, of another event ({parent_event})"
+            return record_id, Message("chain.problem.parent_other_event", **link, event=str(parent_event))
         if parent_kind not in _PARENT_KINDS.get(kind, _KINDS - {"ruling"}):
-            return record_id, f"it is a {kind} of record {parent_id}, which is a {parent_kind}"
+            return record_id, Message("chain.problem.parent_kind", **link, parent_kind=str(parent_kind))
         if agrees is None or bool(agrees) != (verdict == parent_verdict):
-            return record_id, f"it says it {'agrees' if agrees else 'disagrees'} with record {parent_id}, wrongly"
+            wrongly = "chain.problem.agrees_wrongly" if agrees else "chain.problem.disagrees_wrongly"
+            return record_id, Message(wrongly, parent=str(parent_id))
     return None

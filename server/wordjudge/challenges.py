@@ -16,7 +16,7 @@ from .access import AccessStore
 from .adjudication import Adjudicator
 from .audit import Appended, AuditLog, conflicting_request
 from .auth import Principal
-from .errors import AuditUnavailable, Conflict, RateLimited
+from .errors import AuditUnavailable, RateLimited
 from .metrics import Metrics
 from .records import Entry, Kind
 from .served import ServedEvent
@@ -79,7 +79,7 @@ class ChallengeService:
             if original is None:
                 raise
             if not original.same_request(build()):  # the id of a recorded challenge, sent with other words
-                raise Conflict(conflicting_request(request_id, original.id)) from None
+                raise conflicting_request(request_id, original.id) from None
             return self._answered(Appended(original, replayed=True), started)
         try:
             appended = await self.audit.append(build())
@@ -130,11 +130,9 @@ class ChallengeService:
         try:
             record = self.audit.by_request(actor, request_id)
         except AuditUnavailable:
-            failure.message = (
-                f"{failure.message.split(':', 1)[0]}: whether the request was recorded is not known (the log "
-                "cannot be read either): send it again with the same request id, or call the TD"
-            )
-            raise failure from None
+            # The write's own reason (SQLite's words), without its "was not recorded": that is not known now.
+            reason = failure.msg.params.get("reason", failure.msg)
+            raise AuditUnavailable("error.audit.unknown_outcome", reason=reason) from None
         if record is None:
             return None
         log.warning("a write failed after record %d was committed: answering with it (%s)", record.id, failure)

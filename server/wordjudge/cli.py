@@ -20,6 +20,7 @@ from . import __version__
 from .cli_access import device, td
 from .cli_audit import audit, witness
 from .cli_folder import say_folder
+from .cli_language import cli_language
 from .cli_options import setting_options
 from .datadir import FolderInUse, ServerLock, lock_for_server, refuse_if_served, restrict_umask
 from .editions import load_registry, short
@@ -28,7 +29,9 @@ from .event import EVENT_FILE, load_event, write_event_file
 from .event import template as event_template
 from .lexicon import DEMO_NAME, Lexicon, Manifest
 from .logs import configure_logging, uvicorn_json_config
+from .messages import Message, render
 from .profile import Catalog
+from .records import Verdict, verdict_message
 from .served import describe_profile, unverified_claims
 from .settings import Settings, load_settings
 from .wordlist import Progress, SourceFormat, WordList, read_word_list
@@ -268,22 +271,28 @@ def lexicon_info(name: str, data_dir: Path | None) -> None:
 @lexicon.command("check")
 @click.argument("name")
 @click.argument("words", nargs=-1, required=True)
-@setting_options("data_dir")
-def lexicon_check(name: str, words: tuple[str, ...], data_dir: Path | None) -> None:
-    """Look WORDS up in a lexicon or profile, word by word, with the source that accepted each (TD only)."""
-    profile = _catalog(data_dir).open(name)
+@setting_options("data_dir", "language")
+def lexicon_check(name: str, words: tuple[str, ...], data_dir: Path | None, language: str | None) -> None:
+    """Look WORDS up in a lexicon or profile, word by word, with the source that accepted each (TD only).
+
+    The lines are in the event's language (or --language's)."""
+    settings = load_settings(data_dir=data_dir, language=language)
+    lang = cli_language(settings)
+    profile = Catalog(settings.data_dir).open(name)
     typed = [word for argument in words for word in re.split(r"[\s,]+", argument) if word]
     results = profile.check(typed)
     width = max(len(result.word) for result in results)
+    said = {True: render("cli.word.acceptable", lang=lang), False: render("cli.word.not_acceptable", lang=lang)}
+    column = max(14, *(len(text) for text in said.values()))
     for result in results:
-        click.echo(
-            f"{result.word.ljust(width)}  {'acceptable' if result.acceptable else 'NOT acceptable':14}  {result.reason}"
-        )
-    count = f"{len(results)} word{'s' if len(results) != 1 else ''}"
-    if all(result.acceptable for result in results):
-        click.echo(f"Verdict: ACCEPTABLE ({count}, {profile.name} {short(profile.fingerprint)})")
-    else:
-        click.echo(f"Verdict: UNACCEPTABLE ({count}, {profile.name} {short(profile.fingerprint)})")
+        reason = profile.reason_message(result.word).text(lang)
+        click.echo(f"{result.word.ljust(width)}  {said[result.acceptable].ljust(column)}  {reason}")
+    verdict = Verdict.ACCEPTABLE if all(result.acceptable for result in results) else Verdict.UNACCEPTABLE
+    line = Message(
+        "cli.verdict", verdict=verdict_message(verdict), n=len(results), lexicon=profile.name,
+        fingerprint=short(profile.fingerprint),
+    )  # fmt: skip
+    click.echo(line.text(lang))
 
 
 @lexicon.command("diff")

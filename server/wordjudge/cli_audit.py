@@ -6,6 +6,7 @@ import os
 import sys
 import time
 from contextlib import suppress
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -14,12 +15,14 @@ import click
 from .audit import AUDIT_FILE, AuditLog
 from .backup import backup_sqlite
 from .chain import HeadMark, read_heads
+from .cli_language import cli_language
 from .cli_options import F, setting_options
 from .editions import short
 from .errors import InvalidInput
 from .export import ExportFormat, export
 from .input_rules import MAX_ROUND
-from .records import Kind, Record, RecordFilter, Verdict, utc_time
+from .messages import Message, format_datetime
+from .records import Kind, Record, RecordFilter, Verdict, kind_message, utc_time, verdict_message
 from .settings import load_settings
 from .wordlist import normalise
 
@@ -64,12 +67,13 @@ def _record_filters(command: F) -> F:
     type=click.Path(path_type=Path, dir_okay=False),
     help="A file of heads, one a line, such as a witness writes (wordjudge witness).",
 )
-@setting_options("data_dir")
-def audit_verify(heads: tuple[str, ...], heads_file: Path | None, data_dir: Path | None) -> None:
+@setting_options("data_dir", "language")
+def audit_verify(heads: tuple[str, ...], heads_file: Path | None, data_dir: Path | None, language: str | None) -> None:
     """Check the whole log: its hash chain, each record's consistency, and every head given.
 
     A head from a docket or a witness also catches a log rewritten after it, or cut off before it.
     Names the first bad record and exits 1 if the log fails; exits 2 for a head that cannot be read.
+    The result is said in the event's language (or --language's).
     """
     try:
         marks = [HeadMark.parse(text, "--expect-head") for text in heads]
@@ -77,34 +81,39 @@ def audit_verify(heads: tuple[str, ...], heads_file: Path | None, data_dir: Path
             marks += read_heads(heads_file)
     except InvalidInput as exc:
         raise click.UsageError(exc.message) from None
-    _verify_and_report(load_settings(data_dir=data_dir).data_dir / AUDIT_FILE, marks)
+    settings = load_settings(data_dir=data_dir, language=language)
+    _verify_and_report(settings.data_dir / AUDIT_FILE, cli_language(settings), marks)
 
 
-def _verify_and_report(path: Path, marks: list[HeadMark] | None = None, broken: str = "") -> None:
-    """Verify the log at ``path``, print the result; exit 1 (with ``broken`` before the reason) if it fails."""
+def _verify_and_report(path: Path, lang: str, marks: list[HeadMark] | None = None, *, copy: bool = False) -> None:
+    """Verify the log at ``path``, print the result in ``lang``; exit 1 if it fails (for a ``copy``, a backup
+    just written, saying that it was written)."""
     log = AuditLog(path)
     try:
         result = log.verify(marks or ())
     finally:
         log.close()
     if not result.ok:
-        raise click.ClickException(f"{path}: {broken}{result.describe()}")
-    click.echo(f"{path}: {result.describe()}")
+        broken = "cli.backup_broken" if copy else "cli.verify"
+        raise click.ClickException(Message(broken, path=str(path), result=result.message()).text(lang))
+    click.echo(Message("cli.verify", path=str(path), result=result.message()).text(lang))
 
 
 @audit.command("backup")
 @click.argument("destination")
-@setting_options("data_dir")
-def audit_backup(destination: str, data_dir: Path | None) -> None:
+@setting_options("data_dir", "language")
+def audit_backup(destination: str, data_dir: Path | None, language: str | None) -> None:
     """Copy the audit log to DESTINATION (a file, or a folder for a dated file), safely while serving.
 
-    The copy's hash chain is verified; the command exits 1 if it does not verify.
+    The copy's hash chain is verified (the result said in the event's language, or --language's); the
+    command exits 1 if it does not verify.
     """
     # A Path forgets a trailing slash: "backups/" meant a folder, never a file named "backups".
     if destination.endswith(("/", os.sep)) and not Path(destination).is_dir():
         raise click.ClickException(f"{destination} is not a folder: create it first, or give a file name")
-    copy = backup_sqlite(load_settings(data_dir=data_dir).data_dir / AUDIT_FILE, Path(destination))
-    _verify_and_report(copy, broken="written, but ")
+    settings = load_settings(data_dir=data_dir, language=language)
+    copy = backup_sqlite(settings.data_dir / AUDIT_FILE, Path(destination))
+    _verify_and_report(copy, cli_language(settings), copy=True)
 
 
 @audit.command("export")
@@ -132,19 +141,23 @@ def audit_export(export_format: str, output: Path | None, data_dir: Path | None,
 @audit.command("tail")
 @click.option("-n", "--lines", "count", type=click.IntRange(min=0), default=10, show_default=True)
 @click.option("--follow", "-f", is_flag=True, help="Keep printing new records as they are written.")
-@setting_options("data_dir")
-def audit_tail(count: int, follow: bool, data_dir: Path | None) -> None:
-    """Show the last records, one line each (the TD's view), and optionally follow new ones."""
-    log = _audit_log(data_dir)
+@setting_options("data_dir", "language")
+def audit_tail(count: int, follow: bool, data_dir: Path | None, language: str | None) -> None:
+    """Show the last records, one line each (the TD's view), and optionally follow new ones.
+
+    The lines are in the event's language (or --language's), times in this machine's time zone."""
+    settings = load_settings(data_dir=data_dir, language=language)
+    lang = cli_language(settings)
+    log = AuditLog(settings.data_dir / AUDIT_FILE)
     try:
         newest = log.find(RecordFilter(), limit=max(count, 1))
         last = newest[0].id if newest else 0
         for record in reversed(newest[:count]):
-            click.echo(_record_line(record))
+            click.echo(_record_line(record, lang))
         while follow:
             time.sleep(1)
             for record in log.iterate(after_id=last):
-                click.echo(_record_line(record))
+                click.echo(_record_line(record, lang))
                 last = record.id
     except KeyboardInterrupt:
         pass
@@ -172,16 +185,19 @@ def _filter(filters: dict[str, Any]) -> RecordFilter:
     )
 
 
-def _record_line(record: Record) -> str:
-    where = f"{record.division} r{record.round if record.round is not None else '-'} t{record.table}"
-    link = f" of #{record.parent_id}" if record.parent_id else ""
+def _record_line(record: Record, lang: str) -> str:
+    """One record as ``audit tail`` shows it, in ``lang``: with the words that failed (the TD's view)."""
     failed = [r["word"] for r in record.results if not r["acceptable"]]
-    detail = f" (not: {' '.join(failed)})" if failed else ""
-    lexicon = f"{record.lexicon} {short(record.fingerprint)}"
-    return (
-        f"#{record.id} {record.created_at} {record.kind.value}{link} {where} {record.actor}: "
-        f"{' '.join(record.words)} -> {record.verdict.value.upper()}{detail} [{lexicon}]"
-    )
+    shown = format_datetime(datetime.fromisoformat(record.created_at).astimezone(), lang)  # this machine's time
+    link = Message("cli.tail.of", parent=str(record.parent_id)) if record.parent_id else ""
+    line = Message(
+        "cli.tail.line", id=str(record.id), time=shown, kind=kind_message(record.kind), link=link,
+        division=record.division, round=str(record.round) if record.round is not None else "-", table=record.table,
+        actor=record.actor, words=" ".join(record.words), verdict=verdict_message(record.verdict),
+        failed=Message("cli.tail.failed", words=" ".join(failed)) if failed else "",
+        lexicon=record.lexicon, fingerprint=short(record.fingerprint),
+    )  # fmt: skip
+    return line.text(lang)
 
 
 @click.command()

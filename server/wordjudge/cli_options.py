@@ -9,6 +9,7 @@ from typing import Any, TypeVar, get_args
 import click
 
 from .logs import LogFormat, LogLevel
+from .messages import LANGUAGES
 from .settings import Settings, env_name
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -26,6 +27,7 @@ SETTING_FLAGS: dict[str, tuple[str, dict[str, Any]]] = {
     "mdns_name": ("--mdns-name", {}),
     "max_connections_per_client": ("--max-connections-per-client", {"type": int}),
     "trusted_proxies": ("--trusted-proxies", {}),
+    "language": ("--language", {"type": click.Choice(LANGUAGES)}),
 }
 
 

@@ -185,7 +185,7 @@ def open_event_folder(data_dir: Path, *, demo: bool) -> Identity:
             set_demo_aside(data_dir)
         return identity(data_dir, demo=demo)
     except OSError as exc:
-        raise AccessUnavailable(f"the data folder {data_dir} cannot be made ready: {exc}") from exc
+        raise AccessUnavailable("error.data_folder.not_ready", path=str(data_dir), reason=str(exc)) from exc
 
 
 # -- one server per data folder ------------------------------------------------------------------------------

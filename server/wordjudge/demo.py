@@ -45,7 +45,7 @@ def open_demo(store: LexiconStore) -> Lexicon:
             lexicon = store.open(DEMO_NAME)
             if lexicon.manifest.demo:
                 return lexicon
-            raise LexiconIntegrityError(f"{store.path(DEMO_NAME)} is not the demo list")
+            raise LexiconIntegrityError("error.lexicon.not_demo", path=str(store.path(DEMO_NAME)))
         except LexiconIntegrityError as exc:
             log.warning("rebuilding the demo lexicon: %s", exc)
     store.add(read_demo_list(), DEMO_NAME, replace=True, demo=True)

@@ -2,7 +2,8 @@
 the filters of the log's routes, the request bodies' base, and the errors every route may answer.
 
 Authorization is declared here, not checked inside handlers: a route for the TD alone takes
-``who: Annotated[Principal, td_only("see the devices")]``, one for a monitor or the TD takes
+``who: Annotated[Principal, td_only("error.td_only.see_devices")]`` (the refusal's message: "only the TD may
+see the devices"), one for a monitor or the TD takes
 ``MetricsReaderDep``, any other route that needs a credential ``PrincipalDep``.
 """
 
@@ -16,7 +17,7 @@ from fastapi import Depends, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 
 from .auth import Principal
-from .errors import ErrorBody, Forbidden, InvalidInput, Unauthorized
+from .errors import Forbidden, InvalidInput, Unauthorized, error_schema
 from .input_rules import MAX_ROUND
 from .records import Kind, RecordFilter, Verdict, utc_time
 from .resources import Resources
@@ -26,7 +27,7 @@ from .wordlist import normalise
 # Every route may answer an error, always in the one JSON shape of errors.error_body; documented so that
 # clients (and the schema fuzzing in tests/test_schema_fuzz.py) can rely on it. The content is spelt out
 # rather than given as a `model`, which FastAPI would document under the route's own media type (text/plain).
-_ERROR_CONTENT = {"application/json": {"schema": ErrorBody.model_json_schema()}}
+_ERROR_CONTENT = {"application/json": {"schema": error_schema()}}
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     "4XX": {"description": "Refused: bad input, no credential, not allowed, not found, ...", "content": _ERROR_CONTENT},
     "5XX": {"description": "Cannot answer now: the audit log or a lexicon is unavailable.", "content": _ERROR_CONTENT},
@@ -63,7 +64,7 @@ async def authenticate(request: Request, resources: ResourcesDep) -> Principal:
     if authorization is not None:
         scheme, _, token = authorization.partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
-            raise Unauthorized("the Authorization header must be 'Bearer' and the device's token")
+            raise Unauthorized("error.access.bad_authorization")
         return resources.access.devices.authenticate(token.strip(), client=client_address(request))
     cookie = request.cookies.get(SESSION_COOKIE)
     if cookie:
@@ -72,9 +73,9 @@ async def authenticate(request: Request, resources: ResourcesDep) -> Principal:
         if request.method not in _SAFE_METHODS:
             sent = request.headers.get(CSRF_HEADER, "")
             if not secrets.compare_digest(sent.encode(), session.csrf_token.encode()):
-                raise Forbidden(f"this console request lacks the session's {CSRF_HEADER} header: reload the page")
+                raise Forbidden("error.access.csrf_missing", header=CSRF_HEADER)
         return session.principal
-    raise Unauthorized("this needs a credential: a device token (Authorization: Bearer ...) or a TD login")
+    raise Unauthorized("error.access.no_credential")
 
 
 async def get_principal(principal: Annotated[Principal, Depends(authenticate)]) -> Principal:
@@ -99,16 +100,16 @@ async def metrics_reader(principal: Annotated[Principal, Depends(authenticate)])
 MetricsReaderDep = Annotated[Principal, Depends(metrics_reader)]
 
 
-def td_only(action: str) -> Any:
-    """The dependency of a route for the TD alone: ``who: Annotated[Principal, td_only("see the devices")]``.
+def td_only(refusal: str) -> Any:
+    """The dependency of a route for the TD alone: ``who: Annotated[Principal, td_only("error.td_only.see_devices")]``.
 
-    ``action`` completes the refusal: "only the TD may see the devices". The dependency raises what
+    ``refusal`` is the message's key: "only the TD may see the devices". The dependency raises what
     :func:`get_principal` raises, and :class:`Forbidden` for anyone but the TD, before the handler runs.
     """
 
     # One per route (each has its own refusal); the principal under it is worked out once a request.
     async def td(who: PrincipalDep) -> Principal:
-        who.require_td(action)
+        who.require_td(refusal)
         return who
 
     return Depends(td)
@@ -134,7 +135,7 @@ async def record_filter(
     """
     found = parse_search(q or "")
     if found.table is not None and table is not None and found.table.upper() != table.upper():
-        raise InvalidInput(f"the search names table {found.table} and the filter table {table}: choose one")
+        raise InvalidInput("error.search.two_tables", searched=found.table, table=table)
     return RecordFilter(
         division=division, round=round, table=table or found.table, kind=kind, verdict=verdict, actor=actor,
         since=utc_time(since, "since") if since else None, until=utc_time(until, "until") if until else None,
@@ -164,7 +165,7 @@ async def json_object(request: Request) -> dict[str, Any]:
     try:
         data = await request.json()
     except ValueError as exc:
-        raise InvalidInput(f"the body must be a JSON object ({exc})") from None
+        raise InvalidInput("error.body.not_json", reason=str(exc)) from None
     if not isinstance(data, dict):
-        raise InvalidInput("the body must be a JSON object")
+        raise InvalidInput("error.body.not_an_object")
     return data

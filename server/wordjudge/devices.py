@@ -75,10 +75,10 @@ class Devices:
         ``division`` must already be checked against the event. Raises :class:`InvalidInput`
         for a bad name or role (or a monitor given a division), :class:`Conflict` if the name is taken.
         """
-        name = check_name(name, "device name")
+        name = check_name(name, "device")
         role = device_role(role, pairing=False)
         if role is Role.MONITOR and division is not None:
-            raise InvalidInput("a monitor reads the metrics of the whole event: it takes no division")
+            raise InvalidInput("error.device.monitor_division")
         with self._database.write() as db:
             return self.insert(db, name, role, division, by)
 
@@ -110,7 +110,7 @@ class Devices:
         with self._database.read() as db:
             row = db.execute(f"SELECT {_DEVICE_COLUMNS} FROM devices WHERE name = ?", (name.strip(),)).fetchone()
         if row is None:
-            raise NotFound(f"no device named {name!r}")
+            raise NotFound("error.device.not_found", name=repr(name))
         return self._device(row)
 
     def _device(self, row: tuple[Any, ...]) -> Device:
@@ -151,10 +151,10 @@ class Devices:
                 "SELECT name, role, division, revoked_at, bound_client FROM devices WHERE token_hash = ?", (token_hash,)
             ).fetchone()
         if row is None:
-            raise Unauthorized("this device's token is not valid: ask the TD to enrol the device")
+            raise Unauthorized("error.device.token_invalid")
         name, role, division, revoked_at, bound_client = row
         if revoked_at:
-            raise Unauthorized(f"this device ({name}) was revoked by the TD at {revoked_at}: ask the TD")
+            raise Unauthorized("error.device.revoked", name=name, at=revoked_at)
         if bound_client is None:
             self._bind(token_hash, client)
         elif bound_client != client:
@@ -221,9 +221,7 @@ class Devices:
             "moved (a new cable or Wi-Fi address), accept the move in the console; if not, its token was "
             "copied: revoke it",
         )
-        raise DeviceMoved(
-            f"this device ({name}) is enrolled from another network address: call the TD, who can accept the move"
-        )
+        raise DeviceMoved("error.device.moved", name=name)
 
     def accept_move(self, name: str, client: str, *, by: str) -> Device:
         """Let device ``name``'s token work from ``client`` (the address it was refused from) from now on.
@@ -239,8 +237,9 @@ class Devices:
             )
         device = self.get(name)
         if cursor.rowcount == 0:
-            now = device.moved_to or "nowhere else"
-            raise Conflict(f"{device.name}'s token was last refused from {now}, not {client}: nothing changed")
+            if device.moved_to is None:
+                raise Conflict("error.device.move_nowhere", name=device.name, client=client)
+            raise Conflict("error.device.move_elsewhere", name=device.name, moved_to=device.moved_to, client=client)
         log.info("%s accepted that %s moved to %s", by, device.name, client)
         return device
 
@@ -263,8 +262,7 @@ def device_role(role: Role | str, *, pairing: bool) -> Role:
     except ValueError:
         chosen = Role.TD
     if chosen is Role.TD:
-        allowed = "kiosk or runner" if pairing else "kiosk, runner or monitor"
-        raise InvalidInput(f"a device's role is {allowed}, not {role!r} (a TD signs in with a password)")
+        raise InvalidInput("error.device.role_paired" if pairing else "error.device.role", role=repr(role))
     if chosen is Role.MONITOR and pairing:
-        raise InvalidInput("a monitor is enrolled with 'wordjudge device add NAME --role monitor', not a pairing code")
+        raise InvalidInput("error.device.monitor_pairing")
     return chosen

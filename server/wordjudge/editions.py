@@ -345,9 +345,9 @@ def _parse_registry(text: str, where: str) -> Registry:
             for e in entries
         ]
     except (tomllib.TOMLDecodeError, KeyError, TypeError, ValueError) as exc:
-        raise InvalidInput(f"{where}: malformed edition registry ({exc!s})") from exc
+        raise InvalidInput("error.registry.malformed", where=where, reason=str(exc)) from exc
     for edition in editions:
         sha = edition.sha256
         if sha is not None and (len(sha) != 64 or any(c not in "0123456789abcdef" for c in sha)):
-            raise InvalidInput(f"{where}: edition {edition.name} has a malformed sha256")
+            raise InvalidInput("error.registry.bad_sha256", where=where, edition=edition.name)
     return Registry(editions)

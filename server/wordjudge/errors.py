@@ -27,6 +27,10 @@ word or setting that is wrong and, where possible, what to do about it.
      │                                verdict is given without its record
      └── AccessUnavailable       503  the device and TD account store cannot be used
 
+Each error is raised with a :class:`~wordjudge.messages.Message`: a catalogue key (``error.*``) and its
+parameters, ``raise InvalidInput("error.round.invalid", round="0", max=999)``. Its English text is
+``message``; its key and parameters, ``msg``, let each screen say it in the event's language.
+
 HTTP responses carry every error in one JSON shape, built by :func:`error_body`
 and described by :class:`ErrorBody` for the OpenAPI schema. This module imports
 nothing from the web framework: the domain modules raise these, and the HTTP shell
@@ -39,6 +43,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .messages import Message
+
 
 class WordjudgeError(Exception):
     """Base class of every error wordjudge raises on purpose."""
@@ -46,14 +52,19 @@ class WordjudgeError(Exception):
     code = "error"
     status = 400
 
-    def __init__(self, message: str, *, details: Any = None) -> None:
-        super().__init__(message)
-        self.message = message
+    def __init__(self, key: str | Message, /, *, details: Any = None, **params: Any) -> None:
+        """``key``: an ``error.*`` key of the catalogue, with its ``params``; or a :class:`Message` made already.
+
+        Raises :class:`KeyError` for a key the catalogue lacks or a parameter it needs (a mistake in the code).
+        """
+        self.msg = key if isinstance(key, Message) else Message(key, **params)
+        self.message = self.msg.text()  # English: API users, logs and the command line read it
         self.details = details
+        super().__init__(self.message)
 
     def body(self) -> dict[str, Any]:
         """The JSON error body for this error (see :func:`error_body`)."""
-        return error_body(self.status, self.code, self.message, self.details)
+        return error_body(self.status, self.code, self.msg, self.details)
 
     def headers(self) -> dict[str, str]:
         """HTTP headers that go with this error's response."""
@@ -158,9 +169,10 @@ class RateLimited(WordjudgeError):
     code = "rate_limited"
     status = 429
 
-    def __init__(self, message: str, *, retry_after: float) -> None:
+    def __init__(self, key: str, /, *, retry_after: float, **params: Any) -> None:
+        """``key``'s text ends with when to try again: its parameter ``retry_after`` (whole seconds)."""
         self.retry_after = max(1, round(retry_after + 0.5))
-        super().__init__(f"{message}; try again in {self.retry_after} s", details={"retry_after": self.retry_after})
+        super().__init__(key, details={"retry_after": self.retry_after}, retry_after=self.retry_after, **params)
 
     def headers(self) -> dict[str, str]:
         return {"Retry-After": str(self.retry_after)}
@@ -193,16 +205,36 @@ class AccessUnavailable(WordjudgeError):
     status = 503
 
 
-def error_body(status: int, code: str, message: str, details: Any = None) -> dict[str, Any]:
+def error_body(status: int, code: str, message: Message, details: Any = None) -> dict[str, Any]:
     """Build the one JSON error shape that every wordjudge HTTP error uses.
 
-    ``{"ok": false, "status": 422, "code": "invalid_input", "error": "...", "details": ...}``
+    ``{"ok": false, "status": 422, "code": "invalid_input", "error": "...", "details": ...,
+    "message": {"key": "error.round.invalid", "params": {"round": "0", "max": 999}}}``
 
     ``status`` repeats the HTTP status, ``code`` is stable and machine-readable,
-    ``error`` is the human message, ``details`` is ``null`` or structured data
-    (for example the list of offending fields).
+    ``error`` is the human message in English, ``details`` is ``null`` or structured data
+    (for example the list of offending fields), ``message`` the same message as a catalogue key and
+    its parameters, which clients render in the event's language (``error`` is its English text).
+    Raises :class:`KeyError` for a message the English catalogue cannot render.
     """
-    return {"ok": False, "status": status, "code": code, "error": message, "details": details}
+    return {
+        "ok": False, "status": status, "code": code, "error": message.text(), "details": details,
+        "message": message.as_dict(),
+    }  # fmt: skip
+
+
+class MessageBody(BaseModel):
+    """A message as the API sends it: a catalogue key and its parameters (a parameter may be a message)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    key: str = Field(
+        min_length=1, description="A key of the catalogues (kiosk/locales/<lang>.json), e.g. error.round.invalid."
+    )
+    params: dict[str, Any] = Field(
+        description="The values of the key's {placeholders}: text, numbers (formatted for the language) or "
+        "messages ({key, params}, rendered in the same language)."
+    )
 
 
 class ErrorBody(BaseModel):
@@ -213,5 +245,20 @@ class ErrorBody(BaseModel):
     ok: Literal[False]
     status: int = Field(ge=400, le=599, description="The HTTP status, repeated.")
     code: str = Field(min_length=1, description="Stable and machine-readable, e.g. invalid_input.")
-    error: str = Field(min_length=1, description="The message for the person in front of it.")
+    error: str = Field(min_length=1, description="The message for the person in front of it, in English.")
     details: Any = Field(description="null, or structured data such as the offending fields.")
+    message: MessageBody = Field(
+        description="The same message as a catalogue key and its parameters, for a client to say it in the "
+        "event's language (falling back to `error` for a key it does not know)."
+    )
+
+
+def error_schema() -> dict[str, Any]:
+    """:class:`ErrorBody`'s JSON schema with its message's schema written in place (no ``$defs``), so that it
+    can sit anywhere in the OpenAPI document."""
+    schema = ErrorBody.model_json_schema()
+    definitions = schema.pop("$defs")
+    message = schema["properties"]["message"]
+    reference = message.pop("$ref").rsplit("/", 1)[-1]
+    schema["properties"]["message"] = {**definitions[reference], **message}
+    return schema

@@ -8,6 +8,7 @@ Read from ``<data dir>/event.toml``::
     challenges_per_minute = 6    # per kiosk or handheld (0: no limit); the TD has none
     kiosk_result_seconds = 10    # how long a kiosk shows a verdict
     tables = "numbers"           # tables are numbers (1 to 9999); "names": letters, digits and '-' (A7, top-2)
+    language = "en"              # en or fr: what the kiosks, handhelds, dockets, console and CLI say
 
     [[division]]
     name = "A"
@@ -40,6 +41,7 @@ from .datadir import write_atomic
 from .errors import InvalidInput
 from .input_rules import MAX_ROUND, MAX_TABLE, Tables
 from .lexicon import DEMO_NAME, check_name
+from .messages import DEFAULT_LANGUAGE, LANGUAGES, Language, Message, joined
 from .profile import Catalog
 from .rules import ChallengeRule
 
@@ -69,7 +71,8 @@ def _lexicon_name(name: str) -> str:
     try:
         return check_name(name)
     except InvalidInput as exc:
-        raise PydanticCustomError("wordjudge", "{message}", {"message": exc.message}) from None
+        # The message itself rides in the context, for parse_event's refusal (str() of it is its English).
+        raise PydanticCustomError("wordjudge", "{message}", {"message": exc.msg}) from None
 
 
 Name = Annotated[str, Field(min_length=1, max_length=_MAX_NAME, pattern=r"\S"), AfterValidator(_printable)]
@@ -111,6 +114,11 @@ class EventSettings(BaseModel):
         default="numbers",
         description=f'"numbers" (1 to {MAX_TABLE}) or "names" (letters, digits and -): how the tables are labelled',
     )
+    language: Language = Field(
+        default=DEFAULT_LANGUAGE,
+        description=f"one of {', '.join(LANGUAGES)}: the language of the kiosks, handhelds, dockets, status page, "
+        "console and the command line's verdict lines (qps-ploc: a pseudo-language, for testing)",
+    )
     division: list[DivisionSettings] = Field(
         min_length=1, max_length=50, description="the divisions, in order: [[division]] with name, lexicon and rule"
     )
@@ -131,7 +139,11 @@ class Division:
     rule: ChallengeRule
 
     def as_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "lexicon": self.lexicon, "rule": self.rule.value, "rule_text": self.rule.description}
+        return {
+            "name": self.name, "lexicon": self.lexicon, "rule": self.rule.value, "rule_text": self.rule.description,
+            # The rule and its description as catalogue keys, for screens to say in the event's language.
+            "rule_message": self.rule.message.as_dict(), "rule_text_message": self.rule.description_message.as_dict(),
+        }  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -148,6 +160,7 @@ class Event:
     kiosk_result_seconds: int = DEFAULT_KIOSK_RESULT_SECONDS
     # Tables are numbers unless the TD names them: a word typed where the table goes is refused.
     tables: Tables = "numbers"
+    language: Language = DEFAULT_LANGUAGE  # what every screen and the CLI's verdict lines say things in
 
     def division(self, name: str) -> Division:
         """The division of that name (case-insensitive). Raises :class:`InvalidInput` listing the divisions."""
@@ -155,7 +168,7 @@ class Event:
             if division.name.casefold() == name.strip().casefold():
                 return division
         known = ", ".join(d.name for d in self.divisions)
-        raise InvalidInput(f"unknown division {name!r} (divisions of {self.name}: {known})")
+        raise InvalidInput("error.event.unknown_division", division=repr(name), event=self.name, known=known)
 
     def lexicons(self) -> list[str]:
         """The lexicons or profiles the divisions use, each once, in order."""
@@ -170,6 +183,7 @@ class Event:
             "challenges_per_minute": self.challenges_per_minute,
             "kiosk_result_seconds": self.kiosk_result_seconds,
             "tables": self.tables,
+            "language": self.language,
             "divisions": [d.as_dict() for d in self.divisions],
         }
 
@@ -202,15 +216,18 @@ def load_event(data_dir: Path, *, check_lexicons: bool = True) -> Event:
     except FileNotFoundError:
         return demo_event()
     except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidInput(f"{path}: cannot be read ({exc})") from exc
+        raise InvalidInput("error.file.unreadable", path=str(path), reason=str(exc)) from exc
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise InvalidInput(f"{path}: not valid TOML ({exc})") from exc
+        raise InvalidInput("error.file.not_toml", path=str(path), reason=str(exc)) from exc
     return parse_event(data, str(path), lexicons=known_lexicons(data_dir) if check_lexicons else None)
 
 
-def parse_event(data: dict[str, Any], where: str = EVENT_FILE, *, lexicons: Sequence[str] | None = None) -> Event:
+Where = str | Message  # what a refusal names: the event file, or the console's event settings, and the entry
+
+
+def parse_event(data: dict[str, Any], where: Where = EVENT_FILE, *, lexicons: Sequence[str] | None = None) -> Event:
     """Build an :class:`Event` from parsed TOML (or a ``PUT /api/event`` body), checked against
     :class:`EventSettings`. Raises :class:`InvalidInput` naming the entry at fault and what it must be.
 
@@ -219,15 +236,19 @@ def parse_event(data: dict[str, Any], where: str = EVENT_FILE, *, lexicons: Sequ
     Without it, a lexicon name is only checked to be one (the server checks it exists when it opens it).
     """
     if not isinstance(data, dict):
-        raise InvalidInput(f"{where}: must be a table of the event's settings")
+        raise InvalidInput("error.event.not_a_table", where=where)
     if isinstance(data.get("division"), dict):  # [division] (one bracket): a single table, not a list of them
-        raise InvalidInput(f"{where}: use [[division]] (two brackets) for each division, not [division]")
+        raise InvalidInput("error.event.division_brackets", where=where)
     # Unknown keys first, all of them at once, with the known key a typo meant ('divisions': 'division').
     _check_keys(data, list(EventSettings.model_fields), where)
     entries = data.get("division")
     for number, entry in enumerate(entries if isinstance(entries, list) else [], start=1):
         if isinstance(entry, dict):
-            _check_keys(entry, list(DivisionSettings.model_fields), f"{where}: division {number}")
+            _check_keys(
+                entry,
+                list(DivisionSettings.model_fields),
+                Message("error.event.where.division", where=where, number=number),
+            )
     try:
         settings = EventSettings.model_validate(data)
     except ValidationError as exc:
@@ -239,14 +260,16 @@ def parse_event(data: dict[str, Any], where: str = EVENT_FILE, *, lexicons: Sequ
             try:
                 lexicon = match_lexicon(lexicon, lexicons)
             except InvalidInput as exc:
-                raise InvalidInput(f"{where}: division {number} ({entry.name}): {exc.message}") from None
+                division = Message("error.event.where.division_named", where=where, number=number, name=entry.name)
+                raise InvalidInput("error.event.entry", where=division, problem=exc.msg) from None
         if any(d.name.casefold() == entry.name.casefold() for d in divisions):
-            raise InvalidInput(f"{where}: two divisions are named {entry.name!r}")
+            raise InvalidInput("error.event.division_twice", where=where, name=repr(entry.name))
         divisions.append(Division(entry.name, lexicon, entry.rule))
     return Event(
         name=settings.name, divisions=tuple(divisions), rounds=settings.rounds, current_round=settings.current_round,
         challenges_per_minute=settings.challenges_per_minute, kiosk_result_seconds=settings.kiosk_result_seconds,
         tables=settings.tables,
+        language=settings.language,
     )  # fmt: skip
 
 
@@ -256,61 +279,94 @@ def parse_event_change(
     """The event the TD's console asks for (``PUT /api/event``): the event file's keys but ``current_round``,
     which stays ``current_round`` (only :class:`RoundSetting` sets it). Raises :class:`InvalidInput`."""
     if "current_round" in data:
-        raise InvalidInput("event settings: the current round is set with PUT /api/event/round, not here")
-    return parse_event({**data, "current_round": current_round}, "event settings", lexicons=lexicons)
+        raise InvalidInput("error.event.round_not_here")
+    return parse_event(
+        {**data, "current_round": current_round}, Message("error.event.where.settings"), lexicons=lexicons
+    )
 
 
-# What a missing key's message says to write, by model and key.
+# What a missing key's refusal says to write, by model and key.
 _MISSING = {
-    (EventSettings, "name"): 'give the event\'s name (name = "My tournament")',
-    (DivisionSettings, "name"): 'give the division\'s name (name = "A")',
-    (DivisionSettings, "lexicon"): "name a compiled lexicon or profile",
-    (DivisionSettings, "rule"): "give one of " + ", ".join(r.value for r in ChallengeRule),
+    (EventSettings, "name"): "error.event.missing_event_name",
+    (DivisionSettings, "name"): "error.event.missing_division_name",
+    (DivisionSettings, "lexicon"): "error.event.missing_lexicon",
 }
+# What each setting must be, by model and key (the model's own description of the field says the same).
+_MUST = {
+    (EventSettings, "name"): "error.event.must.event_name",
+    (EventSettings, "rounds"): "error.event.must.rounds",
+    (EventSettings, "current_round"): "error.event.must.current_round",
+    (EventSettings, "challenges_per_minute"): "error.event.must.challenges_per_minute",
+    (EventSettings, "kiosk_result_seconds"): "error.event.must.kiosk_result_seconds",
+    (DivisionSettings, "name"): "error.event.must.division_name",
+    (DivisionSettings, "lexicon"): "error.event.must.lexicon",
+}
+# A name with a control character in it, by model.
+_UNPRINTABLE = {
+    EventSettings: "error.event.event_name_unprintable",
+    DivisionSettings: "error.event.division_name_unprintable",
+}
+_LIMITS = {"max_name": _MAX_NAME, "max_round": MAX_ROUND}
 
 
-def _refusal(error: ErrorDetails, data: dict[str, Any], where: str, lexicons: Sequence[str] | None) -> str:
-    """The TD's words for the first thing :class:`EventSettings` refused: the entry, and what it must be
-    (from the model's own description of the field)."""
+def _refusal(error: ErrorDetails, data: dict[str, Any], where: Where, lexicons: Sequence[str] | None) -> Message:
+    """The TD's words for the first thing :class:`EventSettings` refused: the entry, and what it must be."""
     location = list(error["loc"])
     model: type[BaseModel] = EventSettings
     if location[:1] == ["division"] and len(location) >= 2 and isinstance(location[1], int):
         number = location[1] + 1
         entry = data["division"][location[1]]
         label = entry.get("name") if isinstance(entry, dict) else None
-        shown = f" ({label.strip()})" if isinstance(label, str) and label.strip() and location[2:] != ["name"] else ""
-        where, model, location = f"{where}: division {number}{shown}", DivisionSettings, location[2:]
+        if isinstance(label, str) and label.strip() and location[2:] != ["name"]:
+            where = Message("error.event.where.division_named", where=where, number=number, name=label.strip())
+        else:
+            where = Message("error.event.where.division", where=where, number=number)
+        model, location = DivisionSettings, location[2:]
         if not location:
-            return f"{where}: must be a table with name, lexicon and rule"
+            return Message("error.event.division_not_table", where=where)
     key = str(location[0]) if location else ""
-    field = model.model_fields.get(key)
     if key == "division" and model is EventSettings:
         if error["type"] == "too_long":
-            return f"{where}: at most {error['ctx']['max_length']} divisions"
-        return f"{where}: needs at least one [[division]] with name, lexicon and rule"
+            return Message("error.event.too_many_divisions", where=where, max=error["ctx"]["max_length"])
+        return Message("error.event.no_division", where=where)
     if error["type"] == "missing":
-        hint = _MISSING.get((model, key), "give it")
         if (model, key) == (DivisionSettings, "lexicon") and lexicons is not None:
-            hint += f" (compiled: {', '.join(lexicons) or 'none'})"
-        return f"{where}: {key!r} is missing: {hint}"
+            compiled: str | Message = ", ".join(lexicons) or Message("error.none")
+            return Message("error.event.missing_lexicon_compiled", where=where, compiled=compiled)
+        if (model, key) == (DivisionSettings, "rule"):
+            return Message("error.event.missing_rule", where=where, rules=_RULES)
+        return Message(_MISSING.get((model, key), "error.event.missing"), where=where, key=repr(key))
     if error["type"] == "wordjudge":  # our own check, worded already
-        subject = f"the {(field.description or key).split(' (')[0].removeprefix('the ')}" if field else key
-        return f"{where}: {error['msg']}" if key == "lexicon" else f"{where}: {subject} {error['msg']}"
+        context = error.get("ctx", {})
+        if key == "lexicon":
+            return Message("error.event.entry", where=where, problem=context["message"])
+        return Message(_UNPRINTABLE[model], where=where, code=context["code"], name=context["name"])
     if key == "rule":
-        rules = ", ".join(r.value for r in ChallengeRule)
-        return f"{where}: 'rule' must be one of {rules}, not {error['input']!r}"
-    must = (field.description or "valid").split(":")[0] if field else "valid"
-    return f"{where}: {key!r} must be {must}"
+        return Message("error.event.rule_invalid", where=where, choices=_RULES, given=repr(error["input"]))
+    if key == "language":
+        return Message(
+            "error.event.language_invalid", where=where, choices=", ".join(LANGUAGES), given=repr(error["input"])
+        )
+    return Message(_MUST.get((model, key), "error.event.must.valid"), where=where, key=repr(key), **_LIMITS)
 
 
-def _check_keys(table: dict[str, Any], known: Sequence[str], where: str) -> None:
+_RULES = ", ".join(r.value for r in ChallengeRule)
+
+
+def _check_keys(table: dict[str, Any], known: Sequence[str], where: Where) -> None:
     """Refuse keys the file does not know, with the closest known one for a typo ('divisions': 'division')."""
     unknown = sorted(set(table) - set(known))
     if not unknown:
         return
-    hints = [f"{key!r}: did you mean {close[0]!r}?" for key in unknown if (close := _closest(key, known))]
-    hint = f"; {'; '.join(hints)}" if hints else ""
-    raise InvalidInput(f"{where}: unknown key(s) {', '.join(unknown)} (known: {', '.join(known)}){hint}")
+    hints: list[str | Message] = [
+        Message("error.event.did_you_mean", key=repr(key), close=repr(close[0]))
+        for key in unknown
+        if (close := _closest(key, known))
+    ]
+    found = {"where": where, "unknown": ", ".join(unknown), "known": ", ".join(known)}
+    if hints:
+        raise InvalidInput("error.event.unknown_keys_hints", **found, hints=joined(hints, "error.list.then"))
+    raise InvalidInput("error.event.unknown_keys", **found)
 
 
 def _closest(name: str, known: Sequence[str]) -> list[str]:
@@ -330,13 +386,15 @@ def match_lexicon(name: str, known: Sequence[str]) -> str:
     if len(same) == 1:
         return same[0]
     if same:
-        raise InvalidInput(f"{name!r} could be {' or '.join(same)}, which differ only in case: write one exactly")
+        raise InvalidInput("error.lexicon.ambiguous_case", name=repr(name), same=joined(list(same), "error.list.or"))
     close = _closest(name, known)
-    hint = f" (did you mean {' or '.join(close)}?)" if close else ""
-    raise InvalidInput(
-        f"no lexicon or profile named {name!r} is compiled{hint}; compiled: {', '.join(known) or 'none'}. "
-        "Compile one with: wordjudge lexicon add FILE --name NAME"
-    )
+    compiled: str | Message = ", ".join(known) or Message("error.none")
+    if close:
+        raise InvalidInput(
+            "error.lexicon.not_compiled_close", name=repr(name), close=joined(list(close), "error.list.or"),
+            compiled=compiled,
+        )  # fmt: skip
+    raise InvalidInput("error.lexicon.not_compiled", name=repr(name), compiled=compiled)
 
 
 def template(lexicons: list[str]) -> str:
@@ -351,6 +409,7 @@ def template(lexicons: list[str]) -> str:
         f"challenges_per_minute = {DEFAULT_CHALLENGES_PER_MINUTE}  # per kiosk or handheld (0: no limit)",
         f"kiosk_result_seconds = {DEFAULT_KIOSK_RESULT_SECONDS}  # how long a kiosk shows a verdict (3 to 120)",
         f'tables = "numbers"  # tables are numbers (1 to {MAX_TABLE}); "names": letters, digits and - (A7, top-2)',
+        f'language = "{DEFAULT_LANGUAGE}"  # what screens, dockets and verdict lines say: en (English) or fr (French)',
         "",
     ]
     for number, lexicon in enumerate(lexicons or [DEMO_NAME], start=1):
@@ -365,6 +424,7 @@ def dump_event(event: Event) -> str:
         name=event.name, rounds=event.rounds, current_round=event.current_round,
         challenges_per_minute=event.challenges_per_minute, kiosk_result_seconds=event.kiosk_result_seconds,
         tables=event.tables,
+        language=event.language,
         division=[DivisionSettings(name=d.name, lexicon=d.lexicon, rule=d.rule) for d in event.divisions],
     )  # fmt: skip
     data = settings.model_dump(mode="json", exclude_none=True)
@@ -383,7 +443,7 @@ def write_event_file(path: Path, text: str) -> Path:
     try:
         return write_atomic(path, text)
     except OSError as exc:
-        raise InvalidInput(f"{path}: cannot be written ({exc})") from exc
+        raise InvalidInput("error.file.unwritable", path=str(path), reason=str(exc)) from exc
 
 
 def save_current_round(data_dir: Path, event: Event) -> Path | None:
@@ -402,7 +462,7 @@ def save_current_round(data_dir: Path, event: Event) -> Path | None:
     except FileNotFoundError:
         return save_event(data_dir, event)
     except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidInput(f"{path}: cannot be read ({exc})") from exc
+        raise InvalidInput("error.file.unreadable", path=str(path), reason=str(exc)) from exc
     return write_event_file(path, with_current_round(text, event.current_round, str(path)))
 
 
@@ -416,9 +476,9 @@ def with_current_round(text: str, current_round: int | None, where: str = EVENT_
     try:
         before = parse_event(tomllib.loads(text), where)
     except tomllib.TOMLDecodeError as exc:
-        raise InvalidInput(f"{where}: not valid TOML ({exc}): fix it, then set the round again") from exc
+        raise InvalidInput("error.event.round_not_toml", path=where, reason=str(exc)) from exc
     except InvalidInput as exc:
-        raise InvalidInput(f"{exc.message}: fix it, then set the round again") from exc
+        raise InvalidInput("error.event.round_file_refused", problem=exc.msg) from exc
     wanted = replace(before, current_round=current_round)
     lines = text.splitlines(keepends=True)
     end = next((i for i, line in enumerate(lines) if line.lstrip().startswith("[")), len(lines))

@@ -24,7 +24,8 @@ from typing import Any
 
 from .audit import AuditLog
 from .errors import NotFound
-from .records import Kind, Record, Verdict
+from .records import Kind, Record, Verdict, kind_message, verdict_message
+from .rules import stored_consequence_message
 
 
 @dataclass(frozen=True)
@@ -39,21 +40,26 @@ class Step:
     actor: str  # who made it: the TD for a re-check, reissue or ruling
     created_at: str
     words: tuple[str, ...]
-    consequence: dict[str, Any]  # what the verdict means for the play (rules.Consequence.as_dict)
+    # What the verdict means for the play (rules.Consequence.as_dict, as stored) with its ``message``, for
+    # screens to say in the event's language.
+    consequence: dict[str, Any]
 
     @classmethod
     def of(cls, record: Record) -> Step:
+        acceptable = record.verdict is Verdict.ACCEPTABLE
+        said = stored_consequence_message(record.rule, acceptable, len(record.words), record.consequence)
         return cls(
             kind=record.kind, id=record.id, parent_id=record.parent_id, verdict=record.verdict,
             agrees=record.agrees, actor=record.actor, created_at=record.created_at, words=record.words,
-            consequence=record.consequence,
+            consequence={**record.consequence, "message": said.as_dict()},
         )  # fmt: skip
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "kind": self.kind.value, "id": self.id, "parent_id": self.parent_id, "verdict": self.verdict.value,
             "agrees": self.agrees, "actor": self.actor, "created_at": self.created_at, "words": list(self.words),
-            "consequence": self.consequence,
+            "consequence": self.consequence, "kind_message": kind_message(self.kind).as_dict(),
+            "verdict_message": verdict_message(self.verdict).as_dict(),
         }  # fmt: skip
 
 
@@ -88,6 +94,7 @@ class FinalVerdict:
         return {
             "challenge_id": self.challenge.id,
             "verdict": self.verdict.value if self.verdict else None,
+            "verdict_message": verdict_message(self.verdict).as_dict() if self.verdict else None,
             "decided_by": self.decided_by.as_dict() if self.decided_by else None,
             "awaiting_ruling": self.awaiting_ruling.as_dict() if self.awaiting_ruling else None,
             "words": list(self.words),
@@ -143,11 +150,11 @@ def final_verdict(audit: AuditLog, record_id: int) -> FinalVerdict:
     """
     record = audit.get(record_id)
     if record is None:
-        raise NotFound(f"no record {record_id} in the audit log")
+        raise NotFound("error.record.not_found", id=str(record_id))
     while record.parent_id is not None:
         parent = audit.get(record.parent_id)
         if parent is None:  # the chain check refuses such a log; say so rather than guess
-            raise NotFound(f"record {record.id} follows record {record.parent_id}, which the audit log does not hold")
+            raise NotFound("error.record.parent_missing", id=str(record.id), parent=str(record.parent_id))
         record = parent
     return final_verdicts(audit, [record])[record.id]
 

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import __version__
 from .lexicon import TRIE_FILE
+from .messages import Message
 from .profile import Profile
 
 if TYPE_CHECKING:
@@ -102,15 +103,15 @@ def check(
     audit: AuditLog,
     data_dir: Path,
     server_id: str,
-    event_file: str | None = None,
+    event_file: Message | None = None,
 ) -> Health:
     """Check the server's state and build the health report (never raises for a failed check: it reports it).
 
     ``event_file``: why the event file on disk is not the event served (a hand edit that does not load), if so.
     """
-    reasons: list[str] = []
+    reasons: list[Message] = []
     # Only a warning: the event served is still a whole, verified one, so every verdict stands.
-    warnings: list[str] = [event_file] if event_file else []
+    warnings: list[Message] = [event_file] if event_file else []
     lexicons = []
     for name, view in lexicon_views.items():
         stamp = verified.get(name)
@@ -118,42 +119,40 @@ def check(
         on_disk = next((state for state in states.values() if state != "unchanged"), "unchanged")
         if on_disk != "unchanged":
             files = ", ".join(f"{shown} {state}" for shown, state in states.items() if state != "unchanged")
-            reasons.append(
-                f"lexicon {name}: its compiled file is not the one verified at start ({files}); "
-                f"check it with: wordjudge lexicon info {name}"
-            )
+            reasons.append(Message("error.health.lexicon_changed", name=name, files=files))
         lexicons.append({**view, "verified": stamp is not None, "verified_at": stamp.at if stamp else None,
                          "on_disk": on_disk})  # fmt: skip
         # Named like an edition it is not: the TD forced it in, so the server serves it, but says so.
-        warnings.extend(f"lexicon {name}: {c['badge']} ({c['description']})" for c in view.get("unverified", ()))
+        warnings.extend(
+            Message("error.health.unverified", name=name, badge=c["badge"], description=c["description"])
+            for c in view.get("unverified", ())
+        )
     stats, head = audit.stats, audit.head
     writing = audit.writing
     broken = audit.integrity.broken
     if broken is not None:
-        reasons.append(
-            f"the audit log failed its check ({broken.describe()}): no challenge is recorded until the TD has "
-            "looked at it with: wordjudge audit verify"
-        )
+        reasons.append(Message("error.health.audit_broken", check=broken.message()))
     if not writing:
-        reasons.append("the audit log's writer has stopped: no challenge can be recorded; restart wordjudge serve")
+        reasons.append(Message("error.health.audit_stopped"))
     elif stats.failing:
         reasons.append(
-            f"the audit log's last write failed at {stats.last_failure_at} ({stats.last_failure}): "
-            "challenges get no verdict until a write succeeds"
+            Message("error.health.audit_failing", at=str(stats.last_failure_at), reason=str(stats.last_failure))
         )
     free = free_bytes(data_dir)
     if free is not None and free < LOW_DISK_BYTES:
-        warnings.append(
-            f"only {free / 2**20:.0f} MiB free on the data dir's disk (warning below {LOW_DISK_BYTES // 2**20} MiB)"
-        )
+        warnings.append(Message("error.health.low_disk", free=round(free / 2**20), below=LOW_DISK_BYTES // 2**20))
     ok = not reasons
+    reason_texts, warning_texts = [reason.text() for reason in reasons], [warning.text() for warning in warnings]
     body = {
         "ok": ok,
         # `status` is the HTTP code, as in every error body; `state` says it in words.
         "status": 200 if ok else 503,
         "state": "ok" if ok else "degraded",
-        "reasons": reasons,
-        "warnings": warnings,
+        "reasons": reason_texts,
+        "warnings": warning_texts,
+        # The same, as catalogue keys and their parameters: screens say them in the event's language.
+        "reason_messages": [reason.as_dict() for reason in reasons],
+        "warning_messages": [warning.as_dict() for warning in warnings],
         "version": __version__,
         "event": event_name,
         # Which server this is: a device remembers it from its pairing, and knows another server when it sees one.
@@ -178,7 +177,7 @@ def check(
         },
         "disk": {"free_bytes": free, "warn_below_bytes": LOW_DISK_BYTES},
     }
-    return Health(ok, reasons, warnings, free, body)
+    return Health(ok, reason_texts, warning_texts, free, body)
 
 
 def free_bytes(path: Path) -> int | None:

@@ -19,7 +19,8 @@ Tables = Literal["numbers", "names"]
 MAX_TABLE = 9999
 TABLE_PATTERNS: dict[str, str] = {"numbers": r"[1-9][0-9]{0,3}", "names": r"[A-Za-z0-9][A-Za-z0-9-]{0,9}"}
 TABLE_CHARS: dict[str, str] = {"numbers": "[0-9]", "names": "[A-Za-z0-9-]"}  # refused as typed otherwise
-TABLE_RULES: dict[str, str] = {"numbers": f"a number from 1 to {MAX_TABLE}", "names": "1 to 10 letters, digits or '-'"}
+# What a table label is, as the catalogue says it (the refusal of a table names it), with the param max=MAX_TABLE.
+TABLE_RULES: dict[str, str] = {"numbers": "error.table.rule_numbers", "names": "error.table.rule_names"}
 
 
 def served(tables: Tables = "numbers") -> dict[str, Any]:
@@ -34,5 +35,13 @@ def served(tables: Tables = "numbers") -> dict[str, Any]:
         "max_table": MAX_TABLE,
         "table_pattern": TABLE_PATTERNS[tables],
         "table_chars": TABLE_CHARS[tables],
-        "challenge_rules": [{"value": rule.value, "text": rule.description} for rule in ChallengeRule],
+        "challenge_rules": [
+            {
+                "value": rule.value,
+                "text": rule.description,
+                "message": rule.message.as_dict(),
+                "text_message": rule.description_message.as_dict(),
+            }
+            for rule in ChallengeRule
+        ],
     }

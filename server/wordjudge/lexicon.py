@@ -32,6 +32,7 @@ from . import __version__
 from .datadir import fsync_path
 from .editions import Registry, canonical_form, fingerprint, load_registry
 from .errors import InvalidInput, LexiconExists, LexiconIntegrityError, LexiconNotFound
+from .messages import Message
 from .schemas import strict_json
 from .wordlist import WordList
 
@@ -45,17 +46,14 @@ _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 def check_name(name: str) -> str:
     """Return ``name`` if it can name a lexicon or profile; raise :class:`InvalidInput` if not."""
     if not _NAME.fullmatch(name):
-        raise InvalidInput(
-            f"{name!r} cannot name a lexicon: use 1 to 64 letters A-Z, digits, '.', '_' or '-', "
-            "starting with a letter or digit (e.g. CSW24)"
-        )
+        raise InvalidInput("error.lexicon.bad_name", name=repr(name))
     return name
 
 
 def check_new_name(name: str) -> str:
     """Like :func:`check_name`, and refuse the name reserved for the demo list."""
     if check_name(name).casefold() == DEMO_NAME:
-        raise InvalidInput(f"{name!r} is reserved for the built-in demo list: choose another name")
+        raise InvalidInput("error.lexicon.reserved_name", name=repr(name))
     return name
 
 
@@ -90,16 +88,16 @@ class Manifest:
         try:
             data = json.loads(path.read_text("utf-8"))
         except FileNotFoundError:
-            raise LexiconIntegrityError(f"{path} is missing: the lexicon folder is incomplete") from None
+            raise LexiconIntegrityError("error.lexicon.manifest_missing", path=str(path)) from None
         except (OSError, ValueError) as exc:
-            raise LexiconIntegrityError(f"{path} cannot be read as a manifest: {exc}") from exc
+            raise LexiconIntegrityError("error.lexicon.manifest_unreadable", path=str(path), reason=str(exc)) from exc
         if not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT:
-            raise LexiconIntegrityError(f"{path}: not a wordjudge manifest of format {MANIFEST_FORMAT}")
+            raise LexiconIntegrityError("error.lexicon.manifest_format", path=str(path), format=MANIFEST_FORMAT)
         try:
             # Strict: a word count of "12" or true is not a number; keys a later version adds are ignored.
             return strict_json(cls, data)
         except ValueError as exc:
-            raise LexiconIntegrityError(f"{path}: malformed manifest ({exc})") from exc
+            raise LexiconIntegrityError("error.lexicon.manifest_malformed", path=str(path), reason=str(exc)) from exc
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -121,7 +119,7 @@ def compile_lexicon(word_list: WordList, directory: Path, name: str, *, demo: bo
     check_name(name)
     words = word_list.sorted_words()
     if not words:
-        raise InvalidInput(f"{word_list.source_name}: holds no words")
+        raise InvalidInput("error.lexicon.no_words", source=word_list.source_name)
     directory.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=directory.parent))
     try:
@@ -198,31 +196,30 @@ class Lexicon:
         try:
             size = trie_path.stat().st_size
         except FileNotFoundError:
-            raise LexiconIntegrityError(f"{trie_path} is missing: recompile the lexicon") from None
+            raise LexiconIntegrityError("error.lexicon.trie_missing", path=str(trie_path)) from None
         if size != manifest.trie_bytes:
             raise LexiconIntegrityError(
-                f"{trie_path} is truncated or altered: {size:,} bytes, the manifest says {manifest.trie_bytes:,}"
+                "error.lexicon.trie_size", path=str(trie_path), size=size, expected=manifest.trie_bytes
             )
         actual = file_sha256(trie_path)
         if actual != manifest.trie_sha256:
             raise LexiconIntegrityError(
-                f"{trie_path} is altered: its SHA-256 is {actual}, the manifest says {manifest.trie_sha256}"
+                "error.lexicon.trie_sha256", path=str(trie_path), actual=actual, expected=manifest.trie_sha256
             )
         trie = marisa_trie.Trie()
         try:
             trie.mmap(str(trie_path))
         except Exception as exc:  # marisa raises bare Exception subclasses from C++
-            raise LexiconIntegrityError(f"{trie_path} cannot be loaded as a trie: {exc}") from exc
+            raise LexiconIntegrityError("error.lexicon.trie_unreadable", path=str(trie_path), reason=str(exc)) from exc
         if len(trie) != manifest.word_count:
             raise LexiconIntegrityError(
-                f"{trie_path} holds {len(trie):,} words, the manifest says {manifest.word_count:,}"
+                "error.lexicon.trie_words", path=str(trie_path), words=len(trie), expected=manifest.word_count
             )
         # Sound files, but both another lexicon's (a folder copied over this one): they would be served
         # under this name. (casefold: a case-insensitive file system may give the name as it was asked for.)
         if manifest.name.casefold() != directory.name.casefold():
             raise LexiconIntegrityError(
-                f"{directory / MANIFEST_FILE} is the manifest of lexicon {manifest.name}, not {directory.name}: "
-                f"the folder holds another lexicon's files; compile {directory.name} again (wordjudge lexicon add)"
+                "error.lexicon.swapped", path=str(directory / MANIFEST_FILE), name=manifest.name, folder=directory.name
             )
         return cls(manifest, trie, directory)
 
@@ -238,9 +235,9 @@ class Lexicon:
         actual = hashlib.sha256(canonical_form(self.words())).hexdigest()
         if actual != self.manifest.fingerprint:
             raise LexiconIntegrityError(
-                f"{self.directory / TRIE_FILE}: the words it holds have fingerprint {actual}, "
-                f"the manifest says {self.manifest.fingerprint}"
-            )
+                "error.lexicon.fingerprint", path=str(self.directory / TRIE_FILE), actual=actual,
+                expected=self.manifest.fingerprint,
+            )  # fmt: skip
 
 
 class LexiconStore:
@@ -283,18 +280,16 @@ class LexiconStore:
             check_new_name(name)
         target = self.path(name)
         if target.exists() and not replace:
-            raise LexiconExists(
-                f"a lexicon named {name} exists already in {self.root}: choose another name or replace it"
-            )
+            raise LexiconExists("error.lexicon.exists", name=name, folder=str(self.root))
         if not demo and not force:
             registry = registry or load_registry()
             claim = registry.claim(name, len(word_list.words), fingerprint(word_list.words))
             if claim is not None and claim.unverified:
                 remedy = claim.remedy(lambda edition: f"--name {edition}")
                 raise InvalidInput(
-                    f"{name} was not added: {claim.problem()}.\nNothing was written. To go on, {remedy}.",
+                    "error.lexicon.claim_refused", name=name, problem=claim.problem(), remedy=remedy,
                     details=claim.as_dict(),
-                )
+                )  # fmt: skip
         if not target.exists():
             return compile_lexicon(word_list, target, name, demo=demo)
         old = target.with_name(f".{name}.old")
@@ -319,6 +314,6 @@ class LexiconStore:
     def _existing(self, name: str) -> Path:
         directory = self.path(name)
         if not directory.is_dir():
-            known = ", ".join(self.names()) or "none yet"
-            raise LexiconNotFound(f"no compiled lexicon named {name} in {self.root} (compiled lexicons: {known})")
+            known: str | Message = ", ".join(self.names()) or Message("error.none_yet")
+            raise LexiconNotFound("error.lexicon.not_found", name=name, folder=str(self.root), known=known)
         return directory

@@ -31,6 +31,8 @@ LOGIN_PACE_MAX_WAIT = 10.0  # ... and an attempt that would wait longer than thi
 ENROL_FAILURES_PER_CLIENT = 5  # wrong pairing codes a client may try ...
 ENROL_FAILURES_TOTAL = 30  # ... and all clients together may try ...
 ENROL_WINDOW = 60  # ... per this many seconds
+# A device over its challenge rate, by role.
+_TOO_MANY = {"kiosk": "error.rate.challenges_kiosk", "runner": "error.rate.challenges_runner"}
 
 T = TypeVar("T")
 
@@ -64,11 +66,8 @@ class Limits:
                 self._alerts.raise_alert(
                     "rate_limit", principal.actor, f"{principal.actor} asked more than {per_minute} a minute"
                 )
-                raise RateLimited(
-                    f"too many challenges from this {principal.role.value} (at most {per_minute} a minute)"
-                    ": the TD has been told",
-                    retry_after=wait,
-                )
+                refusal = _TOO_MANY.get(principal.role.value, "error.rate.challenges")
+                raise RateLimited(refusal, retry_after=wait, role=principal.role.value, per_minute=per_minute)
 
     def refund_challenge(self, principal: Principal) -> None:
         """Give back a challenge that was refused or was a retry of a recorded one."""
@@ -92,7 +91,7 @@ class Limits:
                 self._alerts.raise_alert(
                     "enrol_throttled", client, f"too many wrong pairing codes (last from {client})"
                 )
-                raise RateLimited("too many wrong pairing codes", retry_after=wait)
+                raise RateLimited("error.rate.pairing", retry_after=wait)
             try:
                 return check()
             except Unauthorized:
@@ -118,7 +117,7 @@ class Limits:
                 self._alerts.raise_alert(
                     "login_throttled", client, f"too many failed sign-ins from {client} (the last as {shown!r})"
                 )
-                raise RateLimited("too many failed sign-ins from this device", retry_after=wait)
+                raise RateLimited("error.rate.sign_ins", retry_after=wait)
             # Counted before the slow check and taken back if it succeeds: otherwise every guess sent at once
             # would pass the limit before the first of them had failed.
             self._login_by_client.fail(client)
@@ -127,9 +126,7 @@ class Limits:
             delay = self._login_pace.book(key) if self._login_by_name.count(key) >= LOGIN_FAILURES else 0.0
             if delay is None:
                 self._login_by_client.undo(client)
-                raise RateLimited(
-                    f"sign-ins as {name.strip()!r} are slowed down after many wrong passwords", retry_after=LOGIN_PACE
-                )
+                raise RateLimited("error.rate.sign_ins_as", retry_after=LOGIN_PACE, name=repr(name.strip()))
             return delay
 
     def signed_in(self, client: str) -> None:

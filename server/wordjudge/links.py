@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from .auth import Role
 from .mdns import LOOPBACK_NAMES, Advertisement, Advertiser, is_loopback_host, lan_addresses
+from .messages import Message
 from .settings import Settings
 
 
@@ -30,7 +31,12 @@ class DeviceUrl:
     """Where devices on the LAN open this server (pairing links, QR codes), and why it may not work."""
 
     url: str  # e.g. "http://wordjudge.local:8000", no trailing slash
-    note: str | None = None  # set when a phone on the LAN may not open ``url``
+    said: Message | None = None  # set when a phone on the LAN may not open ``url`` (a link.* message)
+
+    @property
+    def note(self) -> str | None:
+        """Why a phone on the LAN may not open ``url``, in English (None: nothing is known against it)."""
+        return self.said.text() if self.said else None
 
 
 def device_url(
@@ -63,15 +69,8 @@ def device_url(
         return DeviceUrl(f"{scheme}://{_url_address(addresses[0])}:{port}")
     if is_loopback_host(host):
         where = _url_address(host) if host.lower() not in LOOPBACK_NAMES else host
-        return DeviceUrl(
-            f"{scheme}://{where}:{port}",
-            note=f"Only this machine can open this link: the server listens on {host} only. "
-            "Start it with --host 0.0.0.0 (or the machine's LAN address) to pair other devices.",
-        )
-    return DeviceUrl(
-        f"{scheme}://{_url_address(host)}:{port}",
-        note=f"{host} has no LAN address yet: check that this machine is on the hall's network.",
-    )
+        return DeviceUrl(f"{scheme}://{where}:{port}", Message("error.link.loopback", host=host))
+    return DeviceUrl(f"{scheme}://{_url_address(host)}:{port}", Message("error.link.no_lan_address", host=host))
 
 
 def _url_host(url: str) -> str:

@@ -92,12 +92,12 @@ class Pairing:
         """
         role = device_role(role, pairing=True)
         if not devices:
-            raise InvalidInput("no pairing codes asked for: give at least one device")
-        names = [check_name(name, "device name") if name else None for name, _ in devices]
+            raise InvalidInput("error.pairing.none_asked")
+        names = [check_name(name, "device") if name else None for name, _ in devices]
         given = [name.casefold() for name in names if name]
         twice = sorted({name for name in given if given.count(name) > 1})
         if twice:
-            raise InvalidInput(f"each device needs its own name: {', '.join(twice)} is asked for twice")
+            raise InvalidInput("error.pairing.name_twice", names=", ".join(twice))
         codes = ["".join(secrets.choice(PAIRING_ALPHABET) for _ in range(PAIRING_LENGTH)) for _ in devices]
         now = self._database.now()
         expires_at = stored_time(now + PAIRING_TTL)
@@ -109,10 +109,7 @@ class Pairing:
                 "SELECT count(*) FROM pairing_codes WHERE used_at IS NULL AND expires_at > ?", (stored_time(now),)
             ).fetchone()
             if open_codes + len(codes) > MAX_OPEN_CODES:
-                raise Conflict(
-                    f"{open_codes} pairing codes are open already and {len(codes)} more would pass the limit of"
-                    f" {MAX_OPEN_CODES}: use or let them expire"
-                )
+                raise Conflict("error.pairing.too_many_open", open=open_codes, more=len(codes), max=MAX_OPEN_CODES)
             db.executemany(
                 "INSERT INTO pairing_codes (code_hash, role, division, device_name, created_at, created_by, expires_at)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -137,7 +134,7 @@ class Pairing:
     def _use_code(self, code: str, client: str) -> Enrolled:
         canonical = normalise_code(code)
         if not canonical:
-            raise Unauthorized(f"not a pairing code: {PAIRING_LENGTH} letters and digits, such as {EXAMPLE}")
+            raise Unauthorized("error.pairing.not_a_code", length=PAIRING_LENGTH, example=EXAMPLE)
         now = stored_time(self._database.now())
         with self._database.write() as db:
             row = db.execute(
@@ -145,12 +142,12 @@ class Pairing:
                 (digest(canonical),),
             ).fetchone()
             if row is None:
-                raise Unauthorized("unknown pairing code: check it, or ask the TD for a new one")
+                raise Unauthorized("error.pairing.unknown")
             role, division, name, expires_at, used_at = row
             if used_at:
-                raise Unauthorized("this pairing code was used already: ask the TD for a new one")
+                raise Unauthorized("error.pairing.used")
             if expires_at <= now:
-                raise Unauthorized("this pairing code has expired: ask the TD for a new one")
+                raise Unauthorized("error.pairing.expired")
             enrolled = self._devices.insert(
                 db, name or _next_name(db, Role(role)), Role(role), division, "pairing", client
             )

@@ -40,6 +40,7 @@ from .editions import fingerprint as words_fingerprint
 from .editions import load_registry
 from .errors import InvalidInput, LexiconExists, LexiconNotFound, ProfileError
 from .lexicon import DEMO_NAME, Lexicon, LexiconStore, check_name, check_new_name
+from .messages import Message
 from .schemas import strict_json
 from .wordlist import WordList, describe_char, normalise
 
@@ -91,7 +92,7 @@ class ProfileSpec:
                 raise ValueError(f"{', '.join(missing)} missing")
             return strict_json(cls, data)
         except (OSError, ValueError) as exc:
-            raise ProfileError(f"{path} cannot be read as a profile: {exc}") from exc
+            raise ProfileError("error.profile.unreadable", path=str(path), reason=str(exc)) from exc
 
 
 @dataclass(frozen=True)
@@ -121,11 +122,9 @@ class Profile:
         secondary_min_length: int | None = None,
     ) -> None:
         if (secondary is None) != (secondary_min_length is None):
-            raise ProfileError("a secondary source needs a minimum word length, and a minimum length needs a source")
+            raise ProfileError("error.profile.secondary_pair")
         if secondary_min_length is not None and secondary_min_length < 2:
-            raise ProfileError(
-                f"the secondary source's minimum word length must be 2 or more, not {secondary_min_length}"
-            )
+            raise ProfileError("error.profile.secondary_min", length=str(secondary_min_length))
         self.name = name
         self.base = base
         self.additions = additions or Errata()
@@ -134,7 +133,7 @@ class Profile:
         self.secondary_min_length = secondary_min_length
         both = set(self.additions.words) & set(self.removals.words)
         if both:
-            raise ProfileError(f"profile {name}: words both added and removed by errata: {', '.join(sorted(both))}")
+            raise ProfileError("error.profile.added_and_removed", name=name, words=", ".join(sorted(both)))
         self._added = frozenset(self.additions.words)
         self._removed = frozenset(self.removals.words)
         letters = set(base.manifest.alphabet).union(*self.additions.words)
@@ -186,6 +185,23 @@ class Profile:
             return WordResult(word, False, None, f"in neither {self.base.name} nor {source}")
         return WordResult(word, False, None, f"not in {self.base.name}")
 
+    def reason_message(self, word: str) -> Message:
+        """Why :meth:`lookup` decides as it does for ``word``, as a message (``cli.reason.*``) whose English is
+        the result's ``reason``. Not on the adjudication's path: the command line's word-by-word check says it."""
+        base = self.base.name
+        if word in self._removed:
+            return Message("cli.reason.removed", base=base)
+        if word in self.base:
+            return Message("cli.reason.in_base", base=base)
+        if word in self._added:
+            return Message("cli.reason.added", base=base)
+        if self.secondary is not None and len(word) >= (self.secondary_min_length or 0):
+            source = Message("cli.reason.source", name=self.secondary.name, min=self.secondary_min_length or 0)
+            if word in self.secondary:
+                return Message("cli.reason.in_secondary", source=source)
+            return Message("cli.reason.in_neither", base=base, source=source)
+        return Message("cli.reason.not_in_base", base=base)
+
     def normalise_words(self, words: Sequence[str]) -> list[str]:
         """Normalise typed words and check every character is in this profile's alphabet.
 
@@ -196,13 +212,13 @@ class Profile:
         for position, typed in enumerate(words, start=1):
             word = normalise(typed.strip())
             if not word:
-                raise InvalidInput(f"word {position} is empty")
+                raise InvalidInput("error.words.empty", position=position)
             outside = [char for char in word if char not in self._letters]
             if outside:
                 raise InvalidInput(
-                    f"word {position} {typed.strip()!r} has {describe_char(outside[0])}, "
-                    f"which is not a letter of {self.name} (letters: {self.alphabet})"
-                )
+                    "error.words.not_a_letter", position=position, word=repr(typed.strip()),
+                    char=describe_char(outside[0]), lexicon=self.name, letters=self.alphabet,
+                )  # fmt: skip
             normalised.append(word)
         return normalised
 
@@ -264,8 +280,8 @@ class Catalog:
         spec = self.spec(name)
         if spec is None:
             if not self.lexicons.exists(name):
-                known = ", ".join(self.names()) or "none yet"
-                raise LexiconNotFound(f"no lexicon or profile named {name} in {self.data_dir} (known: {known})")
+                known: str | Message = ", ".join(self.names()) or Message("error.none_yet")
+                raise LexiconNotFound("error.profile.not_found", name=name, folder=str(self.data_dir), known=known)
             return Profile(name, self.lexicons.open(name))
         return self._build(spec, self.lexicons.open(spec.base))
 
@@ -290,10 +306,10 @@ class Catalog:
         """
         check_new_name(name)
         if self.lexicons.exists(name):
-            raise LexiconExists(f"{name} is the name of a compiled lexicon; give the profile another name")
+            raise LexiconExists("error.profile.lexicon_name", name=name)
         path = self.profiles_dir / f"{name}.json"
         if path.exists() and not replace:
-            raise LexiconExists(f"a profile named {name} exists already: choose another name or replace it")
+            raise LexiconExists("error.profile.exists", name=name)
         spec = ProfileSpec(
             name=name,
             base=base,
@@ -331,9 +347,9 @@ def _check_claim(profile: Profile) -> None:
         what = f"its base lexicon {base.name}"
         remedy = claim.remedy(lambda edition: f"e.g. {edition}-errata")
         raise ProfileError(
-            f"profile {profile.name} was not added: {claim.problem(what)}.\nNothing was written. To go on, {remedy}.",
+            "error.profile.claim_refused", name=profile.name, problem=claim.problem(what), remedy=remedy,
             details=claim.as_dict(what),
-        )
+        )  # fmt: skip
 
 
 def _errata_notes(profile: Profile) -> list[str]:

@@ -16,6 +16,7 @@ from enum import StrEnum
 from typing import Any
 
 from .errors import InvalidInput
+from .messages import Message
 
 
 class Kind(StrEnum):
@@ -28,6 +29,16 @@ class Kind(StrEnum):
 class Verdict(StrEnum):
     ACCEPTABLE = "acceptable"
     UNACCEPTABLE = "unacceptable"
+
+
+def kind_message(kind: Kind) -> Message:
+    """The kind of record in words (``verdict.kind.<kind>``): challenge, recheck, reissue, ruling."""
+    return Message(f"verdict.kind.{kind.value}")
+
+
+def verdict_message(verdict: Verdict) -> Message:
+    """The verdict in words (``verdict.<verdict>``): ACCEPTABLE or UNACCEPTABLE."""
+    return Message(f"verdict.{verdict.value}")
 
 
 @dataclass(frozen=True)
@@ -135,11 +146,9 @@ def utc_time(moment: datetime | str, what: str = "time") -> str:
         try:
             moment = datetime.fromisoformat(moment.strip().replace("z", "Z"))
         except ValueError:
-            raise InvalidInput(
-                f"{what} {moment!r} is not an ISO time such as 2026-11-21T09:00:00+01:00 (or ...Z for UTC)"
-            ) from None
+            raise InvalidInput("error.time.not_iso", what=what, time=repr(moment)) from None
     if moment.tzinfo is None:
-        raise InvalidInput(f"{what} {moment.isoformat()} has no time zone: add Z or an offset such as +01:00")
+        raise InvalidInput("error.time.no_zone", what=what, time=moment.isoformat())
     return moment.astimezone(UTC).isoformat(timespec="milliseconds")
 
 

@@ -50,7 +50,7 @@ def parse_search(text: str) -> Search:
     """
     text = text.strip()
     if len(text) > MAX_QUERY:
-        raise InvalidInput(f"a search is at most {MAX_QUERY} characters")
+        raise InvalidInput("error.search.too_long", max=MAX_QUERY)
     if not text:
         return Search()
     qr = _QR.match(text)
@@ -60,7 +60,7 @@ def parse_search(text: str) -> Search:
     record = _RECORD.match(tokens[0])
     if record:
         if len(tokens) > 1:
-            raise InvalidInput(f"search {text!r}: a record number ({tokens[0]}) stands alone")
+            raise InvalidInput("error.search.record_alone", text=repr(text), record=tokens[0])
         return Search(record_id=int(record[1]))
     words: list[str] = []
     table: str | None = None
@@ -70,25 +70,22 @@ def parse_search(text: str) -> Search:
         position += 1
         if token.lower() == "table":  # "table 12": the label is the next token
             if position == len(tokens):
-                raise InvalidInput(f"search {text!r}: 'table' needs a table after it, e.g. table 12")
+                raise InvalidInput("error.search.table_needs_label", text=repr(text))
             token = "table:" + tokens[position]
             position += 1
         label = _TABLE.match(token)
         if label:
             if table is not None:
-                raise InvalidInput(f"search {text!r}: one table at a time")
+                raise InvalidInput("error.search.one_table", text=repr(text))
             table = label[1] if label[1] is not None else label[2]
             if not _TABLE_RULE.fullmatch(table):
-                raise InvalidInput(f"search {text!r}: {table!r} is not a table (1 to 10 letters or digits)")
+                raise InvalidInput("error.search.bad_table", text=repr(text), table=repr(table))
             continue
         word = normalise(token)
         if not word.isalpha():
-            raise InvalidInput(
-                f"search {text!r}: {token!r} is not a word, a record number (#54), a table (table 12)"
-                " or a docket's QR code"
-            )
+            raise InvalidInput("error.search.not_a_term", text=repr(text), term=repr(token))
         if word not in words:
             words.append(word)
     if len(words) > MAX_WORDS:
-        raise InvalidInput(f"search {text!r}: at most {MAX_WORDS} words")
+        raise InvalidInput("error.search.too_many_words", text=repr(text), max=MAX_WORDS)
     return Search(words=tuple(words), table=table)

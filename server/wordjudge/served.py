@@ -21,6 +21,7 @@ from .editions import Registry, load_registry, short
 from .errors import Conflict, InvalidInput, LexiconIntegrityError, WordjudgeError
 from .event import EVENT_FILE, Event, file_stamp, load_event, save_current_round, save_event
 from .health import Verified
+from .messages import Message
 from .profile import Catalog, Profile
 
 log = logging.getLogger(__name__)
@@ -50,7 +51,7 @@ class ServedEvent:
     # The event file as last read or written (inode, size, mtime), to notice the TD's hand edits; and why the
     # file on disk is not what is served, while it is not (a health warning).
     event_stamp: tuple[int, int, int] | None = None
-    event_file_problem: str | None = None
+    event_file_problem: Message | None = None
     _event_seen: tuple[int, int, int] | None = None  # the file as the last look found it
     _event_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)  # one change at a time
 
@@ -101,11 +102,7 @@ class ServedEvent:
         with a restart, never inside the demo's log).
         """
         if self.event.demo:
-            raise Conflict(
-                "this server runs the demo event: to start your own, stop the server, write the event "
-                "(wordjudge event init, then edit event.toml) and start it again; the demo's records, "
-                "devices and TD accounts are then set aside"
-            )
+            raise Conflict("error.event.demo_running")
         with self._event_lock:
             self._serve_event(event, from_file=False)
         log.info("event replaced by the TD console: %s, %d division(s)", event.name, len(event.divisions))
@@ -120,9 +117,8 @@ class ServedEvent:
         with self._event_lock:
             if current_round is not None and not self.event.rounds:
                 raise InvalidInput(
-                    "this event's challenges carry no round (rounds = false): turn rounds on in the event "
-                    "settings first", details=[{"field": "current_round", "message": "the event has no rounds"}],
-                )  # fmt: skip
+                    "error.event.no_rounds", details=[{"field": "current_round", "message": "the event has no rounds"}]
+                )
             event = replace(self.event, current_round=current_round)
             # Not stamped: the file is read back by the next look, so that a hand edit made meanwhile is served.
             save_current_round(self.data_dir, event)
@@ -145,7 +141,9 @@ class ServedEvent:
         try:
             stamp = file_stamp(path)
         except OSError as exc:
-            return self._event_file_is(f"{path}: cannot be read ({exc}); the server still serves {self.event.name}")
+            return self._event_file_is(
+                Message("error.event_file.unreadable", path=str(path), reason=str(exc), event=self.event.name)
+            )
         seen, self._event_seen = self._event_seen, stamp
         if stamp == self.event_stamp or stamp != seen:
             return None
@@ -155,25 +153,20 @@ class ServedEvent:
             try:
                 event = load_event(self.data_dir)
                 if event.demo:  # no file (any more)
-                    return self._event_file_is(None if served.demo else (
-                        f"{path} is missing: the server still serves {served.name}; put the file back, or save the "
-                        "event again from the TD console's event settings"))  # fmt: skip
+                    missing = Message("error.event_file.missing", path=str(path), event=served.name)
+                    return self._event_file_is(None if served.demo else missing)
                 if served.demo:
                     return self._event_file_is(
-                        f"{path} was written while the demo event runs: restart wordjudge serve to serve "
-                        f"{event.name} (the demo's challenges and devices are not the event's)"
+                        Message("error.event_file.during_demo", path=str(path), event=event.name)
                     )
                 if event != served:
                     self._serve_event(event, from_file=True)
             except WordjudgeError as exc:
-                return self._event_file_is(
-                    f"{exc.message}: not served, the server still serves {served.name} "
-                    "(check the file with: wordjudge event show)"
-                )
+                return self._event_file_is(Message("error.event_file.refused", problem=exc.msg, event=served.name))
             except Exception as exc:  # the watcher must outlive anything the file can hold
                 log.exception("event file %s could not be checked", path)
                 return self._event_file_is(
-                    f"{path} could not be checked ({exc}): the server still serves {served.name}"
+                    Message("error.event_file.unchecked", path=str(path), reason=str(exc), event=served.name)
                 )
         if event != served:
             log.info(
@@ -185,11 +178,11 @@ class ServedEvent:
                 log.info("division %s: %s, rule %s", division.name, label, division.rule)
         return self._event_file_is(None)
 
-    def _event_file_is(self, problem: str | None) -> None:
+    def _event_file_is(self, problem: Message | None) -> None:
         """Note why the event file is not served (None: it is, or there is none), logging each new reason once."""
         if problem != self.event_file_problem:
             if problem is not None:
-                log.error("%s", problem)
+                log.error("%s", problem.text())
             elif self.event_file_problem is not None:
                 log.info("%s is served again", EVENT_FILE)
         self.event_file_problem = problem
@@ -236,7 +229,7 @@ def stamp_verified(profile: Profile, data_dir: Path) -> Verified:
     try:
         return Verified.now(profile, data_dir)
     except OSError as exc:
-        raise LexiconIntegrityError(f"lexicon {profile.name}: its compiled file cannot be read: {exc}") from exc
+        raise LexiconIntegrityError("error.lexicon.file_unreadable", name=profile.name, reason=str(exc)) from exc
 
 
 def describe_profile(profile: Profile, registry: Registry) -> dict[str, Any]:

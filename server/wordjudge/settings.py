@@ -18,6 +18,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from .errors import InvalidInput
 from .logs import LogFormat, LogLevel
 from .mdns import NAME_PATTERN
+from .messages import Language
 
 ENV_PREFIX = "WORDJUDGE_"
 
@@ -58,6 +59,11 @@ class Settings(BaseSettings):
         le=100_000,
         description="Connections one client address may hold open at once; more are closed at once "
         "(a browser opens up to 6 to one server).",
+    )
+    language: Language | None = Field(
+        default=None,
+        description="The language of the command line's verdict lines (en, fr; qps-ploc: a pseudo-language for "
+        "testing); none: the event's (event.toml).",
     )
     trusted_proxies: str = Field(
         default="",
@@ -119,4 +125,4 @@ def load_settings(**overrides: Any) -> Settings:
                 problems.append(f"{field} ({env_name(field)}): {error['msg']}")
             else:
                 problems.append(str(error["msg"]).removeprefix("Value error, "))
-        raise InvalidInput("invalid settings: " + "; ".join(problems), details=problems) from None
+        raise InvalidInput("error.settings.invalid", problems="; ".join(problems), details=problems) from None

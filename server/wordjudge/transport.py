@@ -108,10 +108,7 @@ class BodyLimit:
                 return bytes(body)
 
     async def _refuse(self, send: Send) -> None:
-        error = PayloadTooLarge(
-            f"request body too large: at most {self.limit:,} bytes are accepted (a challenge is under 1 KiB)",
-            details={"limit": self.limit},
-        )
+        error = PayloadTooLarge("error.http.too_large", limit=self.limit, details={"limit": self.limit})
         content = json.dumps(error.body()).encode()
         headers = [
             (b"content-type", b"application/json"),
@@ -293,9 +290,7 @@ class GuardedHttpProtocol(HttpToolsProtocol):
         return self.cycle is None or self.cycle.response_complete
 
     def _timeout_response(self) -> bytes:
-        error = RequestTimeout(
-            f"request timeout: the request did not arrive in full within {self.limits.request_timeout:.0f} s"
-        )
+        error = RequestTimeout("error.http.timeout", seconds=round(self.limits.request_timeout))
         content = json.dumps(error.body()).encode()
         lines = [STATUS_LINE[error.status]]
         lines += [name + b": " + value + b"\r\n" for name, value in self.server_state.default_headers]

@@ -103,7 +103,7 @@ class Witness:
         if response.status_code == 404 and at is not None:
             return None
         if response.status_code != 200:
-            raise InvalidInput(f"the server answered {response.status_code}: {_message(response)}")
+            raise InvalidInput("error.witness.answer", status=str(response.status_code), error=_message(response))
         data: dict[str, Any] = response.json()
         if data.get("id") is None:
             return None  # an empty log: nothing to witness yet

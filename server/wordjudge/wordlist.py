@@ -28,6 +28,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from .errors import WordListError
+from .messages import Message
 
 #: Called as ``progress(lines_done, lines_total)`` while a big list is read.
 Progress = Callable[[int, int], None]
@@ -148,7 +149,7 @@ def read_word_list(
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise WordListError(f"cannot read word list {path}: {exc.strerror or exc}") from exc
+        raise WordListError("error.word_list.unreadable", path=str(path), reason=str(exc.strerror or exc)) from exc
     return parse_word_list(data, source_name=path.name, format=format, skip_invalid=skip_invalid, progress=progress)
 
 
@@ -269,16 +270,16 @@ def _decompress(data: bytes, source_name: str) -> bytes:
     try:
         return gzip.decompress(data)
     except (OSError, EOFError, zlib.error) as exc:
-        raise WordListError(f"{source_name}: looks gzip-compressed but cannot be decompressed ({exc})") from exc
+        raise WordListError("error.word_list.bad_gzip", source=source_name, reason=str(exc)) from exc
 
 
 def _text_lines(data: bytes, source_name: str) -> list[bytes]:
     if data.startswith(_UTF8_BOM):
         data = data[len(_UTF8_BOM) :]
     elif data.startswith(_UTF16_BOMS):
-        raise WordListError(f"{source_name}: is UTF-16 text; save it as UTF-8 and add it again")
+        raise WordListError("error.word_list.utf16", source=source_name)
     if b"\x00" in data[:4096]:
-        raise WordListError(f"{source_name}: is not a text file (it holds NUL bytes)")
+        raise WordListError("error.word_list.binary", source=source_name)
     # bytes.splitlines splits on LF, CRLF and CR only, so line numbers match what an editor shows.
     return data.splitlines()
 
@@ -307,21 +308,25 @@ _EXTRACTORS: dict[SourceFormat, Callable[[str], tuple[str, str | None]]] = {
 
 def _invalid_lines_error(result: WordList, better: tuple[SourceFormat, int] | None) -> WordListError:
     source_name, invalid = result.source_name, result.invalid
-    how = "the format detected from the whole file" if result.detected else f"as --format {result.format} says"
-    shown = [bad.describe(source_name) for bad in invalid[:_SHOWN_INVALID]]
-    more = len(invalid) - len(shown)
-    message = (
-        f"{source_name}: {len(invalid):,} line(s) are not words, read as {result.format.description}, {how}:\n  "
-        + "\n  ".join(shown)
+    how = (
+        Message("error.word_list.detected")
+        if result.detected
+        else Message("error.word_list.as_format", format=str(result.format))
     )
-    if more:
-        message += f"\n  ... and {more:,} more"
+    shown = [bad.describe(source_name) for bad in invalid[:_SHOWN_INVALID]]
+    more: str | Message = ""
+    if len(invalid) > len(shown):
+        more = Message("error.word_list.more", n=len(invalid) - len(shown))
     if better is not None:
         fitted, left = better
-        outcome = "every line then reads as a word" if not left else f"then {left:,} line(s) are still not words"
-        message += f"\nIf it is {fitted.description}, add --format {fitted.value}: {outcome}."
-        message += "\nOr fix the list, or add it with --skip-invalid to leave these lines out."
+        outcome = Message("error.word_list.then_all") if not left else Message("error.word_list.then_left", n=left)
+        advice = Message(
+            "error.word_list.try_format", description=fitted.description, format=fitted.value, outcome=outcome
+        )
     else:
-        message += "\nFix the list, or add it with --skip-invalid to leave these lines out."
+        advice = Message("error.word_list.fix")
     details = [{"line": bad.line, "content": bad.content, "reason": bad.reason} for bad in invalid[:100]]
-    return WordListError(message, details=details)
+    return WordListError(
+        "error.word_list.invalid_lines", source=source_name, n=len(invalid), format=result.format.description,
+        how=how, lines="\n  ".join(shown), more=more, advice=advice, details=details,
+    )  # fmt: skip
