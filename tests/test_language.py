@@ -101,10 +101,13 @@ def test_get_event_serves_the_language_and_the_console_changes_it(
 def test_an_error_carries_its_message_and_its_english_text(client: TestClient, actors: Actors) -> None:
     refused = client.post("/api/challenges", json={**challenge("cat"), "table": "no table!"}, headers=actors.kiosk)
     error = assert_error_shape(refused, 422, "invalid_input")
-    assert error["message"] == {"key": "error.table.invalid", "params": {"table": "'no table!'"}}
-    assert error["error"] == "table 'no table!' is not a table number (1 to 10 letters, digits or '-')"
+    assert error["message"]["key"] == "error.table.not_the_events"
+    assert (
+        error["error"]
+        == "table 'no table!' is not a table number: the tables of wordjudge demo event are a number from 1 to 9999"
+    )
     assert said(error["message"], "fr") == (
-        "la table 'no table!' n’est pas un numéro de table (1 à 10 lettres, chiffres ou '-')"
+        f"la table 'no table!' n’est pas un numéro de table{NNBSP}: les tables de wordjudge demo event sont un nombre de 1 à 9999"
     )
     long = client.post("/api/challenges", json=challenge("c"), headers=actors.kiosk).json()
     assert long["message"]["key"] == "error.words.length"

@@ -298,6 +298,7 @@ _MUST = {
     (EventSettings, "current_round"): "error.event.must.current_round",
     (EventSettings, "challenges_per_minute"): "error.event.must.challenges_per_minute",
     (EventSettings, "kiosk_result_seconds"): "error.event.must.kiosk_result_seconds",
+    (EventSettings, "tables"): "error.event.must.tables",
     (DivisionSettings, "name"): "error.event.must.division_name",
     (DivisionSettings, "lexicon"): "error.event.must.lexicon",
 }
@@ -306,7 +307,7 @@ _UNPRINTABLE = {
     EventSettings: "error.event.event_name_unprintable",
     DivisionSettings: "error.event.division_name_unprintable",
 }
-_LIMITS = {"max_name": _MAX_NAME, "max_round": MAX_ROUND}
+_LIMITS = {"max_name": _MAX_NAME, "max_round": MAX_ROUND, "max_table": str(MAX_TABLE)}  # a table number: no 9,999
 
 
 def _refusal(error: ErrorDetails, data: dict[str, Any], where: Where, lexicons: Sequence[str] | None) -> Message:
