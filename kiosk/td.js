@@ -199,6 +199,7 @@ function overviewView(content) {
   const refresh = async () => {
     try {
       const [listed, raised] = await Promise.all([call("/api/devices"), call("/api/alerts")]);
+      if (note.dataset.from === "refresh") note.textContent = note.dataset.from = ""; // reached again
       const now = JSON.stringify([listed, raised]);
       if (now === shown) return;
       shown = now;
@@ -216,6 +217,7 @@ function overviewView(content) {
       );
     } catch (error) {
       problem(note, error);
+      note.dataset.from = "refresh";
     }
   };
   const stop = every(REFRESH_MS, refresh);
