@@ -1,71 +1,12 @@
-// The TD console's set-up views: pairing codes, TD accounts, event settings, and the summary.
+// The TD console's set-up views: TD accounts, event settings, and the summary (pairing: td-pairing.js).
 
 import { h } from "./api.js";
 import { LANGUAGES } from "./i18n.js";
 import { STRINGS, followLanguage } from "./strings.js";
-import { call, problem, ruleName, ruleText, svg, table, when } from "./td-common.js";
+import { call, problem, ruleName, ruleText, table, when } from "./td-common.js";
 
 const C = STRINGS.console;
 const K = C.columns;
-
-const LOOPBACK = /^(127(\.\d+){3}|localhost|\[::1\])$/;
-
-// Why a phone may not open a pairing link: for a link to this machine only, said in the language; any
-// other note as the server wrote it.
-function linkNote(code) {
-  const host = new URL(code.link).hostname;
-  return LOOPBACK.test(host) ? C.linkLoopback(host) : STRINGS.message(code.link_note_message, code.link_note);
-}
-
-export function enrolView(onEnrolled) {
-  const role = h(
-    "select",
-    { id: "pair-role", name: "role" },
-    h("option", { value: "kiosk" }, STRINGS.role("kiosk")),
-    h("option", { value: "runner" }, STRINGS.role("runner")),
-  );
-  const division = h("select", { id: "pair-division", name: "division" }, h("option", { value: "" }, C.anyDivision));
-  const name = h("input", { id: "pair-name", name: "name", maxlength: "40" });
-  const result = h("div", { class: "pairing-result", role: "status" });
-  call("/api/event").then((event) =>
-    division.append(...event.divisions.map((d) => h("option", { value: d.name }, d.name))),
-  );
-  return h(
-    "form",
-    {
-      class: "pairing",
-      onsubmit: async (event) => {
-        event.preventDefault();
-        try {
-          const code = await call("/api/pairing-codes", {
-            method: "POST",
-            body: { role: role.value, division: division.value || null, name: name.value || null },
-          });
-          result.replaceChildren(
-            h("p", { class: "pairing-code" }, C.code(code.code, when(code.expires_at))),
-            svg(code.qr_svg),
-            h("p", {}, h("a", { href: code.link }, code.link)),
-            code.link_note ? h("p", { class: "message" }, linkNote(code)) : null,
-          );
-          name.value = "";
-          onEnrolled();
-        } catch (error) {
-          problem(result, error);
-        }
-      },
-    },
-    h("h2", {}, C.pairing),
-    h(
-      "div",
-      { class: "fields" },
-      h("label", { for: "pair-role" }, C.pairingRole, role),
-      h("label", { for: "pair-division" }, K.division, division),
-      h("label", { for: "pair-name" }, C.pairingName, name),
-    ),
-    h("button", { type: "submit", class: "primary" }, C.createCode),
-    result,
-  );
-}
 
 export function accountsView(me) {
   const list = h("div", {});
@@ -281,17 +222,35 @@ export function eventView(content) {
   );
 }
 
+// A row of the summary. Each bar says what it measures: the challenges (against the largest count shown)
+// and the share found acceptable (of this row's challenges), as text beside it.
 function tallyRow(label, t, most) {
-  const share = t.acceptable_share === null ? "" : STRINGS.formatPercent(t.acceptable_share);
-  const bar = h("span", { class: "bar", title: STRINGS.formatNumber(t.challenges) });
+  const bar = h("span", { class: "bar" });
   bar.style.width = `${most ? (100 * t.challenges) / most : 0}%`; // CSSOM, which the page's CSP allows
+  const share = t.acceptable_share;
+  const fill = h("span", { class: "share-fill" });
+  fill.style.width = `${100 * (share ?? 0)}%`;
   return h(
     "tr",
     {},
     h("td", {}, label),
     h("td", {}, STRINGS.formatNumber(t.challenges)),
-    h("td", {}, share),
-    h("td", { class: "chart" }, bar),
+    h(
+      "td",
+      { class: "share" },
+      share === null
+        ? ""
+        : [
+            h("span", { class: "share-bar" }, fill),
+            h("span", { class: "bar-label" }, C.summaryShare(STRINGS.formatPercent(share))),
+          ],
+    ),
+    h(
+      "td",
+      { class: "chart" },
+      h("span", { class: "bar-track" }, bar),
+      h("span", { class: "bar-label" }, C.summaryChallenges(t.challenges)),
+    ),
     h(
       "td",
       {},
@@ -303,11 +262,44 @@ function tallyRow(label, t, most) {
   );
 }
 
+// The round report of a division (one round, or every round), opened as a page of its own to print.
+function reportForm(summary, event) {
+  const R = C.report;
+  const division = h("select", { id: "report-division" });
+  const round = h("select", { id: "report-round" });
+  const link = h("a", { id: "report-link", class: "button primary", target: "_blank" }, R.open);
+  const update = () => {
+    const d = summary.divisions.find((x) => x.division === division.value);
+    const chosen = round.value;
+    round.replaceChildren(
+      h("option", { value: "" }, R.everyRound),
+      ...(d?.rounds || [])
+        .filter((r) => r.round !== null)
+        .map((r) => h("option", { value: String(r.round), selected: String(r.round) === chosen }, String(r.round))),
+    );
+    const params = new URLSearchParams({ print: "report", division: division.value });
+    if (round.value) params.set("round", round.value);
+    link.href = `/td?${params}`;
+  };
+  division.append(...event.divisions.map((d) => h("option", { value: d.name }, d.name)));
+  division.addEventListener("change", update);
+  round.addEventListener("change", update);
+  update();
+  return h(
+    "form",
+    { class: "report-form fields", onsubmit: (event) => event.preventDefault() },
+    h("h2", {}, R.heading),
+    h("label", { for: "report-division" }, K.division, division),
+    h("label", { for: "report-round" }, K.round, round),
+    link,
+  );
+}
+
 export function summaryView(content) {
   const note = h("p", { class: "message", role: "alert" });
   content.append(note);
-  call("/api/summary").then(
-    (summary) => {
+  Promise.all([call("/api/summary"), call("/api/event")]).then(
+    ([summary, event]) => {
       const most = summary.total.challenges;
       const rows = [tallyRow(C.total, summary.total, most)];
       for (const d of summary.divisions) {
@@ -318,7 +310,7 @@ export function summaryView(content) {
         }
       }
       const headers = [K.division, K.challenges, K.share, K.chart, C.mostChallenged];
-      content.append(table(headers, rows, { class: "summary" }));
+      content.append(reportForm(summary, event), table(headers, rows, { class: "summary" }));
     },
     (error) => problem(note, error),
   );

@@ -4,6 +4,7 @@
 import { h, newRequestId } from "./api.js";
 import { STRINGS } from "./strings.js";
 import { call, problem, query, table, typedDatePattern, when } from "./td-common.js";
+import { freshRows } from "./td-live.js";
 
 const C = STRINGS.console;
 const K = C.columns;
@@ -98,12 +99,16 @@ export function feedView(content) {
   const exports = h("p", { class: "exports" });
   const detail = h("div", { class: "record-detail" });
   const open = (id) => showRecord(detail, id, open);
+  const fresh = freshRows(); // rows the feed pushes: marked, and counted until seen
   const load = async (params) => {
     source?.close();
+    fresh.clear();
     exports.replaceChildren(
       h("a", { href: `/api/export?format=csv&${params}`, class: "button secondary", download: "" }, C.exportCsv),
       " ",
       h("a", { href: `/api/export?format=jsonl&${params}`, class: "button secondary", download: "" }, C.exportJsonl),
+      " ",
+      h("a", { href: `/td?print=feed&${params}`, class: "button secondary", target: "_blank" }, C.print.feed),
     );
     try {
       const { records } = await call(`/api/challenges?limit=200&${params}`);
@@ -119,7 +124,9 @@ export function feedView(content) {
     source.addEventListener("record", (event) => {
       const record = JSON.parse(event.data);
       body.querySelector("td[colspan]")?.parentElement.remove();
-      body.prepend(row(record, open));
+      const added = row(record, open);
+      body.prepend(added);
+      fresh.add(added);
     });
   };
   content.append(
@@ -144,12 +151,16 @@ export function feedView(content) {
       body,
     ),
     detail,
+    fresh.indicator,
   );
   load(new URLSearchParams());
-  return () => source?.close();
+  return () => {
+    source?.close();
+    fresh.stop();
+  };
 }
 
-async function showRecord(detail, id, open, message = "") {
+export async function showRecord(detail, id, open, message = "") {
   const note = h("p", { class: "message", role: "alert" }, message);
   detail.replaceChildren(note);
   let record;

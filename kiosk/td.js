@@ -5,9 +5,22 @@
 
 import { api, h } from "./api.js";
 import { STRINGS } from "./strings.js";
-import { accountsView, enrolView, eventView, summaryView } from "./td-admin.js";
+import { accountsView, eventView, summaryView } from "./td-admin.js";
 import { call, problem, ruleText, session, table, when } from "./td-common.js";
-import { feedView } from "./td-records.js";
+import {
+  REFRESH_MS,
+  checkRulings,
+  deviceState,
+  every,
+  refill,
+  rulingCount,
+  rulingQueue,
+  stopWatchingRulings,
+  watchRulings,
+} from "./td-live.js";
+import { enrolView, hallView, codesView, repairButton } from "./td-pairing.js";
+import { printView } from "./td-print.js";
+import { feedView, showRecord } from "./td-records.js";
 import { unverifiedBadges } from "./ui.js";
 
 const C = STRINGS.console;
@@ -20,6 +33,9 @@ async function boot() {
     if (me.role !== "td") throw new Error("not a TD");
     state.me = me;
     session.csrf = me.csrf_token;
+    // A print page (/td?print=report|feed&...): that page alone, for the browser to print.
+    const print = new URLSearchParams(location.search).get("print");
+    if (print) return printView(app, print, me);
     showConsole();
   } catch {
     showLogin();
@@ -73,6 +89,7 @@ function showConsole(tab = state.tab) {
   state.cleanup?.();
   state.cleanup = null;
   state.tab = tab;
+  watchRulings();
   const nav = h(
     "nav",
     { "aria-label": C.title },
@@ -87,6 +104,7 @@ function showConsole(tab = state.tab) {
           onclick: () => showConsole(key),
         },
         label,
+        key === "overview" ? rulingCount() : null,
       ),
     ),
   );
@@ -110,6 +128,9 @@ async function signOut() {
   try {
     await call("/api/session", { method: "DELETE" });
   } finally {
+    stopWatchingRulings();
+    state.cleanup?.(); // the view's timers and feed stop with the session
+    state.cleanup = null;
     state.me = null;
     session.csrf = null;
     showLogin();
@@ -120,18 +141,39 @@ async function signOut() {
 
 function overviewView(content) {
   const note = h("p", { class: "message", role: "alert" });
-  content.append(note);
+  const head = h("div", {});
+  const divisions = h("div", {});
+  const devices = h("div", { id: "overview-devices" });
+  const alerts = h("div", { id: "overview-alerts" });
+  // A challenge waiting for a ruling opens here, ruling form and all; the queue follows what is done in it.
+  const detail = h("div", { class: "record-detail" });
+  const open = (id) => showRecord(detail, id, open);
+  const [queue, stopQueue] = rulingQueue(open);
+  // After a ruling (or a re-check) the record view shows itself again: the queue is asked again then.
+  new MutationObserver(() => detail.querySelector("#record-view") && checkRulings()).observe(detail, {
+    childList: true,
+  });
+  content.append(
+    note,
+    head,
+    queue,
+    detail,
+    divisions,
+    h("h3", {}, STRINGS.console.tabs.devices),
+    devices,
+    h("h3", {}, C.alerts),
+    alerts,
+    chainCheck(),
+  );
   (async () => {
     try {
-      const [event, devices, alerts] = await Promise.all([
-        call("/api/event"),
-        call("/api/devices"),
-        call("/api/alerts"),
-      ]);
-      content.append(
+      const event = await call("/api/event");
+      head.append(
         h("h2", {}, event.demo ? C.demoEvent(event.name) : event.name),
         h("p", { class: "server-id", id: "server-id" }, C.serverId(event.server_id)),
         event.rounds ? roundControl(event) : null,
+      );
+      divisions.append(
         h("h3", {}, C.divisions),
         table(
           [C.columns.division, C.columns.lexicon, C.columns.edition, C.columns.fingerprint, C.columns.rule],
@@ -147,22 +189,42 @@ function overviewView(content) {
             ),
           ),
         ),
-        h("h3", {}, STRINGS.console.tabs.devices),
-        devicesTable(devices.devices, () => showConsole("overview")),
-        h("h3", {}, C.alerts),
-        alerts.alerts.length
-          ? h(
-              "ul",
-              { class: "alerts" },
-              alerts.alerts.map((a) => alertItem(a, devices.devices)),
-            )
-          : h("p", {}, C.noAlerts),
-        chainCheck(),
       );
     } catch (error) {
       problem(note, error);
     }
   })();
+  // Devices and alerts refresh themselves: a kiosk falling silent shows as offline within seconds, unasked.
+  let shown = "";
+  const refresh = async () => {
+    try {
+      const [listed, raised] = await Promise.all([call("/api/devices"), call("/api/alerts")]);
+      if (note.dataset.from === "refresh") note.textContent = note.dataset.from = ""; // reached again
+      const now = JSON.stringify([listed, raised]);
+      if (now === shown) return;
+      shown = now;
+      const again = () => ((shown = ""), refresh());
+      refill(devices, devicesTable(listed.devices, again));
+      refill(
+        alerts,
+        raised.alerts.length
+          ? h(
+              "ul",
+              { class: "alerts" },
+              raised.alerts.map((a) => alertItem(a, listed.devices, again)),
+            )
+          : h("p", {}, C.noAlerts),
+      );
+    } catch (error) {
+      problem(note, error);
+      note.dataset.from = "refresh";
+    }
+  };
+  const stop = every(REFRESH_MS, refresh);
+  return () => {
+    stop();
+    stopQueue();
+  };
 }
 
 // The round under way: every kiosk and handheld pre-fills it in a new challenge (players can change it).
@@ -231,7 +293,7 @@ function chainCheck() {
 }
 
 // An alert, counted ("x 12") when it repeated; a device's move has its one-click acceptance beside it.
-function alertItem(alert, devices) {
+function alertItem(alert, devices, refresh) {
   const count = alert.count > 1 ? ` ${C.alertRepeats(alert.count, when(alert.last_at))}` : "";
   const moved =
     alert.kind === "device_moved" && devices.find((d) => d.name === alert.actor && d.moved_to && !d.revoked_at);
@@ -239,7 +301,7 @@ function alertItem(alert, devices) {
     "li",
     { class: `alert alert-${alert.kind}` },
     `${C.alertLine(when(alert.created_at), alertText(alert))}${count} `,
-    moved ? moveButton(moved, () => showConsole("overview")) : null,
+    moved ? moveButton(moved, refresh) : null,
   );
 }
 
@@ -270,7 +332,8 @@ function moveButton(device, refresh) {
   );
 }
 
-function devicesTable(devices, refresh) {
+// The devices, with revoke and (given onRepair: where the pairing codes are listed) re-pair beside each.
+function devicesTable(devices, refresh, onRepair = null) {
   return table(
     [
       C.columns.name,
@@ -300,27 +363,32 @@ function devicesTable(devices, refresh) {
         h(
           "td",
           { class: d.revoked_at ? "state-revoked" : d.online ? "state-online" : "state-offline" },
-          d.revoked_at ? C.revokedBy(d.revoked_by) : d.online ? C.online : C.offline,
+          deviceState(d),
         ),
         h(
           "td",
           {},
-          d.revoked_at
-            ? ""
-            : h(
-                "button",
-                {
-                  type: "button",
-                  class: "secondary small",
-                  "aria-label": C.revokeNamed(d.name),
-                  onclick: async () => {
-                    if (!window.confirm(C.revokeConfirm(d.name))) return;
-                    await call(`/api/devices/${encodeURIComponent(d.name)}/revoke`, { method: "POST" });
-                    refresh();
+          h(
+            "div",
+            { class: "device-actions" },
+            d.revoked_at
+              ? ""
+              : h(
+                  "button",
+                  {
+                    type: "button",
+                    class: "secondary small",
+                    "aria-label": C.revokeNamed(d.name),
+                    onclick: async () => {
+                      if (!window.confirm(C.revokeConfirm(d.name))) return;
+                      await call(`/api/devices/${encodeURIComponent(d.name)}/revoke`, { method: "POST" });
+                      refresh();
+                    },
                   },
-                },
-                C.revoke,
-              ),
+                  C.revoke,
+                ),
+            onRepair && d.role !== "monitor" ? repairButton(d.name, onRepair) : null,
+          ),
         ),
       ),
     ),
@@ -328,13 +396,33 @@ function devicesTable(devices, refresh) {
 }
 
 function devicesView(content) {
-  const devices = h("div", {});
+  const devices = h("div", { id: "device-list" });
+  const codes = codesView(() => showConsole("devices"));
+  let shown = "";
   const refresh = async () => {
-    const { devices: list } = await call("/api/devices");
-    devices.replaceChildren(devicesTable(list, refresh));
+    try {
+      const { devices: list } = await call("/api/devices");
+      const now = JSON.stringify(list);
+      if (now === shown) return;
+      shown = now;
+      refill(
+        devices,
+        devicesTable(list, () => ((shown = ""), refresh()), codes.repair),
+      );
+    } catch {
+      // the next refresh tries again
+    }
   };
-  content.append(enrolView(refresh), h("h2", {}, STRINGS.console.tabs.devices), devices, accountsView(state.me.actor));
-  refresh();
+  const enrolled = () => ((shown = ""), refresh());
+  content.append(
+    enrolView(enrolled, codes.add),
+    hallView(enrolled, codes.add),
+    codes.section,
+    h("h2", {}, STRINGS.console.tabs.devices),
+    devices,
+    accountsView(state.me.actor),
+  );
+  return every(REFRESH_MS, refresh);
 }
 
 boot();

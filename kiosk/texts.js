@@ -368,5 +368,86 @@ function consoleStrings(tr, keys) {
     summaryDivision: (division) => c("summaryDivision", { division }),
     summaryRound: (division, round) => c("summaryRound", { division, round: String(round) }),
     summaryNoRound: (division) => c("summaryNoRound", { division }),
+    summaryChallenges: (n) => c("summaryChallenges", { n }),
+    summaryShare: (share) => c("summaryShare", { share }),
+    noRound: c("noRound"),
+
+    // What must not wait unseen: rulings, new feed rows, devices that fell silent (issue 17 item 3).
+    rulings: {
+      title: c("rulings.title"),
+      none: c("rulings.none"),
+      count: (n) => c("rulings.count", { n }),
+      more: (n) => c("rulings.more", { n }),
+      openNamed: (id) => c("rulings.openNamed", { id: String(id) }),
+      place: (division, table, round) =>
+        round === null
+          ? c("rulings.placeNoRound", { division, table })
+          : c("rulings.place", { division, table, round: String(round) }),
+      disagree: (id, verdict, original, time) => c("rulings.disagree", { id: String(id), verdict, original, time }),
+    },
+    unseen: (n) => c("unseen", { n }),
+    offlineSince: (time) => c("offlineSince", { time }),
+    notSeen: c("notSeen"),
+
+    // Pairing a hall, re-pairing a device, the printed sheet (item 5).
+    repair: c("repair"),
+    repairNamed: (name) => c("repairNamed", { name }),
+    repairConfirm: (name) => c("repairConfirm", { name }),
+    hall: {
+      title: c("hall.title"),
+      hint: c("hall.hint"),
+      prefix: c("hall.prefix"),
+      from: c("hall.from"),
+      to: c("hall.to"),
+      division: c("hall.division"),
+      each: c("hall.each"),
+      divisionOf: (name) => c("hall.divisionOf", { name }),
+      names: (first, last, n) => c("hall.names", { first, last, n }),
+      badRange: c("hall.badRange"),
+      tooMany: (max) => c("hall.tooMany", { max }),
+      create: (n) => c("hall.create", { n }),
+    },
+    codes: {
+      title: c("codes.title"),
+      hint: c("codes.hint"),
+      print: (n) => c("codes.print", { n }),
+      clear: c("codes.clear"),
+      expired: c("codes.expired"),
+      repair: c("codes.repair"),
+    },
+    sheet: {
+      head: (event, page, pages) => c("sheet.head", { event, page, pages }),
+      how: c("sheet.how"),
+      until: (time) => c("sheet.until", { time }),
+    },
+
+    // Printed pages: the round report, the feed (item 6).
+    print: {
+      print: c("print.print"),
+      back: c("print.back"),
+      feed: c("print.feed"),
+      feedTitle: c("print.feedTitle"),
+      printed: (time, name) => c("print.printed", { time, name }),
+      all: (n) => c("print.all", { n }),
+      newest: (shown, n) => c("print.newest", { shown, n }),
+      filter: (label, value) => c("print.filter", { label, value }),
+    },
+    report: {
+      heading: c("report.heading"),
+      open: c("report.open"),
+      everyRound: c("report.everyRound"),
+      title: (division, round) => c("report.title", { division, round: String(round) }),
+      titleAll: (division) => c("report.titleAll", { division }),
+      challenges: c("report.challenges"),
+      finalIs: (verdict) => c("report.finalIs", { verdict }),
+      awaiting: c("report.awaiting"),
+      changed: c("report.changed"),
+      pending: c("report.pending"),
+      nonePending: c("report.nonePending"),
+      noWords: c("report.noWords"),
+      list: c("report.list"),
+      adjudicated: c("report.adjudicated"),
+      final: c("report.final"),
+    },
   };
 }

@@ -31,6 +31,7 @@ DIVISIONS = ("Xq", "Yv")
 TDS = ("zed", "qux")
 KIOSK = "Zq-1"
 HANDHELD = "Vw-2"
+HALL = "Zq-h"  # the start of a hall's device names: Zq-h01, Zq-h02
 TABLE = "7"
 ROUND = "2"
 WORDS_OK = "cat dog cat"  # CAT twice: the opponent's screen warns of it
@@ -159,6 +160,9 @@ def walk_every_screen(browser: Browser, server: LiveServer, lang: str, shots: Pa
     created = console.locator(".pairing-result a").inner_text()
     code = created.rsplit("#pair=", 1)[1]
     walk.data |= {code, created}
+    console.locator("#hall-prefix").fill(HALL)  # the hall form's preview names what the TD typed
+    console.locator("#hall-to").fill("2")
+    walk.data |= {f"{HALL}{n:02d}" for n in (1, 2)}
     console.locator("#td-new-name").fill(TDS[1])
     console.locator("#td-new-password").fill(PASSWORD)
     console.locator(".add-td button[type=submit]").click()
@@ -350,6 +354,34 @@ def walk_every_screen(browser: Browser, server: LiveServer, lang: str, shots: Pa
     on_screen(console, "summary")
     expect(console.locator("table.summary")).to_be_visible()
     collect(walk, console, "console-summary", shots)
+
+    # Pairing a hall (its codes listed with the earlier one, a kiosk paired again) and the sheet they print on.
+    console.locator("#tab-devices").click()
+    on_screen(console, "devices")
+    console.locator("#hall-prefix").fill(HALL)
+    console.locator("#hall-to").fill("2")
+    console.locator(".hall-each summary").click()
+    console.locator("#hall-create").click()
+    expect(console.locator(".code-card")).to_have_count(3)
+    console.once("dialog", lambda dialog: dialog.accept())
+    console.locator(f"#device-list button[aria-label*=' {KIOSK}']").last.click()  # Re-pair (after Revoke)
+    expect(console.locator(".code-card")).to_have_count(4)
+    for link in console.locator(".code-card .code-link a").all_inner_texts():
+        walk.data |= {link, link.rsplit("#pair=", 1)[1]}
+    collect(walk, console, "console-devices-hall-codes", shots)
+    console.locator("#print-sheet").click()
+    on_screen(console, "pairing-sheet")
+    collect(walk, console, "console-pairing-sheet", shots)
+    console.locator("#print-back").click()
+    on_screen(console, "devices")
+
+    # The reports a TD prints: a division's round report, the feed as filtered (same tab: same language).
+    console.goto(f"{base}/td?print=report&division={DIVISIONS[0]}&round={ROUND}")
+    expect(console.locator("#report-title")).not_to_be_empty()
+    collect(walk, console, "console-round-report", shots)
+    console.goto(f"{base}/td?print=feed&verdict=unacceptable&round={ROUND}")
+    expect(console.locator("#feed-count")).not_to_be_empty()
+    collect(walk, console, "console-feed-print", shots)
 
     # What the server holds that screens show as it is: lexicon names, editions, fingerprints, ids.
     signed = {"Cookie": "; ".join(f"{c['name']}={c['value']}" for c in console.context.cookies())}

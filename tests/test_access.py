@@ -13,7 +13,7 @@ from argon2 import PasswordHasher
 from wordjudge import accounts, devices, limits, pairing
 from wordjudge.access import ACCESS_FILE, AccessStore
 from wordjudge.auth import Principal, Role
-from wordjudge.errors import Conflict, InvalidInput, NotFound, RateLimited, Unauthorized
+from wordjudge.errors import Conflict, DeviceMoved, InvalidInput, NotFound, RateLimited, Unauthorized
 from wordjudge.pairing import brute_force_odds, normalise_code
 
 from .helpers import CHEAP_HASHER, PASSWORD
@@ -141,6 +141,61 @@ def test_a_pairing_code_expires(store: AccessStore, clock: Clock) -> None:
     clock.now += pairing.PAIRING_TTL
     with pytest.raises(Unauthorized, match="has expired"):
         store.pairing.enrol(code.code, client="10.0.0.5")
+
+
+def test_a_device_paired_again_gets_a_new_token_for_its_new_address_and_the_old_token_stops(
+    store: AccessStore, clock: Clock
+) -> None:
+    old = store.devices.add("kiosk-07", Role.KIOSK, "A", by="alice").token
+    store.devices.authenticate(old, client="10.0.0.7")
+    store.devices.revoke("kiosk-07", by="alice")
+    code = store.pairing.create_repair_code("KIOSK-07", by="alice")  # names are case-insensitive
+    assert (code.device_name, code.role, code.division, code.repair) == ("kiosk-07", Role.KIOSK, "A", True)
+    enrolled = store.pairing.enrol(code.code, client="10.0.0.8")
+    device = enrolled.device
+    assert (device.name, device.role, device.division, device.revoked_at, device.bound_client) == (
+        "kiosk-07", Role.KIOSK, "A", None, "10.0.0.8",
+    )  # fmt: skip
+    assert store.devices.authenticate(enrolled.token, client="10.0.0.8").actor == "kiosk-07"
+    with pytest.raises(Unauthorized, match="not valid"):
+        store.devices.authenticate(old, client="10.0.0.7")  # the old token is gone, not only revoked
+    with pytest.raises(DeviceMoved):
+        store.devices.authenticate(enrolled.token, client="10.0.0.7")  # bound to the address it paired from
+    assert [d.name for d in store.devices.all()] == ["kiosk-07"]  # the same device, not a new one
+    with pytest.raises(Unauthorized, match="used already"):
+        store.pairing.enrol(code.code, client="10.0.0.9")
+    # A device still in use is paired again too (a replaced kiosk): the token it had stops at once.
+    current = enrolled.token
+    again = store.pairing.create_repair_code("kiosk-07", by="bob")
+    newest = store.pairing.enrol(again.code, client="10.0.0.9").token
+    with pytest.raises(Unauthorized, match="not valid"):
+        store.devices.authenticate(current, client="10.0.0.8")
+    assert store.devices.authenticate(newest, client="10.0.0.9").actor == "kiosk-07"
+
+
+def test_the_tds_latest_word_on_a_device_wins_over_an_older_re_pair_code(store: AccessStore, clock: Clock) -> None:
+    token = store.devices.add("runner-3", Role.RUNNER, by="alice").token
+    first = store.pairing.create_repair_code("runner-3", by="alice")
+    second = store.pairing.create_repair_code("runner-3", by="alice")
+    with pytest.raises(Unauthorized, match="expired"):
+        store.pairing.enrol(first.code, client="10.0.0.5")  # a newer code replaced it
+    store.devices.revoke("runner-3", by="alice")
+    with pytest.raises(Unauthorized, match="expired"):
+        store.pairing.enrol(second.code, client="10.0.0.5")  # revoked after: it stays revoked
+    with pytest.raises(Unauthorized, match="revoked"):
+        store.devices.authenticate(token, client="10.0.0.5")
+    third = store.pairing.create_repair_code("runner-3", by="alice")
+    clock.now += pairing.PAIRING_TTL
+    with pytest.raises(Unauthorized, match="expired"):
+        store.pairing.enrol(third.code, client="10.0.0.5")
+    with pytest.raises(NotFound, match="no device named 'nobody'"):
+        store.pairing.create_repair_code("nobody", by="alice")
+    store.devices.add("prometheus", Role.MONITOR, by="alice")
+    with pytest.raises(InvalidInput, match="a monitor is enrolled with 'wordjudge device add'"):
+        store.pairing.create_repair_code("prometheus", by="alice")
+    store.pairing.create_codes(Role.KIOSK, [(None, None)] * pairing.MAX_OPEN_CODES, by="alice")
+    with pytest.raises(Conflict, match="64 pairing codes are open already and 1 more"):
+        store.pairing.create_repair_code("runner-3", by="alice")
 
 
 def test_codes_read_aloud_are_forgiven_and_garbage_is_refused() -> None:

@@ -130,6 +130,7 @@ ROUTES: list[Row] = [
     ("POST", lambda w: "/api/enrol", lambda w: {"code": w.fresh_code()}, (201, 201, 201, 201, 201, 201)),
     ("GET", lambda w: "/api/devices", lambda w: None, (401, 403, 403, 401, 200, 403)),
     ("POST", lambda w: f"/api/devices/{w.fresh_device()}/revoke", lambda w: None, (401, 403, 403, 401, 200, 403)),
+    ("POST", lambda w: f"/api/devices/{w.fresh_device()}/pairing-code", lambda w: None, (401, 403, 403, 401, 201, 403)),
     ("POST", lambda w: f"/api/devices/{w.fresh_move()}/accept-move", lambda w: {"client": "10.0.0.9"},
      (401, 403, 403, 401, 200, 403)),
     ("GET", lambda w: "/api/alerts", lambda w: None, (401, 403, 403, 401, 200, 403)),
@@ -284,6 +285,34 @@ def test_pairing_over_http_then_revocation(client: TestClient, actors: Actors) -
     refused = client.post("/api/challenges", json=challenge(), headers=device)
     assert "revoked by the TD" in assert_error_shape(refused, 401, "unauthorized")["error"]
     assert refused.headers["www-authenticate"].startswith("Bearer")
+
+
+def test_the_td_pairs_a_revoked_device_again_and_its_old_token_stops_working(
+    client: TestClient, actors: Actors, data_dir: Path
+) -> None:
+    old = device_headers(data_dir, "kiosk-09", division="Open")
+    assert client.post("/api/challenges", json=challenge(), headers=old).status_code == 201
+    assert client.post("/api/devices/kiosk-09/revoke", headers=actors.alice).status_code == 200
+    refused = client.post("/api/devices/kiosk-09/pairing-code", headers=actors.kiosk)
+    assert "only the TD may pair a device again" in assert_error_shape(refused, 403, "forbidden")["error"]
+    created = client.post("/api/devices/kiosk-09/pairing-code", headers=actors.alice)
+    assert created.status_code == 201, created.text
+    code = created.json()
+    assert (code["device_name"], code["role"], code["division"], code["repair"]) == ("kiosk-09", "kiosk", "Open", True)
+    assert code["link"] == f"http://testserver/kiosk#pair={code['code']}"
+    assert code["qr_svg"].startswith("<svg")
+    enrolled = client.post("/api/enrol", json={"code": code["code"]})
+    assert enrolled.status_code == 201, enrolled.text
+    assert (enrolled.json()["device"]["name"], enrolled.json()["device"]["revoked_at"]) == ("kiosk-09", None)
+    new = {"Authorization": f"Bearer {enrolled.json()['token']}"}
+    assert client.get("/api/session", headers=new).json()["actor"] == "kiosk-09"
+    assert client.post("/api/challenges", json=challenge(), headers=new).status_code == 201
+    gone = client.post("/api/challenges", json=challenge(), headers=old)
+    assert "not valid" in assert_error_shape(gone, 401, "unauthorized")["error"]
+    listed = [d for d in client.get("/api/devices", headers=actors.alice).json()["devices"] if d["name"] == "kiosk-09"]
+    assert [(d["revoked_at"], d["online"]) for d in listed] == [(None, True)]
+    unknown = client.post("/api/devices/nobody/pairing-code", headers=actors.alice)
+    assert "no device named 'nobody'" in assert_error_shape(unknown, 404, "not_found")["error"]
 
 
 def test_a_device_enrolled_for_a_division_stays_in_it(client: TestClient, data_dir: Path) -> None:

@@ -175,6 +175,26 @@ def revoke_device(
     return resources.access.devices.revoke(name, by=who.actor).as_dict()
 
 
+@router.post("/devices/{name}/pairing-code", status_code=201, tags=["access"])
+def repair_device(
+    name: _DeviceName,
+    request: Request,
+    resources: ResourcesDep,
+    who: Annotated[Principal, td_only("error.td_only.repair")],
+) -> dict[str, Any]:
+    """A one-time code (30 minutes) that pairs this kiosk or handheld again, as `POST /pairing-codes` makes one (TD).
+
+    For a device replaced, wiped, or revoked by mistake: the device that enrols with the code becomes `name`
+    (same role and division) with a new token bound to its address, and is no longer revoked; the old token
+    stops working then. A newer code for the device, or revoking it, voids this one. `repair` is true.
+    404 for an unknown device, 422 for a monitor.
+    """
+    code = resources.access.pairing.create_repair_code(name, by=who.actor)
+    base = server_url(resources.settings, resources.mdns, seen_at=str(request.base_url))
+    link = pairing_link(base.url, code.role, code.code)
+    return {**code.as_dict(), "link": link, "link_note": base.note, "qr_svg": qr_svg(link)}
+
+
 class MoveIn(StrictBody):
     client: str = Field(max_length=100, description="The address the device's token was refused from (moved_to).")
 

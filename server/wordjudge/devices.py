@@ -99,6 +99,24 @@ class Devices:
         )
         return Enrolled(Device(name, role, division, now, by, None, None, None, False, client, None, None), token)
 
+    def repair(self, db: sqlite3.Connection, device_id: int, client: str) -> Enrolled:
+        """Pair the device ``device_id`` again within the write transaction ``db`` (a re-pair code was used):
+        a new token, bound to ``client``; its revocation and any refused move are cleared, and its old token
+        stops working. Name, role and division stay."""
+        token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+        db.execute(
+            "UPDATE devices SET token_hash = ?, bound_client = ?, revoked_at = NULL, revoked_by = NULL,"
+            " moved_to = NULL, moved_at = NULL WHERE id = ?",
+            (digest(token), client, device_id),
+        )
+        device = self._device(
+            db.execute(f"SELECT {_DEVICE_COLUMNS} FROM devices WHERE id = ?", (device_id,)).fetchone()
+        )
+        self._heard.pop(device.name, None)  # its silence so far was the old device's
+        self._silent.discard(device.name)
+        log.info("%s paired again from %s: its previous token no longer works", device.name, client)
+        return Enrolled(device, token)
+
     def all(self) -> list[Device]:
         """Every device ever enrolled, revoked ones included, oldest first."""
         with self._database.read() as db:
@@ -126,11 +144,15 @@ class Devices:
 
     def revoke(self, name: str, *, by: str) -> Device:
         """Revoke a device: its token fails from its next request on. Raises :class:`NotFound`."""
+        now = self._database.now()
         with self._database.write() as db:
             cursor = db.execute(
                 "UPDATE devices SET revoked_at = ?, revoked_by = ? WHERE name = ? AND revoked_at IS NULL",
-                (stored_time(self._database.now()), by, name.strip()),
+                (stored_time(now), by, name.strip()),
             )
+            row = db.execute("SELECT id FROM devices WHERE name = ?", (name.strip(),)).fetchone()
+            if row is not None:
+                void_repair_codes(db, row[0], now)  # revoked after a re-pair code was made: it stays revoked
         if cursor.rowcount == 0:
             self.get(name)  # raises NotFound for an unknown name; a revoked one stays revoked
         device = self.get(name)
@@ -250,6 +272,15 @@ _DEVICE_COLUMNS = ", ".join(
         "bound_client", "moved_to", "moved_at",
     ]
 )  # fmt: skip
+
+
+def void_repair_codes(db: sqlite3.Connection, device_id: int, now: float) -> None:
+    """End the device's open re-pair codes now (within the write transaction ``db``): a newer code or a
+    revocation is the TD's latest word on the device."""
+    db.execute(
+        "UPDATE pairing_codes SET expires_at = ? WHERE device_id = ? AND used_at IS NULL AND expires_at > ?",
+        (stored_time(now), device_id, stored_time(now)),
+    )
 
 
 def device_role(role: Role | str, *, pairing: bool) -> Role:

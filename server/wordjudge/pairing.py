@@ -16,8 +16,8 @@ from typing import Any
 
 from .access_db import AccessDatabase, check_free, check_name, digest, stored_time
 from .auth import Role
-from .devices import Devices, Enrolled, device_role
-from .errors import Conflict, InvalidInput, Unauthorized
+from .devices import Devices, Enrolled, device_role, void_repair_codes
+from .errors import Conflict, InvalidInput, NotFound, Unauthorized
 from .limits import ENROL_FAILURES_TOTAL, ENROL_WINDOW, Limits
 
 # Crockford's base32: no I, L, O or U, so a code read aloud or off a screen is not mistyped.
@@ -58,6 +58,7 @@ class PairingCode:
     division: str | None
     device_name: str | None
     expires_at: str
+    repair: bool = False  # pairs an existing device again (Pairing.create_repair_code)
 
     def as_dict(self) -> dict[str, Any]:
         return {**asdict(self), "role": self.role.value}
@@ -98,23 +99,18 @@ class Pairing:
         twice = sorted({name for name in given if given.count(name) > 1})
         if twice:
             raise InvalidInput("error.pairing.name_twice", names=", ".join(twice))
-        codes = ["".join(secrets.choice(PAIRING_ALPHABET) for _ in range(PAIRING_LENGTH)) for _ in devices]
+        codes = [_new_code() for _ in devices]
         now = self._database.now()
         expires_at = stored_time(now + PAIRING_TTL)
         with self._database.write() as db:
             for name in names:
                 if name:
                     check_free(db, name)
-            (open_codes,) = db.execute(
-                "SELECT count(*) FROM pairing_codes WHERE used_at IS NULL AND expires_at > ?", (stored_time(now),)
-            ).fetchone()
-            if open_codes + len(codes) > MAX_OPEN_CODES:
-                raise Conflict("error.pairing.too_many_open", open=open_codes, more=len(codes), max=MAX_OPEN_CODES)
+            _check_room(db, now, len(codes))
             db.executemany(
-                "INSERT INTO pairing_codes (code_hash, role, division, device_name, created_at, created_by, expires_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                _INSERT_CODE,
                 [
-                    (digest(code), role.value, division, name, stored_time(now), by, expires_at)
+                    (digest(code), role.value, division, name, stored_time(now), by, expires_at, None)
                     for code, name, (_, division) in zip(codes, names, devices, strict=True)
                 ],
             )
@@ -122,6 +118,33 @@ class Pairing:
             PairingCode(shown(code), role, division, name, expires_at)
             for code, name, (_, division) in zip(codes, names, devices, strict=True)
         ]
+
+    def create_repair_code(self, name: str, *, by: str) -> PairingCode:
+        """A one-time code that pairs the enrolled kiosk or handheld ``name`` again, for :data:`PAIRING_TTL` seconds.
+
+        For a device replaced, wiped or revoked by mistake: enrolling with the code gives that device (same
+        name, role and division) a new token bound to the address it enrols from, and lifts its revocation;
+        its old token stops working then. A newer re-pair code of the same device, or its revocation, voids
+        this one. Only the TD may ask for it (the route checks): it can bring a revoked device back.
+
+        Raises :class:`NotFound` for an unknown device, :class:`InvalidInput` for a monitor (it is
+        enrolled with ``wordjudge device add`` only), :class:`Conflict` when :data:`MAX_OPEN_CODES`
+        codes are open already.
+        """
+        code = _new_code()
+        now = self._database.now()
+        expires_at = stored_time(now + PAIRING_TTL)
+        with self._database.write() as db:
+            row = db.execute("SELECT id, name, role, division FROM devices WHERE name = ?", (name.strip(),)).fetchone()
+            if row is None:
+                raise NotFound("error.device.not_found", name=repr(name.strip()))
+            device_id, name, role, division = row
+            if Role(role) is Role.MONITOR:
+                raise InvalidInput("error.pairing.monitor_repair", name=name)
+            void_repair_codes(db, device_id, now)  # one open re-pair code a device: the newest
+            _check_room(db, now, 1)
+            db.execute(_INSERT_CODE, (digest(code), role, division, name, stored_time(now), by, expires_at, device_id))
+        return PairingCode(shown(code), Role(role), division, name, expires_at, repair=True)
 
     def enrol(self, code: str, *, client: str) -> Enrolled:
         """Swap a pairing code for a device token (once), bound to ``client`` (see :meth:`Devices.authenticate`).
@@ -138,25 +161,49 @@ class Pairing:
         now = stored_time(self._database.now())
         with self._database.write() as db:
             row = db.execute(
-                "SELECT role, division, device_name, expires_at, used_at FROM pairing_codes WHERE code_hash = ?",
+                "SELECT role, division, device_name, expires_at, used_at, device_id FROM pairing_codes"
+                " WHERE code_hash = ?",
                 (digest(canonical),),
             ).fetchone()
             if row is None:
                 raise Unauthorized("error.pairing.unknown")
-            role, division, name, expires_at, used_at = row
+            role, division, name, expires_at, used_at, device_id = row
             if used_at:
                 raise Unauthorized("error.pairing.used")
             if expires_at <= now:
                 raise Unauthorized("error.pairing.expired")
-            enrolled = self._devices.insert(
-                db, name or _next_name(db, Role(role)), Role(role), division, "pairing", client
-            )
+            if device_id is not None:  # a re-pair code (create_repair_code): the device it names, a new token
+                enrolled = self._devices.repair(db, device_id, client)
+            else:
+                enrolled = self._devices.insert(
+                    db, name or _next_name(db, Role(role)), Role(role), division, "pairing", client
+                )
             db.execute(
                 "UPDATE pairing_codes SET used_at = ?, device_id = (SELECT id FROM devices WHERE name = ?)"
                 " WHERE code_hash = ?",
                 (now, enrolled.device.name, digest(canonical)),
             )
         return enrolled
+
+
+# device_id: for a re-pair code, the device it pairs again, from its creation; for any other, set once used.
+_INSERT_CODE = (
+    "INSERT INTO pairing_codes (code_hash, role, division, device_name, created_at, created_by, expires_at, device_id)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def _new_code() -> str:
+    return "".join(secrets.choice(PAIRING_ALPHABET) for _ in range(PAIRING_LENGTH))
+
+
+def _check_room(db: sqlite3.Connection, now: float, wanted: int) -> None:
+    """Raise :class:`Conflict` if ``wanted`` more codes would pass :data:`MAX_OPEN_CODES` open at once."""
+    (open_codes,) = db.execute(
+        "SELECT count(*) FROM pairing_codes WHERE used_at IS NULL AND expires_at > ?", (stored_time(now),)
+    ).fetchone()
+    if open_codes + wanted > MAX_OPEN_CODES:
+        raise Conflict("error.pairing.too_many_open", open=open_codes, more=wanted, max=MAX_OPEN_CODES)
 
 
 def shown(code: str) -> str:
