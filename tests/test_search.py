@@ -119,3 +119,10 @@ def test_named_tables_are_found_in_any_case(event_client: TestClient, actors: Ac
     assert made.status_code == 201, made.text
     found = event_client.get("/api/challenges", params={"q": "table b7"}, headers=actors.alice).json()
     assert [r["id"] for r in found["records"]] == [made.json()["id"]]
+
+
+def test_a_bare_number_is_not_taken_for_a_time(client: TestClient, actors: Actors) -> None:
+    # Schemathesis found it: pydantic read since=171325 as seconds after 1970 and answered 200.
+    answer = client.get("/api/summary?since=&since=72788853&since=171325", headers=actors.alice)
+    assert "an ISO time such as" in assert_error_shape(answer, 422, "invalid_request")["error"]
+    assert client.get("/api/challenges?since=2026-11-21T09:00:00Z", headers=actors.alice).status_code == 200

@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import Depends, Query, Request
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from .auth import Principal
 from .errors import Forbidden, InvalidInput, Unauthorized, error_schema
@@ -115,6 +115,13 @@ def td_only(refusal: str) -> Any:
     return Depends(td)
 
 
+def _iso_only(value: Any) -> Any:
+    """Refuse a bare number where an ISO time is asked for: pydantic would read it as seconds since 1970."""
+    if isinstance(value, str) and value.strip().lstrip("+-").replace(".", "", 1).isdigit():
+        raise ValueError("an ISO time such as 2026-11-21T09:00:00+01:00 is expected, not a number")
+    return value
+
+
 async def record_filter(
     division: Annotated[str | None, Query(max_length=100)] = None,
     round: Annotated[int | None, Query(ge=1, le=MAX_ROUND)] = None,
@@ -122,8 +129,12 @@ async def record_filter(
     kind: Kind | None = None,
     verdict: Verdict | None = None,
     actor: Annotated[str | None, Query(max_length=64, description="A device's or TD's name.")] = None,
-    since: Annotated[datetime | None, Query(description="ISO time with a zone (inclusive).")] = None,
-    until: Annotated[datetime | None, Query(description="ISO time with a zone (exclusive).")] = None,
+    since: Annotated[
+        datetime | None, BeforeValidator(_iso_only), Query(description="ISO time with a zone (inclusive).")
+    ] = None,
+    until: Annotated[
+        datetime | None, BeforeValidator(_iso_only), Query(description="ISO time with a zone (exclusive).")
+    ] = None,
     needs_ruling: bool | None = None,
     word: Annotated[str | None, Query(max_length=30, description="Records whose words include this word.")] = None,
     q: Annotated[str | None, Query(max_length=MAX_QUERY, description=SEARCH_HELP)] = None,
