@@ -25,8 +25,8 @@ from .deps import (
     client_address,
     td_only,
 )
-from .links import pairing_link, server_url
-from .pairing import EXAMPLE, MAX_OPEN_CODES
+from .links import DeviceUrl, pairing_link, server_url
+from .pairing import EXAMPLE, MAX_OPEN_CODES, PairingCode
 from .qr import qr_svg
 
 router = APIRouter(prefix="/api", responses=ERROR_RESPONSES)
@@ -115,9 +115,7 @@ def create_pairing_code(
     division = resources.served.event.division(body.division).name if body.division else None
     code = resources.access.pairing.create_code(Role(body.role), division, body.name, by=who.actor)
     base = server_url(resources.settings, resources.mdns, seen_at=str(request.base_url))
-    link = pairing_link(base.url, code.role, code.code)
-    note = base.said.as_dict() if base.said else None
-    return {**code.as_dict(), "link": link, "link_note": base.note, "link_note_message": note, "qr_svg": qr_svg(link)}
+    return _handed_out(code, base) | _link_note(base)
 
 
 class SheetDeviceIn(StrictBody):
@@ -145,11 +143,7 @@ def create_pairing_sheet(
     wanted = [(d.name, event.division(d.division).name if d.division else None) for d in body.devices]
     codes = resources.access.pairing.create_codes(Role(body.role), wanted, by=who.actor)
     base = server_url(resources.settings, resources.mdns, seen_at=str(request.base_url))
-    sheet = []
-    for code in codes:
-        link = pairing_link(base.url, code.role, code.code)
-        sheet.append({**code.as_dict(), "link": link, "qr_svg": qr_svg(link)})
-    return {"codes": sheet, "link_note": base.note, "link_note_message": base.said.as_dict() if base.said else None}
+    return {"codes": [_handed_out(code, base) for code in codes]} | _link_note(base)
 
 
 @router.post("/enrol", status_code=201, tags=["access"])
@@ -191,8 +185,18 @@ def repair_device(
     """
     code = resources.access.pairing.create_repair_code(name, by=who.actor)
     base = server_url(resources.settings, resources.mdns, seen_at=str(request.base_url))
+    return _handed_out(code, base) | _link_note(base)
+
+
+def _handed_out(code: PairingCode, base: DeviceUrl) -> dict[str, Any]:
+    """A pairing code as the console shows it: with its pairing link and a QR code of the link."""
     link = pairing_link(base.url, code.role, code.code)
-    return {**code.as_dict(), "link": link, "link_note": base.note, "qr_svg": qr_svg(link)}
+    return {**code.as_dict(), "link": link, "qr_svg": qr_svg(link)}
+
+
+def _link_note(base: DeviceUrl) -> dict[str, Any]:
+    """Why a phone might not open the links (null when nothing is known against them), in words and as a message."""
+    return {"link_note": base.note, "link_note_message": base.said.as_dict() if base.said else None}
 
 
 class MoveIn(StrictBody):
