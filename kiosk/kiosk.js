@@ -18,6 +18,7 @@ import {
   retryAfter,
   submitChallenge,
   tableRoundFields,
+  unsettledLines,
   unverifiedBadges,
   verdictPanel,
   wordsField,
@@ -271,9 +272,7 @@ async function startChallenge(division) {
     const page = h(
       "section",
       { class: "screen failure", role: "alert" },
-      heading(S.unsettledTitle),
-      h("p", { class: "failure-message" }, S.unsettled(pending.table, pending.round)),
-      h("p", { class: "hint" }, error.kind === "network" ? S.unreachable : S.serverRefused(error.message)),
+      ...unsettledLines(pending, error),
       h(
         "div",
         { class: "actions" },

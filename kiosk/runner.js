@@ -19,6 +19,7 @@ import {
   sized,
   submitChallenge,
   tableRoundFields,
+  unsettledLines,
   verdictPanel,
   wordsField,
 } from "./ui.js";
@@ -309,9 +310,7 @@ async function settled() {
       h(
         "section",
         { class: "screen failure", role: "alert" },
-        heading(S.unsettledTitle),
-        h("p", { class: "failure-message" }, S.unsettled(pending.table, pending.round)),
-        h("p", { class: "hint" }, error.kind === "network" ? S.unreachable : S.serverRefused(error.message)),
+        ...unsettledLines(pending, error),
         h(
           "div",
           { class: "actions stacked" },

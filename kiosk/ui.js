@@ -290,3 +290,13 @@ export function verdictPanel(record, { middle = [], facts = [], after = [] } = {
     after,
   );
 }
+
+// What a kiosk or handheld says of a challenge left without a clear answer that the server cannot settle now:
+// its title, which challenge, and why (the server unreachable, or its refusal).
+export function unsettledLines(pending, error) {
+  return [
+    heading(S.unsettledTitle),
+    h("p", { class: "failure-message" }, S.unsettled(pending.table, pending.round)),
+    h("p", { class: "hint" }, error.kind === "network" ? S.unreachable : S.serverRefused(error.message)),
+  ];
+}
