@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple, Protocol, TypeVar
 
 from .audit import AuditLog
 from .errors import NotFound
@@ -103,6 +103,44 @@ class FinalVerdict:
         }
 
 
+class _Linked(Protocol):
+    """What deciding a family reads of each of its records."""
+
+    @property
+    def kind(self) -> Kind: ...
+    @property
+    def id(self) -> int: ...
+    @property
+    def parent_id(self) -> int | None: ...
+    @property
+    def verdict(self) -> Verdict: ...
+    @property
+    def agrees(self) -> bool | None: ...
+
+
+L = TypeVar("L", bound=_Linked)
+
+
+def _decide(steps: Sequence[L]) -> tuple[L | None, L, L | None]:
+    """The rules of the module's docstring on a family in the order written, the challenge first: the step whose
+    verdict stands (None while awaiting a ruling), the step whose words count now, and the re-check awaiting a
+    ruling (or None)."""
+    decided: L | None = steps[0]
+    current = steps[0]  # the record whose words count now: the challenge, or the latest reissue
+    awaiting: L | None = None
+    for step in steps[1:]:
+        if step.kind in (Kind.RULING, Kind.REISSUE):
+            decided, awaiting = step, None
+            if step.kind is Kind.REISSUE:
+                current = step
+        elif step.kind is Kind.RECHECK and step.parent_id == current.id:
+            if not step.agrees:
+                decided, awaiting = None, step
+            elif decided is not None and decided.kind is not Kind.RULING:
+                decided = step  # confirms the words' adjudication; never overturns the TD's ruling
+    return decided, current, awaiting
+
+
 def settle(family: Sequence[Record]) -> FinalVerdict:
     """The final verdict of a challenge from its family: the challenge and every record linked below it, in any
     order (see the module's docstring for the rules).
@@ -119,19 +157,7 @@ def settle(family: Sequence[Record]) -> FinalVerdict:
             raise ValueError(f"record {record.id} does not follow a record of challenge {records[0].id}'s family")
         members.add(record.id)
     steps = tuple(Step.of(record) for record in records)
-    decided: Step | None = steps[0]
-    current = steps[0]  # the record whose words count now: the challenge, or the latest reissue
-    awaiting: Step | None = None
-    for step in steps[1:]:
-        if step.kind in (Kind.RULING, Kind.REISSUE):
-            decided, awaiting = step, None
-            if step.kind is Kind.REISSUE:
-                current = step
-        elif step.kind is Kind.RECHECK and step.parent_id == current.id:
-            if not step.agrees:
-                decided, awaiting = None, step
-            elif decided is not None and decided.kind is not Kind.RULING:
-                decided = step  # confirms the words' adjudication; never overturns the TD's ruling
+    decided, current, awaiting = _decide(steps)
     return FinalVerdict(
         challenge=steps[0],
         verdict=decided.verdict if decided else None,
@@ -173,3 +199,90 @@ def final_verdicts(audit: AuditLog, records: Sequence[Record]) -> dict[int, Fina
             unread += [child.id for child in children]
         finals[record.id] = settle(family)
     return finals
+
+
+def finals_of_linked(audit: AuditLog, records: Sequence[Record]) -> list[FinalVerdict]:
+    """The final verdict, as it is now, of each challenge that a re-check, reissue or ruling among ``records``
+    (new records, in any order) belongs to: once a challenge, in the order of its first such record."""
+    finals: dict[int, FinalVerdict] = {}
+    for record in sorted(records, key=lambda record: record.id):
+        if record.parent_id is None:
+            continue
+        final = final_verdict(audit, record.id)
+        finals.setdefault(final.challenge.id, final)
+    return list(finals.values())
+
+
+# -- final verdicts in the summary ------------------------------------------------------------------------------
+
+# The families a final verdict may differ from the first in: those holding a ruling, a reissue or a re-check that
+# disagrees (few: found through the kind index and the disagreements' partial index), each record of them with
+# its challenge's id, division and round; challenges of the event given only. Agreeing re-checks alone never
+# change a verdict.
+_TURNED_FAMILIES = """WITH RECURSIVE
+turns(id) AS (
+    SELECT id FROM records INDEXED BY records_kind WHERE kind IN ('ruling', 'reissue')
+    UNION SELECT id FROM records INDEXED BY records_disagreements WHERE kind = 'recheck' AND agrees = 0
+),
+up(id, parent_id) AS (
+    SELECT r.id, r.parent_id FROM turns JOIN records r ON r.id = turns.id
+    UNION SELECT r.id, r.parent_id FROM up JOIN records r ON r.id = up.parent_id
+),
+family(id, challenge_id, division, round) AS (
+    SELECT c.id, c.id, c.division, c.round FROM up JOIN records c ON c.id = up.id
+    WHERE up.parent_id IS NULL AND c.kind = 'challenge' AND c.event = ?
+    UNION ALL SELECT r.id, f.challenge_id, f.division, f.round
+    FROM family f JOIN records r INDEXED BY records_parent ON r.parent_id = f.id
+)
+SELECT f.challenge_id, f.division, f.round, r.id, r.parent_id, r.kind, r.verdict, r.agrees
+FROM family f JOIN records r ON r.id = f.id ORDER BY f.challenge_id, r.id"""
+
+
+class _Turn(NamedTuple):
+    id: int
+    parent_id: int | None
+    kind: Kind
+    verdict: Verdict
+    agrees: bool | None
+
+
+@dataclass(frozen=True)
+class Correction:
+    """A challenge whose final verdict is not its first: ``final`` is None while it awaits the TD's ruling."""
+
+    challenge_id: int
+    division: str
+    round: int | None
+    first: Verdict
+    final: Verdict | None
+
+
+def corrections(audit: AuditLog, event: str) -> dict[int, Correction]:
+    """The challenges of ``event`` whose final verdict is not the verdict first given (what the summary's tallies,
+    kept at each insert, counted), by challenge id.
+
+    Reads only the families that hold a ruling, a reissue or a disagreeing re-check, and of those records only
+    the columns that decide (no record body is parsed)."""
+    found: dict[int, Correction] = {}
+    family: list[_Turn] = []
+    place: tuple[int, str, int | None] = (0, "", None)
+
+    def close() -> None:
+        if not family:
+            return
+        decided, _, _ = _decide(family)
+        final = decided.verdict if decided else None
+        if final != family[0].verdict:
+            found[place[0]] = Correction(place[0], place[1], place[2], family[0].verdict, final)
+        family.clear()
+
+    for challenge_id, division, round_number, *step in audit.select(_TURNED_FAMILIES, (event,)):
+        if challenge_id != place[0]:
+            close()
+            place = (challenge_id, division, round_number)
+        record_id, parent_id, kind, verdict, agrees = step
+        family.append(
+            _Turn(record_id, parent_id, Kind(kind), Verdict(verdict), None if agrees is None else bool(agrees))
+        )
+    close()
+    return found
