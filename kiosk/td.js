@@ -7,6 +7,7 @@ import { api, h } from "./api.js";
 import { STRINGS } from "./strings.js";
 import { accountsView, enrolView, eventView, summaryView } from "./td-admin.js";
 import { call, problem, ruleText, session, table, when } from "./td-common.js";
+import { installKeys, privacyButton, privacyNote } from "./td-keys.js";
 import { feedView } from "./td-records.js";
 import { unverifiedBadges } from "./ui.js";
 
@@ -73,6 +74,7 @@ function showConsole(tab = state.tab) {
   state.cleanup?.();
   state.cleanup = null;
   state.tab = tab;
+  const onTab = document.activeElement?.classList.contains("tab"); // keeps the keyboard on the tab bar
   const nav = h(
     "nav",
     { "aria-label": C.title },
@@ -97,13 +99,24 @@ function showConsole(tab = state.tab) {
       { class: "console-header" },
       h("h1", {}, C.title),
       h("span", { class: "who" }, C.signedInAs(state.me.actor)),
+      privacyButton(),
       h("button", { type: "button", class: "secondary", onclick: signOut }, C.signOut),
     ),
     nav,
+    privacyNote(),
     content,
   );
   app.dataset.screen = tab;
+  if (onTab) nav.querySelector(".current").focus();
   state.cleanup = VIEWS[tab](content) || null;
+}
+
+// "/" from any tab: the live feed's search box (a docket's number or QR code, words, a table).
+function toSearch() {
+  if (!state.me) return false;
+  if (state.tab !== "feed") showConsole("feed");
+  document.getElementById("search").focus();
+  return true;
 }
 
 async function signOut() {
@@ -337,4 +350,5 @@ function devicesView(content) {
   refresh();
 }
 
+installKeys(toSearch);
 boot();
