@@ -19,9 +19,11 @@ export function setHidden(hidden) {
   for (const button of document.querySelectorAll(".privacy-toggle")) button.textContent = label(hidden);
 }
 
+let signedIn = () => false;
+
 function rearm() {
   clearTimeout(idle);
-  idle = setTimeout(() => setHidden(true), IDLE_MS);
+  idle = setTimeout(() => signedIn() && setHidden(true), IDLE_MS);
 }
 
 function isTextField(element) {
@@ -42,8 +44,10 @@ export function privacyNote() {
   return h("p", { class: "private-note", id: "private-note", role: "status" }, C.privacy.hidden);
 }
 
-// Once per page: F9, "/" (`search()` opens the feed's search box; false while signed out) and the idle timer.
-export function installKeys(search) {
+// Once per page: F9, "/" (`search()` opens the feed's search box; false while signed out) and the idle timer
+// (which hides nothing while `active()` is false: the sign-in screen shows nothing to hide).
+export function installKeys(search, active) {
+  signedIn = active;
   for (const name of ["keydown", "pointerdown", "pointermove", "wheel", "touchstart"]) {
     document.addEventListener(name, rearm, { capture: true, passive: true });
   }

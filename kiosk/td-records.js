@@ -224,7 +224,7 @@ export function feedView(content) {
     view.matching = page.matching;
     showCount();
     if (docket && page.records.length === 1) open(page.records[0].id); // the docket's record, at once
-    follow(params);
+    follow(params, page.head.id ?? 0);
   };
 
   const remembered = (record) => {
@@ -252,8 +252,9 @@ export function feedView(content) {
     return view.loading;
   };
 
-  const follow = (params) => {
-    const source = new EventSource(`/api/feed?${params}`);
+  // From the head of the list just read: a record written meanwhile is not missed.
+  const follow = (params, head) => {
+    const source = new EventSource(`/api/feed?after_id=${head}&${params}`);
     view.source = source;
     source.addEventListener("open", () => (status.textContent = C.live));
     source.addEventListener("error", () => (status.textContent = C.liveLost));

@@ -350,5 +350,5 @@ function devicesView(content) {
   refresh();
 }
 
-installKeys(toSearch);
+installKeys(toSearch, () => Boolean(state.me));
 boot();

@@ -382,7 +382,7 @@ function recordsStrings(tr, keys) {
     searchHint: c("searchHint"),
     find: c("find"),
     matching: (n) => c("matching", { n }),
-    shown: (shown) => c("shown", { shown }),
+    shown: (n) => c("shown", { n }),
     older: c("older"),
     allShown: c("allShown"),
     everyDivision: c("everyDivision"),

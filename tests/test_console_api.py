@@ -385,3 +385,15 @@ def test_the_summary_counts_final_verdicts(client: TestClient, actors: Actors) -
         total = client.get(f"/api/summary{query}", headers=actors.alice).json()["total"]
         assert (total["challenges"], total["acceptable"], total["unacceptable"]) == (4, 2, 2), query
         assert (total["overturned"], total["awaiting_ruling"], total["acceptable_share"]) == (2, 0, 0.5), query
+
+
+def test_the_live_feed_starts_after_the_head_the_console_read(client: TestClient, actors: Actors) -> None:
+    for words in ("cat", "dog", "emu"):
+        client.post("/api/challenges", json=challenge(words), headers=actors.kiosk)
+    # The console read the list when the head was #1; #2 and #3 came before its feed connected: not missed.
+    response = client.get("/api/feed?seconds=0.3&after_id=1", headers=actors.alice)
+    ids = [json.loads(line[6:])["id"] for line in response.text.splitlines() if line.startswith("data: ")]
+    assert ids == [2, 3]
+    resumed = client.get("/api/feed?seconds=0.3&after_id=1", headers={**actors.alice, "Last-Event-ID": "2"})
+    assert [json.loads(line[6:])["id"] for line in resumed.text.splitlines() if line.startswith("data: ")] == [3]
+    assert_error_shape(client.get("/api/feed?seconds=0.3&after_id=-1", headers=actors.alice), 422, "invalid_request")

@@ -71,17 +71,24 @@ async def feed(
     who: Annotated[Principal, td_only("error.td_only.follow_feed")],
     where: FilterDep,
     seconds: Annotated[float | None, Query(gt=0, le=86400, description="Stop after this long (scripts).")] = None,
+    after_id: Annotated[
+        int | None, Query(ge=0, le=2**53, description="Start after this record (the list's `head.id`).")
+    ] = None,
 ) -> StreamingResponse:
     """Server-sent events: each new record matching the filters, as the TD sees it (TD only), a challenge with
     its `final` verdict as in GET /api/challenges (`record` events, with the record's id); and, when a re-check,
     reissue or ruling is written (whatever the filters), its challenge's final verdict as it is now (`final`
     events: `final.challenge_id` names the challenge whose row to update).
 
-    Starts after the newest record (or after `Last-Event-ID` when the browser reconnects).
+    Starts after `Last-Event-ID` when the browser reconnects, else after `after_id` (the head of the list the
+    console just read: nothing written between the two is missed), else after the newest record.
     """
     # A browser sends back the last id it got; anything else (not ASCII digits, or absurdly long) is ignored.
     last_id = request.headers.get("last-event-id", "")
-    after = int(last_id) if _EVENT_ID.fullmatch(last_id) else (resources.audit.head.id or 0)
+    if _EVENT_ID.fullmatch(last_id):
+        after = int(last_id)
+    else:
+        after = after_id if after_id is not None else (resources.audit.head.id or 0)
     audit = resources.audit
 
     def newer(after_id: int) -> tuple[list[bytes], int]:
