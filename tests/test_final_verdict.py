@@ -14,7 +14,14 @@ from wordjudge.audit import AUDIT_FILE, AuditLog
 from wordjudge.auth import Principal, Role
 from wordjudge.errors import NotFound
 from wordjudge.event import Division, Event
-from wordjudge.final_verdict import FinalVerdict, corrections, final_verdict, finals_of_linked, settle
+from wordjudge.final_verdict import (
+    FinalVerdict,
+    corrections,
+    final_verdict,
+    finals_of_linked,
+    read_corrections,
+    settle,
+)
 from wordjudge.profile import Catalog
 from wordjudge.records import Kind, Record, Verdict
 from wordjudge.rules import ChallengeRule
@@ -209,6 +216,7 @@ def test_an_unknown_record_is_not_found(log: Log) -> None:
 
 
 def test_corrections_are_the_challenges_whose_final_verdict_is_not_the_first_as_settle_says(log: Log) -> None:
+    assert corrections(log.audit, "Test Open") == {}  # read once here: what follows is kept up to date
     alone = log.challenge("cat dogz")
     confirmed = log.challenge("cats")
     log.recheck(confirmed)  # agrees: no correction
@@ -229,6 +237,15 @@ def test_corrections_are_the_challenges_whose_final_verdict_is_not_the_first_as_
     assert disputed.agrees is True
 
     found = corrections(log.audit, "Test Open")
+    # Kept up to date from the records written since the first call, read whole (only the deciding records, or
+    # whole families): the same answer.
+    read = read_corrections(log.audit, "Test Open")
+    assert (
+        found
+        == {cid: c for cid, c in read.items() if c}
+        == {cid: c for cid, c in read_corrections(log.audit, "Test Open", after_id=0).items() if c}
+    )
+    assert read[upheld.id] is None  # decided, and the same as first given
     assert {cid: (c.first, c.final) for cid, c in found.items()} == {
         ruled.id: (ACC, UNACC),
         waiting.id: (ACC, None),
@@ -240,6 +257,9 @@ def test_corrections_are_the_challenges_whose_final_verdict_is_not_the_first_as_
         assert (challenge.id in found) == (final.verdict is not challenge.verdict)
     assert (found[ruled.id].division, found[ruled.id].round) == ("A", 3)
     assert corrections(log.audit, "Another Event") == {}
+    log.ruling(waiting, ACC)  # the TD upholds the first verdict: no longer a correction
+    log.ruling(alone, ACC)
+    assert set(corrections(log.audit, "Test Open")) == {ruled.id, reissued.id, deep.id, alone.id}
 
 
 def test_finals_of_linked_gives_each_challenge_once_as_it_is_now(log: Log) -> None:

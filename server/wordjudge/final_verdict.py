@@ -18,9 +18,11 @@ record's family from the audit log first. Neither says anything of per-word resu
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol, TypeVar
+from weakref import WeakKeyDictionary
 
 from .audit import AuditLog
 from .errors import NotFound
@@ -215,27 +217,43 @@ def finals_of_linked(audit: AuditLog, records: Sequence[Record]) -> list[FinalVe
 
 # -- final verdicts in the summary ------------------------------------------------------------------------------
 
-# The families a final verdict may differ from the first in: those holding a ruling, a reissue or a re-check that
-# disagrees (few: found through the kind index and the disagreements' partial index), each record of them with
-# its challenge's id, division and round; challenges of the event given only. Agreeing re-checks alone never
-# change a verdict.
-_TURNED_FAMILIES = """WITH RECURSIVE
+# Every record that may make a final verdict differ from the first (a ruling, a reissue, a re-check that
+# disagrees: few, found through the kind index and the disagreements' partial index), with the challenge it
+# belongs to (its parents climbed: one read for most, the challenge being the parent), for the challenges of
+# :event. An agreeing re-check never changes the verdict (it confirms it), so these decide each family.
+_EVERY_TURN = """WITH RECURSIVE
+turns(id, parent_id, kind, verdict) AS (
+    SELECT id, parent_id, kind, verdict FROM records INDEXED BY records_kind WHERE kind IN ('ruling', 'reissue')
+    UNION ALL SELECT id, parent_id, kind, verdict FROM records INDEXED BY records_disagreements
+    WHERE kind = 'recheck' AND agrees = 0
+),
+climb(id, parent_id, kind, verdict, at, next, at_kind, at_verdict, division, round, event) AS (
+    SELECT t.id, t.parent_id, t.kind, t.verdict, p.id, p.parent_id, p.kind, p.verdict, p.division, p.round, p.event
+    FROM turns t JOIN records p ON p.id = t.parent_id
+    UNION ALL SELECT c.id, c.parent_id, c.kind, c.verdict, r.id, r.parent_id, r.kind, r.verdict, r.division, r.round,
+        r.event
+    FROM climb c JOIN records r ON r.id = c.next WHERE c.next IS NOT NULL
+)
+SELECT at, at_verdict, division, round, id, parent_id, kind, verdict FROM climb
+WHERE next IS NULL AND at_kind = 'challenge' AND event = :event"""
+# The whole families of the challenges of :event that such a record written after :after belongs to (a range of
+# the newest ids): each record with its challenge's id, verdict, division and round.
+_FAMILIES_TURNED_AFTER = """WITH RECURSIVE
 turns(id) AS (
-    SELECT id FROM records INDEXED BY records_kind WHERE kind IN ('ruling', 'reissue')
-    UNION SELECT id FROM records INDEXED BY records_disagreements WHERE kind = 'recheck' AND agrees = 0
+    SELECT id FROM records WHERE id > :after AND (kind IN ('ruling', 'reissue') OR (kind = 'recheck' AND agrees = 0))
 ),
 up(id, parent_id) AS (
     SELECT r.id, r.parent_id FROM turns JOIN records r ON r.id = turns.id
     UNION SELECT r.id, r.parent_id FROM up JOIN records r ON r.id = up.parent_id
 ),
-family(id, challenge_id, division, round) AS (
-    SELECT c.id, c.id, c.division, c.round FROM up JOIN records c ON c.id = up.id
-    WHERE up.parent_id IS NULL AND c.kind = 'challenge' AND c.event = ?
-    UNION ALL SELECT r.id, f.challenge_id, f.division, f.round
+family(challenge_id, first, division, round, id, parent_id, kind, verdict, agrees) AS (
+    SELECT c.id, c.verdict, c.division, c.round, c.id, NULL, c.kind, c.verdict, NULL FROM records c
+    WHERE c.id IN (SELECT id FROM up WHERE parent_id IS NULL) AND c.kind = 'challenge' AND c.event = :event
+    UNION ALL SELECT f.challenge_id, f.first, f.division, f.round, r.id, r.parent_id, r.kind, r.verdict, r.agrees
     FROM family f JOIN records r INDEXED BY records_parent ON r.parent_id = f.id
 )
-SELECT f.challenge_id, f.division, f.round, r.id, r.parent_id, r.kind, r.verdict, r.agrees
-FROM family f JOIN records r ON r.id = f.id ORDER BY f.challenge_id, r.id"""
+SELECT challenge_id, first, division, round, id, parent_id, kind, verdict, agrees FROM family
+WHERE id != challenge_id"""
 
 
 class _Turn(NamedTuple):
@@ -257,32 +275,62 @@ class Correction:
     final: Verdict | None
 
 
+# By value, without Enum's call (a third of the time of tens of thousands of rows).
+_KINDS = {kind.value: kind for kind in Kind}
+_VERDICTS = {verdict.value: verdict for verdict in Verdict}
+
+
+def read_corrections(audit: AuditLog, event: str, after_id: int | None = None) -> dict[int, Correction | None]:
+    """Decide the families of ``event``'s challenges that hold a ruling, a reissue or a disagreeing re-check (only
+    those with such a record written after ``after_id``, if given): by challenge id, its :class:`Correction`, or
+    None where the final verdict is the first after all (a ruling that upheld it). Never reads a record's body."""
+    if after_id is None:
+        rows = [(*row, None if row[6] != Kind.RECHECK else 0) for row in audit.select(_EVERY_TURN, {"event": event})]
+    else:
+        rows = audit.select(_FAMILIES_TURNED_AFTER, {"event": event, "after": after_id})
+    families: dict[int, list[_Turn]] = {}
+    places: dict[int, tuple[str, int | None]] = {}
+    for challenge_id, first, division, round_number, record_id, parent_id, kind, verdict, agrees in rows:
+        if challenge_id not in families:
+            families[challenge_id] = [_Turn(challenge_id, None, Kind.CHALLENGE, _VERDICTS[first], None)]
+            places[challenge_id] = (division, round_number)
+        turn = _Turn(record_id, parent_id, _KINDS[kind], _VERDICTS[verdict], None if agrees is None else bool(agrees))
+        families[challenge_id].append(turn)
+    decided: dict[int, Correction | None] = {}
+    for challenge_id, family in families.items():
+        family.sort()  # by id: the order written, the challenge first
+        by, _, _ = _decide(family)
+        first, final = family[0].verdict, by.verdict if by else None
+        division, round_number = places[challenge_id]
+        changed = final != first
+        decided[challenge_id] = Correction(challenge_id, division, round_number, first, final) if changed else None
+    return decided
+
+
+@dataclass
+class _Kept:
+    upto: int = 0  # every record up to this id is decided in `found`
+    found: dict[int, Correction] = field(default_factory=dict)
+
+
+# Per audit log and event, kept up to date as the log grows: a summary reads the whole set once, then only the
+# rulings, reissues and disagreeing re-checks written since (a range of the newest ids).
+_KEPT: WeakKeyDictionary[AuditLog, dict[str, _Kept]] = WeakKeyDictionary()
+_KEPT_LOCK = threading.Lock()
+
+
 def corrections(audit: AuditLog, event: str) -> dict[int, Correction]:
     """The challenges of ``event`` whose final verdict is not the verdict first given (what the summary's tallies,
-    kept at each insert, counted), by challenge id.
-
-    Reads only the families that hold a ruling, a reissue or a disagreeing re-check, and of those records only
-    the columns that decide (no record body is parsed)."""
-    found: dict[int, Correction] = {}
-    family: list[_Turn] = []
-    place: tuple[int, str, int | None] = (0, "", None)
-
-    def close() -> None:
-        if not family:
-            return
-        decided, _, _ = _decide(family)
-        final = decided.verdict if decided else None
-        if final != family[0].verdict:
-            found[place[0]] = Correction(place[0], place[1], place[2], family[0].verdict, final)
-        family.clear()
-
-    for challenge_id, division, round_number, *step in audit.select(_TURNED_FAMILIES, (event,)):
-        if challenge_id != place[0]:
-            close()
-            place = (challenge_id, division, round_number)
-        record_id, parent_id, kind, verdict, agrees = step
-        family.append(
-            _Turn(record_id, parent_id, Kind(kind), Verdict(verdict), None if agrees is None else bool(agrees))
-        )
-    close()
-    return found
+    kept at each insert, counted), by challenge id: :func:`read_corrections` once, then kept up to date with the
+    records written since."""
+    with _KEPT_LOCK:
+        kept = _KEPT.setdefault(audit, {}).setdefault(event, _Kept())
+        head = audit.head.id or 0
+        if head > kept.upto or not kept.upto:
+            for challenge_id, correction in read_corrections(audit, event, kept.upto or None).items():
+                if correction is None:
+                    kept.found.pop(challenge_id, None)
+                else:
+                    kept.found[challenge_id] = correction
+            kept.upto = head
+        return dict(kept.found)
