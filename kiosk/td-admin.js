@@ -235,6 +235,7 @@ function tallyRow(label, t, most) {
     {},
     h("td", {}, label),
     h("td", {}, STRINGS.formatNumber(t.challenges)),
+    h("td", {}, STRINGS.formatNumber(t.acceptable)),
     h(
       "td",
       { class: "share" },
@@ -245,6 +246,9 @@ function tallyRow(label, t, most) {
             h("span", { class: "bar-label" }, C.summaryShare(STRINGS.formatPercent(share))),
           ],
     ),
+    // Final verdicts: how many a re-check, reissue or ruling changed, how many await the TD's ruling.
+    h("td", { class: "overturned" }, t.overturned ? `⚑ ${STRINGS.formatNumber(t.overturned)}` : "0"),
+    h("td", { class: t.awaiting_ruling ? "verdict-awaiting" : "" }, STRINGS.formatNumber(t.awaiting_ruling)),
     h(
       "td",
       { class: "chart" },
@@ -309,8 +313,22 @@ export function summaryView(content) {
           rows.push(tallyRow(label, r, most));
         }
       }
-      const headers = [K.division, K.challenges, K.share, K.chart, C.mostChallenged];
-      content.append(reportForm(summary, event), table(headers, rows, { class: "summary" }));
+      const F = C.finalColumns;
+      const headers = [
+        K.division,
+        K.challenges,
+        K.acceptable,
+        K.share,
+        F.overturned,
+        F.awaiting,
+        K.chart,
+        C.mostChallenged,
+      ];
+      content.append(
+        reportForm(summary, event),
+        h("p", { class: "summary-final" }, C.summaryFinal),
+        table(headers, rows, { class: "summary" }),
+      );
     },
     (error) => problem(note, error),
   );

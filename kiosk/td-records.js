@@ -1,13 +1,68 @@
-// The TD console's live feed and record view: per-word results and accepting sources are shown
-// here only; re-checks, reissues and rulings are recorded as linked audit records.
+// The TD console's live feed: the whole log, a page at a time (older pages as the TD scrolls or clicks),
+// how many records match, a search box that takes what a docket gives (its record number, or its QR code
+// as a USB scanner types it: the record opens at once), filters, and the record view beside the list.
+// Per-word results and accepting sources are shown here only; each challenge shows its final verdict.
+// Keys: "/" (td-keys.js) comes to the search box, ↓ and ↑ move through the records, Enter opens one,
+// Escape closes it.
 
-import { h, newRequestId } from "./api.js";
+import { h } from "./api.js";
 import { STRINGS } from "./strings.js";
-import { call, problem, query, table, typedDatePattern, when } from "./td-common.js";
+import { call, problem, query, typedDatePattern, when } from "./td-common.js";
 import { freshRows } from "./td-live.js";
+import { finalVerdict, perWord, showRecord } from "./td-record.js";
 
 const C = STRINGS.console;
 const K = C.columns;
+const PAGE = 100;
+// What a docket gives the TD: its record number (54, #54) or its QR code's text (wordjudge:challenge:54:...).
+const DOCKET = /^\s*(#?\d{1,16}|wordjudge:challenge:\d{1,16}(:[0-9a-f]{16})?)\s*$/i;
+const COLUMNS = [K.id, K.time, K.kind, K.division, K.round, K.table, K.actor, K.words, K.verdict, K.results];
+const WIDTHS = [
+  "c-id",
+  "c-time",
+  "c-kind",
+  "c-division",
+  "c-round",
+  "c-table",
+  "c-actor",
+  "c-words",
+  "c-verdict",
+  "per-word",
+];
+
+// One page of the list: a table of its own, columns fixed, so that a page added lays out that page alone, and
+// pages out of view are not laid out at all (app.css: content-visibility). Each has the column headers.
+function pageTable(rows) {
+  const body = h("tbody", {}, rows);
+  const page = h(
+    "div",
+    { class: "feed-page" },
+    h(
+      "table",
+      { class: "feed" },
+      h(
+        "colgroup",
+        {},
+        WIDTHS.map((c) => h("col", { class: c })),
+      ),
+      h(
+        "thead",
+        {},
+        h(
+          "tr",
+          {},
+          COLUMNS.map((t, i) => h("th", { scope: "col", class: WIDTHS[i] === "per-word" ? "per-word" : null }, t)),
+        ),
+      ),
+      body,
+    ),
+  );
+  return { page, body };
+}
+
+function isTextField(element) {
+  return Boolean(element?.closest?.("input, textarea, select, [contenteditable]"));
+}
 
 // Dates are typed in the order the console shows them (the browser's own date picker follows the
 // browser's language, not the event's): the pattern is the field's placeholder.
@@ -15,6 +70,15 @@ function filtersForm(onApply, note) {
   const field = (name, label, attributes = {}) =>
     h("label", { for: `filter-${name}` }, label, h("input", { id: `filter-${name}`, name, ...attributes }));
   const date = { class: "date-field", maxlength: "40", autocomplete: "off", placeholder: typedDatePattern() };
+  const division = h(
+    "select",
+    { id: "filter-division", name: "division" },
+    h("option", { value: "" }, C.everyDivision),
+  );
+  call("/api/event").then(
+    (event) => division.append(...event.divisions.map((d) => h("option", { value: d.name }, d.name))),
+    (error) => problem(note, error),
+  );
   const form = h(
     "form",
     {
@@ -32,7 +96,7 @@ function filtersForm(onApply, note) {
         onApply(params);
       },
     },
-    field("division", K.division, { maxlength: "100" }),
+    h("label", { for: "filter-division" }, K.division, division),
     field("round", K.round, { inputmode: "numeric", maxlength: "3" }),
     field("table", K.table, { maxlength: "10" }),
     field("actor", C.device, { maxlength: "64" }),
@@ -55,26 +119,18 @@ function filtersForm(onApply, note) {
   return form;
 }
 
-function perWord(record) {
-  return h(
-    "span",
-    { class: "results" },
-    record.results.map((r) =>
-      h(
-        "span",
-        { class: r.acceptable ? "word-ok" : "word-bad" },
-        `${r.word} ${r.acceptable ? STRINGS.acceptableIcon : STRINGS.unacceptableIcon}${r.source ? ` (${r.source})` : ""}`, // data
-      ),
-    ),
-  );
-}
-
 function row(record, open) {
-  const ok = record.verdict === "acceptable";
+  const final = record.final;
+  const shown = final && final.linked.length ? final.verdict : record.verdict;
+  const state = shown === null ? "awaiting" : shown === "acceptable" ? "acceptable" : "unacceptable";
   return h(
     "tr",
-    { class: `record ${ok ? "acceptable" : "unacceptable"}`, "data-id": record.id },
-    h("td", {}, h("button", { type: "button", class: "link", onclick: () => open(record.id) }, `#${record.id}`)),
+    { class: `record ${state}`, "data-id": record.id },
+    h(
+      "td",
+      {},
+      h("button", { type: "button", class: "link open-record", onclick: () => open(record.id) }, `#${record.id}`),
+    ),
     h("td", {}, when(record.created_at)),
     h("td", {}, C.kind(record.kind)),
     h("td", {}, record.division),
@@ -84,24 +140,66 @@ function row(record, open) {
     h("td", {}, record.words.join(" ")),
     h(
       "td",
-      { class: ok ? "verdict-ok" : "verdict-bad" },
-      `${ok ? STRINGS.acceptableIcon : STRINGS.unacceptableIcon} ${ok ? STRINGS.acceptable : STRINGS.unacceptable}`,
+      { class: shown === null ? "verdict-awaiting" : shown === "acceptable" ? "verdict-ok" : "verdict-bad" },
+      finalVerdict(final, record.verdict),
     ),
-    h("td", {}, perWord(record)),
+    h("td", { class: "per-word" }, perWord(record)),
   );
 }
 
 export function feedView(content) {
-  let source = null;
+  const view = { params: new URLSearchParams(), older: null, matching: 0, loading: null, source: null };
+  const records = new Map(); // id -> the record as its row shows it (a `final` event updates it)
+  let opener = null; // what had the focus when the record view opened: it gets it back on Escape
   const status = h("p", { class: "live", role: "status" });
   const note = h("p", { class: "message", role: "alert", id: "filter-message" });
-  const body = h("tbody", {});
+  const count = h("p", { class: "matching", id: "matching", role: "status" });
+  const pages = h("div", { class: "feed-pages" });
+  let body = null; // the newest page's rows: the live feed adds to it
   const exports = h("p", { class: "exports" });
-  const detail = h("div", { class: "record-detail" });
-  const open = (id) => showRecord(detail, id, open);
+  const detail = h("div", { class: "record-detail", id: "record-detail" });
+  const layout = h("div", { class: "feed-layout" });
   const fresh = freshRows(); // rows the feed pushes: marked, and counted until seen
-  const load = async (params) => {
-    source?.close();
+  const older = h("button", { type: "button", class: "secondary", id: "older", onclick: () => more() }, C.older);
+  const end = h("p", { class: "feed-end" });
+  const search = h("input", {
+    id: "search",
+    type: "search",
+    name: "q",
+    maxlength: "200",
+    autocomplete: "off",
+    spellcheck: "false",
+    placeholder: C.searchHint,
+    onfocus: () => search.select(), // a new scan replaces the last one
+  });
+
+  const close = () => {
+    detail.replaceChildren();
+    layout.classList.remove("has-record");
+    (opener?.isConnected ? opener : search).focus();
+    opener = null;
+  };
+  const open = (id) => {
+    if (!layout.classList.contains("has-record")) opener = document.activeElement;
+    layout.classList.add("has-record");
+    return showRecord(detail, id, { open, close });
+  };
+
+  const showCount = () => {
+    count.replaceChildren(
+      h("strong", {}, C.matching(view.matching)),
+      " · ",
+      C.shown(pages.querySelectorAll("tr.record").length),
+    );
+    older.hidden = view.older === null;
+    end.textContent = view.older === null && view.matching ? C.allShown : "";
+    layout.dataset.loaded = String(Number(layout.dataset.loaded || 0) + 1); // for tests and the benchmark
+  };
+
+  const load = async (params, { docket = false } = {}) => {
+    view.source?.close();
+    view.params = params;
+    view.loading = null;
     fresh.clear();
     exports.replaceChildren(
       h("a", { href: `/api/export?format=csv&${params}`, class: "button secondary", download: "" }, C.exportCsv),
@@ -110,170 +208,157 @@ export function feedView(content) {
       " ",
       h("a", { href: `/td?print=feed&${params}`, class: "button secondary", target: "_blank" }, C.print.feed),
     );
+    let page;
     try {
-      const { records } = await call(`/api/challenges?limit=200&${params}`);
-      body.replaceChildren(...records.map((r) => row(r, open)));
-      if (!records.length) body.append(h("tr", {}, h("td", { colspan: "10" }, C.noRecords)));
+      page = await call(`/api/challenges?limit=${PAGE}&${params}`);
     } catch (error) {
-      problem(status, error);
+      problem(note, error);
       return;
     }
-    source = new EventSource(`/api/feed?${params}`);
+    if (view.params !== params) return; // another search or filter came meanwhile
+    note.textContent = "";
+    records.clear();
+    const first = pageTable(page.records.map((r) => remembered(r)));
+    body = first.body;
+    pages.replaceChildren(first.page);
+    if (!page.records.length) {
+      const empty = docket ? C.notFound(params.get("q")) : C.noRecords;
+      body.append(h("tr", { class: "empty" }, h("td", { colspan: String(COLUMNS.length) }, empty)));
+    }
+    view.older = page.older;
+    view.matching = page.matching;
+    showCount();
+    if (docket && page.records.length === 1) open(page.records[0].id); // the docket's record, at once
+    follow(params, page.head.id ?? 0);
+  };
+
+  const remembered = (record) => {
+    records.set(record.id, record);
+    return row(record, open);
+  };
+
+  // The next older page (the button, or the TD scrolling to the end of the list).
+  const more = () => {
+    if (view.older === null || view.loading) return view.loading;
+    const params = view.params;
+    view.loading = call(`/api/challenges?limit=${PAGE}&before_id=${view.older}&${params}`)
+      .then(
+        (page) => {
+          if (view.params !== params) return;
+          pages.append(pageTable(page.records.map((r) => remembered(r))).page);
+          view.older = page.older;
+          showCount();
+        },
+        (error) => problem(note, error),
+      )
+      .finally(() => {
+        if (view.params === params) view.loading = null;
+      });
+    return view.loading;
+  };
+
+  // From the head of the list just read: a record written meanwhile is not missed.
+  const follow = (params, head) => {
+    const source = new EventSource(`/api/feed?after_id=${head}&${params}`);
+    view.source = source;
     source.addEventListener("open", () => (status.textContent = C.live));
     source.addEventListener("error", () => (status.textContent = C.liveLost));
     source.addEventListener("record", (event) => {
       const record = JSON.parse(event.data);
-      body.querySelector("td[colspan]")?.parentElement.remove();
-      const added = row(record, open);
+      if (records.has(record.id) || !body) return;
+      body.querySelector("tr.empty")?.remove();
+      const added = remembered(record);
       body.prepend(added);
       fresh.add(added);
+      view.matching += 1;
+      showCount();
+    });
+    // A re-check, reissue or ruling changed a challenge's final verdict: its row says so at once.
+    source.addEventListener("final", (event) => {
+      const final = JSON.parse(event.data);
+      const record = records.get(final.challenge_id);
+      const shown = pages.querySelector(`tr.record[data-id="${final.challenge_id}"]`);
+      if (!record || !shown) return;
+      record.final = final;
+      const focused = shown.contains(document.activeElement);
+      const updated = row(record, open);
+      shown.replaceWith(updated);
+      if (focused) updated.querySelector(".open-record").focus();
     });
   };
-  content.append(
-    filtersForm(load, note),
-    note,
-    exports,
-    status,
-    h(
-      "table",
-      { class: "feed" },
-      h(
-        "thead",
-        {},
-        h(
-          "tr",
-          {},
-          [K.id, K.time, K.kind, K.division, K.round, K.table, K.actor, K.words, K.verdict, K.results].map((t) =>
-            h("th", { scope: "col" }, t),
-          ),
-        ),
-      ),
-      body,
-    ),
-    detail,
-    fresh.indicator,
-  );
-  load(new URLSearchParams());
-  return () => {
-    source?.close();
-    fresh.stop();
+
+  const find = (event) => {
+    event.preventDefault();
+    const text = search.value.trim();
+    if (DOCKET.test(text)) {
+      // A docket's record whatever the filters: the TD has it in hand.
+      load(new URLSearchParams({ q: text }), { docket: true });
+      return;
+    }
+    let params;
+    try {
+      params = query(filters);
+    } catch (error) {
+      note.textContent = error.message;
+      return;
+    }
+    if (text) params.set("q", text);
+    load(params);
   };
-}
+  const filters = filtersForm((params) => {
+    if (search.value.trim() && !DOCKET.test(search.value)) params.set("q", search.value.trim());
+    load(params);
+  }, note);
 
-export async function showRecord(detail, id, open, message = "") {
-  const note = h("p", { class: "message", role: "alert" }, message);
-  detail.replaceChildren(note);
-  let record;
-  try {
-    record = await call(`/api/challenges/${id}`);
-  } catch (error) {
-    return problem(note, error);
-  }
-  const ok = record.verdict === "acceptable";
-  const fact = (label, value) => [h("dt", {}, label), h("dd", {}, value)];
-  const after = (kind) => (created) => showRecord(detail, id, open, C.done(C.kind(kind), created.id));
-  detail.replaceChildren(
-    h(
-      "section",
-      { class: "record-view", "aria-labelledby": "record-title", id: "record-view" },
-      h("h2", { id: "record-title", tabindex: "-1" }, C.record(record.id)),
-      record.needs_ruling ? h("p", { class: "needs-ruling", role: "alert" }, C.needsRuling) : null,
-      h(
-        "dl",
-        {},
-        fact(K.kind, C.kind(record.kind)),
-        fact(K.time, when(record.created_at)),
-        fact(K.division, record.division),
-        fact(K.round, record.round ?? ""),
-        fact(K.table, record.table),
-        fact(K.actor, C.actorChannel(record.actor, STRINGS.channel(record.channel))),
-        fact(K.words, record.words.join(" ")),
-        fact(
-          K.verdict,
-          `${ok ? STRINGS.acceptableIcon : STRINGS.unacceptableIcon} ${ok ? STRINGS.acceptable : STRINGS.unacceptable}`,
-        ),
-        fact(K.results, perWord(record)),
-        fact(K.consequence, STRINGS.message(record.consequence.message, record.consequence.text)),
-        fact(K.lexicon, `${record.lexicon} ${record.fingerprint}`),
-        record.note ? fact(C.note, record.note) : null,
-        record.agrees !== null ? fact(C.agrees, record.agrees ? C.yes : C.no) : null,
-        fact(C.chain, C.chainPosition(record.id, record.hash.slice(0, 16), record.prev_hash.slice(0, 16))),
-        record.parent_id
-          ? fact(
-              C.parent,
-              h(
-                "button",
-                { type: "button", class: "link", onclick: () => open(record.parent_id) },
-                `#${record.parent_id}`,
-              ),
-            )
-          : null,
-        record.children.length
-          ? fact(
-              C.children,
-              record.children.map((c) =>
-                h("button", { type: "button", class: "link", onclick: () => open(c) }, `#${c}`),
-              ),
-            )
-          : null,
-      ),
-      h("p", {}, h("a", { href: `/docket?id=${record.id}`, target: "_blank" }, STRINGS.printDocket)),
-      record.kind === "challenge" ? actions(record, note, after) : null,
-      note,
-      h("button", { type: "button", class: "secondary", onclick: () => detail.replaceChildren() }, C.close),
-    ),
-  );
-  detail.querySelector("#record-title").focus();
-}
+  // Older pages come as the end of the list comes into view.
+  const watcher = new IntersectionObserver((entries) => entries.some((e) => e.isIntersecting) && more(), {
+    rootMargin: "200px",
+  });
+  watcher.observe(older);
 
-function actions(record, note, after) {
-  const post = (path, body, kind) =>
-    call(`/api/challenges/${record.id}/${path}`, {
-      method: "POST",
-      body: { ...body, request_id: newRequestId() },
-    }).then(after(kind), (error) => problem(note, error));
-  const recheckNote = h("input", { id: "recheck-note", maxlength: "500" });
-  const words = h("input", { id: "reissue-words", maxlength: "200" });
-  const reason = h("input", { id: "reissue-reason", maxlength: "500" });
-  const verdict = h(
-    "select",
-    { id: "ruling-verdict" },
-    h("option", { value: "acceptable" }, STRINGS.acceptable),
-    h("option", { value: "unacceptable" }, STRINGS.unacceptable),
-  );
-  const rulingNote = h("input", { id: "ruling-note", maxlength: "500" });
-  const form = (title, fields, submit) =>
+  const links = () => [...pages.querySelectorAll("button.open-record")];
+  const keys = (event) => {
+    if (event.defaultPrevented || event.altKey || event.ctrlKey || event.metaKey) return;
+    const target = event.target;
+    if (event.key === "Escape" && layout.classList.contains("has-record")) {
+      event.preventDefault();
+      close();
+    } else if (event.key === "ArrowDown" || event.key === "ArrowUp") {
+      const list = links();
+      const at = list.indexOf(target);
+      if (at < 0 && target !== search && isTextField(target)) return; // a field's own arrows
+      if (at < 0 && event.key === "ArrowUp") return;
+      event.preventDefault();
+      if (at < 0) list[0]?.focus();
+      else if (event.key === "ArrowUp") (list[at - 1] || search).focus();
+      else if (list[at + 1]) list[at + 1].focus();
+      else more(); // the end of the list: the next older page
+    }
+  };
+  document.addEventListener("keydown", keys);
+
+  content.append(
     h(
       "form",
-      {
-        class: "action",
-        onsubmit: (event) => {
-          event.preventDefault();
-          submit();
-        },
-      },
-      h("h3", {}, title),
-      fields,
-      h("button", { type: "submit", class: "primary" }, title),
-    );
-  return h(
-    "div",
-    { class: "actions-grid" },
-    form(C.recheck, [h("label", { for: "recheck-note" }, C.note, recheckNote)], () =>
-      post("recheck", { note: recheckNote.value || null }, "recheck"),
+      { class: "search", role: "search", onsubmit: find },
+      h("label", { for: "search" }, C.search, search),
+      h("button", { type: "submit", class: "primary" }, C.find),
     ),
-    form(
-      C.reissue,
-      [h("label", { for: "reissue-words" }, K.words, words), h("label", { for: "reissue-reason" }, C.reason, reason)],
-      () => post("reissue", { words: words.value, reason: reason.value }, "reissue"),
-    ),
-    form(
-      C.ruling,
-      [
-        h("label", { for: "ruling-verdict" }, C.rulingVerdict, verdict),
-        h("label", { for: "ruling-note" }, C.note, rulingNote),
-      ],
-      () => post("ruling", { verdict: verdict.value, note: rulingNote.value }, "ruling"),
-    ),
+    h("p", { class: "keys-hint" }, C.keys),
+    filters,
+    note,
+    h("div", { class: "feed-status" }, count, exports, status),
+    layout,
+    fresh.indicator,
   );
+  layout.append(h("div", { class: "feed-list" }, pages, older, end), detail);
+  load(new URLSearchParams());
+  search.focus(); // the TD comes with a docket: a scan, or its number and Enter, opens its record
+  return () => {
+    view.source?.close();
+    view.params = null;
+    watcher.disconnect();
+    fresh.stop();
+    document.removeEventListener("keydown", keys);
+  };
 }

@@ -18,9 +18,11 @@ import {
   stopWatchingRulings,
   watchRulings,
 } from "./td-live.js";
+import { installKeys, privacyButton, privacyNote } from "./td-keys.js";
 import { enrolView, hallView, codesView, repairButton } from "./td-pairing.js";
 import { printView } from "./td-print.js";
-import { feedView, showRecord } from "./td-records.js";
+import { showRecord } from "./td-record.js";
+import { feedView } from "./td-records.js";
 import { unverifiedBadges } from "./ui.js";
 
 const C = STRINGS.console;
@@ -89,6 +91,7 @@ function showConsole(tab = state.tab) {
   state.cleanup?.();
   state.cleanup = null;
   state.tab = tab;
+  const onTab = document.activeElement?.classList.contains("tab"); // keeps the keyboard on the tab bar
   watchRulings();
   const nav = h(
     "nav",
@@ -115,13 +118,24 @@ function showConsole(tab = state.tab) {
       { class: "console-header" },
       h("h1", {}, C.title),
       h("span", { class: "who" }, C.signedInAs(state.me.actor)),
+      privacyButton(),
       h("button", { type: "button", class: "secondary", onclick: signOut }, C.signOut),
     ),
     nav,
+    privacyNote(),
     content,
   );
   app.dataset.screen = tab;
+  if (onTab) nav.querySelector(".current").focus();
   state.cleanup = VIEWS[tab](content) || null;
+}
+
+// "/" from any tab: the live feed's search box (a docket's number or QR code, words, a table).
+function toSearch() {
+  if (!state.me) return false;
+  if (state.tab !== "feed") showConsole("feed");
+  document.getElementById("search").focus();
+  return true;
 }
 
 async function signOut() {
@@ -147,7 +161,8 @@ function overviewView(content) {
   const alerts = h("div", { id: "overview-alerts" });
   // A challenge waiting for a ruling opens here, ruling form and all; the queue follows what is done in it.
   const detail = h("div", { class: "record-detail" });
-  const open = (id) => showRecord(detail, id, open);
+  const close = () => detail.replaceChildren();
+  const open = (id) => showRecord(detail, id, { open, close });
   const [queue, stopQueue] = rulingQueue(open);
   // After a ruling (or a re-check) the record view shows itself again: the queue is asked again then.
   new MutationObserver(() => detail.querySelector("#record-view") && checkRulings()).observe(detail, {
@@ -425,4 +440,5 @@ function devicesView(content) {
   return every(REFRESH_MS, refresh);
 }
 
+installKeys(toSearch, () => Boolean(state.me));
 boot();

@@ -239,7 +239,7 @@ export function buildStrings(tr) {
     channel: (channel) => (tr.has(`ui.channel.${channel}`) ? t(`ui.channel.${channel}`) : tr.message(null, channel)),
     languageName: (lang) => t(`ui.language.${lang}`),
 
-    console: consoleStrings(tr, keys),
+    console: { ...consoleStrings(tr, keys), ...recordsStrings(tr, keys) },
   };
 }
 
@@ -449,5 +449,46 @@ function consoleStrings(tr, keys) {
       adjudicated: c("report.adjudicated"),
       final: c("report.final"),
     },
+  };
+}
+
+// The feed's search and paging, final verdicts and their marks, the answers to a re-check, reissue or ruling,
+// the privacy key (issue 17 items 1, 2, 7, 8).
+function recordsStrings(tr, keys) {
+  const { t } = tr;
+  const c = (name, params) => t(`ui.console.${name}`, params);
+  const id = (n) => String(n);
+  return {
+    search: c("search"),
+    searchHint: c("searchHint"),
+    find: c("find"),
+    matching: (n) => c("matching", { n }),
+    shown: (n) => c("shown", { n }),
+    older: c("older"),
+    allShown: c("allShown"),
+    everyDivision: c("everyDivision"),
+    notFound: (search) => c("notFound", { search }),
+    keys: c("keys"),
+    closeRecord: c("closeRecord"),
+    final: {
+      label: c("final.label"),
+      ruling: (verdict, name, n) => c("final.ruling", { verdict, name, id: id(n) }),
+      reissue: (words, verdict, n) => c("final.reissue", { words, verdict, id: id(n) }),
+      recheck: (n) => c("final.recheck", { id: id(n) }),
+      challenge: (n) => c("final.challenge", { id: id(n) }),
+      awaiting: (n, verdict) => c("final.awaiting", { id: id(n), verdict }),
+      pending: c("final.pending"),
+      first: (verdict) => c("final.first", { verdict }),
+    },
+    linkedStep: (kind, n, actor, verdict) => c("linkedStep", { kind, id: id(n), actor, verdict }),
+    answer: {
+      recheck: (n, verdict, agrees) =>
+        c(agrees ? "answer.recheckAgrees" : "answer.recheckDisagrees", { id: id(n), verdict }),
+      reissue: (n, words, verdict) => c("answer.reissue", { id: id(n), words, verdict }),
+      ruling: (n, verdict) => c("answer.ruling", { id: id(n), verdict }),
+    },
+    privacy: keys("ui.console.privacy", ["hide", "show", "hidden"]),
+    finalColumns: keys("ui.console.columns", ["overturned", "awaiting"]),
+    summaryFinal: c("summaryFinal"),
   };
 }

@@ -24,6 +24,7 @@ from wordjudge.auth import Role
 from wordjudge.chain import HeadMark, head_text
 from wordjudge.cli import main
 from wordjudge.errors import AuditUnavailable
+from wordjudge.final_verdict import Correction, settle
 from wordjudge.records import Record, from_body, record_body, record_hash
 from wordjudge.resources import Resources
 from wordjudge.settings import Settings
@@ -476,14 +477,35 @@ def test_the_summary_from_its_tallies_is_the_summary_of_the_records(client: Test
         assert client.post("/api/challenges", json=body, headers=actors.alice).status_code == 201
     recheck = {"request_id": uuid.uuid4().hex}
     assert client.post("/api/challenges/3/recheck", json=recheck, headers=actors.bob).status_code == 201
+    # Final verdicts: #7 (round 3) and #8 ruled the other way, #4 reissued with words of the other verdict.
+    for parent, verdict in ((7, "unacceptable"), (8, "acceptable")):
+        ruling = {"verdict": verdict, "note": "checked", "request_id": uuid.uuid4().hex}
+        assert client.post(f"/api/challenges/{parent}/ruling", json=ruling, headers=actors.bob).status_code == 201
+    reissue = {"words": "cat", "reason": "the board", "request_id": uuid.uuid4().hex}
+    assert client.post("/api/challenges/4/reissue", json=reissue, headers=actors.bob).status_code == 201
+    every = _all_records(client, actors, "")
+    finals = {r.id: settle([f for f in every if f.id == r.id or _family_of(f, every) == r.id]) for r in every
+              if r.kind.value == "challenge"}  # fmt: skip
+    changed = {cid: Correction(cid, every[cid - 1].division, every[cid - 1].round, every[cid - 1].verdict, f.verdict)
+               for cid, f in finals.items() if f.verdict is not every[cid - 1].verdict}  # fmt: skip
+    assert sorted(changed) == [4, 7, 8]
     for query in ("", "?division=Open", "?division=Open&round=3"):
         fast = client.get(f"/api/summary{query}", headers=actors.alice).json()
         records = [
             r for r in _all_records(client, actors, query) if r.kind.value == "challenge"
         ]  # the slow way, from every record
-        assert fast == summarise(records), query
+        assert fast == summarise(records, changed), query
+    whole = client.get("/api/summary", headers=actors.alice).json()["total"]
+    first = sum(r.verdict.value == "acceptable" for r in every if r.kind.value == "challenge")
+    assert (whole["acceptable"], whole["overturned"], whole["awaiting_ruling"]) == (first - 1 + 1 + 1, 3, 0)
     by_table = client.get("/api/summary?table=3", headers=actors.alice).json()  # no tally: from the records
     assert by_table["total"]["challenges"] == sum(1 for n in range(60) if n % 9 + 1 == 3)
+
+
+def _family_of(record: Record, every: list[Record]) -> int:
+    while record.parent_id is not None:
+        record = every[record.parent_id - 1]
+    return record.id
 
 
 def _all_records(client: TestClient, actors: Actors, query: str) -> list[Record]:

@@ -119,11 +119,14 @@ def test_runner_docket_and_td_console_end_to_end(browser: Browser, server: LiveS
     console.locator("#reissue-words").fill("cat qis")
     console.locator("#reissue-reason").fill("the board shows QIS")
     console.get_by_role("button", name="Reissue with corrected words").last.click()
-    expect(console.locator(".record-view")).to_contain_text("reissue recorded as #3")
+    expect(console.locator(".action-reissue .answer")).to_have_text("Reissue recorded as #3: CAT QIS ✗ UNACCEPTABLE")
     console.locator("#ruling-verdict").select_option("acceptable")
     console.locator("#ruling-note").fill("errata: QI is valid; play stands")
     console.get_by_role("button", name="Record a ruling").last.click()
-    expect(console.locator(".record-view")).to_contain_text("ruling recorded as #4")
+    expect(console.locator(".action-ruling .answer")).to_have_text(
+        "Ruling recorded as #4: ✓ ACCEPTABLE, the final verdict"
+    )
+    expect(console.locator("#final-verdict")).to_contain_text("ruled ACCEPTABLE by alice, #4")
     expect(console.locator(".record-view .needs-ruling")).to_have_count(0)
     records = server.records()
     assert [(r.kind.value, r.actor, r.parent_id) for r in records] == [

@@ -307,3 +307,93 @@ def test_rulings_reach_the_list_and_the_record_view(client: TestClient, actors: 
     assert [(s["kind"], s["id"], s["verdict"]) for s in view["final"]["linked"]] == [
         ("ruling", ruling["id"], "acceptable")
     ]
+
+
+def _feed(client: TestClient, actors: Actors, query: str = "") -> list[tuple[str, dict[str, Any]]]:
+    """The live feed's events from the start of the log (Last-Event-ID 0), as (event, data)."""
+    response = client.get(f"/api/feed?seconds=0.3{query}", headers={**actors.alice, "Last-Event-ID": "0"})
+    assert response.status_code == 200, response.text
+    blocks = [dict(line.split(": ", 1) for line in block.split("\n")) for block in response.text.split("\n\n") if block]
+    return [(b["event"], json.loads(b["data"])) for b in blocks if "event" in b]
+
+
+def test_the_live_feed_carries_final_verdicts_and_each_ruling_updates_its_challenge(
+    client: TestClient, actors: Actors
+) -> None:
+    first = client.post("/api/challenges", json=challenge("cat qi"), headers=actors.kiosk).json()
+    second = client.post("/api/challenges", json=challenge("cat"), headers=actors.kiosk).json()
+    ruling = client.post(
+        f"/api/challenges/{first['id']}/ruling",
+        json={"verdict": "acceptable", "note": "QI is good here", "request_id": uuid.uuid4().hex},
+        headers=actors.bob,
+    ).json()
+    events = _feed(client, actors)
+    assert [(kind, data.get("id", data.get("challenge_id"))) for kind, data in events] == [
+        ("record", first["id"]), ("record", second["id"]), ("record", ruling["id"]), ("final", first["id"]),
+    ]  # fmt: skip
+    listed = {r["id"]: r for r in client.get("/api/challenges", headers=actors.alice).json()["records"]}
+    assert events[0][1]["final"] == listed[first["id"]]["final"]  # as the list says it
+    assert events[0][1]["final"]["verdict"] == "acceptable"
+    assert events[1][1]["final"]["changed"] is False
+    assert "final" not in events[2][1]  # a ruling's own row is itself, as in the list
+    final = events[3][1]
+    assert (final["verdict"], final["decided_by"]["kind"], final["decided_by"]["actor"]) == (
+        "acceptable",
+        "ruling",
+        "bob",
+    )
+    assert "results" not in json.dumps(final)
+    # Whatever the filters: a feed of challenges only still hears that the ruling changed one.
+    only = _feed(client, actors, "&kind=challenge")
+    assert [(kind, data.get("id", data.get("challenge_id"))) for kind, data in only] == [
+        ("record", first["id"]), ("record", second["id"]), ("final", first["id"]),
+    ]  # fmt: skip
+
+
+def test_every_filter_takes_names_in_any_case(data_dir: Path, settings: Settings) -> None:
+    write_event(data_dir, [("Open", "demo", "five-per-word"), ("Premier", "demo", "single")], name="Test Open")
+    kiosk = device_headers(data_dir, "Kiosk-7")
+    alice = td_headers(data_dir, "alice")
+    with TestClient(create_app(settings)) as client:
+        for division, words in (("Open", "cat"), ("Premier", "cat qi"), ("Open", "dog")):
+            body = challenge(words, division=division)
+            assert client.post("/api/challenges", json=body, headers=kiosk).status_code == 201
+
+        def ids(**params: str) -> list[int]:
+            answer = client.get("/api/challenges", params=params, headers=alice)
+            assert answer.status_code == 200, answer.text
+            return [r["id"] for r in answer.json()["records"]]
+
+        assert ids(division="premier") == ids(division="PREMIER") == ids(division="Premier") == [2]
+        assert ids(actor="kiosk-7") == ids(actor="KIOSK-7") == [3, 2, 1]
+        assert ids(verdict="UNACCEPTABLE") == ids(verdict="unacceptable") == [2]
+        assert ids(kind="Challenge", division="open") == [3, 1]
+        assert ids(division="Elsewhere") == []  # a name the event does not have finds nothing, as typed
+        assert client.get("/api/summary?division=open", headers=alice).json()["total"]["challenges"] == 2
+        refused = client.get("/api/challenges?verdict=maybe", headers=alice)
+        assert "verdict" in assert_error_shape(refused, 422, "invalid_request")["error"]
+
+
+def test_the_summary_counts_final_verdicts(client: TestClient, actors: Actors) -> None:
+    for words in ("cat qi", "cat", "dog", "qi"):
+        client.post("/api/challenges", json=challenge(words, round_number=2), headers=actors.kiosk)
+    ruling = {"verdict": "acceptable", "note": "errata: QI", "request_id": uuid.uuid4().hex}
+    assert client.post("/api/challenges/1/ruling", json=ruling, headers=actors.bob).status_code == 201
+    reissue = {"words": "dogz", "reason": "the board shows DOGZ", "request_id": uuid.uuid4().hex}
+    assert client.post("/api/challenges/3/reissue", json=reissue, headers=actors.bob).status_code == 201
+    for query in ("", "?division=Open", "?division=Open&round=2", "?table=1"):  # tallies, and from the records
+        total = client.get(f"/api/summary{query}", headers=actors.alice).json()["total"]
+        assert (total["challenges"], total["acceptable"], total["unacceptable"]) == (4, 2, 2), query
+        assert (total["overturned"], total["awaiting_ruling"], total["acceptable_share"]) == (2, 0, 0.5), query
+
+
+def test_the_live_feed_starts_after_the_head_the_console_read(client: TestClient, actors: Actors) -> None:
+    for words in ("cat", "dog", "emu"):
+        client.post("/api/challenges", json=challenge(words), headers=actors.kiosk)
+    # The console read the list when the head was #1; #2 and #3 came before its feed connected: not missed.
+    response = client.get("/api/feed?seconds=0.3&after_id=1", headers=actors.alice)
+    ids = [json.loads(line[6:])["id"] for line in response.text.splitlines() if line.startswith("data: ")]
+    assert ids == [2, 3]
+    resumed = client.get("/api/feed?seconds=0.3&after_id=1", headers={**actors.alice, "Last-Event-ID": "2"})
+    assert [json.loads(line[6:])["id"] for line in resumed.text.splitlines() if line.startswith("data: ")] == [3]
+    assert_error_shape(client.get("/api/feed?seconds=0.3&after_id=-1", headers=actors.alice), 422, "invalid_request")

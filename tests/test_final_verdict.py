@@ -14,7 +14,14 @@ from wordjudge.audit import AUDIT_FILE, AuditLog
 from wordjudge.auth import Principal, Role
 from wordjudge.errors import NotFound
 from wordjudge.event import Division, Event
-from wordjudge.final_verdict import FinalVerdict, final_verdict, settle
+from wordjudge.final_verdict import (
+    FinalVerdict,
+    corrections,
+    final_verdict,
+    finals_of_linked,
+    read_corrections,
+    settle,
+)
 from wordjudge.profile import Catalog
 from wordjudge.records import Kind, Record, Verdict
 from wordjudge.rules import ChallengeRule
@@ -203,3 +210,66 @@ def test_settle_refuses_what_is_not_one_challenges_family(log: Log) -> None:
 def test_an_unknown_record_is_not_found(log: Log) -> None:
     with pytest.raises(NotFound, match="no record 42"):
         final_verdict(log.audit, 42)
+
+
+# -- the summary's corrections: the challenges whose final verdict is not their first -----------------------------
+
+
+def test_corrections_are_the_challenges_whose_final_verdict_is_not_the_first_as_settle_says(log: Log) -> None:
+    assert corrections(log.audit, "Test Open") == {}  # read once here: what follows is kept up to date
+    alone = log.challenge("cat dogz")
+    confirmed = log.challenge("cats")
+    log.recheck(confirmed)  # agrees: no correction
+    ruled = log.challenge("cats dog")
+    log.recheck(ruled, after=True)
+    log.ruling(ruled, UNACC)  # overturned by the TD
+    upheld = log.challenge("cats")
+    log.recheck(upheld, after=True)
+    log.ruling(upheld, ACC)  # the ruling keeps the first verdict: nothing to correct
+    waiting = log.challenge("cats")
+    log.recheck(waiting, after=True)  # awaiting a ruling
+    reissued = log.challenge("cat dogz")
+    reissue = log.reissue(reissued, "cat dog")
+    disputed = log.recheck(reissue, after=True, by=BOB)  # agrees (CAT DOG in TINY too): stays reissued
+    deep = log.challenge("cat")
+    deep_reissue = log.reissue(deep, "cats")
+    log.recheck(deep_reissue, after=True, by=BOB)  # the reissue's own re-check disagrees: awaiting
+    assert disputed.agrees is True
+
+    found = corrections(log.audit, "Test Open")
+    # Kept up to date from the records written since the first call, read whole (only the deciding records, or
+    # whole families): the same answer.
+    read = read_corrections(log.audit, "Test Open")
+    assert (
+        found
+        == {cid: c for cid, c in read.items() if c}
+        == {cid: c for cid, c in read_corrections(log.audit, "Test Open", after_id=0).items() if c}
+    )
+    assert read[upheld.id] is None  # decided, and the same as first given
+    assert {cid: (c.first, c.final) for cid, c in found.items()} == {
+        ruled.id: (ACC, UNACC),
+        waiting.id: (ACC, None),
+        reissued.id: (UNACC, ACC),
+        deep.id: (ACC, None),
+    }
+    for challenge in (alone, confirmed, ruled, upheld, waiting, reissued, deep):
+        final = log.final(challenge)  # settle() on the family, record by record: the same answer
+        assert (challenge.id in found) == (final.verdict is not challenge.verdict)
+    assert (found[ruled.id].division, found[ruled.id].round) == ("A", 3)
+    assert corrections(log.audit, "Another Event") == {}
+    log.ruling(waiting, ACC)  # the TD upholds the first verdict: no longer a correction
+    log.ruling(alone, ACC)
+    assert set(corrections(log.audit, "Test Open")) == {ruled.id, reissued.id, deep.id, alone.id}
+
+
+def test_finals_of_linked_gives_each_challenge_once_as_it_is_now(log: Log) -> None:
+    first = log.challenge("cats")
+    second = log.challenge("cat")
+    recheck = log.recheck(first, after=True)
+    ruling = log.ruling(first, UNACC)
+    reissue = log.reissue(second, "dog")
+    finals = finals_of_linked(log.audit, [reissue, ruling, recheck, log.challenge("dog")])
+    assert [(f.challenge.id, f.verdict, f.decided_by.id if f.decided_by else None) for f in finals] == [
+        (first.id, UNACC, ruling.id),
+        (second.id, ACC, reissue.id),
+    ]

@@ -362,4 +362,6 @@ def test_the_pages_follow_the_events_language(browser: Browser, walk_server: Liv
     console.locator("#save-event").click()
     expect(console.locator("#tab-event")).to_have_text("Réglages du tournoi")
     assert [body["language"] for body in sent] == ["fr"]
+    # The page in French reads the event again meanwhile: its request is still in the handler as the test ends.
+    console.unroute_all(behavior="ignoreErrors")
     console.context.close()

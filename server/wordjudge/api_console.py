@@ -20,8 +20,9 @@ from .auth import Principal
 from .deps import ERROR_RESPONSES, FilterDep, LoginIn, ResourcesDep, json_object, td_only
 from .event import EventSettings, RoundSetting, known_lexicons, parse_event_change
 from .export import ExportFormat, chunks
+from .final_verdict import corrections, final_verdicts, finals_of_linked
 from .profile import Catalog
-from .records import Record, RecordFilter
+from .records import RecordFilter
 from .summary import TOP_WORDS, from_tallies, summarise
 
 router = APIRouter(prefix="/api", responses=ERROR_RESPONSES)
@@ -70,17 +71,43 @@ async def feed(
     who: Annotated[Principal, td_only("error.td_only.follow_feed")],
     where: FilterDep,
     seconds: Annotated[float | None, Query(gt=0, le=86400, description="Stop after this long (scripts).")] = None,
+    after_id: Annotated[
+        int | None, Query(ge=0, le=2**53, description="Start after this record (the list's `head.id`).")
+    ] = None,
 ) -> StreamingResponse:
-    """Server-sent events: each new record matching the filters, as the TD sees it (TD only).
+    """Server-sent events: each new record matching the filters, as the TD sees it (TD only), a challenge with
+    its `final` verdict as in GET /api/challenges (`record` events, with the record's id); and, when a re-check,
+    reissue or ruling is written (whatever the filters), its challenge's final verdict as it is now (`final`
+    events: `final.challenge_id` names the challenge whose row to update).
 
-    Starts after the newest record (or after `Last-Event-ID` when the browser reconnects).
+    Starts after `Last-Event-ID` when the browser reconnects, else after `after_id` (the head of the list the
+    console just read: nothing written between the two is missed), else after the newest record.
     """
     # A browser sends back the last id it got; anything else (not ASCII digits, or absurdly long) is ignored.
     last_id = request.headers.get("last-event-id", "")
-    after = int(last_id) if _EVENT_ID.fullmatch(last_id) else (resources.audit.head.id or 0)
+    if _EVENT_ID.fullmatch(last_id):
+        after = int(last_id)
+    else:
+        after = after_id if after_id is not None else (resources.audit.head.id or 0)
+    audit = resources.audit
 
-    def newer(after_id: int) -> list[Record]:
-        return list(resources.audit.iterate(where, after_id=after_id))
+    def newer(after_id: int) -> tuple[list[bytes], int]:
+        """The events of the records written after ``after_id``, and the last id they cover."""
+        fresh = list(audit.iterate(RecordFilter(), after_id=after_id))  # half a second of records: a few
+        if not fresh:
+            return [], after_id
+        last = fresh[-1].id
+        matching = [record for record in audit.iterate(where, after_id=after_id) if record.id <= last]
+        finals = final_verdicts(audit, matching)
+        events = []
+        for record in matching:
+            view = record_view(record, who, audit)
+            if record.id in finals:
+                view["final"] = finals[record.id].as_dict()
+            events.append(format_sse_event(id=str(record.id), event="record", data_str=_json(view)))
+        for final in finals_of_linked(audit, fresh):
+            events.append(format_sse_event(event="final", data_str=_json(final.as_dict())))
+        return events, last
 
     async def events() -> AsyncIterator[bytes]:
         nonlocal after
@@ -90,13 +117,10 @@ async def feed(
         while not await request.is_disconnected():
             if deadline is not None and asyncio.get_running_loop().time() >= deadline:
                 return
-            head = resources.audit.head.id or 0
-            if head > after:
-                records = await run_in_threadpool(newer, after)
-                for record in records:
-                    data = json.dumps(record_view(record, who, resources.audit), ensure_ascii=False)
-                    yield format_sse_event(id=str(record.id), event="record", data_str=data)
-                after = max([head, *(record.id for record in records)])
+            if (audit.head.id or 0) > after:
+                found, after = await run_in_threadpool(newer, after)
+                for event in found:
+                    yield event
                 quiet = 0.0
             await asyncio.sleep(FEED_POLL_SECONDS)
             quiet += FEED_POLL_SECONDS
@@ -105,6 +129,10 @@ async def feed(
                 quiet = 0.0
 
     return EventSourceResponse(events(), headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+
+
+def _json(data: dict[str, Any]) -> str:
+    return json.dumps(data, ensure_ascii=False)
 
 
 @router.get("/export", tags=["console"], response_class=Response, responses=_EXPORT_DOC)
@@ -129,16 +157,21 @@ def export_records(
 def summary(
     resources: ResourcesDep, who: Annotated[Principal, td_only("error.td_only.summary")], where: FilterDep
 ) -> dict[str, Any]:
-    """The event's challenges per division and round, the share acceptable, the most challenged words (TD).
+    """The event's challenges per division and round with their final verdicts (after re-checks, reissues and
+    rulings), the share acceptable, the most challenged words (TD).
 
-    Unfiltered, or by division (and round), it reads counts kept as the log is written; other filters
-    are summarised from the matching records.
+    `acceptable` and `unacceptable` count final verdicts; `awaiting_ruling` the challenges a re-check disagreed
+    with and the TD has not ruled on; `overturned` those whose final verdict is not the first one;
+    `acceptable_share` is of the challenges decided. Unfiltered, or by division (and round), it reads counts
+    kept as the log is written, corrected by the few families with a ruling, reissue or disagreeing re-check;
+    other filters are summarised from the matching records.
     """
     event = resources.served.event.name
+    changed = corrections(resources.audit, event)
     if where == RecordFilter(division=where.division, round=where.round) and (where.round is None or where.division):
         counts, words = resources.audit.tallies(event, TOP_WORDS)  # kept with the log: a few rows at any size
-        return from_tallies(counts, words, where.division, where.round)
-    return summarise(resources.audit.iterate(replace(where, event=event)))
+        return from_tallies(counts, words, changed.values(), where.division, where.round)
+    return summarise(resources.audit.iterate(replace(where, event=event)), changed)
 
 
 @router.get("/tds", tags=["console"])

@@ -22,7 +22,8 @@ from .api import router as api_router
 from .api_access import router as access_router
 from .api_console import router as console_router
 from .api_metrics import router as metrics_router
-from .errors import WordjudgeError, error_body
+from .errors import AuditUnavailable, WordjudgeError, error_body
+from .final_verdict import corrections
 from .messages import Message as Said
 from .resources import Resources
 from .settings import Settings
@@ -78,12 +79,14 @@ def create_app(settings: Settings, resources: Resources | None = None) -> FastAP
 
 async def _watch_event_file(resources: Resources) -> None:
     """Look at the event file every :data:`EVENT_WATCH_SECONDS`, in a worker thread (reading a changed file
-    and verifying a new lexicon take time), and at which kiosks went silent (alerting the TD), until
-    cancelled."""
+    and verifying a new lexicon take time), at which kiosks went silent (alerting the TD), and keep the
+    summary's final verdicts up to date (so that no summary waits for them), until cancelled."""
     while True:
         await asyncio.sleep(EVENT_WATCH_SECONDS)
         await asyncio.to_thread(resources.served.pick_up_event_file)
         resources.access.devices.watch_offline()
+        with contextlib.suppress(AuditUnavailable):  # health says it; the summary says it when asked
+            await asyncio.to_thread(corrections, resources.audit, resources.served.event.name)
 
 
 # Same-origin scripts, styles and connections only; no framing (clickjacking), no MIME sniffing,

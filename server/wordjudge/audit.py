@@ -31,7 +31,7 @@ import secrets
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, replace
@@ -529,6 +529,11 @@ class AuditLog:
         clause, params = where.where()
         with self._reader() as connection:
             return int(connection.execute(f"SELECT count(*) FROM records r{clause}", params).fetchone()[0])
+
+    def select(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> list[tuple[Any, ...]]:
+        """The rows of a query of the log's own, on a read-only connection (views with SQL of their own)."""
+        with self._reader() as connection:
+            return connection.execute(sql, params).fetchall()
 
     def iterate(self, where: RecordFilter | None = None, *, after_id: int = 0) -> Iterator[Record]:
         """Every record matching ``where`` with an id above ``after_id``, oldest first (read as it goes)."""

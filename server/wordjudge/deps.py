@@ -21,7 +21,7 @@ from .errors import Forbidden, InvalidInput, Unauthorized, error_schema
 from .input_rules import MAX_ROUND
 from .records import Kind, RecordFilter, Verdict, utc_time
 from .resources import Resources
-from .search import MAX_QUERY, SEARCH_HELP, parse_search
+from .search import MAX_QUERY, SEARCH_HELP, known_name, parse_search
 from .wordlist import normalise
 
 # Every route may answer an error, always in the one JSON shape of errors.error_body; documented so that
@@ -122,12 +122,17 @@ def _iso_only(value: Any) -> Any:
     return value
 
 
-async def record_filter(
+# Names of a kind and a verdict in any case (ACCEPTABLE, Ruling), as the other filters take theirs.
+_ANY_CASE = BeforeValidator(lambda value: value.lower() if isinstance(value, str) else value)
+
+
+def record_filter(
+    resources: ResourcesDep,
     division: Annotated[str | None, Query(max_length=100)] = None,
     round: Annotated[int | None, Query(ge=1, le=MAX_ROUND)] = None,
     table: Annotated[str | None, Query(max_length=10)] = None,
-    kind: Kind | None = None,
-    verdict: Verdict | None = None,
+    kind: Annotated[Kind | None, _ANY_CASE] = None,
+    verdict: Annotated[Verdict | None, _ANY_CASE] = None,
     actor: Annotated[str | None, Query(max_length=64, description="A device's or TD's name.")] = None,
     since: Annotated[
         datetime | None, BeforeValidator(_iso_only), Query(description="ISO time with a zone (inclusive).")
@@ -139,12 +144,18 @@ async def record_filter(
     word: Annotated[str | None, Query(max_length=30, description="Records whose words include this word.")] = None,
     q: Annotated[str | None, Query(max_length=MAX_QUERY, description=SEARCH_HELP)] = None,
 ) -> RecordFilter:
-    """The filters of the log's list, live feed and export, from the query string.
+    """The filters of the log's list, live feed and export, from the query string; a division, device or TD
+    in any case (as the event and the access store name them), like tables and words.
 
     Raises :class:`~wordjudge.errors.InvalidInput` for a time without a zone, a search text that is
     none of the forms :mod:`wordjudge.search` reads, or a search table other than ``table``.
     """
     found = parse_search(q or "")
+    if division is not None:
+        division = known_name(division, (d.name for d in resources.served.event.divisions))
+    if actor is not None:
+        access = resources.access
+        actor = known_name(actor, [d.name for d in access.devices.all()] + [t.name for t in access.tds.all()])
     if found.table is not None and table is not None and found.table.upper() != table.upper():
         raise InvalidInput("error.search.two_tables", searched=found.table, table=table)
     return RecordFilter(

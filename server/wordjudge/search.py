@@ -14,6 +14,7 @@ Words and a table combine (``QI table 12``); a record number or a QR code stands
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .errors import InvalidInput
@@ -89,3 +90,12 @@ def parse_search(text: str) -> Search:
     if len(words) > MAX_WORDS:
         raise InvalidInput("error.search.too_many_words", text=repr(text), max=MAX_WORDS)
     return Search(words=tuple(words), table=table)
+
+
+def known_name(typed: str, names: Iterable[str]) -> str:
+    """The name among ``names`` that ``typed`` is, in any case (a division, a device, a TD): the filters are
+    case-insensitive, the log's indexes exact. ``typed`` itself when it is one of them or none is (a name from
+    another event), or when it is several in other cases."""
+    typed = typed.strip()
+    found = {name for name in names if name.casefold() == typed.casefold()}
+    return found.pop() if typed not in found and len(found) == 1 else typed

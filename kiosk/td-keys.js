@@ -1,0 +1,64 @@
+// The console's keys and its privacy at the TD's table: F9 hides the per-word results and the record view
+// (players walk past the TD's laptop) and shows them again; they hide by themselves after a minute without
+// input; "/" comes to the live feed's search box from any tab. F9 types nothing, so it works in a field too.
+
+import { h } from "./api.js";
+import { STRINGS } from "./strings.js";
+
+const C = STRINGS.console;
+export const PRIVACY_KEY = "F9";
+export const IDLE_MS = 60_000;
+
+let idle = null;
+
+const isHidden = () => document.body.classList.contains("private");
+const label = (hidden) => (hidden ? C.privacy.show : C.privacy.hide);
+
+export function setHidden(hidden) {
+  document.body.classList.toggle("private", hidden);
+  for (const button of document.querySelectorAll(".privacy-toggle")) button.textContent = label(hidden);
+}
+
+let signedIn = () => false;
+
+function rearm() {
+  clearTimeout(idle);
+  idle = setTimeout(() => signedIn() && setHidden(true), IDLE_MS);
+}
+
+function isTextField(element) {
+  return Boolean(element?.closest?.("input, textarea, select, [contenteditable]"));
+}
+
+// The header's switch, saying what it does now.
+export function privacyButton() {
+  return h(
+    "button",
+    { type: "button", class: "secondary privacy-toggle", id: "privacy", onclick: () => setHidden(!isHidden()) },
+    label(isHidden()),
+  );
+}
+
+// What the console says while they are hidden (app.css shows it then only).
+export function privacyNote() {
+  return h("p", { class: "private-note", id: "private-note", role: "status" }, C.privacy.hidden);
+}
+
+// Once per page: F9, "/" (`search()` opens the feed's search box; false while signed out) and the idle timer
+// (which hides nothing while `active()` is false: the sign-in screen shows nothing to hide).
+export function installKeys(search, active) {
+  signedIn = active;
+  for (const name of ["keydown", "pointerdown", "pointermove", "wheel", "touchstart"]) {
+    document.addEventListener(name, rearm, { capture: true, passive: true });
+  }
+  document.addEventListener("keydown", (event) => {
+    if (event.altKey || event.ctrlKey || event.metaKey) return;
+    if (event.key === PRIVACY_KEY) {
+      event.preventDefault();
+      setHidden(!isHidden());
+    } else if (event.key === "/" && !isTextField(event.target) && search()) {
+      event.preventDefault();
+    }
+  });
+  rearm();
+}

@@ -1,0 +1,211 @@
+// The TD console's record view: one record with its per-word results (the TD's only), its challenge's
+// final verdict and what gave it, its linked records (kind and verdict), and the re-check, reissue and
+// ruling forms, each answering where it was used with the new record's verdict. Also the verdict texts
+// and the final-verdict mark the feed's rows share.
+
+import { h, newRequestId } from "./api.js";
+import { STRINGS } from "./strings.js";
+import { call, problem, when } from "./td-common.js";
+
+const C = STRINGS.console;
+const K = C.columns;
+
+export function verdictText(verdict) {
+  return verdict === "acceptable"
+    ? `${STRINGS.acceptableIcon} ${STRINGS.acceptable}`
+    : `${STRINGS.unacceptableIcon} ${STRINGS.unacceptable}`;
+}
+
+const bare = (verdict) => (verdict === "acceptable" ? STRINGS.acceptable : STRINGS.unacceptable);
+
+// What gave a challenge its final verdict, in words: "ruled ACCEPTABLE by alice, #54", "awaiting a ruling:
+// re-check #52 gave UNACCEPTABLE"...; null for a challenge nothing was linked to.
+export function finalMark(final) {
+  if (!final || !final.linked.length) return null;
+  const by = final.decided_by;
+  if (!by) return C.final.awaiting(final.awaiting_ruling.id, bare(final.awaiting_ruling.verdict));
+  if (by.kind === "ruling") return C.final.ruling(bare(by.verdict), by.actor, by.id);
+  if (by.kind === "reissue") return C.final.reissue(by.words.join(" "), bare(by.verdict), by.id);
+  if (by.kind === "recheck") return C.final.recheck(by.id);
+  return C.final.challenge(by.id);
+}
+
+// The final verdict as a feed cell or a record fact shows it: the verdict (or "awaiting a ruling"), the
+// mark saying what gave it, and the first verdict when it changed. `verdict` is the record's own.
+export function finalVerdict(final, verdict) {
+  const mark = finalMark(final);
+  if (!mark) return verdictText(verdict);
+  const changed = final.verdict !== verdict;
+  return h(
+    "span",
+    { class: "final" },
+    h(
+      "span",
+      { class: final.verdict === null ? "final-verdict awaiting" : "final-verdict" },
+      final.verdict === null ? C.final.pending : verdictText(final.verdict),
+    ),
+    " ",
+    h("span", { class: "final-mark" }, `⚑ ${mark}`),
+    changed ? [" ", h("span", { class: "final-first" }, C.final.first(bare(verdict)))] : null,
+  );
+}
+
+export function perWord(record) {
+  return h(
+    "span",
+    { class: "results" },
+    record.results.map((r) =>
+      h(
+        "span",
+        { class: r.acceptable ? "word-ok" : "word-bad" },
+        `${r.word} ${r.acceptable ? STRINGS.acceptableIcon : STRINGS.unacceptableIcon}${r.source ? ` (${r.source})` : ""}`, // data
+      ),
+    ),
+  );
+}
+
+// Show record `id` in `detail` (focusing its title, or the answer to what the TD just did); `open(id)` opens
+// another, `close()` closes the view. `answer`: {kind, text} after a re-check, reissue or ruling.
+export async function showRecord(detail, id, { open, close }, answer = null) {
+  const note = h("p", { class: "message", role: "alert" });
+  detail.replaceChildren(note);
+  let record;
+  try {
+    record = await call(`/api/challenges/${id}`);
+  } catch (error) {
+    return problem(note, error);
+  }
+  const fact = (label, value) => [h("dt", {}, label), h("dd", {}, value)];
+  const reopen = (kind) => (created) => showRecord(detail, id, { open, close }, { kind, text: answerText(created) });
+  const link = (target, text) => h("button", { type: "button", class: "link", onclick: () => open(target) }, text);
+  const linked = linkedSteps(record);
+  detail.replaceChildren(
+    h(
+      "section",
+      { class: "record-view", "aria-labelledby": "record-title", id: "record-view", "data-id": record.id },
+      h("h2", { id: "record-title", tabindex: "-1" }, C.record(record.id)),
+      record.needs_ruling ? h("p", { class: "needs-ruling", role: "alert" }, C.needsRuling) : null,
+      h(
+        "dl",
+        {},
+        fact(K.kind, C.kind(record.kind)),
+        fact(K.time, when(record.created_at)),
+        fact(K.division, record.division),
+        fact(K.round, record.round ?? ""),
+        fact(K.table, record.table),
+        fact(K.actor, C.actorChannel(record.actor, STRINGS.channel(record.channel))),
+        fact(K.words, record.words.join(" ")),
+        fact(K.verdict, verdictText(record.verdict)),
+        record.final && record.final.linked.length
+          ? fact(C.final.label, h("span", { id: "final-verdict" }, finalVerdict(record.final, record.verdict)))
+          : null,
+        fact(K.results, perWord(record)),
+        fact(K.consequence, STRINGS.message(record.consequence.message, record.consequence.text)),
+        fact(K.lexicon, `${record.lexicon} ${record.fingerprint}`),
+        record.note ? fact(C.note, record.note) : null,
+        record.agrees !== null ? fact(C.agrees, record.agrees ? C.yes : C.no) : null,
+        fact(C.chain, C.chainPosition(record.id, record.hash.slice(0, 16), record.prev_hash.slice(0, 16))),
+        record.parent_id ? fact(C.parent, link(record.parent_id, `#${record.parent_id}`)) : null,
+        linked.length
+          ? fact(
+              C.children,
+              h(
+                "ul",
+                { class: "linked" },
+                linked.map((s) =>
+                  h("li", {}, link(s.id, C.linkedStep(C.kind(s.kind), s.id, s.actor, verdictText(s.verdict)))),
+                ),
+              ),
+            )
+          : null,
+      ),
+      h("p", {}, h("a", { href: `/docket?id=${record.id}`, target: "_blank" }, STRINGS.printDocket)),
+      record.kind === "challenge" ? actions(record, reopen, answer) : null,
+      note,
+      h("button", { type: "button", class: "secondary", id: "close-record", onclick: close }, C.closeRecord),
+    ),
+  );
+  (detail.querySelector(".answer") || detail.querySelector("#record-title")).focus();
+}
+
+// The records linked to this one, with kind and verdict: a challenge's whole family after it; a re-check's,
+// reissue's or ruling's own followers. Record ids of links the final verdict does not describe stay bare.
+function linkedSteps(record) {
+  const steps = record.final ? record.final.linked : [];
+  if (record.kind === "challenge") return steps;
+  const known = new Map(steps.map((s) => [s.id, s]));
+  return record.children.map((id) => known.get(id)).filter(Boolean);
+}
+
+// The new record's verdict, said where the TD clicked: "Ruling recorded as #54: ACCEPTABLE, the final verdict".
+function answerText(created) {
+  const verdict = verdictText(created.verdict);
+  if (created.kind === "recheck") return C.answer.recheck(created.id, verdict, created.agrees);
+  if (created.kind === "reissue") return C.answer.reissue(created.id, created.words.join(" "), verdict);
+  return C.answer.ruling(created.id, verdict);
+}
+
+function actions(record, reopen, answer) {
+  const recheckNote = h("input", { id: "recheck-note", maxlength: "500" });
+  const words = h("input", { id: "reissue-words", maxlength: "200" });
+  const reason = h("input", { id: "reissue-reason", maxlength: "500" });
+  const verdict = h(
+    "select",
+    { id: "ruling-verdict" },
+    h("option", { value: "acceptable" }, STRINGS.acceptable),
+    h("option", { value: "unacceptable" }, STRINGS.unacceptable),
+  );
+  const rulingNote = h("input", { id: "ruling-note", maxlength: "500" });
+  // Each form answers below its own button: the new record's verdict (success), or why it was refused.
+  const form = (kind, title, fields, body) => {
+    const said = answer?.kind === kind;
+    const note = h(
+      "p",
+      said
+        ? { class: "answer ok", role: "status", tabindex: "-1", id: `answer-${kind}` }
+        : { class: "message", role: "alert" },
+      said ? answer.text : "",
+    );
+    return h(
+      "form",
+      {
+        class: `action action-${kind}`,
+        onsubmit: (event) => {
+          event.preventDefault();
+          note.className = "message";
+          note.textContent = "";
+          call(`/api/challenges/${record.id}/${kind}`, {
+            method: "POST",
+            body: { ...body(), request_id: newRequestId() },
+          }).then(reopen(kind), (error) => problem(note, error));
+        },
+      },
+      h("h3", {}, title),
+      fields,
+      h("button", { type: "submit", class: "primary" }, title),
+      note,
+    );
+  };
+  return h(
+    "div",
+    { class: "actions-grid" },
+    form("recheck", C.recheck, [h("label", { for: "recheck-note" }, C.note, recheckNote)], () => ({
+      note: recheckNote.value || null,
+    })),
+    form(
+      "reissue",
+      C.reissue,
+      [h("label", { for: "reissue-words" }, K.words, words), h("label", { for: "reissue-reason" }, C.reason, reason)],
+      () => ({ words: words.value, reason: reason.value }),
+    ),
+    form(
+      "ruling",
+      C.ruling,
+      [
+        h("label", { for: "ruling-verdict" }, C.rulingVerdict, verdict),
+        h("label", { for: "ruling-note" }, C.note, rulingNote),
+      ],
+      () => ({ verdict: verdict.value, note: rulingNote.value }),
+    ),
+  );
+}
