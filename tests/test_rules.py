@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from wordjudge.rules import ChallengeRule, consequence
@@ -39,3 +41,12 @@ def test_the_standard_list_is_complete() -> None:
         "single", "five-per-word", "five-per-turn", "ten-per-word", "ten-per-turn", "double",
     ]  # fmt: skip
     assert all(rule.description for rule in ChallengeRule)
+
+
+@pytest.mark.parametrize("acceptable", [True, False])
+@pytest.mark.parametrize("rule", list(ChallengeRule))
+def test_a_consequence_is_stored_with_every_field_of_its_own(rule: ChallengeRule, acceptable: bool) -> None:
+    # as_dict is spelt out for speed: a field added to Consequence must not be left out of the stored record.
+    found = consequence(rule, acceptable, 3)
+    assert found.as_dict() == dataclasses.asdict(found)
+    assert list(found.as_dict()) == [field.name for field in dataclasses.fields(found)]

@@ -63,6 +63,9 @@ def create_app(settings: Settings, resources: Resources | None = None) -> FastAP
         version=__version__,
         summary="Challenge adjudication for word-game tournaments",
         lifespan=lifespan,
+        # FastAPI's own OpenTelemetry layer asks for the global providers on every request; wordjudge
+        # exports its metrics itself (/metrics) and configures no OpenTelemetry, so it is off (issue 19).
+        telemetry={"tracing": False, "metrics": False, "logs": False},
     )
     _add_error_handlers(app)
     # The last added runs first: the body limit before routing and authentication, and the

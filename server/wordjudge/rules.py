@@ -12,7 +12,7 @@ descriptions are ``rule.<rule>`` and ``rule.<rule>.description`` in the catalogu
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
@@ -57,7 +57,11 @@ class Consequence:
     text: str
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        # Spelt out, not dataclasses.asdict (slow: a deep copy); in field order, as asdict gave it.
+        return {
+            "play_stands": self.play_stands, "challenger_penalty": self.challenger_penalty,
+            "challenger_loses_turn": self.challenger_loses_turn, "text": self.text,
+        }  # fmt: skip
 
 
 def consequence(rule: ChallengeRule, acceptable: bool, word_count: int) -> Consequence:

@@ -1,0 +1,158 @@
+"""Where the time per verdict goes: py-spy samples of ``wordjudge serve`` under wrk, sorted into the layers.
+
+Run from the repository root (needs ``wrk``, ``taskset`` and ``py-spy`` in the venv; not part of the suite):
+
+    .venv/bin/python -m tests.bench.profile_verdict [--seconds 15] [--connections 16] [--server-cores 0]
+        [--save FILE.txt]
+
+The server is prepared as ``tests.bench.bench_verdict`` prepares it (durable log, 200 kiosks, the rate
+limit counted) and pinned to ``--server-cores``; wrk sends 2-word challenges from the other cores while
+``py-spy record --format raw`` samples every thread of the server. Each sample of the event loop's thread
+is put in the first layer (in the order of :data:`LAYERS`) one of whose functions is on its stack; the
+writer thread's samples are counted apart (they run beside the loop, on the same core when pinned to one).
+Prints a table of the loop's time per layer, and the busiest functions (self time).
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+from .bench_challenges import free_port, wait_until_up
+from .bench_verdict import prepare_wordjudge
+
+# (layer, markers): a sample belongs to the first layer with a marker in one of its frames ("function (file").
+LAYERS: list[tuple[str, tuple[str, ...]]] = [
+    ("auth (device token)", ("authenticate (wordjudge/deps.py", "authenticate (wordjudge/devices.py")),
+    ("rate limit", ("spend_challenge", "refund_challenge")),
+    ("lexicon (normalise + lookup)", ("checked_words", "lookup (wordjudge/profile.py")),
+    ("record building (entry, consequence)", ("challenge (wordjudge/adjudication.py",)),
+    ("hand-off to the writer / wake-up", ("append (wordjudge/audit.py", "_resolve_all", "_enqueue")),
+    ("answer: record view + JSON", ("_appended (wordjudge/api.py", "render (", "JSONResponse")),
+    ("metrics + adjudication log line", ("_answered (wordjudge/challenges.py",)),
+    (
+        "FastAPI: body parsing + validation",
+        (
+            "request_body_to_args",
+            "_get_body",
+            "body (starlette",
+            "json (starlette",
+            "validate_python",
+            "_validate_value",
+        ),
+    ),
+    (
+        "FastAPI: dependencies + routing",
+        (
+            "solve_dependencies",
+            "matches (starlette",
+            "__call__ (starlette/routing",
+            "run_endpoint_function",
+            "app (starlette",
+            "serialize_response",
+        ),
+    ),
+    ("transport checks + middleware", ("wordjudge/transport.py", "wordjudge/app.py")),
+    ("HTTP (uvicorn, httptools)", ("uvicorn/protocols",)),
+    ("event loop (idle + other)", ("",)),
+]
+WRITER_MARKERS = ("_run (wordjudge/audit.py",)
+
+
+def parse(raw: str) -> tuple[collections.Counter[str], int, int, collections.Counter[str], int]:
+    """The loop's samples per layer and in all, the writer's, the loop's self time per function, the idle ones."""
+    layers: collections.Counter[str] = collections.Counter()
+    functions: collections.Counter[str] = collections.Counter()
+    loop = writer = idle = 0
+    for line in raw.splitlines():
+        stack, _, count_text = line.rpartition(" ")
+        if not stack:
+            continue
+        count = int(count_text)
+        frames = stack.split(";")
+        if any(marker in frame for frame in frames for marker in WRITER_MARKERS):
+            writer += count
+            continue
+        if not any("uvicorn" in frame or "asyncio" in frame or "uvloop" in frame for frame in frames):
+            continue  # another thread (the event-file watcher's worker, py-spy's own view of idle threads)
+        loop += count
+        if frames[-1].startswith(("select (", "poll (", "run_once", "_run_once")) or "run_forever" in frames[-1]:
+            idle += count
+        functions[frames[-1]] += count
+        for layer, markers in LAYERS:
+            if any(marker in frame for frame in frames for marker in markers):
+                layers[layer] += count
+                break
+    return layers, loop, writer, functions, idle
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seconds", type=int, default=15)
+    parser.add_argument("--connections", type=int, default=16)
+    parser.add_argument("--server-cores", default="0")
+    parser.add_argument("--load-cores", default="1")
+    parser.add_argument("--save", type=Path, help="keep py-spy's raw samples in this file")
+    args = parser.parse_args()
+    spy = Path(sys.executable).with_name("py-spy")
+    if not spy.exists():
+        sys.exit(f"py-spy is not installed in {spy.parent}: pip install py-spy")
+    work = Path(tempfile.mkdtemp(prefix="wordjudge-profile-"))
+    raw_file = args.save or work / "raw.txt"
+    try:
+        _, env = prepare_wordjudge(work)
+        port = free_port()
+        base = f"http://127.0.0.1:{port}"
+        command = str(Path(sys.executable).with_name("wordjudge"))
+        server = subprocess.Popen(
+            ["taskset", "-c", args.server_cores, command, "serve", "--port", str(port)],
+            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        try:
+            wait_until_up(f"{base}/api/health", server)
+            wrk = ["taskset", "-c", args.load_cores, "wrk", "-t1", f"-c{args.connections}", "--latency",
+                   "-s", str(work / "challenge.lua"), f"{base}/api/challenges"]  # fmt: skip
+            subprocess.run([*wrk[:5], "-d3s", *wrk[5:], "--", "warm", str(work / "tokens.txt")], check=True,
+                           capture_output=True)  # fmt: skip
+            load = __import__("os").getloadavg()[0]
+            sampler = subprocess.Popen(
+                [str(spy), "record", "--pid", str(server.pid), "--format", "raw", "--rate", "250", "--threads",
+                 "--duration", str(args.seconds), "--output", str(raw_file), "--nonblocking"],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            )  # fmt: skip
+            time.sleep(0.5)
+            done = subprocess.run(
+                [*wrk[:5], f"-d{args.seconds - 1}s", *wrk[5:], "--", uuid.uuid4().hex[:8], str(work / "tokens.txt")],
+                check=True, capture_output=True, text=True,
+            )  # fmt: skip
+            sampler.wait(timeout=args.seconds + 30)
+        finally:
+            server.terminate()
+            server.communicate(timeout=60)
+        rate = next(line for line in done.stdout.splitlines() if "Requests/sec" in line).split()[-1]
+        layers, loop, writer, functions, idle = parse(raw_file.read_text())
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    busy = loop - idle
+    print(f"wrk -c{args.connections}: {rate} verdicts/s; server on core(s) {args.server_cores}; load {load:.2f}")
+    print(f"event loop: {loop} samples ({idle} idle); writer thread: {writer} samples\n")
+    print("| layer (event loop thread) | share of the loop's busy samples |")
+    print("|---|---|")
+    for layer, _ in LAYERS:
+        count = layers[layer] - (idle if layer.startswith("event loop") else 0)
+        print(f"| {layer} | {count / busy:.1%} |")
+    print(f"| audit writer thread (beside the loop) | {writer / busy:.1%} of the loop's busy samples |")
+    print("\nBusiest functions (self samples, event loop thread):")
+    for function, count in functions.most_common(25):
+        print(f"  {count / busy:6.1%}  {function}")
+
+
+if __name__ == "__main__":
+    main()
