@@ -62,7 +62,7 @@ class RulingIn(StrictBody):
 _REPLAYED: dict[int | str, dict[str, Any]] = {200: {"description": "A retry: the record that request_id made"}}
 
 
-def _appended(record: Record, replayed: bool, principal: Principal) -> JSONResponse:
+def appended_response(record: Record, replayed: bool, principal: Principal) -> JSONResponse:
     """The answer to a record appended: 201 with its view, or 200 for a retry (``replayed``)."""
     view = record_view(record, principal)
     view["replayed"] = replayed
@@ -125,7 +125,7 @@ async def submit_challenge(body: ChallengeIn, resources: ResourcesDep, who: Prin
         who, division=body.division, table=body.table, round_number=body.round, words=body.words,
         request_id=body.request_id,
     )  # fmt: skip
-    return _appended(appended.record, appended.replayed, who)
+    return appended_response(appended.record, appended.replayed, who)
 
 
 @router.get("/challenges", tags=["challenges"])
@@ -209,7 +209,7 @@ async def recheck(record_id: _RecordId, body: RecheckIn, resources: ResourcesDep
     """Re-adjudicate the same words; someone other than the original adjudicator must do it (WESPA 3.10.10)."""
     entry = resources.challenges.adjudicator.recheck(who, record_id, request_id=body.request_id, note=body.note)
     appended = await resources.challenges.record(entry)
-    return _appended(appended.record, appended.replayed, who)
+    return appended_response(appended.record, appended.replayed, who)
 
 
 @router.post("/challenges/{record_id}/reissue", status_code=201, tags=["challenges"], responses=_REPLAYED)
@@ -219,7 +219,7 @@ async def reissue(record_id: _RecordId, body: ReissueIn, resources: ResourcesDep
         who, record_id, words=body.words, reason=body.reason, request_id=body.request_id
     )
     appended = await resources.challenges.record(entry)
-    return _appended(appended.record, appended.replayed, who)
+    return appended_response(appended.record, appended.replayed, who)
 
 
 @router.post("/challenges/{record_id}/ruling", status_code=201, tags=["challenges"], responses=_REPLAYED)
@@ -229,7 +229,7 @@ async def ruling(record_id: _RecordId, body: RulingIn, resources: ResourcesDep, 
         who, record_id, verdict=Verdict(body.verdict), note=body.note, request_id=body.request_id
     )
     appended = await resources.challenges.record(entry)
-    return _appended(appended.record, appended.replayed, who)
+    return appended_response(appended.record, appended.replayed, who)
 
 
 @router.get("/audit/verify", tags=["audit"])

@@ -23,6 +23,7 @@ from .api_access import router as access_router
 from .api_console import router as console_router
 from .api_metrics import router as metrics_router
 from .errors import AuditUnavailable, WordjudgeError, error_body
+from .fast_challenge import ChallengeFastPath, error_response
 from .final_verdict import corrections
 from .messages import Message as Said
 from .resources import Resources
@@ -69,7 +70,9 @@ def create_app(settings: Settings, resources: Resources | None = None) -> FastAP
     )
     _add_error_handlers(app)
     # The last added runs first: the body limit before routing and authentication, and the
-    # security headers (HSTS too, over HTTPS) around everything, the limit's 413 included.
+    # security headers (HSTS too, over HTTPS) around everything, the limit's 413 included. The
+    # challenge route's fast path (fast_challenge.py) runs last, just before the router.
+    app.add_middleware(ChallengeFastPath)  # innermost: after the body limit, inside the security headers
     app.add_middleware(BodyLimit)
     app.add_middleware(SecurityHeaders, hsts=settings.tls)
     app.include_router(api_router)
@@ -145,7 +148,7 @@ def _add_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(WordjudgeError)
     async def wordjudge_error(request: Request, exc: WordjudgeError) -> JSONResponse:
-        return JSONResponse(exc.body(), status_code=exc.status, headers=exc.headers())
+        return error_response(exc)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:

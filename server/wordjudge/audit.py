@@ -27,6 +27,7 @@ import hashlib
 import logging
 import os
 import queue
+import re
 import secrets
 import sqlite3
 import threading
@@ -34,7 +35,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -53,8 +54,8 @@ from .records import (
     Entry,
     Record,
     RecordFilter,
+    canonical,
     from_row,
-    record_body,
 )
 
 log = logging.getLogger(__name__)
@@ -421,16 +422,15 @@ class AuditLog:
     def _write_one(self, connection: sqlite3.Connection, entry: Entry) -> Appended | Exception:
         head = self._head
         record_id = (head.id or 0) + 1
-        unhashed = Record(
-            **{name: getattr(entry, name) for name in ENTRY_FIELDS},
-            id=record_id,
-            created_at=datetime.now(UTC).isoformat(timespec="milliseconds"),
-            software_version=__version__,
-            prev_hash=head.hash,
-            salt=secrets.token_hex(16),
-        )
-        body = record_body(unhashed)
-        record = replace(unhashed, hash=hashlib.sha256(body).hexdigest())
+        # The fields the hash covers (Record.hashed_fields: every one, salt included), built once: the
+        # writer holds the interpreter while it builds them, and every request waits for that (issue 19).
+        data = {name: getattr(entry, name) for name in ENTRY_FIELDS}
+        data.update(
+            id=record_id, created_at=datetime.now(UTC).isoformat(timespec="milliseconds"),
+            software_version=__version__, prev_hash=head.hash, salt=secrets.token_hex(16),
+        )  # fmt: skip
+        body = canonical(data)
+        record = Record(**data, hash=hashlib.sha256(body).hexdigest())
         try:
             connection.execute(INSERT_RECORD, (record_id, record.hash, body.decode()))
         except sqlite3.IntegrityError:
@@ -599,6 +599,9 @@ def conflicting_request(request_id: str, record_id: int) -> Conflict:
 
 def check_request_id(request_id: str) -> str:
     """Return a valid client request id or raise :class:`InvalidInput`."""
-    if not (8 <= len(request_id) <= 64) or not all(c.isascii() and (c.isalnum() or c in "-_") for c in request_id):
+    if _REQUEST_ID.fullmatch(request_id) is None:
         raise InvalidInput("error.request.id_invalid")
     return request_id
+
+
+_REQUEST_ID = re.compile(r"[A-Za-z0-9_-]{8,64}")  # ASCII only: \w and isalnum() take other scripts

@@ -76,14 +76,22 @@ class Metrics:
             registry=r,
         )
         r.register(_Scrape(read_state))
+        self._children: dict[tuple[str, str, str], tuple[Counter, Histogram]] = {}
 
     def adjudicated(self, kind: str, division: str, verdict: str, seconds: float, *, replayed: bool) -> None:
         """Count an adjudication answered: a new record (with its latency), or a retry's original record."""
         if replayed:
             self.replays.labels(kind=kind).inc()
-        else:
-            self.adjudications.labels(kind=kind, division=division, verdict=verdict).inc()
-            self.latency.labels(kind=kind).observe(seconds)
+            return
+        # The labelled children, found once: prometheus_client's labels() checks and locks on every call.
+        children = self._children.get((kind, division, verdict))
+        if children is None:
+            children = (self.adjudications.labels(kind=kind, division=division, verdict=verdict),
+                        self.latency.labels(kind=kind))  # fmt: skip
+            if len(self._children) < 10_000:  # divisions are few; never grow without bound all the same
+                self._children[kind, division, verdict] = children
+        children[0].inc()
+        children[1].observe(seconds)
 
     def render(self) -> str:
         """Every metric in the text exposition format 0.0.4 (see :data:`CONTENT_TYPE`), the state read now."""

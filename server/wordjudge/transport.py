@@ -91,7 +91,7 @@ class BodyLimit:
             if body is None:
                 await self._refuse(send)
                 return
-            receive = _replay(body, receive)
+            receive = replay_body(body, receive)
         await self.app(scope, receive, send)
 
     async def _read(self, receive: Receive) -> bytes | None:
@@ -119,7 +119,7 @@ class BodyLimit:
         await send({"type": "http.response.body", "body": content})
 
 
-def _replay(body: bytes, receive: Receive) -> Receive:
+def replay_body(body: bytes, receive: Receive) -> Receive:
     """A receive that hands the app the body read already, then passes on what the server says next."""
     pending: list[Message] = [{"type": "http.request", "body": body, "more_body": False}]
 

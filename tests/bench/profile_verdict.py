@@ -35,7 +35,10 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("lexicon (normalise + lookup)", ("checked_words", "lookup (wordjudge/profile.py")),
     ("record building (entry, consequence)", ("challenge (wordjudge/adjudication.py",)),
     ("hand-off to the writer / wake-up", ("append (wordjudge/audit.py", "_resolve_all", "_enqueue")),
-    ("answer: record view + JSON", ("_appended (wordjudge/api.py", "render (", "JSONResponse")),
+    (
+        "answer: record view + JSON",
+        ("appended_response (wordjudge/api.py", "fast_challenge.py:8", "render (", "JSONResponse"),
+    ),
     ("metrics + adjudication log line", ("_answered (wordjudge/challenges.py",)),
     (
         "FastAPI: body parsing + validation",
