@@ -161,6 +161,7 @@ class Profile:
         self._secondary_result: _Outcome = (True, source, f"in the secondary source {source}")
         self._neither_result: _Outcome = (False, None, f"in neither {base_name} nor {source}")
         self._secondary_from = secondary_min_length or 0
+        self._base_only = not self.amended
 
     @property
     def amended(self) -> bool:
@@ -187,6 +188,8 @@ class Profile:
         """Look up one word, already normalised: removals win, then base, additions, secondary source."""
         # Every source is asked about every word, whatever the answer: the work, and so the time a verdict
         # takes, must not depend on how many words failed or where (the one-verdict rule, WESPA 3.10.2).
+        if self._base_only:  # no amendment: the base is the one source, and its answer is the whole work
+            return _result(WordResult, (word,) + (self._base_result if self._in_base(word) else self._missing_result))
         removed = word in self._removed
         in_base = self._in_base(word)
         added = word in self._added
@@ -201,7 +204,7 @@ class Profile:
             found = self._secondary_result if in_secondary else self._neither_result
         else:
             found = self._missing_result
-        return _result(WordResult, (word, *found))
+        return _result(WordResult, (word,) + found)  # noqa: RUF005 (concatenation: faster than unpacking here)
 
     def reason_message(self, word: str) -> Message:
         """Why :meth:`lookup` decides as it does for ``word``, as a message (``cli.reason.*``) whose English is
