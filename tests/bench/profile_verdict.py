@@ -8,7 +8,7 @@ Run from the repository root (needs ``wrk``, ``taskset`` and ``py-spy`` in the v
 The server is prepared as ``tests.bench.bench_verdict`` prepares it (durable log, 200 kiosks, the rate
 limit counted) and pinned to ``--server-cores``; wrk sends 2-word challenges from the other cores while
 ``py-spy record --format raw`` samples every thread of the server. Each sample of the event loop's thread
-is put in the first layer (in the order of :data:`LAYERS`) one of whose functions is on its stack; the
+is put in the layer of its innermost frame (from the leaf up) that one of :data:`LAYERS` names; the
 writer thread's samples are counted apart (they run beside the loop, on the same core when pinned to one).
 Prints a table of the loop's time per layer, and the busiest functions (self time).
 """
@@ -28,20 +28,17 @@ from pathlib import Path
 from .bench_challenges import free_port, wait_until_up
 from .bench_verdict import prepare_wordjudge
 
-# (layer, markers): a sample belongs to the first layer with a marker in one of its frames ("function (file").
+# (layer, markers): a sample belongs to the layer of its innermost frame that holds a marker ("function (file").
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("auth (device token)", ("authenticate (wordjudge/deps.py", "authenticate (wordjudge/devices.py")),
     ("rate limit", ("spend_challenge", "refund_challenge")),
     ("lexicon (normalise + lookup)", ("checked_words", "lookup (wordjudge/profile.py")),
     ("record building (entry, consequence)", ("challenge (wordjudge/adjudication.py",)),
     ("hand-off to the writer / wake-up", ("append (wordjudge/audit.py", "_resolve_all", "_enqueue")),
-    (
-        "answer: record view + JSON",
-        ("appended_response (wordjudge/api.py", "fast_challenge.py:8", "render (", "JSONResponse"),
-    ),
+    ("answer: record view + JSON", ("appended_response (wordjudge/api.py", "render (", "JSONResponse")),
     ("metrics + adjudication log line", ("_answered (wordjudge/challenges.py",)),
     (
-        "FastAPI: body parsing + validation",
+        "body parsing + validation",
         (
             "request_body_to_args",
             "_get_body",
@@ -49,6 +46,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "json (starlette",
             "validate_python",
             "_validate_value",
+            "_challenge (wordjudge/fast_challenge.py",
+            "_body (wordjudge/fast_challenge.py",
         ),
     ),
     (
@@ -60,13 +59,35 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "run_endpoint_function",
             "app (starlette",
             "serialize_response",
+            "fastapi/routing.py",
+            "_exception_handler.py",
         ),
     ),
-    ("transport checks + middleware", ("wordjudge/transport.py", "wordjudge/app.py")),
+    ("fast path's own dispatch", ("ChallengeFastPath.__call__",)),
+    (
+        "middleware (transport checks, headers, error handling)",
+        (
+            "wordjudge/transport.py",
+            "wordjudge/app.py",
+            "starlette/middleware",
+            "fastapi/_body_limit",
+            "fastapi/telemetry",
+            "applications.py",
+        ),
+    ),
     ("HTTP (uvicorn, httptools)", ("uvicorn/protocols",)),
-    ("event loop (idle + other)", ("",)),
+    ("event loop (uvloop's C code: sockets, callbacks) + other", ("",)),
 ]
 WRITER_MARKERS = ("_run (wordjudge/audit.py",)
+
+
+def _layer(frames: list[str]) -> str:
+    """The layer of the innermost frame (from the leaf up) that names one."""
+    for frame in reversed(frames):
+        for layer, markers in LAYERS[:-1]:
+            if any(marker in frame for marker in markers):
+                return layer
+    return LAYERS[-1][0]
 
 
 def parse(raw: str) -> tuple[collections.Counter[str], int, int, collections.Counter[str], int]:
@@ -89,10 +110,7 @@ def parse(raw: str) -> tuple[collections.Counter[str], int, int, collections.Cou
         if frames[-1].startswith(("select (", "poll (", "run_once", "_run_once")) or "run_forever" in frames[-1]:
             idle += count
         functions[frames[-1]] += count
-        for layer, markers in LAYERS:
-            if any(marker in frame for frame in frames for marker in markers):
-                layers[layer] += count
-                break
+        layers[_layer(frames)] += count
     return layers, loop, writer, functions, idle
 
 
