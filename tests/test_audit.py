@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from wordjudge.audit import AUDIT_FILE, Appended, AuditLog
+from wordjudge.audit import AUDIT_FILE, Appended, AuditLog, _Task
 from wordjudge.chain import GENESIS_HASH
 from wordjudge.errors import AuditUnavailable, Conflict
 from wordjudge.records import Entry, Kind, Record, RecordFilter, Verdict, record_hash
@@ -158,6 +158,44 @@ def test_concurrent_retries_of_one_request_make_one_record(audit: AuditLog) -> N
     ids = {future.result().record.id for future in futures}
     assert ids == {1}
     assert audit.head.records == 1
+
+
+def test_one_batch_with_new_records_a_retry_and_a_conflict_answers_each(audit: AuditLog) -> None:
+    # A batch is written in one INSERT (issue 19); a retry or a reused id among it must still get its own answer.
+    original = audit.append_sync(entry(1)).record
+    gate = threading.Event()
+    held: Future[Any] = Future()
+    audit._enqueue(_Task(lambda connection: gate.wait(10), held))  # the writer waits: the rest queue up
+    conflict = Entry(**{**entry(5).__dict__, "request_id": entry(1).request_id})
+    futures = [audit.submit(e) for e in (entry(2), entry(1), entry(3), conflict, entry(4))]
+    gate.set()
+    assert held.result(10) is True
+    new2, retry, new3 = futures[0].result(10), futures[1].result(10), futures[2].result(10)
+    with pytest.raises(Conflict):
+        futures[3].result(10)
+    new4 = futures[4].result(10)
+    assert (retry.replayed, retry.record) == (True, original)
+    assert [a.replayed for a in (new2, new3, new4)] == [False] * 3
+    assert [a.record.id for a in (new2, new3, new4)] == [2, 3, 4]
+    assert audit.head.records == 4
+    assert audit.stats.largest_batch == 5
+    assert audit.verify().ok
+
+
+def test_a_batch_of_new_records_is_chained_in_order(audit: AuditLog) -> None:
+    gate = threading.Event()
+    held: Future[Any] = Future()
+    audit._enqueue(_Task(lambda connection: gate.wait(10), held))
+    futures = [audit.submit(entry(n)) for n in range(1, 41)]
+    gate.set()
+    records = [future.result(10).record for future in futures]
+    assert [r.id for r in records] == list(range(1, 41))
+    assert [r.prev_hash for r in records[1:]] == [r.hash for r in records[:-1]]
+    assert all(record_hash(r) == r.hash for r in records)
+    assert len({r.salt for r in records}) == 40
+    assert audit.stats.largest_batch == 40
+    assert [r.hash for r in audit.iterate()] == [r.hash for r in records]
+    assert audit.verify().ok
 
 
 def test_many_threads_appending_at_once(audit: AuditLog) -> None:

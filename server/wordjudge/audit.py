@@ -62,6 +62,7 @@ log = logging.getLogger(__name__)
 
 AUDIT_FILE = "audit.sqlite3"
 _MAX_BATCH = 256
+_ANOTHER_ROW = ", (?, ?, ?)"  # INSERT_RECORD's values once more: a batch is one statement
 _CHECKPOINT_EVERY = 60.0  # seconds between checkpoints written with a batch
 _WHOLE_CHECK_AFTER = 3.0  # seconds after start before the whole log is checked in the background
 
@@ -385,7 +386,7 @@ class AuditLog:
         head = self._head
         try:
             connection.execute("BEGIN IMMEDIATE")
-            outcomes = [self._write_one(connection, job.entry) for job in batch]
+            outcomes = self._write_all(connection, [job.entry for job in batch])
             if self._head != head and time.monotonic() - self._checkpointed >= _CHECKPOINT_EVERY:
                 # What this writer wrote, it knows to be sound: noted in the same transaction (no fsync of
                 # its own), so that a start after a crash checks only the records since.
@@ -419,20 +420,51 @@ class AuditLog:
             raise
         _settle(list(zip(batch, outcomes, strict=True)))
 
+    def _build(self, entries: Sequence[Entry]) -> list[tuple[Record, bytes]]:
+        """The records of ``entries`` chained after the writer's head, each with its body (what its hash covers)."""
+        head = self._head
+        records = []
+        # One call for every salt of the batch: each call for random bytes lets go of the interpreter, and
+        # taking it back waits for the request thread (issue 19). The bytes are the same CSPRNG's.
+        salts = secrets.token_hex(16 * len(entries))
+        previous, record_id = head.hash, head.id or 0
+        for n, entry in enumerate(entries):
+            record_id += 1
+            # The fields the hash covers (Record.hashed_fields: every one, salt included), built once.
+            data = {name: getattr(entry, name) for name in ENTRY_FIELDS}
+            data.update(
+                id=record_id, created_at=datetime.now(UTC).isoformat(timespec="milliseconds"),
+                software_version=__version__, prev_hash=previous, salt=salts[32 * n : 32 * n + 32],
+            )  # fmt: skip
+            body = canonical(data)
+            record = Record(**data, hash=hashlib.sha256(body).hexdigest())
+            records.append((record, body))
+            previous = record.hash
+        return records
+
+    def _write_all(self, connection: sqlite3.Connection, entries: list[Entry]) -> list[Appended | Exception]:
+        """Insert a batch's records in one statement, or one by one if a request id among them is taken."""
+        if len(entries) == 1:
+            return [self._write_one(connection, entries[0])]
+        built = self._build(entries)
+        # One INSERT of every row: SQLite runs it (indexes, triggers) without the interpreter, and the
+        # writer takes the interpreter back once for the batch, not once a record (issue 19).
+        params = [value for record, body in built for value in (record.id, record.hash, body.decode())]
+        try:
+            connection.execute(INSERT_RECORD + _ANOTHER_ROW * (len(built) - 1), params)
+        except sqlite3.IntegrityError:
+            # A retry (or a request id reused) among them: the statement is undone as a whole, the transaction
+            # is not; one by one, each retry gets its original record and the others are written.
+            return [self._write_one(connection, entry) for entry in entries]
+        last = built[-1][0]
+        self._head = Head(self._head.records + len(built), last.id, last.hash)
+        return [Appended(record, replayed=False) for record, _ in built]
+
     def _write_one(self, connection: sqlite3.Connection, entry: Entry) -> Appended | Exception:
         head = self._head
-        record_id = (head.id or 0) + 1
-        # The fields the hash covers (Record.hashed_fields: every one, salt included), built once: the
-        # writer holds the interpreter while it builds them, and every request waits for that (issue 19).
-        data = {name: getattr(entry, name) for name in ENTRY_FIELDS}
-        data.update(
-            id=record_id, created_at=datetime.now(UTC).isoformat(timespec="milliseconds"),
-            software_version=__version__, prev_hash=head.hash, salt=secrets.token_hex(16),
-        )  # fmt: skip
-        body = canonical(data)
-        record = Record(**data, hash=hashlib.sha256(body).hexdigest())
+        [(record, body)] = self._build([entry])
         try:
-            connection.execute(INSERT_RECORD, (record_id, record.hash, body.decode()))
+            connection.execute(INSERT_RECORD, (record.id, record.hash, body.decode()))
         except sqlite3.IntegrityError:
             # Only this statement is undone, not the batch's transaction. Insert first, look up after:
             # a retry is the rare case, so the common case costs one statement, not two.
@@ -445,7 +477,7 @@ class AuditLog:
             if existing.same_request(entry):
                 return Appended(existing, replayed=True)
             return conflicting_request(entry.request_id, existing.id)
-        self._head = Head(head.records + 1, record_id, record.hash)
+        self._head = Head(head.records + 1, record.id, record.hash)
         return Appended(record, replayed=False)
 
     # -- reading ---------------------------------------------------------------------------------
