@@ -19,7 +19,7 @@ from wordjudge.lexicon import DEMO_NAME, LexiconStore
 from wordjudge.settings import Settings
 from wordjudge.wordlist import normalise
 
-from .helpers import Actors, LiveServer, device_headers, td_headers, write_event
+from .helpers import CHEAP_HASHER, Actors, LiveServer, device_headers, td_headers, write_event
 from .wordgen import markov_words
 
 pytest_plugins = ["tests.browser"]  # the browser fixture, for the web clients' tests
@@ -59,7 +59,8 @@ def settings(data_dir: Path) -> Settings:
 
 @pytest.fixture
 def app(settings: Settings) -> FastAPI:
-    return create_app(settings)
+    """The app on the test's data dir; TD passwords it hashes use the cheap test hasher (helpers.CHEAP_HASHER)."""
+    return create_app(settings, hasher=CHEAP_HASHER)
 
 
 @pytest.fixture
@@ -72,7 +73,7 @@ def client(app: FastAPI) -> Iterator[TestClient]:
 def event_client(data_dir: Path, settings: Settings) -> Iterator[TestClient]:
     """A client of a server for a real event (the demo's settings cannot be changed: they are the demo's)."""
     write_event(data_dir, [("Open", "demo", "five-per-word")], name="Test Open")
-    with TestClient(create_app(settings)) as client:
+    with TestClient(create_app(settings, hasher=CHEAP_HASHER)) as client:
         yield client
 
 

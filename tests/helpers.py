@@ -28,7 +28,9 @@ from wordjudge.deps import CSRF_HEADER, SESSION_COOKIE
 from wordjudge.records import Record, RecordFilter
 
 # Tests sign TDs in with cheap Argon2 settings (the hash records its own settings, so the server
-# checks it as it is); test_access checks that the server's own hashes use the real, costly ones.
+# checks it as it is), and the apps of the fixtures hash with them too (create_app's ``hasher``, which
+# only tests pass); test_access checks that the server's own hashes use the real, costly ones, and
+# the live servers (``wordjudge serve``) use those.
 CHEAP_HASHER = PasswordHasher(time_cost=1, memory_cost=8, parallelism=1)
 PASSWORD = "correct horse battery"
 

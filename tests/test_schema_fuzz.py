@@ -39,7 +39,7 @@ from wordjudge.errors import ErrorBody
 from wordjudge.lexicon import DEMO_NAME
 from wordjudge.settings import Settings
 
-from .helpers import ERROR_KEYS, PASSWORD, access_store, device_headers, td_headers, write_event
+from .helpers import CHEAP_HASHER, ERROR_KEYS, PASSWORD, access_store, device_headers, td_headers, write_event
 
 MAX_EXAMPLES = 20  # fuzzed requests per operation and actor, schema-valid and not; plus the coverage phase's
 FEED_TIMEOUT = 1.0  # the live feed never ends by itself: read what it sends in this long
@@ -153,7 +153,7 @@ def prepared(tmp_path_factory: pytest.TempPathFactory, compiled_demo: Path) -> P
     kiosk = device_headers(data, "kiosk-1")
     device_headers(data, "runner-1", Role.RUNNER, "Junior")
     alice, bob = td_headers(data, "alice"), td_headers(data, "bob")
-    with TestClient(create_app(Settings(data_dir=data))) as client:
+    with TestClient(create_app(Settings(data_dir=data), hasher=CHEAP_HASHER)) as client:
         for words, request_id in (("cat dog", "fuzz-0001"), ("cat qi", "fuzz-0002")):
             body = {"division": "Open", "table": 1, "round": 1, "words": words, "request_id": request_id}
             assert client.post("/api/challenges", json=body, headers=kiosk).status_code == 201
@@ -175,7 +175,9 @@ def target(prepared: Prepared, tmp_path: Path) -> Target:
     """A fresh copy of the prepared data dir and an app on it (schemathesis starts and ends its lifespan)."""
     data = tmp_path / "data"
     shutil.copytree(prepared.data_dir, data)
-    return Target(create_app(Settings(data_dir=data)), data, prepared.td, prepared.kiosk)
+    # The TDs the fuzzing adds, and the sign-ins it tries, hash with the cheap test hasher (test_access checks
+    # the server's own cost); Argon2id at full cost would make them most of the run.
+    return Target(create_app(Settings(data_dir=data), hasher=CHEAP_HASHER), data, prepared.td, prepared.kiosk)
 
 
 def _send(case: schemathesis.Case[Any], target: Target, headers: dict[str, str]) -> None:
