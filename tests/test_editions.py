@@ -17,6 +17,8 @@ ENABLE_SHA = "b819e7b67f8f2c80640ae76f0edbe59a4a1befb6de0f348463642ad49bdd2ad3"
 
 def test_canonical_form_is_sorted_unique_words_with_final_newline() -> None:
     assert canonical_form(["AA", "AB", "ÉTÉ"]) == "AA\nAB\nÉTÉ\n".encode()
+    assert canonical_form(iter(["QI"])) == b"QI\n"  # any iterable, each word ending in a newline
+    assert canonical_form([]) == b""
     assert fingerprint(["AB", "AA", "AB"]) == hashlib.sha256(b"AA\nAB\n").hexdigest()
 
 
