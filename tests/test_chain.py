@@ -321,7 +321,10 @@ def test_a_log_with_a_dropped_trigger_is_served_for_reading_but_refuses_records(
         assert client.get("/api/challenges/1", headers=actors.alice).status_code == 200  # still readable
 
 
-def test_the_start_checks_what_came_since_its_checkpoint_and_the_whole_log_in_the_background(tmp_path: Path) -> None:
+def test_the_start_checks_what_came_since_its_checkpoint_and_the_whole_log_in_the_background(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("wordjudge.audit._WHOLE_CHECK_AFTER", 0.1)  # a server waits 3 s: its first verdicts first
     path = tmp_path / AUDIT_FILE
     a_log(path, 200)  # its start wrote a checkpoint; so does each start after it
     log = AuditLog(path)
