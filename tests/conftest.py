@@ -19,10 +19,15 @@ from wordjudge.lexicon import DEMO_NAME, LexiconStore
 from wordjudge.settings import Settings
 from wordjudge.wordlist import normalise
 
-from .helpers import CHEAP_HASHER, Actors, LiveServer, device_headers, td_headers, write_event
+from .helpers import CHEAP_HASHER, PROFILE, Actors, LiveServer, device_headers, td_headers, write_event
 from .wordgen import markov_words
 
 pytest_plugins = ["tests.browser"]  # the browser fixture, for the web clients' tests
+
+
+def pytest_report_header() -> str:
+    other = "a fifth of the examples; WORDJUDGE_TESTS=full runs them all" if PROFILE == "fast" else "every example"
+    return f"randomised tests: {PROFILE} profile ({other})"
 
 
 @pytest.fixture(scope="session")

@@ -34,6 +34,19 @@ from wordjudge.records import Record, RecordFilter
 CHEAP_HASHER = PasswordHasher(time_cost=1, memory_cost=8, parallelism=1)
 PASSWORD = "correct horse battery"
 
+# How many examples the randomised tests (hypothesis properties, schemathesis fuzzing) run: every one they ask
+# for under the "full" profile, which .ci/check chooses (WORDJUDGE_TESTS=full); a fifth of them (at least 5)
+# under "fast", the default of a plain pytest run, so that the fast suite stays quick. Nothing else differs.
+PROFILES = ("fast", "full")
+PROFILE = os.environ.get("WORDJUDGE_TESTS", "fast")
+if PROFILE not in PROFILES:
+    raise ValueError(f"WORDJUDGE_TESTS={PROFILE!r}: use one of {', '.join(PROFILES)}")
+
+
+def examples(full: int) -> int:
+    """The examples a randomised test runs under the profile chosen, ``full`` under the full one."""
+    return full if PROFILE == "full" else max(min(full, 5), full // 5)
+
 
 def access_store(data_dir: Path) -> AccessStore:
     """The data dir's access store, as the CLI opens it (the server may have it open too)."""

@@ -3,7 +3,9 @@ CSRF token) and as a kiosk (bearer token).
 
 Every operation in ``/openapi.json`` gets schemathesis' coverage phase (boundary values, missing and
 wrong-typed fields, methods the path does not answer) and its fuzzing phase (``MAX_EXAMPLES`` requests,
-schema-valid and schema-violating). For every response:
+schema-valid and schema-violating). Under the fast profile of a plain pytest run (helpers.PROFILE) only the
+fuzzing phase runs, with a fifth of the requests: the coverage phase's two thousand requests are most of the
+fast suite's time, and .ci/check (the full profile) runs both phases in full. For every response:
 
 - never a 5xx;
 - every 4xx in the one documented error shape (``errors.error_body``, ``errors.ErrorBody`` in the schema);
@@ -39,9 +41,22 @@ from wordjudge.errors import ErrorBody
 from wordjudge.lexicon import DEMO_NAME
 from wordjudge.settings import Settings
 
-from .helpers import CHEAP_HASHER, ERROR_KEYS, PASSWORD, access_store, device_headers, td_headers, write_event
+from .helpers import (
+    CHEAP_HASHER,
+    ERROR_KEYS,
+    PASSWORD,
+    PROFILE,
+    access_store,
+    device_headers,
+    examples,
+    td_headers,
+    write_event,
+)
 
-MAX_EXAMPLES = 20  # fuzzed requests per operation and actor, schema-valid and not; plus the coverage phase's
+# Fuzzed requests per operation and actor, schema-valid and not (a fifth of them under the fast profile:
+# helpers.examples); plus the coverage phase's, under the full profile.
+MAX_EXAMPLES = examples(20)
+COVERAGE_PHASE = PROFILE == "full"
 FEED_TIMEOUT = 1.0  # the live feed never ends by itself: read what it sends in this long
 
 # Values the schema cannot know, offered most of the time so that schema-valid requests also reach the
@@ -70,7 +85,11 @@ _RECORD = {"path.record_id": _from("records")}
 CONFIG = schemathesis.Config.from_dict(
     {
         "generation": {"max-examples": MAX_EXAMPLES, "mode": "all"},
-        "phases": {"examples": {"enabled": False}, "coverage": {"enabled": True}, "fuzzing": {"enabled": True}},
+        "phases": {
+            "examples": {"enabled": False},
+            "coverage": {"enabled": COVERAGE_PHASE},
+            "fuzzing": {"enabled": True},
+        },
         "checks": {
             # A schema-valid request may still be refused for what a schema cannot say: an unknown division,
             # a word outside the lexicon's alphabet (422), a record that is not there (404), a TD's route (403).
@@ -105,7 +124,7 @@ CONFIG = schemathesis.Config.from_dict(
             {
                 "include-name": "GET /api/feed",
                 "phases": {"coverage": {"enabled": False}},
-                "generation": {"max-examples": 4},
+                "generation": {"max-examples": examples(4)},
             },
         ],
     }
