@@ -15,7 +15,7 @@ from fastapi.testclient import TestClient
 from wordjudge.app import create_app
 from wordjudge.auth import Role
 from wordjudge.demo import demo_source, open_demo
-from wordjudge.lexicon import DEMO_NAME, LexiconStore
+from wordjudge.lexicon import DEMO_NAME, Lexicon, LexiconStore
 from wordjudge.settings import Settings
 from wordjudge.wordlist import normalise
 
@@ -40,6 +40,30 @@ def demo_words() -> list[str]:
 def generated_words(demo_words: list[str]) -> list[str]:
     """280,000 generated pseudo-words (the size of CSW24)."""
     return markov_words(demo_words, 280_000)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def words_verified_once_a_session() -> Iterator[None]:
+    """Verify the words of the same compiled files once a session, not once for each app of each test.
+
+    Every app verifies its lexicons' words against their fingerprints (:meth:`Lexicon.verify_content`: a tenth
+    of a second for the demo, in nearly every test, as each data dir holds a copy of the same compiled demo).
+    :meth:`Lexicon.open` has checked the trie file against the SHA-256 its manifest names, so a trie of a SHA-256
+    whose words were verified against this fingerprint once need not be again. Any other pair, such as the
+    manifest or trie a test altered, is verified in full, as the code does it.
+    """
+    verified: set[tuple[str, str]] = set()
+    verify = Lexicon.verify_content
+
+    def verify_once(lexicon: Lexicon) -> None:
+        key = (lexicon.manifest.trie_sha256, lexicon.manifest.fingerprint)
+        if key not in verified:
+            verify(lexicon)
+            verified.add(key)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Lexicon, "verify_content", verify_once)
+        yield
 
 
 @pytest.fixture(scope="session")
