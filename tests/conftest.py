@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import gzip
+import hashlib
+import os
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -15,10 +18,12 @@ from fastapi.testclient import TestClient
 from wordjudge.app import create_app
 from wordjudge.auth import Role
 from wordjudge.demo import demo_source, open_demo
+from wordjudge.editions import canonical_form
 from wordjudge.lexicon import DEMO_NAME, Lexicon, LexiconStore
 from wordjudge.settings import Settings
 from wordjudge.wordlist import normalise
 
+from . import wordgen
 from .helpers import CHEAP_HASHER, PROFILE, Actors, LiveServer, device_headers, td_headers, write_event
 from .wordgen import markov_words
 
@@ -37,9 +42,29 @@ def demo_words() -> list[str]:
 
 
 @pytest.fixture(scope="session")
-def generated_words(demo_words: list[str]) -> list[str]:
-    """280,000 generated pseudo-words (the size of CSW24)."""
-    return markov_words(demo_words, 280_000)
+def generated_words(demo_words: list[str], pytestconfig: pytest.Config) -> list[str]:
+    """280,000 generated pseudo-words (the size of CSW24).
+
+    Generating them takes ten seconds, so they are kept in pytest's cache folder (``.pytest_cache``) from one run
+    to the next, in a file named by a hash of all that makes them (the generator's code, the demo list, the
+    count): a change to any of these makes new ones. Without the cache (``-p no:cacheprovider``) every run
+    generates them.
+    """
+    count = 280_000
+    cache: pytest.Cache | None = getattr(pytestconfig, "cache", None)
+    if cache is None:
+        return markov_words(demo_words, count)
+    made_of = hashlib.sha256(Path(wordgen.__file__).read_bytes() + canonical_form(demo_words) + b"%d" % count)
+    path = cache.mkdir("generated-words") / f"markov-{count}-{made_of.hexdigest()[:16]}.txt"
+    if path.is_file():
+        words = path.read_text("utf-8").split("\n")
+        if len(words) == count:
+            return words
+    words = markov_words(demo_words, count)
+    with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent, delete=False) as handle:
+        handle.write("\n".join(words))  # whole or not at all: another run may read it at once
+    os.replace(handle.name, path)
+    return words
 
 
 @pytest.fixture(scope="session", autouse=True)
