@@ -58,6 +58,7 @@ from .helpers import (
 MAX_EXAMPLES = examples(20)
 COVERAGE_PHASE = PROFILE == "full"
 FEED_TIMEOUT = 1.0  # the live feed never ends by itself: read what it sends in this long
+FEED_EXAMPLES = 4 if PROFILE == "full" else 1  # each schema-valid request to the feed takes FEED_TIMEOUT
 
 # Values the schema cannot know, offered most of the time so that schema-valid requests also reach the
 # adjudication itself and the records, devices and TDs of the prepared data dir (below). The words are
@@ -124,7 +125,7 @@ CONFIG = schemathesis.Config.from_dict(
             {
                 "include-name": "GET /api/feed",
                 "phases": {"coverage": {"enabled": False}},
-                "generation": {"max-examples": examples(4)},
+                "generation": {"max-examples": FEED_EXAMPLES},
             },
         ],
     }
