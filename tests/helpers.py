@@ -36,7 +36,8 @@ PASSWORD = "correct horse battery"
 
 # How many examples the randomised tests (hypothesis properties, schemathesis fuzzing) run: every one they ask
 # for under the "full" profile, which .ci/check chooses (WORDJUDGE_TESTS=full); a fifth of them (at least 5)
-# under "fast", the default of a plain pytest run, so that the fast suite stays quick. Nothing else differs.
+# under "fast", the default of a plain pytest run, so that the fast suite stays quick. The fast profile also
+# leaves schemathesis' coverage phase to the full one (test_schema_fuzz.py); every other test runs the same.
 PROFILES = ("fast", "full")
 PROFILE = os.environ.get("WORDJUDGE_TESTS", "fast")
 if PROFILE not in PROFILES:
