@@ -237,6 +237,16 @@ def test_the_live_feed_streams_new_records_to_the_td(data_dir: Path, live_server
     assert [r["acceptable"] for r in data["results"]] == [True, False]  # the TD sees per-word results here
 
 
+def test_the_live_feed_ends_when_asked_not_at_its_next_look(
+    client: TestClient, actors: Actors, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("wordjudge.api_console.FEED_POLL_SECONDS", 30.0)  # looks for new records this far apart
+    started = time.monotonic()
+    response = client.get("/api/feed?seconds=0.2", headers=actors.alice)
+    assert response.status_code == 200
+    assert time.monotonic() - started < 10  # not a whole look (30 s) past the 0.2 s asked for
+
+
 def test_the_demo_event_is_not_changed_into_a_real_one_inside_the_demos_log(
     client: TestClient, actors: Actors, data_dir: Path
 ) -> None:

@@ -31,9 +31,12 @@ from wordjudge.records import Record, Verdict
 from wordjudge.rules import ChallengeRule
 from wordjudge.wordlist import SourceFormat, normalise, parse_word_list, word_problem
 
-# Bounded: these run with the rest of the suite on a small shared machine.
-PROPERTY = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-SLOW_PROPERTY = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+from .helpers import examples
+
+# Bounded: these run with the rest of the suite on a small shared machine (and fewer under the fast profile,
+# helpers.examples: .ci/check runs these counts).
+PROPERTY = settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SLOW_PROPERTY = settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 KIOSK = Principal("kiosk-1", Role.KIOSK, "kiosk")
 TD = Principal("alice", Role.TD, "console")

@@ -113,17 +113,19 @@ async def feed(
         nonlocal after
         yield format_sse_event(retry=2000)
         quiet = 0.0
-        deadline = None if seconds is None else asyncio.get_running_loop().time() + seconds
+        loop = asyncio.get_running_loop()
+        deadline = None if seconds is None else loop.time() + seconds
         while not await request.is_disconnected():
-            if deadline is not None and asyncio.get_running_loop().time() >= deadline:
+            if deadline is not None and loop.time() >= deadline:
                 return
             if (audit.head.id or 0) > after:
                 found, after = await run_in_threadpool(newer, after)
                 for event in found:
                     yield event
                 quiet = 0.0
-            await asyncio.sleep(FEED_POLL_SECONDS)
-            quiet += FEED_POLL_SECONDS
+            pause = FEED_POLL_SECONDS if deadline is None else min(FEED_POLL_SECONDS, max(0.0, deadline - loop.time()))
+            await asyncio.sleep(pause)  # never past the end the caller asked for
+            quiet += pause
             if quiet >= _FEED_KEEPALIVE_SECONDS:  # keeps proxies and the browser from timing out
                 yield format_sse_event(comment="keep-alive")
                 quiet = 0.0

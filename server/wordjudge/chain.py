@@ -238,7 +238,15 @@ def verify_chain(
     for mark in marks:
         by_id.setdefault(mark.id, []).append(mark)
     found: list[tuple[int | None, Message] | None] = []
-    checks = threading.Thread(target=lambda: found.append(_sql_problem(side or connection, start, deep)))
+    failed: list[sqlite3.Error] = []
+
+    def sql_checks() -> None:
+        try:
+            found.append(_sql_problem(side or connection, start, deep))
+        except sqlite3.Error as exc:  # raised below, in the caller's thread (a closing log interrupts both)
+            failed.append(exc)
+
+    checks = threading.Thread(target=sql_checks)
     if side is not None:
         checks.start()
     walk = _Walk(previous, by_id, previous_time if since is not None else "")
@@ -255,6 +263,8 @@ def verify_chain(
         checks.run()
     else:
         checks.join()
+    if failed:
+        raise failed[0]
     early = found[0] if found else None
     if early is not None and (bad is None or early[0] is None or bad[0] is None or early[0] <= bad[0]):
         bad = early

@@ -11,6 +11,8 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
+from argon2 import PasswordHasher
+
 from .access import ACCESS_FILE, AccessStore
 from .audit import AUDIT_FILE, AuditLog
 from .challenges import ChallengeService
@@ -36,9 +38,12 @@ class Resources:
     mdns: Advertiser | None = None  # announcing <mdns_name>.local, once advertise() is called
 
     @classmethod
-    def open(cls, settings: Settings) -> Resources:
+    def open(cls, settings: Settings, *, hasher: PasswordHasher | None = None) -> Resources:
         """Read the event, open and verify every lexicon its divisions use, and open the access database and the
         audit log.
+
+        ``hasher`` hashes and checks the TDs' passwords; without it (as ``wordjudge serve`` opens them), Argon2id at
+        its full cost. Only tests hand in another: a cheap one (tests/helpers.py), never configurable by a setting.
 
         Raises what :meth:`ServedEvent.open` raises (event file, lexicons), and
         :class:`~wordjudge.errors.AccessUnavailable` or :class:`~wordjudge.errors.AuditUnavailable`,
@@ -46,7 +51,9 @@ class Resources:
         """
         served = ServedEvent.open(settings.data_dir)
         event, views = served.event, served.lexicon_views
-        access = AccessStore(settings.data_dir / ACCESS_FILE, challenges_per_minute=event.challenges_per_minute).open()
+        access = AccessStore(
+            settings.data_dir / ACCESS_FILE, challenges_per_minute=event.challenges_per_minute, hasher=hasher
+        ).open()
         audit = AuditLog(settings.data_dir / AUDIT_FILE)
         metrics = Metrics(lambda: scrape_state(resources))  # read at each scrape, once the server is open
         challenges = ChallengeService(served, audit, access, metrics)
