@@ -297,6 +297,18 @@ def test_a_recheck_that_disagrees_alerts_the_td_at_once(data_dir: Path, settings
                   if a["kind"] == "needs_ruling"]  # fmt: skip
         assert [a["actor"] for a in alerts] == [f"#{first['id']}"]
         assert f"re-check #{recheck.json()['id']} of challenge #{first['id']}" in alerts[0]["message"]
+        queue = client.get("/api/challenges?needs_ruling=true", headers=actors.alice).json()["records"]
+        assert [r["id"] for r in queue] == [first["id"]]
+        # The slip did not match the board: the corrected words decide, and nothing waits for a ruling any more.
+        reissue = client.post(f"/api/challenges/{first['id']}/reissue", headers=actors.bob,
+                              json={"words": "qi", "reason": "board shows QI", "request_id": "reissue-0001"})  # fmt: skip
+        assert reissue.status_code == 201
+        assert client.get("/api/challenges?needs_ruling=true", headers=actors.alice).json()["records"] == []
+        assert queue[0]["needs_ruling"] is True  # before the reissue
+        view = client.get(f"/api/challenges/{first['id']}", headers=actors.alice).json()
+        assert (view["needs_ruling"], view["final"]["verdict"]) == (False, "acceptable")
+        rest = client.get("/api/challenges?needs_ruling=false&kind=challenge", headers=actors.alice).json()
+        assert first["id"] in [r["id"] for r in rest["records"]]
 
 
 def test_rulings_reach_the_list_and_the_record_view(client: TestClient, actors: Actors) -> None:

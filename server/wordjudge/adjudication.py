@@ -303,7 +303,6 @@ def record_view(record: Record, principal: Principal, audit: AuditLog | None = N
         }
         if audit is not None:
             view["children"] = [child.id for child in audit.children(record.id)]
-            view["needs_ruling"] = audit.needs_ruling(record.id)
     return view
 
 

@@ -104,6 +104,7 @@ async def feed(
             view = record_view(record, who, audit)
             if record.id in finals:
                 view["final"] = finals[record.id].as_dict()
+                view["needs_ruling"] = finals[record.id].awaiting_ruling is not None
             events.append(format_sse_event(id=str(record.id), event="record", data_str=_json(view)))
         for final in finals_of_linked(audit, fresh):
             events.append(format_sse_event(event="final", data_str=_json(final.as_dict())))

@@ -48,7 +48,6 @@ from .messages import Message
 from .records import (
     ENTRY_FIELDS,
     INSERT_RECORD,
-    RECORD_NEEDS_RULING,
     SELECT_RECORDS,
     Entry,
     Record,
@@ -507,11 +506,6 @@ class AuditLog:
         with self._reader() as connection:
             rows = connection.execute(f"{SELECT_RECORDS} WHERE r.parent_id = ? ORDER BY r.id", (record_id,)).fetchall()
         return [from_row(row) for row in rows]
-
-    def needs_ruling(self, record_id: int) -> bool:
-        with self._reader() as connection:
-            row = connection.execute(RECORD_NEEDS_RULING, (record_id,)).fetchone()
-        return bool(row and row[0])
 
     def find(self, where: RecordFilter, *, limit: int = 100, before_id: int | None = None) -> list[Record]:
         """Records matching ``where``, newest first, at most ``limit``, with ids below ``before_id`` if given."""

@@ -334,3 +334,10 @@ def corrections(audit: AuditLog, event: str) -> dict[int, Correction]:
                     kept.found[challenge_id] = correction
             kept.upto = head
         return dict(kept.found)
+
+
+def awaiting_ruling(audit: AuditLog, event: str) -> frozenset[int]:
+    """The ids of ``event``'s challenges whose final verdict awaits the TD's ruling: a re-check of the words that
+    count disagreed and no ruling or reissue came after it (the module's rules, on each whole family). What the
+    console's "needs a ruling" queue and the ``needs_ruling`` filter list."""
+    return frozenset(found.challenge_id for found in corrections(audit, event).values() if found.final is None)

@@ -164,7 +164,10 @@ class RecordFilter:
     actor: str | None = None
     since: str | None = None  # UTC ISO time as stored (utc_time), inclusive
     until: str | None = None  # UTC ISO time as stored (utc_time), exclusive
-    needs_ruling: bool | None = None
+    needs_ruling: bool | None = None  # with ``awaiting``: challenges awaiting the TD's ruling, or all but those
+    # The ids of the challenges whose final verdict awaits a ruling, as final_verdict.awaiting_ruling decides them
+    # (from each challenge's whole family: a reissue or a ruling settles it): what ``needs_ruling`` selects by.
+    awaiting: frozenset[int] | None = None
     word: str | None = None  # a normalised word: records whose words include it
     event: str | None = None
     words: tuple[str, ...] = ()  # normalised words: records whose words include every one
@@ -205,22 +208,15 @@ class RecordFilter:
             clauses.append("r.id IN (SELECT record_id FROM record_words WHERE word = ?)")
             params.append(word)
         if self.needs_ruling is not None:
-            clauses.append(f"r.id {'' if self.needs_ruling else 'NOT '}IN ({NEEDS_RULING})")
+            if self.awaiting is None:
+                raise ValueError("needs_ruling selects by `awaiting`: give the challenges awaiting a ruling")
+            clauses.append(f"r.id {'' if self.needs_ruling else 'NOT '}IN (SELECT value FROM json_each(?))")
+            params.append(json.dumps(sorted(self.awaiting)))
         return (" WHERE " + " AND ".join(clauses)) if clauses else "", params
 
 
 _FIRST_AT = "SELECT t.id FROM records t WHERE t.created_at >= ? ORDER BY t.created_at, t.id LIMIT 1"
 _NO_ID = 2**62  # beyond any record: no record at or after that time
-
-# The records that need a ruling: a re-adjudication of them disagreed and no ruling on them came after it
-# (WESPA 3.10.10). A reissue is not a disagreement: it adjudicates corrected words. Disagreeing rechecks are
-# few, and found through their own partial index (audit_schema.py).
-NEEDS_RULING = """SELECT c.parent_id FROM records c INDEXED BY records_disagreements
-    WHERE c.kind = 'recheck' AND c.agrees = 0 AND NOT EXISTS (
-        SELECT 1 FROM records x INDEXED BY records_parent WHERE x.parent_id = c.parent_id AND x.kind = 'ruling'
-        AND x.id > c.id)"""
-# The same, for one record (given as the parameter): its own re-checks only.
-RECORD_NEEDS_RULING = f"""SELECT EXISTS ({NEEDS_RULING} AND c.parent_id = ?)"""
 
 # A record is read from its body (the truth its hash covers); the other columns are generated from the
 # body by SQLite, for the filters and indexes (audit_schema.py).
