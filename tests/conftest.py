@@ -30,6 +30,19 @@ from .wordgen import markov_words
 pytest_plugins = ["tests.browser"]  # the browser fixture, for the web clients' tests
 
 
+@pytest.hookimpl(tryfirst=True)  # before -m selects: a module that forgot its marker is still left out
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test that drives the browser ``browser`` and ``live``, and every test that starts a server
+    through ``live_server`` ``live``, whatever its module says: the fast suite (``-m "not live and not browser"``)
+    then never starts a browser or a server (the i18n screen walks, unmarked, once took half its time)."""
+    for item in items:
+        names = set(getattr(item, "fixturenames", ()))
+        if "browser" in names:
+            item.add_marker(pytest.mark.browser)
+        if names & {"browser", "live_server"}:
+            item.add_marker(pytest.mark.live)
+
+
 def pytest_report_header() -> str:
     other = "a fifth of the examples; WORDJUDGE_TESTS=full runs them all" if PROFILE == "fast" else "every example"
     return f"randomised tests: {PROFILE} profile ({other})"
