@@ -55,7 +55,7 @@ def test_the_french_catalogue_has_every_english_key_with_the_same_placeholders()
         assert text.strip(), f"{key}: no French text"
     # The clients' keys are ui.* (and role.*); the server's, beside them, error.*, rule.*, consequence.*,
     # verdict.*, chain.*, cli.* and role.* (tests/test_messages.py).
-    namespaces = ("ui.", "role.", "error.", "rule.", "consequence.", "verdict.", "chain.", "cli.")
+    namespaces = ("ui.", "role.", "error.", "rule.", "consequence.", "verdict.", "chain.", "cli.", "change.")
     assert all(key.startswith(namespaces) for key in en), "every key is in one of the catalogue's namespaces"
 
 
