@@ -105,7 +105,8 @@ class ServedEvent:
         change at a time): it puts the change on record, and what it raises (a change not
         confirmed, a record that could not be written) leaves the running event untouched too.
         Challenges under way finish with the event they started with. Raises what :meth:`open`
-        raises for a lexicon, :class:`~wordjudge.errors.InvalidInput` if the file cannot be written, and :class:`~wordjudge.errors.Conflict` on the demo event: its log
+        raises for a lexicon, :class:`~wordjudge.errors.InvalidInput` if the file cannot be written,
+        and :class:`~wordjudge.errors.Conflict` on the demo event: its log
         and devices are the demo's, set aside when a real event starts (so a real event starts
         with a restart, never inside the demo's log).
         """
