@@ -14,8 +14,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from wordjudge.audit import AUDIT_FILE, AuditLog
-from wordjudge.audit_schema import SCHEMA
 from wordjudge.auth import Role
+from wordjudge.cli_audit import _record_line
 from wordjudge.errors import AuditUnavailable
 from wordjudge.event import load_event
 from wordjudge.event_changes import Change, change_entry
@@ -132,11 +132,6 @@ def test_a_challenge_with_a_change_or_without_a_verdict_is_reported(changed_log:
 def test_a_challenge_without_a_verdict_is_reported(changed_log: Path) -> None:
     rewrite(changed_log, 13, lambda r: replace(r, verdict=None))
     assert _problem(changed_log) == (13, "chain.problem.not_a_record")
-
-
-def test_the_schema_is_unchanged_by_change_records() -> None:
-    # No migration: change records are bodies like any other; the generated columns read them as they are.
-    assert "change" not in dict(SCHEMA)["records"]
 
 
 # -- the event API: deliberate, previewed, on the record --------------------------------------------------
@@ -331,3 +326,17 @@ def test_openapi_documents_the_preview_and_confirm(event_client: TestClient) -> 
         schema = spec["paths"][path][method]["requestBody"]["content"]["application/json"]["schema"]
         assert schema["properties"]["confirm"]["type"] == "boolean"
     assert "change" in spec["components"]["schemas"]["Kind"]["enum"]  # the kind filter takes change records
+
+
+def test_audit_tail_says_who_changed_what(tmp_path: Path) -> None:
+    log = AuditLog(tmp_path / AUDIT_FILE)
+    log.start()
+    change = Change("division.rule", "Open", "Open", {"rule": "ten-per-word"}, {"rule": "five-per-word"})
+    record = log.append_sync(change_entry(change, actor="alice", event="Spring Open")).record
+    log.close()
+    line = _record_line(record, "en")
+    assert line.endswith(
+        "change by alice: Open: rule 10 points per word for an unsuccessful challenge -> 5 points per word for an"
+        " unsuccessful challenge"
+    )
+    assert "modification par alice\u202f: Open\u202f: règle 10 points par mot" in _record_line(record, "fr")

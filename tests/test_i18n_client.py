@@ -360,6 +360,7 @@ def test_the_pages_follow_the_events_language(browser: Browser, walk_server: Liv
     console.locator("#tab-event").click()
     console.locator("#event-language").select_option("fr")
     console.locator("#save-event").click()
+    console.locator("#change-confirm").click()  # the dialog naming the change (test_console_changes.py)
     expect(console.locator("#tab-event")).to_have_text("Réglages du tournoi")
     assert [body["language"] for body in sent] == ["fr"]
     # The page in French reads the event again meanwhile: its request is still in the handler as the test ends.
