@@ -152,6 +152,7 @@ ROUTES: list[Row] = [
     ("POST", lambda w: "/api/tds", lambda w: {"name": w.fresh_name(), "password": PASSWORD}, (401, 403, 403, 401, 201, 403)),
     ("POST", lambda w: f"/api/tds/{w.fresh_td()}/disable", lambda w: None, (401, 403, 403, 401, 200, 403)),
     ("PUT", lambda w: "/api/event", lambda w: EVENT, (401, 403, 403, 401, 200, 403)),
+    ("POST", lambda w: "/api/event/preview", lambda w: EVENT, (401, 403, 403, 401, 200, 403)),
     ("PUT", lambda w: "/api/event/round", lambda w: {"current_round": 2}, (401, 403, 403, 401, 200, 403)),
     ("GET", lambda w: "/api/lexicons/available", lambda w: None, (401, 403, 403, 401, 200, 403)),
     ("DELETE", lambda w: "/api/session", lambda w: None, (401, 200, 200, 401, 200, 403)),  # last: ends the TD's session

@@ -25,7 +25,7 @@ from wordjudge.chain import HeadMark, head_text, verify_chain
 from wordjudge.cli import main
 from wordjudge.errors import AuditUnavailable
 from wordjudge.final_verdict import Correction, settle
-from wordjudge.records import Record, from_body, record_body, record_hash
+from wordjudge.records import Record, from_body, record_body, record_hash, verdict_of
 from wordjudge.resources import Resources
 from wordjudge.settings import Settings
 from wordjudge.summary import summarise
@@ -503,7 +503,7 @@ def test_the_summary_from_its_tallies_is_the_summary_of_the_records(client: Test
     every = _all_records(client, actors, "")
     finals = {r.id: settle([f for f in every if f.id == r.id or _family_of(f, every) == r.id]) for r in every
               if r.kind.value == "challenge"}  # fmt: skip
-    changed = {cid: Correction(cid, every[cid - 1].division, every[cid - 1].round, every[cid - 1].verdict, f.verdict)
+    changed = {cid: Correction(cid, every[cid - 1].division, every[cid - 1].round, verdict_of(every[cid - 1]), f.verdict)
                for cid, f in finals.items() if f.verdict is not every[cid - 1].verdict}  # fmt: skip
     assert sorted(changed) == [4, 7, 8]
     for query in ("", "?division=Open", "?division=Open&round=3"):
@@ -513,7 +513,7 @@ def test_the_summary_from_its_tallies_is_the_summary_of_the_records(client: Test
         ]  # the slow way, from every record
         assert fast == summarise(records, changed), query
     whole = client.get("/api/summary", headers=actors.alice).json()["total"]
-    first = sum(r.verdict.value == "acceptable" for r in every if r.kind.value == "challenge")
+    first = sum(str(r.verdict) == "acceptable" for r in every if r.kind.value == "challenge")
     assert (whole["acceptable"], whole["overturned"], whole["awaiting_ruling"]) == (first - 1 + 1 + 1, 3, 0)
     by_table = client.get("/api/summary?table=3", headers=actors.alice).json()  # no tally: from the records
     assert by_table["total"]["challenges"] == sum(1 for n in range(60) if n % 9 + 1 == 3)

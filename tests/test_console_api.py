@@ -120,8 +120,8 @@ def test_event_settings_change_what_is_served(event_client: TestClient, actors: 
     )  # fmt: skip
     assert "'dmeo' is compiled (did you mean demo?); compiled: demo." in typo.json()["error"]
     assert (data_dir / EVENT_FILE).read_text() == before
-    upper = event_client.put(
-        "/api/event", json={**event, "division": [{"name": "A", "lexicon": "DEMO", "rule": "double"}]},
+    upper = event_client.put(  # B is removed, with challenges on record: confirmed (test_event_changes.py)
+        "/api/event", json={**event, "confirm": True, "division": [{"name": "A", "lexicon": "DEMO", "rule": "double"}]},
         headers=actors.alice,
     )  # fmt: skip
     assert upper.json()["divisions"][0]["lexicon"] == "demo"  # the compiled name, whatever the case typed

@@ -102,6 +102,15 @@ def test_a_hand_edit_is_served_within_seconds(
     assert (verdict["event"], verdict["rule"]) == ("Spring Open 2", "double")
     assert "event.toml changed: now serving Spring Open 2, 1 division(s), current round 6" in caplog.text
     assert warnings(served) == []
+    # The hand edit is on the record too, by the file (test_event_changes.py): before it was served.
+    changes = served.get("/api/challenges?kind=change", headers=td_headers(data_dir, "alice")).json()["records"]
+    assert [
+        (r["actor"], r["change"]["what"], r["change"]["before"], r["change"]["after"]) for r in reversed(changes)
+    ] == [
+        ("event.toml", "event.settings", {"name": "Spring Open"}, {"name": "Spring Open 2"}),
+        ("event.toml", "division.rule", {"rule": "five-per-word"}, {"rule": "double"}),
+    ]
+    assert changes[0]["id"] < verdict["id"]
 
 
 def test_a_hand_edit_that_does_not_load_is_not_served_and_health_says_why_until_fixed(

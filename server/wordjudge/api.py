@@ -184,7 +184,8 @@ def read_challenge(record_id: _RecordId, resources: ResourcesDep, who: Principal
     """One record: its verdict for the device that submitted it; everything, with links, for the TD."""
     record = resources.challenges.adjudicator.get_record(record_id)
     who.require_may_see(record)
-    return _with_final(record_view(record, who, resources.audit), final_verdict(resources.audit, record.id))
+    final = final_verdict(resources.audit, record.id) if record.verdict is not None else None  # a change: none
+    return _with_final(record_view(record, who, resources.audit), final)
 
 
 def _with_final(view: dict[str, Any], final: FinalVerdict | None) -> dict[str, Any]:

@@ -24,6 +24,7 @@ class Kind(StrEnum):
     RECHECK = "recheck"  # re-adjudication of the same words (WESPA 3.10.10)
     REISSUE = "reissue"  # corrected words for a slip that did not match the board (3.10.11)
     RULING = "ruling"  # the TD's final ruling
+    CHANGE = "change"  # a TD's change to the event, its divisions, TD accounts or devices (no words, no verdict)
 
 
 class Verdict(StrEnum):
@@ -39,6 +40,17 @@ def kind_message(kind: Kind) -> Message:
 def verdict_message(verdict: Verdict) -> Message:
     """The verdict in words (``verdict.<verdict>``): ACCEPTABLE or UNACCEPTABLE."""
     return Message(f"verdict.{verdict.value}")
+
+
+def verdict_of(record: Entry) -> Verdict:
+    """The verdict of an adjudication record (challenge, recheck, reissue, ruling).
+
+    Raises :class:`InvalidInput` (``error.record.no_verdict``) for a change record, which has none: the
+    places that need a verdict (a docket, a final verdict) name the record instead of failing.
+    """
+    if record.verdict is None:
+        raise InvalidInput("error.record.no_verdict", id=str(getattr(record, "id", "")), kind=record.kind.value)
+    return record.verdict
 
 
 @dataclass(frozen=True)
@@ -57,13 +69,17 @@ class Entry:
     words: tuple[str, ...]
     lexicon: str
     fingerprint: str
-    verdict: Verdict
+    verdict: Verdict | None  # None only for a change record
     results: tuple[dict[str, Any], ...]  # per-word results: for the TD only
     rule: str
     consequence: dict[str, Any]
     request_id: str
     agrees: bool | None = None  # for a recheck or reissue: same verdict as its parent?
     note: str | None = None
+    # For a change record only: {"what": key, "subject": ..., "before": {...} | None, "after": {...} | None}.
+    # Left out of the hashed body when None (as ``salt`` is), so that every record written before it
+    # existed hashes byte for byte as it did.
+    change: dict[str, Any] | None = None
 
     def same_request(self, other: Entry) -> bool:
         """Whether ``other`` asks for the same thing (a retry), so that its record can be given back."""
@@ -99,6 +115,8 @@ class Record(Entry):
         data = {name: getattr(self, name) for name in _HASHED_FIELDS}
         if self.salt is None:
             del data["salt"]
+        if self.change is None:
+            del data["change"]
         return data
 
     @property
@@ -130,7 +148,7 @@ def from_body(body: str | bytes, hash: str) -> Record:
     if not isinstance(data, dict):
         raise ValueError("a record's body is a JSON object")
     data["kind"] = Kind(data["kind"])
-    data["verdict"] = Verdict(data["verdict"])
+    data["verdict"] = None if data["verdict"] is None else Verdict(data["verdict"])
     for name in ("words_typed", "words", "results"):
         data[name] = tuple(data[name])
     return Record(**data, hash=hash)

@@ -16,6 +16,8 @@ from argon2 import PasswordHasher
 from .access import ACCESS_FILE, AccessStore
 from .audit import AUDIT_FILE, AuditLog
 from .challenges import ChallengeService
+from .event import EVENT_FILE, Event
+from .event_changes import record_changes
 from .mdns import Advertiser, is_loopback_host
 from .metrics import Metrics
 from .served import ServedEvent
@@ -63,6 +65,8 @@ class Resources:
             access.close()
             raise
         served.on_change = challenges.serve
+        # A hand edit of the event file is on record too, by the file: the console's changes name their TD.
+        served.record_file_edit = lambda old, new: _record_file_edit(audit, old, new)
         log.info("event %s%s", event.name, " (demo event: no event.toml)" if event.demo else "")
         for division in event.divisions:
             log.info("division %s: %s, rule %s", division.name, views[division.lexicon]["label"], division.rule)
@@ -92,3 +96,8 @@ class Resources:
             self.mdns.close()  # goodbye packets first, while the server still answers
         self.audit.close()
         self.access.close()
+
+
+def _record_file_edit(audit: AuditLog, old: Event, new: Event) -> None:
+    """Put a hand edit of the event file on record, by the file (nobody signed in made it)."""
+    record_changes(audit, old, new, actor=EVENT_FILE)
