@@ -124,12 +124,12 @@ def test_a_rule_change_mid_event_is_confirmed_naming_it_and_goes_on_the_record(
     other.locator("#event-seconds").fill("20")
     other.locator("#save-event").click()
     expect(other.locator("#change-dialog")).to_contain_text(
-        "event settings: kiosk_result_seconds 10 -> kiosk_result_seconds 20"
+        "event settings: seconds a kiosk shows a verdict: 10 -> 20"
     )
     _evidence(other, "change-dialog-1280x720")
     other.locator("#change-confirm").click()
     expect(other.locator("#event-note")).to_have_text("Event saved and served")
     pushed = console.locator("tr.record.change").first
     expect(pushed).to_contain_text("bob")
-    expect(pushed.locator(".change-what")).to_contain_text("kiosk_result_seconds 20")
+    expect(pushed.locator(".change-what")).to_contain_text("seconds a kiosk shows a verdict: 10 -> 20")
     expect(console.locator("tr.record.change")).to_have_count(2)

@@ -18,7 +18,7 @@ from wordjudge.auth import Role
 from wordjudge.cli_audit import _record_line
 from wordjudge.errors import AuditUnavailable
 from wordjudge.event import load_event
-from wordjudge.event_changes import Change, change_entry
+from wordjudge.event_changes import Change, change_entry, describe
 from wordjudge.records import Kind, Verdict, from_body, record_body, record_hash
 
 from .helpers import Actors, assert_error_shape, device_headers
@@ -340,3 +340,22 @@ def test_audit_tail_says_who_changed_what(tmp_path: Path) -> None:
         " unsuccessful challenge"
     )
     assert "modification par alice\u202f: Open\u202f: règle 10 points par mot" in _record_line(record, "fr")
+
+
+def test_a_change_is_said_with_the_settings_names_in_the_language_never_their_keys() -> None:
+    settings = Change("event.settings", "Test Open", "", {"kiosk_result_seconds": 10, "rounds": True},
+                      {"kiosk_result_seconds": 20, "rounds": False})  # fmt: skip
+    assert describe(settings).text("en") == (
+        "event settings: seconds a kiosk shows a verdict: 10 -> 20, round numbers: yes -> no"
+    )
+    assert describe(settings).text("fr") == (
+        "réglages du tournoi\u202f: secondes d’affichage du verdict sur la borne\u202f: 10 -> 20,"
+        " numéros de ronde\u202f: oui -> non"
+    )
+    added = Change("division.added", "Premier", "Premier", None, {"name": "Premier", "lexicon": "demo",
+                                                                   "rule": "double"})  # fmt: skip
+    said = describe(added).text("en")
+    assert said.startswith("division Premier added (name: Premier, lexicon: demo, rule: ")
+    assert "rule: double" not in said  # the rule by its description, not its key
+    for text in (describe(settings).text("en"), said):
+        assert "_" not in text

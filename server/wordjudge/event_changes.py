@@ -175,6 +175,13 @@ def describe(change: Change | dict[str, Any]) -> Message:
     before, after = change.get("before") or {}, change.get("after") or {}
     what = str(change.get("what"))
     named = not what.startswith("division.") or what in ("division.added", "division.removed")
+    if what == "event.settings":  # each setting from its old value to its new one: "name: 10 -> 20, ..."
+        said: str | Message = ""
+        for key in reversed(list(after or before)):
+            one = Message("change.from_to", name=_name(key), before=_value(key, before.get(key)),
+                          after=_value(key, after.get(key)))  # fmt: skip
+            said = one if said == "" else Message("change.and", first=one, rest=said)
+        return Message("change.event.settings", subject=str(change.get("subject", "")), changes=said)
     return Message(
         WHATS.get(what, "change.other"), subject=str(change.get("subject", "")), what=what,
         before=_said(before, named), after=_said(after, named),
@@ -182,21 +189,34 @@ def describe(change: Change | dict[str, Any]) -> Message:
 
 
 def _said(values: dict[str, Any], named: bool) -> str | Message:
-    """A side of a change in words: each setting with its name (``named``), or the one value alone (a rule by
-    its description: "10 points per word for an unsuccessful challenge")."""
+    """A side of a change in words: each setting by its name in the catalogue (``named``: "seconds a kiosk
+    shows a verdict: 20, rounds: yes"), or the one value alone (a rule by its description: "10 points per word
+    for an unsuccessful challenge")."""
     if not named and len(values) == 1:
         ((key, value),) = values.items()
-        if key == "rule" and value in _RULES:
-            return ChallengeRule(value).description_message
-        return _shown(value)
-    return ", ".join(f"{key} {_shown(value)}" for key, value in values.items())
+        return _value(key, value)
+    said: str | Message = ""
+    for key, value in reversed(values.items()):
+        one = Message("change.setting", name=_name(key), value=_value(key, value))
+        said = one if said == "" else Message("change.and", first=one, rest=said)
+    return said
 
 
-def _shown(value: Any) -> str:
+# The settings a change may name (change.field.<name> in the catalogue): the event's and a division's.
+FIELDS = (*_SETTINGS, "division_order", "lexicon", "rule")
+
+
+def _name(key: str) -> str | Message:
+    return Message(f"change.field.{key}") if key in FIELDS else key
+
+
+def _value(key: str, value: Any) -> str | Message:
+    if key == "rule" and value in _RULES:
+        return ChallengeRule(value).description_message
     if isinstance(value, list):
         return " / ".join(str(item) for item in value)
     if isinstance(value, bool):
-        return "yes" if value else "no"
+        return Message("change.yes" if value else "change.no")
     return str(value)
 
 
