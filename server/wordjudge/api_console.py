@@ -250,7 +250,7 @@ def replace_event(
     devices = resources.access.devices.all()
 
     def put_on_record_first(served: Event, asked: Event) -> None:
-        weighed = weigh(event_changes(served, asked), resources.audit, devices)
+        weighed = weigh(event_changes(served, asked), resources.audit, devices, event=served.name)
         require_confirmed(weighed, confirmed)
         put_on_record(resources.audit, [item.change for item in weighed], actor=who.actor, event=asked.name)
 
@@ -270,7 +270,8 @@ def preview_event(
     it `needs_confirmation`. Refused as PUT /api/event refuses a body (422)."""
     _confirmed(body)
     event = _asked_for(resources, body)
-    weighed = weigh(event_changes(resources.served.event, event), resources.audit, resources.access.devices.all())
+    served = resources.served.event
+    weighed = weigh(event_changes(served, event), resources.audit, resources.access.devices.all(), event=served.name)
     return {
         "changes": [item.as_dict() for item in weighed],
         "needs_confirmation": any(item.needs_confirmation for item in weighed),

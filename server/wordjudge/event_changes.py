@@ -99,12 +99,13 @@ def _plain(pair: tuple[dict[str, Any], dict[str, Any]]) -> tuple[dict[str, Any],
     return tuple({k: getattr(v, "value", v) for k, v in part.items()} for part in pair)  # type: ignore[return-value]
 
 
-def challenges_by_division(audit: AuditLog) -> dict[str, int]:
-    """Challenges on record per division (by name folded to lower case), from the counts kept with the log."""
-    rows = audit.select("SELECT division, sum(challenges) FROM tallies WHERE scope = 1 GROUP BY division")
+def challenges_by_division(audit: AuditLog, event: str) -> dict[str, int]:
+    """Challenges of ``event`` on record per division (by name folded to lower case), from the counts kept with
+    the log."""
     counts: dict[str, int] = {}
-    for division, count in rows:
-        counts[str(division).casefold()] = counts.get(str(division).casefold(), 0) + int(count)
+    for scope, division, _, challenges, _ in audit.tallies(event, top=0)[0]:
+        if scope == 1:  # a division's count (0 is the whole event's, 2 a round's)
+            counts[str(division).casefold()] = counts.get(str(division).casefold(), 0) + int(challenges)
     return counts
 
 
@@ -138,10 +139,11 @@ class Weighed:
         }
 
 
-def weigh(changes: Sequence[Change], audit: AuditLog, devices: Sequence[Device]) -> list[Weighed]:
-    """Each change with the devices serving its division, the challenges on record there, and whether the TD
-    must confirm it (:data:`DELIBERATE`, with a challenge on record)."""
-    recorded = challenges_by_division(audit) if changes else {}
+def weigh(changes: Sequence[Change], audit: AuditLog, devices: Sequence[Device], *, event: str) -> list[Weighed]:
+    """Each change with the devices serving its division, the challenges of ``event`` (the event served: its
+    records bear its name) on record there, and whether the TD must confirm it (:data:`DELIBERATE`, with a
+    challenge on record)."""
+    recorded = challenges_by_division(audit, event) if changes else {}
     weighed = []
     for change in changes:
         if not change.division:
