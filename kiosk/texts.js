@@ -302,7 +302,12 @@ function consoleStrings(tr, keys) {
     change: {
       title: c("change.title"),
       intro: c("change.intro"),
-      serving: (kiosks, handhelds, division) => c("change.serving", { kiosks, handhelds, division }),
+      serving: (kiosks, handhelds, division) =>
+        c("change.serving", {
+          kiosks: c("change.kiosks", { n: kiosks }),
+          handhelds: c("change.handhelds", { n: handhelds }),
+          division,
+        }),
       recorded: (n, division) => c("change.recorded", { n, division }),
       penalty: c("change.penalty"),
       confirm: c("change.confirm"),

@@ -73,8 +73,8 @@ def test_a_rule_change_mid_event_is_confirmed_naming_it_and_goes_on_the_record(
     expect(dialog).to_contain_text(
         "Open: rule 10 points per word for an unsuccessful challenge -> 5 points per word for an unsuccessful challenge"
     )
-    expect(dialog).to_contain_text("3 kiosk(s) and 0 handheld(s) serve Open")  # not kiosk-juniors
-    expect(dialog).to_contain_text("2 challenge(s) recorded in Open")
+    expect(dialog).to_contain_text("3 kiosks and 0 handhelds serve Open")  # not kiosk-juniors
+    expect(dialog).to_contain_text("2 challenges recorded in Open")
     expect(dialog).to_contain_text("WESPA 3.10.14(a): an announced penalty should not change")
     expect(console.locator("#change-cancel")).to_be_focused()  # the safe choice first
     _evidence(console, "change-dialog-1440x900")

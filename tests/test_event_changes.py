@@ -153,7 +153,7 @@ def test_a_rule_change_mid_event_is_refused_without_confirm_and_previewed(
     assert body["message"]["key"] == "error.event.confirm"
     assert "Open: rule 5 points per word" in body["error"]
     assert "10 points per word" in body["error"]
-    assert "2 challenge(s) on record" in body["error"]
+    assert "division Open has 2 challenges on record and 7 kiosks and handhelds serving it" in body["error"]
     assert client.get("/api/event", headers=actors.alice).json() == before  # nothing changed
     assert load_event(data_dir).divisions[0].rule.value == "five-per-word"
     assert _changes(client, actors) == []

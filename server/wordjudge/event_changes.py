@@ -164,9 +164,10 @@ def require_confirmed(weighed: Sequence[Weighed], confirmed: bool) -> None:
     for item in weighed:
         if item.needs_confirmation:
             raise Conflict(
-                "error.event.confirm", change=describe(item.change), challenges=item.challenges or 0,
-                division=item.change.division,
-                devices=sum((item.devices or {}).values()), details=[w.as_dict() for w in weighed],
+                "error.event.confirm", change=describe(item.change), division=item.change.division,
+                challenges=Message("change.challenges", n=item.challenges or 0),
+                devices=Message("change.devices", n=sum((item.devices or {}).values())),
+                details=[w.as_dict() for w in weighed],
             )  # fmt: skip
 
 
