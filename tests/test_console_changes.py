@@ -123,9 +123,7 @@ def test_a_rule_change_mid_event_is_confirmed_naming_it_and_goes_on_the_record(
     tab(other, "Event settings")
     other.locator("#event-seconds").fill("20")
     other.locator("#save-event").click()
-    expect(other.locator("#change-dialog")).to_contain_text(
-        "event settings: seconds a kiosk shows a verdict: 10 -> 20"
-    )
+    expect(other.locator("#change-dialog")).to_contain_text("event settings: seconds a kiosk shows a verdict: 10 -> 20")
     _evidence(other, "change-dialog-1280x720")
     other.locator("#change-confirm").click()
     expect(other.locator("#event-note")).to_have_text("Event saved and served")

@@ -349,3 +349,10 @@ def test_every_error_body_is_the_documented_error_shape(status: int, code: str, 
         exc = cls(said, details=details) if takes_details else cls("error.rate.pairing", retry_after=1)
         shaped = ErrorBody.model_validate(exc.body())
         assert (shaped.status, shaped.code) == (cls.status, cls.code)
+
+
+@PROPERTY
+@given(st.text(alphabet=st.characters(max_codepoint=0x7F), max_size=40) | st.text(max_size=20))
+def test_the_ascii_shortcut_of_normalise_is_the_normal_form(text: str) -> None:
+    # normalise skips both NFC passes for ASCII (NFC and upper-casing leave ASCII as ASCII): the same answer.
+    assert normalise(text) == unicodedata.normalize("NFC", unicodedata.normalize("NFC", text).upper())
