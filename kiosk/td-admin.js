@@ -90,7 +90,7 @@ export function accountsView(me) {
 }
 
 export function eventView(content) {
-  const note = h("p", { class: "message", role: "alert" });
+  const note = h("p", { class: "message", role: "alert", id: "event-note" });
   content.append(note);
   Promise.all([call("/api/event"), call("/api/lexicons/available")]).then(
     ([event, available]) => {
@@ -184,7 +184,20 @@ export function eventView(content) {
                 })),
               };
               try {
-                await call("/api/event", { method: "PUT", body });
+                // What would change, with the kiosks serving each division and its challenges: the TD
+                // confirms it in a dialog naming each change, and only then is it sent (confirmed).
+                const preview = await call("/api/event/preview", { method: "POST", body });
+                if (!preview.changes.length) {
+                  note.textContent = C.change.none;
+                  note.className = "ok";
+                  return;
+                }
+                if (!(await confirmChanges(content, preview.changes))) {
+                  note.textContent = C.change.cancelled;
+                  note.className = "message";
+                  return;
+                }
+                await call("/api/event", { method: "PUT", body: { ...body, confirm: true } });
                 note.textContent = C.eventSaved;
                 note.className = "ok";
                 if (language) followLanguage(language.value); // the console too speaks the new language
@@ -220,6 +233,55 @@ export function eventView(content) {
     },
     (error) => problem(note, error),
   );
+}
+
+// The changes a save would make, in a modal dialog (keyboard: Tab between the buttons, Escape cancels;
+// Cancel has the focus first). Resolves true when the TD confirms.
+function confirmChanges(content, changes) {
+  const item = (change) =>
+    h(
+      "li",
+      { class: change.needs_confirmation ? "change-item deliberate" : "change-item" },
+      h("strong", {}, STRINGS.message(change.message)),
+      change.division && change.what.startsWith("division.") && change.what !== "division.added"
+        ? [
+            h("br"),
+            C.change.serving(change.devices.kiosk, change.devices.runner, change.division),
+            "; ",
+            C.change.recorded(change.challenges, change.division),
+          ]
+        : null,
+      change.what === "division.rule" && change.challenges ? [h("br"), h("em", {}, C.change.penalty)] : null,
+    );
+  const dialog = h(
+    "dialog",
+    { id: "change-dialog", class: "change-dialog", "aria-labelledby": "change-dialog-title" },
+    h(
+      "form",
+      { method: "dialog" },
+      h("h2", { id: "change-dialog-title" }, C.change.title),
+      h("p", {}, C.change.intro),
+      h("ul", { class: "change-list" }, changes.map(item)),
+      h(
+        "p",
+        { class: "dialog-buttons" },
+        h(
+          "button",
+          { type: "submit", value: "cancel", class: "secondary", id: "change-cancel", autofocus: true },
+          C.change.cancel,
+        ),
+        h("button", { type: "submit", value: "confirm", class: "primary", id: "change-confirm" }, C.change.confirm),
+      ),
+    ),
+  );
+  content.append(dialog);
+  return new Promise((resolve) => {
+    dialog.addEventListener("close", () => {
+      dialog.remove();
+      resolve(dialog.returnValue === "confirm");
+    });
+    dialog.showModal();
+  });
 }
 
 // A row of the summary. Each bar says what it measures: the challenges (against the largest count shown)

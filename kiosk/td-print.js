@@ -241,8 +241,9 @@ async function feed(app, params, me) {
           h("td", {}, roundText(r.round)),
           h("td", {}, r.table),
           h("td", {}, r.actor),
-          h("td", {}, r.words.join(" ")),
-          h("td", {}, verdictText(r.verdict)),
+          // A TD's change: what changed, no verdict.
+          h("td", {}, r.kind === "change" ? STRINGS.message(r.change_message) : r.words.join(" ")),
+          h("td", {}, r.verdict ? verdictText(r.verdict) : ""),
           h(
             "td",
             { class: "final" },

@@ -78,6 +78,11 @@ export async function showRecord(detail, id, { open, close }, answer = null) {
   const fact = (label, value) => [h("dt", {}, label), h("dd", {}, value)];
   const reopen = (kind) => (created) => showRecord(detail, id, { open, close }, { kind, text: answerText(created) });
   const link = (target, text) => h("button", { type: "button", class: "link", onclick: () => open(target) }, text);
+  if (record.kind === "change") {
+    detail.replaceChildren(changeView(record, fact, note, close));
+    detail.querySelector("#record-title").focus();
+    return;
+  }
   const linked = linkedSteps(record);
   detail.replaceChildren(
     h(
@@ -126,6 +131,39 @@ export async function showRecord(detail, id, { open, close }, answer = null) {
     ),
   );
   (detail.querySelector(".answer") || detail.querySelector("#record-title")).focus();
+}
+
+// A change record: who changed what, and the state before and after it (no words, verdict or docket).
+function changeView(record, fact, note, close) {
+  const side = (values) =>
+    values === null || values === undefined
+      ? C.change.nothing
+      : h(
+          "ul",
+          { class: "change-values" },
+          Object.entries(values).map(([key, value]) =>
+            h("li", {}, `${C.change.setting(key)}: ${Array.isArray(value) ? value.join(" / ") : String(value)}`),
+          ),
+        );
+  return h(
+    "section",
+    { class: "record-view", "aria-labelledby": "record-title", id: "record-view", "data-id": record.id },
+    h("h2", { id: "record-title", tabindex: "-1" }, C.record(record.id)),
+    h(
+      "dl",
+      {},
+      fact(K.kind, C.kind(record.kind)),
+      fact(K.time, when(record.created_at)),
+      fact(K.actor, C.actorChannel(record.actor, STRINGS.channel(record.channel))),
+      record.division ? fact(K.division, record.division) : null,
+      fact(C.change.what, h("span", { id: "change-what" }, STRINGS.message(record.change_message))),
+      fact(C.change.before, h("div", { id: "change-before" }, side(record.change.before))),
+      fact(C.change.after, h("div", { id: "change-after" }, side(record.change.after))),
+      fact(C.chain, C.chainPosition(record.id, record.hash.slice(0, 16), record.prev_hash.slice(0, 16))),
+    ),
+    note,
+    h("button", { type: "button", class: "secondary", id: "close-record", onclick: close }, C.closeRecord),
+  );
 }
 
 // The records linked to this one, with kind and verdict: a challenge's whole family after it; a re-check's,

@@ -112,6 +112,19 @@ function filtersForm(onApply, note) {
         h("option", { value: "unacceptable" }, STRINGS.unacceptable),
       ),
     ),
+    h(
+      "label",
+      { for: "filter-kind" },
+      K.kind,
+      h(
+        "select",
+        { id: "filter-kind", name: "kind" },
+        h("option", { value: "" }, C.anyKind),
+        ["challenge", "recheck", "reissue", "ruling", "change"].map((kind) =>
+          h("option", { value: kind }, C.kind(kind)),
+        ),
+      ),
+    ),
     field("since", C.since, date),
     field("until", C.until, date),
     h("button", { type: "submit", class: "primary" }, C.apply),
@@ -119,7 +132,30 @@ function filtersForm(onApply, note) {
   return form;
 }
 
+// A TD's change (event settings, a division, a TD account, a device): who changed what, no verdict.
+function changeRow(record, open) {
+  return h(
+    "tr",
+    { class: "record change", "data-id": record.id },
+    h(
+      "td",
+      {},
+      h("button", { type: "button", class: "link open-record", onclick: () => open(record.id) }, `#${record.id}`),
+    ),
+    h("td", {}, when(record.created_at)),
+    h("td", {}, C.kind(record.kind)),
+    h("td", {}, record.division),
+    h("td", {}, ""),
+    h("td", {}, ""),
+    h("td", {}, record.actor),
+    h("td", { class: "change-what" }, STRINGS.message(record.change_message)),
+    h("td", {}, ""),
+    h("td", { class: "per-word" }, ""),
+  );
+}
+
 function row(record, open) {
+  if (record.kind === "change") return changeRow(record, open);
   const final = record.final;
   const shown = final && final.linked.length ? final.verdict : record.verdict;
   const state = shown === null ? "awaiting" : shown === "acceptable" ? "acceptable" : "unacceptable";

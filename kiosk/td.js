@@ -395,7 +395,7 @@ function devicesTable(devices, refresh, onRepair = null) {
                     class: "secondary small",
                     "aria-label": C.revokeNamed(d.name),
                     onclick: async () => {
-                      if (!window.confirm(C.revokeConfirm(d.name))) return;
+                      if (!window.confirm(C.revokeConfirmDivision(d.name, d.division))) return;
                       await call(`/api/devices/${encodeURIComponent(d.name)}/revoke`, { method: "POST" });
                       refresh();
                     },

@@ -295,6 +295,31 @@ function consoleStrings(tr, keys) {
     revoke: c("revoke"),
     revokeNamed: (name) => c("revokeNamed", { name }),
     revokeConfirm: (name) => c("revokeConfirm", { name }),
+    // Revoking names the division the device serves: the TD sees which players lose a kiosk.
+    revokeConfirmDivision: (name, division) =>
+      c("revokeConfirmDivision", { name, division: division ?? c("everyDivisionServed") }),
+    anyKind: c("anyKind"),
+    change: {
+      title: c("change.title"),
+      intro: c("change.intro"),
+      serving: (kiosks, handhelds, division) =>
+        c("change.serving", {
+          kiosks: c("change.kiosks", { n: kiosks }),
+          handhelds: c("change.handhelds", { n: handhelds }),
+          division,
+        }),
+      recorded: (n, division) => c("change.recorded", { n, division }),
+      penalty: c("change.penalty"),
+      confirm: c("change.confirm"),
+      cancel: c("change.cancel"),
+      none: c("change.none"),
+      cancelled: c("change.cancelled"),
+      what: c("change.what"),
+      before: c("change.before"),
+      after: c("change.after"),
+      nothing: c("change.nothing"),
+      setting: (key) => (tr.has(`ui.console.change.setting.${key}`) ? c(`change.setting.${key}`) : key),
+    },
     alerts: c("alerts"),
     noAlerts: c("noAlerts"),
     alertLine: (time, message) => c("alertLine", { time, message }),

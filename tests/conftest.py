@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import gzip
+import hashlib
+import os
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -15,14 +18,34 @@ from fastapi.testclient import TestClient
 from wordjudge.app import create_app
 from wordjudge.auth import Role
 from wordjudge.demo import demo_source, open_demo
-from wordjudge.lexicon import DEMO_NAME, LexiconStore
+from wordjudge.editions import canonical_form
+from wordjudge.lexicon import DEMO_NAME, Lexicon, LexiconStore
 from wordjudge.settings import Settings
 from wordjudge.wordlist import normalise
 
-from .helpers import Actors, LiveServer, device_headers, td_headers, write_event
+from . import wordgen
+from .helpers import CHEAP_HASHER, PROFILE, Actors, LiveServer, device_headers, td_headers, write_event
 from .wordgen import markov_words
 
 pytest_plugins = ["tests.browser"]  # the browser fixture, for the web clients' tests
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m selects: a module that forgot its marker is still left out
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test that drives the browser ``browser`` and ``live``, and every test that starts a server
+    through ``live_server`` ``live``, whatever its module says: the fast suite (``-m "not live and not browser"``)
+    then never starts a browser or a server (the i18n screen walks, unmarked, once took half its time)."""
+    for item in items:
+        names = set(getattr(item, "fixturenames", ()))
+        if "browser" in names:
+            item.add_marker(pytest.mark.browser)
+        if names & {"browser", "live_server"}:
+            item.add_marker(pytest.mark.live)
+
+
+def pytest_report_header() -> str:
+    other = "a fifth of the examples; WORDJUDGE_TESTS=full runs them all" if PROFILE == "fast" else "every example"
+    return f"randomised tests: {PROFILE} profile ({other})"
 
 
 @pytest.fixture(scope="session")
@@ -32,9 +55,53 @@ def demo_words() -> list[str]:
 
 
 @pytest.fixture(scope="session")
-def generated_words(demo_words: list[str]) -> list[str]:
-    """280,000 generated pseudo-words (the size of CSW24)."""
-    return markov_words(demo_words, 280_000)
+def generated_words(demo_words: list[str], pytestconfig: pytest.Config) -> list[str]:
+    """280,000 generated pseudo-words (the size of CSW24).
+
+    Generating them takes ten seconds, so they are kept in pytest's cache folder (``.pytest_cache``) from one run
+    to the next, in a file named by a hash of all that makes them (the generator's code, the demo list, the
+    count): a change to any of these makes new ones. Without the cache (``-p no:cacheprovider``) every run
+    generates them.
+    """
+    count = 280_000
+    cache: pytest.Cache | None = getattr(pytestconfig, "cache", None)
+    if cache is None:
+        return markov_words(demo_words, count)
+    made_of = hashlib.sha256(Path(wordgen.__file__).read_bytes() + canonical_form(demo_words) + b"%d" % count)
+    path = cache.mkdir("generated-words") / f"markov-{count}-{made_of.hexdigest()[:16]}.txt"
+    if path.is_file():
+        words = path.read_text("utf-8").split("\n")
+        if len(words) == count:
+            return words
+    words = markov_words(demo_words, count)
+    with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent, delete=False) as handle:
+        handle.write("\n".join(words))  # whole or not at all: another run may read it at once
+    os.replace(handle.name, path)
+    return words
+
+
+@pytest.fixture(scope="session", autouse=True)
+def words_verified_once_a_session() -> Iterator[None]:
+    """Verify the words of the same compiled files once a session, not once for each app of each test.
+
+    Every app verifies its lexicons' words against their fingerprints (:meth:`Lexicon.verify_content`: a tenth
+    of a second for the demo, in nearly every test, as each data dir holds a copy of the same compiled demo).
+    :meth:`Lexicon.open` has checked the trie file against the SHA-256 its manifest names, so a trie of a SHA-256
+    whose words were verified against this fingerprint once need not be again. Any other pair, such as the
+    manifest or trie a test altered, is verified in full, as the code does it.
+    """
+    verified: set[tuple[str, str]] = set()
+    verify = Lexicon.verify_content
+
+    def verify_once(lexicon: Lexicon) -> None:
+        key = (lexicon.manifest.trie_sha256, lexicon.manifest.fingerprint)
+        if key not in verified:
+            verify(lexicon)
+            verified.add(key)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Lexicon, "verify_content", verify_once)
+        yield
 
 
 @pytest.fixture(scope="session")
@@ -59,7 +126,8 @@ def settings(data_dir: Path) -> Settings:
 
 @pytest.fixture
 def app(settings: Settings) -> FastAPI:
-    return create_app(settings)
+    """The app on the test's data dir; TD passwords it hashes use the cheap test hasher (helpers.CHEAP_HASHER)."""
+    return create_app(settings, hasher=CHEAP_HASHER)
 
 
 @pytest.fixture
@@ -72,7 +140,7 @@ def client(app: FastAPI) -> Iterator[TestClient]:
 def event_client(data_dir: Path, settings: Settings) -> Iterator[TestClient]:
     """A client of a server for a real event (the demo's settings cannot be changed: they are the demo's)."""
     write_event(data_dir, [("Open", "demo", "five-per-word")], name="Test Open")
-    with TestClient(create_app(settings)) as client:
+    with TestClient(create_app(settings, hasher=CHEAP_HASHER)) as client:
         yield client
 
 

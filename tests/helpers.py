@@ -29,9 +29,25 @@ from wordjudge.messages import LANGUAGES, Message, catalogue
 from wordjudge.records import Record, RecordFilter
 
 # Tests sign TDs in with cheap Argon2 settings (the hash records its own settings, so the server
-# checks it as it is); test_access checks that the server's own hashes use the real, costly ones.
+# checks it as it is), and the apps of the fixtures hash with them too (create_app's ``hasher``, which
+# only tests pass); test_access checks that the server's own hashes use the real, costly ones, and
+# the live servers (``wordjudge serve``) use those.
 CHEAP_HASHER = PasswordHasher(time_cost=1, memory_cost=8, parallelism=1)
 PASSWORD = "correct horse battery"
+
+# How many examples the randomised tests (hypothesis properties, schemathesis fuzzing) run: every one they ask
+# for under the "full" profile, which .ci/check chooses (WORDJUDGE_TESTS=full); a fifth of them (at least 5)
+# under "fast", the default of a plain pytest run, so that the fast suite stays quick. The fast profile also
+# leaves schemathesis' coverage phase to the full one (test_schema_fuzz.py); every other test runs the same.
+PROFILES = ("fast", "full")
+PROFILE = os.environ.get("WORDJUDGE_TESTS", "fast")
+if PROFILE not in PROFILES:
+    raise ValueError(f"WORDJUDGE_TESTS={PROFILE!r}: use one of {', '.join(PROFILES)}")
+
+
+def examples(full: int) -> int:
+    """The examples a randomised test runs under the profile chosen, ``full`` under the full one."""
+    return full if PROFILE == "full" else max(min(full, 5), full // 5)
 
 
 def access_store(data_dir: Path) -> AccessStore:

@@ -15,11 +15,22 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from wordjudge.access import ACCESS_FILE
+from wordjudge.app import create_app
 from wordjudge.auth import Role
 from wordjudge.deps import CSRF_HEADER, SESSION_COOKIE
 from wordjudge.errors import DeviceMoved
+from wordjudge.settings import Settings
 
-from .helpers import PASSWORD, Actors, access_store, assert_error_shape, device_headers, td_headers, write_event
+from .helpers import (
+    CHEAP_HASHER,
+    PASSWORD,
+    Actors,
+    access_store,
+    assert_error_shape,
+    device_headers,
+    td_headers,
+    write_event,
+)
 
 CALLERS = ("anonymous", "kiosk", "runner", "revoked", "td", "monitor")
 EVENT = {
@@ -141,6 +152,7 @@ ROUTES: list[Row] = [
     ("POST", lambda w: "/api/tds", lambda w: {"name": w.fresh_name(), "password": PASSWORD}, (401, 403, 403, 401, 201, 403)),
     ("POST", lambda w: f"/api/tds/{w.fresh_td()}/disable", lambda w: None, (401, 403, 403, 401, 200, 403)),
     ("PUT", lambda w: "/api/event", lambda w: EVENT, (401, 403, 403, 401, 200, 403)),
+    ("POST", lambda w: "/api/event/preview", lambda w: EVENT, (401, 403, 403, 401, 200, 403)),
     ("PUT", lambda w: "/api/event/round", lambda w: {"current_round": 2}, (401, 403, 403, 401, 200, 403)),
     ("GET", lambda w: "/api/lexicons/available", lambda w: None, (401, 403, 403, 401, 200, 403)),
     ("DELETE", lambda w: "/api/session", lambda w: None, (401, 200, 200, 401, 200, 403)),  # last: ends the TD's session
@@ -247,6 +259,23 @@ def test_sign_in_sets_a_strict_http_only_cookie_and_unsafe_requests_need_the_csr
     assert client.request("DELETE", "/api/session", headers={CSRF_HEADER: csrf}).status_code == 200
     client.cookies.set(SESSION_COOKIE, response.cookies[SESSION_COOKIE])  # a copy of the old cookie is dead
     assert_error_shape(client.get("/api/challenges"), 401, "unauthorized")
+
+
+@pytest.mark.parametrize("cheap", [False, True])
+def test_the_server_hashes_td_passwords_at_full_cost_unless_a_test_hands_in_its_hasher(
+    settings: Settings, data_dir: Path, cheap: bool
+) -> None:
+    alice = td_headers(data_dir, "alice")
+    app = create_app(settings, hasher=CHEAP_HASHER) if cheap else create_app(settings)  # the latter: as serve does
+    with TestClient(app) as client:
+        added = client.post("/api/tds", json={"name": "bob", "password": PASSWORD}, headers=alice)
+        assert added.status_code == 201, added.text
+    store = access_store(data_dir)
+    try:
+        (stored,) = store.database._connection.execute("SELECT password_hash FROM tds WHERE name = 'bob'").fetchone()  # type: ignore[union-attr]
+    finally:
+        store.close()
+    assert stored.startswith("$argon2id$v=19$m=8,t=1,p=1$" if cheap else "$argon2id$v=19$m=65536,t=3,p=4$")
 
 
 def test_failed_logins_are_throttled_over_http(client: TestClient, data_dir: Path) -> None:

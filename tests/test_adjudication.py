@@ -11,6 +11,7 @@ from wordjudge.audit import AUDIT_FILE, AuditLog
 from wordjudge.auth import Principal, Role
 from wordjudge.errors import Forbidden, InvalidInput, NotFound, ProfileError
 from wordjudge.event import Division, Event
+from wordjudge.final_verdict import awaiting_ruling
 from wordjudge.profile import Catalog
 from wordjudge.records import Entry, Kind, Verdict
 from wordjudge.rules import ChallengeRule
@@ -63,6 +64,13 @@ def submit(
 )
 def test_separators(typed: str | list[str], entries: list[str]) -> None:
     assert split_words(typed) == entries
+
+
+def awaits(audit: AuditLog, challenge_id: int) -> bool:
+    """Whether the console's "needs a ruling" queue lists the challenge."""
+    record = audit.get(challenge_id)
+    assert record is not None
+    return challenge_id in awaiting_ruling(audit, record.event)
 
 
 def test_one_verdict_acceptable_only_if_every_word_is(adjudicator: Adjudicator) -> None:
@@ -232,7 +240,7 @@ def test_a_reissue_is_not_a_disagreement(adjudicator: Adjudicator) -> None:
     original = submit(adjudicator, "cat dog")
     reissue = adjudicator.reissue(ALICE, original.id, words="cats dogz", reason="slip", request_id="reissue-1")
     assert adjudicator.audit.append_sync(reissue).record.agrees is False
-    assert not adjudicator.audit.needs_ruling(original.id)
+    assert not awaits(adjudicator.audit, original.id)
 
 
 def test_disagreeing_recheck_is_flagged_until_the_td_rules(adjudicator: Adjudicator) -> None:
@@ -243,7 +251,7 @@ def test_disagreeing_recheck_is_flagged_until_the_td_rules(adjudicator: Adjudica
     changed = Adjudicator(event, {"TINY": adjudicator.profiles["TINY"]}, audit)
     recheck = audit.append_sync(changed.recheck(ALICE, original.id, request_id="recheck-1")).record
     assert (recheck.verdict, recheck.agrees, recheck.lexicon) == (Verdict.UNACCEPTABLE, False, "TINY")
-    assert audit.needs_ruling(original.id)
+    assert awaits(audit, original.id)
     with pytest.raises(Forbidden, match="only the TD may record a ruling"):
         adjudicator.ruling(KIOSK, original.id, verdict=Verdict.ACCEPTABLE, note="n", request_id="ruling-01")
     with pytest.raises(InvalidInput, match="the ruling's note is required"):
@@ -259,7 +267,7 @@ def test_disagreeing_recheck_is_flagged_until_the_td_rules(adjudicator: Adjudica
         "bob",
     )
     assert ruling.consequence["text"] == "Play stands: challenger loses 5 points (1 word x 5)"
-    assert not audit.needs_ruling(original.id)
+    assert not awaits(audit, original.id)
     with pytest.raises(InvalidInput, match="is a ruling"):
         adjudicator.recheck(ALICE, ruling.id, request_id="recheck-9")
 

@@ -16,6 +16,7 @@ import pytest
 from wordjudge.audit import AUDIT_FILE, Appended, AuditLog, _Task
 from wordjudge.chain import GENESIS_HASH
 from wordjudge.errors import AuditUnavailable, Conflict
+from wordjudge.event_changes import Change, change_entry
 from wordjudge.records import Entry, Kind, Record, RecordFilter, Verdict, record_hash
 from wordjudge.rules import ChallengeRule, consequence
 
@@ -77,11 +78,15 @@ def audit(tmp_path: Path) -> Iterator[AuditLog]:
     log.close()
 
 
-def fill(log: AuditLog, count: int) -> list[Record]:
-    """Append ``count`` mixed records (challenges, rechecks, reissues, rulings) through the writer."""
+def fill(log: AuditLog, count: int, *, changes: bool = False) -> list[Record]:
+    """Append ``count`` mixed records (challenges, rechecks, reissues, rulings; and TD's changes, with
+    ``changes``) through the writer."""
     futures: list[Future[Appended]] = []
     for n in range(1, count + 1):
-        if n % 10 == 4:
+        if changes and n % 100 == 2:
+            change = Change("division.rule", "Open", "Open", {"rule": "ten-per-word"}, {"rule": f"rule-{n}"})
+            futures.append(log.submit(change_entry(change, actor="td-alice", event="Spring Open")))
+        elif n % 10 == 4:
             futures.append(log.submit(child(n, Kind.RECHECK, n - 1, "td-alice")))
         elif n % 10 == 7:
             futures.append(log.submit(child(n, Kind.REISSUE, n - 2, "td-bob")))
@@ -107,7 +112,7 @@ def test_append_returns_the_committed_record_and_reads_back_identically(audit: A
 
 
 def test_chain_verifies_after_thousands_of_mixed_records(audit: AuditLog) -> None:
-    records = fill(audit, 3000)
+    records = fill(audit, 3000, changes=True)
     assert [r.id for r in records] == list(range(1, 3001))
     result = audit.verify()
     assert result.ok, result.describe()

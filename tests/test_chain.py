@@ -21,11 +21,11 @@ from wordjudge.app import create_app
 from wordjudge.audit import AUDIT_FILE, Appended, AuditLog
 from wordjudge.audit_schema import MIGRATIONS, SCHEMA
 from wordjudge.auth import Role
-from wordjudge.chain import HeadMark, head_text
+from wordjudge.chain import HeadMark, head_text, verify_chain
 from wordjudge.cli import main
 from wordjudge.errors import AuditUnavailable
 from wordjudge.final_verdict import Correction, settle
-from wordjudge.records import Record, from_body, record_body, record_hash
+from wordjudge.records import Record, from_body, record_body, record_hash, verdict_of
 from wordjudge.resources import Resources
 from wordjudge.settings import Settings
 from wordjudge.summary import summarise
@@ -322,7 +322,10 @@ def test_a_log_with_a_dropped_trigger_is_served_for_reading_but_refuses_records(
         assert client.get("/api/challenges/1", headers=actors.alice).status_code == 200  # still readable
 
 
-def test_the_start_checks_what_came_since_its_checkpoint_and_the_whole_log_in_the_background(tmp_path: Path) -> None:
+def test_the_start_checks_what_came_since_its_checkpoint_and_the_whole_log_in_the_background(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("wordjudge.audit._WHOLE_CHECK_AFTER", 0.1)  # a server waits 3 s: its first verdicts first
     path = tmp_path / AUDIT_FILE
     a_log(path, 200)  # its start wrote a checkpoint; so does each start after it
     log = AuditLog(path)
@@ -350,6 +353,20 @@ def test_the_start_checks_what_came_since_its_checkpoint_and_the_whole_log_in_th
             whole.append_sync(entry(202))
     finally:
         whole.close()
+
+
+def test_a_side_connection_that_fails_fails_the_check_in_the_callers_thread(tmp_path: Path) -> None:
+    # A closing log interrupts its background check's two connections: the SQL checks on the side connection,
+    # in a thread of their own, failed there unseen (an unhandled exception in a thread) and the check went on.
+    path = tmp_path / AUDIT_FILE
+    a_log(path, 20)
+    main, side = (sqlite3.connect(path, check_same_thread=False) for _ in range(2))  # as the log's own
+    side.close()
+    try:
+        with pytest.raises(sqlite3.ProgrammingError, match="closed database"):
+            verify_chain(main, side=side, deep=True)
+    finally:
+        main.close()
 
 
 def test_a_rehashed_log_fails_the_start_against_its_checkpoint(tmp_path: Path) -> None:
@@ -486,7 +503,7 @@ def test_the_summary_from_its_tallies_is_the_summary_of_the_records(client: Test
     every = _all_records(client, actors, "")
     finals = {r.id: settle([f for f in every if f.id == r.id or _family_of(f, every) == r.id]) for r in every
               if r.kind.value == "challenge"}  # fmt: skip
-    changed = {cid: Correction(cid, every[cid - 1].division, every[cid - 1].round, every[cid - 1].verdict, f.verdict)
+    changed = {cid: Correction(cid, every[cid - 1].division, every[cid - 1].round, verdict_of(every[cid - 1]), f.verdict)
                for cid, f in finals.items() if f.verdict is not every[cid - 1].verdict}  # fmt: skip
     assert sorted(changed) == [4, 7, 8]
     for query in ("", "?division=Open", "?division=Open&round=3"):
@@ -496,7 +513,7 @@ def test_the_summary_from_its_tallies_is_the_summary_of_the_records(client: Test
         ]  # the slow way, from every record
         assert fast == summarise(records, changed), query
     whole = client.get("/api/summary", headers=actors.alice).json()["total"]
-    first = sum(r.verdict.value == "acceptable" for r in every if r.kind.value == "challenge")
+    first = sum(str(r.verdict) == "acceptable" for r in every if r.kind.value == "challenge")
     assert (whole["acceptable"], whole["overturned"], whole["awaiting_ruling"]) == (first - 1 + 1 + 1, 3, 0)
     by_table = client.get("/api/summary?table=3", headers=actors.alice).json()  # no tally: from the records
     assert by_table["total"]["challenges"] == sum(1 for n in range(60) if n % 9 + 1 == 3)

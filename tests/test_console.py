@@ -108,6 +108,9 @@ def test_runner_docket_and_td_console_end_to_end(browser: Browser, server: LiveS
     tab(console, "Event settings")
     console.locator(".division-lexicon").select_option("demo-qi")
     console.get_by_role("button", name="Save and serve").click()
+    # Mid-event (a challenge is on record): the lexicon change is confirmed in a dialog naming it.
+    expect(console.locator("#change-dialog")).to_contain_text("Open: lexicon demo -> demo-qi")
+    console.get_by_role("button", name="Make these changes").click()
     expect(console.locator(".event-form ~ .ok, p.ok")).to_have_text("Event saved and served")
     tab(console, "Live feed")
     console.get_by_role("button", name="#1", exact=True).click()
@@ -119,21 +122,24 @@ def test_runner_docket_and_td_console_end_to_end(browser: Browser, server: LiveS
     console.locator("#reissue-words").fill("cat qis")
     console.locator("#reissue-reason").fill("the board shows QIS")
     console.get_by_role("button", name="Reissue with corrected words").last.click()
-    expect(console.locator(".action-reissue .answer")).to_have_text("Reissue recorded as #3: CAT QIS ✗ UNACCEPTABLE")
+    expect(console.locator(".action-reissue .answer")).to_have_text("Reissue recorded as #4: CAT QIS ✗ UNACCEPTABLE")
     console.locator("#ruling-verdict").select_option("acceptable")
     console.locator("#ruling-note").fill("errata: QI is valid; play stands")
     console.get_by_role("button", name="Record a ruling").last.click()
     expect(console.locator(".action-ruling .answer")).to_have_text(
-        "Ruling recorded as #4: ✓ ACCEPTABLE, the final verdict"
+        "Ruling recorded as #5: ✓ ACCEPTABLE, the final verdict"
     )
-    expect(console.locator("#final-verdict")).to_contain_text("ruled ACCEPTABLE by alice, #4")
+    expect(console.locator("#final-verdict")).to_contain_text("ruled ACCEPTABLE by alice, #5")
     expect(console.locator(".record-view .needs-ruling")).to_have_count(0)
     records = server.records()
     assert [(r.kind.value, r.actor, r.parent_id) for r in records] == [
-        ("challenge", "Runner Ann", None), ("recheck", "alice", 1), ("reissue", "alice", 1), ("ruling", "alice", 1),
+        ("challenge", "Runner Ann", None), ("change", "alice", None),  # the lexicon change, on the record
+        ("recheck", "alice", 1), ("reissue", "alice", 1), ("ruling", "alice", 1),
     ]  # fmt: skip
-    assert records[1].agrees is False
-    assert records[2].verdict.value == "unacceptable"  # QIS is in neither list
+    assert records[1].change == {"what": "division.lexicon", "subject": "Open", "before": {"lexicon": "demo"},
+                                 "after": {"lexicon": "demo-qi"}}  # fmt: skip
+    assert records[2].agrees is False
+    assert str(records[3].verdict) == "unacceptable"  # QIS is in neither list
 
     # The TD revokes the runner, whose next request fails.
     tab(console, "Devices and accounts")

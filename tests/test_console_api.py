@@ -120,8 +120,8 @@ def test_event_settings_change_what_is_served(event_client: TestClient, actors: 
     )  # fmt: skip
     assert "'dmeo' is compiled (did you mean demo?); compiled: demo." in typo.json()["error"]
     assert (data_dir / EVENT_FILE).read_text() == before
-    upper = event_client.put(
-        "/api/event", json={**event, "division": [{"name": "A", "lexicon": "DEMO", "rule": "double"}]},
+    upper = event_client.put(  # B is removed, with challenges on record: confirmed (test_event_changes.py)
+        "/api/event", json={**event, "confirm": True, "division": [{"name": "A", "lexicon": "DEMO", "rule": "double"}]},
         headers=actors.alice,
     )  # fmt: skip
     assert upper.json()["divisions"][0]["lexicon"] == "demo"  # the compiled name, whatever the case typed
@@ -237,6 +237,16 @@ def test_the_live_feed_streams_new_records_to_the_td(data_dir: Path, live_server
     assert [r["acceptable"] for r in data["results"]] == [True, False]  # the TD sees per-word results here
 
 
+def test_the_live_feed_ends_when_asked_not_at_its_next_look(
+    client: TestClient, actors: Actors, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("wordjudge.api_console.FEED_POLL_SECONDS", 30.0)  # looks for new records this far apart
+    started = time.monotonic()
+    response = client.get("/api/feed?seconds=0.2", headers=actors.alice)
+    assert response.status_code == 200
+    assert time.monotonic() - started < 10  # not a whole look (30 s) past the 0.2 s asked for
+
+
 def test_the_demo_event_is_not_changed_into_a_real_one_inside_the_demos_log(
     client: TestClient, actors: Actors, data_dir: Path
 ) -> None:
@@ -287,6 +297,18 @@ def test_a_recheck_that_disagrees_alerts_the_td_at_once(data_dir: Path, settings
                   if a["kind"] == "needs_ruling"]  # fmt: skip
         assert [a["actor"] for a in alerts] == [f"#{first['id']}"]
         assert f"re-check #{recheck.json()['id']} of challenge #{first['id']}" in alerts[0]["message"]
+        queue = client.get("/api/challenges?needs_ruling=true", headers=actors.alice).json()["records"]
+        assert [r["id"] for r in queue] == [first["id"]]
+        # The slip did not match the board: the corrected words decide, and nothing waits for a ruling any more.
+        reissue = client.post(f"/api/challenges/{first['id']}/reissue", headers=actors.bob,
+                              json={"words": "qi", "reason": "board shows QI", "request_id": "reissue-0001"})  # fmt: skip
+        assert reissue.status_code == 201
+        assert client.get("/api/challenges?needs_ruling=true", headers=actors.alice).json()["records"] == []
+        assert queue[0]["needs_ruling"] is True  # before the reissue
+        view = client.get(f"/api/challenges/{first['id']}", headers=actors.alice).json()
+        assert (view["needs_ruling"], view["final"]["verdict"]) == (False, "acceptable")
+        rest = client.get("/api/challenges?needs_ruling=false&kind=challenge", headers=actors.alice).json()
+        assert first["id"] in [r["id"] for r in rest["records"]]
 
 
 def test_rulings_reach_the_list_and_the_record_view(client: TestClient, actors: Actors) -> None:

@@ -74,6 +74,7 @@ def serve_errata(server: LiveServer, td: dict[str, str]) -> None:
     """The TD serves the amended list (QI is valid) in Open: a re-check of a QI challenge now disagrees."""
     event = httpx.get(f"{server.base}/api/event", headers=td).json()
     body = {"name": event["name"], "rounds": True, "challenges_per_minute": 0, "kiosk_result_seconds": 10,
+            "confirm": True,  # a lexicon changed mid-event (test_event_changes.py)
             "division": [{"name": "Open", "lexicon": "demo-qi", "rule": "five-per-word"},
                          {"name": "Premier", "lexicon": "demo", "rule": "double"}]}  # fmt: skip
     assert httpx.put(f"{server.base}/api/event", json=body, headers=td).status_code == 200
@@ -406,7 +407,9 @@ def test_a_round_report_per_division_and_the_feed_print_on_a4_with_final_verdict
     expect(page.locator(".report-list tbody tr")).to_have_count(1)
     expect(page.locator(".report-list tbody tr")).to_contain_text("DOG QAT")
     page.goto(f"{server.base}/td?print=feed")
-    expect(page.locator(".report-list tbody tr")).to_have_count(8)  # 5 challenges, 2 re-checks, a ruling
+    # 5 challenges, 2 re-checks, a ruling, and the errata's lexicon change (what changed, no verdict)
+    expect(page.locator(".report-list tbody tr")).to_have_count(9)
+    expect(page.locator(".report-list tbody tr").filter(has_text="Open: lexicon demo -> demo-qi")).to_have_count(1)
     expect(page.locator(f".report-list tr[data-id='{qi[0]}'] td.final")).to_contain_text("the TD rules on it")
     shots(page, "console-feed-print")
     page.context.close()

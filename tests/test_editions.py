@@ -10,13 +10,15 @@ from wordjudge.editions import Edition, Match, Registry, canonical_form, fingerp
 from wordjudge.errors import InvalidInput
 from wordjudge.wordlist import read_word_list
 
-from .helpers import write_list
+from .helpers import PROFILE, write_list
 
 ENABLE_SHA = "b819e7b67f8f2c80640ae76f0edbe59a4a1befb6de0f348463642ad49bdd2ad3"
 
 
 def test_canonical_form_is_sorted_unique_words_with_final_newline() -> None:
     assert canonical_form(["AA", "AB", "ÉTÉ"]) == "AA\nAB\nÉTÉ\n".encode()
+    assert canonical_form(iter(["QI"])) == b"QI\n"  # any iterable, each word ending in a newline
+    assert canonical_form([]) == b""
     assert fingerprint(["AB", "AA", "AB"]) == hashlib.sha256(b"AA\nAB\n").hexdigest()
 
 
@@ -83,14 +85,27 @@ def _variants(words: list[str]) -> dict[str, dict[str, object]]:
     }
 
 
-@pytest.mark.parametrize("variant", list(_variants(["AA"]).keys()))
+@pytest.fixture(scope="module")
+def enable_variants(demo_words: list[str]) -> dict[str, dict[str, object]]:
+    """The ENABLE list written every way, made once for the module (each takes most of a second)."""
+    return _variants(demo_words)
+
+
+# The fast profile reads one variant of each format (each read of ENABLE takes most of a second); the full
+# profile (.ci/check) reads every one.
+_FAST_VARIANTS = ("plain-shuffled-lower-CRLF-BOM.txt", "zyzzyva.gz", "playability.txt")
+_VARIANTS = [name for name in _variants(["AA"]) if PROFILE == "full" or name in _FAST_VARIANTS]
+
+
+@pytest.mark.parametrize("variant", _VARIANTS)
 def test_fingerprint_of_enable_matches_registry_in_every_order_case_line_end_and_format(
-    tmp_path: Path, demo_words: list[str], variant: str
+    tmp_path: Path, enable_variants: dict[str, dict[str, object]], variant: str
 ) -> None:
-    spec = _variants(demo_words)[variant]
+    spec = dict(enable_variants[variant])
     lines = spec.pop("lines")
     path = write_list(tmp_path / variant, lines, **spec)  # type: ignore[arg-type]
     word_list = read_word_list(path)
-    assert fingerprint(word_list.words) == ENABLE_SHA
-    identified = load_registry().identify(len(word_list.words), fingerprint(word_list.words))
+    found = fingerprint(word_list.words)
+    assert found == ENABLE_SHA
+    identified = load_registry().identify(len(word_list.words), found)
     assert identified.describe() == "matches ENABLE (172,820 words)"

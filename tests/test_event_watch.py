@@ -17,7 +17,7 @@ import httpx2 as httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from wordjudge.app import EVENT_WATCH_SECONDS, create_app
+from wordjudge.app import create_app
 from wordjudge.event import EVENT_FILE
 from wordjudge.settings import Settings
 
@@ -32,8 +32,16 @@ name = "Open"
 lexicon = "demo"
 rule = "five-per-word"
 """
+# The in-process servers here look at the file five times a second rather than once (the same watcher, sooner;
+# the live test at the end runs ``wordjudge serve`` with its own second).
+LOOK_SECONDS = 0.2
 # A changed file is served once it has held still for one look: at most two looks, and some slack.
-PICKED_UP_WITHIN = 2 * EVENT_WATCH_SECONDS + 8
+PICKED_UP_WITHIN = 2 * LOOK_SECONDS + 8
+
+
+@pytest.fixture(autouse=True)
+def quick_looks(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("wordjudge.app.EVENT_WATCH_SECONDS", LOOK_SECONDS)
 
 
 def eventually(check: Callable[[], Any], what: str) -> Any:
@@ -94,6 +102,15 @@ def test_a_hand_edit_is_served_within_seconds(
     assert (verdict["event"], verdict["rule"]) == ("Spring Open 2", "double")
     assert "event.toml changed: now serving Spring Open 2, 1 division(s), current round 6" in caplog.text
     assert warnings(served) == []
+    # The hand edit is on the record too, by the file (test_event_changes.py): before it was served.
+    changes = served.get("/api/challenges?kind=change", headers=td_headers(data_dir, "alice")).json()["records"]
+    assert [
+        (r["actor"], r["change"]["what"], r["change"]["before"], r["change"]["after"]) for r in reversed(changes)
+    ] == [
+        ("event.toml", "event.settings", {"name": "Spring Open"}, {"name": "Spring Open 2"}),
+        ("event.toml", "division.rule", {"rule": "five-per-word"}, {"rule": "double"}),
+    ]
+    assert changes[0]["id"] < verdict["id"]
 
 
 def test_a_hand_edit_that_does_not_load_is_not_served_and_health_says_why_until_fixed(
@@ -141,7 +158,7 @@ def test_the_consoles_own_writes_are_not_taken_for_hand_edits(
         "division": [{"name": "Open", "lexicon": "demo", "rule": "single"}],
     }  # fmt: skip
     assert served.put("/api/event", json=body, headers=alice).status_code == 200
-    time.sleep(3 * EVENT_WATCH_SECONDS + 0.5)  # several looks at the file the console wrote
+    time.sleep(3 * LOOK_SECONDS + 0.5)  # several looks at the file the console wrote
     assert "changed: now serving" not in caplog.text
     assert warnings(served) == []
     assert served.get("/api/event", headers=alice).json()["current_round"] == 2

@@ -239,7 +239,7 @@ class Challenge:
         )
         if record is None:
             return f"{answered}; the log has no record of it"
-        return f"{answered}; the log has record {record.id} {' '.join(record.words)} {record.verdict.value}"
+        return f"{answered}; the log has record {record.id} {' '.join(record.words)} {record.verdict!s}"
 
     def matches(self, record: Record) -> bool:
         """Whether ``record`` is this challenge, as sent and as answered."""
@@ -249,8 +249,8 @@ class Challenge:
             and record.words_typed == self.typed
             and record.words == tuple(word.upper() for word in self.typed)
             and (record.table, record.round, record.division) == (str(self.table), self.round, "Open")
-            and record.verdict.value == ("acceptable" if self.acceptable else "unacceptable")
-            and (record.id, record.verdict.value, record.hash) == (
+            and str(record.verdict) == ("acceptable" if self.acceptable else "unacceptable")
+            and (record.id, str(record.verdict), record.hash) == (
                 self.answer.get("id"), self.answer.get("verdict"), self.answer.get("hash"),
             )
         )  # fmt: skip
@@ -589,7 +589,7 @@ def test_a_full_disk_refuses_challenges_without_a_verdict_and_recovers(
 
     verification, records = read_log(data)
     assert verification.ok, verification.describe()
-    assert {r.request_id: (r.id, r.verdict.value, r.hash) for r in records} == {
+    assert {r.request_id: (r.id, str(r.verdict), r.hash) for r in records} == {
         request_id: (answer["id"], answer["verdict"], answer["hash"]) for request_id, answer in acknowledged.items()
     }
     verify_with_the_cli(data, 7)
@@ -685,7 +685,7 @@ def test_a_disk_that_fails_read_only_under_a_live_server(
 
     verification, records = read_log(data)
     assert verification.ok, verification.describe()
-    assert {r.id: (r.request_id, r.verdict.value, r.hash) for r in records} == {
+    assert {r.id: (r.request_id, str(r.verdict), r.hash) for r in records} == {
         id_: (answer["request_id"], answer["verdict"], answer["hash"]) for id_, answer in acknowledged.items()
     }
     server.start()

@@ -3,6 +3,7 @@ written by the real adjudication service into a real audit log."""
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +17,7 @@ from wordjudge.errors import NotFound
 from wordjudge.event import Division, Event
 from wordjudge.final_verdict import (
     FinalVerdict,
+    awaiting_ruling,
     corrections,
     final_verdict,
     finals_of_linked,
@@ -23,7 +25,7 @@ from wordjudge.final_verdict import (
     settle,
 )
 from wordjudge.profile import Catalog
-from wordjudge.records import Kind, Record, Verdict
+from wordjudge.records import Kind, Record, RecordFilter, Verdict
 from wordjudge.rules import ChallengeRule
 from wordjudge.wordlist import parse_word_list
 
@@ -83,6 +85,13 @@ def log(tmp_path: Path) -> Iterator[Log]:
     audit.close()
 
 
+def awaits(audit: AuditLog, challenge_id: int) -> bool:
+    """Whether the console's "needs a ruling" queue lists the challenge."""
+    record = audit.get(challenge_id)
+    assert record is not None
+    return challenge_id in awaiting_ruling(audit, record.event)
+
+
 def test_a_challenge_alone_keeps_its_own_verdict(log: Log) -> None:
     challenge = log.challenge("cat dogz")
     final = log.final(challenge)
@@ -108,7 +117,7 @@ def test_a_disagreeing_recheck_then_a_ruling(log: Log) -> None:
     assert waiting.awaiting_ruling is not None
     assert (waiting.awaiting_ruling.id, waiting.awaiting_ruling.verdict) == (recheck.id, UNACC)
     assert waiting.changed
-    assert log.audit.needs_ruling(challenge.id)  # the console's flag says the same
+    assert awaits(log.audit, challenge.id)  # the console's flag says the same
 
     ruling = log.ruling(challenge, UNACC)
     for record in (challenge, recheck, ruling):  # any record of the family gives the challenge's final verdict
@@ -119,7 +128,7 @@ def test_a_disagreeing_recheck_then_a_ruling(log: Log) -> None:
         assert (final.decided_by.kind, final.decided_by.id, final.decided_by.actor) == (Kind.RULING, ruling.id, "bob")
         assert [(step.kind, step.id) for step in final.linked] == [(Kind.RECHECK, recheck.id), (Kind.RULING, ruling.id)]
         assert final.changed
-    assert not log.audit.needs_ruling(challenge.id)
+    assert not awaits(log.audit, challenge.id)
 
 
 def test_a_ruling_is_not_overturned_by_a_later_recheck_that_agrees_with_the_original(log: Log) -> None:
@@ -141,7 +150,7 @@ def test_a_recheck_after_a_ruling_that_disagrees_asks_for_a_new_ruling(log: Log)
     assert final.verdict is None
     assert final.awaiting_ruling is not None
     assert final.awaiting_ruling.id == late.id
-    assert log.audit.needs_ruling(challenge.id)
+    assert awaits(log.audit, challenge.id)
 
 
 def test_a_reissue_decides_on_its_corrected_words(log: Log) -> None:
@@ -162,6 +171,7 @@ def test_a_recheck_of_words_a_reissue_replaced_changes_nothing(log: Log) -> None
     assert (final.verdict, final.awaiting_ruling) == (ACC, None)
     assert final.decided_by is not None
     assert final.decided_by.id == reissue.id
+    assert not awaits(log.audit, challenge.id)  # nor does the queue list it
 
 
 def test_a_reissue_that_a_recheck_disputes_awaits_a_ruling_and_a_reissue_ends_a_dispute(log: Log) -> None:
@@ -173,11 +183,56 @@ def test_a_reissue_that_a_recheck_disputes_awaits_a_ruling_and_a_reissue_ends_a_
     assert final.awaiting_ruling is not None
     assert final.awaiting_ruling.id == recheck.id
     assert final.words == ("CATS",)
+    assert queue(log) == [challenge.id]  # the challenge waits, not the reissue
     again = log.reissue(challenge, "cat dog")
     final = log.final(recheck)
     assert (final.verdict, final.awaiting_ruling, final.words) == (ACC, None, ("CAT", "DOG"))
     assert final.decided_by is not None
     assert final.decided_by.id == again.id
+    assert queue(log) == []
+
+
+def queue(log: Log) -> list[int]:
+    """What the console's "needs a ruling" queue lists (GET /api/challenges?needs_ruling=true), newest first."""
+    awaiting = awaiting_ruling(log.audit, "Test Open")
+    return [record.id for record in log.audit.find(RecordFilter(needs_ruling=True, awaiting=awaiting))]
+
+
+def test_a_reissue_after_a_disagreeing_recheck_settles_it_and_leaves_the_queue(log: Log) -> None:
+    challenge = log.challenge("cats")
+    log.recheck(challenge, after=True)  # disagrees: the TD must rule
+    assert queue(log) == [challenge.id]
+    log.reissue(challenge, "cat")  # the slip did not match the board: the corrected words decide
+    assert log.final(challenge).awaiting_ruling is None
+    assert queue(log) == []
+    others = [record.id for record in log.audit.find(RecordFilter(needs_ruling=False, awaiting=frozenset()))]
+    assert challenge.id in others
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_queue_lists_exactly_the_challenges_whose_final_verdict_awaits_a_ruling(log: Log, seed: int) -> None:
+    """Whatever the TDs do, in any order: the queue and each final verdict say the same thing."""
+    rng = random.Random(seed)
+    challenges = [log.challenge(rng.choice(["cats", "cat", "cats dog", "dogz"])) for _ in range(4)]
+    family: dict[int, list[Record]] = {c.id: [c] for c in challenges}
+    for _ in range(10):
+        challenge = rng.choice(challenges)
+        target = rng.choice(family[challenge.id])
+        if target.kind not in (Kind.CHALLENGE, Kind.REISSUE):  # what a re-check or reissue may follow
+            continue
+        action = rng.choice(["recheck", "recheck", "reissue", "ruling"])
+        if action == "recheck":
+            # alice cannot re-check what she adjudicated herself (a reissue of hers): bob does
+            done = log.recheck(target, after=rng.random() < 0.7, by=BOB if target.actor == "alice" else ALICE)
+        elif action == "reissue" and target.actor != "alice":
+            done = log.reissue(target, rng.choice(["cat", "cats", "dog"]))
+        elif action == "ruling" and target.kind is Kind.CHALLENGE:
+            done = log.ruling(target, rng.choice([ACC, UNACC]))
+        else:
+            continue
+        family[challenge.id].append(done)
+    expected = sorted((c.id for c in challenges if log.final(c).verdict is None), reverse=True)
+    assert queue(log) == expected
 
 
 def test_what_it_says_never_holds_per_word_results_or_notes(log: Log) -> None:

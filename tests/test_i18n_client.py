@@ -55,7 +55,7 @@ def test_the_french_catalogue_has_every_english_key_with_the_same_placeholders()
         assert text.strip(), f"{key}: no French text"
     # The clients' keys are ui.* (and role.*); the server's, beside them, error.*, rule.*, consequence.*,
     # verdict.*, chain.*, cli.* and role.* (tests/test_messages.py).
-    namespaces = ("ui.", "role.", "error.", "rule.", "consequence.", "verdict.", "chain.", "cli.")
+    namespaces = ("ui.", "role.", "error.", "rule.", "consequence.", "verdict.", "chain.", "cli.", "change.")
     assert all(key.startswith(namespaces) for key in en), "every key is in one of the catalogue's namespaces"
 
 
@@ -360,6 +360,7 @@ def test_the_pages_follow_the_events_language(browser: Browser, walk_server: Liv
     console.locator("#tab-event").click()
     console.locator("#event-language").select_option("fr")
     console.locator("#save-event").click()
+    console.locator("#change-confirm").click()  # the dialog naming the change (test_console_changes.py)
     expect(console.locator("#tab-event")).to_have_text("Réglages du tournoi")
     assert [body["language"] for body in sent] == ["fr"]
     # The page in French reads the event again meanwhile: its request is still in the handler as the test ends.

@@ -15,6 +15,7 @@ import pytest
 
 from wordjudge import errors
 from wordjudge.auth import Role
+from wordjudge.event_changes import FIELDS
 from wordjudge.messages import (
     DEFAULT_LANGUAGE,
     LANGUAGES,
@@ -38,7 +39,7 @@ SERVER = ROOT / "server" / "wordjudge"
 LOCALES = ROOT / "kiosk" / "locales"
 FILES = ("en", "fr")  # the languages with a catalogue file (qps-ploc is made from en)
 # The namespaces the server says things in (the clients' are ui.*).
-SERVER_KEY = re.compile(r"^(error|rule|consequence|verdict|chain|cli|role)\.[a-z0-9_.-]*[a-z0-9_-]$")
+SERVER_KEY = re.compile(r"^(error|rule|consequence|verdict|chain|cli|role|change)\.[a-z0-9_.-]*[a-z0-9_-]$")
 NNBSP = "\u202f"
 
 
@@ -215,8 +216,8 @@ def _calls() -> list[tuple[str, ast.expr, set[str]]]:
     return calls
 
 
-# The keys made from a name (a kind, verdict or rule: every one is checked below), the only keys not written out.
-_MADE = ("Message(f'verdict.kind.{", "Message(f'verdict.{", "Message(f'rule.{")
+# The keys made from a name (a kind, verdict, rule or a change's setting: every one is checked below), the only keys not written out.
+_MADE = ("Message(f'verdict.kind.{", "Message(f'verdict.{", "Message(f'rule.{", "Message(f'change.field.{")
 
 
 def test_every_error_is_raised_with_a_catalogue_key_never_with_text() -> None:
@@ -247,7 +248,7 @@ def test_every_key_written_in_the_code_is_in_the_catalogue() -> None:
     # The keys made from names: every kind, verdict, rule (and its description) and role.
     made = {kind_message(kind).key for kind in Kind} | {verdict_message(verdict).key for verdict in Verdict}
     made |= {rule.message.key for rule in ChallengeRule} | {rule.description_message.key for rule in ChallengeRule}
-    made |= {f"role.{role.value}" for role in Role}
+    made |= {f"role.{role.value}" for role in Role} | {f"change.field.{name}" for name in FIELDS}
     assert sorted(made - set(english)) == []
     # And nothing in the server's namespaces that the server never says.
     unused = {key for key in english if SERVER_KEY.fullmatch(key)} - written - made

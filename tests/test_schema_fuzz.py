@@ -3,7 +3,9 @@ CSRF token) and as a kiosk (bearer token).
 
 Every operation in ``/openapi.json`` gets schemathesis' coverage phase (boundary values, missing and
 wrong-typed fields, methods the path does not answer) and its fuzzing phase (``MAX_EXAMPLES`` requests,
-schema-valid and schema-violating). For every response:
+schema-valid and schema-violating). Under the fast profile of a plain pytest run (helpers.PROFILE) only the
+fuzzing phase runs, with a fifth of the requests: the coverage phase's two thousand requests are most of the
+fast suite's time, and .ci/check (the full profile) runs both phases in full. For every response:
 
 - never a 5xx;
 - every 4xx in the one documented error shape (``errors.error_body``, ``errors.ErrorBody`` in the schema);
@@ -40,17 +42,24 @@ from wordjudge.lexicon import DEMO_NAME
 from wordjudge.settings import Settings
 
 from .helpers import (
+    CHEAP_HASHER,
     ERROR_KEYS,
     PASSWORD,
+    PROFILE,
     access_store,
     assert_message_is_the_error,
     device_headers,
+    examples,
     td_headers,
     write_event,
 )
 
-MAX_EXAMPLES = 20  # fuzzed requests per operation and actor, schema-valid and not; plus the coverage phase's
+# Fuzzed requests per operation and actor, schema-valid and not (a fifth of them under the fast profile:
+# helpers.examples); plus the coverage phase's, under the full profile.
+MAX_EXAMPLES = examples(20)
+COVERAGE_PHASE = PROFILE == "full"
 FEED_TIMEOUT = 1.0  # the live feed never ends by itself: read what it sends in this long
+FEED_EXAMPLES = 4 if PROFILE == "full" else 1  # each schema-valid request to the feed takes FEED_TIMEOUT
 
 # Values the schema cannot know, offered most of the time so that schema-valid requests also reach the
 # adjudication itself and the records, devices and TDs of the prepared data dir (below). The words are
@@ -78,7 +87,11 @@ _RECORD = {"path.record_id": _from("records")}
 CONFIG = schemathesis.Config.from_dict(
     {
         "generation": {"max-examples": MAX_EXAMPLES, "mode": "all"},
-        "phases": {"examples": {"enabled": False}, "coverage": {"enabled": True}, "fuzzing": {"enabled": True}},
+        "phases": {
+            "examples": {"enabled": False},
+            "coverage": {"enabled": COVERAGE_PHASE},
+            "fuzzing": {"enabled": True},
+        },
         "checks": {
             # A schema-valid request may still be refused for what a schema cannot say: an unknown division,
             # a word outside the lexicon's alphabet (422), a record that is not there (404), a TD's route (403).
@@ -113,7 +126,7 @@ CONFIG = schemathesis.Config.from_dict(
             {
                 "include-name": "GET /api/feed",
                 "phases": {"coverage": {"enabled": False}},
-                "generation": {"max-examples": 4},
+                "generation": {"max-examples": FEED_EXAMPLES},
             },
         ],
     }
@@ -161,7 +174,7 @@ def prepared(tmp_path_factory: pytest.TempPathFactory, compiled_demo: Path) -> P
     kiosk = device_headers(data, "kiosk-1")
     device_headers(data, "runner-1", Role.RUNNER, "Junior")
     alice, bob = td_headers(data, "alice"), td_headers(data, "bob")
-    with TestClient(create_app(Settings(data_dir=data))) as client:
+    with TestClient(create_app(Settings(data_dir=data), hasher=CHEAP_HASHER)) as client:
         for words, request_id in (("cat dog", "fuzz-0001"), ("cat qi", "fuzz-0002")):
             body = {"division": "Open", "table": 1, "round": 1, "words": words, "request_id": request_id}
             assert client.post("/api/challenges", json=body, headers=kiosk).status_code == 201
@@ -183,7 +196,9 @@ def target(prepared: Prepared, tmp_path: Path) -> Target:
     """A fresh copy of the prepared data dir and an app on it (schemathesis starts and ends its lifespan)."""
     data = tmp_path / "data"
     shutil.copytree(prepared.data_dir, data)
-    return Target(create_app(Settings(data_dir=data)), data, prepared.td, prepared.kiosk)
+    # The TDs the fuzzing adds, and the sign-ins it tries, hash with the cheap test hasher (test_access checks
+    # the server's own cost); Argon2id at full cost would make them most of the run.
+    return Target(create_app(Settings(data_dir=data), hasher=CHEAP_HASHER), data, prepared.td, prepared.kiosk)
 
 
 def _send(case: schemathesis.Case[Any], target: Target, headers: dict[str, str]) -> None:

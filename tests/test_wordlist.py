@@ -5,13 +5,13 @@ import unicodedata
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from wordjudge.errors import WordListError
 from wordjudge.wordlist import SourceFormat, normalise, parse_word_list, read_word_list, word_problem
 
-from .helpers import write_list
+from .helpers import examples, write_list
 
 
 def parse(text: str, **kwargs: object) -> set[str]:
@@ -135,11 +135,13 @@ def test_progress_is_reported_for_big_lists() -> None:
     assert calls[-1] == (45_000, 45_000)
 
 
+@settings(max_examples=examples(100))  # hypothesis's own number, under the full profile
 @given(st.text(alphabet=st.characters(categories=("Lu", "Ll", "Mn", "Nd", "Po", "Zs")), max_size=20))
 def test_normalise_is_idempotent(text: str) -> None:
     assert normalise(normalise(text)) == normalise(text)
 
 
+@settings(max_examples=examples(100))
 @given(st.lists(st.text(alphabet="abcçñäłσ", min_size=1, max_size=8), min_size=1, max_size=30), st.randoms())
 def test_format_and_order_do_not_change_the_words(words: list[str], rng: object) -> None:
     plain = parse("\n".join(words))

@@ -144,6 +144,10 @@ def check_name(name: str, what: str = "name") -> str:
     return name
 
 
+def nothing(*_: object) -> None:
+    """A ``before_commit`` that does nothing (nobody puts the change on record: the command line)."""
+
+
 def check_free(db: sqlite3.Connection, name: str) -> None:
     """Raise :class:`Conflict` if a device or a TD has (or had) the name ``name``."""
     # One namespace for devices and TDs: the audit log names actors, and two must never look alike.

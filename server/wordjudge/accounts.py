@@ -11,12 +11,13 @@ import secrets
 import sqlite3
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
-from .access_db import AccessDatabase, check_free, check_name, digest, stored_time
+from .access_db import AccessDatabase, check_free, check_name, digest, nothing, stored_time
 from .alerts import Alerts
 from .auth import CHANNELS, Principal, Role
 from .errors import InvalidInput, NotFound, Unauthorized
@@ -58,13 +59,17 @@ class TdAccounts:
         self._dummy_lock = threading.Lock()
         self._checking = threading.BoundedSemaphore(2)
 
-    def add(self, name: str, password: str, *, by: str) -> TdAccount:
-        """Add a TD account. Raises :class:`InvalidInput` (name, short password), :class:`Conflict` (taken)."""
+    def add(self, name: str, password: str, *, by: str, before_commit: Callable[[str], None] = nothing) -> TdAccount:
+        """Add a TD account. Raises :class:`InvalidInput` (name, short password), :class:`Conflict` (taken).
+
+        ``before_commit`` is called with the name once the account can be added, before it is: what it raises
+        (a change record that could not be written) leaves the account unmade."""
         name = check_name(name, "td")
         password_hash = self._hasher.hash(_check_password(password))
         now = stored_time(self._database.now())
         with self._database.write() as db:
             check_free(db, name)
+            before_commit(name)
             db.execute(
                 "INSERT INTO tds (name, password_hash, created_at, created_by) VALUES (?, ?, ?, ?)",
                 (name, password_hash, now, by),
@@ -79,10 +84,14 @@ class TdAccounts:
             db.execute("UPDATE tds SET password_hash = ?, disabled_at = NULL WHERE id = ?", (password_hash, td_id))
             self._end_sessions(db, td_id)
 
-    def disable(self, name: str) -> None:
-        """Disable a TD account and end its sessions. Raises :class:`NotFound`."""
+    def disable(self, name: str, *, before_commit: Callable[[str], None] = nothing) -> None:
+        """Disable a TD account and end its sessions. Raises :class:`NotFound`.
+
+        ``before_commit`` is called with the account's name once it is found, before it is disabled: what it
+        raises leaves the account as it was."""
         with self._database.write() as db:
             td_id = _td_id(db, name)
+            before_commit(db.execute("SELECT name FROM tds WHERE id = ?", (td_id,)).fetchone()[0])
             db.execute("UPDATE tds SET disabled_at = ? WHERE id = ?", (stored_time(self._database.now()), td_id))
             self._end_sessions(db, td_id)
 

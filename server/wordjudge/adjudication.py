@@ -24,6 +24,7 @@ from .audit import AuditLog, check_request_id
 from .auth import Principal
 from .errors import Forbidden, InvalidInput, NotFound, ProfileError
 from .event import Division, Event
+from .event_changes import describe
 from .input_rules import MAX_LETTERS, MAX_ROUND, MAX_TABLE, MAX_WORDS, MIN_LETTERS, TABLE_PATTERNS, TABLE_RULES
 from .messages import Message
 from .profile import Profile
@@ -223,6 +224,8 @@ class Adjudicator:
         parent = self.get_record(parent_id)
         if parent.kind is Kind.RULING:
             raise InvalidInput("error.record.ruling_on_ruling", id=str(parent_id))
+        if parent.kind is Kind.CHANGE:
+            raise InvalidInput("error.record.no_verdict", id=str(parent_id), kind=parent.kind.value)
         self._require_other_adjudicator(principal, parent, "ruling")
         division = self._division_of(parent)
         acceptable = verdict is Verdict.ACCEPTABLE
@@ -304,7 +307,6 @@ def record_view(record: Record, principal: Principal, audit: AuditLog | None = N
         }
         if audit is not None:
             view["children"] = [child.id for child in audit.children(record.id)]
-            view["needs_ruling"] = audit.needs_ruling(record.id)
     return view
 
 
@@ -315,6 +317,8 @@ def verdict_view(record: Record) -> dict[str, Any]:
     ``verdict_message`` and ``rule_message`` say the kind, verdict and rule in words: each a catalogue key
     and its parameters, for screens to say in the event's language.
     """
+    if record.verdict is None:
+        return change_view(record)
     acceptable = record.verdict is Verdict.ACCEPTABLE
     said = _consequence_said(record.rule, acceptable, len(record.words), str(record.consequence.get("text", "")))
     return {
@@ -343,6 +347,19 @@ def verdict_view(record: Record) -> dict[str, Any]:
         # existed could be brute-forced back to its per-word results.
         "hash": record.hash if record.hash_is_public else None,
     }
+
+
+def change_view(record: Record) -> dict[str, Any]:
+    """A change record as the console shows it: who changed what, before and after; no words, no verdict."""
+    return {
+        "id": record.id, "kind": record.kind.value, "parent_id": None, "created_at": record.created_at,
+        "event": record.event, "division": record.division, "round": None, "table": "", "words": [],
+        "word_count": 0, "repeated": [], "verdict": None, "lexicon": "", "fingerprint": "", "rule": "",
+        "consequence": None, "kind_message": kind_message(record.kind).as_dict(), "verdict_message": None,
+        "rule_message": None, "agrees": None, "request_id": record.request_id, "change": record.change,
+        "change_message": describe(record.change or {}).as_dict(), "actor": record.actor,
+        "hash": record.hash if record.hash_is_public else None,
+    }  # fmt: skip
 
 
 @lru_cache(maxsize=1024)

@@ -184,14 +184,18 @@ def read_challenge(record_id: _RecordId, resources: ResourcesDep, who: Principal
     """One record: its verdict for the device that submitted it; everything, with links, for the TD."""
     record = resources.challenges.adjudicator.get_record(record_id)
     who.require_may_see(record)
-    return _with_final(record_view(record, who, resources.audit), final_verdict(resources.audit, record.id))
+    final = final_verdict(resources.audit, record.id) if record.verdict is not None else None  # a change: none
+    return _with_final(record_view(record, who, resources.audit), final)
 
 
 def _with_final(view: dict[str, Any], final: FinalVerdict | None) -> dict[str, Any]:
     """A record's view with the final verdict of its challenge (after re-checks, reissues and rulings), if known:
     `final.verdict` (null while a re-check awaits the TD's ruling), `final.decided_by` (kind, id, actor) and
-    `final.linked` (each linked record's kind and verdict). Never per-word results."""
-    return view if final is None else view | {"final": final.as_dict()}
+    `final.linked` (each linked record's kind and verdict), and `needs_ruling`: whether it awaits the TD's ruling.
+    Never per-word results."""
+    if final is None:
+        return view
+    return view | {"final": final.as_dict(), "needs_ruling": final.awaiting_ruling is not None}
 
 
 @router.get("/challenges/{record_id}/docket", tags=["challenges"])

@@ -25,6 +25,8 @@ from .deps import (
     client_address,
     td_only,
 )
+from .devices import Device
+from .event_changes import Change, put_on_record
 from .links import DeviceUrl, pairing_link, server_url
 from .pairing import EXAMPLE, MAX_OPEN_CODES, PairingCode
 from .qr import qr_svg
@@ -165,8 +167,17 @@ def devices(resources: ResourcesDep, who: Annotated[Principal, td_only("error.td
 def revoke_device(
     name: _DeviceName, resources: ResourcesDep, who: Annotated[Principal, td_only("error.td_only.revoke_devices")]
 ) -> dict[str, Any]:
-    """Revoke a device: its next request fails (TD)."""
-    return resources.access.devices.revoke(name, by=who.actor).as_dict()
+    """Revoke a device: its next request fails (TD). Put on record first (a `change` record `device.revoked`
+    naming its role and division; 503 if it cannot be, and the device stays as it was); revoking a revoked
+    device changes nothing."""
+
+    def put_on_record_first(device: Device) -> None:
+        state = {"role": device.role.value, "division": device.division}
+        change = Change("device.revoked", device.name, device.division or "", {**state, "revoked": False},
+                        {**state, "revoked": True})  # fmt: skip
+        put_on_record(resources.audit, [change], actor=who.actor, event=resources.served.event.name)
+
+    return resources.access.devices.revoke(name, by=who.actor, before_commit=put_on_record_first).as_dict()
 
 
 @router.post("/devices/{name}/pairing-code", status_code=201, tags=["access"])
@@ -183,7 +194,13 @@ def repair_device(
     stops working then. A newer code for the device, or revoking it, voids this one. `repair` is true.
     404 for an unknown device, 422 for a monitor.
     """
-    code = resources.access.pairing.create_repair_code(name, by=who.actor)
+    revoked = resources.access.devices.get(name).revoked_at is not None  # 404 for an unknown device
+
+    def put_on_record_first(device: str, division: str | None) -> None:
+        change = Change("device.repair_code", device, division or "", {"revoked": revoked}, {"repair_code": True})
+        put_on_record(resources.audit, [change], actor=who.actor, event=resources.served.event.name)
+
+    code = resources.access.pairing.create_repair_code(name, by=who.actor, before_commit=put_on_record_first)
     base = server_url(resources.settings, resources.mdns, seen_at=str(request.base_url))
     return _handed_out(code, base) | _link_note(base)
 

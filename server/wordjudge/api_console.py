@@ -18,11 +18,14 @@ from fastapi.sse import EventSourceResponse, format_sse_event
 from .adjudication import record_view
 from .auth import Principal
 from .deps import ERROR_RESPONSES, FilterDep, LoginIn, ResourcesDep, json_object, td_only
-from .event import EventSettings, RoundSetting, known_lexicons, parse_event_change
+from .errors import InvalidInput
+from .event import Event, EventSettings, RoundSetting, known_lexicons, parse_event_change
+from .event_changes import Change, event_changes, put_on_record, require_confirmed, weigh
 from .export import ExportFormat, chunks
 from .final_verdict import corrections, final_verdicts, finals_of_linked
 from .profile import Catalog
 from .records import RecordFilter
+from .resources import Resources
 from .summary import TOP_WORDS, from_tallies, summarise
 
 router = APIRouter(prefix="/api", responses=ERROR_RESPONSES)
@@ -56,6 +59,12 @@ def _inline(schema: Any, defs: dict[str, Any]) -> Any:
 # words each refusal for the TD as for the file; documented here since the route reads the JSON itself.
 _EVENT_SCHEMA = EventSettings.model_json_schema()
 del _EVENT_SCHEMA["properties"]["current_round"]  # one way to set it: PUT /api/event/round
+_EVENT_SCHEMA["properties"]["confirm"] = {
+    "type": "boolean",
+    "default": False,
+    "description": "true: make the changes that need the TD's confirmation (a division's lexicon or rule, or its "
+    "removal, once it has a challenge on record); without it they are refused (409)",
+}
 _EVENT_BODY = {
     "requestBody": {
         "required": True,
@@ -104,6 +113,7 @@ async def feed(
             view = record_view(record, who, audit)
             if record.id in finals:
                 view["final"] = finals[record.id].as_dict()
+                view["needs_ruling"] = finals[record.id].awaiting_ruling is not None
             events.append(format_sse_event(id=str(record.id), event="record", data_str=_json(view)))
         for final in finals_of_linked(audit, fresh):
             events.append(format_sse_event(event="final", data_str=_json(final.as_dict())))
@@ -113,17 +123,19 @@ async def feed(
         nonlocal after
         yield format_sse_event(retry=2000)
         quiet = 0.0
-        deadline = None if seconds is None else asyncio.get_running_loop().time() + seconds
+        loop = asyncio.get_running_loop()
+        deadline = None if seconds is None else loop.time() + seconds
         while not await request.is_disconnected():
-            if deadline is not None and asyncio.get_running_loop().time() >= deadline:
+            if deadline is not None and loop.time() >= deadline:
                 return
             if (audit.head.id or 0) > after:
                 found, after = await run_in_threadpool(newer, after)
                 for event in found:
                     yield event
                 quiet = 0.0
-            await asyncio.sleep(FEED_POLL_SECONDS)
-            quiet += FEED_POLL_SECONDS
+            pause = FEED_POLL_SECONDS if deadline is None else min(FEED_POLL_SECONDS, max(0.0, deadline - loop.time()))
+            await asyncio.sleep(pause)  # never past the end the caller asked for
+            quiet += pause
             if quiet >= _FEED_KEEPALIVE_SECONDS:  # keeps proxies and the browser from timing out
                 yield format_sse_event(comment="keep-alive")
                 quiet = 0.0
@@ -184,8 +196,15 @@ def tds(resources: ResourcesDep, who: Annotated[Principal, td_only("error.td_onl
 async def add_td(
     body: LoginIn, resources: ResourcesDep, who: Annotated[Principal, td_only("error.td_only.add_tds")]
 ) -> dict[str, Any]:
-    """Add a TD or deputy account (TD)."""
-    account = await run_in_threadpool(resources.access.tds.add, body.name, body.password, by=who.actor)
+    """Add a TD or deputy account (TD), put on record first (a `change` record `td.added`; 503 if it cannot be)."""
+
+    def put_on_record_first(name: str) -> None:
+        change = Change("td.added", name, "", None, {"name": name, "created_by": who.actor})
+        put_on_record(resources.audit, [change], actor=who.actor, event=resources.served.event.name)
+
+    account = await run_in_threadpool(
+        resources.access.tds.add, body.name, body.password, by=who.actor, before_commit=put_on_record_first
+    )
     return vars(account)
 
 
@@ -195,9 +214,17 @@ def disable_td(
     resources: ResourcesDep,
     who: Annotated[Principal, td_only("error.td_only.disable_tds")],
 ) -> dict[str, Any]:
-    """Disable a TD account and end its sessions (TD; not one's own)."""
+    """Disable a TD account and end its sessions (TD; not one's own), put on record first (a `change` record
+    `td.disabled`; 503 if it cannot be)."""
     who.require_not_own_account(name)
-    resources.access.tds.disable(name)
+    was = {account.name: account for account in resources.access.tds.all()}
+
+    def put_on_record_first(found: str) -> None:
+        before = {"disabled": found in was and was[found].disabled_at is not None}
+        change = Change("td.disabled", found, "", before, {"disabled": True})
+        put_on_record(resources.audit, [change], actor=who.actor, event=resources.served.event.name)
+
+    resources.access.tds.disable(name, before_commit=put_on_record_first)
     return {"ok": True, "name": name.strip()}
 
 
@@ -209,15 +236,61 @@ def replace_event(
 ) -> dict[str, Any]:
     """Change the event: name, divisions with their lexicon and rule, rate limit, kiosk result time (TD).
 
-    Written to the event file and served at once; a lexicon that cannot be opened refuses the change.
-    The body has the event file's keys (`division`: a list of name, lexicon, rule) but the current round,
-    which stays as it is (PUT /api/event/round sets it). Lexicon names are matched to the compiled ones
-    whatever their case.
+    Each change is written to the audit log as a `change` record (the TD, what changed, before and after),
+    committed before the change is served; if it cannot be written, nothing changes (503). A division's
+    lexicon or rule changed, or the division removed, once that division has a challenge on record, is
+    refused (409, `error.event.confirm`, the changes in `details` as POST /api/event/preview lists them)
+    unless `confirm` is true (WESPA 3.10.14(a): an announced penalty may not be changed). Then written to
+    the event file and served at once; a lexicon that cannot be opened refuses the change. The body has the
+    event file's keys (`division`: a list of name, lexicon, rule) but the current round, which stays as it
+    is (PUT /api/event/round sets it). Lexicon names are matched to the compiled ones whatever their case.
     """
-    lexicons = known_lexicons(resources.settings.data_dir)
-    event = parse_event_change(body, resources.served.event.current_round, lexicons=lexicons)
-    resources.served.replace_event(event)
+    confirmed = _confirmed(body)
+    event = _asked_for(resources, body)
+    devices = resources.access.devices.all()
+
+    def put_on_record_first(served: Event, asked: Event) -> None:
+        weighed = weigh(event_changes(served, asked), resources.audit, devices, event=served.name)
+        require_confirmed(weighed, confirmed)
+        put_on_record(resources.audit, [item.change for item in weighed], actor=who.actor, event=asked.name)
+
+    resources.served.replace_event(event, before_serving=put_on_record_first)
     return resources.served.event.as_dict()
+
+
+@router.post("/event/preview", tags=["console"], openapi_extra=_EVENT_BODY)
+def preview_event(
+    resources: ResourcesDep,
+    who: Annotated[Principal, td_only("error.td_only.change_event")],
+    body: Annotated[dict[str, Any], Depends(json_object)],
+) -> dict[str, Any]:
+    """What PUT /api/event with this body would change, changing nothing (TD): each change (`what`, `subject`,
+    `division`, `before`, `after`, `message`), with the kiosks and handhelds serving its division
+    (`devices`: not revoked, enrolled for it or for every division), its challenges on record, and whether
+    it `needs_confirmation`. Refused as PUT /api/event refuses a body (422)."""
+    _confirmed(body)
+    event = _asked_for(resources, body)
+    served = resources.served.event
+    weighed = weigh(event_changes(served, event), resources.audit, resources.access.devices.all(), event=served.name)
+    return {
+        "changes": [item.as_dict() for item in weighed],
+        "needs_confirmation": any(item.needs_confirmation for item in weighed),
+    }
+
+
+def _confirmed(body: dict[str, Any]) -> bool:
+    """The body's `confirm` (taken out of it: the rest is the event). Raises :class:`InvalidInput` unless a boolean."""
+    confirmed = body.pop("confirm", False)
+    if not isinstance(confirmed, bool):
+        raise InvalidInput(
+            "error.event.confirm_not_bool", details=[{"field": "confirm", "message": "must be true or false"}]
+        )
+    return confirmed
+
+
+def _asked_for(resources: Resources, body: dict[str, Any]) -> Event:
+    lexicons = known_lexicons(resources.settings.data_dir)
+    return parse_event_change(body, resources.served.event.current_round, lexicons=lexicons)
 
 
 @router.put("/event/round", tags=["console"])

@@ -10,6 +10,7 @@ from contextlib import asynccontextmanager
 from http import HTTPStatus
 from typing import Any
 
+from argon2 import PasswordHasher
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
@@ -36,19 +37,21 @@ log = logging.getLogger(__name__)
 EVENT_WATCH_SECONDS = 1.0  # how often the event file is looked at (a stat) for the TD's hand edits
 
 
-def create_app(settings: Settings, resources: Resources | None = None) -> FastAPI:
+def create_app(
+    settings: Settings, resources: Resources | None = None, *, hasher: PasswordHasher | None = None
+) -> FastAPI:
     """Build the wordjudge web app.
 
     The lifespan opens the :class:`Resources` (event, lexicons, audit log) for the
     settings, unless already-opened ``resources`` are handed in (``wordjudge serve``
     opens them first, to stop with a clear message when a lexicon is bad), and closes
     them at shutdown. While it runs, the event file is watched: the TD's hand edits are served
-    (see :meth:`ServedEvent.pick_up_event_file`).
+    (see :meth:`ServedEvent.pick_up_event_file`). ``hasher``: see :meth:`Resources.open` (tests only).
     """
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[dict[str, Any]]:
-        opened = resources or Resources.open(settings)
+        opened = resources or Resources.open(settings, hasher=hasher)
         opened.advertise()  # wordjudge.local on the LAN, when listening there
         watcher = asyncio.create_task(_watch_event_file(opened), name="event file watcher")
         try:

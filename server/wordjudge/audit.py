@@ -35,7 +35,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -49,13 +49,12 @@ from .messages import Message
 from .records import (
     ENTRY_FIELDS,
     INSERT_RECORD,
-    RECORD_NEEDS_RULING,
     SELECT_RECORDS,
     Entry,
     Record,
     RecordFilter,
-    canonical,
     from_row,
+    record_body,
 )
 
 log = logging.getLogger(__name__)
@@ -430,14 +429,13 @@ class AuditLog:
         previous, record_id = head.hash, head.id or 0
         for n, entry in enumerate(entries):
             record_id += 1
-            # The fields the hash covers (Record.hashed_fields: every one, salt included), built once.
-            data = {name: getattr(entry, name) for name in ENTRY_FIELDS}
-            data.update(
-                id=record_id, created_at=datetime.now(UTC).isoformat(timespec="milliseconds"),
-                software_version=__version__, prev_hash=previous, salt=salts[32 * n : 32 * n + 32],
+            unhashed = Record(
+                **{name: getattr(entry, name) for name in ENTRY_FIELDS}, id=record_id,
+                created_at=datetime.now(UTC).isoformat(timespec="milliseconds"), software_version=__version__,
+                prev_hash=previous, salt=salts[32 * n : 32 * n + 32],
             )  # fmt: skip
-            body = canonical(data)
-            record = Record(**data, hash=hashlib.sha256(body).hexdigest())
+            body = record_body(unhashed)  # what the hash covers: Record.hashed_fields says which fields
+            record = replace(unhashed, hash=hashlib.sha256(body).hexdigest())
             records.append((record, body))
             previous = record.hash
         return records
@@ -539,11 +537,6 @@ class AuditLog:
         with self._reader() as connection:
             rows = connection.execute(f"{SELECT_RECORDS} WHERE r.parent_id = ? ORDER BY r.id", (record_id,)).fetchall()
         return [from_row(row) for row in rows]
-
-    def needs_ruling(self, record_id: int) -> bool:
-        with self._reader() as connection:
-            row = connection.execute(RECORD_NEEDS_RULING, (record_id,)).fetchone()
-        return bool(row and row[0])
 
     def find(self, where: RecordFilter, *, limit: int = 100, before_id: int | None = None) -> list[Record]:
         """Records matching ``where``, newest first, at most ``limit``, with ids below ``before_id`` if given."""

@@ -194,11 +194,18 @@ class _Broken(Exception):
 _ROWS = "SELECT id, hash, body, created_at FROM records WHERE id > ? ORDER BY id"
 # What SQLite checks faster than Python can, from the columns it derives from each body: a record's kind and
 # verdict, its per-word results against its verdict and words, and a challenge that claims to agree.
-_BAD_ROWS = """SELECT id, kind, verdict, word_count, result_count, rejected, agrees FROM records WHERE id > ? AND (
-    kind IS NULL OR kind NOT IN ('challenge', 'recheck', 'reissue', 'ruling')
-    OR verdict IS NULL OR verdict NOT IN ('acceptable', 'unacceptable')
+# A change record (a TD's change to the event, a TD account or a device) has no words, results, verdict,
+# parent or agreement, and a "change" object; no other kind may carry one.
+_BAD_ROWS = """SELECT id, kind, verdict, word_count, result_count, rejected, agrees, json_type(body, '$.change')
+    FROM records WHERE id > ? AND (
+    kind IS NULL OR kind NOT IN ('challenge', 'recheck', 'reissue', 'ruling', 'change')
+    OR (kind = 'change' AND (verdict IS NOT NULL OR word_count IS NOT 0 OR result_count IS NOT 0
+        OR json_array_length(body, '$.words_typed') IS NOT 0 OR parent_id IS NOT NULL OR agrees IS NOT NULL
+        OR json_type(body, '$.change') IS NOT 'object'))
+    OR (kind != 'change' AND (verdict IS NULL OR verdict NOT IN ('acceptable', 'unacceptable')
+        OR json_type(body, '$.change') IS NOT NULL))
     OR (kind = 'ruling' AND result_count != 0)
-    OR (kind != 'ruling' AND (result_count IS NOT word_count OR (verdict = 'acceptable') = rejected))
+    OR (kind NOT IN ('ruling', 'change') AND (result_count IS NOT word_count OR (verdict = 'acceptable') = rejected))
     OR (kind = 'challenge' AND agrees IS NOT NULL)) ORDER BY id LIMIT 1"""
 
 
@@ -238,7 +245,15 @@ def verify_chain(
     for mark in marks:
         by_id.setdefault(mark.id, []).append(mark)
     found: list[tuple[int | None, Message] | None] = []
-    checks = threading.Thread(target=lambda: found.append(_sql_problem(side or connection, start, deep)))
+    failed: list[sqlite3.Error] = []
+
+    def sql_checks() -> None:
+        try:
+            found.append(_sql_problem(side or connection, start, deep))
+        except sqlite3.Error as exc:  # raised below, in the caller's thread (a closing log interrupts both)
+            failed.append(exc)
+
+    checks = threading.Thread(target=sql_checks)
     if side is not None:
         checks.start()
     walk = _Walk(previous, by_id, previous_time if since is not None else "")
@@ -255,6 +270,8 @@ def verify_chain(
         checks.run()
     else:
         checks.join()
+    if failed:
+        raise failed[0]
     early = found[0] if found else None
     if early is not None and (bad is None or early[0] is None or bad[0] is None or early[0] <= bad[0]):
         bad = early
@@ -290,15 +307,20 @@ def _consequence_problem(connection: sqlite3.Connection, start: int) -> tuple[in
     )
     connection.executemany("INSERT OR REPLACE INTO temp.wordjudge_consequences VALUES (?, ?, ?, ?)", _consequences())
     row = connection.execute(
-        "SELECT r.id, r.rule, r.verdict, r.word_count, e.text FROM records r LEFT JOIN temp.wordjudge_consequences e"
+        "SELECT r.id, r.rule, r.verdict, r.word_count, e.text, r.kind FROM records r"
+        " LEFT JOIN temp.wordjudge_consequences e"
         " ON e.rule = r.rule AND e.verdict = r.verdict AND e.words = r.word_count"
-        " WHERE r.id > ? AND (e.text IS NULL OR instr(r.body, '\"consequence\":' || e.text || ',') = 0)"
+        " WHERE r.id > ? AND (CASE WHEN r.kind = 'change'"
+        " THEN r.rule != '' OR instr(r.body, '\"consequence\":{},') = 0"
+        " ELSE e.text IS NULL OR instr(r.body, '\"consequence\":' || e.text || ',') = 0 END)"
         " ORDER BY r.id LIMIT 1",
         (start,),
     ).fetchone()
     if row is None:
         return None
-    record_id, rule, verdict, words, text = row
+    record_id, rule, verdict, words, text, kind = row
+    if kind == "change":
+        return record_id, Message("chain.problem.change_not_plain")
     if text is None:
         return record_id, Message(
             "chain.problem.not_a_rule", rule=repr(rule), verdict=repr(verdict), words=_shown(words)
@@ -320,9 +342,15 @@ def _sql_problem(connection: sqlite3.Connection, start: int, deep: bool) -> tupl
     row = connection.execute(_BAD_ROWS, (start,)).fetchone()
     bad: tuple[int | None, Message] | None = None
     if row is not None:
-        record_id, kind, verdict, words, results, rejected, agrees = row
-        if kind not in _KINDS or verdict not in _VERDICTS:
+        record_id, kind, verdict, words, results, rejected, agrees, change = row
+        if kind not in _KINDS:
             bad = record_id, Message("chain.problem.not_a_record", kind=repr(kind), verdict=repr(verdict))
+        elif kind == "change":
+            bad = record_id, Message("chain.problem.change_not_plain")
+        elif verdict not in _VERDICTS:
+            bad = record_id, Message("chain.problem.not_a_record", kind=repr(kind), verdict=repr(verdict))
+        elif change is not None:
+            bad = record_id, Message("chain.problem.change_on_adjudication", kind=str(kind))
         elif kind == "ruling":
             bad = record_id, Message("chain.problem.ruling_with_results")
         elif results != words:
@@ -400,6 +428,7 @@ def _mark_problem(record_id: int, record_hash: str, marks: list[HeadMark]) -> Me
 _CHILDREN = """SELECT c.id, c.kind, c.parent_id, c.event, c.verdict, c.agrees, p.id, p.kind, p.event, p.verdict
     FROM records c LEFT JOIN records p ON p.id = c.parent_id
     WHERE c.id > ? AND c.id < ? AND (c.parent_id IS NOT NULL OR c.kind IN ('recheck', 'reissue', 'ruling'))
+        AND c.kind != 'change'  -- a change with a parent is caught by _BAD_ROWS
     ORDER BY c.id"""
 
 
@@ -416,7 +445,7 @@ def _parent_problem(connection: sqlite3.Connection, after: int, before: int | No
             return record_id, Message("chain.problem.parent_not_earlier", **link)
         if parent_event != event:
             return record_id, Message("chain.problem.parent_other_event", **link, event=str(parent_event))
-        if parent_kind not in _PARENT_KINDS.get(kind, _KINDS - {"ruling"}):
+        if parent_kind not in _PARENT_KINDS.get(kind, _KINDS - {"ruling", "change"}):
             return record_id, Message("chain.problem.parent_kind", **link, parent_kind=str(parent_kind))
         if agrees is None or bool(agrees) != (verdict == parent_verdict):
             wrongly = "chain.problem.agrees_wrongly" if agrees else "chain.problem.disagrees_wrongly"

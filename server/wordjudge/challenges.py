@@ -18,7 +18,7 @@ from .audit import Appended, AuditLog, conflicting_request
 from .auth import Principal
 from .errors import AuditUnavailable, RateLimited
 from .metrics import Metrics
-from .records import Entry, Kind
+from .records import Entry, Kind, verdict_of
 from .served import ServedEvent
 
 log = logging.getLogger(__name__)
@@ -142,19 +142,18 @@ class ChallengeService:
         """Count an adjudication answered in the metrics and log one line about it (never its words)."""
         seconds = time.perf_counter() - started
         record = appended.record
-        self.metrics.adjudicated(
-            record.kind.value, record.division, record.verdict.value, seconds, replayed=appended.replayed
-        )
+        verdict = verdict_of(record)  # an adjudication's record: it has one
+        self.metrics.adjudicated(record.kind.value, record.division, verdict.value, seconds, replayed=appended.replayed)
         if not adjudication_log.isEnabledFor(logging.INFO):  # --log-level warning: not even the fields' cost
             return appended
         fields = {
             "id": record.id, "parent_id": record.parent_id, "kind": record.kind.value, "division": record.division,
-            "table": record.table, "round": record.round, "verdict": record.verdict.value, "actor": record.actor,
+            "table": record.table, "round": record.round, "verdict": verdict.value, "actor": record.actor,
             "replayed": appended.replayed, "latency_ms": round(seconds * 1000, 2),
         }  # fmt: skip
         adjudication_log.info(
             "%s #%d: %s (division %s, table %s, round %s, by %s%s, %.1f ms)",
-            record.kind.value, record.id, record.verdict.value, record.division, record.table,
+            record.kind.value, record.id, verdict.value, record.division, record.table,
             record.round if record.round is not None else "-", record.actor,
             ", a retry: the original record" if appended.replayed else "", seconds * 1000,
             extra=fields,

@@ -19,6 +19,7 @@ from .cli_language import cli_language
 from .cli_options import F, setting_options
 from .editions import short
 from .errors import InvalidInput
+from .event_changes import describe
 from .export import ExportFormat, export
 from .input_rules import MAX_ROUND
 from .messages import Message, format_datetime
@@ -187,8 +188,13 @@ def _filter(filters: dict[str, Any]) -> RecordFilter:
 
 def _record_line(record: Record, lang: str) -> str:
     """One record as ``audit tail`` shows it, in ``lang``: with the words that failed (the TD's view)."""
-    failed = [r["word"] for r in record.results if not r["acceptable"]]
     shown = format_datetime(datetime.fromisoformat(record.created_at).astimezone(), lang)  # this machine's time
+    if record.verdict is None:  # a change record: who changed what
+        said = Message(
+            "cli.tail.change", id=str(record.id), time=shown, actor=record.actor, change=describe(record.change or {})
+        )
+        return said.text(lang)
+    failed = [r["word"] for r in record.results if not r["acceptable"]]
     link = Message("cli.tail.of", parent=str(record.parent_id)) if record.parent_id else ""
     line = Message(
         "cli.tail.line", id=str(record.id), time=shown, kind=kind_message(record.kind), link=link,

@@ -18,6 +18,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from .auth import Principal
 from .errors import Forbidden, InvalidInput, Unauthorized, error_schema
+from .final_verdict import awaiting_ruling
 from .input_rules import MAX_ROUND
 from .records import Kind, RecordFilter, Verdict, utc_time
 from .resources import Resources
@@ -158,10 +159,12 @@ def record_filter(
         actor = known_name(actor, [d.name for d in access.devices.all()] + [t.name for t in access.tds.all()])
     if found.table is not None and table is not None and found.table.upper() != table.upper():
         raise InvalidInput("error.search.two_tables", searched=found.table, table=table)
+    # The queue's challenges, decided on each whole family (a reissue or ruling settles a disagreement).
+    awaiting = None if needs_ruling is None else awaiting_ruling(resources.audit, resources.served.event.name)
     return RecordFilter(
         division=division, round=round, table=table or found.table, kind=kind, verdict=verdict, actor=actor,
         since=utc_time(since, "since") if since else None, until=utc_time(until, "until") if until else None,
-        needs_ruling=needs_ruling, word=normalise(word) if word else None, words=found.words,
+        needs_ruling=needs_ruling, awaiting=awaiting, word=normalise(word) if word else None, words=found.words,
         record_id=found.record_id, hash_prefix=found.hash_prefix,
     )  # fmt: skip
 

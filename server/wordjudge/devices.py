@@ -15,10 +15,11 @@ from __future__ import annotations
 import logging
 import secrets
 import sqlite3
-from dataclasses import asdict, dataclass
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-from .access_db import AccessDatabase, check_free, check_name, digest, stored_time
+from .access_db import AccessDatabase, check_free, check_name, digest, nothing, stored_time
 from .alerts import Alerts
 from .auth import CHANNELS, Principal, Role
 from .errors import AccessUnavailable, Conflict, DeviceMoved, InvalidInput, NotFound, Unauthorized
@@ -142,14 +143,22 @@ class Devices:
             name, Role(role), division, created_at, created_by, last_seen, revoked_at, revoked_by, online, *binding
         )
 
-    def revoke(self, name: str, *, by: str) -> Device:
-        """Revoke a device: its token fails from its next request on. Raises :class:`NotFound`."""
+    def revoke(self, name: str, *, by: str, before_commit: Callable[[Device], None] = nothing) -> Device:
+        """Revoke a device: its token fails from its next request on. Raises :class:`NotFound`.
+
+        ``before_commit`` is called with the device as it was when it is about to be revoked (not when it was
+        already): what it raises leaves it as it was."""
         now = self._database.now()
         with self._database.write() as db:
             cursor = db.execute(
                 "UPDATE devices SET revoked_at = ?, revoked_by = ? WHERE name = ? AND revoked_at IS NULL",
                 (stored_time(now), by, name.strip()),
             )
+            if cursor.rowcount:
+                was = self._device(
+                    db.execute(f"SELECT {_DEVICE_COLUMNS} FROM devices WHERE name = ?", (name.strip(),)).fetchone()
+                )
+                before_commit(replace(was, revoked_at=None, revoked_by=None))
             row = db.execute("SELECT id FROM devices WHERE name = ?", (name.strip(),)).fetchone()
             if row is not None:
                 void_repair_codes(db, row[0], now)  # revoked after a re-pair code was made: it stays revoked

@@ -26,8 +26,9 @@ class ExportFormat(StrEnum):
 CSV_COLUMNS = [
     "id", "created_at", "kind", "parent_id", "event", "division", "round", "table", "actor", "channel",
     "words_typed", "words", "lexicon", "fingerprint", "verdict", "results", "rule", "consequence", "request_id",
-    "agrees", "note", "software_version", "prev_hash", "hash", "head", "salt",
+    "agrees", "note", "software_version", "prev_hash", "hash", "head", "salt", "change",
 ]  # fmt: skip
+# "change": a change record's change (what, subject, before, after), empty for an adjudication.
 # A spreadsheet runs a cell that starts with one of these as a formula (CSV injection): a note typed by a TD or
 # a device's name could then reach out of the sheet. In CSV only, such a cell gets a leading apostrophe, which
 # spreadsheets show as text; JSON Lines keep every value as it is.
@@ -106,8 +107,8 @@ def _readable(column: str, value: Any) -> str:
     """A CSV cell as a person reads it."""
     if column == "results":  # [{"word": "QI", "acceptable": true, ...}, ...] -> QI ✓ ZA ✗
         return " ".join(f"{result['word']} {'✓' if result['acceptable'] else '✗'}" for result in value)
-    if column == "consequence":
-        return str(value["text"])
+    if column == "consequence":  # a change record has none
+        return str(value["text"]) if value else ""
     return _cell(value)
 
 

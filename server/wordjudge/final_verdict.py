@@ -26,7 +26,7 @@ from weakref import WeakKeyDictionary
 
 from .audit import AuditLog
 from .errors import NotFound
-from .records import Kind, Record, Verdict, kind_message, verdict_message
+from .records import Kind, Record, Verdict, kind_message, verdict_message, verdict_of
 from .rules import stored_consequence_message
 
 
@@ -48,10 +48,12 @@ class Step:
 
     @classmethod
     def of(cls, record: Record) -> Step:
-        acceptable = record.verdict is Verdict.ACCEPTABLE
-        said = stored_consequence_message(record.rule, acceptable, len(record.words), record.consequence)
+        verdict = verdict_of(record)  # a family holds adjudications only: never a change record
+        said = stored_consequence_message(
+            record.rule, verdict is Verdict.ACCEPTABLE, len(record.words), record.consequence
+        )
         return cls(
-            kind=record.kind, id=record.id, parent_id=record.parent_id, verdict=record.verdict,
+            kind=record.kind, id=record.id, parent_id=record.parent_id, verdict=verdict,
             agrees=record.agrees, actor=record.actor, created_at=record.created_at, words=record.words,
             consequence={**record.consequence, "message": said.as_dict()},
         )  # fmt: skip
@@ -174,11 +176,13 @@ def final_verdict(audit: AuditLog, record_id: int) -> FinalVerdict:
     """The final verdict of the challenge record ``record_id`` belongs to (itself, or the challenge its
     re-check, reissue or ruling follows), after every record linked to it so far.
 
-    Raises :class:`NotFound` if there is no such record.
+    Raises :class:`NotFound` if there is no such record, :class:`InvalidInput` (``error.record.no_verdict``)
+    for a change record (it has no verdict, and belongs to no challenge).
     """
     record = audit.get(record_id)
     if record is None:
         raise NotFound("error.record.not_found", id=str(record_id))
+    verdict_of(record)
     while record.parent_id is not None:
         parent = audit.get(record.parent_id)
         if parent is None:  # the chain check refuses such a log; say so rather than guess
@@ -334,3 +338,10 @@ def corrections(audit: AuditLog, event: str) -> dict[int, Correction]:
                     kept.found[challenge_id] = correction
             kept.upto = head
         return dict(kept.found)
+
+
+def awaiting_ruling(audit: AuditLog, event: str) -> frozenset[int]:
+    """The ids of ``event``'s challenges whose final verdict awaits the TD's ruling: a re-check of the words that
+    count disagreed and no ruling or reissue came after it (the module's rules, on each whole family). What the
+    console's "needs a ruling" queue and the ``needs_ruling`` filter list."""
+    return frozenset(found.challenge_id for found in corrections(audit, event).values() if found.final is None)

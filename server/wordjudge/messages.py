@@ -3,7 +3,7 @@ per language.
 
 The catalogues are the web clients' own: ``locales/<lang>.json`` in the ``wordjudge.kiosk`` package (the
 kiosk, the handheld and the console load the same files). Each is a flat JSON object of dotted keys
-(``error.*``, ``rule.*``, ``consequence.*``, ``verdict.*``, ``chain.*``, ``cli.*``, ``role.*`` here;
+(``error.*``, ``rule.*``, ``consequence.*``, ``verdict.*``, ``chain.*``, ``cli.*``, ``role.*``, ``change.*`` here;
 ``ui.*`` for the clients). A value is a text with ``{name}`` placeholders, or a plural object
 ``{"one": ..., "other": ...}`` chosen by the number in the parameter ``n`` (CLDR: in English one iff
 n == 1, in French one iff 0 <= n < 2).

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import secrets
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from .access_db import AccessDatabase, check_free, check_name, digest, stored_time
+from .access_db import AccessDatabase, check_free, check_name, digest, nothing, stored_time
 from .auth import Role
 from .devices import Devices, Enrolled, device_role, void_repair_codes
 from .errors import Conflict, InvalidInput, NotFound, Unauthorized
@@ -119,7 +119,9 @@ class Pairing:
             for code, name, (_, division) in zip(codes, names, devices, strict=True)
         ]
 
-    def create_repair_code(self, name: str, *, by: str) -> PairingCode:
+    def create_repair_code(
+        self, name: str, *, by: str, before_commit: Callable[[str, str | None], None] = nothing
+    ) -> PairingCode:
         """A one-time code that pairs the enrolled kiosk or handheld ``name`` again, for :data:`PAIRING_TTL` seconds.
 
         For a device replaced, wiped or revoked by mistake: enrolling with the code gives that device (same
@@ -129,7 +131,8 @@ class Pairing:
 
         Raises :class:`NotFound` for an unknown device, :class:`InvalidInput` for a monitor (it is
         enrolled with ``wordjudge device add`` only), :class:`Conflict` when :data:`MAX_OPEN_CODES`
-        codes are open already.
+        codes are open already. ``before_commit`` is called with the device's name and division once the
+        code can be made, before it is: what it raises leaves no code.
         """
         code = _new_code()
         now = self._database.now()
@@ -143,6 +146,7 @@ class Pairing:
                 raise InvalidInput("error.pairing.monitor_repair", name=name)
             void_repair_codes(db, device_id, now)  # one open re-pair code a device: the newest
             _check_room(db, now, 1)
+            before_commit(name, division)
             db.execute(_INSERT_CODE, (digest(code), role, division, name, stored_time(now), by, expires_at, device_id))
         return PairingCode(shown(code), Role(role), division, name, expires_at, repair=True)
 

@@ -24,6 +24,7 @@ class Kind(StrEnum):
     RECHECK = "recheck"  # re-adjudication of the same words (WESPA 3.10.10)
     REISSUE = "reissue"  # corrected words for a slip that did not match the board (3.10.11)
     RULING = "ruling"  # the TD's final ruling
+    CHANGE = "change"  # a TD's change to the event, its divisions, TD accounts or devices (no words, no verdict)
 
 
 class Verdict(StrEnum):
@@ -39,6 +40,17 @@ def kind_message(kind: Kind) -> Message:
 def verdict_message(verdict: Verdict) -> Message:
     """The verdict in words (``verdict.<verdict>``): ACCEPTABLE or UNACCEPTABLE."""
     return Message(f"verdict.{verdict.value}")
+
+
+def verdict_of(record: Entry) -> Verdict:
+    """The verdict of an adjudication record (challenge, recheck, reissue, ruling).
+
+    Raises :class:`InvalidInput` (``error.record.no_verdict``) for a change record, which has none: the
+    places that need a verdict (a docket, a final verdict) name the record instead of failing.
+    """
+    if record.verdict is None:
+        raise InvalidInput("error.record.no_verdict", id=str(getattr(record, "id", "")), kind=record.kind.value)
+    return record.verdict
 
 
 @dataclass(frozen=True)
@@ -57,13 +69,17 @@ class Entry:
     words: tuple[str, ...]
     lexicon: str
     fingerprint: str
-    verdict: Verdict
+    verdict: Verdict | None  # None only for a change record
     results: tuple[dict[str, Any], ...]  # per-word results: for the TD only
     rule: str
     consequence: dict[str, Any]
     request_id: str
     agrees: bool | None = None  # for a recheck or reissue: same verdict as its parent?
     note: str | None = None
+    # For a change record only: {"what": key, "subject": ..., "before": {...} | None, "after": {...} | None}.
+    # Left out of the hashed body when None (as ``salt`` is), so that every record written before it
+    # existed hashes byte for byte as it did.
+    change: dict[str, Any] | None = None
 
     def same_request(self, other: Entry) -> bool:
         """Whether ``other`` asks for the same thing (a retry), so that its record can be given back."""
@@ -99,6 +115,8 @@ class Record(Entry):
         data = {name: getattr(self, name) for name in _HASHED_FIELDS}
         if self.salt is None:
             del data["salt"]
+        if self.change is None:
+            del data["change"]
         return data
 
     @property
@@ -130,7 +148,7 @@ def from_body(body: str | bytes, hash: str) -> Record:
     if not isinstance(data, dict):
         raise ValueError("a record's body is a JSON object")
     data["kind"] = Kind(data["kind"])
-    data["verdict"] = Verdict(data["verdict"])
+    data["verdict"] = None if data["verdict"] is None else Verdict(data["verdict"])
     for name in ("words_typed", "words", "results"):
         data[name] = tuple(data[name])
     return Record(**data, hash=hash)
@@ -164,7 +182,10 @@ class RecordFilter:
     actor: str | None = None
     since: str | None = None  # UTC ISO time as stored (utc_time), inclusive
     until: str | None = None  # UTC ISO time as stored (utc_time), exclusive
-    needs_ruling: bool | None = None
+    needs_ruling: bool | None = None  # with ``awaiting``: challenges awaiting the TD's ruling, or all but those
+    # The ids of the challenges whose final verdict awaits a ruling, as final_verdict.awaiting_ruling decides them
+    # (from each challenge's whole family: a reissue or a ruling settles it): what ``needs_ruling`` selects by.
+    awaiting: frozenset[int] | None = None
     word: str | None = None  # a normalised word: records whose words include it
     event: str | None = None
     words: tuple[str, ...] = ()  # normalised words: records whose words include every one
@@ -205,22 +226,15 @@ class RecordFilter:
             clauses.append("r.id IN (SELECT record_id FROM record_words WHERE word = ?)")
             params.append(word)
         if self.needs_ruling is not None:
-            clauses.append(f"r.id {'' if self.needs_ruling else 'NOT '}IN ({NEEDS_RULING})")
+            if self.awaiting is None:
+                raise ValueError("needs_ruling selects by `awaiting`: give the challenges awaiting a ruling")
+            clauses.append(f"r.id {'' if self.needs_ruling else 'NOT '}IN (SELECT value FROM json_each(?))")
+            params.append(json.dumps(sorted(self.awaiting)))
         return (" WHERE " + " AND ".join(clauses)) if clauses else "", params
 
 
 _FIRST_AT = "SELECT t.id FROM records t WHERE t.created_at >= ? ORDER BY t.created_at, t.id LIMIT 1"
 _NO_ID = 2**62  # beyond any record: no record at or after that time
-
-# The records that need a ruling: a re-adjudication of them disagreed and no ruling on them came after it
-# (WESPA 3.10.10). A reissue is not a disagreement: it adjudicates corrected words. Disagreeing rechecks are
-# few, and found through their own partial index (audit_schema.py).
-NEEDS_RULING = """SELECT c.parent_id FROM records c INDEXED BY records_disagreements
-    WHERE c.kind = 'recheck' AND c.agrees = 0 AND NOT EXISTS (
-        SELECT 1 FROM records x INDEXED BY records_parent WHERE x.parent_id = c.parent_id AND x.kind = 'ruling'
-        AND x.id > c.id)"""
-# The same, for one record (given as the parameter): its own re-checks only.
-RECORD_NEEDS_RULING = f"""SELECT EXISTS ({NEEDS_RULING} AND c.parent_id = ?)"""
 
 # A record is read from its body (the truth its hash covers); the other columns are generated from the
 # body by SQLite, for the filters and indexes (audit_schema.py).

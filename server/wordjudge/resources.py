@@ -11,9 +11,13 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
+from argon2 import PasswordHasher
+
 from .access import ACCESS_FILE, AccessStore
 from .audit import AUDIT_FILE, AuditLog
 from .challenges import ChallengeService
+from .event import EVENT_FILE, Event
+from .event_changes import record_changes
 from .mdns import Advertiser, is_loopback_host
 from .metrics import Metrics
 from .served import ServedEvent
@@ -36,9 +40,12 @@ class Resources:
     mdns: Advertiser | None = None  # announcing <mdns_name>.local, once advertise() is called
 
     @classmethod
-    def open(cls, settings: Settings) -> Resources:
+    def open(cls, settings: Settings, *, hasher: PasswordHasher | None = None) -> Resources:
         """Read the event, open and verify every lexicon its divisions use, and open the access database and the
         audit log.
+
+        ``hasher`` hashes and checks the TDs' passwords; without it (as ``wordjudge serve`` opens them), Argon2id at
+        its full cost. Only tests hand in another: a cheap one (tests/helpers.py), never configurable by a setting.
 
         Raises what :meth:`ServedEvent.open` raises (event file, lexicons), and
         :class:`~wordjudge.errors.AccessUnavailable` or :class:`~wordjudge.errors.AuditUnavailable`,
@@ -46,7 +53,9 @@ class Resources:
         """
         served = ServedEvent.open(settings.data_dir)
         event, views = served.event, served.lexicon_views
-        access = AccessStore(settings.data_dir / ACCESS_FILE, challenges_per_minute=event.challenges_per_minute).open()
+        access = AccessStore(
+            settings.data_dir / ACCESS_FILE, challenges_per_minute=event.challenges_per_minute, hasher=hasher
+        ).open()
         audit = AuditLog(settings.data_dir / AUDIT_FILE)
         metrics = Metrics(lambda: scrape_state(resources))  # read at each scrape, once the server is open
         challenges = ChallengeService(served, audit, access, metrics)
@@ -56,6 +65,8 @@ class Resources:
             access.close()
             raise
         served.on_change = challenges.serve
+        # A hand edit of the event file is on record too, by the file: the console's changes name their TD.
+        served.record_file_edit = lambda old, new: _record_file_edit(audit, old, new)
         log.info("event %s%s", event.name, " (demo event: no event.toml)" if event.demo else "")
         for division in event.divisions:
             log.info("division %s: %s, rule %s", division.name, views[division.lexicon]["label"], division.rule)
@@ -85,3 +96,8 @@ class Resources:
             self.mdns.close()  # goodbye packets first, while the server still answers
         self.audit.close()
         self.access.close()
+
+
+def _record_file_edit(audit: AuditLog, old: Event, new: Event) -> None:
+    """Put a hand edit of the event file on record, by the file (nobody signed in made it)."""
+    record_changes(audit, old, new, actor=EVENT_FILE)

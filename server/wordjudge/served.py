@@ -31,6 +31,10 @@ def _unheard(served: ServedEvent) -> None:
     """Nobody listens for changes yet."""
 
 
+def _no_record(served: Event, event: Event) -> None:
+    """Nobody puts the change on record (a test, the command line)."""
+
+
 @dataclass
 class ServedEvent:
     """The event served from ``data_dir``, with its lexicon profiles; one change at a time.
@@ -48,6 +52,8 @@ class ServedEvent:
     server: Identity  # which server this data folder is, for the devices that paired with it
     # Told of each change once it is served (challenges then adjudicate for the new event).
     on_change: Callable[[ServedEvent], None] = _unheard
+    # Puts a hand edit of the event file on record before it is served (a change record by "event.toml").
+    record_file_edit: Callable[[Event, Event], None] = _no_record
     # The event file as last read or written (inode, size, mtime), to notice the TD's hand edits; and why the
     # file on disk is not what is served, while it is not (a health warning).
     event_stamp: tuple[int, int, int] | None = None
@@ -91,20 +97,23 @@ class ServedEvent:
             division["lexicon_view"] = self.lexicon_views[division["lexicon"]]
         return data
 
-    def replace_event(self, event: Event) -> None:
+    def replace_event(self, event: Event, before_serving: Callable[[Event, Event], None] = _no_record) -> None:
         """Serve ``event`` from now on, and write it to the event file.
 
         Lexicons it adds are opened and verified first, so a bad one leaves the running event
-        untouched. Challenges under way finish with the event they started with. Raises what
-        :meth:`open` raises for a lexicon, :class:`~wordjudge.errors.InvalidInput` if the
-        file cannot be written, and :class:`~wordjudge.errors.Conflict` on the demo event: its log
+        untouched. Then ``before_serving`` is called with the event served and ``event`` (one
+        change at a time): it puts the change on record, and what it raises (a change not
+        confirmed, a record that could not be written) leaves the running event untouched too.
+        Challenges under way finish with the event they started with. Raises what :meth:`open`
+        raises for a lexicon, :class:`~wordjudge.errors.InvalidInput` if the file cannot be written,
+        and :class:`~wordjudge.errors.Conflict` on the demo event: its log
         and devices are the demo's, set aside when a real event starts (so a real event starts
         with a restart, never inside the demo's log).
         """
         if self.event.demo:
             raise Conflict("error.event.demo_running")
         with self._event_lock:
-            self._serve_event(event, from_file=False)
+            self._serve_event(event, from_file=False, before_serving=before_serving)
         log.info("event replaced by the TD console: %s, %d division(s)", event.name, len(event.divisions))
 
     def set_current_round(self, current_round: int | None, by: str) -> Event:
@@ -160,7 +169,7 @@ class ServedEvent:
                         Message("error.event_file.during_demo", path=str(path), event=event.name)
                     )
                 if event != served:
-                    self._serve_event(event, from_file=True)
+                    self._serve_event(event, from_file=True, before_serving=self.record_file_edit)
             except WordjudgeError as exc:
                 return self._event_file_is(Message("error.event_file.refused", problem=exc.msg, event=served.name))
             except Exception as exc:  # the watcher must outlive anything the file can hold
@@ -187,7 +196,9 @@ class ServedEvent:
                 log.info("%s is served again", EVENT_FILE)
         self.event_file_problem = problem
 
-    def _serve_event(self, event: Event, *, from_file: bool) -> None:
+    def _serve_event(
+        self, event: Event, *, from_file: bool, before_serving: Callable[[Event, Event], None] = _no_record
+    ) -> None:
         """Serve ``event`` (with :attr:`_event_lock` held), writing it to the event file unless it came from there."""
         catalog = Catalog(self.data_dir)
         profiles: dict[str, Profile] = {}
@@ -201,6 +212,7 @@ class ServedEvent:
         views = {
             name: self.lexicon_views.get(name) or describe_profile(p, self.registry) for name, p in profiles.items()
         }
+        before_serving(self.event, event)
         if not from_file:
             path = save_event(self.data_dir, event)
             try:

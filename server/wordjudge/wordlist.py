@@ -70,6 +70,8 @@ def normalise(text: str) -> str:
 
     The second NFC is there because upper-casing can decompose a character.
     """
+    if text.isascii():  # NFC leaves ASCII as it is, and so does upper-casing it: most lists, most challenges
+        return text.upper()
     return unicodedata.normalize("NFC", unicodedata.normalize("NFC", text).upper())
 
 

@@ -18,12 +18,13 @@ import secrets
 import sqlite3
 import tempfile
 import time
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 from wordjudge import __version__
 from wordjudge.audit_schema import SCHEMA
-from wordjudge.records import ENTRY_FIELDS, Entry, Kind, Record, Verdict, canonical
+from wordjudge.records import ENTRY_FIELDS, Entry, Kind, Record, Verdict, record_body
 
 ENTRY = Entry(
     kind=Kind.CHALLENGE, parent_id=None, event="Benchmark", division="Open", round=1, table="7", actor="kiosk-001",
@@ -40,13 +41,13 @@ def build(count: int) -> list[tuple[int, str, str]]:
     """``count`` chained records as the writer builds them: (id, hash, body)."""
     rows, previous = [], "0" * 64
     for n in range(1, count + 1):
-        data = {name: getattr(ENTRY, name) for name in ENTRY_FIELDS}
-        data.update(
-            id=n, created_at=datetime.now(UTC).isoformat(timespec="milliseconds"), software_version=__version__,
-            prev_hash=previous, salt=secrets.token_hex(16), request_id=f"bench-{n:010d}",
+        unhashed = Record(
+            **{**{name: getattr(ENTRY, name) for name in ENTRY_FIELDS}, "request_id": f"bench-{n:010d}"}, id=n,
+            created_at=datetime.now(UTC).isoformat(timespec="milliseconds"), software_version=__version__,
+            prev_hash=previous, salt=secrets.token_hex(16),
         )  # fmt: skip
-        body = canonical(data)
-        record = Record(**data, hash=hashlib.sha256(body).hexdigest())
+        body = record_body(unhashed)
+        record = replace(unhashed, hash=hashlib.sha256(body).hexdigest())
         rows.append((n, record.hash, body.decode()))
         previous = record.hash
     return rows
