@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from wordjudge.audit import AUDIT_FILE, Appended, AuditLog, _Task
+from wordjudge.audit import AUDIT_FILE, AuditLog
+from wordjudge.audit_jobs import Appended, Task
 from wordjudge.chain import GENESIS_HASH
 from wordjudge.errors import AuditUnavailable, Conflict
 from wordjudge.event_changes import Change, change_entry
@@ -170,7 +171,7 @@ def test_one_batch_with_new_records_a_retry_and_a_conflict_answers_each(audit: A
     original = audit.append_sync(entry(1)).record
     gate = threading.Event()
     held: Future[Any] = Future()
-    audit._enqueue(_Task(lambda connection: gate.wait(10), held))  # the writer waits: the rest queue up
+    audit._enqueue(Task(lambda connection: gate.wait(10), held))  # the writer waits: the rest queue up
     conflict = Entry(**{**entry(5).__dict__, "request_id": entry(1).request_id})
     futures = [audit.submit(e) for e in (entry(2), entry(1), entry(3), conflict, entry(4))]
     gate.set()
@@ -190,7 +191,7 @@ def test_one_batch_with_new_records_a_retry_and_a_conflict_answers_each(audit: A
 def test_a_batch_of_new_records_is_chained_in_order(audit: AuditLog) -> None:
     gate = threading.Event()
     held: Future[Any] = Future()
-    audit._enqueue(_Task(lambda connection: gate.wait(10), held))
+    audit._enqueue(Task(lambda connection: gate.wait(10), held))
     futures = [audit.submit(entry(n)) for n in range(1, 41)]
     gate.set()
     records = [future.result(10).record for future in futures]

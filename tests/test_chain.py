@@ -18,7 +18,8 @@ from click.testing import CliRunner
 from fastapi.testclient import TestClient
 
 from wordjudge.app import create_app
-from wordjudge.audit import AUDIT_FILE, Appended, AuditLog
+from wordjudge.audit import AUDIT_FILE, AuditLog
+from wordjudge.audit_jobs import Appended
 from wordjudge.audit_schema import MIGRATIONS, SCHEMA
 from wordjudge.auth import Role
 from wordjudge.chain import HeadMark, head_text, verify_chain

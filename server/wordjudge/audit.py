@@ -35,17 +35,17 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from . import __version__
+from .audit_jobs import Appended, Integrity, Job, Task, WriterStats, resolve, settle
 from .audit_schema import MIGRATIONS
 from .chain import GENESIS, Head, HeadMark, Verification, insert_checkpoint, last_checkpoint, read_head, verify_chain
 from .database import BUSY_TIMEOUT_MS, connect_writer, migrate
 from .errors import AuditUnavailable, Conflict, InvalidInput
-from .messages import Message
 from .records import (
     ENTRY_FIELDS,
     INSERT_RECORD,
@@ -64,96 +64,6 @@ _MAX_BATCH = 256
 _ANOTHER_ROW = ", (?, ?, ?)"  # INSERT_RECORD's values once more: a batch is one statement
 _CHECKPOINT_EVERY = 60.0  # seconds between checkpoints written with a batch
 _WHOLE_CHECK_AFTER = 3.0  # seconds after start before the whole log is checked in the background
-
-
-@dataclass(frozen=True)
-class Appended:
-    record: Record
-    replayed: bool  # the request was a retry: this is the original record, nothing was added
-
-
-@dataclass
-class WriterStats:
-    """What the writer has done since start: commits (one fsync each), the largest batch, failures."""
-
-    commits: int = 0
-    largest_batch: int = 0
-    failures: int = 0
-    last_commit_at: str | None = None  # UTC, ISO 8601
-    last_failure_at: str | None = None
-    last_failure: str | None = None  # SQLite's message, e.g. "database is locked"
-    failing: bool = False  # the last write failed, and nothing has been committed since
-
-
-@dataclass
-class Integrity:
-    """What the checks of the log found: at start (since the last checkpoint), and of the whole log."""
-
-    at_start: Verification | None = None
-    whole: Verification | None = None
-    whole_running: bool = False
-
-    @property
-    def broken(self) -> Verification | None:
-        """The failed check, if any: then no record may be added."""
-        for check in (self.at_start, self.whole):
-            if check is not None and not check.ok:
-                return check
-        return None
-
-    def as_dict(self) -> dict[str, Any]:
-        """The checks in English (``at_start``, ``whole``: "running" while it runs), and as messages to say them
-        in the event's language (``at_start_message``, ``whole_message``: ``chain.*`` keys)."""
-        whole = Message("chain.running") if self.whole_running else (self.whole.message() if self.whole else None)
-        return {
-            "at_start": self.at_start.describe() if self.at_start else None,
-            "whole": "running" if self.whole_running else (self.whole.describe() if self.whole else None),
-            "ok": self.broken is None,
-            "at_start_message": self.at_start.message().as_dict() if self.at_start else None,
-            "whole_message": whole.as_dict() if whole else None,
-        }
-
-
-@dataclass
-class _Job:
-    entry: Entry
-    future: Future[Appended] | asyncio.Future[Appended]
-    loop: asyncio.AbstractEventLoop | None = None  # the event loop of an async caller
-
-
-@dataclass
-class _Task:
-    """Something to do on the writer's connection once everything queued before it is committed."""
-
-    run: Callable[[sqlite3.Connection], Any]
-    future: Future[Any]
-
-
-def _resolve(future: Future[Any] | asyncio.Future[Any], outcome: Any) -> None:
-    if future.done():  # an async caller that gave up (its client went away); the record stands
-        return
-    if isinstance(outcome, BaseException):
-        future.set_exception(outcome)
-    else:
-        future.set_result(outcome)
-
-
-def _resolve_all(outcomes: list[tuple[asyncio.Future[Appended], Appended | BaseException]]) -> None:
-    for future, outcome in outcomes:
-        _resolve(future, outcome)
-
-
-def _settle(outcomes: list[tuple[_Job, Appended | BaseException]]) -> None:
-    """Hand each job its outcome: one wake-up per event loop for a whole batch, not one per record."""
-    by_loop: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[Appended], Appended | BaseException]]] = {}
-    for job, outcome in outcomes:
-        if job.loop is None:
-            _resolve(job.future, outcome)
-        else:
-            by_loop.setdefault(job.loop, []).append((job.future, outcome))  # type: ignore[arg-type]
-    for loop, items in by_loop.items():
-        with suppress(RuntimeError):  # that loop has closed: nobody is waiting any more
-            loop.call_soon_threadsafe(_resolve_all, items)
 
 
 _STOP = object()
@@ -284,7 +194,7 @@ class AuditLog:
     def submit(self, entry: Entry) -> Future[Appended]:
         """Queue ``entry``; the future resolves once it is committed (or raises, see :meth:`append`)."""
         future: Future[Appended] = Future()
-        self._enqueue(_Job(entry, future))
+        self._enqueue(Job(entry, future))
         return future
 
     async def append(self, entry: Entry) -> Appended:
@@ -295,14 +205,14 @@ class AuditLog:
         """
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Appended] = loop.create_future()
-        self._enqueue(_Job(entry, future, loop))
+        self._enqueue(Job(entry, future, loop))
         return await future
 
-    def _enqueue(self, job: _Job | _Task) -> None:
+    def _enqueue(self, job: Job | Task) -> None:
         if self._writer is None:
             raise AuditUnavailable("error.audit.not_open")
         broken = self.integrity.broken
-        if broken is not None and isinstance(job, _Job):
+        if broken is not None and isinstance(job, Job):
             raise AuditUnavailable("error.audit.failed_check", check=broken.message())
         self._queue.put(job)
 
@@ -313,7 +223,7 @@ class AuditLog:
     def _task(self, run: Callable[[sqlite3.Connection], Any]) -> Any:
         """Run ``run`` on the writer's connection after everything queued before it; return its result."""
         future: Future[Any] = Future()
-        self._enqueue(_Task(run, future))
+        self._enqueue(Task(run, future))
         return future.result()
 
     async def settled(self, actor: str, request_id: str) -> Record | None:
@@ -330,7 +240,7 @@ class AuditLog:
             return from_row(row) if row else None
 
         future: Future[Record | None] = Future()
-        self._enqueue(_Task(look, future))
+        self._enqueue(Task(look, future))
         return await asyncio.wrap_future(future)
 
     def _run(self, connection: sqlite3.Connection) -> None:
@@ -339,8 +249,8 @@ class AuditLog:
             first = self._queue.get()
             if first is _STOP:
                 break
-            batch: list[_Job] = []
-            task = first if isinstance(first, _Task) else None
+            batch: list[Job] = []
+            task = first if isinstance(first, Task) else None
             if task is None:
                 batch.append(first)
             while task is None and len(batch) < _MAX_BATCH:
@@ -351,7 +261,7 @@ class AuditLog:
                 if job is _STOP:
                     stopping = True
                     break
-                if isinstance(job, _Task):
+                if isinstance(job, Task):
                     task = job
                     break
                 batch.append(job)
@@ -359,10 +269,10 @@ class AuditLog:
                 self._commit(connection, batch)
             if task is not None:
                 try:
-                    _resolve(task.future, task.run(connection))
+                    resolve(task.future, task.run(connection))
                 except BaseException as exc:  # the caller gets it, whatever it is
                     _rollback(connection)
-                    _resolve(
+                    resolve(
                         task.future, AuditUnavailable("error.audit.cannot_use", path=str(self.path), reason=str(exc))
                     )
         connection.close()
@@ -376,12 +286,12 @@ class AuditLog:
                 job = self._queue.get_nowait()
             except queue.Empty:
                 return
-            if isinstance(job, _Job):
-                _settle([(job, closed)])
-            elif isinstance(job, _Task):
-                _resolve(job.future, closed)
+            if isinstance(job, Job):
+                settle([(job, closed)])
+            elif isinstance(job, Task):
+                resolve(job.future, closed)
 
-    def _commit(self, connection: sqlite3.Connection, batch: list[_Job]) -> None:
+    def _commit(self, connection: sqlite3.Connection, batch: list[Job]) -> None:
         head = self._head
         try:
             connection.execute("BEGIN IMMEDIATE")
@@ -410,14 +320,14 @@ class AuditLog:
             self.stats.failing = True
             log.error("audit log write failed: %s", exc)
             refusal = AuditUnavailable("error.audit.cannot_write", reason=str(exc))
-            _settle([(batch[0], refusal)])
+            settle([(batch[0], refusal)])
             return
         except BaseException as exc:  # a bug: never leave a caller waiting
             _rollback(connection)
             self._head = head
-            _settle([(job, exc) for job in batch])
+            settle([(job, exc) for job in batch])
             raise
-        _settle(list(zip(batch, outcomes, strict=True)))
+        settle(list(zip(batch, outcomes, strict=True)))
 
     def _build(self, entries: Sequence[Entry]) -> list[tuple[Record, bytes]]:
         """The records of ``entries`` chained after the writer's head, each with its body (what its hash covers)."""

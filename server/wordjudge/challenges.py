@@ -14,7 +14,8 @@ from collections.abc import Sequence
 
 from .access import AccessStore
 from .adjudication import Adjudicator
-from .audit import Appended, AuditLog, conflicting_request
+from .audit import AuditLog, conflicting_request
+from .audit_jobs import Appended
 from .auth import Principal
 from .errors import AuditUnavailable, RateLimited
 from .metrics import Metrics
