@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,7 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, settings
 from schemathesis.core.failures import AcceptedNegativeData, Failure
+from schemathesis.python.asgi import shutdown_lifespans
 
 from wordjudge.app import create_app
 from wordjudge.auth import Role
@@ -192,13 +194,16 @@ class Target:
 
 
 @pytest.fixture
-def target(prepared: Prepared, tmp_path: Path) -> Target:
-    """A fresh copy of the prepared data dir and an app on it (schemathesis starts and ends its lifespan)."""
+def target(prepared: Prepared, tmp_path: Path) -> Iterator[Target]:
+    """A fresh copy of the prepared data dir and an app on it. Schemathesis starts the app's lifespan at its
+    first request and keeps it for the rest of the process; it is ended here with its operation, or each of
+    the 232 operations' apps would go on running its writer and its once-a-second watchers to the end."""
     data = tmp_path / "data"
     shutil.copytree(prepared.data_dir, data)
     # The TDs the fuzzing adds, and the sign-ins it tries, hash with the cheap test hasher (test_access checks
     # the server's own cost); Argon2id at full cost would make them most of the run.
-    return Target(create_app(Settings(data_dir=data), hasher=CHEAP_HASHER), data, prepared.td, prepared.kiosk)
+    yield Target(create_app(Settings(data_dir=data), hasher=CHEAP_HASHER), data, prepared.td, prepared.kiosk)
+    shutdown_lifespans()
 
 
 def _send(case: schemathesis.Case[Any], target: Target, headers: dict[str, str]) -> None:
