@@ -26,7 +26,7 @@ from .deps import (
     td_only,
 )
 from .devices import Device
-from .event_changes import Change, put_on_record
+from .event_changes import device_revoked, put_on_record, repair_code_made
 from .links import DeviceUrl, pairing_link, server_url
 from .pairing import EXAMPLE, MAX_OPEN_CODES, PairingCode
 from .qr import qr_svg
@@ -172,10 +172,7 @@ def revoke_device(
     device changes nothing."""
 
     def put_on_record_first(device: Device) -> None:
-        state = {"role": device.role.value, "division": device.division}
-        change = Change("device.revoked", device.name, device.division or "", {**state, "revoked": False},
-                        {**state, "revoked": True})  # fmt: skip
-        put_on_record(resources.audit, [change], actor=who.actor, event=resources.served.event.name)
+        put_on_record(resources.audit, [device_revoked(device)], actor=who.actor, event=resources.served.event.name)
 
     return resources.access.devices.revoke(name, by=who.actor, before_commit=put_on_record_first).as_dict()
 
@@ -197,7 +194,7 @@ def repair_device(
     revoked = resources.access.devices.get(name).revoked_at is not None  # 404 for an unknown device
 
     def put_on_record_first(device: str, division: str | None) -> None:
-        change = Change("device.repair_code", device, division or "", {"revoked": revoked}, {"repair_code": True})
+        change = repair_code_made(device, division, was_revoked=revoked)
         put_on_record(resources.audit, [change], actor=who.actor, event=resources.served.event.name)
 
     code = resources.access.pairing.create_repair_code(name, by=who.actor, before_commit=put_on_record_first)

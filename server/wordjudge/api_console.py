@@ -20,7 +20,7 @@ from .auth import Principal
 from .deps import ERROR_RESPONSES, FilterDep, LoginIn, ResourcesDep, json_object, td_only
 from .errors import InvalidInput
 from .event import Event, EventSettings, RoundSetting, known_lexicons, parse_event_change
-from .event_changes import Change, event_changes, put_on_record, require_confirmed, weigh
+from .event_changes import event_changes, put_on_record, require_confirmed, td_added, td_disabled, weigh
 from .export import ExportFormat, chunks
 from .final_verdict import corrections, final_verdicts, finals_of_linked
 from .profile import Catalog
@@ -199,8 +199,9 @@ async def add_td(
     """Add a TD or deputy account (TD), put on record first (a `change` record `td.added`; 503 if it cannot be)."""
 
     def put_on_record_first(name: str) -> None:
-        change = Change("td.added", name, "", None, {"name": name, "created_by": who.actor})
-        put_on_record(resources.audit, [change], actor=who.actor, event=resources.served.event.name)
+        put_on_record(
+            resources.audit, [td_added(name, by=who.actor)], actor=who.actor, event=resources.served.event.name
+        )
 
     account = await run_in_threadpool(
         resources.access.tds.add, body.name, body.password, by=who.actor, before_commit=put_on_record_first
@@ -220,8 +221,7 @@ def disable_td(
     was = {account.name: account for account in resources.access.tds.all()}
 
     def put_on_record_first(found: str) -> None:
-        before = {"disabled": found in was and was[found].disabled_at is not None}
-        change = Change("td.disabled", found, "", before, {"disabled": True})
+        change = td_disabled(found, was_disabled=found in was and was[found].disabled_at is not None)
         put_on_record(resources.audit, [change], actor=who.actor, event=resources.served.event.name)
 
     resources.access.tds.disable(name, before_commit=put_on_record_first)

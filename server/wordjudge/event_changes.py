@@ -223,6 +223,26 @@ def _value(key: str, value: Any) -> str | Message:
     return str(value)
 
 
+def device_revoked(device: Device) -> Change:
+    """A device revoked: its role and division, from not revoked to revoked."""
+    state = {"role": device.role.value, "division": device.division}
+    return Change("device.revoked", device.name, device.division or "", {**state, "revoked": False},
+                  {**state, "revoked": True})  # fmt: skip
+
+
+def repair_code_made(device: str, division: str | None, *, was_revoked: bool) -> Change:
+    """A code that pairs ``device`` again, made (whether the device was revoked then)."""
+    return Change("device.repair_code", device, division or "", {"revoked": was_revoked}, {"repair_code": True})
+
+
+def td_added(name: str, *, by: str) -> Change:
+    return Change("td.added", name, "", None, {"name": name, "created_by": by})
+
+
+def td_disabled(name: str, *, was_disabled: bool) -> Change:
+    return Change("td.disabled", name, "", {"disabled": was_disabled}, {"disabled": True})
+
+
 def change_entry(change: Change, *, actor: str, event: str) -> Entry:
     """The change record of ``change`` made by ``actor``: no words, results or verdict."""
     return Entry(
