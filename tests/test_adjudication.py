@@ -6,13 +6,15 @@ from pathlib import Path
 
 import pytest
 
-from wordjudge.adjudication import Adjudicator, record_view, split_words
+from wordjudge.adjudication import Adjudicator
 from wordjudge.audit import AUDIT_FILE, AuditLog
 from wordjudge.auth import Principal, Role
 from wordjudge.errors import Forbidden, InvalidInput, NotFound, ProfileError
 from wordjudge.event import Division, Event
 from wordjudge.final_verdict import awaiting_ruling
+from wordjudge.input_rules import split_words
 from wordjudge.profile import Catalog
+from wordjudge.record_views import record_view
 from wordjudge.records import Entry, Kind, Verdict
 from wordjudge.rules import ChallengeRule
 from wordjudge.wordlist import parse_word_list

@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 
 from wordjudge.audit import AUDIT_FILE, AuditLog
-from wordjudge.audit_jobs import Appended, Task
+from wordjudge.audit_jobs import Task
 from wordjudge.chain import GENESIS_HASH
 from wordjudge.errors import AuditUnavailable, Conflict
 from wordjudge.event_changes import Change, change_entry
-from wordjudge.records import Entry, Kind, Record, RecordFilter, Verdict, record_hash
+from wordjudge.records import Appended, Entry, Kind, Record, RecordFilter, Verdict, record_hash
 from wordjudge.rules import ChallengeRule, consequence
 
 from .helpers import fill_disk

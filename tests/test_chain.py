@@ -19,14 +19,13 @@ from fastapi.testclient import TestClient
 
 from wordjudge.app import create_app
 from wordjudge.audit import AUDIT_FILE, AuditLog
-from wordjudge.audit_jobs import Appended
 from wordjudge.audit_schema import MIGRATIONS, SCHEMA
 from wordjudge.auth import Role
 from wordjudge.chain import HeadMark, head_text, verify_chain
 from wordjudge.cli import main
 from wordjudge.errors import AuditUnavailable
 from wordjudge.final_verdict import Correction, settle
-from wordjudge.records import Record, from_body, record_body, record_hash, verdict_of
+from wordjudge.records import Appended, Record, from_body, record_body, record_hash, verdict_of
 from wordjudge.resources import Resources
 from wordjudge.settings import Settings
 from wordjudge.summary import summarise

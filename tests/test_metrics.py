@@ -56,13 +56,13 @@ def value(families: dict[str, list[Sample]], family: str, sample: str | None = N
 
 def test_rendered_text_parses_with_awkward_label_values_and_cumulative_buckets() -> None:
     awkward = 'say "hi"\\back\nslash, {braces}=, ünïcode'
-    metrics = Metrics(lambda: State(version="9.9", healthy=True, lexicons=[(awkward, "ab" * 32, False)]))
+    metrics = Metrics()
     metrics.adjudicated("challenge", awkward, "acceptable", 0.004, replayed=False)
     metrics.adjudicated("challenge", awkward, "acceptable", 0.004, replayed=False)
     metrics.adjudicated("challenge", "", "unacceptable", 0.004, replayed=False)
     for seconds in (0.0025, 0.003, 0.05, 0.5, 7.0):
         metrics.adjudicated("recheck", "Open", "acceptable", seconds, replayed=False)
-    text = metrics.render()
+    text = metrics.render(State(version="9.9", healthy=True, lexicons=[(awkward, "ab" * 32, False)]))
     assert "# HELP wordjudge_healthy 1 when /api/health says ok, 0 when it says degraded.\n" in text
     assert "# TYPE wordjudge_adjudication_seconds histogram\n" in text
     assert 'division="say \\"hi\\"\\\\back\\nslash, {braces}=, ünïcode"' in text  # backslash, quote, newline escaped
@@ -85,7 +85,7 @@ def test_rendered_text_parses_with_awkward_label_values_and_cumulative_buckets()
 
 
 def test_unlabelled_metrics_exist_at_zero_and_labelled_ones_only_once_used() -> None:
-    families = parse(Metrics(lambda: State(version="9.9", healthy=True)).render())
+    families = parse(Metrics().render(State(version="9.9", healthy=True)))
     assert value(families, "wordjudge_audit_commits", "wordjudge_audit_commits_total") == 0
     assert value(families, "wordjudge_data_dir_free_bytes") == 0
     assert families["wordjudge_adjudications"] == []
@@ -95,25 +95,26 @@ def test_unlabelled_metrics_exist_at_zero_and_labelled_ones_only_once_used() -> 
 
 
 def test_each_metrics_has_its_own_registry() -> None:
-    first, second = (Metrics(lambda: State(version="9.9", healthy=True)) for _ in range(2))
+    first, second = Metrics(), Metrics()
+    state = State(version="9.9", healthy=True)
     first.adjudicated("challenge", "Open", "acceptable", 0.004, replayed=False)
-    assert value(parse(first.render()), "wordjudge_adjudications", "wordjudge_adjudications_total",
+    assert value(parse(first.render(state)), "wordjudge_adjudications", "wordjudge_adjudications_total",
                  kind="challenge", division="Open", verdict="acceptable") == 1  # fmt: skip
-    assert parse(second.render())["wordjudge_adjudications"] == []
+    assert parse(second.render(state))["wordjudge_adjudications"] == []
 
 
 def test_a_total_taken_from_elsewhere_never_goes_down() -> None:
     totals = [5, 3, 8]  # an older reading comes after a newer one (two scrapes at once)
-    metrics = Metrics(lambda: State(version="9.9", healthy=True, audit_commits=totals.pop(0), free_bytes=None))
-    seen = [
-        value(parse(metrics.render()), "wordjudge_audit_commits", "wordjudge_audit_commits_total") for _ in range(3)
-    ]
+    metrics = Metrics()
+    states = [State(version="9.9", healthy=True, audit_commits=total, free_bytes=None) for total in totals]
+    seen = [value(parse(metrics.render(state)), "wordjudge_audit_commits", "wordjudge_audit_commits_total")
+            for state in states]  # fmt: skip
     assert seen == [5, 5, 8]
 
 
 def test_the_server_metrics_render_the_state_read_at_scrape_time() -> None:
     states: list[State] = []
-    metrics = Metrics(lambda: states[-1])
+    metrics = Metrics()
     metrics.adjudicated("challenge", "Open", "acceptable", 0.004, replayed=False)
     metrics.adjudicated("challenge", "Open", "acceptable", 0.0001, replayed=True)
     states.append(
@@ -131,7 +132,7 @@ def test_the_server_metrics_render_the_state_read_at_scrape_time() -> None:
             free_bytes=1234,
         )
     )
-    families = parse(metrics.render())
+    families = parse(metrics.render(states[-1]))
     assert value(families, "wordjudge_adjudications", "wordjudge_adjudications_total",
                  kind="challenge", division="Open", verdict="acceptable") == 1  # fmt: skip
     assert value(families, "wordjudge_replayed", "wordjudge_replayed_total", kind="challenge") == 1
@@ -155,7 +156,7 @@ def test_the_server_metrics_render_the_state_read_at_scrape_time() -> None:
     bounds = [s.labels["le"] for s in families["wordjudge_adjudication_seconds"] if s.name.endswith("_bucket")]
     assert bounds == [repr(b) for b in LATENCY_BUCKETS] + ["+Inf"]
     states.append(State(version="9.9", healthy=True, lexicons=[("CSW24", "ab" * 32, False)]))
-    later = parse(metrics.render())
+    later = parse(metrics.render(states[-1]))
     assert [s.labels["name"] for s in later["wordjudge_lexicon_info"]] == ["CSW24"]  # a lexicon no longer served goes
 
 

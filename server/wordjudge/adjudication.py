@@ -14,25 +14,17 @@ This module builds the records; :mod:`wordjudge.audit` stores them.
 
 from __future__ import annotations
 
-import re
-from collections import Counter
 from collections.abc import Sequence
-from functools import lru_cache
-from typing import Any
 
 from .audit import AuditLog, check_request_id
 from .auth import Principal
 from .errors import Forbidden, InvalidInput, NotFound, ProfileError
 from .event import Division, Event
-from .event_changes import describe
-from .input_rules import MAX_LETTERS, MAX_ROUND, MAX_TABLE, MAX_WORDS, MIN_LETTERS, TABLE_PATTERNS, TABLE_RULES
-from .messages import Message
+from .input_rules import MAX_LETTERS, MAX_WORDS, MIN_LETTERS, check_note, check_round, check_table, split_words
 from .profile import Profile
-from .records import Entry, Kind, Record, Verdict, kind_message, verdict_message
-from .rules import ChallengeRule, consequence, stored_consequence_message
+from .records import Entry, Kind, Record, Verdict, kind_message
+from .rules import consequence
 
-MAX_NOTE = 500
-_RULES = {rule.value for rule in ChallengeRule}
 # What the TD may do to a record, and how each is refused.
 _TD_ONLY = {"recheck": "error.td_only.recheck", "reissue": "error.td_only.reissue"}
 _NOT_A_CHALLENGE = {
@@ -43,68 +35,6 @@ _SOMEONE_ELSE = {
     "recheck": "error.record.someone_else_recheck", "reissue": "error.record.someone_else_reissue",
     "ruling": "error.record.someone_else_ruling",
 }  # fmt: skip
-_SEPARATORS = re.compile(r"[\s,]+")
-_TABLES = {tables: re.compile(pattern) for tables, pattern in TABLE_PATTERNS.items()}
-
-
-def split_words(words: str | Sequence[str]) -> list[str]:
-    """The entries of a challenge as typed: spaces, commas and new lines separate them."""
-    items = [words] if isinstance(words, str) else list(words)
-    return [part for item in items for part in _SEPARATORS.split(item) if part]
-
-
-def check_table(table: str | int, event: Event) -> str:
-    """A table label of ``event``: a number from 1 to 9999, or 1 to 10 letters, digits or '-' when the TD
-    names the tables (``tables = "names"``). Raises :class:`InvalidInput` naming the field."""
-    label = str(table).strip()
-    if isinstance(table, bool) or not _TABLES[event.tables].fullmatch(label):
-        rule = Message(TABLE_RULES[event.tables], max=str(MAX_TABLE))
-        raise InvalidInput(
-            "error.table.not_the_events", table=repr(str(table)), event=event.name, rule=rule,
-            details=[{"field": "table", "message": Message("error.table.must_be", rule=rule).text()}],
-        )  # fmt: skip
-    return label
-
-
-def check_round(round_number: int | None, event: Event | None = None) -> int | None:
-    """A round number (1 to :data:`MAX_ROUND`), or None; required when ``event`` has rounds.
-
-    Raises :class:`InvalidInput`."""
-    if round_number is None and event is not None and event.rounds:
-        details = [{"field": "round", "message": "required: this event's challenges carry a round number"}]
-        if event.current_round is not None:
-            raise InvalidInput(
-                "error.round.missing_current", event=event.name, current=event.current_round, details=details
-            )
-        raise InvalidInput("error.round.missing", event=event.name, details=details)
-    if round_number is not None and not (1 <= round_number <= MAX_ROUND):
-        raise InvalidInput("error.round.invalid", round=str(round_number), max=MAX_ROUND)
-    return round_number
-
-
-# The refusals of a note: too long, and missing where it must be given (a reissue's reason, a ruling's note).
-_NOTE_TOO_LONG = {
-    None: "error.note.too_long",
-    "reason": "error.note.reason_too_long",
-    "ruling": "error.note.ruling_too_long",
-}
-_NOTE_MISSING = {"reason": "error.note.reason_missing", "ruling": "error.note.ruling_missing"}
-
-
-def check_note(note: str | None, *, required: str | None = None) -> str | None:
-    """A free-text note or reason; ``required`` (``reason`` for a reissue, ``ruling`` for a ruling's note) when
-    it must be given. Raises :class:`InvalidInput`."""
-    text = (note or "").strip()
-    if required and not text:
-        raise InvalidInput(_NOTE_MISSING[required])
-    if len(text) > MAX_NOTE:
-        raise InvalidInput(_NOTE_TOO_LONG[required], length=len(text), max=MAX_NOTE)
-    return text or None
-
-
-def repeated(words: Sequence[str]) -> list[str]:
-    """Words that occur more than once, so the opponent can check the typing."""
-    return [word for word, count in Counter(words).items() if count > 1]
 
 
 class Adjudicator:
@@ -285,85 +215,3 @@ class Adjudicator:
             return self.event.division(record.division)
         except InvalidInput:
             raise InvalidInput("error.record.division_gone", id=str(record.id), division=record.division) from None
-
-
-def record_view(record: Record, principal: Principal, audit: AuditLog | None = None) -> dict[str, Any]:
-    """What ``principal`` may see of ``record``: never the per-word results unless it is the TD.
-
-    Raises :class:`NotFound` if a device asks for a record it did not submit.
-    """
-    principal.require_may_see(record)  # a guard: handlers check first, with an explicit call
-    view = verdict_view(record)
-    if principal.is_td:
-        view |= {
-            "actor": record.actor,
-            "channel": record.channel,
-            "words_typed": list(record.words_typed),
-            "results": list(record.results),
-            "note": record.note,
-            "software_version": record.software_version,
-            "prev_hash": record.prev_hash,
-            "hash": record.hash,
-        }
-        if audit is not None:
-            view["children"] = [child.id for child in audit.children(record.id)]
-    return view
-
-
-def verdict_view(record: Record) -> dict[str, Any]:
-    """What anyone allowed to see ``record`` may see: the verdict, never the per-word results (dockets too).
-
-    The consequence is the stored one (its English ``text``) with its ``message``; ``kind_message``,
-    ``verdict_message`` and ``rule_message`` say the kind, verdict and rule in words: each a catalogue key
-    and its parameters, for screens to say in the event's language.
-    """
-    if record.verdict is None:
-        return change_view(record)
-    acceptable = record.verdict is Verdict.ACCEPTABLE
-    said = _consequence_said(record.rule, acceptable, len(record.words), str(record.consequence.get("text", "")))
-    return {
-        "id": record.id,
-        "kind": record.kind.value,
-        "parent_id": record.parent_id,
-        "created_at": record.created_at,
-        "event": record.event,
-        "division": record.division,
-        "round": record.round,
-        "table": record.table,
-        "words": list(record.words),
-        "word_count": len(record.words),
-        "repeated": repeated(record.words),
-        "verdict": record.verdict.value,
-        "lexicon": record.lexicon,
-        "fingerprint": record.fingerprint,
-        "rule": record.rule,
-        "consequence": {**record.consequence, "message": said.as_dict()},
-        "kind_message": kind_message(record.kind).as_dict(),
-        "verdict_message": verdict_message(record.verdict).as_dict(),
-        "rule_message": ChallengeRule(record.rule).message.as_dict() if record.rule in _RULES else None,
-        "agrees": record.agrees,
-        "request_id": record.request_id,
-        # A record's hash is safe to show only when salted (records.Record.salt); a record from before salts
-        # existed could be brute-forced back to its per-word results.
-        "hash": record.hash if record.hash_is_public else None,
-    }
-
-
-def change_view(record: Record) -> dict[str, Any]:
-    """A change record as the console shows it: who changed what, before and after; no words, no verdict."""
-    return {
-        "id": record.id, "kind": record.kind.value, "parent_id": None, "created_at": record.created_at,
-        "event": record.event, "division": record.division, "round": None, "table": "", "words": [],
-        "word_count": 0, "repeated": [], "verdict": None, "lexicon": "", "fingerprint": "", "rule": "",
-        "consequence": None, "kind_message": kind_message(record.kind).as_dict(), "verdict_message": None,
-        "rule_message": None, "agrees": None, "request_id": record.request_id, "change": record.change,
-        "change_message": describe(record.change or {}).as_dict(), "actor": record.actor,
-        "hash": record.hash if record.hash_is_public else None,
-    }  # fmt: skip
-
-
-@lru_cache(maxsize=1024)
-def _consequence_said(rule: str, acceptable: bool, word_count: int, text: str) -> Message:
-    """:func:`stored_consequence_message` for a stored consequence's text, worked out once per kind of verdict
-    (it renders the catalogue's text to compare it with the stored one: a tenth of an answer's time)."""
-    return stored_consequence_message(rule, acceptable, word_count, {"text": text})

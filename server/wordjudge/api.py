@@ -8,15 +8,14 @@ from fastapi import APIRouter, Path, Query
 from fastapi.responses import JSONResponse
 from pydantic import Field
 
-from .adjudication import MAX_NOTE, record_view
 from .auth import Principal
-from .chain import HeadMark
 from .deps import ERROR_RESPONSES, FilterDep, PrincipalDep, ResourcesDep, StrictBody, td_only
 from .docket import docket_view
 from .errors import NotFound
 from .final_verdict import FinalVerdict, final_verdict, final_verdicts
+from .input_rules import MAX_NOTE
+from .record_views import record_view
 from .records import Record, RecordFilter, Verdict
-from .status import health_report
 
 router = APIRouter(prefix="/api", responses=ERROR_RESPONSES)
 
@@ -67,50 +66,6 @@ def appended_response(record: Record, replayed: bool, principal: Principal) -> J
     view = record_view(record, principal)
     view["replayed"] = replayed
     return JSONResponse(view, status_code=200 if replayed else 201)
-
-
-_HEALTH_REPORT = {"application/json": {"schema": {"type": "object"}}}
-
-
-@router.get(
-    "/health",
-    tags=["status"],
-    responses={
-        200: {"description": "The server is ok (`state`: ok).", "content": _HEALTH_REPORT},
-        503: {"description": "Degraded (`state`: degraded): the same report, `reasons` says why.",
-              "content": _HEALTH_REPORT},
-    },
-)  # fmt: skip
-async def health(resources: ResourcesDep) -> JSONResponse:
-    """Whether the server can do its job: 200 and `state` ok, or 503 and `state` degraded with its `reasons`
-    (`status` is the HTTP code, as in an error body).
-
-    Degraded: the audit log's last write failed or its writer stopped, or a lexicon's compiled
-    file is no longer the one verified at start. Also: the event, each lexicon (name,
-    fingerprint, edition, DEMO, `unverified` claims, when verified, `on_disk`), the audit log (head,
-    commits, failures, writable, queue depth) and the data dir's free space. `warnings`: low disk
-    space, a lexicon named like an edition it is not (forced in by the TD), an event file edited by hand
-    that is not served (it does not load: the server keeps the event it had).
-    """
-    report = health_report(resources)
-    return JSONResponse(report.body, status_code=200 if report.ok else 503)
-
-
-@router.get("/event", tags=["event"])
-def event(resources: ResourcesDep, who: PrincipalDep) -> dict[str, Any]:
-    """The event and its divisions, each with its lexicon and challenge rule.
-
-    `current_round`: the round under way (set by the TD; null if not set), which kiosks and handhelds
-    pre-fill. `input_rules`: the limits a challenge must keep (words, letters, round, table) and the
-    challenge rules a division may have, as the server checks them. `server_id`: the identity of this
-    data folder (as in /api/health), which enrolled devices compare with the server they belong to."""
-    return resources.served.view()
-
-
-@router.get("/lexicons", tags=["event"])
-def lexicons(resources: ResourcesDep, who: PrincipalDep) -> list[dict[str, Any]]:
-    """The lexicons and profiles served, with their fingerprints and the editions they match."""
-    return list(resources.served.lexicon_views.values())
 
 
 @router.post("/challenges", status_code=201, tags=["challenges"], responses=_REPLAYED)
@@ -234,17 +189,3 @@ async def ruling(record_id: _RecordId, body: RulingIn, resources: ResourcesDep, 
     )
     appended = await resources.challenges.record(entry)
     return appended_response(appended.record, appended.replayed, who)
-
-
-@router.get("/audit/verify", tags=["audit"])
-def verify_audit(
-    resources: ResourcesDep,
-    who: Annotated[Principal, td_only("error.td_only.verify_log")],
-    head: Annotated[list[str] | None, Query(description="Heads shown elsewhere (ID:HEX), e.g. a docket's.")] = None,
-) -> dict[str, Any]:
-    """Check the whole log: its hash chain, each record's consistency, and each head given (TD only).
-
-    Names the first bad record.
-    """
-    marks = [HeadMark.parse(text, "head") for text in head or []]
-    return resources.audit.verify(marks).as_dict()

@@ -1,4 +1,4 @@
-"""The access API under ``/api/``: TD sign-in, pairing codes, enrolment, devices and alerts.
+"""The access API under ``/api/``: TD sign-in and TD accounts, pairing codes, enrolment, devices and alerts.
 
 Thin glue over :class:`wordjudge.access.AccessStore`; the rules live there.
 """
@@ -26,7 +26,7 @@ from .deps import (
     td_only,
 )
 from .devices import Device
-from .event_changes import device_revoked, put_on_record, repair_code_made
+from .event_changes import device_revoked, put_on_record, repair_code_made, td_added, td_disabled
 from .links import DeviceUrl, pairing_link, server_url
 from .pairing import EXAMPLE, MAX_OPEN_CODES, PairingCode
 from .qr import qr_svg
@@ -239,3 +239,45 @@ def alerts(resources: ResourcesDep, who: Annotated[Principal, td_only("error.td_
     listed, so a flood of one kind cannot hide another.
     """
     return {"alerts": [asdict(alert) for alert in resources.access.alerts.latest()]}
+
+
+@router.get("/tds", tags=["access"])
+def tds(resources: ResourcesDep, who: Annotated[Principal, td_only("error.td_only.see_tds")]) -> dict[str, Any]:
+    """The TD accounts (TD)."""
+    return {"tds": [vars(account) for account in resources.access.tds.all()]}
+
+
+@router.post("/tds", status_code=201, tags=["access"])
+async def add_td(
+    body: LoginIn, resources: ResourcesDep, who: Annotated[Principal, td_only("error.td_only.add_tds")]
+) -> dict[str, Any]:
+    """Add a TD or deputy account (TD), put on record first (a `change` record `td.added`; 503 if it cannot be)."""
+
+    def put_on_record_first(name: str) -> None:
+        put_on_record(
+            resources.audit, [td_added(name, by=who.actor)], actor=who.actor, event=resources.served.event.name
+        )
+
+    account = await run_in_threadpool(
+        resources.access.tds.add, body.name, body.password, by=who.actor, before_commit=put_on_record_first
+    )
+    return vars(account)
+
+
+@router.post("/tds/{name}/disable", tags=["access"])
+def disable_td(
+    name: Annotated[str, Path(max_length=40)],
+    resources: ResourcesDep,
+    who: Annotated[Principal, td_only("error.td_only.disable_tds")],
+) -> dict[str, Any]:
+    """Disable a TD account and end its sessions (TD; not one's own), put on record first (a `change` record
+    `td.disabled`; 503 if it cannot be)."""
+    who.require_not_own_account(name)
+    was = {account.name: account for account in resources.access.tds.all()}
+
+    def put_on_record_first(found: str) -> None:
+        change = td_disabled(found, was_disabled=found in was and was[found].disabled_at is not None)
+        put_on_record(resources.audit, [change], actor=who.actor, event=resources.served.event.name)
+
+    resources.access.tds.disable(name, before_commit=put_on_record_first)
+    return {"ok": True, "name": name.strip()}

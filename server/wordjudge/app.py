@@ -22,7 +22,8 @@ from . import __version__
 from .api import router as api_router
 from .api_access import router as access_router
 from .api_console import router as console_router
-from .api_metrics import router as metrics_router
+from .api_event import router as event_router
+from .api_status import router as status_router
 from .errors import AuditUnavailable, WordjudgeError, error_body
 from .fast_challenge import ChallengeFastPath, error_response
 from .final_verdict import corrections
@@ -81,7 +82,8 @@ def create_app(
     app.include_router(api_router)
     app.include_router(access_router)
     app.include_router(console_router)
-    app.include_router(metrics_router)
+    app.include_router(event_router)
+    app.include_router(status_router)
     mount_web(app)
     return app
 

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
-from .audit_jobs import Appended, Integrity, Job, Task, WriterStats, resolve, settle
+from .audit_jobs import Integrity, Job, Task, WriterStats, resolve, settle
 from .audit_schema import MIGRATIONS
 from .chain import GENESIS, Head, HeadMark, Verification, insert_checkpoint, last_checkpoint, read_head, verify_chain
 from .database import BUSY_TIMEOUT_MS, connect_writer, migrate
@@ -50,6 +50,7 @@ from .records import (
     ENTRY_FIELDS,
     INSERT_RECORD,
     SELECT_RECORDS,
+    Appended,
     Entry,
     Record,
     RecordFilter,

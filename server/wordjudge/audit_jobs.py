@@ -17,13 +17,7 @@ from typing import Any
 
 from .chain import Verification
 from .messages import Message
-from .records import Entry, Record
-
-
-@dataclass(frozen=True)
-class Appended:
-    record: Record
-    replayed: bool  # the request was a retry: this is the original record, nothing was added
+from .records import Appended, Entry
 
 
 @dataclass

@@ -15,11 +15,10 @@ from collections.abc import Sequence
 from .access import AccessStore
 from .adjudication import Adjudicator
 from .audit import AuditLog, conflicting_request
-from .audit_jobs import Appended
 from .auth import Principal
 from .errors import AuditUnavailable, RateLimited
 from .metrics import Metrics
-from .records import Entry, Kind, verdict_of
+from .records import Appended, Entry, Kind, verdict_of
 from .served import ServedEvent
 
 log = logging.getLogger(__name__)

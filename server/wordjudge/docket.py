@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from .adjudication import verdict_view
 from .chain import Head, head_text
 from .editions import short
 from .final_verdict import FinalVerdict
 from .qr import qr_svg
+from .record_views import verdict_view
 from .records import Record
 
 

@@ -22,7 +22,7 @@ from .audit import AuditLog
 from .auth import Role
 from .devices import Device
 from .errors import AuditUnavailable, Conflict
-from .event import Division, Event
+from .event import EVENT_FILE, Division, Event
 from .messages import Message
 from .records import Entry, Kind, Record
 from .rules import ChallengeRule
@@ -255,6 +255,12 @@ def change_entry(change: Change, *, actor: str, event: str) -> Entry:
 def record_changes(audit: AuditLog, old: Event, new: Event, *, actor: str) -> list[Record]:
     """Put every difference between ``old`` and ``new`` on record (see :func:`put_on_record`)."""
     return put_on_record(audit, event_changes(old, new), actor=actor, event=new.name)
+
+
+def record_file_edit(audit: AuditLog, old: Event, new: Event) -> None:
+    """Put a hand edit of the event file on record, by the file (nobody signed in made it). Raises
+    :class:`AuditUnavailable` as :func:`put_on_record` does: then the edit is not served."""
+    record_changes(audit, old, new, actor=EVENT_FILE)
 
 
 def put_on_record(audit: AuditLog, changes: Sequence[Change], *, actor: str, event: str) -> list[Record]:

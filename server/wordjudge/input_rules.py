@@ -5,14 +5,22 @@ the server would refuse), so that no client restates a limit.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
+from .errors import InvalidInput
+from .messages import Message
 from .rules import ChallengeRule
+
+if TYPE_CHECKING:  # event.py reads the limits from here: the type only
+    from .event import Event
 
 MAX_WORDS = 8  # a play forms at most 8 words, so a challenge has 1 to 8
 MIN_LETTERS = 2
 MAX_LETTERS = 15  # the board is 15 squares wide
 MAX_ROUND = 999
+MAX_NOTE = 500  # a re-check's, reissue's or ruling's note, in characters
 # How an event labels its tables (event.toml's ``tables``): numbers, unless the TD names them, so that a
 # word typed into the table field ("Table QUIXOTRY") is refused, not recorded.
 Tables = Literal["numbers", "names"]
@@ -45,3 +53,62 @@ def served(tables: Tables = "numbers") -> dict[str, Any]:
             for rule in ChallengeRule
         ],
     }
+
+
+_SEPARATORS = re.compile(r"[\s,]+")
+_TABLES = {tables: re.compile(pattern) for tables, pattern in TABLE_PATTERNS.items()}
+
+
+def split_words(words: str | Sequence[str]) -> list[str]:
+    """The entries of a challenge as typed: spaces, commas and new lines separate them."""
+    items = [words] if isinstance(words, str) else list(words)
+    return [part for item in items for part in _SEPARATORS.split(item) if part]
+
+
+def check_table(table: str | int, event: Event) -> str:
+    """A table label of ``event``: a number from 1 to 9999, or 1 to 10 letters, digits or '-' when the TD
+    names the tables (``tables = "names"``). Raises :class:`InvalidInput` naming the field."""
+    label = str(table).strip()
+    if isinstance(table, bool) or not _TABLES[event.tables].fullmatch(label):
+        rule = Message(TABLE_RULES[event.tables], max=str(MAX_TABLE))
+        raise InvalidInput(
+            "error.table.not_the_events", table=repr(str(table)), event=event.name, rule=rule,
+            details=[{"field": "table", "message": Message("error.table.must_be", rule=rule).text()}],
+        )  # fmt: skip
+    return label
+
+
+def check_round(round_number: int | None, event: Event | None = None) -> int | None:
+    """A round number (1 to :data:`MAX_ROUND`), or None; required when ``event`` has rounds.
+
+    Raises :class:`InvalidInput`."""
+    if round_number is None and event is not None and event.rounds:
+        details = [{"field": "round", "message": "required: this event's challenges carry a round number"}]
+        if event.current_round is not None:
+            raise InvalidInput(
+                "error.round.missing_current", event=event.name, current=event.current_round, details=details
+            )
+        raise InvalidInput("error.round.missing", event=event.name, details=details)
+    if round_number is not None and not (1 <= round_number <= MAX_ROUND):
+        raise InvalidInput("error.round.invalid", round=str(round_number), max=MAX_ROUND)
+    return round_number
+
+
+# The refusals of a note: too long, and missing where it must be given (a reissue's reason, a ruling's note).
+_NOTE_TOO_LONG = {
+    None: "error.note.too_long",
+    "reason": "error.note.reason_too_long",
+    "ruling": "error.note.ruling_too_long",
+}
+_NOTE_MISSING = {"reason": "error.note.reason_missing", "ruling": "error.note.ruling_missing"}
+
+
+def check_note(note: str | None, *, required: str | None = None) -> str | None:
+    """A free-text note or reason; ``required`` (``reason`` for a reissue, ``ruling`` for a ruling's note) when
+    it must be given. Raises :class:`InvalidInput`."""
+    text = (note or "").strip()
+    if required and not text:
+        raise InvalidInput(_NOTE_MISSING[required])
+    if len(text) > MAX_NOTE:
+        raise InvalidInput(_NOTE_TOO_LONG[required], length=len(text), max=MAX_NOTE)
+    return text or None

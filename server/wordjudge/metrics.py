@@ -13,7 +13,7 @@ time: the server's :class:`Metrics` belongs to its :class:`~wordjudge.resources.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import prometheus_client
@@ -48,9 +48,9 @@ class State:
 
 
 class Metrics:
-    """wordjudge's metrics. Adjudications are counted as they are recorded; ``read_state`` is called at each scrape."""
+    """wordjudge's metrics. Adjudications are counted as they are recorded; the state is handed in at each scrape."""
 
-    def __init__(self, read_state: Callable[[], State]) -> None:
+    def __init__(self) -> None:
         # The series are the ones the text format has always had: no <name>_created beside each counter.
         prometheus_client.disable_created_metrics()  # type: ignore[no-untyped-call]
         self.registry = r = CollectorRegistry()
@@ -75,7 +75,9 @@ class Metrics:
             buckets=LATENCY_BUCKETS,
             registry=r,
         )
-        r.register(_Scrape(read_state))
+        self._scrape = _Scrape()
+        r.register(self._scrape)
+        self._rendering = threading.Lock()  # one scrape's state at a time in the collector
         self._children: dict[tuple[str, str, str], tuple[Counter, Histogram]] = {}
 
     def adjudicated(self, kind: str, division: str, verdict: str, seconds: float, *, replayed: bool) -> None:
@@ -93,16 +95,19 @@ class Metrics:
         children[0].inc()
         children[1].observe(seconds)
 
-    def render(self) -> str:
-        """Every metric in the text exposition format 0.0.4 (see :data:`CONTENT_TYPE`), the state read now."""
-        return generate_latest(self.registry).decode("utf-8")
+    def render(self, state: State) -> str:
+        """Every metric in the text exposition format 0.0.4 (see :data:`CONTENT_TYPE`), with ``state``, what the
+        server is like now (:func:`wordjudge.status.scrape_state` reads it)."""
+        with self._rendering:
+            self._scrape.state = state
+            return generate_latest(self.registry).decode("utf-8")
 
 
 class _Scrape:
     """The collector of what is read at scrape time (a :class:`State`)."""
 
-    def __init__(self, read_state: Callable[[], State]) -> None:
-        self._read_state = read_state
+    def __init__(self) -> None:
+        self.state = State(version="", healthy=False)  # the scrape's, set by Metrics.render before it collects
         self._lock = threading.Lock()
         # The totals counted elsewhere (the audit log's writer, the alerts), as last reported: a total never
         # goes down, even when two scrapes at once read theirs in one order and report them in the other.
@@ -115,7 +120,7 @@ class _Scrape:
             return total
 
     def collect(self) -> Iterator[Metric]:
-        state = self._read_state()
+        state = self.state
         refusals = CounterMetricFamily(
             "wordjudge_rate_limited_total",
             "Requests refused by a limit, by reason: challenges (a device over its challenges per minute), "

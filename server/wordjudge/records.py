@@ -171,6 +171,15 @@ def utc_time(moment: datetime | str, what: str = "time") -> str:
 
 
 @dataclass(frozen=True)
+class Appended:
+    """What an append answers: the record, and whether the request was a retry (``replayed``: this is the
+    original record, nothing was added)."""
+
+    record: Record
+    replayed: bool
+
+
+@dataclass(frozen=True)
 class RecordFilter:
     """What to list or export; every field is optional."""
 

@@ -16,13 +16,11 @@ from argon2 import PasswordHasher
 from .access import ACCESS_FILE, AccessStore
 from .audit import AUDIT_FILE, AuditLog
 from .challenges import ChallengeService
-from .event import EVENT_FILE, Event
-from .event_changes import record_changes
+from .event_changes import record_file_edit
 from .mdns import Advertiser, is_loopback_host
 from .metrics import Metrics
 from .served import ServedEvent
 from .settings import Settings
-from .status import scrape_state
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +55,7 @@ class Resources:
             settings.data_dir / ACCESS_FILE, challenges_per_minute=event.challenges_per_minute, hasher=hasher
         ).open()
         audit = AuditLog(settings.data_dir / AUDIT_FILE)
-        metrics = Metrics(lambda: scrape_state(resources))  # read at each scrape, once the server is open
+        metrics = Metrics()
         challenges = ChallengeService(served, audit, access, metrics)
         try:
             audit.start(check_whole=True)  # last: nothing after it can fail and leave the writer running
@@ -66,7 +64,7 @@ class Resources:
             raise
         served.on_change = challenges.serve
         # A hand edit of the event file is on record too, by the file: the console's changes name their TD.
-        served.record_file_edit = lambda old, new: _record_file_edit(audit, old, new)
+        served.record_file_edit = lambda old, new: record_file_edit(audit, old, new)
         log.info("event %s%s", event.name, " (demo event: no event.toml)" if event.demo else "")
         for division in event.divisions:
             log.info("division %s: %s, rule %s", division.name, views[division.lexicon]["label"], division.rule)
@@ -96,8 +94,3 @@ class Resources:
             self.mdns.close()  # goodbye packets first, while the server still answers
         self.audit.close()
         self.access.close()
-
-
-def _record_file_edit(audit: AuditLog, old: Event, new: Event) -> None:
-    """Put a hand edit of the event file on record, by the file (nobody signed in made it)."""
-    record_changes(audit, old, new, actor=EVENT_FILE)

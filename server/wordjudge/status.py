@@ -10,7 +10,7 @@ from .health import Health
 from .health import check as check_health
 from .metrics import State
 
-if TYPE_CHECKING:  # resources.py builds the metrics with scrape_state: imported for the types only
+if TYPE_CHECKING:  # the routes hand the resources in: the type only
     from .resources import Resources
 
 # The alerts that are rate-limit refusals, and the reason the metrics give them.
@@ -32,7 +32,7 @@ def metrics_text(resources: Resources) -> str:
 
     Raises :class:`~wordjudge.errors.AccessUnavailable` if the device list cannot be read.
     """
-    return resources.metrics.render()
+    return resources.metrics.render(scrape_state(resources))
 
 
 def scrape_state(resources: Resources) -> State:
