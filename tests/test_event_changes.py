@@ -15,10 +15,10 @@ from fastapi.testclient import TestClient
 
 from wordjudge.audit import AUDIT_FILE, AuditLog
 from wordjudge.auth import Role
-from wordjudge.cli_audit import _record_line
 from wordjudge.errors import AuditUnavailable
 from wordjudge.event import load_event
 from wordjudge.event_changes import Change, change_entry, describe
+from wordjudge.record_views import record_line
 from wordjudge.records import Kind, Verdict, from_body, record_body, record_hash
 
 from .helpers import Actors, assert_error_shape, device_headers
@@ -334,12 +334,12 @@ def test_audit_tail_says_who_changed_what(tmp_path: Path) -> None:
     change = Change("division.rule", "Open", "Open", {"rule": "ten-per-word"}, {"rule": "five-per-word"})
     record = log.append_sync(change_entry(change, actor="alice", event="Spring Open")).record
     log.close()
-    line = _record_line(record, "en")
+    line = record_line(record, "en")
     assert line.endswith(
         "change by alice: Open: rule 10 points per word for an unsuccessful challenge -> 5 points per word for an"
         " unsuccessful challenge"
     )
-    assert "modification par alice\u202f: Open\u202f: règle 10 points par mot" in _record_line(record, "fr")
+    assert "modification par alice\u202f: Open\u202f: règle 10 points par mot" in record_line(record, "fr")
 
 
 def test_a_change_is_said_with_the_settings_names_in_the_language_never_their_keys() -> None:

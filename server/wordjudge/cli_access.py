@@ -17,8 +17,7 @@ from .cli_folder import say_folder, served_folder
 from .cli_options import F, setting_options
 from .datadir import open_event_folder
 from .event import load_event
-from .links import device_url, mdns_url, pairing_link
-from .mdns import is_loopback_host
+from .links import printed_pairing_links
 from .settings import Settings, load_settings
 
 
@@ -85,21 +84,15 @@ def device_pair(role: str, division: str | None, name: str | None, data_dir: Pat
     with _store(data_dir) as (store, settings):
         code = store.pairing.create_code(Role(role), _division(settings, division), name, by=cli_principal().actor)
     served = load_settings(data_dir=data_dir, **server)
-    base = device_url(host=served.host, port=served.port, tls=served.tls, public_url=served.public_url)
-    link = pairing_link(base.url, code.role, code.code)
-    by_ip = None
-    if not served.public_url and served.mdns_name and not is_loopback_host(served.host):
-        # The server announces this name (unless another machine has it: its log then names the one it got).
-        named = mdns_url(served.mdns_name, served.port, tls=served.tls)
-        by_ip, link = link, pairing_link(named, code.role, code.code)
+    links = printed_pairing_links(served, code.role, code.code)
     click.echo(f"Pairing code: {code.code}  (one {role}, until {code.expires_at} UTC)")
-    click.echo(f"Link: {link}")
-    if by_ip:
-        click.echo(f"Or, for a device that cannot open {served.mdns_name.lower()}.local: {by_ip}")
-    if base.note:
-        click.echo(f"Note: {base.note}", err=True)
+    click.echo(f"Link: {links.link}")
+    if links.by_ip:
+        click.echo(f"Or, for a device that cannot open {served.mdns_name.lower()}.local: {links.by_ip}")
+    if links.note:
+        click.echo(f"Note: {links.note}", err=True)
     if sys.stdout.isatty():
-        segno.make(link, error="m").terminal(compact=True)
+        segno.make(links.link, error="m").terminal(compact=True)
 
 
 @device.command("list")

@@ -6,7 +6,6 @@ import os
 import sys
 import time
 from contextlib import suppress
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -17,13 +16,12 @@ from .backup import backup_sqlite
 from .chain import HeadMark, read_heads
 from .cli_language import cli_language
 from .cli_options import F, setting_options
-from .editions import short
 from .errors import InvalidInput
-from .event_changes import describe
 from .export import ExportFormat, export
 from .input_rules import MAX_ROUND
-from .messages import Message, format_datetime
-from .records import Kind, Record, RecordFilter, Verdict, kind_message, utc_time, verdict_message
+from .messages import Message
+from .record_views import record_line
+from .records import Kind, RecordFilter, Verdict, utc_time
 from .settings import load_settings
 from .wordlist import normalise
 
@@ -154,11 +152,11 @@ def audit_tail(count: int, follow: bool, data_dir: Path | None, language: str | 
         newest = log.find(RecordFilter(), limit=max(count, 1))
         last = newest[0].id if newest else 0
         for record in reversed(newest[:count]):
-            click.echo(_record_line(record, lang))
+            click.echo(record_line(record, lang))
         while follow:
             time.sleep(1)
             for record in log.iterate(after_id=last):
-                click.echo(_record_line(record, lang))
+                click.echo(record_line(record, lang))
                 last = record.id
     except KeyboardInterrupt:
         pass
@@ -184,26 +182,6 @@ def _filter(filters: dict[str, Any]) -> RecordFilter:
         since=since,
         until=until,
     )
-
-
-def _record_line(record: Record, lang: str) -> str:
-    """One record as ``audit tail`` shows it, in ``lang``: with the words that failed (the TD's view)."""
-    shown = format_datetime(datetime.fromisoformat(record.created_at).astimezone(), lang)  # this machine's time
-    if record.verdict is None:  # a change record: who changed what
-        said = Message(
-            "cli.tail.change", id=str(record.id), time=shown, actor=record.actor, change=describe(record.change or {})
-        )
-        return said.text(lang)
-    failed = [r["word"] for r in record.results if not r["acceptable"]]
-    link = Message("cli.tail.of", parent=str(record.parent_id)) if record.parent_id else ""
-    line = Message(
-        "cli.tail.line", id=str(record.id), time=shown, kind=kind_message(record.kind), link=link,
-        division=record.division, round=str(record.round) if record.round is not None else "-", table=record.table,
-        actor=record.actor, words=" ".join(record.words), verdict=verdict_message(record.verdict),
-        failed=Message("cli.tail.failed", words=" ".join(failed)) if failed else "",
-        lexicon=record.lexicon, fingerprint=short(record.fingerprint),
-    )  # fmt: skip
-    return line.text(lang)
 
 
 @click.command()

@@ -8,6 +8,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from .auth import Role
 from .mdns import LOOPBACK_NAMES, Advertisement, Advertiser, is_loopback_host, lan_addresses
@@ -93,3 +94,24 @@ def server_url(settings: Settings, advertiser: Advertiser | None, seen_at: str |
         host=settings.host, port=settings.port, tls=settings.tls, public_url=settings.public_url,
         advertisement=advertiser.advertisement if advertiser else None, seen_at=seen_at,
     )  # fmt: skip
+
+
+class PrintedLinks(NamedTuple):
+    """The links a pairing code made at the command line is printed with."""
+
+    link: str  # the one to open (and the QR code's)
+    by_ip: str | None  # the same by IP address, for a device that cannot resolve NAME.local
+    note: str | None  # what the device URL's choice warns of (see DeviceUrl.note)
+
+
+def printed_pairing_links(settings: Settings, role: Role, code: str) -> PrintedLinks:
+    """The links for a pairing code made at the command line, for the server ``settings`` describe (it may not
+    be running): to --public-url if set; else to NAME.local (--mdns-name) when the server listens on a LAN
+    address, with the link by IP address beside it; else to --host and --port."""
+    base = device_url(host=settings.host, port=settings.port, tls=settings.tls, public_url=settings.public_url)
+    link = pairing_link(base.url, role, code)
+    if settings.public_url or not settings.mdns_name or is_loopback_host(settings.host):
+        return PrintedLinks(link, None, base.note)
+    # The server announces this name (unless another machine has it: its log then names the one it got).
+    named = mdns_url(settings.mdns_name, settings.port, tls=settings.tls)
+    return PrintedLinks(pairing_link(named, role, code), link, base.note)

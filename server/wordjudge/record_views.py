@@ -1,20 +1,23 @@
 """What a record shows, and to whom: the verdict anyone allowed may see, the per-word results only to the TD.
 
-The views of :mod:`wordjudge.records` that the API, the live feed and dockets answer with; each says its
-kind, verdict, rule and consequence as catalogue keys, for screens to say in the event's language.
+The views of :mod:`wordjudge.records` that the API, the live feed and dockets answer with (each says its kind,
+verdict, rule and consequence as catalogue keys, for screens to say in the event's language), and the line
+``wordjudge audit tail`` prints.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
 from .audit import AuditLog
 from .auth import Principal
+from .editions import short
 from .event_changes import describe
-from .messages import Message
+from .messages import Message, format_datetime
 from .records import Record, Verdict, kind_message, verdict_message
 from .rules import ChallengeRule, stored_consequence_message
 
@@ -106,3 +109,24 @@ def _consequence_said(rule: str, acceptable: bool, word_count: int, text: str) -
     """:func:`stored_consequence_message` for a stored consequence's text, worked out once per kind of verdict
     (it renders the catalogue's text to compare it with the stored one: a tenth of an answer's time)."""
     return stored_consequence_message(rule, acceptable, word_count, {"text": text})
+
+
+def record_line(record: Record, lang: str) -> str:
+    """One record as ``wordjudge audit tail`` shows it, in ``lang``, its time in this machine's time zone: with
+    the words that failed (the TD's view)."""
+    shown = format_datetime(datetime.fromisoformat(record.created_at).astimezone(), lang)  # this machine's time
+    if record.verdict is None:  # a change record: who changed what
+        said = Message(
+            "cli.tail.change", id=str(record.id), time=shown, actor=record.actor, change=describe(record.change or {})
+        )
+        return said.text(lang)
+    failed = [r["word"] for r in record.results if not r["acceptable"]]
+    link = Message("cli.tail.of", parent=str(record.parent_id)) if record.parent_id else ""
+    line = Message(
+        "cli.tail.line", id=str(record.id), time=shown, kind=kind_message(record.kind), link=link,
+        division=record.division, round=str(record.round) if record.round is not None else "-", table=record.table,
+        actor=record.actor, words=" ".join(record.words), verdict=verdict_message(record.verdict),
+        failed=Message("cli.tail.failed", words=" ".join(failed)) if failed else "",
+        lexicon=record.lexicon, fingerprint=short(record.fingerprint),
+    )  # fmt: skip
+    return line.text(lang)
