@@ -201,8 +201,9 @@ def _read_letters_only(lines: list[bytes], result: WordList) -> bool:
     of a published list is, and return True; else read nothing and return False (:func:`_read_line_by_line`
     reads them). In a plain or a Zyzzyva list such a line is the word itself, and upper-cased it is a word in
     the normal form: reading it so gives what reading it line by line gives, several times faster."""
-    if result.format not in (SourceFormat.PLAIN, SourceFormat.ZYZZYVA):
-        return False
+    first = lines[0] if lines else b""
+    if result.format not in (SourceFormat.PLAIN, SourceFormat.ZYZZYVA) or (first and not first.isalpha()):
+        return False  # the first line tells most slices that will not do (a Zyzzyva list's) at once
     joined = b"\n".join(lines)  # lines hold no line end: bytes.splitlines cut them there
     if not (joined.isascii() and joined.replace(b"\n", b"").isalpha()):  # bytes.isalpha: ASCII letters only
         return False
