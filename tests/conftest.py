@@ -156,6 +156,15 @@ def actors(data_dir: Path) -> Actors:
 
 
 @pytest.fixture
+def quick_busy_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
+    """SQLite connections opened from now on wait 0.2 s for a lock held elsewhere, not the server's 2 s
+    (database.BUSY_TIMEOUT_MS): for a test that holds the audit log's lock on purpose, to see what is
+    refused while it is held and that the next write succeeds. Ask for it before the app or log it affects."""
+    monkeypatch.setattr("wordjudge.database.BUSY_TIMEOUT_MS", 200)
+    monkeypatch.setattr("wordjudge.audit.BUSY_TIMEOUT_MS", 200)  # imported by name
+
+
+@pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
     """A 3 MiB tmpfs, mounted for this test (needs root, as CI and the dev machines have)."""
     mount_point = tmp_path / "disk"

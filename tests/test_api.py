@@ -226,6 +226,7 @@ def test_event_and_lexicons(client: TestClient, actors: Actors) -> None:
     assert client.get("/api/lexicons", headers=actors.kiosk).json()[0]["edition"] == "matches ENABLE (172,820 words)"
 
 
+@pytest.mark.usefixtures("quick_busy_timeout")  # before the app or log: its connections
 def test_a_locked_audit_log_gives_503_and_no_verdict(client: TestClient, data_dir: Path, actors: Actors) -> None:
     blocker = sqlite3.connect(data_dir / AUDIT_FILE, isolation_level=None)
     blocker.execute("BEGIN EXCLUSIVE")

@@ -292,6 +292,7 @@ def test_find_filters_and_pages(audit: AuditLog) -> None:
     assert audit.children(3)[0].kind is Kind.RECHECK
 
 
+@pytest.mark.usefixtures("quick_busy_timeout")  # before the app or log: its connections
 def test_locked_database_refuses_with_a_clear_error_and_recovers(audit: AuditLog) -> None:
     audit.append_sync(entry(1))
     blocker = sqlite3.connect(audit.path, isolation_level=None)

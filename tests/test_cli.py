@@ -3,6 +3,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -15,6 +16,7 @@ from wordjudge.audit import AUDIT_FILE, AuditLog
 from wordjudge.audit_schema import SCHEMA
 from wordjudge.cli import main
 from wordjudge.cli_options import SETTING_FLAGS
+from wordjudge.lexicon import DEMO_NAME
 from wordjudge.settings import Settings, env_name
 
 from .helpers import write_list
@@ -197,9 +199,10 @@ def _log_with_records(data: Path, count: int) -> AuditLog:
     return log
 
 
-def test_event_init_and_show(tmp_path: Path, tiny: Path) -> None:
+def test_event_init_and_show(tmp_path: Path, tiny: Path, compiled_demo: Path) -> None:
     data = tmp_path / "data"
     run("lexicon", "add", tiny, "--name", "TINY", "--data-dir", data)
+    shutil.copytree(compiled_demo, data / "lexicons" / DEMO_NAME)  # as the first start compiles it (test_app)
     shown = run("event", "show", "--data-dir", data)
     assert "Event: wordjudge demo event (DEMO event: there is no event.toml)" in shown.output
     assert "Division Open: DEMO: matches ENABLE (172,820 words)" in shown.output

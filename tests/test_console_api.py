@@ -274,8 +274,11 @@ def test_the_live_feed_resumes_after_the_last_event_id_with_ids_and_a_retry(clie
     ]
 
 
-def test_a_recheck_that_disagrees_alerts_the_td_at_once(data_dir: Path, settings: Settings, actors: Actors) -> None:
+def test_a_recheck_that_disagrees_alerts_the_td_at_once(
+    data_dir: Path, settings: Settings, actors: Actors, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # Two lists that disagree on CAT, as after an errata fix: the re-check uses the one served then.
+    monkeypatch.setattr("wordjudge.app.EVENT_WATCH_SECONDS", 0.2)  # the file is looked at sooner (test_event_watch)
     Catalog(data_dir).lexicons.add(parse_word_list(b"QI\nDOG\n", source_name="errata.txt"), "ERRATA")
     write_event(data_dir, [("Open", "demo", "five-per-word")], name="Test Open")
     with TestClient(create_app(settings)) as client:

@@ -52,6 +52,7 @@ def test_health_says_what_it_checked(client: TestClient, data_dir: Path) -> None
     assert abs(body["disk"]["free_bytes"] - shutil.disk_usage(data_dir).free) < 2**30  # others write meanwhile
 
 
+@pytest.mark.usefixtures("quick_busy_timeout")  # before the app or log: its connections
 def test_a_locked_audit_log_makes_health_degraded_until_a_write_succeeds(
     client: TestClient, data_dir: Path, actors: Actors
 ) -> None:

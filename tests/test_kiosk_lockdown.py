@@ -501,13 +501,20 @@ def test_the_launcher_stops_restarting_a_chromium_that_fails_at_once(tmp_path: P
     failing = tmp_path / "chromium"
     failing.write_text("#!/bin/sh\nexit 3\n")
     failing.chmod(0o755)
+    # The launcher pauses a second before each restart: a sleep of our own, first on its PATH, notes the pause
+    # instead of taking it (four seconds of the fast suite).
+    (tmp_path / "bin").mkdir()
+    sleep = tmp_path / "bin" / "sleep"
+    sleep.write_text(f'#!/bin/sh\necho "$@" >> {tmp_path / "slept"}\n')
+    sleep.chmod(0o755)
     env = {**os.environ, "WORDJUDGE_CHROMIUM": str(failing), "WORDJUDGE_KIOSK_UNLOCKED": "1",
-           "WORDJUDGE_KIOSK_PROFILE": str(tmp_path / "profile")}  # fmt: skip
+           "WORDJUDGE_KIOSK_PROFILE": str(tmp_path / "profile"), "PATH": f"{sleep.parent}:{os.environ['PATH']}"}  # fmt: skip
     run = subprocess.run([str(LAUNCHER), "http://192.0.2.7:8000"], env=env, capture_output=True, text=True,
                          timeout=60, check=False)  # fmt: skip
     assert run.returncode == 1
     assert run.stderr.count("starting it again") == 4
     assert "five times in a row (last status 3): giving up" in run.stderr
+    assert (tmp_path / "slept").read_text().split("\n") == ["1"] * 4 + [""]  # a second before each restart
 
 
 # -- the offline shell over the hall's plain http -----------------------------------------------------------------

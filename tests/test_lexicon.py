@@ -10,7 +10,7 @@ from wordjudge import __version__
 from wordjudge.demo import open_demo, read_demo_list
 from wordjudge.editions import fingerprint
 from wordjudge.errors import InvalidInput, LexiconExists, LexiconIntegrityError, LexiconNotFound
-from wordjudge.lexicon import MANIFEST_FILE, TRIE_FILE, Lexicon, LexiconStore, Manifest, file_sha256
+from wordjudge.lexicon import DEMO_NAME, MANIFEST_FILE, TRIE_FILE, Lexicon, LexiconStore, Manifest, file_sha256
 from wordjudge.wordlist import SourceFormat, WordList, parse_word_list
 
 from .wordgen import near_misses
@@ -155,8 +155,10 @@ def test_demo_is_compiled_on_first_use_and_marked(store: LexiconStore) -> None:
     assert open_demo(store).manifest.built_at == demo.manifest.built_at  # reused, not rebuilt
 
 
-def test_damaged_demo_is_rebuilt(store: LexiconStore, caplog: pytest.LogCaptureFixture) -> None:
+def test_damaged_demo_is_rebuilt(store: LexiconStore, compiled_demo: Path, caplog: pytest.LogCaptureFixture) -> None:
+    shutil.copytree(compiled_demo, store.root / DEMO_NAME)  # compiled as open_demo does (the test above)
     demo = open_demo(store)
+    assert "rebuilding" not in caplog.text
     (demo.directory / TRIE_FILE).write_bytes(b"garbage")
     rebuilt = open_demo(store)
     assert "rebuilding the demo lexicon" in caplog.text

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from wordjudge import wordlist
 from wordjudge.errors import WordListError
 from wordjudge.wordlist import SourceFormat, normalise, parse_word_list, read_word_list, word_problem
 
@@ -224,3 +225,53 @@ def test_no_format_is_suggested_when_none_reads_more_lines() -> None:
         parse_word_list(b"AA\nCAT3\nAB\n", source_name="t.txt")
     assert "--format" not in caught.value.message
     assert "Fix the list, or add it with --skip-invalid" in caught.value.message
+
+
+# -- a big list is read a slice at a time (the fast suite, issue 18) ------------------------------------
+
+# Lines that are their own word, and lines of every other kind the reader tells apart: blank, spaced,
+# comments and '#' marks, scores and definitions, other alphabets, combining marks, digits and punctuation,
+# and bytes that are not UTF-8.
+_LETTERS = st.text(alphabet="abcxyzABCXYZ", min_size=1, max_size=6).map(str.encode)
+_OTHER = st.sampled_from(
+    ["", "  ", "# note", "#", "#AARGH", "#-", "##AB", "été", "ÉTÉ", "straße", "кот", "e\u0301", "\u0301e", "cat dog",
+     "12 cat", "7\tcat", "cat some def [n]", "cat\tdef", "cat\x0cdog", "x1", "a-b", "  cat  ", "cat\u00a0", "\x0bcat",
+     "cat\t"]
+).map(str.encode) | st.sampled_from([b"\xff\xfe", b"caf\xe9", b"\xc3"])  # fmt: skip
+
+
+@settings(max_examples=examples(200))
+@given(
+    st.lists(_LETTERS, max_size=40),
+    st.lists(st.tuples(st.integers(min_value=0, max_value=40), _OTHER), max_size=4),
+    st.sampled_from([SourceFormat.PLAIN, SourceFormat.ZYZZYVA, SourceFormat.PLAYABILITY]),
+    st.integers(min_value=1, max_value=12),
+)
+def test_a_list_read_a_slice_at_a_time_gives_what_reading_it_line_by_line_gives(
+    letters: list[bytes], others: list[tuple[int, bytes]], format: SourceFormat, every: int
+) -> None:
+    # A slice of nothing but ASCII letters and blank lines is read at once (wordlist._read_letters_only), any
+    # other line by line; slices run from one progress report to the next, made small here so that a list
+    # mixes both kinds.
+    lines = list(letters)
+    for at, other in others:
+        lines.insert(at, other)
+    calls: list[tuple[int, int]] = []
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(wordlist, "_PROGRESS_EVERY", every)
+        read = wordlist._read_lines(lines, "t.txt", "sha", format, lambda done, total: calls.append((done, total)))
+    one_by_one = wordlist.WordList(source_name="t.txt", source_sha256="sha", format=format)
+    wordlist._read_line_by_line(lines, 0, len(lines), one_by_one)
+    assert read == one_by_one
+    total = len(lines)
+    assert calls == [(n, total) for n in range(1, total + 1) if n % every == 0] + [(total, total)]
+    assert wordlist.detect_format(lines) is wordlist._detect_line_by_line(lines)
+
+
+@pytest.mark.parametrize("space", [" ", "\t", "\x0b", "\x0c"])
+def test_any_space_between_two_tokens_is_seen_when_the_format_is_detected(space: str) -> None:
+    # The plain lists' shortcut (no such space anywhere: plain) must know every space bytes.split() splits at.
+    zyzzyva = parse_word_list(f"AA{space}rough lava\nAB{space}to abet\n".encode(), source_name="z.txt")
+    playability = parse_word_list(f"10{space}AA\n20{space}AB\n".encode(), source_name="p.txt")
+    assert (zyzzyva.format, zyzzyva.words) == (SourceFormat.ZYZZYVA, {"AA", "AB"})
+    assert (playability.format, playability.words) == (SourceFormat.PLAYABILITY, {"AA", "AB"})

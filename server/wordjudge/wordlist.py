@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import itertools
 import re
 import unicodedata
 import zlib
@@ -36,7 +37,8 @@ Progress = Callable[[int, int], None]
 _GZIP_MAGIC = b"\x1f\x8b"
 _UTF8_BOM = b"\xef\xbb\xbf"
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
-_INNER_SPACE = re.compile(rb"[ \t\x0b\x0c]")  # what bytes.split() splits a stripped line at
+_INNER_SPACES = (b" ", b"\t", b"\x0b", b"\x0c")  # what bytes.split() splits a stripped line at
+_INNER_SPACE = re.compile(b"[" + b"".join(_INNER_SPACES) + b"]")
 _MARK = "#"  # starts a comment, or marks a word when a letter follows it at once
 _SHOWN_MARKED = 3  # marked words quoted in the reading summary
 _PROGRESS_EVERY = 20_000
@@ -180,12 +182,48 @@ def _read_lines(
     lines: list[bytes], source_name: str, source_sha256: str, format: SourceFormat, progress: Progress | None = None
 ) -> WordList:
     result = WordList(source_name=source_name, source_sha256=source_sha256, format=format)
-    extract = _EXTRACTORS[format]
-    words = result.words
     total = len(lines)
-    for number, raw in enumerate(lines, start=1):
-        if progress is not None and number % _PROGRESS_EVERY == 0:
-            progress(number, total)
+    # A slice of lines between two progress reports at a time: line N (from 1) is reported, as done, just
+    # before it is read, for every N a multiple of _PROGRESS_EVERY; then (total, total) at the end.
+    bounds = [0, *range(_PROGRESS_EVERY - 1, total, _PROGRESS_EVERY), total]
+    for index, (begin, end) in enumerate(itertools.pairwise(bounds)):
+        if index and progress is not None:  # every slice but the first starts at a line reported
+            progress(begin + 1, total)
+        if not _read_letters_only(lines[begin:end], result):
+            _read_line_by_line(lines, begin, end, result)
+    if progress is not None:
+        progress(total, total)
+    return result
+
+
+def _read_letters_only(lines: list[bytes], result: WordList) -> bool:
+    """Read ``lines`` into ``result`` at once if every one is blank or ASCII letters only, as nearly every line
+    of a published list is, and return True; else read nothing and return False (:func:`_read_line_by_line`
+    reads them). In a plain or a Zyzzyva list such a line is the word itself, and upper-cased it is a word in
+    the normal form: reading it so gives what reading it line by line gives, several times faster."""
+    first = lines[0] if lines else b""
+    if result.format not in (SourceFormat.PLAIN, SourceFormat.ZYZZYVA) or (first and not first.isalpha()):
+        return False  # the first line tells most slices that will not do (a Zyzzyva list's) at once
+    joined = b"\n".join(lines)  # lines hold no line end: bytes.splitlines cut them there
+    if not (joined.isascii() and joined.replace(b"\n", b"").isalpha()):  # bytes.isalpha: ASCII letters only
+        return False
+    upper = joined.upper().decode("ascii").split("\n")  # ASCII: the normal form is the upper case
+    if len(upper) != len(lines):
+        return False
+    words = [word for word in upper if word]  # blank lines are skipped
+    before = len(result.words)
+    result.words.update(words)
+    result.lines += len(words)
+    result.duplicates += len(words) - (len(result.words) - before)
+    return True
+
+
+def _read_line_by_line(lines: list[bytes], begin: int, end: int, result: WordList) -> None:
+    """Read ``lines[begin:end]`` into ``result`` one line at a time: every rule of the format, every error."""
+    extract = _EXTRACTORS[result.format]
+    words = result.words
+    for number in range(begin + 1, end + 1):
+        raw = lines[number - 1]
         try:
             line = raw.decode("utf-8").strip()
         except UnicodeDecodeError:
@@ -215,9 +253,6 @@ def _read_lines(
         if marked:
             problem += f"; '{_MARK}' right before a letter marks a word: write '{_MARK} ' to make the line a comment"
         result.invalid.append(InvalidLine(number, line, problem))
-    if progress is not None:
-        progress(total, total)
-    return result
 
 
 def detect_format(lines: Iterable[bytes]) -> SourceFormat:
@@ -228,6 +263,15 @@ def detect_format(lines: Iterable[bytes]) -> SourceFormat:
     no definition is still one); plain otherwise, so that a plain list with a few bad
     lines is reported rather than silently cut at the space.
     """
+    lines = lines if isinstance(lines, list) else list(lines)
+    joined = b"\n".join(lines)
+    if not any(space in joined for space in _INNER_SPACES):  # no line has two tokens: most plain lists, at once
+        return SourceFormat.PLAIN
+    return _detect_line_by_line(lines)
+
+
+def _detect_line_by_line(lines: list[bytes]) -> SourceFormat:
+    """:func:`detect_format`, looking at every line."""
     data = scored = several = 0
     for raw in lines:
         line = raw.strip()
