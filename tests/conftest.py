@@ -29,6 +29,12 @@ from .wordgen import markov_words
 
 pytest_plugins = ["tests.browser"]  # the browser fixture, for the web clients' tests
 
+# The test workers (pytest-xdist) start after this file is read, with its environment. Where the machine says
+# PYTHONDONTWRITEBYTECODE, each worker would parse and assertion-rewrite some 400 modules (schemathesis,
+# hypothesis, the tests) again at every run, 9 to 14 s of each fast run: its workers keep bytecode caches
+# (in __pycache__ folders, which git ignores) whatever the machine's default.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
 
 @pytest.hookimpl(tryfirst=True)  # before -m selects: a module that forgot its marker is still left out
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
