@@ -104,20 +104,19 @@ class Metrics:
 
 
 class _Scrape:
-    """The collector of what is read at scrape time (a :class:`State`)."""
+    """The collector of what is read at scrape time (a :class:`State`, handed in by :meth:`Metrics.render`)."""
 
     def __init__(self) -> None:
         self.state = State(version="", healthy=False)  # the scrape's, set by Metrics.render before it collects
-        self._lock = threading.Lock()
-        # The totals counted elsewhere (the audit log's writer, the alerts), as last reported: a total never
-        # goes down, even when two scrapes at once read theirs in one order and report them in the other.
+        # The totals counted elsewhere (the audit log's writer, the alerts), as last reported: a total never goes
+        # down, even when two scrapes read theirs in one order and render them in the other (collected one at
+        # a time, under Metrics.render's lock).
         self._totals: dict[tuple[str, str], float] = {}
         self._free_bytes = 0  # the last reading: kept while the file system cannot be read
 
     def _total(self, name: str, label: str, value: float) -> float:
-        with self._lock:
-            total = self._totals[name, label] = max(self._totals.get((name, label), 0.0), float(value))
-            return total
+        total = self._totals[name, label] = max(self._totals.get((name, label), 0.0), float(value))
+        return total
 
     def collect(self) -> Iterator[Metric]:
         state = self.state
