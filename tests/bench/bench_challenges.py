@@ -104,6 +104,22 @@ def wrk(url: str, connections: int, seconds: int, script: Path | None = None, *s
     return parse_wrk(done.stdout)
 
 
+def benchmark_event(data_dir: Path, kiosk: str, *, challenges_per_minute: int) -> tuple[dict[str, str], str, str]:
+    """Make ``data_dir`` the benchmark's event (one division, Open, on the demo lexicon) with one kiosk enrolled
+    by the CLI (which also makes the folder what a server expects). Returns the environment to run wordjudge
+    in, its command, and the kiosk's token."""
+    env = {**os.environ, "WORDJUDGE_DATA_DIR": str(data_dir), "WORDJUDGE_LOG_LEVEL": "warning"}
+    command = str(Path(sys.executable).with_name("wordjudge"))
+    (data_dir / "event.toml").write_text(
+        f'name = "Benchmark"\nchallenges_per_minute = {challenges_per_minute}\n[[division]]\nname = "Open"\n'
+        'lexicon = "demo"\nrule = "five-per-word"\n'
+    )
+    token = subprocess.run(
+        [command, "device", "add", kiosk, "--role", "kiosk"], env=env, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    return env, command, token
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seconds", type=int, default=10, help="length of each wrk run")
@@ -117,16 +133,7 @@ def main() -> None:
     base = f"http://127.0.0.1:{port}"
     script = data_dir / "challenge.lua"
     script.write_text(_LUA)
-    env = {**os.environ, "WORDJUDGE_DATA_DIR": str(data_dir), "WORDJUDGE_LOG_LEVEL": "warning"}
-    command = str(Path(sys.executable).with_name("wordjudge"))
-    (data_dir / "event.toml").write_text(
-        'name = "Benchmark"\nchallenges_per_minute = 0\n[[division]]\nname = "Open"\nlexicon = "demo"\n'
-        'rule = "five-per-word"\n'
-    )
-    token = subprocess.run(
-        [command, "device", "add", "bench-kiosk", "--role", "kiosk"], env=env, capture_output=True, text=True,
-        check=True,
-    ).stdout.strip()  # fmt: skip
+    env, command, token = benchmark_event(data_dir, "bench-kiosk", challenges_per_minute=0)
     server = subprocess.Popen(
         [command, "serve", "--port", str(port)],
         env=env,

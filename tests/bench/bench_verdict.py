@@ -49,7 +49,7 @@ from wordjudge.access import ACCESS_FILE, AccessStore
 from wordjudge.audit import AUDIT_FILE, AuditLog
 from wordjudge.auth import Role
 
-from .bench_challenges import free_port, parse_wrk, wait_until_up
+from .bench_challenges import benchmark_event, free_port, parse_wrk, wait_until_up
 
 CLOSED = (16, 64)
 OPEN = (200, 500, 1000)
@@ -244,17 +244,8 @@ def prepare_wordjudge(work: Path) -> tuple[Path, dict[str, str]]:
     Returns the folder and the environment to run wordjudge in."""
     data_dir = work / "wordjudge"
     data_dir.mkdir()
-    env = {**os.environ, "WORDJUDGE_DATA_DIR": str(data_dir), "WORDJUDGE_LOG_LEVEL": "warning"}
-    command = str(Path(sys.executable).with_name("wordjudge"))
-    (data_dir / "event.toml").write_text(
-        'name = "Benchmark"\nchallenges_per_minute = 600\n[[division]]\nname = "Open"\nlexicon = "demo"\n'
-        'rule = "five-per-word"\n'
-    )
     # The first kiosk as the CLI enrols it (which also makes the data folder what a server expects) ...
-    first = subprocess.run(
-        [command, "device", "add", "kiosk-000", "--role", "kiosk"], env=env, capture_output=True, text=True,
-        check=True,
-    ).stdout.strip()  # fmt: skip
+    env, _, first = benchmark_event(data_dir, "kiosk-000", challenges_per_minute=600)
     # ... and the rest bound to the address they will use, as pairing binds a kiosk.
     access = AccessStore(data_dir / ACCESS_FILE).open()
     tokens = [first]
