@@ -83,7 +83,8 @@ def test_a_token_from_the_cli_works_on_a_running_server_until_revoked(data_dir: 
     body = {"division": "Open", "table": 3, "round": 1, "words": "cat dog", "request_id": "cli-token-test"}
     response = httpx.post(f"{base}/api/challenges", json=body, headers=headers)
     assert (response.status_code, response.json()["verdict"]) == (201, "acceptable")
-    run("device", "revoke", "bench", "--data-dir", data_dir)
+    revoked = run("device", "revoke", "bench", "--data-dir", data_dir)
+    assert revoked.exit_code == 0, revoked.output
     refused = httpx.post(f"{base}/api/challenges", json={**body, "request_id": "cli-token-test2"}, headers=headers)
     assert refused.status_code == 401
     assert "revoked" in refused.json()["error"]

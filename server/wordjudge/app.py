@@ -90,11 +90,13 @@ def create_app(
 
 async def _watch_event_file(resources: Resources) -> None:
     """Look at the event file every :data:`EVENT_WATCH_SECONDS`, in a worker thread (reading a changed file
-    and verifying a new lexicon take time), at which kiosks went silent (alerting the TD), and keep the
+    and verifying a new lexicon take time), write the devices' and sessions' last-seen times (in a worker
+    thread too: a commit waits for the disk), at which kiosks went silent (alerting the TD), and keep the
     summary's final verdicts up to date (so that no summary waits for them), until cancelled."""
     while True:
         await asyncio.sleep(EVENT_WATCH_SECONDS)
         await asyncio.to_thread(resources.served.pick_up_event_file)
+        await asyncio.to_thread(resources.access.database.flush_touches)
         resources.access.devices.watch_offline()
         with contextlib.suppress(AuditUnavailable):  # health says it; the summary says it when asked
             await asyncio.to_thread(corrections, resources.audit, resources.served.event.name)

@@ -25,7 +25,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -60,7 +60,12 @@ def secure_folder(path: Path) -> Path:
 def secure_file(path: Path) -> Path:
     """Create ``path`` empty if it does not exist, and make it ``0600`` (SQLite gives its -wal and -shm
     files the mode of the database file); return it. Raises :class:`OSError`."""
-    os.close(os.open(path, os.O_RDONLY | os.O_CREAT, FILE_MODE))
+    # Never open and close a file that exists: closing any descriptor of a file drops every POSIX lock this
+    # process holds on it, SQLite's included. A connection already open here then lost its locks, another
+    # process took itself for the last user and reset the WAL, and that connection read a stale copy for good
+    # (a device revoked from the command line was still let in by the server).
+    with suppress(FileExistsError):
+        os.close(os.open(path, os.O_RDONLY | os.O_CREAT | os.O_EXCL, FILE_MODE))
     _restrict(path, FILE_MODE)
     for companion in (path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
         if companion.exists():
