@@ -6,6 +6,7 @@ import shutil
 import sqlite3
 import subprocess
 import threading
+import time
 from collections.abc import Iterator
 from concurrent.futures import Future
 from pathlib import Path
@@ -254,6 +255,67 @@ def test_the_head_never_runs_ahead_of_what_readers_can_see(tmp_path: Path) -> No
         assert [r.id for r in log.iterate(after_id=first.id)] == [second.id]
     finally:
         log.release.set()
+        log.close()
+
+
+def _wal_pages(path: Path) -> int:
+    return path.with_name(path.name + "-wal").stat().st_size // 4096
+
+
+class _CopyHeld(AuditLog):
+    """A log whose writer waits, when it comes to copy the WAL into the file, until the test lets it."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self.copying = threading.Event()
+        self.release = threading.Event()
+
+    def _copy_wal(self, connection: sqlite3.Connection) -> None:
+        self.copying.set()
+        self.release.wait(10)
+        super()._copy_wal(connection)
+
+
+def test_verdicts_are_answered_before_the_wal_is_copied_into_the_file(tmp_path: Path) -> None:
+    # SQLite's automatic checkpoint ran inside the commit that took the WAL past 1,000 pages: that batch's
+    # verdicts, durable already, waited while it copied the pages and fsynced the file (issue 19).
+    path = tmp_path / AUDIT_FILE
+    log = _CopyHeld(path)
+    log.start()
+    try:
+        size = path.stat().st_size
+        futures = [log.submit(entry(n)) for n in range(1, 301)]
+        assert log.copying.wait(10)
+        committed = log.head.id or 0
+        assert committed >= 100
+        assert all(future.done() for future in futures[:committed])  # answered while the copy waits
+        assert path.stat().st_size == size  # nothing copied into the file yet
+        log.release.set()
+        assert [future.result(10).record.id for future in futures] == list(range(1, 301))
+        deadline = time.monotonic() + 10
+        while path.stat().st_size == size and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert path.stat().st_size > size  # and then copied
+    finally:
+        log.release.set()
+        log.close()
+    assert AuditLog(path).verify().records == 300
+
+
+def test_the_wal_stays_small_however_long_the_writes_go_on(tmp_path: Path) -> None:
+    # A checkpoint from another thread never caught up with a writer that commits all the time: the WAL could
+    # not start again from its beginning and grew without end (35 MB a second under load).
+    path = tmp_path / AUDIT_FILE
+    log = AuditLog(path)
+    log.start()
+    try:
+        for round_ in range(10):
+            futures = [log.submit(entry(round_ * 300 + n)) for n in range(1, 301)]  # never an idle moment
+            for future in futures:
+                future.result(30)
+        assert log.head.id == 3000
+        assert _wal_pages(path) < 3000  # at most a few hundred records' pages (about five pages a record)
+    finally:
         log.close()
 
 

@@ -25,7 +25,16 @@ from wordjudge.chain import HeadMark, head_text, verify_chain
 from wordjudge.cli import main
 from wordjudge.errors import AuditUnavailable
 from wordjudge.final_verdict import Correction, settle
-from wordjudge.records import Appended, Record, from_body, record_body, record_hash, verdict_of
+from wordjudge.records import (
+    ENTRY_FIELDS,
+    Appended,
+    Record,
+    chained,
+    from_body,
+    record_body,
+    record_hash,
+    verdict_of,
+)
 from wordjudge.resources import Resources
 from wordjudge.settings import Settings
 from wordjudge.summary import summarise
@@ -130,6 +139,26 @@ def test_records_cut_off_the_end_fail_against_a_later_head(tmp_path: Path) -> No
     assert "the log ends at record 290" in said
     assert "records were cut off" in said
     assert verify(path, head_text(200, records[199].hash))[0]
+
+
+@pytest.mark.parametrize("salt", ["0f" * 16, None])
+@pytest.mark.parametrize("change", [None, {"what": "event", "subject": "Test Open", "before": None, "after": {}}])
+def test_a_chained_record_is_the_record_its_fields_make(salt: str | None, change: dict[str, Any] | None) -> None:
+    # The writer builds each record once (records.chained); it must be the record, body and hash that building
+    # the unhashed record and hashing its body give, which is what verification recomputes.
+    made = replace(entry(3), change=change)
+    fields: dict[str, Any] = {
+        "id": 7,
+        "created_at": "2026-11-24T11:00:00.000+00:00",
+        "software_version": "9.9",
+        "prev_hash": "ab" * 32,
+    }
+    record, body = chained(made, **fields, salt=salt)
+    unhashed = Record(**{name: getattr(made, name) for name in ENTRY_FIELDS}, **fields, salt=salt)
+    assert body == record_body(unhashed)
+    assert record == replace(unhashed, hash=record_hash(unhashed))
+    assert from_body(body, record.hash) == record
+    assert ('"salt"' in body.decode(), '"change"' in body.decode()) == (salt is not None, change is not None)
 
 
 def test_a_back_dated_forged_record_is_caught(tmp_path: Path) -> None:

@@ -112,12 +112,7 @@ class Record(Entry):
     def hashed_fields(self) -> dict[str, Any]:
         """Every field except ``hash``: what the hash covers (``salt`` only when the record has one)."""
         # Not dataclasses.asdict: its deep copy is most of the cost of appending a record.
-        data = {name: getattr(self, name) for name in _HASHED_FIELDS}
-        if self.salt is None:
-            del data["salt"]
-        if self.change is None:
-            del data["change"]
-        return data
+        return _covered({name: getattr(self, name) for name in _HASHED_FIELDS})
 
     @property
     def hash_is_public(self) -> bool:
@@ -137,6 +132,20 @@ def record_body(record: Record) -> bytes:
 
 def record_hash(record: Record) -> str:
     return hashlib.sha256(record_body(record)).hexdigest()
+
+
+def chained(
+    entry: Entry, *, id: int, created_at: str, software_version: str, prev_hash: str, salt: str | None
+) -> tuple[Record, bytes]:
+    """The record of ``entry`` at its place in the chain, hashed, with its body (what the hash covers).
+
+    The same record and body as building the unhashed record, taking :func:`record_body` and adding the
+    hash, with one record built instead of two: the log's writer calls this for every record it appends.
+    """
+    data = {name: getattr(entry, name) for name in ENTRY_FIELDS}
+    data.update(id=id, created_at=created_at, software_version=software_version, prev_hash=prev_hash, salt=salt)
+    body = canonical(_covered(dict(data)))
+    return Record(**data, hash=hashlib.sha256(body).hexdigest()), body
 
 
 def from_body(body: str | bytes, hash: str) -> Record:
@@ -251,6 +260,16 @@ SELECT_RECORDS = "SELECT r.id, r.hash, r.body FROM records r"
 INSERT_RECORD = "INSERT INTO records (id, hash, body) VALUES (?, ?, ?)"
 ENTRY_FIELDS = [f.name for f in fields(Entry)]
 _HASHED_FIELDS = [f.name for f in fields(Record) if f.name != "hash"]
+
+
+def _covered(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` (a record's fields but its hash) without what the hash leaves out when absent: a salt (records
+    from before salts) and a change (every record but a change record), so that old records hash as they did."""
+    if data["salt"] is None:
+        del data["salt"]
+    if data["change"] is None:
+        del data["change"]
+    return data
 
 
 def from_row(row: tuple[Any, ...]) -> Record:
