@@ -1,0 +1,99 @@
+"""CPU per verdict in each thread of a real ``wordjudge serve`` under wrk (issue 19: where the time goes).
+
+Run from the repository root (needs Debian's ``wrk`` and ``taskset``; not part of the test suite):
+
+    .venv/bin/python -m tests.bench.verdict_threads [--seconds 10] [--connections 16,64] [--server-cores 0,1]
+        [--load-cores 0,1] [--repeat 2]
+
+The server is prepared as :mod:`tests.bench.bench_verdict` prepares it (durable log, 200 kiosks, the rate
+limit counted, 2-word challenges with a new request id each) and pinned to ``--server-cores``. Around each
+wrk run, every thread's user and system CPU is read from ``/proc/PID/task/*/stat``; the table gives, per
+acknowledged verdict, the microseconds each thread spent (the event loop thread, the audit writer, the
+rest) and the server's whole CPU. Unlike requests a second, which swing with whatever else the machine
+does, CPU per verdict moves little: it is the figure to compare code with.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from .bench_challenges import free_port, wait_until_up
+from .bench_verdict import Bench, load_average, prepare_wordjudge
+
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def thread_cpu(pid: int) -> dict[int, float]:
+    """Seconds of CPU (user + system) each thread of ``pid`` has used, by thread id (the main thread's is ``pid``)."""
+    used: dict[int, float] = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            stat = (task / "stat").read_text()
+        except OSError:  # the thread ended between the listing and the read
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        used[int(task.name)] = (int(fields[11]) + int(fields[12])) / _TICK
+    return used
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument("--connections", default="16,64")
+    parser.add_argument("--server-cores", default="0,1")
+    parser.add_argument("--load-cores", default="0,1")
+    parser.add_argument("--repeat", type=int, default=2)
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="wordjudge-threads-"))
+    bench = Bench(args.seconds, args.server_cores, args.load_cores, work)
+    _, env = prepare_wordjudge(work)
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    command = [str(Path(sys.executable).with_name("wordjudge")), "serve", "--port", str(port)]
+    server = subprocess.Popen(
+        bench.pinned(args.server_cores, command), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
+    print(
+        f"server on cores {args.server_cores}, wrk on cores {args.load_cores}, {args.seconds} s a run\n\n"
+        "| connections | verdicts/s | event loop us/verdict | audit writer (the busiest other thread) | other threads | "
+        "whole server us/verdict | load |\n|---|---|---|---|---|---|---|"
+    )
+    try:
+        wait_until_up(f"{base}/api/health", server)
+        bench.wrk_warm(base + "/api/challenges", work / "tokens.txt")
+        for connections in [int(c) for c in args.connections.split(",")]:
+            for _ in range(args.repeat):
+                load = load_average()
+                before = thread_cpu(server.pid)
+                figures = bench.wrk(
+                    base + "/api/challenges", connections, work / "challenge.lua", "t", str(work / "tokens.txt")
+                )
+                time.sleep(0.3)
+                after = thread_cpu(server.pid)
+                spent = {tid: after[tid] - before.get(tid, 0.0) for tid in after}
+                ok = figures["ok"]
+                loop = spent.pop(server.pid)  # the event loop runs on the main thread
+                # Python does not name its threads for the system: the audit writer is the busiest of the rest.
+                writer = spent.pop(max(spent, key=spent.__getitem__)) if spent else 0.0
+                rest = sum(spent.values())
+                per = 1e6 / ok
+                print(
+                    f"| {connections} | {figures['rps']:,.0f} | {loop * per:,.0f} | {writer * per:,.0f} | "
+                    f"{rest * per:,.0f} | {(loop + writer + rest) * per:,.0f} | {load:.2f} |",
+                    flush=True,
+                )
+    finally:
+        server.terminate()
+        server.communicate(timeout=60)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
