@@ -61,9 +61,9 @@ def secure_file(path: Path) -> Path:
     """Create ``path`` empty if it does not exist, and make it ``0600`` (SQLite gives its -wal and -shm
     files the mode of the database file); return it. Raises :class:`OSError`."""
     # Never open and close a file that exists: closing any descriptor of a file drops every POSIX lock this
-    # process holds on it, SQLite's included. A connection already open here then lost its locks, another
-    # process took itself for the last user and reset the WAL, and that connection read a stale copy for good
-    # (a device revoked from the command line was still let in by the server).
+    # process holds on it, SQLite's included. A connection already open here then lost its locks and, once
+    # another process had written, went on reading a stale copy (a device revoked from the command line was
+    # still let in by the server: tests/test_access.py).
     with suppress(FileExistsError):
         os.close(os.open(path, os.O_RDONLY | os.O_CREAT | os.O_EXCL, FILE_MODE))
     _restrict(path, FILE_MODE)
