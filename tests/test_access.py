@@ -102,7 +102,7 @@ def _stored_last_seen(path: Path, name: str) -> str | None:
 
 
 def test_a_request_never_waits_for_the_disk_and_last_seen_times_are_written_in_one_flush(
-    store: AccessStore, clock: Clock, tmp_path: Path
+    store: AccessStore, clock: Clock
 ) -> None:
     # Each device's first request of a minute wrote its last-seen time with an fsync, on the request path: 200
     # kiosks heard together stalled the hall a minute later, 200 commits in a row (issue 19).
@@ -133,9 +133,9 @@ def test_a_request_never_waits_for_the_disk_and_last_seen_times_are_written_in_o
 
 def test_a_revocation_by_another_process_holds_at_the_next_request(store: AccessStore) -> None:
     # The store's second connection (for last-seen times) was opened after the first, and opening it closed a
-    # descriptor of the file, which dropped the first connection's locks: the command line's connection then
-    # took itself for the last and reset the WAL, and the server read a stale copy for good, letting a revoked
-    # kiosk in (found in this stop's live test, before it was committed).
+    # descriptor of the file, which dropped the locks SQLite held for the first: once the command line had
+    # written, the server read a stale copy for good and let a revoked kiosk in (found by the live test
+    # test_a_token_from_the_cli_works_on_a_running_server_until_revoked, before it was committed).
     def cli(action: str) -> str:  # the command line, in a process of its own, on the same file
         script = (
             "import sys; from pathlib import Path; from wordjudge.access import AccessStore; from wordjudge.auth import"
