@@ -62,7 +62,8 @@ _MAX_BATCH = 256
 _ANOTHER_ROW = ", (?, ?, ?)"  # INSERT_RECORD's values once more: a batch is one statement
 _CHECKPOINT_EVERY = 60.0  # seconds between checkpoints written with a batch
 # Records committed after which the writer copies the WAL into the database file: at the first moment nothing is
-# queued, or regardless once the WAL holds this many times more (about five pages a record: 2,000 pages at most).
+# queued, or regardless once this many are. A record takes four or five pages of WAL in a busy batch, and about
+# 28 when committed alone (every index's page is written again), so the WAL holds a few MB at most.
 _WAL_COPY_AFTER = 100
 _WAL_COPY_FORCED = 4 * _WAL_COPY_AFTER
 _WHOLE_CHECK_AFTER = 3.0  # seconds after start before the whole log is checked in the background
