@@ -62,7 +62,7 @@ _MAX_BATCH = 256
 _ANOTHER_ROW = ", (?, ?, ?)"  # INSERT_RECORD's values once more: a batch is one statement
 _CHECKPOINT_EVERY = 60.0  # seconds between checkpoints written with a batch
 # Records committed after which the writer copies the WAL into the database file: at the first moment nothing is
-# queued, or regardless once this many are. A record takes four or five pages of WAL in a busy batch, and about
+# queued, or regardless once this many are. A record takes four or five pages of WAL in a busy batch, and 20 to
 # 28 when committed alone (every index's page is written again), so the WAL holds a few MB at most.
 _WAL_COPY_AFTER = 100
 _WAL_COPY_FORCED = 4 * _WAL_COPY_AFTER
