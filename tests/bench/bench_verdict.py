@@ -39,6 +39,8 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -158,15 +160,11 @@ class Bench:
             print(f"{target} open {rate}/s: {figures} load {load:.2f} {row.audit}", file=sys.stderr)
 
     def wordjudge(self, targets: set[str]) -> None:
-        data_dir, env = prepare_wordjudge(self.work)
+        with serving_wordjudge(self.work, self.server_cores) as (_, base, data_dir):
+            self._measure_wordjudge(targets, base, data_dir)
+
+    def _measure_wordjudge(self, targets: set[str], base: str, data_dir: Path) -> None:
         token_file = self.work / "tokens.txt"
-        command = str(Path(sys.executable).with_name("wordjudge"))
-        port = free_port()
-        base = f"http://127.0.0.1:{port}"
-        server = subprocess.Popen(
-            self.pinned(self.server_cores, [command, "serve", "--port", str(port)]),
-            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-        )  # fmt: skip
         log = AuditLog(data_dir / AUDIT_FILE)
         seen = {"records": 0}
 
@@ -180,7 +178,6 @@ class Bench:
             return f"{state}: {added:,} records for {acknowledged:,} acknowledged; {chain}"
 
         try:
-            wait_until_up(f"{base}/api/health", server)
             # Warm up: every kiosk binds and is seen once, the code paths run.
             self.wrk_warm(base + "/api/challenges", token_file)
             seen["records"] = log.verify().records
@@ -189,8 +186,6 @@ class Bench:
             if "wordjudge" in targets:
                 self.measure("wordjudge", base, "/api/challenges", token_file, after)
         finally:
-            server.terminate()
-            server.communicate(timeout=60)
             log.close()
 
     def wrk_warm(self, url: str, tokens: Path) -> None:
@@ -257,6 +252,25 @@ def prepare_wordjudge(work: Path) -> tuple[Path, dict[str, str]]:
     (work / "tokens.txt").write_text("\n".join(tokens) + "\n")
     (work / "challenge.lua").write_text(_LUA)
     return data_dir, env
+
+
+@contextmanager
+def serving_wordjudge(work: Path, cores: str) -> Iterator[tuple[subprocess.Popen[str], str, Path]]:
+    """``wordjudge serve`` on the data folder :func:`prepare_wordjudge` makes in ``work``, pinned with taskset to
+    ``cores``, on a free port, once its health check answers: the process (taskset execs the server, so its pid
+    is the server's), its base URL and its data folder. Stopped on leaving."""
+    data_dir, env = prepare_wordjudge(work)
+    base = f"http://127.0.0.1:{free_port()}"
+    command = [str(Path(sys.executable).with_name("wordjudge")), "serve", "--port", base.rsplit(":", 1)[1]]
+    server = subprocess.Popen(
+        ["taskset", "-c", cores, *command], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        wait_until_up(f"{base}/api/health", server)
+        yield server, base, data_dir
+    finally:
+        server.terminate()
+        server.communicate(timeout=60)
 
 
 def _count(folder: Path) -> int:

@@ -25,8 +25,7 @@ import time
 import uuid
 from pathlib import Path
 
-from .bench_challenges import free_port, wait_until_up
-from .bench_verdict import prepare_wordjudge
+from .bench_verdict import serving_wordjudge
 
 # (layer, markers): a sample belongs to the layer of its innermost frame that holds a marker ("function (file").
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
@@ -128,16 +127,7 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="wordjudge-profile-"))
     raw_file = args.save or work / "raw.txt"
     try:
-        _, env = prepare_wordjudge(work)
-        port = free_port()
-        base = f"http://127.0.0.1:{port}"
-        command = str(Path(sys.executable).with_name("wordjudge"))
-        server = subprocess.Popen(
-            ["taskset", "-c", args.server_cores, command, "serve", "--port", str(port)],
-            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-        )  # fmt: skip
-        try:
-            wait_until_up(f"{base}/api/health", server)
+        with serving_wordjudge(work, args.server_cores) as (server, base, _):
             wrk = ["taskset", "-c", args.load_cores, "wrk", "-t1", f"-c{args.connections}", "--latency",
                    "-s", str(work / "challenge.lua"), f"{base}/api/challenges"]  # fmt: skip
             subprocess.run([*wrk[:5], "-d3s", *wrk[5:], "--", "warm", str(work / "tokens.txt")], check=True,
@@ -154,9 +144,6 @@ def main() -> None:
                 check=True, capture_output=True, text=True,
             )  # fmt: skip
             sampler.wait(timeout=args.seconds + 30)
-        finally:
-            server.terminate()
-            server.communicate(timeout=60)
         rate = next(line for line in done.stdout.splitlines() if "Requests/sec" in line).split()[-1]
         layers, loop, writer, functions, idle = parse(raw_file.read_text())
     finally:

@@ -18,14 +18,11 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-from .bench_challenges import free_port, wait_until_up
-from .bench_verdict import Bench, load_average, prepare_wordjudge
+from .bench_verdict import Bench, load_average, serving_wordjudge
 
 _TICK = os.sysconf("SC_CLK_TCK")
 
@@ -43,6 +40,27 @@ def thread_cpu(pid: int) -> dict[int, float]:
     return used
 
 
+def row(bench: Bench, pid: int, base: str, connections: int) -> str:
+    """One wrk run against the server ``pid`` at ``base``: the table's row of CPU per verdict in each thread."""
+    load = load_average()
+    before = thread_cpu(pid)
+    figures = bench.wrk(
+        base + "/api/challenges", connections, bench.work / "challenge.lua", "t", str(bench.work / "tokens.txt")
+    )
+    time.sleep(0.3)
+    after = thread_cpu(pid)
+    spent = {tid: after[tid] - before.get(tid, 0.0) for tid in after}
+    loop = spent.pop(pid)  # the event loop runs on the main thread
+    # Python does not name its threads for the system: the audit writer is the busiest of the rest.
+    writer = spent.pop(max(spent, key=spent.__getitem__)) if spent else 0.0
+    rest = sum(spent.values())
+    per = 1e6 / figures["ok"]
+    return (
+        f"| {connections} | {figures['rps']:,.0f} | {loop * per:,.0f} | {writer * per:,.0f} | "
+        f"{rest * per:,.0f} | {(loop + writer + rest) * per:,.0f} | {load:.2f} |"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=int, default=10)
@@ -53,45 +71,18 @@ def main() -> None:
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="wordjudge-threads-"))
     bench = Bench(args.seconds, args.server_cores, args.load_cores, work)
-    _, env = prepare_wordjudge(work)
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    command = [str(Path(sys.executable).with_name("wordjudge")), "serve", "--port", str(port)]
-    server = subprocess.Popen(
-        bench.pinned(args.server_cores, command), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
-    )
     print(
         f"server on cores {args.server_cores}, wrk on cores {args.load_cores}, {args.seconds} s a run\n\n"
         "| connections | verdicts/s | event loop us/verdict | audit writer (the busiest other thread) | other threads | "
         "whole server us/verdict | load |\n|---|---|---|---|---|---|---|"
     )
     try:
-        wait_until_up(f"{base}/api/health", server)
-        bench.wrk_warm(base + "/api/challenges", work / "tokens.txt")
-        for connections in [int(c) for c in args.connections.split(",")]:
-            for _ in range(args.repeat):
-                load = load_average()
-                before = thread_cpu(server.pid)
-                figures = bench.wrk(
-                    base + "/api/challenges", connections, work / "challenge.lua", "t", str(work / "tokens.txt")
-                )
-                time.sleep(0.3)
-                after = thread_cpu(server.pid)
-                spent = {tid: after[tid] - before.get(tid, 0.0) for tid in after}
-                ok = figures["ok"]
-                loop = spent.pop(server.pid)  # the event loop runs on the main thread
-                # Python does not name its threads for the system: the audit writer is the busiest of the rest.
-                writer = spent.pop(max(spent, key=spent.__getitem__)) if spent else 0.0
-                rest = sum(spent.values())
-                per = 1e6 / ok
-                print(
-                    f"| {connections} | {figures['rps']:,.0f} | {loop * per:,.0f} | {writer * per:,.0f} | "
-                    f"{rest * per:,.0f} | {(loop + writer + rest) * per:,.0f} | {load:.2f} |",
-                    flush=True,
-                )
+        with serving_wordjudge(work, args.server_cores) as (server, base, _):
+            bench.wrk_warm(base + "/api/challenges", work / "tokens.txt")
+            for connections in [int(c) for c in args.connections.split(",")]:
+                for _ in range(args.repeat):
+                    print(row(bench, server.pid, base, connections), flush=True)
     finally:
-        server.terminate()
-        server.communicate(timeout=60)
         shutil.rmtree(work, ignore_errors=True)
 
 
