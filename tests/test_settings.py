@@ -34,6 +34,7 @@ def test_every_setting_has_an_environment_twin(monkeypatch: pytest.MonkeyPatch, 
     monkeypatch.setenv("WORDJUDGE_MAX_CONNECTIONS_PER_CLIENT", "16")
     monkeypatch.setenv("WORDJUDGE_TRUSTED_PROXIES", "127.0.0.1, 10.1.0.0/16")
     monkeypatch.setenv("WORDJUDGE_LANGUAGE", "fr")
+    monkeypatch.setenv("WORDJUDGE_DATABASE", "postgresql://wordjudge@db.example:5433/hall")
     settings = load_settings()
     assert settings.data_dir == tmp_path
     assert (settings.host, settings.port, settings.log_level) == ("0.0.0.0", 8123, "debug")
@@ -45,8 +46,9 @@ def test_every_setting_has_an_environment_twin(monkeypatch: pytest.MonkeyPatch, 
     assert settings.max_connections_per_client == 16
     assert [str(network) for network in settings.proxy_networks] == ["127.0.0.1/32", "10.1.0.0/16"]
     assert settings.language == "fr"
+    assert settings.database == "postgresql://wordjudge@db.example:5433/hall"
     assert set(Settings.model_fields) == {
-        "data_dir", "host", "port", "log_level", "log_format", "certfile", "keyfile", "public_url", "mdns_name",
+        "data_dir", "database", "host", "port", "log_level", "log_format", "certfile", "keyfile", "public_url", "mdns_name",
         "max_connections_per_client", "trusted_proxies", "language",
     }  # fmt: skip
 

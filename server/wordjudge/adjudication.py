@@ -16,13 +16,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .audit import AuditLog, check_request_id
+from .audit import AuditLog
 from .auth import Principal
 from .errors import Forbidden, InvalidInput, NotFound, ProfileError
 from .event import Division, Event
 from .input_rules import MAX_LETTERS, MAX_WORDS, MIN_LETTERS, check_note, check_round, check_table, split_words
 from .profile import Profile
-from .records import Entry, Kind, Record, Verdict, kind_message
+from .records import Entry, Kind, Record, Verdict, check_request_id, kind_message
 from .rules import consequence
 
 # What the TD may do to a record, and how each is refused.

@@ -24,9 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import queue
-import re
 import secrets
 import sqlite3
 import threading
@@ -38,12 +36,25 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from . import __version__
+from . import __version__, postgres
 from .audit_jobs import Integrity, Job, Task, WriterStats, resolve, settle
-from .audit_schema import MIGRATIONS
+from .audit_store import AUDIT_FILE as AUDIT_FILE  # where a log in the data folder is kept
+from .audit_store import (
+    FAILURES,
+    REOPEN_FAILURES,
+    begin,
+    check_place,
+    connect_reader,
+    open_writer,
+    reason,
+    rollback,
+    undone_alone,
+    write_checkpoint,
+)
+from .audit_store import note_place as note_place  # after a server opened a log in PostgreSQL
 from .chain import GENESIS, Head, HeadMark, Verification, insert_checkpoint, last_checkpoint, read_head, verify_chain
-from .database import BUSY_TIMEOUT_MS, connect_writer, migrate
-from .errors import AuditUnavailable, Conflict, InvalidInput
+from .errors import AuditUnavailable, WordjudgeError
+from .postgres import AnyConnection, DatabaseError, IntegrityError
 from .records import (
     INSERT_RECORD,
     SELECT_RECORDS,
@@ -52,12 +63,12 @@ from .records import (
     Record,
     RecordFilter,
     chained,
+    conflicting_request,
     from_row,
 )
 
 log = logging.getLogger(__name__)
 
-AUDIT_FILE = "audit.sqlite3"
 _MAX_BATCH = 256
 _ANOTHER_ROW = ", (?, ?, ?)"  # INSERT_RECORD's values once more: a batch is one statement
 _CHECKPOINT_EVERY = 60.0  # seconds between checkpoints written with a batch
@@ -73,14 +84,19 @@ _STOP = object()
 
 
 class AuditLog:
-    """The audit log in ``path``. :meth:`start` the writer to append; reading works without it."""
+    """The audit log in ``path`` (a SQLite file), or in the PostgreSQL database ``database`` names (a
+    ``postgresql://`` URL) if given. :meth:`start` the writer to append; reading works without it."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, database: str | None = None) -> None:
         self.path = path
+        self.database = database if postgres.is_url(database) else None
+        # What messages and logs call the log: its file, or its database URL without the password.
+        self.where = postgres.shown(self.database) if self.database else str(path)
+        self.dialect = "postgresql" if self.database else "sqlite"  # whose SQL :meth:`select` takes
         self._queue: queue.Queue[Any] = queue.Queue()
         self._writer: threading.Thread | None = None
-        self._readers: queue.LifoQueue[sqlite3.Connection] = queue.LifoQueue()
-        self._all_readers: list[sqlite3.Connection] = []
+        self._readers: queue.LifoQueue[Any] = queue.LifoQueue()  # sqlite3 or postgres connections
+        self._all_readers: list[Any] = []
         self._readers_lock = threading.Lock()
         self._head = GENESIS  # the writer's: ahead of the commit while a batch is written
         self._committed = self._head  # what readers can see
@@ -88,7 +104,7 @@ class AuditLog:
         self.integrity = Integrity()
         self._checkpointed = time.monotonic()
         self._checker: threading.Thread | None = None  # the background check of the whole log
-        self._checking: list[sqlite3.Connection] = []
+        self._checking: list[Any] = []
         self._closing = threading.Event()
         self._since_wal_copy = 0  # records committed since the WAL was last copied into the file
 
@@ -104,19 +120,18 @@ class AuditLog:
         migrated.
         """
         try:
-            connection = connect_writer(self.path)  # used only by the writer thread from then on
-            # Its commits never stop to copy the WAL into the file: the writer does it after answering (_copy_wal).
-            connection.execute("PRAGMA wal_autocheckpoint = 0")
-            migrate(connection, MIGRATIONS)
+            connection = self._connect_writer()  # used by the writer thread alone from then on
             self._head = self._committed = read_head(connection)
             checked = verify_chain(connection, since=last_checkpoint(connection))
             self.integrity.at_start = checked
             if checked.ok:
-                _write_checkpoint(connection, checked.head, whole=False)
-        except (OSError, sqlite3.Error) as exc:
-            raise AuditUnavailable("error.audit.cannot_open", path=str(self.path), reason=str(exc)) from exc
+                write_checkpoint(connection, checked.head, whole=False)
+        except WordjudgeError as exc:
+            raise AuditUnavailable("error.audit.cannot_open", path=self.where, reason=exc.message) from exc
+        except FAILURES as exc:
+            raise AuditUnavailable("error.audit.cannot_open", path=self.where, reason=reason(exc)) from exc
         if not checked.ok:
-            log.error("the audit log %s failed its check: %s; no record will be added", self.path, checked.describe())
+            log.error("the audit log %s failed its check: %s; no record will be added", self.where, checked.describe())
         # A daemon, so that a process that dies without close() still exits; a batch cut off before its
         # COMMIT is rolled back by SQLite, and nobody was given a verdict for it.
         self._writer = threading.Thread(
@@ -126,9 +141,18 @@ class AuditLog:
         if check_whole and checked.ok:
             self.integrity.whole_running = True
             # Its own connections, which close() interrupts: never one a closing log might close under it.
-            self._checking = [self._connect_reader(), self._connect_reader()]
+            self._checking = [
+                self._connect_reader(),
+                self._connect_reader(),
+            ]
             self._checker = threading.Thread(target=self._check_whole, name="wordjudge-audit-check", daemon=True)
             self._checker.start()
+
+    def _connect_writer(self) -> AnyConnection:
+        return open_writer(self.path, self.database, self.where)
+
+    def _connect_reader(self) -> AnyConnection:
+        return connect_reader(self.path, self.database, self.where)
 
     def _check_whole(self) -> None:
         main, side = self._checking
@@ -141,7 +165,7 @@ class AuditLog:
             return
         try:
             result = verify_chain(main, side=side, deep=True)
-        except sqlite3.Error as exc:
+        except DatabaseError as exc:
             self.integrity.whole_running = False
             if not self._closing.is_set():
                 log.warning("the whole audit log could not be checked: %s", exc)
@@ -151,25 +175,25 @@ class AuditLog:
                 connection.close()
         self.integrity.whole, self.integrity.whole_running = result, False
         if not result.ok:
-            log.error("the audit log %s failed its whole check: %s; no record will be added", self.path, result)
+            log.error("the audit log %s failed its whole check: %s; no record will be added", self.where, result)
             return
         log.info("audit log checked whole: %s", result.describe())
         with suppress(AuditUnavailable):  # closed meanwhile: the next start checks again
-            self._task(lambda connection: _write_checkpoint(connection, result.head, whole=True))
+            self._task(lambda connection: write_checkpoint(connection, result.head, whole=True))
 
     def close(self) -> None:
         """Stop the writer after what is queued is written (and a checkpoint), and close every connection."""
         self._closing.set()
         if self._checker is not None:  # a whole check still running: it stops at its next row
             for connection in self._checking:
-                with suppress(sqlite3.Error):
+                with suppress(*DatabaseError):
                     connection.interrupt()
             self._checker.join()
             self._checker = None
         if self._writer is not None:
             if self.integrity.broken is None and self.writing:
                 with suppress(AuditUnavailable):  # a failing disk: the next start checks a little more
-                    self._task(lambda connection: _write_checkpoint(connection, self._committed, whole=False))
+                    self._task(lambda connection: write_checkpoint(connection, self._committed, whole=False))
             self._queue.put(_STOP)
             self._writer.join()
             self._writer = None
@@ -226,7 +250,7 @@ class AuditLog:
         """:meth:`append` for code that is not async (CLI, tests)."""
         return self.submit(entry).result()
 
-    def _task(self, run: Callable[[sqlite3.Connection], Any]) -> Any:
+    def _task(self, run: Callable[[Any], Any]) -> Any:
         """Run ``run`` on the writer's connection after everything queued before it; return its result."""
         future: Future[Any] = Future()
         self._enqueue(Task(run, future))
@@ -239,7 +263,7 @@ class AuditLog:
         never be (unless it sends it again). Raises :class:`AuditUnavailable`.
         """
 
-        def look(connection: sqlite3.Connection) -> Record | None:
+        def look(connection: Any) -> Record | None:
             row = connection.execute(
                 f"{SELECT_RECORDS} WHERE r.actor = ? AND r.request_id = ?", (actor, request_id)
             ).fetchone()
@@ -249,7 +273,7 @@ class AuditLog:
         self._enqueue(Task(look, future))
         return await asyncio.wrap_future(future)
 
-    def _run(self, connection: sqlite3.Connection) -> None:
+    def _run(self, connection: Any) -> None:
         stopping = False
         while not stopping:
             first = self._queue.get()
@@ -282,14 +306,33 @@ class AuditLog:
                 try:
                     resolve(task.future, task.run(connection))
                 except BaseException as exc:  # the caller gets it, whatever it is
-                    _rollback(connection)
-                    resolve(
-                        task.future, AuditUnavailable("error.audit.cannot_use", path=str(self.path), reason=str(exc))
-                    )
+                    rollback(connection)
+                    refusal = AuditUnavailable("error.audit.cannot_use", path=self.where, reason=reason(exc))
+                    resolve(task.future, refusal)
+                connection = self._reconnected(connection)
         connection.close()
         self._refuse_queued()
 
-    def _copy_wal(self, connection: sqlite3.Connection) -> None:
+    def _reconnected(self, connection: Any) -> Any:
+        """The writer's connection, opened again if the server dropped it (PostgreSQL restarted, the network
+        broke), with the head read again: a batch whose COMMIT was cut off may or may not be in the log.
+
+        A connection that cannot be opened again is kept: the next write fails, naming why, and tries again.
+        """
+        if not getattr(connection, "broken", False):
+            return connection
+        try:
+            fresh = self._connect_writer()
+            self._head = self._committed = read_head(fresh)
+        except REOPEN_FAILURES as exc:
+            log.error("the audit log %s cannot be reached again: %s", self.where, reason(exc))
+            return connection
+        log.warning("the audit log %s was reached again; its last record is #%s", self.where, self._head.id)
+        with suppress(*DatabaseError):
+            connection.close()
+        return fresh
+
+    def _copy_wal(self, connection: Any) -> None:
         """Copy the committed pages of the WAL into the database file, after the batch's verdicts were answered.
 
         SQLite's automatic checkpoint ran inside the commit that took the WAL past 1,000 pages: that batch's
@@ -300,6 +343,8 @@ class AuditLog:
         meanwhile wait, to be written together in the next batch.
         """
         self._since_wal_copy = 0
+        if self.database is not None:  # PostgreSQL copies its own WAL, in its own processes
+            return
         try:
             connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
         except sqlite3.Error as exc:  # a busy or failing disk: the pages stay in the WAL, and the next copy tries
@@ -318,10 +363,10 @@ class AuditLog:
             elif isinstance(job, Task):
                 resolve(job.future, closed)
 
-    def _commit(self, connection: sqlite3.Connection, batch: list[Job]) -> None:
+    def _commit(self, connection: Any, batch: list[Job]) -> None:
         head = self._head
         try:
-            connection.execute("BEGIN IMMEDIATE")
+            begin(connection)
             outcomes = self._write_all(connection, [job.entry for job in batch])
             if self._head != head and time.monotonic() - self._checkpointed >= _CHECKPOINT_EVERY:
                 # What this writer wrote, it knows to be sound: noted in the same transaction (no fsync of
@@ -334,27 +379,34 @@ class AuditLog:
             self.stats.largest_batch = max(self.stats.largest_batch, len(batch))
             self.stats.last_commit_at = datetime.now(UTC).isoformat(timespec="milliseconds")
             self.stats.failing = False
-        except sqlite3.Error as exc:
-            _rollback(connection)
+        except DatabaseError as exc:
+            rollback(connection)
             self._head = head
+            if getattr(connection, "broken", False):
+                # Cut off, maybe during its COMMIT: whether the batch is in the log is not known. Each caller is
+                # told so (the devices settle their request ids), and the head is read again from the database.
+                self._refuse_unknown(batch, exc)
+                return
             if len(batch) > 1:  # write them one by one, so that one bad record cannot sink the others
                 for job in batch:
                     self._commit(connection, [job])
                 return
-            self.stats.failures += 1
-            self.stats.last_failure_at = datetime.now(UTC).isoformat(timespec="milliseconds")
-            self.stats.last_failure = str(exc)
-            self.stats.failing = True
+            self.stats.failed(reason(exc))
             log.error("audit log write failed: %s", exc)
-            refusal = AuditUnavailable("error.audit.cannot_write", reason=str(exc))
+            refusal = AuditUnavailable("error.audit.cannot_write", reason=reason(exc))
             settle([(batch[0], refusal)])
             return
         except BaseException as exc:  # a bug: never leave a caller waiting
-            _rollback(connection)
+            rollback(connection)
             self._head = head
             settle([(job, exc) for job in batch])
             raise
         settle(list(zip(batch, outcomes, strict=True)))
+
+    def _refuse_unknown(self, batch: list[Job], exc: BaseException) -> None:
+        self.stats.failed(reason(exc))
+        log.error("audit log connection lost while writing %d record(s): %s", len(batch), reason(exc))
+        settle([(job, AuditUnavailable("error.audit.unknown_outcome", reason=reason(exc))) for job in batch])
 
     def _build(self, entries: Sequence[Entry]) -> list[tuple[Record, bytes]]:
         """The records of ``entries`` chained after the writer's head, each with its body (what its hash covers)."""
@@ -374,7 +426,7 @@ class AuditLog:
             previous = record.hash
         return records
 
-    def _write_all(self, connection: sqlite3.Connection, entries: list[Entry]) -> list[Appended | Exception]:
+    def _write_all(self, connection: Any, entries: list[Entry]) -> list[Appended | Exception]:
         """Insert a batch's records in one statement, or one by one if a request id among them is taken."""
         if len(entries) == 1:
             return [self._write_one(connection, entries[0])]
@@ -383,8 +435,9 @@ class AuditLog:
         # writer takes the interpreter back once for the batch, not once a record (issue 19).
         params = [value for record, body in built for value in (record.id, record.hash, body.decode())]
         try:
-            connection.execute(INSERT_RECORD + _ANOTHER_ROW * (len(built) - 1), params)
-        except sqlite3.IntegrityError:
+            with undone_alone(connection):
+                connection.execute(INSERT_RECORD + _ANOTHER_ROW * (len(built) - 1), params)
+        except IntegrityError:
             # A retry (or a request id reused) among them: the statement is undone as a whole, the transaction
             # is not; one by one, each retry gets its original record and the others are written.
             return [self._write_one(connection, entry) for entry in entries]
@@ -392,12 +445,13 @@ class AuditLog:
         self._head = Head(self._head.records + len(built), last.id, last.hash)
         return [Appended(record, replayed=False) for record, _ in built]
 
-    def _write_one(self, connection: sqlite3.Connection, entry: Entry) -> Appended | Exception:
+    def _write_one(self, connection: Any, entry: Entry) -> Appended | Exception:
         head = self._head
         [(record, body)] = self._build([entry])
         try:
-            connection.execute(INSERT_RECORD, (record.id, record.hash, body.decode()))
-        except sqlite3.IntegrityError:
+            with undone_alone(connection):
+                connection.execute(INSERT_RECORD, (record.id, record.hash, body.decode()))
+        except IntegrityError:
             # Only this statement is undone, not the batch's transaction. Insert first, look up after:
             # a retry is the rare case, so the common case costs one statement, not two.
             row = connection.execute(
@@ -415,42 +469,29 @@ class AuditLog:
     # -- reading ---------------------------------------------------------------------------------
 
     @contextmanager
-    def _reader(self) -> Iterator[sqlite3.Connection]:
+    def _reader(self) -> Iterator[Any]:
         try:
             connection = self._readers.get_nowait()
         except queue.Empty:
-            if not self.path.exists():
+            if self.database is None and not self.path.exists():
                 raise AuditUnavailable("error.audit.missing", path=str(self.path)) from None
             try:
                 connection = self._connect_reader()
-            except sqlite3.Error as exc:
-                raise AuditUnavailable("error.audit.cannot_read", path=str(self.path), reason=str(exc)) from exc
+            except DatabaseError as exc:
+                raise AuditUnavailable("error.audit.cannot_read", path=self.where, reason=reason(exc)) from exc
             with self._readers_lock:
                 self._all_readers.append(connection)
         try:
             yield connection
-        except sqlite3.Error as exc:
-            raise AuditUnavailable("error.audit.cannot_read", path=str(self.path), reason=str(exc)) from exc
+        except DatabaseError as exc:
+            raise AuditUnavailable("error.audit.cannot_read", path=self.where, reason=reason(exc)) from exc
         finally:
-            self._readers.put(connection)
-
-    def _connect_reader(self) -> sqlite3.Connection:
-        connection = sqlite3.connect(
-            f"file:{self.path}?mode=ro", uri=True, check_same_thread=False, isolation_level=None
-        )
-        connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        try:
-            connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
-        except sqlite3.OperationalError:
-            if os.access(self.path.parent, os.W_OK):
-                raise
-            # A log on read-only media (a backup, a copy on a stick): WAL readers need to create the
-            # -shm file, which they cannot there. Nobody can write to it either, so read it as immutable.
-            connection.close()
-            connection = sqlite3.connect(
-                f"file:{self.path}?mode=ro&immutable=1", uri=True, check_same_thread=False, isolation_level=None
-            )
-        return connection
+            if getattr(connection, "broken", False):  # the server went away: the next read opens a new one
+                with self._readers_lock:
+                    self._all_readers.remove(connection)
+                connection.close()
+            else:
+                self._readers.put(connection)
 
     def get(self, record_id: int) -> Record | None:
         """The record with that id, or None."""
@@ -474,7 +515,7 @@ class AuditLog:
 
     def find(self, where: RecordFilter, *, limit: int = 100, before_id: int | None = None) -> list[Record]:
         """Records matching ``where``, newest first, at most ``limit``, with ids below ``before_id`` if given."""
-        clause, params = where.where()
+        clause, params = where.where(self.dialect)
         if before_id is not None:
             clause += (" AND" if clause else " WHERE") + " r.id < ?"
             params.append(before_id)
@@ -485,18 +526,19 @@ class AuditLog:
 
     def count(self, where: RecordFilter) -> int:
         """How many records match ``where``."""
-        clause, params = where.where()
+        clause, params = where.where(self.dialect)
         with self._reader() as connection:
             return int(connection.execute(f"SELECT count(*) FROM records r{clause}", params).fetchone()[0])
 
     def select(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> list[tuple[Any, ...]]:
         """The rows of a query of the log's own, on a read-only connection (views with SQL of their own)."""
         with self._reader() as connection:
-            return connection.execute(sql, params).fetchall()
+            rows: list[tuple[Any, ...]] = connection.execute(sql, params).fetchall()
+        return rows
 
     def iterate(self, where: RecordFilter | None = None, *, after_id: int = 0) -> Iterator[Record]:
         """Every record matching ``where`` with an id above ``after_id``, oldest first (read as it goes)."""
-        clause, params = (where or RecordFilter()).where()
+        clause, params = (where or RecordFilter()).where(self.dialect)
         clause += (" AND" if clause else " WHERE") + " r.id > ?"
         with self._reader() as connection:
             for row in connection.execute(f"{SELECT_RECORDS}{clause} ORDER BY r.id", [*params, after_id]):
@@ -533,34 +575,9 @@ class AuditLog:
             return verify_chain(connection, marks, side=side, deep=True)
 
 
-def _write_checkpoint(connection: sqlite3.Connection, head: Head, *, whole: bool) -> None:
-    """Note that the chain was found intact up to ``head`` (nothing to note for an empty log)."""
-    if head.id is None:
-        return
-    connection.execute("BEGIN IMMEDIATE")
-    try:
-        insert_checkpoint(connection, head, whole=whole)
-    except BaseException:
-        _rollback(connection)
-        raise
-    connection.execute("COMMIT")
-
-
-def _rollback(connection: sqlite3.Connection) -> None:
-    with suppress(sqlite3.Error):  # no transaction was open
-        connection.execute("ROLLBACK")
-
-
-def conflicting_request(request_id: str, record_id: int) -> Conflict:
-    """The refusal of a request id sent again with a different request (409)."""
-    return Conflict("error.request.id_reused", request_id=request_id, id=str(record_id))
-
-
-def check_request_id(request_id: str) -> str:
-    """Return a valid client request id or raise :class:`InvalidInput`."""
-    if _REQUEST_ID.fullmatch(request_id) is None:
-        raise InvalidInput("error.request.id_invalid")
-    return request_id
-
-
-_REQUEST_ID = re.compile(r"[A-Za-z0-9_-]{8,64}")  # ASCII only: \w and isalnum() take other scripts
+def open_log(data_dir: Path, database: str | None) -> AuditLog:
+    """The event's audit log: ``data_dir``'s SQLite file, or the PostgreSQL database ``database`` names, once
+    :func:`~wordjudge.audit_store.check_place` agrees that the event's log is there. Raises :class:`InvalidInput`.
+    """
+    check_place(data_dir, database)
+    return AuditLog(data_dir / AUDIT_FILE, database=database)

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from contextlib import suppress
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from .chain import Verification
@@ -29,8 +30,15 @@ class WriterStats:
     failures: int = 0
     last_commit_at: str | None = None  # UTC, ISO 8601
     last_failure_at: str | None = None
-    last_failure: str | None = None  # SQLite's message, e.g. "database is locked"
+    last_failure: str | None = None  # the database's message, e.g. "database is locked"
     failing: bool = False  # the last write failed, and nothing has been committed since
+
+    def failed(self, reason: str) -> None:
+        """Count a write that failed for ``reason``."""
+        self.failures += 1
+        self.last_failure_at = datetime.now(UTC).isoformat(timespec="milliseconds")
+        self.last_failure = reason
+        self.failing = True
 
 
 @dataclass

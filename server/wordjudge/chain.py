@@ -27,10 +27,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .audit_schema import missing_or_changed
+from . import audit_schema, audit_schema_pg
 from .errors import InvalidInput
 from .input_rules import MAX_WORDS
 from .messages import Message
+from .postgres import AnyConnection, DatabaseError, dialect_of
 from .records import Kind, Verdict, canonical
 from .rules import ChallengeRule, consequence
 
@@ -117,7 +118,7 @@ class Checkpoint:
     hash: str
 
 
-def read_head(connection: sqlite3.Connection) -> Head:
+def read_head(connection: AnyConnection) -> Head:
     """The log's last record as a head (GENESIS for an empty log)."""
     row = connection.execute("SELECT id, hash FROM records ORDER BY id DESC LIMIT 1").fetchone()
     if row is None:
@@ -126,13 +127,13 @@ def read_head(connection: sqlite3.Connection) -> Head:
     return Head(row[0], row[0], row[1])
 
 
-def last_checkpoint(connection: sqlite3.Connection) -> Checkpoint | None:
+def last_checkpoint(connection: AnyConnection) -> Checkpoint | None:
     """The last point up to which the chain was found intact, if any."""
     row = connection.execute("SELECT record_id, hash FROM checkpoints ORDER BY id DESC LIMIT 1").fetchone()
     return Checkpoint(row[0], row[1]) if row else None
 
 
-def insert_checkpoint(connection: sqlite3.Connection, head: Head, *, whole: bool) -> None:
+def insert_checkpoint(connection: AnyConnection, head: Head, *, whole: bool) -> None:
     """Note, in the caller's transaction, that the chain was found intact up to ``head`` (``whole``: by a
     check of the whole log)."""
     connection.execute(
@@ -207,14 +208,36 @@ _BAD_ROWS = """SELECT id, kind, verdict, word_count, result_count, rejected, agr
     OR (kind = 'ruling' AND result_count != 0)
     OR (kind NOT IN ('ruling', 'change') AND (result_count IS NOT word_count OR (verdict = 'acceptable') = rejected))
     OR (kind = 'challenge' AND agrees IS NOT NULL)) ORDER BY id LIMIT 1"""
+# The same checks in PostgreSQL's words.
+_BAD_ROWS_PG = """SELECT id, kind, verdict, word_count, result_count, rejected, agrees,
+    jsonb_typeof(body::jsonb -> 'change') FROM records WHERE id > ? AND (
+    kind IS NULL OR kind NOT IN ('challenge', 'recheck', 'reissue', 'ruling', 'change')
+    OR (kind = 'change' AND (verdict IS NOT NULL OR word_count IS DISTINCT FROM 0 OR result_count IS DISTINCT FROM 0
+        OR (CASE jsonb_typeof(body::jsonb -> 'words_typed') WHEN 'array'
+            THEN jsonb_array_length(body::jsonb -> 'words_typed') END) IS DISTINCT FROM 0
+        OR parent_id IS NOT NULL OR agrees IS NOT NULL
+        OR jsonb_typeof(body::jsonb -> 'change') IS DISTINCT FROM 'object'))
+    OR (kind != 'change' AND (verdict IS NULL OR verdict NOT IN ('acceptable', 'unacceptable')
+        OR jsonb_typeof(body::jsonb -> 'change') IS NOT NULL))
+    OR (kind = 'ruling' AND result_count != 0)
+    OR (kind NOT IN ('ruling', 'change') AND (result_count IS DISTINCT FROM word_count
+        OR (verdict = 'acceptable') = (rejected = 1)))
+    OR (kind = 'challenge' AND agrees IS NOT NULL)) ORDER BY id LIMIT 1"""
+
+
+def missing_or_changed(connection: Any) -> list[str]:
+    """The parts of the log's schema the database lacks or holds otherwise (tampering or damage)."""
+    if dialect_of(connection) == "sqlite":
+        return audit_schema.missing_or_changed(connection)
+    return audit_schema_pg.missing_or_changed(connection)
 
 
 def verify_chain(
-    connection: sqlite3.Connection,
+    connection: AnyConnection,
     marks: Sequence[HeadMark] = (),
     since: Checkpoint | None = None,
     *,
-    side: sqlite3.Connection | None = None,
+    side: AnyConnection | None = None,
     deep: bool = False,
 ) -> Verification:
     """Check the log in ``connection`` (see the module's docstring), from ``since`` if given.
@@ -222,8 +245,8 @@ def verify_chain(
     With ``side`` (a second connection to the same file), the checks SQLite does alone run there in
     a thread while this one walks the chain, on another core. ``deep`` also runs SQLite's own check
     of the file's structure (``PRAGMA quick_check``). Never raises for what it finds: a broken chain
-    is a :class:`Verification` naming the first bad record. Raises :class:`sqlite3.Error` if the file
-    cannot be read.
+    is a :class:`Verification` naming the first bad record. Raises :class:`sqlite3.Error` (or
+    :class:`psycopg.Error`, for a log in PostgreSQL) if the log cannot be read.
     """
     changed = missing_or_changed(connection)
     if changed:
@@ -245,12 +268,12 @@ def verify_chain(
     for mark in marks:
         by_id.setdefault(mark.id, []).append(mark)
     found: list[tuple[int | None, Message] | None] = []
-    failed: list[sqlite3.Error] = []
+    failed: list[Exception] = []
 
     def sql_checks() -> None:
         try:
             found.append(_sql_problem(side or connection, start, deep))
-        except sqlite3.Error as exc:  # raised below, in the caller's thread (a closing log interrupts both)
+        except DatabaseError as exc:  # raised below, in the caller's thread (a closing log interrupts both)
             failed.append(exc)
 
     checks = threading.Thread(target=sql_checks)
@@ -259,7 +282,9 @@ def verify_chain(
     walk = _Walk(previous, by_id, previous_time if since is not None else "")
     bad: tuple[int | None, Message] | None = None
     try:
-        walk.records(connection.execute(_ROWS, (start,)))
+        # PostgreSQL's rows are streamed: a million records are never all in memory (SQLite reads as it goes).
+        stream = getattr(connection, "stream", connection.execute)
+        walk.records(stream(_ROWS, (start,)))
         last = walk.head.id or 0
         beyond = [mark for mark in marks if mark.id > last]
         if beyond:
@@ -296,26 +321,23 @@ def _consequences() -> list[tuple[str, str, int, str]]:
     ]
 
 
-def _consequence_problem(connection: sqlite3.Connection, start: int) -> tuple[int, Message] | None:
+_CONSEQUENCE_PG = """SELECT r.id, r.rule, r.verdict, r.word_count, e.text, r.kind FROM records r
+    LEFT JOIN unnest(?::text[], ?::text[], ?::integer[], ?::text[]) AS e (rule, verdict, words, text)
+        ON e.rule = r.rule AND e.verdict = r.verdict AND e.words = r.word_count
+    WHERE r.id > ? AND (CASE WHEN r.kind = 'change'
+        THEN r.rule != '' OR strpos(r.body, '"consequence":{},') = 0
+        ELSE e.text IS NULL OR strpos(r.body, '"consequence":' || e.text || ',') = 0 END)
+    ORDER BY r.id LIMIT 1"""
+
+
+def _consequence_problem(connection: Any, start: int) -> tuple[int, Message] | None:
     """The first record whose consequence is not what its rule gives its word count and verdict (or whose rule
     or word count no record can have)."""
-    # A keyed table of every consequence a record may carry (in the connection's own temporary database: the
-    # log itself is only read), so that each record costs one lookup.
-    connection.execute(
-        "CREATE TEMP TABLE IF NOT EXISTS wordjudge_consequences"
-        " (rule TEXT, verdict TEXT, words INTEGER, text TEXT, PRIMARY KEY (rule, verdict, words))"
-    )
-    connection.executemany("INSERT OR REPLACE INTO temp.wordjudge_consequences VALUES (?, ?, ?, ?)", _consequences())
-    row = connection.execute(
-        "SELECT r.id, r.rule, r.verdict, r.word_count, e.text, r.kind FROM records r"
-        " LEFT JOIN temp.wordjudge_consequences e"
-        " ON e.rule = r.rule AND e.verdict = r.verdict AND e.words = r.word_count"
-        " WHERE r.id > ? AND (CASE WHEN r.kind = 'change'"
-        " THEN r.rule != '' OR instr(r.body, '\"consequence\":{},') = 0"
-        " ELSE e.text IS NULL OR instr(r.body, '\"consequence\":' || e.text || ',') = 0 END)"
-        " ORDER BY r.id LIMIT 1",
-        (start,),
-    ).fetchone()
+    if dialect_of(connection) == "sqlite":
+        row = _consequence_row_sqlite(connection, start)
+    else:  # the table of consequences as arrays, joined as a relation (a read-only session makes no table)
+        columns = [list(column) for column in zip(*_consequences(), strict=True)]
+        row = connection.execute(_CONSEQUENCE_PG, (*columns, start)).fetchone()
     if row is None:
         return None
     record_id, rule, verdict, words, text, kind = row
@@ -328,18 +350,41 @@ def _consequence_problem(connection: sqlite3.Connection, start: int) -> tuple[in
     return record_id, Message("chain.problem.consequence", rule=str(rule), words=_shown(words), verdict=str(verdict))
 
 
+def _consequence_row_sqlite(connection: sqlite3.Connection, start: int) -> tuple[Any, ...] | None:
+    # A keyed table of every consequence a record may carry (in the connection's own temporary database: the
+    # log itself is only read), so that each record costs one lookup.
+    connection.execute(
+        "CREATE TEMP TABLE IF NOT EXISTS wordjudge_consequences"
+        " (rule TEXT, verdict TEXT, words INTEGER, text TEXT, PRIMARY KEY (rule, verdict, words))"
+    )
+    connection.executemany("INSERT OR REPLACE INTO temp.wordjudge_consequences VALUES (?, ?, ?, ?)", _consequences())
+    row: tuple[Any, ...] | None = connection.execute(
+        "SELECT r.id, r.rule, r.verdict, r.word_count, e.text, r.kind FROM records r"
+        " LEFT JOIN temp.wordjudge_consequences e"
+        " ON e.rule = r.rule AND e.verdict = r.verdict AND e.words = r.word_count"
+        " WHERE r.id > ? AND (CASE WHEN r.kind = 'change'"
+        " THEN r.rule != '' OR instr(r.body, '\"consequence\":{},') = 0"
+        " ELSE e.text IS NULL OR instr(r.body, '\"consequence\":' || e.text || ',') = 0 END)"
+        " ORDER BY r.id LIMIT 1",
+        (start,),
+    ).fetchone()
+    return row
+
+
 def _shown(value: Any) -> Any:
     """A value read from a record as a message's parameter: a number as a number, anything else as its text."""
     return value if isinstance(value, int) else str(value)
 
 
-def _sql_problem(connection: sqlite3.Connection, start: int, deep: bool) -> tuple[int | None, Message] | None:
-    """The first problem SQLite finds alone: a damaged file (``deep``), a record at odds with itself, a bad link."""
-    if deep:
+def _sql_problem(connection: Any, start: int, deep: bool) -> tuple[int | None, Message] | None:
+    """The first problem the database finds alone: a damaged SQLite file (``deep``), a record at odds with itself,
+    a bad link. (PostgreSQL checks its own pages as it reads them, with data checksums where the cluster has them.)"""
+    sqlite = dialect_of(connection) == "sqlite"
+    if deep and sqlite:
         check = connection.execute("PRAGMA quick_check").fetchone()[0]
         if check != "ok":
             return None, Message("chain.problem.damaged_file", check=str(check))
-    row = connection.execute(_BAD_ROWS, (start,)).fetchone()
+    row = connection.execute(_BAD_ROWS if sqlite else _BAD_ROWS_PG, (start,)).fetchone()
     bad: tuple[int | None, Message] | None = None
     if row is not None:
         record_id, kind, verdict, words, results, rejected, agrees, change = row
@@ -365,7 +410,7 @@ def _sql_problem(connection: sqlite3.Connection, start: int, deep: bool) -> tupl
     return bad
 
 
-def _head_before(connection: sqlite3.Connection, record_id: int) -> Head:
+def _head_before(connection: AnyConnection, record_id: int) -> Head:
     row = connection.execute("SELECT id, hash FROM records WHERE id < ? ORDER BY id DESC LIMIT 1", (record_id,))
     found = row.fetchone()
     return Head(found[0], found[0], found[1]) if found else GENESIS
@@ -432,7 +477,7 @@ _CHILDREN = """SELECT c.id, c.kind, c.parent_id, c.event, c.verdict, c.agrees, p
     ORDER BY c.id"""
 
 
-def _parent_problem(connection: sqlite3.Connection, after: int, before: int | None) -> tuple[int, Message] | None:
+def _parent_problem(connection: AnyConnection, after: int, before: int | None) -> tuple[int, Message] | None:
     """The first record in (after, before) whose parent link is wrong, and what is wrong with it."""
     for row in connection.execute(_CHILDREN, (after, before if before is not None else 2**63 - 1)):
         record_id, kind, parent_id, event, verdict, agrees, found, parent_kind, parent_event, parent_verdict = row

@@ -14,11 +14,11 @@ from collections.abc import Sequence
 
 from .access import AccessStore
 from .adjudication import Adjudicator
-from .audit import AuditLog, conflicting_request
+from .audit import AuditLog
 from .auth import Principal
 from .errors import AuditUnavailable, RateLimited
 from .metrics import Metrics
-from .records import Appended, Entry, Kind, verdict_of
+from .records import Appended, Entry, Kind, conflicting_request, verdict_of
 from .served import ServedEvent
 
 log = logging.getLogger(__name__)

@@ -60,7 +60,7 @@ def main() -> None:
 
 @main.command()
 @setting_options(
-    "data_dir", "host", "port", "log_level", "log_format", "certfile", "keyfile", "public_url", "mdns_name",
+    "data_dir", "database", "host", "port", "log_level", "log_format", "certfile", "keyfile", "public_url", "mdns_name",
     "max_connections_per_client", "trusted_proxies",
 )  # fmt: skip
 def serve(**flags: Any) -> None:

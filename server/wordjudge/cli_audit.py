@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from .audit import AUDIT_FILE, AuditLog
+from .audit import AUDIT_FILE, AuditLog, open_log
 from .backup import backup_sqlite
 from .chain import HeadMark, read_heads
 from .cli_language import cli_language
@@ -22,7 +22,7 @@ from .input_rules import MAX_ROUND
 from .messages import Message
 from .record_views import record_line
 from .records import Kind, RecordFilter, Verdict, utc_time
-from .settings import load_settings
+from .settings import Settings, load_settings
 from .wordlist import normalise
 
 
@@ -31,8 +31,12 @@ def audit() -> None:
     """The audit log: verify its hash chain, export it, follow it."""
 
 
-def _audit_log(data_dir: Path | None) -> AuditLog:
-    return AuditLog(load_settings(data_dir=data_dir).data_dir / AUDIT_FILE)
+def _audit_log(settings: Settings) -> AuditLog:
+    """The event's log, where the settings say (raises :class:`click.ClickException` for the wrong place)."""
+    try:
+        return open_log(settings.data_dir, settings.database)
+    except InvalidInput as exc:
+        raise click.ClickException(exc.message) from None
 
 
 def _record_filters(command: F) -> F:
@@ -66,8 +70,8 @@ def _record_filters(command: F) -> F:
     type=click.Path(path_type=Path, dir_okay=False),
     help="A file of heads, one a line, such as a witness writes (wordjudge witness).",
 )
-@setting_options("data_dir", "language")
-def audit_verify(heads: tuple[str, ...], heads_file: Path | None, data_dir: Path | None, language: str | None) -> None:
+@setting_options("data_dir", "database", "language")
+def audit_verify(heads: tuple[str, ...], heads_file: Path | None, **flags: Any) -> None:
     """Check the whole log: its hash chain, each record's consistency, and every head given.
 
     A head from a docket or a witness also catches a log rewritten after it, or cut off before it.
@@ -80,39 +84,43 @@ def audit_verify(heads: tuple[str, ...], heads_file: Path | None, data_dir: Path
             marks += read_heads(heads_file)
     except InvalidInput as exc:
         raise click.UsageError(exc.message) from None
-    settings = load_settings(data_dir=data_dir, language=language)
-    _verify_and_report(settings.data_dir / AUDIT_FILE, cli_language(settings), marks)
+    settings = load_settings(**flags)
+    _verify_and_report(_audit_log(settings), cli_language(settings), marks)
 
 
-def _verify_and_report(path: Path, lang: str, marks: list[HeadMark] | None = None, *, copy: bool = False) -> None:
-    """Verify the log at ``path``, print the result in ``lang``; exit 1 if it fails (for a ``copy``, a backup
-    just written, saying that it was written)."""
-    log = AuditLog(path)
+def _verify_and_report(log: AuditLog, lang: str, marks: list[HeadMark] | None = None, *, copy: bool = False) -> None:
+    """Verify ``log``, print the result in ``lang``; exit 1 if it fails (for a ``copy``, a backup just written,
+    saying that it was written)."""
     try:
         result = log.verify(marks or ())
     finally:
         log.close()
     if not result.ok:
         broken = "cli.backup_broken" if copy else "cli.verify"
-        raise click.ClickException(Message(broken, path=str(path), result=result.message()).text(lang))
-    click.echo(Message("cli.verify", path=str(path), result=result.message()).text(lang))
+        raise click.ClickException(Message(broken, path=log.where, result=result.message()).text(lang))
+    click.echo(Message("cli.verify", path=log.where, result=result.message()).text(lang))
 
 
 @audit.command("backup")
 @click.argument("destination")
-@setting_options("data_dir", "language")
-def audit_backup(destination: str, data_dir: Path | None, language: str | None) -> None:
+@setting_options("data_dir", "database", "language")
+def audit_backup(destination: str, **flags: Any) -> None:
     """Copy the audit log to DESTINATION (a file, or a folder for a dated file), safely while serving.
 
     The copy's hash chain is verified (the result said in the event's language, or --language's); the
-    command exits 1 if it does not verify.
+    command exits 1 if it does not verify. A log in PostgreSQL is copied by PostgreSQL's own tools.
     """
+    settings = load_settings(**flags)
+    if _audit_log(settings).database is not None:
+        raise click.ClickException(
+            "this event's log is in PostgreSQL: copy it with pg_dump (or keep a standby); "
+            "`wordjudge audit backup` copies a log kept in the data folder"
+        )
     # A Path forgets a trailing slash: "backups/" meant a folder, never a file named "backups".
     if destination.endswith(("/", os.sep)) and not Path(destination).is_dir():
         raise click.ClickException(f"{destination} is not a folder: create it first, or give a file name")
-    settings = load_settings(data_dir=data_dir, language=language)
     copy = backup_sqlite(settings.data_dir / AUDIT_FILE, Path(destination))
-    _verify_and_report(copy, cli_language(settings), copy=True)
+    _verify_and_report(AuditLog(copy), cli_language(settings), copy=True)
 
 
 @audit.command("export")
@@ -121,11 +129,13 @@ def audit_backup(destination: str, data_dir: Path | None, language: str | None) 
     "--output", "-o", type=click.Path(path_type=Path, dir_okay=False), help="File to write (default: stdout)."
 )
 @_record_filters
-@setting_options("data_dir")
-def audit_export(export_format: str, output: Path | None, data_dir: Path | None, **filters: Any) -> None:
+@setting_options("data_dir", "database")
+def audit_export(
+    export_format: str, output: Path | None, data_dir: Path | None, database: str | None, **filters: Any
+) -> None:
     """Export the records (all fields, per-word results included) as CSV or JSON Lines."""
     where = _filter(filters)
-    log = _audit_log(data_dir)
+    log = _audit_log(load_settings(data_dir=data_dir, database=database))
     try:
         if output is None:
             count = export(log.iterate(where), sys.stdout, ExportFormat(export_format))
@@ -140,14 +150,14 @@ def audit_export(export_format: str, output: Path | None, data_dir: Path | None,
 @audit.command("tail")
 @click.option("-n", "--lines", "count", type=click.IntRange(min=0), default=10, show_default=True)
 @click.option("--follow", "-f", is_flag=True, help="Keep printing new records as they are written.")
-@setting_options("data_dir", "language")
-def audit_tail(count: int, follow: bool, data_dir: Path | None, language: str | None) -> None:
+@setting_options("data_dir", "database", "language")
+def audit_tail(count: int, follow: bool, **flags: Any) -> None:
     """Show the last records, one line each (the TD's view), and optionally follow new ones.
 
     The lines are in the event's language (or --language's), times in this machine's time zone."""
-    settings = load_settings(data_dir=data_dir, language=language)
+    settings = load_settings(**flags)
     lang = cli_language(settings)
-    log = AuditLog(settings.data_dir / AUDIT_FILE)
+    log = _audit_log(settings)
     try:
         newest = log.find(RecordFilter(), limit=max(count, 1))
         last = newest[0].id if newest else 0

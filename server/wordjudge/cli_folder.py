@@ -16,7 +16,7 @@ from pathlib import Path
 
 import click
 
-from .audit import AUDIT_FILE
+from .audit_store import AUDIT_FILE, DATABASE_NOTE
 from .event import EVENT_FILE
 from .settings import Settings, load_settings
 
@@ -29,6 +29,7 @@ def holds_an_event(data_dir: Path) -> bool:
         return (
             (data_dir / EVENT_FILE).is_file()
             or (data_dir / AUDIT_FILE).is_file()
+            or (data_dir / DATABASE_NOTE).is_file()  # a log in PostgreSQL
             or any(data_dir.glob(f"demo-*/{AUDIT_FILE}"))
         )
     except OSError:

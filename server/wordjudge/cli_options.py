@@ -17,6 +17,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 # How each setting appears on the command line: its flag and click's options for it.
 SETTING_FLAGS: dict[str, tuple[str, dict[str, Any]]] = {
     "data_dir": ("--data-dir", {"type": click.Path(path_type=Path, file_okay=False)}),
+    "database": ("--database", {"metavar": "postgresql://USER@HOST:PORT/DB"}),
     "host": ("--host", {}),
     "port": ("--port", {"type": int}),
     "log_level": ("--log-level", {"type": click.Choice(get_args(LogLevel))}),

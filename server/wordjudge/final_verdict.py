@@ -18,6 +18,7 @@ record's family from the audit log first. Neither says anything of per-word resu
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -251,13 +252,19 @@ up(id, parent_id) AS (
     UNION SELECT r.id, r.parent_id FROM up JOIN records r ON r.id = up.parent_id
 ),
 family(challenge_id, first, division, round, id, parent_id, kind, verdict, agrees) AS (
-    SELECT c.id, c.verdict, c.division, c.round, c.id, NULL, c.kind, c.verdict, NULL FROM records c
+    SELECT c.id, c.verdict, c.division, c.round, c.id, CAST(NULL AS BIGINT), c.kind, c.verdict, CAST(NULL AS INTEGER)
+    FROM records c
     WHERE c.id IN (SELECT id FROM up WHERE parent_id IS NULL) AND c.kind = 'challenge' AND c.event = :event
     UNION ALL SELECT f.challenge_id, f.first, f.division, f.round, r.id, r.parent_id, r.kind, r.verdict, r.agrees
     FROM family f JOIN records r INDEXED BY records_parent ON r.parent_id = f.id
 )
 SELECT challenge_id, first, division, round, id, parent_id, kind, verdict, agrees FROM family
 WHERE id != challenge_id"""
+
+
+def _in_dialect(audit: AuditLog, sql: str) -> str:
+    """``sql`` as the log's database takes it: PostgreSQL has no index hints (its planner picks the same indexes)."""
+    return sql if audit.dialect == "sqlite" else re.sub(r" INDEXED BY \w+", "", sql)
 
 
 class _Turn(NamedTuple):
@@ -289,9 +296,10 @@ def read_corrections(audit: AuditLog, event: str, after_id: int | None = None) -
     those with such a record written after ``after_id``, if given): by challenge id, its :class:`Correction`, or
     None where the final verdict is the first after all (a ruling that upheld it). Never reads a record's body."""
     if after_id is None:
-        rows = [(*row, None if row[6] != Kind.RECHECK else 0) for row in audit.select(_EVERY_TURN, {"event": event})]
+        turns = audit.select(_in_dialect(audit, _EVERY_TURN), {"event": event})
+        rows = [(*row, None if row[6] != Kind.RECHECK else 0) for row in turns]
     else:
-        rows = audit.select(_FAMILIES_TURNED_AFTER, {"event": event, "after": after_id})
+        rows = audit.select(_in_dialect(audit, _FAMILIES_TURNED_AFTER), {"event": event, "after": after_id})
     families: dict[int, list[_Turn]] = {}
     places: dict[int, tuple[str, int | None]] = {}
     for challenge_id, first, division, round_number, record_id, parent_id, kind, verdict, agrees in rows:

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
-from .errors import InvalidInput
+from .errors import Conflict, InvalidInput
 from .messages import Message
 
 
@@ -210,8 +211,10 @@ class RecordFilter:
     record_id: int | None = None
     hash_prefix: str | None = None  # lower-case hex: the record's hash starts with it (a docket's QR code)
 
-    def where(self) -> tuple[str, list[Any]]:
-        clauses, params = [], []
+    def where(self, dialect: str = "sqlite") -> tuple[str, list[Any]]:
+        """The SQL ``WHERE`` clause (empty if nothing is asked) and its parameters, in ``dialect``'s words."""
+        clauses: list[str] = []
+        params: list[Any] = []
         for column, value in (
             ("event", self.event),
             ("division", self.division),
@@ -224,7 +227,9 @@ class RecordFilter:
                 clauses.append(f"r.{column} = ?")
                 params.append(str(value) if isinstance(value, StrEnum) else value)
         if self.table is not None:
-            clauses.append("r.table_label = ? COLLATE NOCASE")
+            # In any case: SQLite's NOCASE and PostgreSQL's lower() each use the records_table index.
+            any_case = "r.table_label = ? COLLATE NOCASE" if dialect == "sqlite" else "lower(r.table_label) = lower(?)"
+            clauses.append(any_case)
             params.append(self.table)
         if self.record_id is not None:
             clauses.append("r.id = ?")
@@ -246,8 +251,12 @@ class RecordFilter:
         if self.needs_ruling is not None:
             if self.awaiting is None:
                 raise ValueError("needs_ruling selects by `awaiting`: give the challenges awaiting a ruling")
-            clauses.append(f"r.id {'' if self.needs_ruling else 'NOT '}IN (SELECT value FROM json_each(?))")
-            params.append(json.dumps(sorted(self.awaiting)))
+            if dialect == "sqlite":
+                clauses.append(f"r.id {'' if self.needs_ruling else 'NOT '}IN (SELECT value FROM json_each(?))")
+                params.append(json.dumps(sorted(self.awaiting)))
+            else:
+                clauses.append(f"{'' if self.needs_ruling else 'NOT '}(r.id = ANY(?::bigint[]))")
+                params.append(sorted(self.awaiting))
         return (" WHERE " + " AND ".join(clauses)) if clauses else "", params
 
 
@@ -275,3 +284,18 @@ def _covered(data: dict[str, Any]) -> dict[str, Any]:
 def from_row(row: tuple[Any, ...]) -> Record:
     """A record read with :data:`SELECT_RECORDS`."""
     return from_body(row[2], row[1])
+
+
+def conflicting_request(request_id: str, record_id: int) -> Conflict:
+    """The refusal of a request id sent again with a different request (409)."""
+    return Conflict("error.request.id_reused", request_id=request_id, id=str(record_id))
+
+
+def check_request_id(request_id: str) -> str:
+    """Return a valid client request id or raise :class:`InvalidInput`."""
+    if _REQUEST_ID.fullmatch(request_id) is None:
+        raise InvalidInput("error.request.id_invalid")
+    return request_id
+
+
+_REQUEST_ID = re.compile(r"[A-Za-z0-9_-]{8,64}")  # ASCII only: \w and isalnum() take other scripts

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from argon2 import PasswordHasher
 
 from .access import ACCESS_FILE, AccessStore
-from .audit import AUDIT_FILE, AuditLog
+from .audit import AuditLog, note_place, open_log
 from .challenges import ChallengeService
 from .event_changes import record_file_edit
 from .mdns import Advertiser, is_loopback_host
@@ -54,12 +54,14 @@ class Resources:
         access = AccessStore(
             settings.data_dir / ACCESS_FILE, challenges_per_minute=event.challenges_per_minute, hasher=hasher
         ).open()
-        audit = AuditLog(settings.data_dir / AUDIT_FILE)
+        audit = open_log(settings.data_dir, settings.database)
         metrics = Metrics()
         challenges = ChallengeService(served, audit, access, metrics)
         try:
-            audit.start(check_whole=True)  # last: nothing after it can fail and leave the writer running
+            audit.start(check_whole=True)  # nothing after it can fail and leave the writer running
+            note_place(settings.data_dir, audit.database)
         except BaseException:
+            audit.close()
             access.close()
             raise
         served.on_change = challenges.serve
@@ -71,7 +73,7 @@ class Resources:
         for name, view in views.items():
             for claim in view["unverified"]:  # forced in by the TD: served, and said at every start
                 log.warning("lexicon %s: %s (%s)", name, claim["badge"], claim["description"])
-        log.info("audit log %s: %d record(s)", audit.path, audit.head.records)
+        log.info("audit log %s: %d record(s)", audit.where, audit.head.records)
         resources = cls(settings, served, audit, access, metrics, challenges)
         return resources
 

@@ -32,6 +32,12 @@ class Settings(BaseSettings):
         default=Path("wordjudge-data"),
         description="Folder for compiled lexicons, profiles, the event file (event.toml) and the audit log.",
     )
+    database: str | None = Field(
+        default=None,
+        description="A PostgreSQL database for the audit log (postgresql://USER@HOST:PORT/DB; the password from "
+        "~/.pgpass or PGPASSWORD); none: audit.sqlite3 in the data folder. Devices, TD accounts and the event "
+        "stay in the data folder.",
+    )
     host: str = Field(default="127.0.0.1", description="Address to listen on (0.0.0.0 for every interface).")
     port: int = Field(default=8000, ge=1, le=65535, description="TCP port to listen on.")
     log_level: LogLevel = Field(default="info", description="How much the server logs.")
@@ -71,6 +77,18 @@ class Settings(BaseSettings):
         "127.0.0.1): their X-Forwarded-For names the client. Empty: no proxy, a client is the address it "
         "connects from.",
     )
+
+    @field_validator("database")
+    @classmethod
+    def _database(cls, value: str | None) -> str | None:
+        if value is None or value == "":
+            return None
+        from .postgres import check_url  # here: psycopg loads only where a database is named
+
+        try:
+            return check_url(value)
+        except InvalidInput as exc:
+            raise ValueError(exc.message) from None
 
     @model_validator(mode="after")
     def _tls_pair(self) -> Settings:
@@ -122,7 +140,7 @@ def load_settings(**overrides: Any) -> Settings:
         for error in exc.errors():
             if error["loc"]:
                 field = str(error["loc"][0])
-                problems.append(f"{field} ({env_name(field)}): {error['msg']}")
+                problems.append(f"{field} ({env_name(field)}): {str(error['msg']).removeprefix('Value error, ')}")
             else:
                 problems.append(str(error["msg"]).removeprefix("Value error, "))
         raise InvalidInput("error.settings.invalid", problems="; ".join(problems), details=problems) from None

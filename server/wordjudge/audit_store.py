@@ -1,0 +1,154 @@
+"""Where the audit log lives and how it is reached: a SQLite file in the data folder, or a PostgreSQL database.
+
+:class:`wordjudge.audit.AuditLog` writes and reads through these alone, so that its writer, its group commit
+and its chain are the same on both: the writer's connection (migrated, and on PostgreSQL the one writer of
+its database), read-only connections, a statement undone alone inside a batch's transaction, and a
+database failure said in words a TD can act on.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+
+from . import audit_schema_pg, postgres
+from .audit_schema import MIGRATIONS
+from .chain import Head, insert_checkpoint
+from .database import BUSY_TIMEOUT_MS, connect_writer, migrate
+from .errors import AuditUnavailable, Conflict, InvalidInput, WordjudgeError
+from .postgres import AnyConnection, DatabaseError, dialect_of
+
+# Beside the event, where its log lives when that is a PostgreSQL database (its URL without the password): so
+# that a command run without --database, or with another one, is told, never shown an empty log of its own.
+DATABASE_NOTE = "audit-database.txt"
+AUDIT_FILE = "audit.sqlite3"
+
+# What opening a log may raise, besides wordjudge's own errors; and with them.
+FAILURES: tuple[type[Exception], ...] = (OSError, *DatabaseError)
+REOPEN_FAILURES: tuple[type[Exception], ...] = (WordjudgeError, *FAILURES)
+
+
+def open_writer(path: Path, database: str | None, where: str) -> AnyConnection:
+    """The writer's connection to the log (the file ``path``, or ``database``), migrated to the newest schema.
+
+    Raises what the backend raises, :class:`InvalidInput` for a PostgreSQL standby, and :class:`Conflict`
+    if another server writes the log in ``database`` (``where`` names it).
+    """
+    if database is None:
+        connection = connect_writer(path)
+        # Its commits never stop to copy the WAL into the file: the writer does it after answering (_copy_wal).
+        connection.execute("PRAGMA wal_autocheckpoint = 0")
+        migrate(connection, MIGRATIONS)
+        return connection
+    pg = postgres.connect_writer(database, application="wordjudge audit writer")
+    try:
+        # One writer a log, held for the connection's life: the chain's order is this writer's. A second
+        # server started on the same database is refused here, not left to fork the chain.
+        if pg.execute("SELECT pg_try_advisory_lock(hashtext('wordjudge audit writer'))").fetchone() != (True,):
+            raise Conflict("error.audit.other_writer", database=where)
+        postgres.migrate(pg, audit_schema_pg.MIGRATIONS, table=audit_schema_pg.MIGRATIONS_TABLE)
+    except BaseException:
+        pg.close()
+        raise
+    return pg
+
+
+def connect_reader(path: Path, database: str | None, where: str) -> AnyConnection:
+    """A read-only connection to the log. Raises what the backend raises, or :class:`AuditUnavailable` for a
+    PostgreSQL database that holds no log."""
+    if database is not None:
+        pg = postgres.connect(database, read_only=True, application="wordjudge audit reader")
+        if pg.execute("SELECT to_regclass('records') IS NULL").fetchone() != (False,):
+            pg.close()
+            raise AuditUnavailable("error.audit.missing", path=where)
+        return pg
+    connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False, isolation_level=None)
+    connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    try:
+        connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.OperationalError:
+        if os.access(path.parent, os.W_OK):
+            raise
+        # A log on read-only media (a backup, a copy on a stick): WAL readers need to create the
+        # -shm file, which they cannot there. Nobody can write to it either, so read it as immutable.
+        connection.close()
+        connection = sqlite3.connect(
+            f"file:{path}?mode=ro&immutable=1", uri=True, check_same_thread=False, isolation_level=None
+        )
+    return connection
+
+
+def begin(connection: AnyConnection) -> None:
+    """Open a write transaction: on SQLite, ``BEGIN IMMEDIATE`` (the lock first, so that a CLI command and the
+    server queue instead of failing half-way)."""
+    connection.execute("BEGIN IMMEDIATE" if dialect_of(connection) == "sqlite" else "BEGIN")
+
+
+def write_checkpoint(connection: AnyConnection, head: Head, *, whole: bool) -> None:
+    """Note that the chain was found intact up to ``head`` (nothing to note for an empty log)."""
+    if head.id is None:
+        return
+    begin(connection)
+    try:
+        insert_checkpoint(connection, head, whole=whole)
+    except BaseException:
+        rollback(connection)
+        raise
+    connection.execute("COMMIT")
+
+
+def rollback(connection: AnyConnection) -> None:
+    """Roll back the open transaction, if any (never raises: the connection may be lost)."""
+    with suppress(*DatabaseError):  # no transaction was open, or the connection is lost
+        connection.execute("ROLLBACK")
+
+
+@contextmanager
+def undone_alone(connection: AnyConnection) -> Iterator[None]:
+    """A statement that, if it fails, is undone alone, the transaction going on: SQLite does so by itself;
+    PostgreSQL aborts the whole transaction unless the statement has a savepoint of its own."""
+    if dialect_of(connection) == "sqlite":
+        yield
+        return
+    connection.execute("SAVEPOINT wordjudge_statement")
+    try:
+        yield
+    except BaseException:
+        connection.execute("ROLLBACK TO SAVEPOINT wordjudge_statement")
+        raise
+    connection.execute("RELEASE SAVEPOINT wordjudge_statement")
+
+
+def reason(exc: BaseException) -> str:
+    """A database failure in words: SQLite's own, or what :func:`postgres.describe` makes of PostgreSQL's."""
+    return str(exc) if isinstance(exc, (sqlite3.Error, OSError)) else postgres.describe(exc)
+
+
+def check_place(data_dir: Path, database: str | None) -> None:
+    """Check that the event in ``data_dir`` keeps its log in ``database`` (None: in its SQLite file).
+
+    Raises :class:`InvalidInput`, writing nothing, for a database other than the event's, none where the event
+    has one, or one given for an event whose log is already a file there.
+    """
+    noted_file = data_dir / DATABASE_NOTE
+    noted = noted_file.read_text("utf-8").strip() if noted_file.is_file() else None
+    if database is None:
+        if noted:
+            raise InvalidInput("error.database.elsewhere", url=noted)
+        return
+    shown = postgres.shown(database)
+    if noted is not None and noted != shown:
+        raise InvalidInput("error.database.other", url=shown, noted=noted)
+    if noted is None and (data_dir / AUDIT_FILE).is_file():
+        raise InvalidInput("error.database.file_here", url=shown, path=str(data_dir / AUDIT_FILE))
+
+
+def note_place(data_dir: Path, database: str | None) -> None:
+    """Write down beside the event that its log is in ``database`` (once it was opened there): see
+    :data:`DATABASE_NOTE`. Raises :class:`OSError`."""
+    noted_file = data_dir / DATABASE_NOTE
+    if database is not None and not noted_file.is_file():
+        noted_file.write_text(postgres.shown(database) + "\n", "utf-8")

@@ -1,0 +1,195 @@
+"""PostgreSQL as wordjudge's database: connecting, the checks before use, and named migrations.
+
+SQLite (:mod:`wordjudge.database`) is the embedded default; ``--database postgresql://USER@HOST:PORT/DB``
+puts the stores there instead. The store modules keep one SQL text for both where the two agree, written
+with SQLite's ``?`` and ``:name`` placeholders: :class:`Connection` turns them into psycopg's, and offers
+the few calls of :class:`sqlite3.Connection` the stores use (``execute``, ``executemany``, ``interrupt``,
+``close``), so that a store's code reads the same on both. Where the dialects differ, a store keeps a text
+for each, chosen by :func:`dialect_of`.
+
+A connection is in autocommit mode, as SQLite's are here: a store opens its transactions itself.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from datetime import UTC, datetime
+from functools import lru_cache
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+import psycopg.errors
+
+from .errors import InvalidInput
+
+SCHEMES = ("postgresql", "postgres")
+CONNECT_TIMEOUT = 5  # seconds: a server that does not answer is named quickly, not waited for
+
+# What either backend raises for a database that fails: stores catch these, never one library's alone.
+DatabaseError: tuple[type[Exception], ...] = (sqlite3.Error, psycopg.Error)
+IntegrityError: tuple[type[Exception], ...] = (sqlite3.IntegrityError, psycopg.errors.IntegrityError)
+
+PgMigration = str | Callable[["Connection"], None]
+
+
+def is_url(database: str | None) -> bool:
+    """Whether ``database`` names a PostgreSQL database (a ``postgresql://`` URL)."""
+    return database is not None and urlsplit(database).scheme in SCHEMES
+
+
+def shown(url: str) -> str:
+    """``url`` as it may be shown or logged: without its password."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    if parts.port is not None:
+        host += f":{parts.port}"
+    user = f"{parts.username}@" if parts.username else ""
+    return urlunsplit((parts.scheme, user + host, parts.path, parts.query, parts.fragment))
+
+
+def check_url(url: str) -> str:
+    """Return ``url`` if it is a PostgreSQL URL wordjudge can use; raise :class:`InvalidInput` naming what is wrong."""
+    parts = urlsplit(url)
+    if parts.scheme not in SCHEMES:
+        raise InvalidInput("error.database.not_postgresql", url=shown(url))
+    if not parts.path.strip("/") and "dbname=" not in parts.query:
+        raise InvalidInput("error.database.no_name", url=shown(url))
+    return url
+
+
+def dialect_of(connection: Any) -> str:
+    """``"postgresql"`` for a :class:`Connection`, ``"sqlite"`` for a :class:`sqlite3.Connection`."""
+    return getattr(connection, "dialect", "sqlite")
+
+
+class Connection:
+    """A psycopg connection that takes SQLite's placeholders, in autocommit mode (see the module's docstring)."""
+
+    dialect = "postgresql"
+
+    def __init__(self, raw: psycopg.Connection[tuple[Any, ...]]) -> None:
+        self.raw = raw
+
+    def execute(self, sql: str, params: Sequence[Any] | Mapping[str, Any] | None = None) -> psycopg.Cursor[Any]:
+        """Run ``sql`` (with ``?`` or ``:name`` placeholders) and return its cursor (``fetchone``, iteration...)."""
+        if params is None or (not params and not isinstance(params, Mapping)):
+            return self.raw.execute(sql)  # without parameters psycopg sends the text as it is: "%" needs no escape
+        return self.raw.execute(_translated(sql), params)
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        """Run ``sql`` once for each of ``rows`` (in one round trip where psycopg can)."""
+        with self.raw.cursor() as cursor:
+            cursor.executemany(_translated(sql), rows)
+
+    def stream(self, sql: str, params: Sequence[Any] = ()) -> Iterator[tuple[Any, ...]]:
+        """The rows of ``sql`` as the server sends them, never all in memory at once (the chain walk)."""
+        with self.raw.cursor() as cursor:
+            yield from cursor.stream(_translated(sql), params, size=2000)
+
+    def interrupt(self) -> None:
+        """Cancel the statement running on this connection (from another thread), as SQLite's interrupt does."""
+        self.raw.cancel_safe(timeout=2)
+
+    def close(self) -> None:
+        """Close the connection (an open transaction is rolled back by the server)."""
+        self.raw.close()
+
+    @property
+    def broken(self) -> bool:
+        """Whether the connection is lost (the server went away): it cannot be used again."""
+        return self.raw.closed or self.raw.broken
+
+
+AnyConnection = sqlite3.Connection | Connection  # what the stores' functions take: one backend's or the other's
+
+
+def connect(url: str, *, read_only: bool = False, application: str = "wordjudge") -> Connection:
+    """Connect to the PostgreSQL database ``url``, in autocommit mode; ``read_only`` refuses every write on it.
+
+    Raises :class:`psycopg.Error` (see :func:`describe` for a message a TD can act on).
+    """
+    raw = psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT, application_name=application)
+    # Every time is written by wordjudge in UTC as text; the session's own settings must not change a read.
+    raw.execute("SET TIME ZONE 'UTC'")
+    if read_only:
+        raw.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
+    return Connection(raw)
+
+
+def connect_writer(url: str, *, application: str = "wordjudge") -> Connection:
+    """Connect for writing: refused, naming the problem, if ``url`` is a standby (it cannot take writes).
+
+    Raises :class:`InvalidInput` for a standby, :class:`psycopg.Error` if the server cannot be used.
+    """
+    connection = connect(url, application=application)
+    in_recovery = connection.execute("SELECT pg_is_in_recovery()").fetchone()
+    if in_recovery is not None and in_recovery[0]:
+        connection.close()
+        raise InvalidInput("error.database.standby", url=shown(url))
+    return connection
+
+
+def describe(exc: BaseException) -> str:
+    """What went wrong with a PostgreSQL server, in words a TD can act on (the server's own words kept)."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    if isinstance(exc, psycopg.errors.InvalidPassword) or "password authentication failed" in text:
+        return f"the server refused the user name or password ({text})"
+    if isinstance(exc, psycopg.errors.InvalidCatalogName) or ("database" in text and "does not exist" in text):
+        return f"there is no such database on that server: create it first ({text})"
+    if isinstance(exc, psycopg.OperationalError) and ("connect" in text or "timeout" in text):
+        return f"the server cannot be reached: is PostgreSQL running there, and the address right? ({text})"
+    return text
+
+
+def migrate(connection: Connection, migrations: Sequence[tuple[str, PgMigration]], *, table: str) -> list[str]:
+    """Apply the named migrations not yet applied, each in its own transaction; return their names.
+
+    ``table`` is the store's own list of what was applied (several stores share one database). Two
+    processes starting at once queue on a lock, so each migration runs once.
+    """
+    connection.execute(f"CREATE TABLE IF NOT EXISTS {table} (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
+    done = []
+    for name, step in migrations:
+        connection.execute("BEGIN")
+        try:
+            # Held to the transaction's end: a second process waits here, then finds the migration applied.
+            connection.execute("SELECT pg_advisory_xact_lock(hashtext(?))", (table,))
+            if connection.execute(f"SELECT 1 FROM {table} WHERE name = ?", (name,)).fetchone() is not None:
+                connection.execute("COMMIT")
+                continue
+            if isinstance(step, str):
+                connection.execute(step)
+            else:
+                step(connection)
+            now = datetime.now(UTC).isoformat(timespec="seconds")
+            connection.execute(f"INSERT INTO {table} (name, applied_at) VALUES (?, ?)", (name, now))
+        except BaseException:
+            connection.execute("ROLLBACK")
+            raise
+        connection.execute("COMMIT")
+        done.append(name)
+    return done
+
+
+# A placeholder outside quotes: SQLite's "?" and ":name" (never "::", PostgreSQL's cast), or a "%" to escape.
+_TOKEN = re.compile(r"'(?:[^']|'')*'|\"[^\"]*\"|::|\?|(?<![\w:]):([A-Za-z_]\w*)|%")
+
+
+@lru_cache(maxsize=512)
+def _translated(sql: str) -> str:
+    def one(match: re.Match[str]) -> str:
+        token = match.group(0)
+        if token == "?":
+            return "%s"
+        if token == "%":
+            return "%%"
+        if match.group(1) is not None:
+            return f"%({match.group(1)})s"
+        return token
+
+    return _TOKEN.sub(one, sql)
