@@ -73,8 +73,11 @@ def _filled_verdict(n: int) -> bool:
 
 
 @pytest.fixture
-def audit(tmp_path: Path) -> Iterator[AuditLog]:
-    log = AuditLog(tmp_path / AUDIT_FILE)
+def audit(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[AuditLog]:
+    """The log of one test: in SQLite; in the --backend's database for a test that asks for ``database_url``
+    (marked postgresql by the conftest, so that .ci/check runs it on both backends)."""
+    database = request.getfixturevalue("database_url") if "database_url" in request.fixturenames else None
+    log = AuditLog(tmp_path / AUDIT_FILE, database=database)
     log.start()
     yield log
     log.close()
@@ -99,6 +102,7 @@ def fill(log: AuditLog, count: int, *, changes: bool = False) -> list[Record]:
     return [future.result().record for future in futures]
 
 
+@pytest.mark.usefixtures("database_url")  # on both backends
 def test_append_returns_the_committed_record_and_reads_back_identically(audit: AuditLog) -> None:
     appended = audit.append_sync(entry(1))
     assert not appended.replayed
@@ -113,6 +117,7 @@ def test_append_returns_the_committed_record_and_reads_back_identically(audit: A
     assert second.prev_hash == record.hash
 
 
+@pytest.mark.usefixtures("database_url")  # on both backends
 def test_chain_verifies_after_thousands_of_mixed_records(audit: AuditLog) -> None:
     records = fill(audit, 3000, changes=True)
     assert [r.id for r in records] == list(range(1, 3001))
@@ -138,6 +143,7 @@ def test_the_schema_refuses_update_and_delete(audit: AuditLog) -> None:
     assert audit.verify().ok
 
 
+@pytest.mark.usefixtures("database_url")  # on both backends
 def test_retry_returns_the_original_record(audit: AuditLog) -> None:
     first = audit.append_sync(entry(1)).record
     again = audit.append_sync(entry(1))
@@ -146,6 +152,7 @@ def test_retry_returns_the_original_record(audit: AuditLog) -> None:
     assert audit.head.records == 1
 
 
+@pytest.mark.usefixtures("database_url")  # on both backends
 def test_same_request_id_for_other_words_is_a_conflict(audit: AuditLog) -> None:
     audit.append_sync(entry(1))
     other = Entry(**{**entry(2).__dict__, "request_id": entry(1).request_id})
@@ -154,12 +161,14 @@ def test_same_request_id_for_other_words_is_a_conflict(audit: AuditLog) -> None:
     assert audit.head.records == 1
 
 
+@pytest.mark.usefixtures("database_url")  # on both backends
 def test_request_ids_belong_to_their_actor(audit: AuditLog) -> None:
     audit.append_sync(entry(1, actor="kiosk-1"))
     assert not audit.append_sync(entry(1, actor="kiosk-2")).replayed
     assert audit.head.records == 2
 
 
+@pytest.mark.usefixtures("database_url")  # on both backends
 def test_concurrent_retries_of_one_request_make_one_record(audit: AuditLog) -> None:
     futures = [audit.submit(entry(1)) for _ in range(25)]
     ids = {future.result().record.id for future in futures}
@@ -167,6 +176,7 @@ def test_concurrent_retries_of_one_request_make_one_record(audit: AuditLog) -> N
     assert audit.head.records == 1
 
 
+@pytest.mark.usefixtures("database_url")  # on both backends
 def test_one_batch_with_new_records_a_retry_and_a_conflict_answers_each(audit: AuditLog) -> None:
     # A batch is written in one INSERT (issue 19); a retry or a reused id among it must still get its own answer.
     original = audit.append_sync(entry(1)).record
@@ -189,6 +199,7 @@ def test_one_batch_with_new_records_a_retry_and_a_conflict_answers_each(audit: A
     assert audit.verify().ok
 
 
+@pytest.mark.usefixtures("database_url")  # on both backends
 def test_a_batch_of_new_records_is_chained_in_order(audit: AuditLog) -> None:
     gate = threading.Event()
     held: Future[Any] = Future()
@@ -205,6 +216,7 @@ def test_a_batch_of_new_records_is_chained_in_order(audit: AuditLog) -> None:
     assert audit.verify().ok
 
 
+@pytest.mark.usefixtures("database_url")  # on both backends
 def test_many_threads_appending_at_once(audit: AuditLog) -> None:
     def client(number: int) -> None:
         for n in range(200):
@@ -341,6 +353,7 @@ def test_reopening_keeps_the_head_and_applies_migrations_once(tmp_path: Path) ->
     connection.close()
 
 
+@pytest.mark.usefixtures("database_url")  # on both backends
 def test_find_filters_and_pages(audit: AuditLog) -> None:
     fill(audit, 60)
     division_a = audit.find(RecordFilter(division="A"), limit=1000)

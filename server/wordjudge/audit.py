@@ -302,6 +302,7 @@ class AuditLog:
                     self._since_wal_copy >= _WAL_COPY_AFTER and task is None and self._queue.empty()
                 ):
                     self._copy_wal(connection)
+                connection = self._reconnected(connection)
             if task is not None:
                 try:
                     resolve(task.future, task.run(connection))
@@ -365,6 +366,7 @@ class AuditLog:
 
     def _commit(self, connection: Any, batch: list[Job]) -> None:
         head = self._head
+        lost_before = getattr(connection, "broken", False)  # then nothing of this batch can reach the database
         try:
             begin(connection)
             outcomes = self._write_all(connection, [job.entry for job in batch])
@@ -382,19 +384,19 @@ class AuditLog:
         except DatabaseError as exc:
             rollback(connection)
             self._head = head
-            if getattr(connection, "broken", False):
+            if getattr(connection, "broken", False) and not lost_before:
                 # Cut off, maybe during its COMMIT: whether the batch is in the log is not known. Each caller is
                 # told so (the devices settle their request ids), and the head is read again from the database.
                 self._refuse_unknown(batch, exc)
                 return
-            if len(batch) > 1:  # write them one by one, so that one bad record cannot sink the others
+            if len(batch) > 1 and not lost_before:  # one by one, so that one bad record cannot sink the others
                 for job in batch:
                     self._commit(connection, [job])
                 return
             self.stats.failed(reason(exc))
             log.error("audit log write failed: %s", exc)
             refusal = AuditUnavailable("error.audit.cannot_write", reason=reason(exc))
-            settle([(batch[0], refusal)])
+            settle([(job, refusal) for job in batch])
             return
         except BaseException as exc:  # a bug: never leave a caller waiting
             rollback(connection)

@@ -49,21 +49,27 @@ class Resources:
         :class:`~wordjudge.errors.AccessUnavailable` or :class:`~wordjudge.errors.AuditUnavailable`,
         naming the file at fault.
         """
-        served = ServedEvent.open(settings.data_dir)
-        event, views = served.event, served.lexicon_views
-        access = AccessStore(
-            settings.data_dir / ACCESS_FILE, challenges_per_minute=event.challenges_per_minute, hasher=hasher
-        ).open()
+        # The log first: a database that cannot be reached (or is not the event's) stops the start before
+        # anything is written in the data folder (the server's identity, the access store).
         audit = open_log(settings.data_dir, settings.database)
-        metrics = Metrics()
-        challenges = ChallengeService(served, audit, access, metrics)
         try:
-            audit.start(check_whole=True)  # nothing after it can fail and leave the writer running
+            audit.start(check_whole=True)
+            served = ServedEvent.open(settings.data_dir)
+            event, views = served.event, served.lexicon_views
+            access = AccessStore(
+                settings.data_dir / ACCESS_FILE, challenges_per_minute=event.challenges_per_minute, hasher=hasher
+            ).open()
+        except BaseException:
+            audit.close()
+            raise
+        try:
             note_place(settings.data_dir, audit.database)
         except BaseException:
             audit.close()
             access.close()
             raise
+        metrics = Metrics()
+        challenges = ChallengeService(served, audit, access, metrics)
         served.on_change = challenges.serve
         # A hand edit of the event file is on record too, by the file: the console's changes name their TD.
         served.record_file_edit = lambda old, new: record_file_edit(audit, old, new)

@@ -1,0 +1,258 @@
+"""The audit log in a real PostgreSQL (a throwaway cluster, tests/postgres.py): what holds there that SQLite's
+tests show of the file, and what only a database server can do (a second writer, a lost connection, a wrong
+password, a server that is not there)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx2 as httpx
+import psycopg
+import psycopg.errors
+import pytest
+from click.testing import CliRunner
+
+from wordjudge.audit import AUDIT_FILE, AuditLog, open_log
+from wordjudge.audit_store import DATABASE_NOTE, note_place
+from wordjudge.chain import Verification
+from wordjudge.cli import main
+from wordjudge.errors import AuditUnavailable, InvalidInput
+from wordjudge.postgres import shown
+from wordjudge.records import Kind, RecordFilter, Verdict
+
+from .helpers import StartServer, free_port, serve_process
+from .test_audit import child, entry, fill
+from .test_cli_access import run
+
+pytestmark = pytest.mark.postgresql
+
+
+@pytest.fixture
+def pg_log(tmp_path: Path, postgres_url: str) -> Iterator[AuditLog]:
+    log = AuditLog(tmp_path / AUDIT_FILE, database=postgres_url)
+    log.start()
+    yield log
+    log.close()
+
+
+def _verified(data_dir: Path, url: str) -> Verification:
+    """The whole check of the log in ``url``, by a log opened for it alone (as `wordjudge audit verify` does)."""
+    log = open_log(data_dir, url)
+    try:
+        return log.verify()
+    finally:
+        log.close()
+
+
+def _admin(url: str) -> psycopg.Connection[tuple[object, ...]]:
+    return psycopg.connect(url, autocommit=True)
+
+
+def test_the_log_refuses_update_delete_and_truncate_and_still_verifies(pg_log: AuditLog, postgres_url: str) -> None:
+    fill(pg_log, 5)
+    with _admin(postgres_url) as admin:
+        with pytest.raises(psycopg.errors.RestrictViolation, match="append-only: records cannot be changed"):
+            admin.execute("UPDATE records SET body = replace(body, 'unacceptable', 'acceptable') WHERE id = 3")
+        with pytest.raises(psycopg.errors.DatabaseError, match="generated column"):
+            admin.execute("UPDATE records SET verdict = 'acceptable' WHERE id = 1")
+        with pytest.raises(psycopg.errors.RestrictViolation, match="append-only: records cannot be deleted"):
+            admin.execute("DELETE FROM records WHERE id = 3")
+        with pytest.raises(psycopg.errors.RestrictViolation, match="append-only: records cannot be deleted"):
+            admin.execute("TRUNCATE records")
+        assert admin.execute("SELECT count(*) FROM records").fetchone() == (5,)
+    assert pg_log.verify().ok
+
+
+@pytest.mark.parametrize(
+    ("tamper", "named"),
+    [
+        ("ALTER TABLE records DISABLE TRIGGER records_no_delete", "records_no_delete"),
+        ("DROP TRIGGER records_no_truncate ON records", "records_no_truncate"),
+        ("ALTER TABLE records ALTER COLUMN verdict DROP EXPRESSION", "verdict"),
+        (
+            "CREATE OR REPLACE FUNCTION records_append_only() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN RETURN OLD;"
+            " END$$",
+            "records_append_only",
+        ),
+        ("CREATE RULE keep_quiet AS ON DELETE TO records DO INSTEAD NOTHING", "keep_quiet (a rule)"),
+        ("ALTER TABLE records ENABLE ROW LEVEL SECURITY", "records (row-level security)"),
+    ],
+)
+def test_a_schema_changed_behind_the_servers_back_fails_the_check(
+    tmp_path: Path, postgres_url: str, tamper: str, named: str
+) -> None:
+    log = AuditLog(tmp_path / AUDIT_FILE, database=postgres_url)
+    log.start()
+    fill(log, 3)
+    log.close()
+    with _admin(postgres_url) as admin:
+        admin.execute(tamper)
+    result = _verified(tmp_path, postgres_url)
+    assert not result.ok
+    assert named in result.describe()
+    again = AuditLog(tmp_path / AUDIT_FILE, database=postgres_url)
+    again.start()  # it starts, for reading, and refuses every record until the TD has looked
+    try:
+        with pytest.raises(AuditUnavailable, match="failed its check"):
+            again.append_sync(entry(9))
+    finally:
+        again.close()
+
+
+def test_a_record_rewritten_with_the_triggers_off_breaks_the_chain(pg_log: AuditLog, postgres_url: str) -> None:
+    records = fill(pg_log, 6)
+    with _admin(postgres_url) as admin:
+        # A superuser can switch triggers off for a session (replication's role): the chain still tells.
+        admin.execute("SET session_replication_role = replica")
+        admin.execute("""UPDATE records SET body = replace(body, '"table":"4"', '"table":"9"') WHERE id = 3""")
+        assert admin.execute("SELECT table_label FROM records WHERE id = 3").fetchone() == ("9",)
+    assert records[2].table == "4"
+    result = pg_log.verify()
+    assert not result.ok
+    assert result.first_bad_id == 3
+    assert "altered" in result.describe()
+
+
+def test_every_filter_and_the_tallies_read_the_same_as_in_sqlite(tmp_path: Path, postgres_url: str) -> None:
+    logs = [AuditLog(tmp_path / "a" / AUDIT_FILE), AuditLog(tmp_path / AUDIT_FILE, database=postgres_url)]
+    try:
+        for log in logs:
+            log.start()
+            fill(log, 120)
+            log.append_sync(child(500, Kind.RECHECK, 3, "td-alice"))
+        filters = [
+            RecordFilter(division="A"), RecordFilter(table="1"), RecordFilter(kind=Kind.RECHECK),
+            RecordFilter(word="QI", round=3), RecordFilter(words=("QI", "WORD12")), RecordFilter(actor="td-bob"),
+            RecordFilter(hash_prefix=logs[0].head.hash[:4]), RecordFilter(needs_ruling=True, awaiting=frozenset({3, 5})),
+            RecordFilter(needs_ruling=False, awaiting=frozenset({3, 5})),
+        ]  # fmt: skip
+        for where in filters:
+            sqlite, pg = ([r.id for r in log.find(where, limit=1000)] for log in logs)
+            if where.hash_prefix is None:  # hashes differ between the two logs (their salts)
+                assert sqlite == pg, where
+                assert logs[0].count(where) == logs[1].count(where)
+        assert logs[0].tallies("Test Open", 5) == logs[1].tallies("Test Open", 5)
+        assert [r.id for r in logs[1].children(3)] == [r.id for r in logs[0].children(3)]
+    finally:
+        for log in logs:
+            log.close()
+
+
+def test_a_second_server_on_the_same_database_is_refused(pg_log: AuditLog, tmp_path: Path, postgres_url: str) -> None:
+    pg_log.append_sync(entry(1))
+    other = AuditLog(tmp_path / "other" / AUDIT_FILE, database=postgres_url)
+    with pytest.raises(AuditUnavailable, match="another wordjudge server already writes the audit log"):
+        other.start()
+    other.close()
+    assert pg_log.append_sync(entry(2)).record.id == 2
+
+
+def test_a_lost_connection_is_not_a_verdict_and_the_writer_comes_back(pg_log: AuditLog, postgres_url: str) -> None:
+    pg_log.append_sync(entry(1))
+    with _admin(postgres_url) as admin:
+        killed = admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'wordjudge audit writer'"
+        ).fetchall()
+    assert killed == [(True,)]
+    with pytest.raises(AuditUnavailable, match="whether the request was recorded is not known"):
+        pg_log.append_sync(entry(2))
+    # The writer opened its connection again and read the head back: the next record follows the first.
+    second = pg_log.append_sync(entry(2)).record
+    assert second.id == 2
+    assert pg_log.append_sync(entry(3)).record.prev_hash == second.hash
+    assert pg_log.verify().ok
+
+
+def _with_password(url: str, password: str) -> str:
+    parts = urlsplit(url)
+    netloc = f"{parts.username}:{password}@{parts.hostname}:{parts.port}"
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+
+
+def test_a_wrong_password_or_no_server_is_named_and_writes_nothing(tmp_path: Path, postgres_url: str) -> None:
+    wrong = _with_password(postgres_url, "not-the-password")
+    with pytest.raises(AuditUnavailable, match="refused the user name or password") as refused:
+        AuditLog(tmp_path / AUDIT_FILE, database=wrong).start()
+    assert "not-the-password" not in str(refused.value)
+    nobody = re.sub(r":\d+/", f":{free_port()}/", postgres_url)
+    with pytest.raises(AuditUnavailable, match="cannot be reached"):
+        AuditLog(tmp_path / AUDIT_FILE, database=nobody).start()
+    assert not list(tmp_path.iterdir())
+
+
+def test_the_data_folder_says_where_its_log_lives(tmp_path: Path, postgres_url: str) -> None:
+    log = open_log(tmp_path, postgres_url)
+    log.start()
+    log.append_sync(entry(1))
+    log.close()
+    note_place(tmp_path, log.database)
+    assert (tmp_path / DATABASE_NOTE).read_text("utf-8").strip() == shown(postgres_url)
+    with pytest.raises(InvalidInput, match="is in the PostgreSQL database"):
+        open_log(tmp_path, None)
+    with pytest.raises(InvalidInput, match="not postgresql://"):
+        open_log(tmp_path, postgres_url.rsplit("/", 1)[0] + "/another")
+    assert _verified(tmp_path, postgres_url).records == 1
+
+
+def test_audit_verify_reads_the_log_in_postgresql(tmp_path: Path, postgres_url: str) -> None:
+    log = AuditLog(tmp_path / AUDIT_FILE, database=postgres_url)
+    log.start()
+    head = fill(log, 12)[-1]
+    log.close()
+    note_place(tmp_path, postgres_url)
+    runner = CliRunner()
+    base = ["audit", "verify", "--data-dir", str(tmp_path), "--language", "en"]
+    done = runner.invoke(main, [*base, "--database", postgres_url, "--expect-head", f"12:{head.hash[:16]}"])
+    assert done.exit_code == 0, done.output
+    assert "chain verified: 12 record(s)" in done.output
+    assert shown(postgres_url) in done.output
+    missing = runner.invoke(main, base)
+    assert missing.exit_code == 1
+    assert "give --database" in missing.output
+    tail = runner.invoke(main, ["audit", "tail", "-n", "2", "--data-dir", str(tmp_path), "--database", postgres_url])
+    assert tail.exit_code == 0, tail.output
+    assert len(tail.output.strip().splitlines()) == 2
+
+
+@pytest.mark.live
+def test_a_server_gives_verdicts_from_a_log_in_postgresql(
+    data_dir: Path, live_server: StartServer, postgres_url: str
+) -> None:
+    server = live_server(data_dir, "--database", postgres_url, "--log-level", "warning")
+    token = run("device", "add", "bench", "--role", "kiosk", "--data-dir", data_dir).stdout.strip()
+    body = {"division": "Open", "table": 3, "round": 1, "words": "cat dog", "request_id": "pg-live-1"}
+    response = httpx.post(f"{server.base}/api/challenges", json=body, headers={"Authorization": f"Bearer {token}"})
+    assert (response.status_code, response.json()["verdict"]) == (201, "acceptable")
+    server.stop()
+    assert not (data_dir / AUDIT_FILE).exists()
+    assert (data_dir / DATABASE_NOTE).read_text("utf-8").strip() == shown(postgres_url)
+    log = AuditLog(data_dir / AUDIT_FILE, database=postgres_url)
+    try:
+        [record] = log.find(RecordFilter())
+    finally:
+        log.close()
+    assert (record.request_id, record.words, record.verdict) == ("pg-live-1", ("CAT", "DOG"), Verdict.ACCEPTABLE)
+    # Started again without the database: refused, naming it, before anything is served or written.
+    refused = serve_process(data_dir, "--port", str(free_port()))
+    output = refused.communicate(timeout=60)[0]
+    assert refused.returncode != 0
+    assert f"is in the PostgreSQL database {shown(postgres_url)}" in output
+    assert not (data_dir / AUDIT_FILE).exists()
+
+
+@pytest.mark.live
+def test_a_server_whose_database_cannot_be_reached_stops_and_writes_nothing(data_dir: Path, postgres_url: str) -> None:
+    nobody = re.sub(r":\d+/", f":{free_port()}/", postgres_url)
+    before = sorted(path.name for path in data_dir.iterdir() if path.name != "server.lock")
+    process = serve_process(data_dir, "--port", str(free_port()), "--database", nobody)
+    output = process.communicate(timeout=60)[0]
+    assert process.returncode != 0
+    assert "cannot be reached" in output
+    assert "Traceback" not in output
+    assert not (data_dir / DATABASE_NOTE).exists()
+    assert not (data_dir / AUDIT_FILE).exists()
+    # The folder's lock is the server's own (taken first, so that two servers never share a folder).
+    assert sorted(path.name for path in data_dir.iterdir() if path.name != "server.lock") == before
