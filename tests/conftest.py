@@ -27,7 +27,8 @@ from . import wordgen
 from .helpers import CHEAP_HASHER, PROFILE, Actors, LiveServer, device_headers, td_headers, write_event
 from .wordgen import markov_words
 
-pytest_plugins = ["tests.browser"]  # the browser fixture, for the web clients' tests
+# the browser fixture, for the web clients' tests; --backend and a throwaway PostgreSQL (postgres_url, database_url)
+pytest_plugins = ["tests.browser", "tests.postgres"]
 
 # The test workers (pytest-xdist) start after this file is read, with its environment. Where the machine says
 # PYTHONDONTWRITEBYTECODE, each worker would parse and assertion-rewrite some 400 modules (schemathesis,
