@@ -5,7 +5,8 @@ password, a server that is not there)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -24,6 +25,7 @@ from wordjudge.postgres import shown
 from wordjudge.records import Kind, RecordFilter, Verdict
 
 from .helpers import StartServer, free_port, serve_process
+from .postgres import Cluster
 from .test_audit import child, entry, fill
 from .test_cli_access import run
 
@@ -256,3 +258,32 @@ def test_a_server_whose_database_cannot_be_reached_stops_and_writes_nothing(data
     assert not (data_dir / AUDIT_FILE).exists()
     # The folder's lock is the server's own (taken first, so that two servers never share a folder).
     assert sorted(path.name for path in data_dir.iterdir() if path.name != "server.lock") == before
+
+
+def test_a_standby_is_refused_naming_it_and_the_records_reach_it(
+    tmp_path: Path, postgres_clusters: Callable[..., Cluster]
+) -> None:
+    primary = postgres_clusters()
+    url = primary.url(primary.create_database())
+    log = AuditLog(tmp_path / AUDIT_FILE, database=url)
+    log.start()
+    try:
+        fill(log, 4)
+        standby = primary.standby(primary.folder.parent / "standby")
+        standby_url = standby.url(urlsplit(url).path.lstrip("/"))
+        with pytest.raises(AuditUnavailable, match=r"is a standby .* give the active server's URL"):
+            AuditLog(tmp_path / "other" / AUDIT_FILE, database=standby_url).start()
+        for n in (10, 11):  # after the standby joined: streamed to it
+            log.append_sync(entry(n))
+    finally:
+        log.close()
+    # What the primary committed, the standby holds (replayed shortly after), and its chain verifies there.
+    reader = AuditLog(tmp_path / "read" / AUDIT_FILE, database=standby_url)
+    try:
+        deadline = time.monotonic() + 10
+        while reader.count(RecordFilter()) < 6 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        result = reader.verify()
+    finally:
+        reader.close()
+    assert (result.ok, result.records) == (True, 6), result.describe()
