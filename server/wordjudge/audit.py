@@ -52,6 +52,7 @@ from .audit_store import (
     write_checkpoint,
 )
 from .audit_store import note_place as note_place  # after a server opened a log in PostgreSQL
+from .audit_store import probe as probe  # before a server prepares its data folder
 from .chain import GENESIS, Head, HeadMark, Verification, insert_checkpoint, last_checkpoint, read_head, verify_chain
 from .errors import AuditUnavailable, WordjudgeError
 from .postgres import AnyConnection, DatabaseError, IntegrityError

@@ -56,6 +56,20 @@ def open_writer(path: Path, database: str | None, where: str) -> AnyConnection:
     return pg
 
 
+def probe(database: str | None) -> None:
+    """Check that the PostgreSQL database ``database`` (if any) takes writes: reachable, the password right, not
+    a standby. Raises :class:`AuditUnavailable` naming what is wrong."""
+    if database is None:
+        return
+    where = postgres.shown(database)
+    try:
+        postgres.connect_writer(database, application="wordjudge start").close()
+    except WordjudgeError as exc:
+        raise AuditUnavailable("error.audit.cannot_open", path=where, reason=exc.message) from exc
+    except DatabaseError as exc:
+        raise AuditUnavailable("error.audit.cannot_open", path=where, reason=reason(exc)) from exc
+
+
 def connect_reader(path: Path, database: str | None, where: str) -> AnyConnection:
     """A read-only connection to the log. Raises what the backend raises, or :class:`AuditUnavailable` for a
     PostgreSQL database that holds no log."""

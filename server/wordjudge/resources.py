@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from argon2 import PasswordHasher
 
 from .access import ACCESS_FILE, AccessStore
-from .audit import AuditLog, note_place, open_log
+from .audit import AuditLog, note_place, open_log, probe
 from .challenges import ChallengeService
 from .event_changes import record_file_edit
 from .mdns import Advertiser, is_loopback_host
@@ -47,15 +47,16 @@ class Resources:
 
         Raises what :meth:`ServedEvent.open` raises (event file, lexicons), and
         :class:`~wordjudge.errors.AccessUnavailable` or :class:`~wordjudge.errors.AuditUnavailable`,
-        naming the file at fault.
+        naming the file (or database) at fault, and :class:`InvalidInput` for a database that is not the event's.
         """
-        # The log first: a database that cannot be reached (or is not the event's) stops the start before
-        # anything is written in the data folder (the server's identity, the access store).
+        # A database that cannot be reached stops the start before anything is written in the data folder (the
+        # server's identity, a demo set aside, the access store).
+        probe(settings.database)
+        served = ServedEvent.open(settings.data_dir)
+        event, views = served.event, served.lexicon_views
         audit = open_log(settings.data_dir, settings.database)
         try:
             audit.start(check_whole=True)
-            served = ServedEvent.open(settings.data_dir)
-            event, views = served.event, served.lexicon_views
             access = AccessStore(
                 settings.data_dir / ACCESS_FILE, challenges_per_minute=event.challenges_per_minute, hasher=hasher
             ).open()
