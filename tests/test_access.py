@@ -37,14 +37,19 @@ def clock() -> Clock:
 
 
 @pytest.fixture
-def store(tmp_path: Path, clock: Clock) -> Iterator[AccessStore]:
+def store(tmp_path: Path, clock: Clock, request: pytest.FixtureRequest) -> Iterator[AccessStore]:
+    """The access store of one test: in SQLite; in the --backend's database for a test that asks for
+    ``database_url`` (marked postgresql by the conftest, so that .ci/check runs it on both backends)."""
+    database = request.getfixturevalue("database_url") if "database_url" in request.fixturenames else None
     opened = AccessStore(
-        tmp_path / ACCESS_FILE, clock=clock, monotonic=clock, hasher=CHEAP_HASHER, challenges_per_minute=3
-    ).open()
+        tmp_path / ACCESS_FILE, clock=clock, monotonic=clock, hasher=CHEAP_HASHER, challenges_per_minute=3,
+        database=database,
+    ).open()  # fmt: skip
     yield opened
     opened.close()
 
 
+@pytest.mark.usefixtures("database_url")  # on both backends
 def test_a_device_token_names_the_device_until_it_is_revoked(store: AccessStore, clock: Clock) -> None:
     enrolled = store.devices.add("Kiosk 1", Role.KIOSK, "A", by="alice")
     assert enrolled.token.startswith("wj_")
@@ -63,6 +68,7 @@ def test_a_device_token_names_the_device_until_it_is_revoked(store: AccessStore,
         store.devices.revoke("nobody", by="alice")
 
 
+@pytest.mark.usefixtures("database_url")  # on both backends
 def test_a_kiosk_silent_for_30_s_is_offline_since_it_was_last_heard_and_the_td_is_told_once(
     store: AccessStore, clock: Clock
 ) -> None:
@@ -170,6 +176,7 @@ def store_has_device(directory: Path, name: str) -> bool:
         connection.close()
 
 
+@pytest.mark.usefixtures("database_url")  # on both backends
 def test_names_are_one_namespace_and_never_reused(store: AccessStore) -> None:
     store.devices.add("kiosk-1", Role.KIOSK, by="alice")
     store.tds.add("alice", PASSWORD, by="cli")
@@ -186,6 +193,7 @@ def test_names_are_one_namespace_and_never_reused(store: AccessStore) -> None:
         store.devices.add("td-device", Role.TD, by="alice")
 
 
+@pytest.mark.usefixtures("database_url")  # on both backends
 def test_a_pairing_code_enrols_one_device_once(store: AccessStore) -> None:
     code = store.pairing.create_code(Role.RUNNER, "B", by="alice")
     assert re.fullmatch(r"[0-9A-Z]{4}-[0-9A-Z]{4}-[0-9A-Z]{2}", code.code)
@@ -198,6 +206,7 @@ def test_a_pairing_code_enrols_one_device_once(store: AccessStore) -> None:
     assert store.pairing.enrol(named.code, client="10.0.0.5").device.name == "Hall kiosk"
 
 
+@pytest.mark.usefixtures("database_url")  # on both backends
 def test_a_pairing_code_expires(store: AccessStore, clock: Clock) -> None:
     code = store.pairing.create_code(Role.KIOSK, by="alice")
     clock.now += pairing.PAIRING_TTL
@@ -205,6 +214,7 @@ def test_a_pairing_code_expires(store: AccessStore, clock: Clock) -> None:
         store.pairing.enrol(code.code, client="10.0.0.5")
 
 
+@pytest.mark.usefixtures("database_url")  # on both backends
 def test_a_device_paired_again_gets_a_new_token_for_its_new_address_and_the_old_token_stops(
     store: AccessStore, clock: Clock
 ) -> None:
@@ -235,6 +245,7 @@ def test_a_device_paired_again_gets_a_new_token_for_its_new_address_and_the_old_
     assert store.devices.authenticate(newest, client="10.0.0.9").actor == "kiosk-07"
 
 
+@pytest.mark.usefixtures("database_url")  # on both backends
 def test_the_tds_latest_word_on_a_device_wins_over_an_older_re_pair_code(store: AccessStore, clock: Clock) -> None:
     token = store.devices.add("runner-3", Role.RUNNER, by="alice").token
     first = store.pairing.create_repair_code("runner-3", by="alice")
@@ -267,6 +278,7 @@ def test_codes_read_aloud_are_forgiven_and_garbage_is_refused() -> None:
     assert normalise_code("7KQ2-M9XD-4U") == ""  # U is not in the alphabet
 
 
+@pytest.mark.usefixtures("database_url")  # on both backends
 def test_wrong_codes_are_throttled_per_client_even_for_a_right_code(store: AccessStore, clock: Clock) -> None:
     code = store.pairing.create_code(Role.KIOSK, by="alice")
     for guess in range(limits.ENROL_FAILURES_PER_CLIENT):
@@ -299,6 +311,7 @@ def test_limits_count_on_the_monotonic_clock_not_the_wall_clock(tmp_path: Path) 
         store.close()
 
 
+@pytest.mark.usefixtures("database_url")  # on both backends
 def test_wrong_codes_from_many_clients_are_throttled_together(store: AccessStore) -> None:
     code = store.pairing.create_code(Role.KIOSK, by="alice")
     for guess in range(limits.ENROL_FAILURES_TOTAL):
@@ -308,6 +321,7 @@ def test_wrong_codes_from_many_clients_are_throttled_together(store: AccessStore
         store.pairing.enrol(code.code, client="10.0.2.1")
 
 
+@pytest.mark.usefixtures("database_url")  # on both backends
 def test_pairing_codes_cannot_be_brute_forced_within_the_throttle(store: AccessStore) -> None:
     # The bound that the throttle and the limits give: with every open code there can be, trying as
     # fast as allowed for a code's whole life, a guesser's chance is below one in a hundred million.
@@ -332,6 +346,7 @@ def test_pairing_codes_are_random(tmp_path: Path) -> None:
     assert set("".join(codes).replace("-", "")) <= set(pairing.PAIRING_ALPHABET)
 
 
+@pytest.mark.usefixtures("database_url")  # on both backends
 def test_td_login_session_and_logout(store: AccessStore, clock: Clock) -> None:
     store.tds.add("alice", PASSWORD, by="cli")
     session = store.tds.login(" alice ", PASSWORD, client="10.0.0.2")
@@ -346,6 +361,7 @@ def test_td_login_session_and_logout(store: AccessStore, clock: Clock) -> None:
         store.tds.authenticate(later.token)
 
 
+@pytest.mark.usefixtures("database_url")  # on both backends
 def test_failed_logins_are_throttled_per_client_and_never_lock_the_td_out(store: AccessStore, clock: Clock) -> None:
     store.tds.add("alice", PASSWORD, by="cli")
     for _ in range(limits.LOGIN_FAILURES):
@@ -366,6 +382,7 @@ def test_failed_logins_are_throttled_per_client_and_never_lock_the_td_out(store:
     assert store.tds.login("alice", PASSWORD, client="10.0.0.66").principal.actor == "alice"  # the window has passed
 
 
+@pytest.mark.usefixtures("database_url")  # on both backends
 def test_password_change_and_disable_end_sessions(store: AccessStore) -> None:
     store.tds.add("alice", PASSWORD, by="cli")
     first = store.tds.login("alice", PASSWORD, client="c")
@@ -397,6 +414,7 @@ def test_passwords_are_hashed_with_argon2id_at_full_cost(tmp_path: Path) -> None
     assert PasswordHasher().verify(stored, PASSWORD)
 
 
+@pytest.mark.usefixtures("database_url")  # on both backends
 def test_challenge_rate_limit_alerts_the_td_and_spares_the_td(store: AccessStore) -> None:
     kiosk = Principal("kiosk-1", Role.KIOSK, "kiosk")
     for _ in range(3):

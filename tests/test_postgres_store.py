@@ -16,15 +16,17 @@ import psycopg.errors
 import pytest
 from click.testing import CliRunner
 
+from wordjudge.access import ACCESS_FILE, AccessStore
 from wordjudge.audit import AUDIT_FILE, AuditLog, open_log
 from wordjudge.audit_store import DATABASE_NOTE, note_place
+from wordjudge.auth import Role
 from wordjudge.chain import Verification
 from wordjudge.cli import main
-from wordjudge.errors import AuditUnavailable, InvalidInput
+from wordjudge.errors import AccessUnavailable, AuditUnavailable, InvalidInput
 from wordjudge.postgres import shown
 from wordjudge.records import Kind, RecordFilter, Verdict
 
-from .helpers import StartServer, free_port, serve_process
+from .helpers import CHEAP_HASHER, StartServer, free_port, serve_process
 from .postgres import Cluster
 from .test_audit import child, entry, fill
 from .test_cli_access import run
@@ -192,7 +194,7 @@ def test_the_data_folder_says_where_its_log_lives(tmp_path: Path, postgres_url: 
     log.close()
     note_place(tmp_path, log.database)
     assert (tmp_path / DATABASE_NOTE).read_text("utf-8").strip() == shown(postgres_url)
-    with pytest.raises(InvalidInput, match="is in the PostgreSQL database"):
+    with pytest.raises(InvalidInput, match="are in the PostgreSQL database"):
         open_log(tmp_path, None)
     with pytest.raises(InvalidInput, match="not postgresql://"):
         open_log(tmp_path, postgres_url.rsplit("/", 1)[0] + "/another")
@@ -224,12 +226,23 @@ def test_a_server_gives_verdicts_from_a_log_in_postgresql(
     data_dir: Path, live_server: StartServer, postgres_url: str
 ) -> None:
     server = live_server(data_dir, "--database", postgres_url, "--log-level", "warning")
-    token = run("device", "add", "bench", "--role", "kiosk", "--data-dir", data_dir).stdout.strip()
+    without = run("device", "add", "bench", "--role", "kiosk", "--data-dir", data_dir)
+    assert without.exit_code == 1
+    assert "give --database" in without.output
+    added = run("device", "add", "bench", "--role", "kiosk", "--data-dir", data_dir, "--database", postgres_url)
+    token = added.stdout.strip()
     body = {"division": "Open", "table": 3, "round": 1, "words": "cat dog", "request_id": "pg-live-1"}
     response = httpx.post(f"{server.base}/api/challenges", json=body, headers={"Authorization": f"Bearer {token}"})
     assert (response.status_code, response.json()["verdict"]) == (201, "acceptable")
+    # Revoked from the command line, on the running server: refused at its next request (the access store is the
+    # database's, shared by every process).
+    assert run("device", "revoke", "bench", "--data-dir", data_dir, "--database", postgres_url).exit_code == 0
+    again = {**body, "request_id": "pg-live-2"}
+    refused_now = httpx.post(f"{server.base}/api/challenges", json=again, headers={"Authorization": f"Bearer {token}"})
+    assert refused_now.status_code == 401
     server.stop()
     assert not (data_dir / AUDIT_FILE).exists()
+    assert not (data_dir / ACCESS_FILE).exists()
     assert (data_dir / DATABASE_NOTE).read_text("utf-8").strip() == shown(postgres_url)
     log = AuditLog(data_dir / AUDIT_FILE, database=postgres_url)
     try:
@@ -241,7 +254,7 @@ def test_a_server_gives_verdicts_from_a_log_in_postgresql(
     refused = serve_process(data_dir, "--port", str(free_port()))
     output = refused.communicate(timeout=60)[0]
     assert refused.returncode != 0
-    assert f"is in the PostgreSQL database {shown(postgres_url)}" in output
+    assert f"are in the PostgreSQL database {shown(postgres_url)}" in output
     assert not (data_dir / AUDIT_FILE).exists()
 
 
@@ -287,3 +300,18 @@ def test_a_standby_is_refused_naming_it_and_the_records_reach_it(
     finally:
         reader.close()
     assert (result.ok, result.records) == (True, 6), result.describe()
+
+
+def test_the_access_store_in_postgresql_comes_back_after_a_lost_connection(tmp_path: Path, postgres_url: str) -> None:
+    store = AccessStore(tmp_path / ACCESS_FILE, hasher=CHEAP_HASHER, database=postgres_url).open()
+    try:
+        token = store.devices.add("kiosk-1", Role.KIOSK, "A", by="alice").token
+        with _admin(postgres_url) as admin:
+            admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = "
+                          "'wordjudge access'")  # fmt: skip
+        with pytest.raises(AccessUnavailable, match="cannot be used"):  # the request that finds it gone
+            store.devices.authenticate(token, client="k")
+        assert store.devices.authenticate(token, client="k").actor == "kiosk-1"  # the next one, on a new connection
+        assert not (tmp_path / ACCESS_FILE).exists()
+    finally:
+        store.close()

@@ -35,7 +35,8 @@ ACCESS_FILE = "access.sqlite3"
 
 
 class AccessStore:
-    """The access database at ``path`` and the parts that share it. Thread-safe; :meth:`open` first.
+    """The access database at ``path`` (or in the PostgreSQL database ``database``, if given) and the parts that
+    share it. Thread-safe; :meth:`open` first.
 
     ``clock`` is the wall clock that stored times record; ``monotonic`` the clock the limits count on.
     """
@@ -48,8 +49,9 @@ class AccessStore:
         clock: Clock = time.time,
         monotonic: Clock = time.monotonic,
         hasher: PasswordHasher | None = None,
+        database: str | None = None,
     ) -> None:
-        self.database = AccessDatabase(path, clock)
+        self.database = AccessDatabase(path, clock, database=database)
         self.alerts = Alerts(self.database)
         self.limits = Limits(self.alerts, challenges_per_minute=challenges_per_minute, clock=monotonic)
         self.devices = Devices(self.database, self.alerts)

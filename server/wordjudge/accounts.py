@@ -8,7 +8,6 @@ requests must echo. How fast anyone may guess is :mod:`wordjudge.limits`' concer
 from __future__ import annotations
 
 import secrets
-import sqlite3
 import threading
 import time
 from collections.abc import Callable
@@ -22,6 +21,7 @@ from .alerts import Alerts
 from .auth import CHANNELS, Principal, Role
 from .errors import InvalidInput, NotFound, Unauthorized
 from .limits import LOGIN_FAILURES, LOGIN_WINDOW, Limits
+from .postgres import AnyConnection
 
 SESSION_TTL = 14 * 3600  # a console session lasts a tournament day
 _MIN_PASSWORD = 10
@@ -101,7 +101,7 @@ class TdAccounts:
             rows = db.execute("SELECT name, created_at, created_by, disabled_at FROM tds ORDER BY id").fetchall()
         return [TdAccount(*row) for row in rows]
 
-    def _end_sessions(self, db: sqlite3.Connection, td_id: int) -> None:
+    def _end_sessions(self, db: AnyConnection, td_id: int) -> None:
         db.execute(
             "UPDATE sessions SET ended_at = ? WHERE td_id = ? AND ended_at IS NULL",
             (stored_time(self._database.now()), td_id),
@@ -210,7 +210,7 @@ class TdAccounts:
             )
 
 
-def _td_id(db: sqlite3.Connection, name: str) -> int:
+def _td_id(db: AnyConnection, name: str) -> int:
     row = db.execute("SELECT id FROM tds WHERE name = ?", (name.strip(),)).fetchone()
     if row is None:
         raise NotFound("error.td.not_found", name=repr(name))

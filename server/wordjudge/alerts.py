@@ -97,11 +97,12 @@ class Alerts:
             return
         log.warning("alert %s: %s", kind, message)
         with self._database.write() as db:
-            cursor = db.execute(
-                "INSERT INTO alerts (created_at, kind, actor, message, count, last_at) VALUES (?, ?, ?, ?, 1, ?)",
+            (row_id,) = db.execute(
+                "INSERT INTO alerts (created_at, kind, actor, message, count, last_at) VALUES (?, ?, ?, ?, 1, ?)"
+                " RETURNING id",
                 (stored_time(now), kind, key[1], message, stored_time(now)),
-            )
-        self._open[key] = _Open(int(cursor.lastrowid or 0), now, now)
+            ).fetchone()
+        self._open[key] = _Open(int(row_id), now, now)
 
     def _save(self, opened: _Open, now: float) -> None:
         with self._database.write() as db:
@@ -136,7 +137,7 @@ class Alerts:
             rows = db.execute(
                 "SELECT id, created_at, kind, actor, message, count, last_at FROM ("
                 " SELECT *, row_number() OVER (PARTITION BY kind ORDER BY id DESC) AS newest FROM alerts"
-                ") WHERE newest <= ? ORDER BY id DESC",
+                ") AS ranked WHERE newest <= ? ORDER BY id DESC",
                 (per_kind,),
             ).fetchall()
         with self._lock:

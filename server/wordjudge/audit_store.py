@@ -15,6 +15,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from . import audit_schema_pg, postgres
+from .access import ACCESS_FILE
 from .audit_schema import MIGRATIONS
 from .chain import Head, insert_checkpoint
 from .database import BUSY_TIMEOUT_MS, connect_writer, migrate
@@ -142,7 +143,7 @@ def reason(exc: BaseException) -> str:
 
 
 def check_place(data_dir: Path, database: str | None) -> None:
-    """Check that the event in ``data_dir`` keeps its log in ``database`` (None: in its SQLite file).
+    """Check that the event in ``data_dir`` keeps its log and access state in ``database`` (None: in its files).
 
     Raises :class:`InvalidInput`, writing nothing, for a database other than the event's, none where the event
     has one, or one given for an event whose log is already a file there.
@@ -156,8 +157,9 @@ def check_place(data_dir: Path, database: str | None) -> None:
     shown = postgres.shown(database)
     if noted is not None and noted != shown:
         raise InvalidInput("error.database.other", url=shown, noted=noted)
-    if noted is None and (data_dir / AUDIT_FILE).is_file():
-        raise InvalidInput("error.database.file_here", url=shown, path=str(data_dir / AUDIT_FILE))
+    for kept in (data_dir / AUDIT_FILE, data_dir / ACCESS_FILE):
+        if noted is None and kept.is_file():
+            raise InvalidInput("error.database.file_here", url=shown, path=str(kept))
 
 
 def note_place(data_dir: Path, database: str | None) -> None:

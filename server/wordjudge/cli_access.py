@@ -22,13 +22,15 @@ from .settings import Settings, load_settings
 
 
 @contextmanager
-def _store(data_dir: Path | None, *, writes: bool = True) -> Iterator[tuple[AccessStore, Settings]]:
-    settings = served_folder(data_dir)  # never a new folder made by mistake, whose codes no server knows
+def _store(
+    data_dir: Path | None, database: str | None, *, writes: bool = True
+) -> Iterator[tuple[AccessStore, Settings]]:
+    settings = served_folder(data_dir, database)  # never a new folder made by mistake, whose codes no server knows
     if writes:
         say_folder(settings.data_dir)
     # A folder that served the demo and now has an event file: the demo's devices are set aside first.
     open_event_folder(settings.data_dir, demo=load_event(settings.data_dir).demo)
-    store = AccessStore(settings.data_dir / ACCESS_FILE).open()
+    store = AccessStore(settings.data_dir / ACCESS_FILE, database=settings.database).open()
     try:
         yield store, settings
     finally:
@@ -39,7 +41,7 @@ def _division(settings: Settings, division: str | None) -> str | None:
     return load_event(settings.data_dir).division(division).name if division else None
 
 
-_data_dir_option = setting_options("data_dir")
+_data_dir_option = setting_options("data_dir", "database")
 
 
 _ROLE = click.Choice([Role.KIOSK.value, Role.RUNNER.value])
@@ -61,9 +63,9 @@ def device() -> None:
 )
 @click.option("--division", help="Limit the device to this division of the event.")
 @_data_dir_option
-def device_add(name: str, role: str, division: str | None, data_dir: Path | None) -> None:
+def device_add(name: str, role: str, division: str | None, data_dir: Path | None, database: str | None) -> None:
     """Enrol a device and print its token, once: clients send it as 'Authorization: Bearer TOKEN'."""
-    with _store(data_dir) as (store, settings):
+    with _store(data_dir, database) as (store, settings):
         enrolled = store.devices.add(name, Role(role), _division(settings, division), by=cli_principal().actor)
     click.echo(f"Enrolled {enrolled.device.name} ({role}{f', division {division}' if division else ''}).", err=True)
     click.echo("Its token, shown this once (only its hash is kept):", err=True)
@@ -74,14 +76,14 @@ def device_add(name: str, role: str, division: str | None, data_dir: Path | None
 @click.option("--role", type=_ROLE, required=True, help="kiosk (self-adjudication) or runner (handheld).")
 @click.option("--division", help="Limit the device to this division of the event.")
 @click.option("--name", help="The device's name (default: kiosk-N or runner-N).")
-@setting_options("data_dir", "public_url", "host", "port", "mdns_name")
+@setting_options("data_dir", "database", "public_url", "host", "port", "mdns_name")
 def device_pair(role: str, division: str | None, name: str | None, data_dir: Path | None, **server: Any) -> None:
     """Print a one-time pairing code (30 minutes), and a QR code of its link for phones.
 
     The link points at --public-url, or else at NAME.local (--mdns-name) when --host is a LAN
     address, with a link by IP address too, or else at --host and --port (as given to serve).
     """
-    with _store(data_dir) as (store, settings):
+    with _store(data_dir, server.get("database")) as (store, settings):
         code = store.pairing.create_code(Role(role), _division(settings, division), name, by=cli_principal().actor)
     served = load_settings(data_dir=data_dir, **server)
     links = printed_pairing_links(served, code.role, code.code)
@@ -97,9 +99,9 @@ def device_pair(role: str, division: str | None, name: str | None, data_dir: Pat
 
 @device.command("list")
 @_data_dir_option
-def device_list(data_dir: Path | None) -> None:
+def device_list(data_dir: Path | None, database: str | None) -> None:
     """Every device: name, role, division, last seen, state."""
-    with _store(data_dir, writes=False) as (store, _):
+    with _store(data_dir, database, writes=False) as (store, _):
         devices = store.devices.all()
     if not devices:
         click.echo("No devices enrolled (wordjudge device add, or wordjudge device pair).")
@@ -116,9 +118,9 @@ def device_list(data_dir: Path | None) -> None:
 @device.command("revoke")
 @click.argument("name")
 @_data_dir_option
-def device_revoke(name: str, data_dir: Path | None) -> None:
+def device_revoke(name: str, data_dir: Path | None, database: str | None) -> None:
     """Revoke a device: its next request fails."""
-    with _store(data_dir) as (store, _):
+    with _store(data_dir, database) as (store, _):
         revoked = store.devices.revoke(name, by=cli_principal().actor)
     click.echo(f"{revoked.name} revoked at {revoked.revoked_at} by {revoked.revoked_by}.")
 
@@ -145,11 +147,11 @@ def _read_password(password_stdin: bool) -> str:
 @click.argument("name")
 @_password_option
 @_data_dir_option
-def td_add(name: str, password_stdin: bool, data_dir: Path | None) -> None:
+def td_add(name: str, password_stdin: bool, data_dir: Path | None, database: str | None) -> None:
     """Add a TD (or deputy) who signs in to the console with NAME and a password (10+ characters)."""
-    served_folder(data_dir)  # a wrong folder is refused before the password is asked for
+    served_folder(data_dir, database)  # a wrong folder is refused before the password is asked for
     password = _read_password(password_stdin)
-    with _store(data_dir) as (store, _):
+    with _store(data_dir, database) as (store, _):
         account = store.tds.add(name, password, by=cli_principal().actor)
     click.echo(f"TD {account.name} added.")
 
@@ -158,11 +160,11 @@ def td_add(name: str, password_stdin: bool, data_dir: Path | None) -> None:
 @click.argument("name")
 @_password_option
 @_data_dir_option
-def td_password(name: str, password_stdin: bool, data_dir: Path | None) -> None:
+def td_password(name: str, password_stdin: bool, data_dir: Path | None, database: str | None) -> None:
     """Set a TD's password (and re-enable the account); their console sessions end."""
-    served_folder(data_dir)  # a wrong folder is refused before the password is asked for
+    served_folder(data_dir, database)  # a wrong folder is refused before the password is asked for
     password = _read_password(password_stdin)
-    with _store(data_dir) as (store, _):
+    with _store(data_dir, database) as (store, _):
         store.tds.set_password(name, password)
     click.echo(f"Password of {name} changed; their sessions are ended.")
 
@@ -170,18 +172,18 @@ def td_password(name: str, password_stdin: bool, data_dir: Path | None) -> None:
 @td.command("disable")
 @click.argument("name")
 @_data_dir_option
-def td_disable(name: str, data_dir: Path | None) -> None:
+def td_disable(name: str, data_dir: Path | None, database: str | None) -> None:
     """Disable a TD account; its console sessions end."""
-    with _store(data_dir) as (store, _):
+    with _store(data_dir, database) as (store, _):
         store.tds.disable(name)
     click.echo(f"TD {name} disabled.")
 
 
 @td.command("list")
 @_data_dir_option
-def td_list(data_dir: Path | None) -> None:
+def td_list(data_dir: Path | None, database: str | None) -> None:
     """The TD accounts."""
-    with _store(data_dir, writes=False) as (store, _):
+    with _store(data_dir, database, writes=False) as (store, _):
         accounts = store.tds.all()
     if not accounts:
         click.echo("No TD accounts (wordjudge td add NAME).")

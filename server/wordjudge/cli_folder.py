@@ -16,7 +16,8 @@ from pathlib import Path
 
 import click
 
-from .audit_store import AUDIT_FILE, DATABASE_NOTE
+from .audit_store import AUDIT_FILE, DATABASE_NOTE, check_place
+from .errors import InvalidInput
 from .event import EVENT_FILE
 from .settings import Settings, load_settings
 
@@ -36,11 +37,16 @@ def holds_an_event(data_dir: Path) -> bool:
         return True
 
 
-def served_folder(data_dir: Path | None) -> Settings:
-    """The settings, with ``data_dir`` (the flag; None: not given), for a command that changes or reads who
-    may use the server. Raises :class:`click.ClickException` when the folder was not named (by the flag or
-    ``WORDJUDGE_DATA_DIR``) and holds no event and no log, before anything is written."""
-    settings = load_settings(data_dir=data_dir)
+def served_folder(data_dir: Path | None, database: str | None = None) -> Settings:
+    """The settings, with ``data_dir`` and ``database`` (the flags; None: not given), for a command that changes
+    or reads who may use the server. Raises :class:`click.ClickException` when the folder was not named (by the
+    flag or ``WORDJUDGE_DATA_DIR``) and holds no event and no log, or keeps its state in another database than
+    the one given (or none), before anything is written."""
+    settings = load_settings(data_dir=data_dir, database=database)
+    try:
+        check_place(settings.data_dir, settings.database)
+    except InvalidInput as exc:
+        raise click.ClickException(exc.message) from None
     if "data_dir" in settings.model_fields_set or holds_an_event(settings.data_dir):
         return settings
     path = settings.data_dir.resolve()

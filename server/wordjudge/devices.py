@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import logging
 import secrets
-import sqlite3
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from typing import Any
@@ -23,6 +22,7 @@ from .access_db import AccessDatabase, check_free, check_name, digest, nothing, 
 from .alerts import Alerts
 from .auth import CHANNELS, Principal, Role
 from .errors import AccessUnavailable, Conflict, DeviceMoved, InvalidInput, NotFound, Unauthorized
+from .postgres import AnyConnection
 
 log = logging.getLogger(__name__)
 
@@ -84,7 +84,7 @@ class Devices:
             return self.insert(db, name, role, division, by)
 
     def insert(
-        self, db: sqlite3.Connection, name: str, role: Role, division: str | None, by: str, client: str | None = None
+        self, db: AnyConnection, name: str, role: Role, division: str | None, by: str, client: str | None = None
     ) -> Enrolled:
         """Enrol a device within the write transaction ``db``, its token bound to ``client`` if given.
 
@@ -100,7 +100,7 @@ class Devices:
         )
         return Enrolled(Device(name, role, division, now, by, None, None, None, False, client, None, None), token)
 
-    def repair(self, db: sqlite3.Connection, device_id: int, client: str) -> Enrolled:
+    def repair(self, db: AnyConnection, device_id: int, client: str) -> Enrolled:
         """Pair the device ``device_id`` again within the write transaction ``db`` (a re-pair code was used):
         a new token, bound to ``client``; its revocation and any refused move are cleared, and its old token
         stops working. Name, role and division stay."""
@@ -283,7 +283,7 @@ _DEVICE_COLUMNS = ", ".join(
 )  # fmt: skip
 
 
-def void_repair_codes(db: sqlite3.Connection, device_id: int, now: float) -> None:
+def void_repair_codes(db: AnyConnection, device_id: int, now: float) -> None:
     """End the device's open re-pair codes now (within the write transaction ``db``): a newer code or a
     revocation is the TD's latest word on the device."""
     db.execute(

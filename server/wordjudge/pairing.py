@@ -9,7 +9,6 @@ safety comes from the limits around it: a code lives :data:`PAIRING_TTL` seconds
 from __future__ import annotations
 
 import secrets
-import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -19,6 +18,7 @@ from .auth import Role
 from .devices import Devices, Enrolled, device_role, void_repair_codes
 from .errors import Conflict, InvalidInput, NotFound, Unauthorized
 from .limits import ENROL_FAILURES_TOTAL, ENROL_WINDOW, Limits
+from .postgres import AnyConnection
 
 # Crockford's base32: no I, L, O or U, so a code read aloud or off a screen is not mistyped.
 PAIRING_ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
@@ -201,7 +201,7 @@ def _new_code() -> str:
     return "".join(secrets.choice(PAIRING_ALPHABET) for _ in range(PAIRING_LENGTH))
 
 
-def _check_room(db: sqlite3.Connection, now: float, wanted: int) -> None:
+def _check_room(db: AnyConnection, now: float, wanted: int) -> None:
     """Raise :class:`Conflict` if ``wanted`` more codes would pass :data:`MAX_OPEN_CODES` open at once."""
     (open_codes,) = db.execute(
         "SELECT count(*) FROM pairing_codes WHERE used_at IS NULL AND expires_at > ?", (stored_time(now),)
@@ -215,7 +215,7 @@ def shown(code: str) -> str:
     return "-".join(code[i : i + 4] for i in range(0, len(code), 4))
 
 
-def _next_name(db: sqlite3.Connection, role: Role) -> str:
+def _next_name(db: AnyConnection, role: Role) -> str:
     """The first free name ``kiosk-N`` or ``runner-N``, for a device enrolled without one."""
     taken = {row[0].casefold() for row in db.execute("SELECT name FROM devices UNION SELECT name FROM tds")}
     number = 1

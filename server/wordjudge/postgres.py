@@ -17,7 +17,7 @@ import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from functools import lru_cache
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
@@ -105,7 +105,27 @@ class Connection:
         return self.raw.closed or self.raw.broken
 
 
-AnyConnection = sqlite3.Connection | Connection  # what the stores' functions take: one backend's or the other's
+class Cursor(Protocol):
+    """What the stores read of a cursor, on either backend (sqlite3's, or psycopg's)."""
+
+    @property
+    def rowcount(self) -> int: ...
+
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
+
+    def __iter__(self) -> Iterator[Any]: ...
+
+
+class AnyConnection(Protocol):
+    """What the stores' functions take: a :class:`sqlite3.Connection` or a :class:`Connection` (PostgreSQL)."""
+
+    def execute(self, sql: str, parameters: Any = ..., /) -> Cursor: ...
+
+    def executemany(self, sql: str, parameters: Any, /) -> Any: ...
+
+    def close(self) -> None: ...
 
 
 def connect(url: str, *, read_only: bool = False, application: str = "wordjudge") -> Connection:

@@ -58,7 +58,10 @@ class Resources:
         try:
             audit.start(check_whole=True)
             access = AccessStore(
-                settings.data_dir / ACCESS_FILE, challenges_per_minute=event.challenges_per_minute, hasher=hasher
+                settings.data_dir / ACCESS_FILE,
+                challenges_per_minute=event.challenges_per_minute,
+                hasher=hasher,
+                database=settings.database,
             ).open()
         except BaseException:
             audit.close()

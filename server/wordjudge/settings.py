@@ -34,9 +34,9 @@ class Settings(BaseSettings):
     )
     database: str | None = Field(
         default=None,
-        description="A PostgreSQL database for the audit log (postgresql://USER@HOST:PORT/DB; the password from "
-        "~/.pgpass or PGPASSWORD); none: audit.sqlite3 in the data folder. Devices, TD accounts and the event "
-        "stay in the data folder.",
+        description="A PostgreSQL database for the audit log, devices, pairing codes, TD accounts and alerts "
+        "(postgresql://USER@HOST:PORT/DB; the password from ~/.pgpass or PGPASSWORD); none: audit.sqlite3 and "
+        "access.sqlite3 in the data folder. The event file, lexicons and the server identity stay there.",
     )
     host: str = Field(default="127.0.0.1", description="Address to listen on (0.0.0.0 for every interface).")
     port: int = Field(default=8000, ge=1, le=65535, description="TCP port to listen on.")
