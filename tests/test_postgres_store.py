@@ -315,3 +315,37 @@ def test_the_access_store_in_postgresql_comes_back_after_a_lost_connection(tmp_p
         assert not (tmp_path / ACCESS_FILE).exists()
     finally:
         store.close()
+
+
+def test_several_events_in_one_database_each_see_only_their_own(tmp_path: Path, postgres_cluster: Cluster) -> None:
+    # One role and one schema an event (its URL's search_path): neither can read or change the other's records.
+    name = postgres_cluster.create_database()
+    urls = {}
+    for event in ("spring", "autumn"):
+        role = f"{event}_{name[-8:]}"  # roles are the cluster's: unique to this test
+        postgres_cluster.create_role(role, f"{event}-password")
+        with psycopg.connect(postgres_cluster.url(name), autocommit=True) as admin:
+            admin.execute(f"CREATE SCHEMA {event} AUTHORIZATION {role}")
+        urls[event] = postgres_cluster.url(name, role, f"{event}-password") + f"?options=-csearch_path%3D{event}"
+    logs = {event: AuditLog(tmp_path / event / AUDIT_FILE, database=url) for event, url in urls.items()}
+    stores = {event: AccessStore(tmp_path / event / ACCESS_FILE, database=url).open() for event, url in urls.items()}
+    try:
+        for log in logs.values():
+            log.start()  # both writers at once: one a schema
+        fill(logs["spring"], 5)
+        fill(logs["autumn"], 3)
+        stores["spring"].devices.add("kiosk-1", Role.KIOSK, "A", by="alice")
+        assert ([d.name for d in stores["spring"].devices.all()], stores["autumn"].devices.all()) == (["kiosk-1"], [])
+        assert (logs["spring"].head.records, logs["autumn"].head.records) == (5, 3)
+        assert all(log.verify().ok for log in logs.values())
+    finally:
+        for log in logs.values():
+            log.close()
+        for store in stores.values():
+            store.close()
+    with psycopg.connect(urls["autumn"]) as autumn:
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            autumn.execute("SELECT count(*) FROM spring.records")
+    missing = postgres_cluster.url(name) + "?options=-csearch_path%3Dwinter"
+    with pytest.raises(AuditUnavailable, match="names no schema that exists"):
+        AuditLog(tmp_path / "winter" / AUDIT_FILE, database=missing).start()

@@ -47,8 +47,10 @@ def open_writer(path: Path, database: str | None, where: str) -> AnyConnection:
     pg = postgres.connect_writer(database, application="wordjudge audit writer")
     try:
         # One writer a log, held for the connection's life: the chain's order is this writer's. A second
-        # server started on the same database is refused here, not left to fork the chain.
-        if pg.execute("SELECT pg_try_advisory_lock(hashtext('wordjudge audit writer'))").fetchone() != (True,):
+        # server started on the same log is refused here, not left to fork the chain. A log is a schema's: the
+        # events of one database, each in a schema of its own (the URL's search_path), each have their writer.
+        taken = "SELECT pg_try_advisory_lock(hashtext('wordjudge audit writer ' || current_schema()))"
+        if pg.execute(taken).fetchone() != (True,):
             raise Conflict("error.audit.other_writer", database=where)
         postgres.migrate(pg, audit_schema_pg.MIGRATIONS, table=audit_schema_pg.MIGRATIONS_TABLE)
     except BaseException:

@@ -142,15 +142,18 @@ def connect(url: str, *, read_only: bool = False, application: str = "wordjudge"
 
 
 def connect_writer(url: str, *, application: str = "wordjudge") -> Connection:
-    """Connect for writing: refused, naming the problem, if ``url`` is a standby (it cannot take writes).
+    """Connect for writing: refused, naming the problem, if ``url`` is a standby (it cannot take writes) or its
+    search path names no schema that exists (``?options=-csearch_path=NAME``: an event's schema, not made yet).
 
-    Raises :class:`InvalidInput` for a standby, :class:`psycopg.Error` if the server cannot be used.
+    Raises :class:`InvalidInput` for either, :class:`psycopg.Error` if the server cannot be used.
     """
     connection = connect(url, application=application)
-    in_recovery = connection.execute("SELECT pg_is_in_recovery()").fetchone()
-    if in_recovery is not None and in_recovery[0]:
+    in_recovery, schema = connection.execute("SELECT pg_is_in_recovery(), current_schema()").fetchone() or (0, 0)
+    if in_recovery or schema is None:
         connection.close()
-        raise InvalidInput("error.database.standby", url=shown(url))
+        if in_recovery:
+            raise InvalidInput("error.database.standby", url=shown(url))
+        raise InvalidInput("error.database.no_schema", url=shown(url))
     return connection
 
 
@@ -178,7 +181,7 @@ def migrate(connection: Connection, migrations: Sequence[tuple[str, PgMigration]
         connection.execute("BEGIN")
         try:
             # Held to the transaction's end: a second process waits here, then finds the migration applied.
-            connection.execute("SELECT pg_advisory_xact_lock(hashtext(?))", (table,))
+            connection.execute("SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.' || ?))", (table,))
             if connection.execute(f"SELECT 1 FROM {table} WHERE name = ?", (name,)).fetchone() is not None:
                 connection.execute("COMMIT")
                 continue
