@@ -343,9 +343,8 @@ def test_several_events_in_one_database_each_see_only_their_own(tmp_path: Path, 
             log.close()
         for store in stores.values():
             store.close()
-    with psycopg.connect(urls["autumn"]) as autumn:
-        with pytest.raises(psycopg.errors.InsufficientPrivilege):
-            autumn.execute("SELECT count(*) FROM spring.records")
+    with psycopg.connect(urls["autumn"]) as autumn, pytest.raises(psycopg.errors.InsufficientPrivilege):
+        autumn.execute("SELECT count(*) FROM spring.records")
     missing = postgres_cluster.url(name) + "?options=-csearch_path%3Dwinter"
     with pytest.raises(AuditUnavailable, match="names no schema that exists"):
         AuditLog(tmp_path / "winter" / AUDIT_FILE, database=missing).start()
