@@ -54,7 +54,7 @@ from wordjudge.auth import Role
 from .bench_challenges import benchmark_event, free_port, parse_wrk, wait_until_up
 
 CLOSED = (16, 64)
-OPEN = (200, 500, 1000)
+OPEN: tuple[int, ...] = (200, 500, 1000)
 KIOSKS = 200
 TARGETS = ("wordjudge", "health", "naive", "durable")
 
@@ -100,6 +100,7 @@ class Bench:
     load_cores: str
     work: Path
     rows: list[Row] = field(default_factory=list)
+    database: str | None = None  # wordjudge's state in PostgreSQL (a URL), or in its data folder
 
     def pinned(self, cores: str, command: list[str]) -> list[str]:
         return ["taskset", "-c", cores, *command]
@@ -160,12 +161,12 @@ class Bench:
             print(f"{target} open {rate}/s: {figures} load {load:.2f} {row.audit}", file=sys.stderr)
 
     def wordjudge(self, targets: set[str]) -> None:
-        with serving_wordjudge(self.work, self.server_cores) as (_, base, data_dir):
+        with serving_wordjudge(self.work, self.server_cores, self.database) as (_, base, data_dir):
             self._measure_wordjudge(targets, base, data_dir)
 
     def _measure_wordjudge(self, targets: set[str], base: str, data_dir: Path) -> None:
         token_file = self.work / "tokens.txt"
-        log = AuditLog(data_dir / AUDIT_FILE)
+        log = AuditLog(data_dir / AUDIT_FILE, database=self.database)
         seen = {"records": 0}
 
         def after(acknowledged: int) -> str:
@@ -233,16 +234,16 @@ class Bench:
             server.communicate(timeout=60)
 
 
-def prepare_wordjudge(work: Path) -> tuple[Path, dict[str, str]]:
+def prepare_wordjudge(work: Path, database: str | None = None) -> tuple[Path, dict[str, str]]:
     """A data folder in ``work`` for ``wordjudge serve``: the demo event at the highest rate limit, :data:`KIOSKS`
-    kiosks bound to 127.0.0.1, their tokens in ``work/tokens.txt`` and wrk's script in ``work/challenge.lua``.
-    Returns the folder and the environment to run wordjudge in."""
+    kiosks bound to 127.0.0.1, their tokens in ``work/tokens.txt`` and wrk's script in ``work/challenge.lua``;
+    the log and the kiosks in ``database`` if given. Returns the folder and the environment to run wordjudge in."""
     data_dir = work / "wordjudge"
     data_dir.mkdir()
     # The first kiosk as the CLI enrols it (which also makes the data folder what a server expects) ...
-    env, _, first = benchmark_event(data_dir, "kiosk-000", challenges_per_minute=600)
+    env, _, first = benchmark_event(data_dir, "kiosk-000", challenges_per_minute=600, database=database)
     # ... and the rest bound to the address they will use, as pairing binds a kiosk.
-    access = AccessStore(data_dir / ACCESS_FILE).open()
+    access = AccessStore(data_dir / ACCESS_FILE, database=database).open()
     tokens = [first]
     with access.database.write() as db:
         for n in range(1, KIOSKS):
@@ -255,11 +256,14 @@ def prepare_wordjudge(work: Path) -> tuple[Path, dict[str, str]]:
 
 
 @contextmanager
-def serving_wordjudge(work: Path, cores: str) -> Iterator[tuple[subprocess.Popen[str], str, Path]]:
-    """``wordjudge serve`` on the data folder :func:`prepare_wordjudge` makes in ``work``, pinned with taskset to
-    ``cores``, on a free port, once its health check answers: the process (taskset execs the server, so its pid
-    is the server's), its base URL and its data folder. Stopped on leaving."""
-    data_dir, env = prepare_wordjudge(work)
+def serving_wordjudge(
+    work: Path, cores: str, database: str | None = None
+) -> Iterator[tuple[subprocess.Popen[str], str, Path]]:
+    """``wordjudge serve`` on the data folder :func:`prepare_wordjudge` makes in ``work`` (its state in
+    ``database`` if given), pinned with taskset to ``cores``, on a free port, once its health check answers: the
+    process (taskset execs the server, so its pid is the server's), its base URL and its data folder. Stopped
+    on leaving."""
+    data_dir, env = prepare_wordjudge(work, database)
     base = f"http://127.0.0.1:{free_port()}"
     command = [str(Path(sys.executable).with_name("wordjudge")), "serve", "--port", base.rsplit(":", 1)[1]]
     server = subprocess.Popen(
