@@ -16,6 +16,7 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from wordjudge.app import create_app
+from wordjudge.audit import note_place
 from wordjudge.auth import Role
 from wordjudge.demo import demo_source, open_demo
 from wordjudge.editions import canonical_form
@@ -24,7 +25,15 @@ from wordjudge.settings import Settings
 from wordjudge.wordlist import normalise
 
 from . import wordgen
-from .helpers import CHEAP_HASHER, PROFILE, Actors, LiveServer, device_headers, td_headers, write_event
+from .helpers import (
+    CHEAP_HASHER,
+    PROFILE,
+    Actors,
+    LiveServer,
+    device_headers,
+    td_headers,
+    write_event,
+)
 from .wordgen import markov_words
 
 # the browser fixture, for the web clients' tests; --backend and a throwaway PostgreSQL (postgres_url, database_url)
@@ -119,10 +128,16 @@ def compiled_demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def data_dir(tmp_path: Path, compiled_demo: Path) -> Path:
-    """A fresh data dir holding a copy of the compiled demo lexicon (compiling it is tested on its own)."""
+def data_dir(tmp_path: Path, compiled_demo: Path, database_url: str | None, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh data dir holding a copy of the compiled demo lexicon (compiling it is tested on its own). On the
+    PostgreSQL backend (--backend), its state is in a fresh database: noted as ``serve --database`` notes it,
+    and named by WORDJUDGE_DATABASE for the settings, the commands and the servers the test starts (the helpers
+    open it by the note: helpers.database_of)."""
     data = tmp_path / "data"
     shutil.copytree(compiled_demo, data / "lexicons" / DEMO_NAME)
+    if database_url is not None:
+        note_place(data, database_url)
+        monkeypatch.setenv("WORDJUDGE_DATABASE", database_url)
     return data
 
 

@@ -23,6 +23,7 @@ from argon2 import PasswordHasher
 
 from wordjudge.access import ACCESS_FILE, AccessStore
 from wordjudge.audit import AUDIT_FILE, AuditLog
+from wordjudge.audit_store import DATABASE_NOTE
 from wordjudge.auth import Role
 from wordjudge.deps import CSRF_HEADER, SESSION_COOKIE
 from wordjudge.messages import LANGUAGES, Message, catalogue
@@ -50,9 +51,28 @@ def examples(full: int) -> int:
     return full if PROFILE == "full" else max(min(full, 5), full // 5)
 
 
+def database_of(data_dir: Path) -> str | None:
+    """The URL (password included) of the test database a data folder keeps its state in, as its note names it
+    (the PostgreSQL backend: conftest's data_dir); None for a folder that keeps it in its files."""
+    from .postgres import PASSWORDED
+
+    note = data_dir / DATABASE_NOTE
+    return PASSWORDED[note.read_text("utf-8").strip()] if note.is_file() else None
+
+
+def audit_log(data_dir: Path) -> AuditLog:
+    """The data dir's audit log, as a command opens it (in the database the folder notes, on PostgreSQL)."""
+    return AuditLog(data_dir / AUDIT_FILE, database=database_of(data_dir))
+
+
+def log_place(data_dir: Path) -> str:
+    """How messages name the data dir's log: its file, or its database's URL without the password."""
+    return audit_log(data_dir).where
+
+
 def access_store(data_dir: Path) -> AccessStore:
     """The data dir's access store, as the CLI opens it (the server may have it open too)."""
-    return AccessStore(data_dir / ACCESS_FILE, hasher=CHEAP_HASHER).open()
+    return AccessStore(data_dir / ACCESS_FILE, hasher=CHEAP_HASHER, database=database_of(data_dir)).open()
 
 
 def device_headers(data_dir: Path, name: str, role: Role = Role.KIOSK, division: str | None = None) -> dict[str, str]:
@@ -217,7 +237,7 @@ class LiveServer:
         return output
 
     def records(self) -> list[Record]:
-        log = AuditLog(self.data_dir / AUDIT_FILE)
+        log = AuditLog(self.data_dir / AUDIT_FILE, database=database_of(self.data_dir))
         try:
             return list(reversed(log.find(RecordFilter(), limit=1000)))
         finally:

@@ -45,6 +45,8 @@ import pytest
 from psycopg import sql
 from psycopg.rows import TupleRow
 
+from wordjudge.postgres import shown
+
 from .helpers import free_port
 
 BACKENDS = ("sqlite", "postgresql")
@@ -93,11 +95,16 @@ def pytest_report_header(config: pytest.Config) -> str:
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m selects, as conftest.py's marking
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark every test that takes ``database_url`` ``postgresql``: it runs on the backend in force."""
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark every test that takes ``database_url`` ``postgresql``: it runs on the backend in force. On
+    PostgreSQL, skip those marked ``sqlite_only`` (they read or damage the data folder's SQLite files)."""
+    on_postgresql = config.stash.get(BACKEND_KEY, "sqlite") == "postgresql"
     for item in items:
         if "database_url" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.postgresql)
+        marker = item.get_closest_marker("sqlite_only")
+        if on_postgresql and marker is not None:
+            item.add_marker(pytest.mark.skip(reason=f"SQLite only: {marker.args[0] if marker.args else ''}"))
 
 
 # -- finding the binaries -------------------------------------------------------------------------------
@@ -439,11 +446,18 @@ def postgres_cluster(postgres_bin_dir: Path) -> Iterator[Cluster]:
         remove_folder(folder)
 
 
+# Each test database's URL by its URL as a data folder notes it (without the password): for the helpers that
+# open a data folder's state as a command would, given its --database (tests/helpers.py, database_of).
+PASSWORDED: dict[str, str] = {}
+
+
 @pytest.fixture
 def postgres_url(postgres_cluster: Cluster) -> Iterator[str]:
     """The superuser's URL of a fresh, empty database of ``postgres_cluster``, dropped after the test."""
     with fresh_database(postgres_cluster) as url:
+        PASSWORDED[shown(url)] = url
         yield url
+        PASSWORDED.pop(shown(url), None)
 
 
 @pytest.fixture

@@ -344,9 +344,9 @@ def test_the_td_pairs_a_revoked_device_again_and_its_old_token_stops_working(
     assert "no device named 'nobody'" in assert_error_shape(unknown, 404, "not_found")["error"]
 
 
-def test_a_device_enrolled_for_a_division_stays_in_it(client: TestClient, data_dir: Path) -> None:
+def test_a_device_enrolled_for_a_division_stays_in_it(app: FastAPI, data_dir: Path) -> None:
     write_event(data_dir, [("A", "demo", "single"), ("B", "demo", "double")])
-    with TestClient(client.app) as restarted:
+    with TestClient(app) as restarted:
         kiosk = device_headers(data_dir, "kiosk-a", division="A")
         assert restarted.post("/api/challenges", json=challenge(division="a"), headers=kiosk).status_code == 201
         other = restarted.post("/api/challenges", json=challenge(division="B"), headers=kiosk)

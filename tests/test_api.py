@@ -13,13 +13,14 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from wordjudge.audit import AUDIT_FILE, AuditLog
+from wordjudge.audit import AUDIT_FILE
 
 from .helpers import (
     ERROR_KEYS,
     Actors,
     StartServer,
     assert_error_shape,
+    audit_log,
     device_headers,
     run_async,
     write_event,
@@ -227,6 +228,7 @@ def test_event_and_lexicons(client: TestClient, actors: Actors) -> None:
 
 
 @pytest.mark.usefixtures("quick_busy_timeout")  # before the app or log: its connections
+@pytest.mark.sqlite_only("holds SQLite's write lock on the log file")
 def test_a_locked_audit_log_gives_503_and_no_verdict(client: TestClient, data_dir: Path, actors: Actors) -> None:
     blocker = sqlite3.connect(data_dir / AUDIT_FILE, isolation_level=None)
     blocker.execute("BEGIN EXCLUSIVE")
@@ -333,7 +335,7 @@ def test_concurrent_challenges_against_a_live_server(data_dir: Path, live_server
     assert sorted(r.json()["id"] for r in first) == list(range(1, 301))
     assert sum(r.status_code == 201 for r in responses) == 300
     assert [r.json()["verdict"] for r in first] == ["acceptable" if n % 3 else "unacceptable" for n in range(300)]
-    log = AuditLog(data_dir / AUDIT_FILE)
+    log = audit_log(data_dir)
     result = log.verify()
     log.close()
     assert result.ok, result.describe()

@@ -237,6 +237,7 @@ def run(*args: str) -> Any:
     return CliRunner().invoke(main, list(args))
 
 
+@pytest.mark.sqlite_only("rewrites the log file with SQLite (PostgreSQL's tampering: test_postgres_store)")
 def test_the_docket_head_checks_the_log_from_the_command_line(app: Any, data_dir: Path, actors: Actors) -> None:
     with TestClient(app) as client:
         made = [client.post("/api/challenges", json=challenge(), headers=actors.kiosk).json() for _ in range(3)]
@@ -336,6 +337,7 @@ def test_the_witness_command(data_dir: Path, tmp_path: Path, live_server: StartS
 # -- the server checks the log before serving ------------------------------------------------------
 
 
+@pytest.mark.sqlite_only("drops a trigger in the log file (PostgreSQL's: test_postgres_store)")
 def test_a_log_with_a_dropped_trigger_is_served_for_reading_but_refuses_records(data_dir: Path, actors: Actors) -> None:
     path = data_dir / AUDIT_FILE
     with TestClient(create_app(Settings(data_dir=data_dir))) as client:

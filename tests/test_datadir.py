@@ -6,6 +6,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 from fastapi.testclient import TestClient
 
@@ -46,6 +47,7 @@ def test_pairing_tells_the_device_which_server_it_paired_with(data_dir: Path, se
         assert client.get("/api/event", headers=token).json()["server_id"] == health["server_id"]
 
 
+@pytest.mark.sqlite_only("moves the demo's files aside (a database's demo: test_postgres_store)")
 def test_the_demo_is_set_aside_when_the_folder_gets_a_real_event(data_dir: Path, settings: Settings) -> None:
     kiosk = device_headers(data_dir, "kiosk-1")
     with TestClient(create_app(settings)) as client:  # the Quick start: the demo, and a few challenges

@@ -598,10 +598,10 @@ def test_a_full_disk_refuses_challenges_without_a_verdict_and_recovers(
     done = _run("mount", "-o", "remount,ro", str(tmpfs))
     assert done.returncode == 0, done.stderr
     refusal = refused_start(data)
-    # The access store is the first file it opens for writing.
+    # The audit log is the first file it opens for writing (before anything else is written in the folder).
     assert (
-        f"Error: the access store {data / 'access.sqlite3'} cannot be opened: {data} cannot be written (a read-only disk"
-        in refusal
+        f"Error: the audit log {data / 'audit.sqlite3'} cannot be opened for writing: {data} cannot be written "
+        "(a read-only disk" in refusal
     )
     verify_with_the_cli(data, 7)  # a read-only log still verifies
     done = _run("mount", "-o", "remount,rw", str(tmpfs))

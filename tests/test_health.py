@@ -53,6 +53,7 @@ def test_health_says_what_it_checked(client: TestClient, data_dir: Path) -> None
 
 
 @pytest.mark.usefixtures("quick_busy_timeout")  # before the app or log: its connections
+@pytest.mark.sqlite_only("holds SQLite's write lock on the log file")
 def test_a_locked_audit_log_makes_health_degraded_until_a_write_succeeds(
     client: TestClient, data_dir: Path, actors: Actors
 ) -> None:

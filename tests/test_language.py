@@ -15,7 +15,6 @@ from click.testing import CliRunner, Result
 from fastapi.testclient import TestClient
 
 from wordjudge.app import create_app
-from wordjudge.audit import AUDIT_FILE
 from wordjudge.cli import main
 from wordjudge.errors import InvalidInput
 from wordjudge.event import EVENT_FILE, dump_event, load_event, parse_event
@@ -24,7 +23,7 @@ from wordjudge.resources import Resources
 from wordjudge.settings import Settings
 from wordjudge.status import health_report
 
-from .helpers import Actors, assert_error_shape, write_event
+from .helpers import Actors, assert_error_shape, log_place, write_event
 
 NNBSP = "\u202f"
 DIVISION = [{"name": "Open", "lexicon": "demo", "rule": "five-per-word"}]
@@ -242,11 +241,11 @@ def test_lexicon_check_says_its_verdict_in_the_events_language(french_event: Pat
 
 
 def test_audit_verify_and_tail_speak_the_events_language(french_event: Path) -> None:
-    log = french_event / AUDIT_FILE
+    log = log_place(french_event)  # its file, or its database (--backend postgresql)
     verified = cli("audit", "verify", "--data-dir", french_event)
     assert verified.exit_code == 0, verified.output
     assert re.fullmatch(
-        f"{re.escape(str(log))}{NNBSP}: chaîne vérifiée{NNBSP}: 2 enregistrement\\(s\\), tête 2:[0-9a-f]{{16}}\n",
+        f"{re.escape(log)}{NNBSP}: chaîne vérifiée{NNBSP}: 2 enregistrement\\(s\\), tête 2:[0-9a-f]{{16}}\n",
         verified.output,
     ), verified.output
     english = cli("audit", "verify", "--language", "en", "--data-dir", french_event).output

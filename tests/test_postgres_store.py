@@ -31,7 +31,7 @@ from .postgres import Cluster
 from .test_audit import child, entry, fill
 from .test_cli_access import run
 
-pytestmark = pytest.mark.postgresql
+# Every test here names its PostgreSQL database itself (postgres_url): they run once, in the suite's first pass.
 
 
 @pytest.fixture

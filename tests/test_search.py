@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 from wordjudge.errors import InvalidInput
 from wordjudge.search import Search, parse_search
 
-from .helpers import Actors, assert_error_shape
+from .helpers import Actors, assert_error_shape, audit_log, database_of
 
 
 def challenge(words: str, table: int | str = 1, round_number: int = 1) -> dict[str, Any]:
@@ -80,8 +80,11 @@ def test_the_log_is_searched_by_number_qr_table_and_words_and_paged_with_counts(
     assert ids("qi t12") == [2, 1]
     assert ids("za", table="7") == [3]
     # What the docket's QR code holds opens exactly that record; a hash that is not its own finds nothing.
-    with sqlite3.connect(data_dir / "audit.sqlite3") as connection:
-        (record_hash,) = connection.execute("SELECT hash FROM records WHERE id = 4").fetchone()
+    log = audit_log(data_dir)
+    try:
+        record_hash = log.get(4).hash  # type: ignore[union-attr]
+    finally:
+        log.close()
     qr_text = f"wordjudge:challenge:4:{record_hash[:16].upper()}"  # as a scanner may type it
     assert ids(qr_text) == [4]
     assert ids("wordjudge:challenge:4:" + "0" * 16) == []
@@ -92,6 +95,8 @@ def test_the_log_is_searched_by_number_qr_table_and_words_and_paged_with_counts(
     assert ([r["id"] for r in second["records"]], second["matching"], second["older"]) == ([3, 2], None, 2)
     last = client.get("/api/challenges", params={"limit": 2, "before_id": 2}, headers=actors.alice).json()
     assert ([r["id"] for r in last["records"]], last["older"]) == ([1], None)
+    if database_of(data_dir) is not None:
+        return  # PostgreSQL's planner reads a table this small whole, whatever its indexes
     # A table search uses the table index, in any case (no scan of the log).
     with sqlite3.connect(data_dir / "audit.sqlite3") as connection:
         plan = connection.execute(

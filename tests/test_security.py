@@ -26,7 +26,7 @@ from fastapi.testclient import TestClient
 from wordjudge import __version__
 from wordjudge.access import ACCESS_FILE, AccessStore
 from wordjudge.alerts import LISTED_PER_KIND, NEW_PER_WINDOW
-from wordjudge.audit import AUDIT_FILE, AuditLog
+from wordjudge.audit import AUDIT_FILE
 from wordjudge.auth import Role
 from wordjudge.limits import LOGIN_FAILURES
 from wordjudge.records import Kind, Record, Verdict, record_hash
@@ -39,6 +39,7 @@ from .helpers import (
     StartServer,
     access_store,
     assert_error_shape,
+    audit_log,
     device_headers,
     free_port,
     wait_for_health,
@@ -51,7 +52,7 @@ def challenge(words: str = "cat dog", **extra: Any) -> dict[str, Any]:
 
 
 def stored(data_dir: Path, record_id: int) -> Record:
-    log = AuditLog(data_dir / AUDIT_FILE)
+    log = audit_log(data_dir)
     try:
         record = log.get(record_id)
     finally:
@@ -181,6 +182,9 @@ def test_a_token_copied_to_another_address_is_refused_and_the_td_accepts_a_real_
         assert hall.get(f"{live.base}/api/session", headers=kiosk).status_code == 403
 
 
+@pytest.mark.sqlite_only(
+    "two TestClients of one app are two servers on one log, which PostgreSQL refuses (the binding on both backends: test_access.py)"
+)
 def test_a_paired_device_is_bound_to_the_address_it_paired_from(data_dir: Path, app: FastAPI) -> None:
     store = access_store(data_dir)
     code = store.pairing.create_code(Role.KIOSK, by="test").code
@@ -371,7 +375,7 @@ def test_the_data_folder_and_its_databases_are_private_whatever_the_umask(tmp_pa
     os.chmod(data_dir, 0o755)  # a folder made before this fix: opening it closes it up
     (data_dir / AUDIT_FILE).touch(mode=0o644)
     (data_dir / AUDIT_FILE).chmod(0o644)
-    old = AuditLog(data_dir / AUDIT_FILE)
+    old = audit_log(data_dir)
     old.start()
     old.close()
     for folder in (fresh, data_dir):

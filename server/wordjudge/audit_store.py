@@ -19,13 +19,13 @@ from .access import ACCESS_FILE
 from .audit_schema import MIGRATIONS
 from .chain import Head, insert_checkpoint
 from .database import BUSY_TIMEOUT_MS, connect_writer, migrate
+from .datadir import DATABASE_NOTE as DATABASE_NOTE
 from .errors import AuditUnavailable, Conflict, InvalidInput, WordjudgeError
 from .postgres import AnyConnection, DatabaseError, dialect_of
 
-# Beside the event, where its log lives when that is a PostgreSQL database (its URL without the password): so
-# that a command run without --database, or with another one, is told, never shown an empty log of its own.
-DATABASE_NOTE = "audit-database.txt"
 AUDIT_FILE = "audit.sqlite3"
+# DATABASE_NOTE (datadir): beside the event, the database its state is in (its URL without the password), so that
+# a command run without --database, or with another one, is told, never shown an empty log of its own.
 
 # What opening a log may raise, besides wordjudge's own errors; and with them.
 FAILURES: tuple[type[Exception], ...] = (OSError, *DatabaseError)

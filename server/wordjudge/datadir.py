@@ -121,6 +121,7 @@ IDENTITY_FILE = "identity.json"
 # What belongs to one event, apart from the lexicons (which any event may use): moved aside together when a
 # real event takes over a folder that served the demo.
 EVENT_FILES = ("audit.sqlite3", "access.sqlite3", IDENTITY_FILE)
+DATABASE_NOTE = "audit-database.txt"  # where a folder notes the database its state is in (audit_store)
 _SQLITE_COMPANIONS = ("", "-wal", "-shm")
 
 
@@ -167,6 +168,15 @@ def set_demo_aside(data_dir: Path) -> Path | None:
         return None
     if not was_demo:
         return None
+    noted = data_dir / DATABASE_NOTE
+    if noted.is_file():
+        # The demo's records and devices are in a database, not in files that can be moved: the real event must
+        # not inherit them (an append-only log keeps the demo's records for good).
+        raise OSError(
+            f"the demo kept its log and devices in the database {noted.read_text('utf-8').strip()}, which a real "
+            "event cannot take over: start the real event in a new data folder, with a database (or schema) of "
+            "its own"
+        )
     # Never from under a demo server still running (its log and devices would vanish): it must stop first.
     with _no_other_server(data_dir, _DEMO_SERVED):
         aside = data_dir / f"demo-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}"

@@ -26,6 +26,7 @@ import argparse
 import shutil
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -50,7 +51,12 @@ def cluster(folder: Path, standby: bool) -> Iterator[str]:
             with primary.connect() as admin:
                 admin.execute("ALTER SYSTEM SET synchronous_standby_names = '*'")
                 admin.execute("SELECT pg_reload_conf()")
-                state = admin.execute("SELECT sync_state FROM pg_stat_replication").fetchall()
+                deadline = time.monotonic() + 10
+                while True:  # the walsender takes the new setting at its next loop
+                    state = admin.execute("SELECT sync_state FROM pg_stat_replication").fetchall()
+                    if state == [("sync",)] or time.monotonic() > deadline:
+                        break
+                    time.sleep(0.1)
             if state != [("sync",)]:
                 sys.exit(f"the standby is not synchronous: {state}")
         yield url
@@ -115,8 +121,7 @@ def main() -> None:
     print(f"load before: {load_average():.2f}", file=sys.stderr)
     rows += run("sqlite", args.seconds, args.cores, lambda bench: bench.wordjudge({"wordjudge"}))
     for label, standby in (("postgresql", False), ("postgresql + sync standby", True)):
-        folder = Path(tempfile.mkdtemp(prefix="wordjudge-pg-bench-cluster-"))
-        with cluster(folder, standby) as url:
+        with cluster(postgres.cluster_folder(), standby) as url:
 
             def measure(bench: Bench, url: str = url) -> None:
                 bench.database = url
