@@ -30,6 +30,7 @@ def challenge(words: str) -> dict[str, object]:
 
 
 @pytest.mark.live
+@pytest.mark.sqlite_only("copies the SQLite log file (a database is copied by pg_dump)")
 def test_backup_while_serving_then_restore_drill(
     data_dir: Path, tmp_path: Path, compiled_demo: Path, live_server: StartServer
 ) -> None:

@@ -281,6 +281,7 @@ def test_bad_heads_are_a_clear_error_with_exit_status_2(
 
 
 @pytest.mark.live
+@pytest.mark.sqlite_only("rewrites the log file with SQLite")
 def test_a_witness_on_another_machine_catches_a_rewrite_of_the_log(
     data_dir: Path, tmp_path: Path, live_server: StartServer
 ) -> None:

@@ -275,6 +275,9 @@ def _probe(lan: Lan, namespace: str, **args: object) -> dict[str, object]:
 
 @pytest.mark.live
 @pytest.mark.timeout(120)
+@pytest.mark.sqlite_only(
+    "the server runs in a network namespace, where the test's PostgreSQL on loopback is not reachable"
+)
 def test_a_device_on_the_lan_finds_the_server_as_wordjudge_local(lan: Lan, data_dir: Path) -> None:
     td = td_headers(data_dir, "alice")
     server = Server(lan, lan.a, data_dir, "--port", "8000")
@@ -304,6 +307,9 @@ def test_a_device_on_the_lan_finds_the_server_as_wordjudge_local(lan: Lan, data_
 
 @pytest.mark.live
 @pytest.mark.timeout(120)
+@pytest.mark.sqlite_only(
+    "the servers run in network namespaces, where the test's PostgreSQL on loopback is not reachable"
+)
 def test_a_name_taken_on_the_lan_gives_a_warning_and_the_next_name(lan: Lan, data_dir: Path, tmp_path: Path) -> None:
     other_data = tmp_path / "other"
     shutil.copytree(data_dir, other_data)

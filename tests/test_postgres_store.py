@@ -22,6 +22,7 @@ from wordjudge.audit_store import DATABASE_NOTE, note_place
 from wordjudge.auth import Role
 from wordjudge.chain import Verification
 from wordjudge.cli import main
+from wordjudge.datadir import open_event_folder
 from wordjudge.errors import AccessUnavailable, AuditUnavailable, InvalidInput
 from wordjudge.postgres import shown
 from wordjudge.records import Kind, RecordFilter, Verdict
@@ -222,6 +223,7 @@ def test_audit_verify_reads_the_log_in_postgresql(tmp_path: Path, postgres_url: 
 
 
 @pytest.mark.live
+@pytest.mark.sqlite_only("names a PostgreSQL database of its own: runs in the suite's first pass")
 def test_a_server_gives_verdicts_from_a_log_in_postgresql(
     data_dir: Path, live_server: StartServer, postgres_url: str
 ) -> None:
@@ -259,6 +261,7 @@ def test_a_server_gives_verdicts_from_a_log_in_postgresql(
 
 
 @pytest.mark.live
+@pytest.mark.sqlite_only("names a PostgreSQL database of its own: runs in the suite's first pass")
 def test_a_server_whose_database_cannot_be_reached_stops_and_writes_nothing(data_dir: Path, postgres_url: str) -> None:
     nobody = re.sub(r":\d+/", f":{free_port()}/", postgres_url)
     before = sorted(path.name for path in data_dir.iterdir() if path.name != "server.lock")
@@ -348,3 +351,15 @@ def test_several_events_in_one_database_each_see_only_their_own(tmp_path: Path, 
     missing = postgres_cluster.url(name) + "?options=-csearch_path%3Dwinter"
     with pytest.raises(AuditUnavailable, match="names no schema that exists"):
         AuditLog(tmp_path / "winter" / AUDIT_FILE, database=missing).start()
+
+
+def test_a_demo_kept_in_a_database_is_never_taken_over_by_a_real_event(tmp_path: Path, postgres_url: str) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    demo = open_event_folder(data, demo=True)  # the Quick start's demo, served with --database
+    note_place(data, postgres_url)
+    # Its records are in the database, where they cannot be moved aside: a real event would inherit them.
+    with pytest.raises(AccessUnavailable, match=r"kept its log and devices in the database .* a new data folder"):
+        open_event_folder(data, demo=False)
+    assert open_event_folder(data, demo=True) == demo  # nothing was moved or changed
+    assert (data / DATABASE_NOTE).is_file()

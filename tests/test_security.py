@@ -349,6 +349,7 @@ def test_an_event_name_with_a_control_character_is_refused_and_the_file_always_l
 
 
 @pytest.mark.live
+@pytest.mark.sqlite_only("checks the modes of the SQLite files")
 def test_the_data_folder_and_its_databases_are_private_whatever_the_umask(tmp_path: Path, data_dir: Path) -> None:
     fresh = tmp_path / "fresh"
     script = Path(sys.executable).with_name("wordjudge")

@@ -109,6 +109,7 @@ def test_a_taken_port_is_refused_plainly_before_anything_is_written(tmp_path: Pa
 
 
 @pytest.mark.live
+@pytest.mark.sqlite_only("a demo whose state is in a database is never set aside (test_postgres_store)")
 def test_the_cli_never_sets_the_demo_aside_from_under_a_running_demo_server(data_dir: Path) -> None:
     port = free_port()
     server = serve_process(data_dir, "--port", str(port), "--log-level", "warning")

@@ -451,6 +451,7 @@ def _wrong_codes(port: int) -> list[int]:
 
 
 @pytest.mark.live
+@pytest.mark.sqlite_only("two servers at once, each with a folder of its own, would share the test's one database")
 def test_x_forwarded_for_is_trusted_only_from_a_named_proxy(
     data_dir: Path, tmp_path: Path, live: tuple[int, subprocess.Popen[str]]
 ) -> None:
