@@ -228,7 +228,7 @@ def test_event_and_lexicons(client: TestClient, actors: Actors) -> None:
 
 
 @pytest.mark.usefixtures("quick_busy_timeout")  # before the app or log: its connections
-@pytest.mark.sqlite_only("holds SQLite's write lock on the log file")
+@pytest.mark.sqlite_only("holds SQLite's write lock on the log file (PostgreSQL's lock: test_postgres_store)")
 def test_a_locked_audit_log_gives_503_and_no_verdict(client: TestClient, data_dir: Path, actors: Actors) -> None:
     blocker = sqlite3.connect(data_dir / AUDIT_FILE, isolation_level=None)
     blocker.execute("BEGIN EXCLUSIVE")

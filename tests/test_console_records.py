@@ -13,10 +13,8 @@ import httpx2 as httpx
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from wordjudge.audit import AUDIT_FILE, AuditLog
-
 from .browser import new_page, screenshot, serving
-from .helpers import PASSWORD, LiveServer, device_headers, write_event
+from .helpers import PASSWORD, LiveServer, audit_log, device_headers, write_event
 from .test_audit import entry
 
 pytestmark = pytest.mark.browser
@@ -29,7 +27,7 @@ def hall(data_dir: Path) -> Iterator[LiveServer]:
     """A server whose log holds 250 challenges (more than two pages of the feed), with TDs alice and bob."""
     write_event(data_dir, [("A", "demo", "five-per-word"), ("B", "demo", "single")], name="Test Open",
                 challenges_per_minute=0)  # fmt: skip
-    log = AuditLog(data_dir / AUDIT_FILE)
+    log = audit_log(data_dir)
     log.start()
     try:
         for future in [log.submit(entry(n)) for n in range(1, RECORDS + 1)]:

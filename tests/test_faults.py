@@ -40,7 +40,7 @@ from wordjudge.profile import Catalog
 from wordjudge.records import Kind, Record
 from wordjudge.wordlist import parse_word_list
 
-from .helpers import assert_error_shape, device_headers, fill_disk, free_port, write_event, write_list
+from .helpers import assert_error_shape, audit_log, device_headers, fill_disk, free_port, write_event, write_list
 
 pytestmark = pytest.mark.live
 
@@ -170,7 +170,7 @@ def refused_start(data_dir: Path) -> str:
 
 def read_log(data_dir: Path) -> tuple[Verification, list[Record]]:
     """The log's chain verification and every record in it, read from the file as it is now."""
-    log = AuditLog(data_dir / AUDIT_FILE)
+    log = audit_log(data_dir)
     try:
         return log.verify(), list(log.iterate())
     finally:

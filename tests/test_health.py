@@ -53,7 +53,7 @@ def test_health_says_what_it_checked(client: TestClient, data_dir: Path) -> None
 
 
 @pytest.mark.usefixtures("quick_busy_timeout")  # before the app or log: its connections
-@pytest.mark.sqlite_only("holds SQLite's write lock on the log file")
+@pytest.mark.sqlite_only("holds SQLite's write lock on the log file (PostgreSQL's lock: test_postgres_store)")
 def test_a_locked_audit_log_makes_health_degraded_until_a_write_succeeds(
     client: TestClient, data_dir: Path, actors: Actors
 ) -> None:
@@ -199,6 +199,7 @@ def test_serve_with_json_logs_writes_json_lines_and_never_the_words(data_dir: Pa
 
 
 @pytest.mark.browser
+@pytest.mark.sqlite_only("holds SQLite's write lock on the log file (PostgreSQL's lock: test_postgres_store)")
 def test_a_kiosk_and_the_status_page_say_server_problem_while_the_log_cannot_be_written(
     browser: Browser, data_dir: Path
 ) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import sqlite3
 import subprocess
 import time
 from collections.abc import Iterator
@@ -15,7 +14,6 @@ import httpx2 as httpx
 import pytest
 from playwright.sync_api import APIResponse, Browser, Page, Route, expect
 
-from wordjudge.access import ACCESS_FILE
 from wordjudge.auth import Role
 
 from .browser import CHROMIUM, CHROMIUM_ARGS, fits, new_page, open_enrolled, screenshot, serving
@@ -451,10 +449,10 @@ def test_a_kiosk_refused_for_a_new_address_keeps_its_enrolment_until_the_td_acce
     page.clock.install()
     enrol(server, page, "kiosk-7")
     # The kiosk was re-plugged and has a new address: to the server, its token now comes from elsewhere.
-    connection = sqlite3.connect(server.data_dir / ACCESS_FILE)
-    with connection:
-        connection.execute("UPDATE devices SET bound_client = '10.9.9.9' WHERE name = 'kiosk-7'")
-    connection.close()
+    store = access_store(server.data_dir)
+    with store.database.write() as db:
+        db.execute("UPDATE devices SET bound_client = '10.9.9.9' WHERE name = 'kiosk-7'")
+    store.close()
     page.clock.fast_forward(11_000)  # the kiosk checks every 10 s
     on_screen(page, "down")
     expect(page.locator("h1")).to_contain_text("network address changed: call the TD")
@@ -518,6 +516,7 @@ def test_a_challenge_that_never_reached_the_server_is_dropped_once_the_server_sa
     page.context.close()
 
 
+@pytest.mark.sqlite_only("two servers at once, each with a folder of its own, would share the test's one database")
 def test_a_kiosk_facing_another_server_keeps_its_enrolment_and_recovers(
     browser: Browser, server: LiveServer, tmp_path: Path, compiled_demo: Path
 ) -> None:

@@ -363,3 +363,19 @@ def test_a_demo_kept_in_a_database_is_never_taken_over_by_a_real_event(tmp_path:
         open_event_folder(data, demo=False)
     assert open_event_folder(data, demo=True) == demo  # nothing was moved or changed
     assert (data / DATABASE_NOTE).is_file()
+
+
+def test_a_locked_log_refuses_without_a_verdict_and_recovers(pg_log: AuditLog, postgres_url: str) -> None:
+    pg_log.append_sync(entry(1))
+    with _admin(postgres_url) as admin:
+        admin.execute("BEGIN")
+        admin.execute("LOCK TABLE records IN EXCLUSIVE MODE")  # readers go on; no record can be added
+        started = time.monotonic()
+        with pytest.raises(AuditUnavailable, match="cannot be written .*lock timeout"):
+            pg_log.append_sync(entry(2))
+        waited = time.monotonic() - started
+        assert pg_log.get(1) is not None  # the log is still read
+        admin.execute("ROLLBACK")
+    assert 1.5 < waited < 10  # the busy timeout's 2 s, not for ever
+    assert pg_log.append_sync(entry(2)).record.id == 2
+    assert pg_log.verify().ok

@@ -13,11 +13,10 @@ import pytest
 from playwright.sync_api import Browser, expect
 from pypdf import PdfReader
 
-from wordjudge.access import ACCESS_FILE, AccessStore
 from wordjudge.auth import Role
 
 from .browser import new_page, open_enrolled, runner_sends, screenshot, serving
-from .helpers import LiveServer, write_event
+from .helpers import LiveServer, access_store, write_event
 
 pytestmark = pytest.mark.browser
 
@@ -64,7 +63,7 @@ def server(data_dir: Path) -> Iterator[LiveServer]:
 
 
 def test_a_runner_on_a_flaky_connection_never_sees_a_guessed_verdict(browser: Browser, server: LiveServer) -> None:
-    store = AccessStore(server.data_dir / ACCESS_FILE).open()
+    store = access_store(server.data_dir)
     token = store.devices.add("runner-9", Role.RUNNER, by="test").token
     store.close()
     runner = new_page(browser, "phone")
@@ -87,7 +86,7 @@ def test_a_runner_on_a_flaky_connection_never_sees_a_guessed_verdict(browser: Br
 
 
 def test_docket_sizes_and_another_devices_docket(browser: Browser, server: LiveServer) -> None:
-    store = AccessStore(server.data_dir / ACCESS_FILE).open()
+    store = access_store(server.data_dir)
     token = store.devices.add("runner-1", Role.RUNNER, by="test").token
     other = store.devices.add("runner-2", Role.RUNNER, by="test").token
     store.close()
@@ -114,7 +113,7 @@ def test_docket_sizes_and_another_devices_docket(browser: Browser, server: LiveS
 def test_every_letter_is_visible_on_a_small_phone_and_at_200_percent_zoom(
     browser: Browser, server: LiveServer, width: int, height: int
 ) -> None:
-    store = AccessStore(server.data_dir / ACCESS_FILE).open()
+    store = access_store(server.data_dir)
     token = store.devices.add("runner-5", Role.RUNNER, by="test").token
     store.close()
     context = browser.new_context(viewport={"width": width, "height": height})

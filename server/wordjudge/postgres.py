@@ -23,6 +23,7 @@ from urllib.parse import urlsplit, urlunsplit
 import psycopg
 import psycopg.errors
 
+from .database import BUSY_TIMEOUT_MS
 from .errors import InvalidInput
 
 SCHEMES = ("postgresql", "postgres")
@@ -136,6 +137,9 @@ def connect(url: str, *, read_only: bool = False, application: str = "wordjudge"
     raw = psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT, application_name=application)
     # Every time is written by wordjudge in UTC as text; the session's own settings must not change a read.
     raw.execute("SET TIME ZONE 'UTC'")
+    # A lock held elsewhere (a TD's psql, a migration) is waited for as long as SQLite's busy timeout, then
+    # refused with the server's reason: never a verdict path that hangs without a word.
+    raw.execute(f"SET lock_timeout = {BUSY_TIMEOUT_MS}")
     if read_only:
         raw.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
     return Connection(raw)
