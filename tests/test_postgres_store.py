@@ -371,7 +371,7 @@ def test_a_locked_log_refuses_without_a_verdict_and_recovers(pg_log: AuditLog, p
         admin.execute("BEGIN")
         admin.execute("LOCK TABLE records IN EXCLUSIVE MODE")  # readers go on; no record can be added
         started = time.monotonic()
-        with pytest.raises(AuditUnavailable, match="cannot be written .*lock timeout"):
+        with pytest.raises(AuditUnavailable, match=r"cannot be written .*lock timeout"):
             pg_log.append_sync(entry(2))
         waited = time.monotonic() - started
         assert pg_log.get(1) is not None  # the log is still read
