@@ -26,7 +26,8 @@ BOB = Principal("bob", Role.TD, "console")
 
 
 @pytest.fixture
-def adjudicator(tmp_path: Path) -> Iterator[Adjudicator]:
+def adjudicator(tmp_path: Path, database_url: str | None) -> Iterator[Adjudicator]:
+    """Two divisions' adjudicator, its log in the --backend's database (so .ci/check runs these on both)."""
     catalog = Catalog(tmp_path)
     words = "QI\nZA\nCAT\nCATS\nDOG\nÑU\nAÑO\nANTEFIX\n"
     catalog.lexicons.add(parse_word_list(words.encode(), source_name="small.txt"), "SMALL")
@@ -35,7 +36,7 @@ def adjudicator(tmp_path: Path) -> Iterator[Adjudicator]:
         "Test Open",
         (Division("A", "SMALL", ChallengeRule.FIVE_PER_WORD), Division("B", "TINY", ChallengeRule.DOUBLE)),
     )
-    audit = AuditLog(tmp_path / AUDIT_FILE)
+    audit = AuditLog(tmp_path / AUDIT_FILE, database=database_url)
     audit.start()
     yield Adjudicator(event, {"SMALL": catalog.open("SMALL"), "TINY": catalog.open("TINY")}, audit)
     audit.close()

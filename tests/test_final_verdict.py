@@ -70,12 +70,13 @@ class Log:
 
 
 @pytest.fixture
-def log(tmp_path: Path) -> Iterator[Log]:
+def log(tmp_path: Path, database_url: str | None) -> Iterator[Log]:
+    """A log with two adjudicators, in the --backend's database (so .ci/check runs these tests on both)."""
     catalog = Catalog(tmp_path)
     catalog.lexicons.add(parse_word_list(b"CAT\nCATS\nDOG\nQI\nZA\n", source_name="small.txt"), "SMALL")
     catalog.lexicons.add(parse_word_list(b"CAT\nDOG\nQI\nZA\n", source_name="tiny.txt"), "TINY")
     profiles = {"SMALL": catalog.open("SMALL"), "TINY": catalog.open("TINY")}
-    audit = AuditLog(tmp_path / AUDIT_FILE)
+    audit = AuditLog(tmp_path / AUDIT_FILE, database=database_url)
     audit.start()
 
     def serving(lexicon: str) -> Adjudicator:
