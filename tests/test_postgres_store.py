@@ -23,7 +23,7 @@ from wordjudge.auth import Role
 from wordjudge.chain import Verification
 from wordjudge.cli import main
 from wordjudge.datadir import open_event_folder
-from wordjudge.errors import AccessUnavailable, AuditUnavailable, InvalidInput
+from wordjudge.errors import AccessUnavailable, AuditUnavailable, InvalidInput, Unauthorized
 from wordjudge.postgres import shown
 from wordjudge.records import Kind, RecordFilter, Verdict
 
@@ -379,3 +379,44 @@ def test_a_locked_log_refuses_without_a_verdict_and_recovers(pg_log: AuditLog, p
     assert 1.5 < waited < 10  # the busy timeout's 2 s, not for ever
     assert pg_log.append_sync(entry(2)).record.id == 2
     assert pg_log.verify().ok
+
+
+def test_a_server_role_made_by_database_init_cannot_change_or_unprotect_a_record(
+    tmp_path: Path, postgres_cluster: Cluster
+) -> None:
+    name = postgres_cluster.create_database()
+    role = postgres_cluster.create_role(f"server_{name[-8:]}", "server-password")
+    owner_url = postgres_cluster.url(name)
+    done = CliRunner().invoke(main, ["database", "init", "--database", owner_url, "--server-role", role])
+    assert done.exit_code == 0, done.output
+    assert f"migration(s) applied; {role} may serve it" in done.output
+    server_url = postgres_cluster.url(name, role, "server-password")
+    log = AuditLog(tmp_path / AUDIT_FILE, database=server_url)
+    store = AccessStore(tmp_path / ACCESS_FILE, hasher=CHEAP_HASHER, database=server_url).open()
+    try:
+        log.start()  # the schema is the owner's: the server only reads that it is up to date
+        fill(log, 4)
+        token = store.devices.add("kiosk-1", Role.KIOSK, "A", by="alice").token
+        store.devices.revoke("kiosk-1", by="alice")
+        with pytest.raises(Unauthorized):
+            store.devices.authenticate(token, client="k")
+    finally:
+        log.close()
+        store.close()
+    with psycopg.connect(server_url, autocommit=True) as server:
+        for attack in (
+            "UPDATE records SET body = body WHERE id = 2",
+            "DELETE FROM records WHERE id = 2",
+            "TRUNCATE records",
+            "ALTER TABLE records DISABLE TRIGGER records_no_update",
+            "DROP TRIGGER records_no_delete ON records",
+            "DELETE FROM devices",
+        ):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                server.execute(attack)
+    assert _verified(tmp_path, server_url).records == 4
+    again = CliRunner().invoke(main, ["database", "init", "--database", owner_url])
+    assert (again.exit_code, "0 migration(s) applied" in again.output) == (0, True)
+    refused = CliRunner().invoke(main, ["database", "init", "--database", owner_url, "--server-role", "nobody_here"])
+    assert refused.exit_code == 1
+    assert 'role "nobody_here" does not exist' in refused.output

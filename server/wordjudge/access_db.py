@@ -127,6 +127,7 @@ MIGRATIONS: Migrations = [
 
 # The same tables in PostgreSQL, as the SQLite migrations leave them. Names compare in any case there as with
 # SQLite's NOCASE: a nondeterministic ICU collation, so that every query reads the same on both.
+PG_MIGRATIONS_TABLE = "access_migrations"
 PG_MIGRATIONS: list[tuple[str, PgMigration]] = [
     (
         "0001_access",
@@ -256,7 +257,7 @@ class AccessDatabase:
                 migrate(sqlite, MIGRATIONS)
             else:
                 connection = pg = postgres.connect_writer(self.database, application="wordjudge access")
-                postgres.migrate(pg, PG_MIGRATIONS, table="access_migrations")
+                postgres.migrate(pg, PG_MIGRATIONS, table=PG_MIGRATIONS_TABLE)
             flusher = self._connect()
         except WordjudgeError as exc:
             raise AccessUnavailable("error.access_store.cannot_open", path=self.where, reason=exc.message) from exc

@@ -19,6 +19,7 @@ import click
 from . import __version__
 from .cli_access import device, td
 from .cli_audit import audit, witness
+from .cli_database import database
 from .cli_folder import say_folder
 from .cli_language import cli_language
 from .cli_options import setting_options
@@ -488,6 +489,7 @@ def event_show(data_dir: Path | None) -> None:
 
 
 main.add_command(audit)
+main.add_command(database)
 main.add_command(witness)
 main.add_command(device)
 main.add_command(td)

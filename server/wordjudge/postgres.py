@@ -166,6 +166,11 @@ def describe(exc: BaseException) -> str:
     text = " ".join(str(exc).split()) or type(exc).__name__
     if isinstance(exc, psycopg.errors.InvalidPassword) or "password authentication failed" in text:
         return f"the server refused the user name or password ({text})"
+    if isinstance(exc, psycopg.errors.InsufficientPrivilege):
+        return (
+            f"the database user may not do this ({text}): if the schema is older than this wordjudge, run "
+            "`wordjudge database init` as its owner"
+        )
     if isinstance(exc, psycopg.errors.InvalidCatalogName) or ("database" in text and "does not exist" in text):
         return f"there is no such database on that server: create it first ({text})"
     if isinstance(exc, psycopg.OperationalError) and ("connect" in text or "timeout" in text):
@@ -177,8 +182,14 @@ def migrate(connection: Connection, migrations: Sequence[tuple[str, PgMigration]
     """Apply the named migrations not yet applied, each in its own transaction; return their names.
 
     ``table`` is the store's own list of what was applied (several stores share one database). Two
-    processes starting at once queue on a lock, so each migration runs once.
+    processes starting at once queue on a lock, so each migration runs once. A database that has them all
+    is only read: a server whose role may not change the schema (``wordjudge database init``) starts.
     """
+    exists = connection.execute("SELECT to_regclass(?) IS NOT NULL", (table,)).fetchone()
+    if exists == (True,):
+        applied = {name for (name,) in connection.execute(f"SELECT name FROM {table}")}
+        if all(name in applied for name, _ in migrations):
+            return []
     connection.execute(f"CREATE TABLE IF NOT EXISTS {table} (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
     done = []
     for name, step in migrations:
