@@ -152,7 +152,9 @@ async function checkHealth() {
       if (screenName() === "idle") {
         // The TD may have changed the event (divisions, lexicons, rules): an idle kiosk shows it at once.
         const event = await api("/api/event", { token: state.token, timeoutMs: 4000 });
-        if (JSON.stringify(event) !== JSON.stringify(state.event)) {
+        // Idle still? The players may have begun a challenge while the answer came: never take it from
+        // them (the next check, once the kiosk is idle again, shows the change).
+        if (screenName() === "idle" && JSON.stringify(event) !== JSON.stringify(state.event)) {
           state.event = event;
           return goIdle();
         }

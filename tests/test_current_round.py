@@ -11,7 +11,7 @@ from pathlib import Path
 
 import httpx2 as httpx
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, Page, Route, expect
 
 from wordjudge.auth import Role
 from wordjudge.event import load_event
@@ -157,3 +157,37 @@ def test_the_td_sets_the_round_in_the_console_and_the_handheld_follows(browser: 
     assert [(r.table, r.round) for r in server.records()] == [("7", 3)]
     runner.context.close()
     console.context.close()
+
+
+def test_a_challenge_begun_while_the_kiosk_reads_the_event_is_never_sent_back_to_idle(
+    browser: Browser, server: LiveServer
+) -> None:
+    # Found by the PostgreSQL pass, where the event's answer came later: the idle kiosk asked for the event,
+    # the players started a challenge meanwhile, and the answer (a new round) put the kiosk back to idle.
+    page = new_page(browser)
+    page.clock.install()
+    enrol(server, page)
+    held: list[Route] = []
+
+    def hold(route: Route) -> None:
+        held.append(route)
+
+    page.route("**/api/event", hold)  # the kiosk's next reads of the event wait until released
+    set_round(server, 5)  # the event changed: an idle kiosk shows it once it reads it
+    page.clock.fast_forward(11_000)  # its check asks for the event
+    for _ in range(100):
+        if held:
+            break
+        page.wait_for_timeout(50)
+    assert held, "the kiosk did not read the event"
+    start(page, "9", "dog")
+    for route in held:
+        route.continue_()  # the answer arrives with the challenge begun
+    page.unroute("**/api/event")
+    page.wait_for_timeout(500)
+    on_screen(page, "challenger")  # the challenge in progress is kept
+    expect(page.get_by_label("Words")).to_have_value("dog")
+    page.get_by_role("button", name="Cancel").click()
+    page.clock.fast_forward(11_000)  # idle again: the next check shows the new round
+    start(page, "9", "dog")
+    expect(page.get_by_label("Round")).to_have_value("5")
