@@ -152,11 +152,17 @@ async function checkHealth() {
       if (screenName() === "idle") {
         // The TD may have changed the event (divisions, lexicons, rules): an idle kiosk shows it at once.
         const event = await api("/api/event", { token: state.token, timeoutMs: 4000 });
-        // Idle still? The players may have begun a challenge while the answer came: never take it from
-        // them (the next check, once the kiosk is idle again, shows the change).
-        if (screenName() === "idle" && JSON.stringify(event) !== JSON.stringify(state.event)) {
-          state.event = event;
-          return goIdle();
+        if (JSON.stringify(event) !== JSON.stringify(state.event)) {
+          // Idle still? The players may have begun a challenge while the answer came: it is never taken from
+          // them. Only a round field they have not touched follows the TD's round, as on the handheld; the
+          // rest of the change shows once the kiosk is idle again.
+          if (screenName() === "idle") {
+            state.event = event;
+            return goIdle();
+          }
+          const round = document.getElementById("round");
+          if (round && round.value === currentRound(state.event)) round.value = currentRound(event);
+          state.event = { ...state.event, current_round: event.current_round };
         }
       }
     }

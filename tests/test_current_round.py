@@ -187,6 +187,7 @@ def test_a_challenge_begun_while_the_kiosk_reads_the_event_is_never_sent_back_to
     page.wait_for_timeout(500)
     on_screen(page, "challenger")  # the challenge in progress is kept
     expect(page.get_by_label("Words")).to_have_value("dog")
+    expect(page.get_by_label("Round")).to_have_value("5")  # untouched, it follows the TD's round
     page.get_by_role("button", name="Cancel").click()
     page.clock.fast_forward(11_000)  # idle again: the next check shows the new round
     start(page, "9", "dog")
