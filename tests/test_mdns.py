@@ -109,7 +109,7 @@ def test_the_console_pairing_link_uses_the_announced_name(data_dir: Path) -> Non
             pass
 
     with TestClient(app, base_url="http://127.0.0.1:8000") as client:
-        client.app_state["resources"].mdns = Announced()
+        client.app_state["serving"].resources.mdns = Announced()
         code = client.post("/api/pairing-codes", json={"role": "kiosk"}, headers=td_headers(data_dir, "alice"))
     body = code.json()
     assert body["link"] == f"http://hall.local:8000/kiosk#pair={body['code']}"

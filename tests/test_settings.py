@@ -35,6 +35,7 @@ def test_every_setting_has_an_environment_twin(monkeypatch: pytest.MonkeyPatch, 
     monkeypatch.setenv("WORDJUDGE_TRUSTED_PROXIES", "127.0.0.1, 10.1.0.0/16")
     monkeypatch.setenv("WORDJUDGE_LANGUAGE", "fr")
     monkeypatch.setenv("WORDJUDGE_DATABASE", "postgresql://wordjudge@db.example:5433/hall")
+    monkeypatch.setenv("WORDJUDGE_PEERS", "https://hall-a.local:8443/, https://10.0.0.2:8443")
     settings = load_settings()
     assert settings.data_dir == tmp_path
     assert (settings.host, settings.port, settings.log_level) == ("0.0.0.0", 8123, "debug")
@@ -47,8 +48,10 @@ def test_every_setting_has_an_environment_twin(monkeypatch: pytest.MonkeyPatch, 
     assert [str(network) for network in settings.proxy_networks] == ["127.0.0.1/32", "10.1.0.0/16"]
     assert settings.language == "fr"
     assert settings.database == "postgresql://wordjudge@db.example:5433/hall"
+    assert settings.peers == "https://hall-a.local:8443,https://10.0.0.2:8443"
     assert set(Settings.model_fields) == {
-        "data_dir", "database", "host", "port", "log_level", "log_format", "certfile", "keyfile", "public_url", "mdns_name",
+        "data_dir", "database", "host", "port", "log_level", "log_format", "certfile", "keyfile", "public_url", "peers",
+        "mdns_name",
         "max_connections_per_client", "trusted_proxies", "language",
     }  # fmt: skip
 
@@ -83,3 +86,31 @@ def test_bad_settings_name_the_setting_and_its_variable(monkeypatch: pytest.Monk
         load_settings()
     with pytest.raises(InvalidInput, match=r"log_level \(WORDJUDGE_LOG_LEVEL\)"):
         load_settings(port=80, log_level="loud")
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        ({"peers": "hall-b:8000"}, r"'hall-b:8000' is not a server's address such as http://"),
+        ({"peers": "ftp://hall-b"}, r"'ftp://hall-b' is not a server's address"),
+        ({"peers": "http://hall-b:8000/kiosk"}, r"'http://hall-b:8000/kiosk' is not a server's address"),
+        ({"peers": "http://hall-b:8000"}, r"needs --database \(this machine's PostgreSQL\) and --public-url"),
+        (
+            {"peers": "http://hall-b:8000", "database": "postgresql://wj@localhost/hall"},
+            r"needs --database .* and --public-url",
+        ),
+        (
+            {"peers": "http://hall-b:8000/", "database": "postgresql://wj@localhost/hall",
+             "public_url": "http://hall-b:8000"},
+            r"http://hall-b:8000 is this server \(--public-url\), not one of its peers",
+        ),
+    ],
+)  # fmt: skip
+def test_a_hall_of_servers_is_refused_unless_whole_naming_what_is_missing(given: dict[str, str], said: str) -> None:
+    with pytest.raises(InvalidInput, match=said):
+        load_settings(**given)
+    hall = load_settings(
+        peers="http://hall-b:8000/, http://hall-b:8000", database="postgresql://wj@localhost/hall",
+        public_url="http://hall-a:8000",
+    )  # fmt: skip
+    assert hall.peers == "http://hall-b:8000"

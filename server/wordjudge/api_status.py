@@ -12,7 +12,7 @@ from fastapi.responses import JSONResponse, PlainTextResponse, Response
 
 from .auth import Principal
 from .chain import Head, HeadMark
-from .deps import ERROR_RESPONSES, MetricsReaderDep, ResourcesDep, td_only
+from .deps import ERROR_RESPONSES, MetricsReaderDep, ResourcesDep, ServingDep, td_only
 from .errors import NotFound
 from .metrics import CONTENT_TYPE
 from .status import health_report, metrics_text
@@ -68,7 +68,7 @@ _HEALTH_REPORT = {"application/json": {"schema": {"type": "object"}}}
               "content": _HEALTH_REPORT},
     },
 )  # fmt: skip
-async def health(resources: ResourcesDep) -> JSONResponse:
+async def health(serving: ServingDep) -> JSONResponse:
     """Whether the server can do its job: 200 and `state` ok, or 503 and `state` degraded with its `reasons`
     (`status` is the HTTP code, as in an error body).
 
@@ -77,9 +77,14 @@ async def health(resources: ResourcesDep) -> JSONResponse:
     fingerprint, edition, DEMO, `unverified` claims, when verified, `on_disk`), the audit log (head,
     commits, failures, writable, queue depth) and the data dir's free space. `warnings`: low disk
     space, a lexicon named like an edition it is not (forced in by the TD), an event file edited by hand
-    that is not served (it does not load: the server keeps the event it had).
+    that is not served (it does not load: the server keeps the event it had). `hall`: this server's role in its
+    hall (active, standby or fenced), its epoch, the active server and every server of the event; a server that
+    is not active answers 503 with `state` standby or fenced and no more.
     """
-    report = health_report(resources)
+    resources = serving.resources
+    if resources is None:
+        return JSONResponse(serving.health_body(), status_code=503)
+    report = health_report(resources, serving)
     return JSONResponse(report.body, status_code=200 if report.ok else 503)
 
 

@@ -29,6 +29,7 @@ from .fast_challenge import ChallengeFastPath, error_response
 from .final_verdict import corrections
 from .messages import Message as Said
 from .resources import Resources
+from .serving import Serving
 from .settings import Settings
 from .transport import BodyLimit
 from .web import mount_web
@@ -36,31 +37,44 @@ from .web import mount_web
 log = logging.getLogger(__name__)
 
 EVENT_WATCH_SECONDS = 1.0  # how often the event file is looked at (a stat) for the TD's hand edits
+HALL_WATCH_SECONDS = 1.0  # how often a hall server looks at its database and asks its peers
 
 
 def create_app(
-    settings: Settings, resources: Resources | None = None, *, hasher: PasswordHasher | None = None
+    settings: Settings,
+    resources: Resources | None = None,
+    *,
+    serving: Serving | None = None,
+    hasher: PasswordHasher | None = None,
 ) -> FastAPI:
     """Build the wordjudge web app.
 
-    The lifespan opens the :class:`Resources` (event, lexicons, audit log) for the
-    settings, unless already-opened ``resources`` are handed in (``wordjudge serve``
-    opens them first, to stop with a clear message when a lexicon is bad), and closes
-    them at shutdown. While it runs, the event file is watched: the TD's hand edits are served
-    (see :meth:`ServedEvent.pick_up_event_file`). ``hasher``: see :meth:`Resources.open` (tests only).
+    The lifespan finds where the server stands in its hall and, if it is active, opens the :class:`Resources`
+    (event, lexicons, audit log) for the settings (:meth:`Serving.start`), unless ``serving`` started already
+    or opened ``resources`` are handed in (``wordjudge serve`` starts first, to stop with a clear message when
+    a lexicon is bad), and closes them at shutdown. While it runs, the event file is watched (the TD's hand
+    edits are served, see :meth:`ServedEvent.pick_up_event_file`) and the hall looked at
+    (:meth:`Serving.step`). ``hasher``: see :meth:`Resources.open` (tests only).
     """
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[dict[str, Any]]:
-        opened = resources or Resources.open(settings, hasher=hasher)
-        opened.advertise()  # wordjudge.local on the LAN, when listening there
-        watcher = asyncio.create_task(_watch_event_file(opened), name="event file watcher")
+        opened = serving
+        if opened is None:
+            opened = Serving(settings, resources=resources, hasher=hasher)
+            opened.start()
+        if opened.resources is not None:
+            opened.resources.advertise()  # wordjudge.local on the LAN, when listening there
+        tasks = [asyncio.create_task(_watch_event_file(opened), name="event file watcher")]
+        if settings.database is not None:
+            tasks.append(asyncio.create_task(_watch_hall(opened), name="hall watcher"))
         try:
-            yield {"resources": opened}
+            yield {"serving": opened}
         finally:
-            watcher.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await watcher  # ended before the resources close, not left pending
+            for task in tasks:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task  # ended before the resources close, not left pending
             opened.close()
 
     app = FastAPI(
@@ -88,13 +102,27 @@ def create_app(
     return app
 
 
-async def _watch_event_file(resources: Resources) -> None:
+async def _watch_hall(serving: Serving) -> None:
+    """Look at the server's place in its hall every :data:`HALL_WATCH_SECONDS`, in a worker thread (it asks the
+    database and the peers), until cancelled: a standby promoted becomes active, an active server replaced
+    steps down (:meth:`Serving.step`)."""
+    while True:
+        await asyncio.sleep(HALL_WATCH_SECONDS)
+        await asyncio.to_thread(serving.step)
+
+
+async def _watch_event_file(serving: Serving) -> None:
     """Look at the event file every :data:`EVENT_WATCH_SECONDS`, in a worker thread (reading a changed file
     and verifying a new lexicon take time), write the devices' and sessions' last-seen times (in a worker
     thread too: a commit waits for the disk), at which kiosks went silent (alerting the TD), and keep the
-    summary's final verdicts up to date (so that no summary waits for them), until cancelled."""
+    summary's final verdicts up to date (so that no summary waits for them), until cancelled. Only while the
+    server is active (a standby has no event open)."""
     while True:
         await asyncio.sleep(EVENT_WATCH_SECONDS)
+        resources = serving.resources
+        if resources is None:
+            continue
+        resources.advertise()  # a standby that became active announces itself now (else: already announcing)
         await asyncio.to_thread(resources.served.pick_up_event_file)
         await asyncio.to_thread(resources.access.database.flush_touches)
         resources.access.devices.watch_offline()

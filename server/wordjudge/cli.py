@@ -21,6 +21,7 @@ from .cli_access import device, td
 from .cli_audit import audit, witness
 from .cli_database import database
 from .cli_folder import say_folder
+from .cli_hall import standby
 from .cli_language import cli_language
 from .cli_options import setting_options
 from .datadir import FolderInUse, ServerLock, lock_for_server, refuse_if_served, restrict_umask
@@ -61,15 +62,15 @@ def main() -> None:
 
 @main.command()
 @setting_options(
-    "data_dir", "database", "host", "port", "log_level", "log_format", "certfile", "keyfile", "public_url", "mdns_name",
-    "max_connections_per_client", "trusted_proxies",
+    "data_dir", "database", "host", "port", "log_level", "log_format", "certfile", "keyfile", "public_url", "peers",
+    "mdns_name", "max_connections_per_client", "trusted_proxies",
 )  # fmt: skip
 def serve(**flags: Any) -> None:
     """Start the adjudication server for the event in the data dir (a DEMO event if there is none)."""
     import uvicorn
 
     from .app import create_app
-    from .resources import Resources
+    from .serving import Serving
     from .transport import connection_limits, guarded_protocol
 
     settings = load_settings(**flags)
@@ -78,10 +79,13 @@ def serve(**flags: Any) -> None:
     try:
         # Raises the open-file limit, and leaves room under it for the server's own files.
         limits = connection_limits(settings.max_connections_per_client, settings.proxy_networks)
-        resources = Resources.open(settings)  # before the server starts: a bad lexicon stops it with a clear message
+        # Before the server starts: a bad lexicon stops it with a clear message. In a hall, a standby opens nothing
+        # until its database is promoted.
+        serving = Serving(settings)
+        serving.start()
         try:
             uvicorn.run(
-                create_app(settings, resources),
+                create_app(settings, serving=serving),
                 host=settings.host,
                 port=settings.port,
                 log_level=settings.log_level,
@@ -102,7 +106,7 @@ def serve(**flags: Any) -> None:
                 forwarded_allow_ips=[str(network) for network in limits.trusted_proxies] or None,
             )
         finally:
-            resources.close()
+            serving.close()
     finally:
         lock.release()
 
@@ -490,6 +494,7 @@ def event_show(data_dir: Path | None) -> None:
 
 main.add_command(audit)
 main.add_command(database)
+main.add_command(standby)
 main.add_command(witness)
 main.add_command(device)
 main.add_command(td)

@@ -25,6 +25,7 @@ SETTING_FLAGS: dict[str, tuple[str, dict[str, Any]]] = {
     "certfile": ("--certfile", {"type": click.Path(path_type=Path, dir_okay=False)}),
     "keyfile": ("--keyfile", {"type": click.Path(path_type=Path, dir_okay=False)}),
     "public_url": ("--public-url", {}),
+    "peers": ("--peers", {"metavar": "URL[,URL...]"}),
     "mdns_name": ("--mdns-name", {}),
     "max_connections_per_client": ("--max-connections-per-client", {"type": int}),
     "trusted_proxies": ("--trusted-proxies", {}),

@@ -1,5 +1,6 @@
-"""What every route may declare in its signature: the server's resources, who is asking and what they may do,
-the filters of the log's routes, the request bodies' base, and the errors every route may answer.
+"""What every route may declare in its signature: the server's resources (while it is its hall's active
+server), who is asking and what they may do, the filters of the log's routes, the request bodies' base, and
+the errors every route may answer.
 
 Authorization is declared here, not checked inside handlers: a route for the TD alone takes
 ``who: Annotated[Principal, td_only("error.td_only.see_devices")]`` (the refusal's message: "only the TD may
@@ -21,8 +22,8 @@ from .errors import Forbidden, InvalidInput, Unauthorized, error_schema
 from .final_verdict import awaiting_ruling
 from .input_rules import MAX_ROUND
 from .records import Kind, RecordFilter, Verdict, utc_time
-from .resources import Resources
 from .search import MAX_QUERY, SEARCH_HELP, known_name, parse_search
+from .serving import Resources, Serving  # the resources are reached through what serves them
 from .wordlist import normalise
 
 # Every route may answer an error, always in the one JSON shape of errors.error_body; documented so that
@@ -41,10 +42,27 @@ _SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
 
 # The dependencies are async although they do no I/O: FastAPI runs a sync dependency in a worker
 # thread, which costs more than the rest of a health check.
-async def get_resources(request: Request) -> Resources:
-    """The server's :class:`Resources`, opened by the app's lifespan."""
-    resources: Resources = request.state.resources
+async def get_serving(request: Request) -> Serving:
+    """Whether the server serves (its place in its hall) and with what, from the app's lifespan."""
+    serving: Serving = request.state.serving
+    return serving
+
+
+ServingDep = Annotated[Serving, Depends(get_serving)]
+
+
+def resources_of(serving: Serving) -> Resources:
+    """The server's :class:`Resources` while it is its hall's active server. Raises :class:`NotActive` (503,
+    naming the active server) on a standby or a fenced server."""
+    resources = serving.resources
+    if resources is None:
+        raise serving.refusal()
     return resources
+
+
+async def get_resources(serving: ServingDep) -> Resources:
+    """The server's :class:`Resources`, opened by the app's lifespan (see :func:`resources_of`)."""
+    return resources_of(serving)
 
 
 ResourcesDep = Annotated[Resources, Depends(get_resources)]

@@ -25,7 +25,9 @@ word or setting that is wrong and, where possible, what to do about it.
      │                                or altered: refused, never used
      ├── AuditUnavailable        503  the audit log cannot be written or read: no
      │                                verdict is given without its record
-     └── AccessUnavailable       503  the device and TD account store cannot be used
+     ├── AccessUnavailable       503  the device and TD account store cannot be used
+     └── NotActive               503  this server is the hall's standby, or was replaced (fenced): the
+                                      details name the active server
 
 Each error is raised with a :class:`~wordjudge.messages.Message`: a catalogue key (``error.*``) and its
 parameters, ``raise InvalidInput("error.round.invalid", round="0", max=999)``. Its English text is
@@ -202,6 +204,14 @@ class AccessUnavailable(WordjudgeError):
     """Raised when the store of devices, pairing codes and TD accounts cannot be opened or written."""
 
     code = "access_unavailable"
+    status = 503
+
+
+class NotActive(WordjudgeError):
+    """Raised for every request but health on a server that is not its hall's active server: a standby, or
+    one replaced by another (fenced). ``details`` name the role and the active server, for devices to follow."""
+
+    code = "not_active"
     status = 503
 
 

@@ -33,9 +33,8 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .api import ChallengeIn, appended_response
-from .deps import authenticate, get_principal
+from .deps import authenticate, get_principal, resources_of
 from .errors import WordjudgeError
-from .resources import Resources
 from .transport import replay_body
 
 PATH = "/api/challenges"
@@ -75,7 +74,7 @@ class ChallengeFastPath:
             return
         request = Request(scope, replay)
         try:
-            resources: Resources = request.state.resources
+            resources = resources_of(request.state.serving)
             who = await get_principal(await authenticate(request, resources))
             appended = await resources.challenges.adjudicate(
                 who, division=challenge.division, table=challenge.table, round_number=challenge.round,

@@ -104,14 +104,19 @@ def check(
     data_dir: Path,
     server_id: str,
     event_file: Message | None = None,
+    hall: Mapping[str, Any] | None = None,
+    hall_warning: Message | None = None,
 ) -> Health:
     """Check the server's state and build the health report (never raises for a failed check: it reports it).
 
     ``event_file``: why the event file on disk is not the event served (a hand edit that does not load), if so.
+    ``hall``: this server's place in its hall (:meth:`~wordjudge.serving.Serving.view`), reported as it is;
+    ``hall_warning``: what the hall warns of (no synchronous standby follows).
     """
     reasons: list[Message] = []
-    # Only a warning: the event served is still a whole, verified one, so every verdict stands.
-    warnings: list[Message] = [event_file] if event_file else []
+    # Only warnings: the event served is still a whole, verified one, so every verdict stands; a server that no
+    # standby follows still writes every verdict durably, on this machine only.
+    warnings: list[Message] = [warning for warning in (event_file, hall_warning) if warning]
     lexicons = []
     for name, view in lexicon_views.items():
         stamp = verified.get(name)
@@ -177,6 +182,8 @@ def check(
         },
         "disk": {"free_bytes": free, "warn_below_bytes": LOW_DISK_BYTES},
     }
+    if hall is not None:
+        body["hall"] = dict(hall)
     return Health(ok, reason_texts, warning_texts, free, body)
 
 

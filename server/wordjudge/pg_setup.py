@@ -10,17 +10,17 @@ from __future__ import annotations
 
 from psycopg import sql
 
-from . import access_db, audit_schema_pg, postgres
+from . import access_db, audit_schema_pg, hall, postgres
 
 # What the server's role may do, table by table: the records and their checkpoints are only added to; the word
 # index and the tallies are kept by the records' trigger (ON CONFLICT DO UPDATE); the access store is a
 # mutable store (revoking a device is an update), with nothing ever deleted.
 _GRANTS = {
-    "SELECT, INSERT": ("records", "checkpoints"),
+    "SELECT, INSERT": ("records", "checkpoints", "hall_servers"),
     "SELECT, INSERT, UPDATE": (
         "record_words", "tallies", "word_tallies", "devices", "pairing_codes", "tds", "sessions", "alerts",
     ),
-    "SELECT": (audit_schema_pg.MIGRATIONS_TABLE, access_db.PG_MIGRATIONS_TABLE),
+    "SELECT": (audit_schema_pg.MIGRATIONS_TABLE, access_db.PG_MIGRATIONS_TABLE, hall.PG_MIGRATIONS_TABLE),
 }  # fmt: skip
 
 
@@ -36,6 +36,7 @@ def prepare(owner_url: str, server_role: str | None) -> list[str]:
     try:
         applied = postgres.migrate(connection, audit_schema_pg.MIGRATIONS, table=audit_schema_pg.MIGRATIONS_TABLE)
         applied += postgres.migrate(connection, access_db.PG_MIGRATIONS, table=access_db.PG_MIGRATIONS_TABLE)
+        applied += postgres.migrate(connection, hall.PG_MIGRATIONS, table=hall.PG_MIGRATIONS_TABLE)
         if server_role is not None:
             role = sql.Identifier(server_role)
             with connection.raw.transaction():

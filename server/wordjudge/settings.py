@@ -36,7 +36,13 @@ class Settings(BaseSettings):
         default=None,
         description="A PostgreSQL database for the audit log, devices, pairing codes, TD accounts and alerts "
         "(postgresql://USER@HOST:PORT/DB; the password from ~/.pgpass or PGPASSWORD); none: audit.sqlite3 and "
-        "access.sqlite3 in the data folder. The event file, lexicons and the server identity stay there.",
+        "access.sqlite3 in the data folder. The event file and lexicons stay there.",
+    )
+    peers: str = Field(
+        default="",
+        description="The event's other servers, comma-separated (e.g. http://192.168.1.11:8000): a hall of two "
+        "machines on one replicated PostgreSQL, the other's database a synchronous standby of this one's (or the "
+        "reverse). Needs --database and --public-url. Empty: this server alone.",
     )
     host: str = Field(default="127.0.0.1", description="Address to listen on (0.0.0.0 for every interface).")
     port: int = Field(default=8000, ge=1, le=65535, description="TCP port to listen on.")
@@ -89,6 +95,24 @@ class Settings(BaseSettings):
             return check_url(value)
         except InvalidInput as exc:
             raise ValueError(exc.message) from None
+
+    @field_validator("peers")
+    @classmethod
+    def _peers(cls, value: str) -> str:
+        from .hall import parse_peers
+
+        return ",".join(parse_peers(value))
+
+    @model_validator(mode="after")
+    def _hall(self) -> Settings:
+        if self.peers and (self.database is None or not self.public_url):
+            raise ValueError(
+                "peers: a hall of servers needs --database (this machine's PostgreSQL) and --public-url (how "
+                "devices reach this server): give both, or leave --peers out"
+            )
+        if self.public_url and self.public_url.rstrip("/") in self.peers.split(","):
+            raise ValueError(f"peers: {self.public_url} is this server (--public-url), not one of its peers")
+        return self
 
     @model_validator(mode="after")
     def _tls_pair(self) -> Settings:

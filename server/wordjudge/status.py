@@ -12,18 +12,22 @@ from .metrics import State
 
 if TYPE_CHECKING:  # the routes hand the resources in: the type only
     from .resources import Resources
+    from .serving import Serving
 
 # The alerts that are rate-limit refusals, and the reason the metrics give them.
 _REFUSALS = {"rate_limit": "challenges", "login_throttled": "login", "enrol_throttled": "pairing"}
 
 
-def health_report(resources: Resources) -> Health:
-    """Check the server's state: lexicon files, the audit log's writer, disk space (see :mod:`wordjudge.health`)."""
+def health_report(resources: Resources, serving: Serving | None = None) -> Health:
+    """Check the server's state: lexicon files, the audit log's writer, disk space (see :mod:`wordjudge.health`);
+    with ``serving``, its place in its hall too."""
     served = resources.served
     return check_health(
         event_name=served.event.name, event_demo=served.event.demo, lexicon_views=served.lexicon_views,
         verified=served.verified, audit=resources.audit, data_dir=resources.settings.data_dir,
         server_id=resources.served.server.id, event_file=served.event_file_problem,
+        hall=serving.view() if serving is not None else None,
+        hall_warning=serving.alone_warning() if serving is not None else None,
     )  # fmt: skip
 
 

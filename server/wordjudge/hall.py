@@ -1,0 +1,246 @@
+"""A hall of servers for one event on one replicated PostgreSQL: which of them is active, and who is fenced.
+
+An event may be served by two machines, each running PostgreSQL and ``wordjudge serve``: the active one's
+database is the primary, the other's its synchronous standby (streaming replication: what the primary has
+acknowledged, the standby has too). Each server names itself (``--public-url``) and the others (``--peers``).
+
+- A server whose database is a standby (``pg_is_in_recovery()``) is **standby**: it adjudicates nothing, says
+  which server is active (read from the replicated ``hall_servers`` table), and becomes active by itself once
+  its database is promoted (by ``wordjudge standby promote``, or by Patroni).
+- A server becoming active adds an **epoch** row naming itself to ``hall_servers``, the hall's history (one row
+  per takeover), before it adjudicates anything. The row is replicated with the log.
+- A server that learns from a peer (its ``/api/health``) that another server is active at a later epoch is
+  **fenced**: it stops adjudicating for good and names the active one. Its database cannot acknowledge a record
+  either: its synchronous standby no longer follows it, so every commit there waits for ever.
+
+The server identity devices pair with is the hall's (the first epoch's, taken from the first server's data
+folder): every server of the hall is the same server to a device, which follows whichever is active.
+
+Without peers (one machine), a server with a database still writes its epoch and takes its identity from the
+database. Nothing here imports the web framework; every SQL statement of the hall is here.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from . import postgres
+from .datadir import Identity
+from .errors import InvalidInput
+from .postgres import Connection, PgMigration
+
+log = logging.getLogger(__name__)
+
+ACTIVE, STANDBY, FENCED = "active", "standby", "fenced"
+PEER_TIMEOUT = 1.0  # seconds a peer has to answer its health: a dead machine must not hold the hall's loop
+
+PG_MIGRATIONS_TABLE = "hall_migrations"
+PG_MIGRATIONS: list[tuple[str, PgMigration]] = [
+    (
+        "0001_hall",
+        """
+        CREATE TABLE hall_servers (
+            epoch BIGINT PRIMARY KEY CHECK (epoch > 0),
+            server_url TEXT NOT NULL,
+            server_id TEXT NOT NULL,
+            demo BOOLEAN NOT NULL,
+            since TEXT NOT NULL DEFAULT to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"+00:00"')
+        );
+        CREATE FUNCTION hall_servers_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            RAISE EXCEPTION 'the hall''s history is append-only: % refused', TG_OP;
+        END $$;
+        CREATE TRIGGER hall_servers_append_only BEFORE UPDATE OR DELETE ON hall_servers
+            FOR EACH ROW EXECUTE FUNCTION hall_servers_append_only();
+        CREATE TRIGGER hall_servers_no_truncate BEFORE TRUNCATE ON hall_servers
+            FOR EACH STATEMENT EXECUTE FUNCTION hall_servers_append_only();
+        REVOKE UPDATE, DELETE, TRUNCATE ON hall_servers FROM PUBLIC;
+        """,
+    ),
+]
+
+
+@dataclass(frozen=True)
+class Epoch:
+    """One takeover: from ``since`` on, the server at ``server_url`` is the hall's active server."""
+
+    epoch: int
+    server_url: str
+    server_id: str  # the hall's identity, the same in every row
+    demo: bool
+    since: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"epoch": self.epoch, "server_url": self.server_url, "since": self.since}
+
+
+@dataclass(frozen=True)
+class Place:
+    """What a server's own database says of the hall: whether it is a standby, and the latest epoch (if any)."""
+
+    standby: bool
+    latest: Epoch | None
+
+
+@dataclass(frozen=True)
+class PeerSays:
+    """What a peer answered (its health's ``hall`` part), or why it did not (``error``)."""
+
+    url: str
+    role: str | None = None
+    epoch: int | None = None
+    active_url: str | None = None
+    error: str | None = None
+
+
+def parse_peers(text: str) -> tuple[str, ...]:
+    """The peers' base URLs from a comma-separated setting, each without a trailing slash. Raises
+    :class:`ValueError` naming one that is not an http(s) URL of a host."""
+    peers = []
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        parts = urlsplit(item)
+        if parts.scheme not in ("http", "https") or not parts.hostname or parts.path.strip("/"):
+            raise ValueError(f"{item!r} is not a server's address such as http://192.168.1.11:8000")
+        peers.append(item.rstrip("/"))
+    return tuple(dict.fromkeys(peers))
+
+
+def latest_epoch(connection: Connection) -> Epoch | None:
+    """The hall's latest epoch in ``connection``'s database (None: no server was ever active there)."""
+    if connection.execute("SELECT to_regclass('hall_servers') IS NULL").fetchone() != (False,):
+        return None
+    row = connection.execute(
+        "SELECT epoch, server_url, server_id, demo, since FROM hall_servers ORDER BY epoch DESC LIMIT 1"
+    ).fetchone()
+    return Epoch(int(row[0]), row[1], row[2], bool(row[3]), row[4]) if row else None
+
+
+def history(connection: Connection) -> list[Epoch]:
+    """Every epoch of the hall, the first first."""
+    if connection.execute("SELECT to_regclass('hall_servers') IS NULL").fetchone() != (False,):
+        return []
+    rows = connection.execute("SELECT epoch, server_url, server_id, demo, since FROM hall_servers ORDER BY epoch")
+    return [Epoch(int(r[0]), r[1], r[2], bool(r[3]), r[4]) for r in rows]
+
+
+def place(database: str) -> Place:
+    """Where the database ``database`` stands: a standby or not, and its latest epoch. Raises
+    :class:`psycopg.Error` if it cannot be reached."""
+    connection = postgres.connect(database, read_only=True, application="wordjudge hall")
+    try:
+        (standby,) = connection.execute("SELECT pg_is_in_recovery()").fetchone() or (False,)
+        return Place(bool(standby), latest_epoch(connection))
+    finally:
+        connection.close()
+
+
+def take_over(database: str, server_url: str, folder: Identity) -> Epoch:
+    """Make the server at ``server_url`` the hall's active one: add an epoch naming it, unless the latest
+    names it already; return the epoch it serves in. The first epoch takes ``folder``'s identity (the data
+    folder's); later ones keep the hall's.
+
+    The commit waits for the synchronous standby, if one is set: a server whose standby was promoted without
+    it (it is fenced) waits here for ever, and so never adjudicates. Raises :class:`psycopg.Error` and
+    :class:`~wordjudge.errors.InvalidInput` (a standby) as :func:`wordjudge.postgres.connect_writer` does.
+    """
+    connection = postgres.connect_writer(database, application="wordjudge hall")
+    try:
+        postgres.migrate(connection, PG_MIGRATIONS, table=PG_MIGRATIONS_TABLE)
+        connection.execute("BEGIN")
+        try:
+            # Two servers taking over one database at once would make the same epoch: one waits for the other.
+            connection.execute("SELECT pg_advisory_xact_lock(hashtext('wordjudge hall ' || current_schema()))")
+            latest = latest_epoch(connection)
+            if latest is not None and latest.server_url == server_url:
+                connection.execute("COMMIT")
+                return latest
+            epoch = (latest.epoch + 1) if latest else 1
+            server_id, demo = (latest.server_id, latest.demo) if latest else (folder.id, folder.demo)
+            inserted = connection.execute(
+                "INSERT INTO hall_servers (epoch, server_url, server_id, demo) VALUES (?, ?, ?, ?) RETURNING since",
+                (epoch, server_url, server_id, demo),
+            ).fetchone()
+            connection.execute("COMMIT")
+        except BaseException:
+            if not connection.broken:
+                connection.execute("ROLLBACK")
+            raise
+        log.info("this server (%s) is the hall's active server from epoch %d on", server_url or "alone", epoch)
+        return Epoch(epoch, server_url, server_id, demo, inserted[0] if inserted else "")
+    finally:
+        connection.close()
+
+
+def promote(database: str, *, wait_seconds: int = 60) -> None:
+    """Promote the standby database ``database`` (as a superuser: PostgreSQL's own promotion), after telling it to
+    wait for no synchronous standby: the machine it followed is gone, and a commit waiting for it would wait for
+    ever. Its server then sees the promotion and takes over (:func:`take_over`).
+
+    Raises :class:`~wordjudge.errors.InvalidInput` if ``database`` is not a standby, or was not promoted within
+    ``wait_seconds``; :class:`psycopg.Error` if it cannot be reached or the role may not promote.
+    """
+    connection = postgres.connect(database, application="wordjudge standby promote")
+    try:
+        (standby,) = connection.execute("SELECT pg_is_in_recovery()").fetchone() or (False,)
+        if not standby:
+            raise InvalidInput("error.hall.not_standby", url=postgres.shown(database))
+        # Before the promotion: the first commit after it must not wait for a standby that no longer exists.
+        connection.execute("ALTER SYSTEM SET synchronous_standby_names = ''")
+        connection.execute("SELECT pg_reload_conf()")
+        (promoted,) = connection.execute("SELECT pg_promote(true, ?)", (wait_seconds,)).fetchone() or (False,)
+        if not promoted:
+            raise InvalidInput("error.hall.not_promoted", url=postgres.shown(database), seconds=wait_seconds)
+        log.warning("%s promoted: it takes writes now", postgres.shown(database))
+    finally:
+        connection.close()
+
+
+def replicas(database: str) -> list[tuple[str, str, str]]:
+    """The standbys streaming from the database ``database``: (name, state, sync_state) each; empty if none,
+    or if the server's role may not see them (then nothing is known: see :func:`alone`)."""
+    connection = postgres.connect(database, read_only=True, application="wordjudge hall")
+    try:
+        rows = connection.execute(
+            "SELECT application_name, coalesce(state, ''), coalesce(sync_state, '') FROM pg_stat_replication"
+        ).fetchall()
+        return [(str(name), str(state), str(sync)) for name, state, sync in rows]
+    finally:
+        connection.close()
+
+
+def alone(streaming: Iterable[tuple[str, str, str]]) -> bool:
+    """Whether no synchronous standby is streaming: what is acknowledged now lives on one machine only."""
+    return not any(state == "streaming" and sync in ("sync", "quorum") for _, state, sync in streaming)
+
+
+def ask_peers(peers: Sequence[str], *, timeout: float = PEER_TIMEOUT) -> list[PeerSays]:
+    """Ask each peer's ``/api/health`` where it stands. Never raises: a peer that does not answer (or answers
+    something else) says why in ``error``."""
+    import httpx  # here: only a server with peers asks them
+
+    said = []
+    # Not verified: the peers' certificates are the hall's own, self-signed ones (what a false answer can do is
+    # said in docs/threat-model.md: fence this server, never give a verdict).
+    with httpx.Client(timeout=timeout, verify=False) as client:
+        for url in peers:
+            try:
+                body = client.get(f"{url}/api/health").json()
+                hall = body.get("hall") or {}
+                said.append(PeerSays(url, hall.get("role"), hall.get("epoch"), hall.get("active_url")))
+            except (httpx.HTTPError, ValueError, AttributeError) as exc:
+                said.append(PeerSays(url, error=str(exc) or type(exc).__name__))
+    return said
+
+
+def superseded_by(epoch: int | None, said: Iterable[PeerSays]) -> PeerSays | None:
+    """The peer that is active at a later epoch than ``epoch`` (this server's), if one says so: this server
+    must then never adjudicate again."""
+    later = [
+        peer for peer in said
+        if peer.role == ACTIVE and peer.epoch is not None and (epoch is None or peer.epoch > epoch)
+    ]  # fmt: skip
+    return max(later, key=lambda peer: peer.epoch or 0, default=None)

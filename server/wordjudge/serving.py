@@ -1,0 +1,222 @@
+"""Whether this server serves: the :class:`Resources` while it is its hall's active server; else why not.
+
+A server alone (no peers) is active from its start, as it always was. In a hall (``--peers``, see
+:mod:`wordjudge.hall`) a server starts as it finds itself:
+
+- its database a standby: **standby**, with no resources (no audit writer, no access store): every request
+  but health is refused with :class:`~wordjudge.errors.NotActive`, naming the active server; :meth:`Serving.step`
+  sees the database promoted and makes it active (resources opened and verified, a new epoch added);
+- a peer active at a later epoch than its own: **fenced**, for good;
+- else **active**: its resources opened, its epoch added. While active, :meth:`Serving.step` asks the peers
+  and steps down (fenced) when one says it took over, and tells the TD (an alert, a health warning) when no
+  synchronous standby follows: the verdicts then live on this machine only.
+
+Nothing here imports the web framework.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import threading
+from typing import Any
+
+from argon2 import PasswordHasher
+
+from . import hall
+from .audit import probe
+from .errors import AuditUnavailable, NotActive, WordjudgeError
+from .hall import ACTIVE, FENCED, STANDBY, Epoch, PeerSays
+from .messages import Message
+from .postgres import DatabaseError, describe, shown
+from .resources import Resources
+from .settings import Settings
+
+__all__ = ["Resources", "Serving"]  # the routes reach the resources through what serves them
+
+log = logging.getLogger(__name__)
+
+# What a look at the hall may meet, to be tried again at the next: a database or a peer that cannot be reached.
+_LOOK_FAILURES: tuple[type[BaseException], ...] = (WordjudgeError, OSError, *DatabaseError)
+ALONE_ALERT = "hall_alone"  # the alert's kind: no synchronous standby follows the active server
+
+
+class Serving:
+    """This server's place in its hall and, while active, its :class:`Resources` (thread-safe to read)."""
+
+    def __init__(
+        self, settings: Settings, *, resources: Resources | None = None, hasher: PasswordHasher | None = None
+    ) -> None:
+        self.settings = settings
+        self.peers = tuple(filter(None, settings.peers.split(",")))
+        self.own_url = (settings.public_url or "").rstrip("/")
+        self.resources = resources  # None while not active
+        self.role = ACTIVE if resources is not None else STANDBY
+        self.epoch: Epoch | None = None  # the latest epoch this server knows (its own, while active)
+        self.active_url: str | None = None  # the active server, as last learnt (None: not known)
+        self.alone: bool | None = None  # active: no synchronous standby follows (None: not known, or no database)
+        self._hasher = hasher
+        self._lock = threading.Lock()
+
+    @property
+    def in_hall(self) -> bool:
+        """Whether this server has peers (a hall of machines), so that it may be standby or fenced."""
+        return bool(self.peers)
+
+    @property
+    def servers(self) -> list[str]:
+        """Every server of the hall, this one first: what devices learn, to follow the active one."""
+        return [url for url in (self.own_url, *self.peers) if url]
+
+    def start(self) -> None:
+        """Find where this server stands and, if it is to be active, open its resources and add its epoch.
+
+        Raises what :meth:`Resources.open` raises, and :class:`AuditUnavailable` if the database cannot be
+        reached. Blocks while a fenced server's database waits for a standby that no longer follows it.
+        """
+        database = self.settings.database
+        if self.resources is None and database is not None and self.in_hall:
+            where = self._place(database)
+            self.epoch = where.latest
+            if where.standby:
+                self._be(STANDBY, where.latest.server_url if where.latest else None)
+                log.warning("this server's database is a standby: serving as the hall's standby until promoted")
+                return
+            ahead = hall.superseded_by(self._own_epoch(where.latest), hall.ask_peers(self.peers))
+            if ahead is not None:
+                self._fence(ahead)
+                return
+        resources = self.resources or Resources.open(self.settings, hasher=self._hasher)
+        try:
+            self._take_over(resources)
+        except BaseException:
+            resources.close()
+            raise
+
+    def step(self) -> None:
+        """Look again (every second, in a worker thread): a standby whose database was promoted becomes active;
+        an active server steps down if a peer took over after it, and notes whether a standby follows it.
+        Never raises: what cannot be looked at now is looked at next time."""
+        try:
+            database = self.settings.database
+            if database is None:
+                return
+            if self.role == STANDBY:
+                self._step_standby(database)
+            elif self.role == ACTIVE:
+                self._step_active(database)
+        except _LOOK_FAILURES as exc:
+            log.warning("the hall could not be checked (%s): trying again", exc)
+
+    def refusal(self) -> NotActive:
+        """The error a request gets while this server is not active."""
+        details = self.view()
+        active = self.active_url or "?"
+        if self.role == FENCED:
+            return NotActive("error.hall.fenced", active=active, details=details)
+        if self.active_url:
+            return NotActive("error.hall.standby", active=active, details=details)
+        return NotActive("error.hall.standby_unknown", details=details)
+
+    def view(self) -> dict[str, Any]:
+        """The hall as health shows it: this server's role, its epoch, the active server, every server."""
+        return {
+            "role": self.role,
+            "epoch": self.epoch.epoch if self.epoch else None,
+            "active_url": self.own_url if self.role == ACTIVE else self.active_url,
+            "servers": self.servers,
+            "alone": self.alone,
+        }
+
+    def health_body(self) -> dict[str, Any]:
+        """The health report of a server that is not active (503): why, and which server is."""
+        reason = self.refusal().msg
+        return {
+            "ok": False, "status": 503, "state": self.role, "reasons": [reason.text()], "warnings": [],
+            "reason_messages": [reason.as_dict()], "warning_messages": [],
+            "server_id": self.epoch.server_id if self.epoch else None, "hall": self.view(),
+        }  # fmt: skip
+
+    def alone_warning(self) -> Message | None:
+        """The health warning of an active hall server that no synchronous standby follows."""
+        if self.role == ACTIVE and self.in_hall and self.alone:
+            return Message("error.hall.alone")
+        return None
+
+    def close(self) -> None:
+        """Close the resources, if open."""
+        with self._lock:
+            resources, self.resources = self.resources, None
+        if resources is not None:
+            resources.close()
+
+    # -- the steps ---------------------------------------------------------------------------------------
+
+    def _place(self, database: str) -> hall.Place:
+        try:
+            return hall.place(database)
+        except DatabaseError as exc:
+            raise AuditUnavailable("error.audit.cannot_open", path=shown(database), reason=describe(exc)) from exc
+
+    def _own_epoch(self, latest: Epoch | None) -> int | None:
+        """This server's epoch by its own database: the latest, if it names this server."""
+        return latest.epoch if latest is not None and latest.server_url == self.own_url else None
+
+    def _take_over(self, resources: Resources) -> None:
+        database = self.settings.database
+        if database is not None:
+            log.info("taking over as the active server (the commit waits for the synchronous standby, if one is set)")
+            self.epoch = hall.take_over(database, self.own_url, resources.served.server)
+            # Every server of the hall is one server to a device: the hall's identity, not the folder's.
+            resources.served.server = dataclasses.replace(
+                resources.served.server, id=self.epoch.server_id, demo=self.epoch.demo
+            )
+        with self._lock:
+            self.resources = resources
+            self._be(ACTIVE, self.own_url)
+
+    def _step_standby(self, database: str) -> None:
+        where = self._place(database)
+        if where.latest is not None:
+            self.epoch = where.latest
+            self.active_url = where.latest.server_url
+        if where.standby:
+            return
+        log.warning("this server's database was promoted: opening the event to serve as the active server")
+        probe(database)
+        resources = Resources.open(self.settings, hasher=self._hasher)
+        try:
+            self._take_over(resources)
+        except BaseException:
+            resources.close()
+            raise
+
+    def _step_active(self, database: str) -> None:
+        if self.in_hall:
+            ahead = hall.superseded_by(self.epoch.epoch if self.epoch else None, hall.ask_peers(self.peers))
+            if ahead is not None:
+                self._fence(ahead)
+                return
+        alone = hall.alone(hall.replicas(database)) if self.in_hall else None
+        if alone and not self.alone:
+            log.warning("no synchronous standby follows this server: the verdicts now live on this machine only")
+            resources = self.resources
+            if resources is not None:
+                resources.access.alerts.raise_alert(ALONE_ALERT, "hall", Message("error.hall.alone").text())
+        elif self.alone and alone is False:
+            log.info("a synchronous standby follows this server again")
+        self.alone = alone
+
+    def _fence(self, ahead: PeerSays) -> None:
+        log.error(
+            "%s took over as the active server (epoch %s): this server never adjudicates again", ahead.url, ahead.epoch
+        )
+        with self._lock:
+            resources, self.resources = self.resources, None
+            self._be(FENCED, ahead.url)
+        if resources is not None:
+            # In a thread of its own: a commit waiting for a standby that is gone may never end.
+            threading.Thread(target=resources.close, name="fenced resources", daemon=True).start()
+
+    def _be(self, role: str, active_url: str | None) -> None:
+        self.role, self.active_url = role, active_url
