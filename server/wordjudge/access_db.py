@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
-import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -262,7 +261,9 @@ class AccessDatabase:
         except WordjudgeError as exc:
             raise AccessUnavailable("error.access_store.cannot_open", path=self.where, reason=exc.message) from exc
         except _OPEN_FAILURES as exc:
-            raise AccessUnavailable("error.access_store.cannot_open", path=self.where, reason=_reason(exc)) from exc
+            raise AccessUnavailable(
+                "error.access_store.cannot_open", path=self.where, reason=postgres.reason(exc)
+            ) from exc
         self._connection = connection
         self._flusher = flusher
 
@@ -323,7 +324,9 @@ class AccessDatabase:
                     raise
                 connection.execute("COMMIT")
             except DatabaseError as exc:
-                raise AccessUnavailable("error.access_store.cannot_use", path=self.where, reason=_reason(exc)) from exc
+                raise AccessUnavailable(
+                    "error.access_store.cannot_use", path=self.where, reason=postgres.reason(exc)
+                ) from exc
 
     def touch(self, credential_hash: str, sql: str) -> None:
         """Note a last-seen time, at most once a minute per credential, for :meth:`flush_touches` to write with
@@ -370,7 +373,3 @@ class AccessDatabase:
 
 _OPEN_FAILURES: tuple[type[Exception], ...] = (OSError, *DatabaseError)
 _BEGIN = {"sqlite": "BEGIN IMMEDIATE", "postgresql": "BEGIN"}  # a write transaction, its lock taken first
-
-
-def _reason(exc: BaseException) -> str:
-    return str(exc) if isinstance(exc, (sqlite3.Error, OSError)) else postgres.describe(exc)

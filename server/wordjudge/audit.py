@@ -46,7 +46,6 @@ from .audit_store import (
     check_place,
     connect_reader,
     open_writer,
-    reason,
     rollback,
     undone_alone,
     write_checkpoint,
@@ -55,7 +54,7 @@ from .audit_store import note_place as note_place  # after a server opened a log
 from .audit_store import probe as probe  # before a server prepares its data folder
 from .chain import GENESIS, Head, HeadMark, Verification, insert_checkpoint, last_checkpoint, read_head, verify_chain
 from .errors import AuditUnavailable, WordjudgeError
-from .postgres import AnyConnection, DatabaseError, IntegrityError
+from .postgres import AnyConnection, DatabaseError, IntegrityError, reason
 from .records import (
     INSERT_RECORD,
     SELECT_RECORDS,

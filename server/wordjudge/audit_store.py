@@ -21,7 +21,7 @@ from .chain import Head, insert_checkpoint
 from .database import BUSY_TIMEOUT_MS, connect_writer, migrate
 from .datadir import DATABASE_NOTE as DATABASE_NOTE
 from .errors import AuditUnavailable, Conflict, InvalidInput, WordjudgeError
-from .postgres import AnyConnection, DatabaseError, dialect_of
+from .postgres import AnyConnection, DatabaseError, dialect_of, reason
 
 AUDIT_FILE = "audit.sqlite3"
 # DATABASE_NOTE (datadir): beside the event, the database its state is in (its URL without the password), so that
@@ -137,11 +137,6 @@ def undone_alone(connection: AnyConnection) -> Iterator[None]:
         connection.execute("ROLLBACK TO SAVEPOINT wordjudge_statement")
         raise
     connection.execute("RELEASE SAVEPOINT wordjudge_statement")
-
-
-def reason(exc: BaseException) -> str:
-    """A database failure in words: SQLite's own, or what :func:`postgres.describe` makes of PostgreSQL's."""
-    return str(exc) if isinstance(exc, (sqlite3.Error, OSError)) else postgres.describe(exc)
 
 
 def check_place(data_dir: Path, database: str | None) -> None:

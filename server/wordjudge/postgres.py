@@ -161,6 +161,11 @@ def connect_writer(url: str, *, application: str = "wordjudge") -> Connection:
     return connection
 
 
+def reason(exc: BaseException) -> str:
+    """A database failure in words: SQLite's own, or what :func:`describe` makes of PostgreSQL's."""
+    return str(exc) if isinstance(exc, (sqlite3.Error, OSError)) else describe(exc)
+
+
 def describe(exc: BaseException) -> str:
     """What went wrong with a PostgreSQL server, in words a TD can act on (the server's own words kept)."""
     text = " ".join(str(exc).split()) or type(exc).__name__

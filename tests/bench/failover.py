@@ -1,0 +1,287 @@
+"""A hall's failover under load (issue 21, item 2): 40 simulated kiosks, two machines on loopback, the active one
+dies, the TD promotes the standby. Prints the failover table (docs/failover.md).
+
+Run from the repository root as root or a user who can run Debian's PostgreSQL (not part of the test suite):
+
+    .venv/bin/python -m tests.bench.failover [--kiosks 40] [--before 8] [--markdown FILE]
+
+Each scenario starts afresh: a primary cluster and its synchronous standby (``synchronous_standby_names = '*'``,
+``synchronous_commit = on``, fsync on), ``wordjudge serve`` on each (``--peers`` naming the other), and
+``--kiosks`` kiosks that challenge without pause. A kiosk is what kiosk.js does when its server fails it: the same
+request id is sent again, to the active server the refusal names (503 ``not_active``), or to the next server of
+the hall when there is no answer, until a verdict comes; then the next challenge. Scenarios:
+
+- **kill -9**: the active machine's PostgreSQL (postmaster) and server are killed at once;
+- **hung disk**: the active machine's PostgreSQL is frozen mid-write (SIGSTOP of all its processes: what a disk
+  that stops answering does), then the TD unplugs the machine (kill -9 of its server); its PostgreSQL is let go
+  again (SIGCONT) after the takeover, and must acknowledge nothing.
+
+The TD's promotion (``wordjudge standby promote --yes``) is run as soon as the machine is dead: "seconds to the
+first verdict" counts from the death, the TD's reaction time not included (add it). Afterwards the new active
+server's log is read: every acknowledged verdict must be there once (lost: acknowledged and missing; twice: a
+request id recorded more than once), the chain must verify, and the docket heads printed before the death
+(the last verdict each kiosk got) must check.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx2 as httpx
+
+from tests import postgres
+from wordjudge.access import ACCESS_FILE, AccessStore
+from wordjudge.audit import open_log
+from wordjudge.auth import Role
+from wordjudge.chain import HEAD_HEX, HeadMark
+from wordjudge.records import RecordFilter
+
+from .bench_challenges import benchmark_event, free_port
+
+
+@dataclass
+class Kiosk:
+    """One simulated kiosk: its token, the server it speaks to, and what it was told."""
+
+    token: str
+    servers: list[str]
+    current: int = 0
+    acknowledged: dict[str, tuple[int, str]] = field(default_factory=dict)  # request id: record id, hash
+    last_verdict_at: float = 0.0
+    first_from: dict[str, float] = field(default_factory=dict)  # server: when it gave this kiosk its first verdict
+
+    async def run(self, client: httpx.AsyncClient, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            request_id = uuid.uuid4().hex
+            body = {"division": "Open", "table": 7, "round": 1, "words": "cat dog", "request_id": request_id}
+            while not stop.is_set():  # the same request id until a verdict: settled wherever it was recorded
+                base = self.servers[self.current]
+                try:
+                    response = await client.post(
+                        f"{base}/api/challenges", json=body, headers={"Authorization": f"Bearer {self.token}"}
+                    )
+                except httpx.TransportError:
+                    self.current = (self.current + 1) % len(self.servers)  # no answer: the next server
+                    await asyncio.sleep(0.2)
+                    continue
+                if response.status_code in (200, 201):
+                    view = response.json()
+                    self.acknowledged[request_id] = (int(view["id"]), str(view["hash"]))
+                    self.last_verdict_at = time.monotonic()
+                    self.first_from.setdefault(base, self.last_verdict_at)
+                    break
+                details = response.json().get("details") or {}
+                active = details.get("active_url") if isinstance(details, dict) else None
+                if response.status_code == 503 and active in self.servers:
+                    self.current = self.servers.index(active)  # a standby or a fenced server names the active one
+                elif response.status_code != 503:
+                    raise RuntimeError(f"{base}: {response.status_code} {response.text}")
+                await asyncio.sleep(0.2)
+
+
+@dataclass
+class Machine:
+    cluster: postgres.Cluster
+    data_dir: Path
+    url: str
+    base: str
+    env: dict[str, str]
+    server: subprocess.Popen[str] | None = None
+
+    def start_server(self, peer: str) -> None:
+        command = [str(Path(sys.executable).with_name("wordjudge")), "serve", "--port", self.base.rsplit(":", 1)[1],
+                   "--public-url", self.base, "--peers", peer]  # fmt: skip
+        self.server = subprocess.Popen(command, env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                       text=True)  # fmt: skip
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                httpx.get(f"{self.base}/api/health", timeout=2)
+                return
+            except httpx.TransportError:
+                if self.server.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"{self.base} did not start: {self.server.communicate()[1]}") from None
+                time.sleep(0.1)
+
+    def kill_server(self) -> None:
+        if self.server is not None:
+            self.server.kill()
+            self.server.communicate(timeout=10)
+            self.server = None
+
+    def postgres_pids(self) -> list[int]:
+        postmaster = int((self.cluster.data_dir / "postmaster.pid").read_text().split()[0])
+        children = subprocess.run(["pgrep", "-P", str(postmaster)], capture_output=True, text=True).stdout.split()
+        return [postmaster, *map(int, children)]
+
+
+def _hall(work: Path, kiosks: int) -> tuple[Machine, Machine, list[str]]:
+    bin_dir = postgres.find_bin_dir()
+    if bin_dir is None:
+        sys.exit(postgres.MISSING)
+    primary = postgres.start_cluster(work / "pg-a", bin_dir=bin_dir)
+    name = primary.create_database("hall")
+    with primary.connect() as admin:
+        admin.execute("ALTER SYSTEM SET synchronous_standby_names = '*'")
+        # As deploy/hall.md says: a standby whose primary died retries its stream every 5 s by default, and a
+        # promotion waits for the retry's sleep to end.
+        admin.execute("ALTER SYSTEM SET wal_retrieve_retry_interval = '500ms'")
+        admin.execute("SELECT pg_reload_conf()")
+    standby = primary.standby(work / "pg-b")
+    with primary.connect() as admin:
+        deadline = time.monotonic() + 30
+        while admin.execute("SELECT sync_state FROM pg_stat_replication").fetchall() != [("sync",)]:
+            if time.monotonic() > deadline:
+                sys.exit("the standby did not stream synchronously")
+            time.sleep(0.1)
+    machines: list[Machine] = []
+    for label, cluster in (("a", primary), ("b", standby)):
+        data_dir = work / f"data-{label}"
+        data_dir.mkdir()
+        url = cluster.url(name)
+        if label == "a":
+            env, _, first = benchmark_event(data_dir, "kiosk-000", challenges_per_minute=0, database=url)
+        else:
+            shutil.copy(machines[0].data_dir / "event.toml", data_dir / "event.toml")
+            env = {**machines[0].env, "WORDJUDGE_DATA_DIR": str(data_dir), "WORDJUDGE_DATABASE": url}
+        machines.append(Machine(cluster, data_dir, url, f"http://127.0.0.1:{free_port()}", env))
+    a, b = machines
+    access = AccessStore(a.data_dir / ACCESS_FILE, database=a.url).open()
+    tokens = [first]
+    with access.database.write() as db:
+        for n in range(1, kiosks):
+            tokens.append(access.devices.insert(db, f"kiosk-{n:03d}", Role.KIOSK, None, "bench", "127.0.0.1").token)
+    access.close()
+    a.start_server(b.base)
+    b.start_server(a.base)
+    return a, b, tokens
+
+
+async def _scenario(label: str, kiosks: int, before: float, work: Path) -> dict[str, object]:
+    a, b, tokens = _hall(work, kiosks)
+    stop = asyncio.Event()
+    simulated = [Kiosk(token, [a.base, b.base]) for token in tokens]
+    limits = httpx.Limits(max_connections=kiosks * 2)
+    async with httpx.AsyncClient(timeout=8, limits=limits) as client:
+        tasks = [asyncio.create_task(kiosk.run(client, stop)) for kiosk in simulated]
+        await asyncio.sleep(before)
+        printed = [
+            HeadMark(record_id, digest[:HEAD_HEX], f"kiosk {n}'s last docket")
+            for n, kiosk in enumerate(simulated)
+            for record_id, digest in list(kiosk.acknowledged.values())[-1:]
+        ]
+        acknowledged_before = sum(len(kiosk.acknowledged) for kiosk in simulated)
+        frozen: list[int] = []
+        if label == "hung disk":
+            frozen = a.postgres_pids()
+            for pid in frozen:
+                os.kill(pid, signal.SIGSTOP)
+            await asyncio.sleep(2)  # commits under way hang, as on a dead disk; then the TD unplugs the machine
+            a.kill_server()
+        else:
+            a.kill_server()
+            for pid in a.postgres_pids():  # the postmaster and every child: a power cut
+                os.kill(pid, signal.SIGKILL)
+        died = time.monotonic()
+        promote = await asyncio.to_thread(
+            subprocess.run,
+            [str(Path(sys.executable).with_name("wordjudge")), "standby", "promote", "--yes", "--database", b.url],
+            env=b.env, capture_output=True, text=True,
+        )  # fmt: skip
+        promoted_in = time.monotonic() - died
+        if promote.returncode != 0:
+            raise RuntimeError(f"promote failed: {promote.stderr}")
+        # Counted from the new active server's answers: a verdict of the old one still on its way is not one.
+        while not any(b.base in kiosk.first_from for kiosk in simulated):
+            if time.monotonic() - died > 60:
+                raise RuntimeError("no verdict within 60 s of the death")
+            await asyncio.sleep(0.05)
+        first_verdict = min(k.first_from[b.base] for k in simulated if b.base in k.first_from) - died
+        all_back = float("nan")
+        while time.monotonic() - died < 60:
+            if all(b.base in kiosk.first_from for kiosk in simulated):
+                all_back = max(kiosk.first_from[b.base] for kiosk in simulated) - died
+                break
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(2)  # the hall goes on on the new active server
+        stop.set()
+        await asyncio.gather(*tasks)
+    acknowledged = {rid: ids for kiosk in simulated for rid, ids in kiosk.acknowledged.items()}
+    old_acknowledged_after = None
+    if frozen:
+        for pid in frozen:  # the disk answers again: the old primary goes on, alone, and must acknowledge nothing
+            os.kill(pid, signal.SIGCONT)
+    log = open_log(b.data_dir, b.url)
+    try:
+        recorded = [record.request_id for record in log.find(RecordFilter(), limit=1_000_000)]
+        verification = log.verify(printed)
+    finally:
+        log.close()
+    if frozen:
+        time.sleep(2)
+        with a.cluster.connect("hall") as admin:  # what the old primary holds now that B has taken over
+            committed = {row[0] for row in admin.execute("SELECT request_id FROM records")}
+        old_acknowledged_after = len(committed - set(recorded))
+    b.kill_server()
+    counts: dict[str, int] = {}
+    for request_id in recorded:
+        counts[request_id] = counts.get(request_id, 0) + 1
+    return {
+        "scenario": label, "kiosks": kiosks, "acknowledged_before": acknowledged_before,
+        "acknowledged": len(acknowledged), "lost": len(set(acknowledged) - set(counts)),
+        "twice": sum(1 for n in counts.values() if n > 1),
+        "recorded_unacknowledged": len(set(counts) - set(acknowledged)),
+        "promote_s": promoted_in, "first_verdict_s": first_verdict, "all_kiosks_s": all_back,
+        "chain": "verifies" if verification.ok else f"FAILED: {verification}",
+        "heads": f"{len(printed)} checked" if verification.ok else "FAILED",
+        "old_primary_only": old_acknowledged_after,
+    }  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--kiosks", type=int, default=40)
+    parser.add_argument("--before", type=float, default=8.0, help="seconds of challenges before the death")
+    parser.add_argument("--markdown", type=Path, help="also write the table to this file")
+    args = parser.parse_args()
+    rows = []
+    for label in ("kill -9", "hung disk"):
+        work = postgres.cluster_folder()
+        try:
+            rows.append(asyncio.run(_scenario(label, args.kiosks, args.before, work)))
+        finally:
+            postgres.stop_all(work, postgres.find_bin_dir() or Path("/usr/lib/postgresql/15/bin"))
+            shutil.rmtree(work, ignore_errors=True)
+        print(rows[-1], file=sys.stderr)
+    lines = [
+        "| scenario | kiosks | promote (s) | first verdict after the death (s) | every kiosk back (s) | acknowledged "
+        "| lost | recorded twice | recorded, not acknowledged | chain | docket heads | old primary's own records |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        old = "-" if r["old_primary_only"] is None else str(r["old_primary_only"])
+        lines.append(
+            f"| {r['scenario']} | {r['kiosks']} | {r['promote_s']:.2f} | {r['first_verdict_s']:.2f} "
+            f"| {r['all_kiosks_s']:.2f} | {r['acknowledged']:,} | {r['lost']} | {r['twice']} "
+            f"| {r['recorded_unacknowledged']} | {r['chain']} | {r['heads']} | {old} |"
+        )
+    text = "\n".join(lines)
+    print(text)
+    if args.markdown:
+        args.markdown.write_text(text + "\n")
+    if any(r["lost"] or r["twice"] or r["chain"] != "verifies" for r in rows):
+        sys.exit("a verdict was lost or recorded twice, or the chain did not verify")
+
+
+if __name__ == "__main__":
+    main()
