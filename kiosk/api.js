@@ -16,9 +16,50 @@ export class ApiError extends Error {
 
 const KINDS = { 401: "unauthorized", 422: "invalid", 429: "rate_limited", 503: "unavailable" };
 
+// A hall of two machines (deploy/hall.md): a device learns every server of its event from health, and
+// when its server does not answer, or answers that it is not the active one (a standby, or a server
+// replaced), it sends the same request to the active server it names, else to the next one. A challenge
+// keeps its request id, so a retry there settles what the dead server recorded, never twice. Only a
+// device's requests (its token) and health follow: the TD console's session cookie is its server's.
+const hall = storedJson("wordjudge.hall");
+let base = ""; // the server followed: "" is the page's own
+
+function learnHall(view) {
+  const servers = view?.servers;
+  if (Array.isArray(servers) && servers.length > 1 && servers.every((s) => typeof s === "string")) {
+    hall.set({ servers });
+  }
+}
+
+function nextServer(details, tried) {
+  const known = hall.get()?.servers || [];
+  const candidates = [details?.active_url, ...known];
+  return candidates.find((s) => typeof s === "string" && known.includes(s) && !tried.has(s)) ?? null;
+}
+
 // A device sends its token; the TD console sends its session cookie and, to change anything, the
 // session's CSRF token (csrf).
-export async function api(path, { method = "GET", body, token, csrf, timeoutMs = 8000 } = {}) {
+export async function api(path, options = {}) {
+  const follows = Boolean(options.token) || path === "/api/health";
+  const tried = new Set();
+  let server = base;
+  for (;;) {
+    tried.add(server || location.origin);
+    try {
+      const data = await request(server, path, options);
+      base = server; // the server that answered is the active one: followed from now on
+      return data;
+    } catch (error) {
+      learnHall(error.body?.details);
+      const astray = error.kind === "network" || error.body?.code === "not_active";
+      const next = follows && astray ? nextServer(error.body?.details, tried) : null;
+      if (next === null) throw error;
+      server = next === location.origin ? "" : next;
+    }
+  }
+}
+
+async function request(server, path, { method = "GET", body, token, csrf, timeoutMs = 8000 } = {}) {
   const headers = { Accept: "application/json" };
   if (body !== undefined) headers["Content-Type"] = "application/json";
   if (token) headers.Authorization = `Bearer ${token}`;
@@ -27,7 +68,7 @@ export async function api(path, { method = "GET", body, token, csrf, timeoutMs =
   const timer = setTimeout(() => abort.abort(), timeoutMs);
   let response;
   try {
-    response = await fetch(path, {
+    response = await fetch(server + path, {
       method,
       headers,
       body: body === undefined ? undefined : JSON.stringify(body),
@@ -62,6 +103,7 @@ export async function api(path, { method = "GET", body, token, csrf, timeoutMs =
   }
   // The event's language, where the server says it: the page follows it (reloads in it) when it changes.
   if (path === "/api/event" || path === "/api/health") followLanguage(data.language);
+  if (path === "/api/health") learnHall(data.hall);
   return data;
 }
 

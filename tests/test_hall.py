@@ -16,6 +16,7 @@ from typing import Any
 
 import httpx2 as httpx
 import pytest
+from playwright.sync_api import Browser, expect
 
 from wordjudge.access import ACCESS_FILE, AccessStore
 from wordjudge.audit import open_log
@@ -24,9 +25,11 @@ from wordjudge.hall import ACTIVE, FENCED, STANDBY, PeerSays, parse_peers, super
 from wordjudge.records import RecordFilter
 from wordjudge.serving import ALONE_ALERT
 
+from .browser import new_page, open_enrolled
 from .helpers import LiveServer, free_port
 from .postgres import Cluster
 from .test_cli_access import run
+from .test_kiosk import hold_adjudicate, type_challenge
 
 pytestmark = [
     pytest.mark.live,
@@ -224,3 +227,32 @@ def test_a_server_steps_down_for_good_when_a_peer_took_over_after_it() -> None:
     assert superseded_by(3, said) is None  # the same epoch is its own
     assert superseded_by(2, said[1:]) is None  # a standby or a silent peer takes nothing over
     assert parse_peers(" http://b:8000/ ,http://b:8000,https://c.local") == ("http://b:8000", "https://c.local")
+
+
+@pytest.mark.browser
+def test_a_kiosk_page_follows_the_hall_to_the_standby_and_gets_its_verdict_there(hall: Hall, browser: Browser) -> None:
+    hall.a.start()
+    hall.b.start()
+    added = run("device", "add", "kiosk 1", "--role", "kiosk", "--data-dir", hall.a.data_dir, "--database", hall.url_a)
+    page = new_page(browser)
+    open_enrolled(page, hall.a, "kiosk", added.stdout.strip())
+    expect(page.locator("#app")).to_have_attribute("data-screen", "idle")
+    # The kiosk learns the hall's servers from its server's health.
+    page.wait_for_function("() => localStorage.getItem('wordjudge.hall') !== null")
+    _kill_machine(hall.primary, hall.a)
+    promoted = run("standby", "promote", "--database", hall.url_b, "--yes")
+    assert promoted.exit_code == 0, promoted.output
+    while httpx.get(f"{hall.b.base}/api/health").status_code != 200:
+        time.sleep(0.1)
+    # The page still shown is the dead server's: its challenge goes to the active server, and its verdict comes.
+    type_challenge(page, "12", "cat, dog")
+    page.get_by_role("button", name="Done: hand over to the opponent").click()
+    hold_adjudicate(page)
+    expect(page.locator("#app")).to_have_attribute("data-screen", "verdict")
+    expect(page.locator(".verdict h1")).to_have_text("ACCEPTABLE")
+    log = open_log(hall.b.data_dir, hall.url_b)
+    try:
+        [record] = log.find(RecordFilter(), limit=10)
+    finally:
+        log.close()
+    assert (record.words, record.actor) == (("CAT", "DOG"), "kiosk 1")

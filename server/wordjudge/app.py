@@ -15,6 +15,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.middleware.cors import CORSMiddleware
 from starlette.routing import Match, Mount
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -92,7 +93,15 @@ def create_app(
     # challenge route's fast path (fast_challenge.py) runs last, just before the router.
     app.add_middleware(ChallengeFastPath)  # innermost: after the body limit, inside the security headers
     app.add_middleware(BodyLimit)
-    app.add_middleware(SecurityHeaders, hsts=settings.tls)
+    peers = [peer for peer in settings.peers.split(",") if peer]
+    if peers:
+        # A device that followed the hall's active server here still runs the page of the server it was loaded
+        # from: its requests come from that origin (a peer's), with its token and no cookie.
+        app.add_middleware(
+            CORSMiddleware, allow_origins=peers, allow_methods=["GET", "POST"],
+            allow_headers=["Authorization", "Content-Type", "Accept"], max_age=600,
+        )  # fmt: skip
+    app.add_middleware(SecurityHeaders, hsts=settings.tls, connect=peers)
     app.include_router(api_router)
     app.include_router(access_router)
     app.include_router(console_router)
@@ -160,15 +169,17 @@ class SecurityHeaders:
     ``hsts``: the server speaks HTTPS, so responses carry Strict-Transport-Security too.
     """
 
-    def __init__(self, app: ASGIApp, hsts: bool = False) -> None:
+    def __init__(self, app: ASGIApp, hsts: bool = False, connect: list[str] | None = None) -> None:
         self.app = app
         self.headers = [*_HEADERS, _HSTS] if hsts else _HEADERS
+        # The hall's other servers (``connect``): a device's page may follow the active one there.
+        self.csp = _CSP.replace("connect-src 'self'", " ".join(["connect-src 'self'", *(connect or [])])).encode()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        csp = (_DOCS_CSP if scope["path"] in _DOCS_PATHS else _CSP).encode()
+        csp = _DOCS_CSP.encode() if scope["path"] in _DOCS_PATHS else self.csp
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
