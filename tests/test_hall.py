@@ -16,14 +16,17 @@ from typing import Any
 
 import httpx2 as httpx
 import pytest
+from fastapi.testclient import TestClient
 from playwright.sync_api import Browser, expect
 
 from wordjudge.access import ACCESS_FILE, AccessStore
+from wordjudge.app import create_app
 from wordjudge.audit import open_log
 from wordjudge.chain import HEAD_HEX, HeadMark
 from wordjudge.hall import ACTIVE, FENCED, STANDBY, PeerSays, parse_peers, superseded_by
 from wordjudge.records import RecordFilter
 from wordjudge.serving import ALONE_ALERT
+from wordjudge.settings import Settings
 
 from .browser import new_page, open_enrolled
 from .helpers import LiveServer, free_port
@@ -31,10 +34,7 @@ from .postgres import Cluster
 from .test_cli_access import run
 from .test_kiosk import hold_adjudicate, type_challenge
 
-pytestmark = [
-    pytest.mark.live,
-    pytest.mark.sqlite_only("starts PostgreSQL clusters of its own: runs in the suite's first pass"),
-]
+pytestmark = pytest.mark.sqlite_only("starts PostgreSQL clusters of its own, or none: runs in the suite's first pass")
 
 SYNC_WAIT = 30  # seconds for a standby to stream synchronously, or a server to take over
 
@@ -124,6 +124,7 @@ def _kill_machine(cluster: Cluster, server: LiveServer) -> None:
         time.sleep(0.05)
 
 
+@pytest.mark.live
 def test_the_standby_takes_over_with_no_verdict_lost_and_the_old_machine_never_adjudicates_again(hall: Hall) -> None:
     hall.a.start()
     hall.b.start()
@@ -256,3 +257,22 @@ def test_a_kiosk_page_follows_the_hall_to_the_standby_and_gets_its_verdict_there
     finally:
         log.close()
     assert (record.words, record.actor) == (("CAT", "DOG"), "kiosk 1")
+
+
+def test_only_the_halls_peers_may_call_a_server_from_their_pages(tmp_path: Path) -> None:
+    settings = Settings(
+        data_dir=tmp_path, database="postgresql://wj@127.0.0.1:1/hall", public_url="http://10.0.0.1:8000",
+        peers="http://10.0.0.2:8000",
+    )  # fmt: skip
+    client = TestClient(create_app(settings))  # no lifespan: a preflight is answered before any route
+    asked = {"Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "authorization,content-type"}
+    peer = client.options("/api/challenges", headers={"Origin": "http://10.0.0.2:8000", **asked})
+    assert peer.status_code == 200
+    assert peer.headers["access-control-allow-origin"] == "http://10.0.0.2:8000"
+    assert "access-control-allow-credentials" not in peer.headers  # a device's token, never a cookie
+    assert "connect-src 'self' http://10.0.0.2:8000;" in peer.headers["content-security-policy"]
+    stranger = client.options("/api/challenges", headers={"Origin": "http://10.0.0.9:8000", **asked})
+    assert stranger.status_code == 400
+    assert "access-control-allow-origin" not in stranger.headers
+    alone = TestClient(create_app(Settings(data_dir=tmp_path)))
+    assert "connect-src 'self';" in alone.options("/api/health").headers["content-security-policy"]
