@@ -3,11 +3,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import click
 
-from .errors import WordjudgeError
+from .errors import InvalidInput, WordjudgeError
 
 _DATABASE = click.option(
     "--database",
@@ -39,12 +37,10 @@ def standby_promote(url: str, yes: bool) -> None:
     try:
         place = hall.place(check_url(url))
         if not place.standby:
-            raise click.ClickException(_said("error.hall.not_standby", url=shown(url)))
+            raise InvalidInput("error.hall.not_standby", url=shown(url))
         active = place.latest.server_url if place.latest else ""
-        if active:
-            answer = hall.ask_peers([active])[0]
-            if answer.role == hall.ACTIVE:
-                raise click.ClickException(_said("error.hall.active_answers", active=active))
+        if active and hall.ask_peers([active])[0].role == hall.ACTIVE:
+            raise InvalidInput("error.hall.active_answers", active=active)
         where = active or "the active machine"
         if not yes:
             click.confirm(
@@ -86,9 +82,3 @@ def standby_status(url: str) -> None:
         click.echo(f"epoch {epoch.epoch}: {epoch.server_url or '(a server alone)'} active from {epoch.since}")
     if not epochs:
         click.echo("no server has been active on this database yet")
-
-
-def _said(key: str, **params: Any) -> str:
-    from .messages import Message
-
-    return Message(key, **params).text()

@@ -111,12 +111,8 @@ def parse_peers(text: str) -> tuple[str, ...]:
 
 def latest_epoch(connection: Connection) -> Epoch | None:
     """The hall's latest epoch in ``connection``'s database (None: no server was ever active there)."""
-    if connection.execute("SELECT to_regclass('hall_servers') IS NULL").fetchone() != (False,):
-        return None
-    row = connection.execute(
-        "SELECT epoch, server_url, server_id, demo, since FROM hall_servers ORDER BY epoch DESC LIMIT 1"
-    ).fetchone()
-    return Epoch(int(row[0]), row[1], row[2], bool(row[3]), row[4]) if row else None
+    epochs = history(connection)  # a row per takeover: a handful in an event's life
+    return epochs[-1] if epochs else None
 
 
 def history(connection: Connection) -> list[Epoch]:
