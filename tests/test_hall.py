@@ -23,7 +23,7 @@ from wordjudge.access import ACCESS_FILE, AccessStore
 from wordjudge.app import create_app
 from wordjudge.audit import open_log
 from wordjudge.chain import HEAD_HEX, HeadMark
-from wordjudge.hall import ACTIVE, FENCED, STANDBY, PeerSays, parse_peers, superseded_by
+from wordjudge.hall import ACTIVE, FENCED, STANDBY, PeerSays, alone, parse_peers, replicas, superseded_by
 from wordjudge.records import RecordFilter
 from wordjudge.serving import ALONE_ALERT
 from wordjudge.settings import Settings
@@ -276,3 +276,14 @@ def test_only_the_halls_peers_may_call_a_server_from_their_pages(tmp_path: Path)
     assert "access-control-allow-origin" not in stranger.headers
     alone = TestClient(create_app(Settings(data_dir=tmp_path)))
     assert "connect-src 'self';" in alone.options("/api/health").headers["content-security-policy"]
+
+
+def test_a_role_that_may_not_see_the_standby_does_not_raise_a_false_alarm(hall: Hall) -> None:
+    assert alone(replicas(hall.url_a)) is False  # the superuser sees the synchronous standby streaming
+    hall.primary.create_role("watcher", "watcher-password")
+    without_right = hall.primary.url("hall", user="watcher", password="watcher-password")
+    assert replicas(without_right) is None  # PostgreSQL hides the state: not known, never "alone"
+    assert alone(replicas(without_right)) is None
+    with hall.primary.connect() as admin:
+        admin.execute("GRANT pg_read_all_stats TO watcher")
+    assert alone(replicas(without_right)) is False

@@ -67,7 +67,7 @@ def create_app(
         if opened.resources is not None:
             opened.resources.advertise()  # wordjudge.local on the LAN, when listening there
         tasks = [asyncio.create_task(_watch_event_file(opened), name="event file watcher")]
-        if settings.database is not None:
+        if opened.in_hall:
             tasks.append(asyncio.create_task(_watch_hall(opened), name="hall watcher"))
         try:
             yield {"serving": opened}
@@ -93,7 +93,7 @@ def create_app(
     # challenge route's fast path (fast_challenge.py) runs last, just before the router.
     app.add_middleware(ChallengeFastPath)  # innermost: after the body limit, inside the security headers
     app.add_middleware(BodyLimit)
-    peers = [peer for peer in settings.peers.split(",") if peer]
+    peers = list(settings.peer_urls)
     if peers:
         # A device that followed the hall's active server here still runs the page of the server it was loaded
         # from: its requests come from that origin (a peer's), with its token and no cookie.

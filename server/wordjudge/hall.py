@@ -195,21 +195,24 @@ def promote(database: str, *, wait_seconds: int = 60) -> None:
         connection.close()
 
 
-def replicas(database: str) -> list[tuple[str, str, str]]:
-    """The standbys streaming from the database ``database``: (name, state, sync_state) each; empty if none,
-    or if the server's role may not see them (then nothing is known: see :func:`alone`)."""
+def replicas(database: str) -> list[tuple[str, str, str]] | None:
+    """The standbys streaming from the database ``database``: (name, state, sync_state) each, empty if none;
+    None if the server's role may not see their state (it needs ``pg_read_all_stats``): nothing is known then."""
     connection = postgres.connect(database, read_only=True, application="wordjudge hall")
     try:
-        rows = connection.execute(
-            "SELECT application_name, coalesce(state, ''), coalesce(sync_state, '') FROM pg_stat_replication"
-        ).fetchall()
-        return [(str(name), str(state), str(sync)) for name, state, sync in rows]
+        rows = connection.execute("SELECT application_name, state, sync_state FROM pg_stat_replication").fetchall()
     finally:
         connection.close()
+    if any(state is None for _, state, _ in rows):
+        return None  # PostgreSQL hides the state from a role without the right: not a standby gone
+    return [(str(name), str(state), str(sync)) for name, state, sync in rows]
 
 
-def alone(streaming: Iterable[tuple[str, str, str]]) -> bool:
-    """Whether no synchronous standby is streaming: what is acknowledged now lives on one machine only."""
+def alone(streaming: Iterable[tuple[str, str, str]] | None) -> bool | None:
+    """Whether no synchronous standby is streaming: what is acknowledged now lives on one machine only (None:
+    not known)."""
+    if streaming is None:
+        return None
     return not any(state == "streaming" and sync in ("sync", "quorum") for _, state, sync in streaming)
 
 

@@ -48,7 +48,7 @@ class Serving:
         self, settings: Settings, *, resources: Resources | None = None, hasher: PasswordHasher | None = None
     ) -> None:
         self.settings = settings
-        self.peers = tuple(filter(None, settings.peers.split(",")))
+        self.peers = settings.peer_urls
         self.own_url = (settings.public_url or "").rstrip("/")
         self.resources = resources  # None while not active
         self.role = ACTIVE if resources is not None else STANDBY
@@ -94,8 +94,9 @@ class Serving:
             raise
 
     def step(self) -> None:
-        """Look again (every second, in a worker thread): a standby whose database was promoted becomes active;
-        an active server steps down if a peer took over after it, and notes whether a standby follows it.
+        """Look again (every second, in a worker thread, for a server in a hall): a standby whose database was
+        promoted becomes active; an active server steps down if a peer took over after it, and notes whether a
+        standby follows it.
         Never raises: what cannot be looked at now is looked at next time."""
         try:
             database = self.settings.database
@@ -192,12 +193,11 @@ class Serving:
             raise
 
     def _step_active(self, database: str) -> None:
-        if self.in_hall:
-            ahead = hall.superseded_by(self.epoch.epoch if self.epoch else None, hall.ask_peers(self.peers))
-            if ahead is not None:
-                self._fence(ahead)
-                return
-        alone = hall.alone(hall.replicas(database)) if self.in_hall else None
+        ahead = hall.superseded_by(self.epoch.epoch if self.epoch else None, hall.ask_peers(self.peers))
+        if ahead is not None:
+            self._fence(ahead)
+            return
+        alone = hall.alone(hall.replicas(database))
         if alone and not self.alone:
             log.warning("no synchronous standby follows this server: the verdicts now live on this machine only")
             resources = self.resources

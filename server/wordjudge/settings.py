@@ -110,7 +110,7 @@ class Settings(BaseSettings):
                 "peers: a hall of servers needs --database (this machine's PostgreSQL) and --public-url (how "
                 "devices reach this server): give both, or leave --peers out"
             )
-        if self.public_url and self.public_url.rstrip("/") in self.peers.split(","):
+        if self.public_url and self.public_url.rstrip("/") in self.peer_urls:
             raise ValueError(f"peers: {self.public_url} is this server (--public-url), not one of its peers")
         return self
 
@@ -138,6 +138,11 @@ class Settings(BaseSettings):
     @property
     def tls(self) -> bool:
         return self.certfile is not None
+
+    @property
+    def peer_urls(self) -> tuple[str, ...]:
+        """The peers (the event's other servers) one by one."""
+        return tuple(filter(None, self.peers.split(",")))
 
     @property
     def proxy_networks(self) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
