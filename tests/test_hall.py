@@ -23,9 +23,9 @@ from wordjudge.access import ACCESS_FILE, AccessStore
 from wordjudge.app import create_app
 from wordjudge.audit import open_log
 from wordjudge.chain import HEAD_HEX, HeadMark
-from wordjudge.hall import ACTIVE, FENCED, STANDBY, PeerSays, alone, parse_peers, replicas, superseded_by
+from wordjudge.hall import ACTIVE, FENCED, STANDBY, PeerSays, alone, parse_peers, promote, replicas, superseded_by
 from wordjudge.records import RecordFilter
-from wordjudge.serving import ALONE_ALERT
+from wordjudge.serving import ALONE_ALERT, Serving
 from wordjudge.settings import Settings
 
 from .browser import new_page, open_enrolled
@@ -287,3 +287,57 @@ def test_a_role_that_may_not_see_the_standby_does_not_raise_a_false_alarm(hall: 
     with hall.primary.connect() as admin:
         admin.execute("GRANT pg_read_all_stats TO watcher")
     assert alone(replicas(without_right)) is False
+
+
+def _serving(server: LiveServer, url: str, peer: LiveServer) -> Serving:
+    """The hall's place of ``server``'s folder as its server would find it, in this process (not served)."""
+    serving = Serving(Settings(data_dir=server.data_dir, database=url, public_url=server.base, peers=peer.base))
+    serving.start()
+    return serving
+
+
+def _follow(hall: Hall) -> None:
+    """Make the old primary's database follow the promoted standby's: a fresh copy on its old port, as the TD's
+    step 6 (deploy/hall.md) or Patroni's rejoin does."""
+    hall.primary.stop("immediate")
+    shutil.rmtree(hall.primary.data_dir)
+    hall.standby.standby(hall.primary.folder, port=hall.primary.port)
+
+
+def test_a_fenced_server_whose_database_follows_the_active_one_again_is_its_standby(hall: Hall) -> None:
+    a = _serving(hall.a, hall.url_a, hall.b)
+    try:
+        assert (a.role, a.epoch.epoch if a.epoch else None) == (ACTIVE, 1)
+        hall.b.start()
+        promote(hall.url_b)
+        while httpx.get(f"{hall.b.base}/api/health").status_code != 200:  # it took over: epoch 2
+            time.sleep(0.1)
+        a.step()  # its peer answers active at a later epoch
+        assert (a.role, a.active_url, a.resources) == (FENCED, hall.b.base, None)
+        _follow(hall)
+        a.step()
+        assert (a.role, a.active_url, a.resources) == (STANDBY, hall.b.base, None)
+        assert a.view()["epoch"] == 2  # the hall's history, replicated to it
+        assert a.health_body()["state"] == STANDBY
+        assert a.refusal().msg.key == "error.hall.standby"
+    finally:
+        a.close()
+
+
+def test_an_active_server_whose_database_is_made_a_standby_under_it_steps_down(hall: Hall) -> None:
+    # As Patroni does to a primary that lost the hall's leadership: its peers are out of reach (a partition, or
+    # no server runs there), so only its database tells.
+    a = _serving(hall.a, hall.url_a, hall.b)
+    b = _serving(hall.b, hall.url_b, hall.a)
+    try:
+        assert (a.role, b.role) == (ACTIVE, STANDBY)
+        promote(hall.url_b)
+        b.step()
+        assert (b.role, b.epoch.epoch if b.epoch else None) == (ACTIVE, 2)
+        _follow(hall)
+        a.step()
+        assert (a.role, a.active_url, a.resources) == (STANDBY, hall.b.base, None)
+        assert a.refusal().msg.key == "error.hall.standby"
+    finally:
+        a.close()
+        b.close()

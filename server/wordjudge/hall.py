@@ -10,8 +10,11 @@ acknowledged, the standby has too). Each server names itself (``--public-url``) 
 - A server becoming active adds an **epoch** row naming itself to ``hall_servers``, the hall's history (one row
   per takeover), before it adjudicates anything. The row is replicated with the log.
 - A server that learns from a peer (its ``/api/health``) that another server is active at a later epoch is
-  **fenced**: it stops adjudicating for good and names the active one. Its database cannot acknowledge a record
-  either: its synchronous standby no longer follows it, so every commit there waits for ever.
+  **fenced**: it stops adjudicating and names the active one. Its database cannot acknowledge a record either:
+  its synchronous standby no longer follows it, so every commit there waits for ever. Once its database is made
+  to follow the active one's (pg_rewind or a fresh copy, by the TD or by Patroni), it is a standby again.
+- An active server whose database is made a standby under it (Patroni demotes a primary that lost the hall's
+  leadership in etcd) steps down to **standby**.
 
 The server identity devices pair with is the hall's (the first epoch's, taken from the first server's data
 folder): every server of the hall is the same server to a device, which follows whichever is active.

@@ -6,10 +6,12 @@ A server alone (no peers) is active from its start, as it always was. In a hall 
 - its database a standby: **standby**, with no resources (no audit writer, no access store): every request
   but health is refused with :class:`~wordjudge.errors.NotActive`, naming the active server; :meth:`Serving.step`
   sees the database promoted and makes it active (resources opened and verified, a new epoch added);
-- a peer active at a later epoch than its own: **fenced**, for good;
+- a peer active at a later epoch than its own: **fenced**: it adjudicates nothing until its database follows
+  the active one's (made a standby again, by pg_rewind or a fresh copy), and is then a standby;
 - else **active**: its resources opened, its epoch added. While active, :meth:`Serving.step` asks the peers
-  and steps down (fenced) when one says it took over, and tells the TD (an alert, a health warning) when no
-  synchronous standby follows: the verdicts then live on this machine only.
+  and steps down (fenced) when one says it took over, steps down to standby when its database was made a
+  standby under it (Patroni demotes a primary that lost the hall's leadership), and tells the TD (an alert, a
+  health warning) when no synchronous standby follows: the verdicts then live on this machine only.
 
 Nothing here imports the web framework.
 """
@@ -106,6 +108,8 @@ class Serving:
                 self._step_standby(database)
             elif self.role == ACTIVE:
                 self._step_active(database)
+            else:
+                self._step_fenced(database)
         except _LOOK_FAILURES as exc:
             log.warning("the hall could not be checked (%s): trying again", exc)
 
@@ -197,6 +201,13 @@ class Serving:
         if ahead is not None:
             self._fence(ahead)
             return
+        where = self._place(database)
+        if where.standby:
+            # Demoted under it (Patroni, its leader key lost): nothing can be committed here any more.
+            log.error("this server's database was made a standby: serving as the hall's standby")
+            self._step_down(STANDBY, self._active_in(where.latest))
+            self.epoch = where.latest
+            return
         alone = hall.alone(hall.replicas(database))
         if alone and not self.alone:
             log.warning("no synchronous standby follows this server: the verdicts now live on this machine only")
@@ -207,13 +218,29 @@ class Serving:
             log.info("a synchronous standby follows this server again")
         self.alone = alone
 
+    def _step_fenced(self, database: str) -> None:
+        where = self._place(database)
+        if where.standby:
+            # Rewound or copied afresh: it now holds only what the active server's database holds, and follows it.
+            log.warning("this server's database now follows the active server's: serving as the hall's standby")
+            self.epoch = where.latest
+            self._be(STANDBY, self._active_in(where.latest) or self.active_url)
+
+    def _active_in(self, latest: Epoch | None) -> str | None:
+        """The active server by a database's latest epoch: never this one (it is not active)."""
+        return latest.server_url if latest is not None and latest.server_url != self.own_url else None
+
     def _fence(self, ahead: PeerSays) -> None:
         log.error(
-            "%s took over as the active server (epoch %s): this server never adjudicates again", ahead.url, ahead.epoch
-        )
+            "%s took over as the active server (epoch %s): this server adjudicates nothing until its database "
+            "follows the active server's", ahead.url, ahead.epoch,
+        )  # fmt: skip
+        self._step_down(FENCED, ahead.url)
+
+    def _step_down(self, role: str, active_url: str | None) -> None:
         with self._lock:
             resources, self.resources = self.resources, None
-            self._be(FENCED, ahead.url)
+            self._be(role, active_url)
         if resources is not None:
             # In a thread of its own: a commit waiting for a standby that is gone may never end.
             threading.Thread(target=resources.close, name="fenced resources", daemon=True).start()
