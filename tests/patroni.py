@@ -1,11 +1,14 @@
 """A hall run by Patroni on loopback, for the tests and the failover benchmark: a three-member etcd and two
-Patroni nodes, each managing its own PostgreSQL, made from ``deploy/patroni/patroni.yml`` (the file a hall's
-machines use) with only the addresses, folders and passwords of this machine put in.
+Patroni nodes, each managing its own PostgreSQL, made from the files a hall's machines use (``deploy/patroni/``):
+``patroni.yml`` as it is, and the variables of ``patroni.env`` and ``etcd.env`` (every one of them, and only
+those) given this machine's loopback addresses, ports and passwords. Only what a test must move elsewhere is
+changed in the YAML: the data folder, the password file and the socket's folder, into the test's own folder.
 
-Debian's packages: ``patroni`` (and ``python3-etcd``, which it needs for etcd) and ``etcd-server``; the nodes
-run as the ``postgres`` system user under root, as the clusters of :mod:`tests.postgres` do, in a folder of
-:func:`tests.postgres.cluster_folder`. Without the packages a test that needs them is skipped, saying how to
-install them (it fails instead in CI, where ``.ci/check`` installs them).
+Patroni is PyPI's, at the version ``deploy/patroni/requirements.lock`` pins, in a venv on Debian's python3 at
+``/opt/wordjudge-patroni`` (as deploy/hall.md installs it; the ``postgres`` user can run it there); etcd is
+Debian's (``etcd-server``). The nodes run as the ``postgres`` system user under root, as the clusters of
+:mod:`tests.postgres` do, in a folder of :func:`tests.postgres.cluster_folder`. Without them a test that needs
+them is skipped, saying how to install them (it fails instead in CI, where ``.ci/check`` installs them).
 """
 
 from __future__ import annotations
@@ -27,20 +30,35 @@ from .helpers import free_port
 from .postgres import Cluster, _environment, _owner_ids, _quit
 
 ROOT = Path(__file__).resolve().parent.parent
-TEMPLATE = ROOT / "deploy" / "patroni" / "patroni.yml"
-PATRONI = "/usr/bin/patroni"  # Debian's: it runs on Debian's python3, which has its modules (python3-etcd...)
+DEPLOY = ROOT / "deploy" / "patroni"
+TEMPLATE = DEPLOY / "patroni.yml"
+VENV = Path("/opt/wordjudge-patroni")
+# Another Patroni to try the tests with (Debian's /usr/bin/patroni, say); its version is then not checked.
+OTHER_PATRONI = os.environ.get("WORDJUDGE_TEST_PATRONI")
+PATRONI = OTHER_PATRONI or str(VENV / "bin" / "patroni")
 ETCD = "/usr/bin/etcd"
-MISSING = "Patroni or etcd is not installed: apt-get install patroni python3-etcd etcd-server (.ci/check does)"
+MISSING = (
+    f"Patroni or etcd is not installed: apt-get install etcd-server; /usr/bin/python3 -m venv {VENV}; "
+    f"{VENV}/bin/pip install --require-hashes -r deploy/patroni/requirements.lock (.ci/check does both)"
+)
 SUPERUSER = "postgres"
 MEMBERS = 3  # the hall's etcd: two machines and the TD's laptop
 
 
 def installed() -> bool:
-    """Whether Debian's Patroni (with its etcd client) and etcd are here."""
+    """Whether the Patroni of ``deploy/patroni/requirements.lock`` and Debian's etcd are here."""
     if not (Path(PATRONI).exists() and Path(ETCD).exists()):
         return False
-    found = subprocess.run(["/usr/bin/python3", "-c", "import etcd, patroni"], capture_output=True, check=False)
-    return found.returncode == 0
+    found = subprocess.run([PATRONI, "--version"], capture_output=True, text=True, check=False)
+    return found.returncode == 0 and (OTHER_PATRONI is not None or found.stdout.split()[-1:] == [pinned_version()])
+
+
+def pinned_version() -> str:
+    """The Patroni version deploy/patroni/requirements.lock pins."""
+    for line in (DEPLOY / "requirements.lock").read_text().splitlines():
+        if line.startswith("patroni"):
+            return line.split("==", 1)[1].split()[0]
+    raise AssertionError("deploy/patroni/requirements.lock pins no patroni")
 
 
 @dataclass
@@ -88,6 +106,7 @@ class PatroniHall:
     etcd: list[subprocess.Popen[bytes]] = field(default_factory=list)
     etcd_ports: list[int] = field(default_factory=list)
     nodes: dict[str, Node] = field(default_factory=dict)
+    frozen: list[int] = field(default_factory=list)  # the processes of a PostgreSQL frozen by freeze()
 
     # -- etcd ---------------------------------------------------------------------------------------------
 
@@ -97,19 +116,20 @@ class PatroniHall:
         self.etcd_ports = [free_port() for _ in range(MEMBERS)]
         initial = ",".join(f"e{n}=http://127.0.0.1:{port}" for n, port in enumerate(peers))
         for n, (peer, client) in enumerate(zip(peers, self.etcd_ports, strict=True)):
-            data = self.folder / f"etcd{n}"
-            log = (self.folder / f"etcd{n}.log").open("wb")
-            self.etcd.append(subprocess.Popen(
-                [ETCD, "--name", f"e{n}", "--data-dir", str(data),
-                 "--listen-client-urls", f"http://127.0.0.1:{client}",
-                 "--advertise-client-urls", f"http://127.0.0.1:{client}",
-                 "--listen-peer-urls", f"http://127.0.0.1:{peer}",
-                 "--initial-advertise-peer-urls", f"http://127.0.0.1:{peer}",
-                 "--initial-cluster", initial, "--initial-cluster-state", "new",
-                 "--initial-cluster-token", self.folder.name],
-                stdout=log, stderr=subprocess.STDOUT,
-            ))  # fmt: skip
-            log.close()
+            settings = {
+                "ETCD_NAME": f"e{n}",
+                "ETCD_DATA_DIR": str(self.folder / f"etcd{n}"),
+                "ETCD_LISTEN_PEER_URLS": f"http://127.0.0.1:{peer}",
+                "ETCD_INITIAL_ADVERTISE_PEER_URLS": f"http://127.0.0.1:{peer}",
+                "ETCD_LISTEN_CLIENT_URLS": f"http://127.0.0.1:{client}",
+                "ETCD_ADVERTISE_CLIENT_URLS": f"http://127.0.0.1:{client}",
+                "ETCD_INITIAL_CLUSTER": initial,
+                "ETCD_INITIAL_CLUSTER_STATE": "new",
+                "ETCD_INITIAL_CLUSTER_TOKEN": self.folder.name,
+            }
+            environment = {**_environment(), **_as_deployed(DEPLOY / "etcd.env", settings)}
+            with (self.folder / f"etcd{n}.log").open("wb") as log:
+                self.etcd.append(subprocess.Popen([ETCD], env=environment, stdout=log, stderr=subprocess.STDOUT))
         deadline = time.monotonic() + 30
         for port in self.etcd_ports:
             while True:
@@ -132,25 +152,28 @@ class PatroniHall:
         return self.nodes[name]
 
     def configuration(self, node: Node) -> dict[str, Any]:
-        """``deploy/patroni/patroni.yml`` with this machine's addresses, folders and passwords put in."""
+        """``deploy/patroni/patroni.yml`` with the folders moved into the test's (the socket's too)."""
         config: dict[str, Any] = yaml.safe_load(TEMPLATE.read_text())
-        folder, port = node.cluster.folder, node.cluster.port
-        config["scope"] = f"hall-{self.folder.name}"
-        config["name"] = node.name
-        config["restapi"] = {"listen": f"127.0.0.1:{node.api_port}", "connect_address": f"127.0.0.1:{node.api_port}"}
-        config["etcd3"] = {"hosts": [f"127.0.0.1:{port}" for port in self.etcd_ports]}
+        folder = node.cluster.folder
         postgresql = config["postgresql"]
-        postgresql.update(
-            listen=f"127.0.0.1:{port}", connect_address=f"127.0.0.1:{port}", data_dir=str(node.cluster.data_dir),
-            bin_dir=str(self.bin_dir), pgpass=str(folder / "pgpass"),
-        )  # fmt: skip
-        for role in ("superuser", "replication", "rewind"):
-            postgresql["authentication"][role]["password"] = self.password
+        postgresql.update(data_dir=str(node.cluster.data_dir), bin_dir=str(self.bin_dir), pgpass=str(folder / "pgpass"))
         postgresql["parameters"]["unix_socket_directories"] = str(folder)
-        postgresql["pg_hba"] = [line.replace("peer", "trust") for line in postgresql["pg_hba"]]
-        config["bootstrap"]["pg_hba"] = postgresql["pg_hba"]
-        config["log"] = {"level": "INFO"}
         return config
+
+    def environment(self, node: Node) -> dict[str, str]:
+        """The variables of ``deploy/patroni/patroni.env``, for ``node`` on loopback."""
+        api, port = f"127.0.0.1:{node.api_port}", node.cluster.port
+        return _as_deployed(DEPLOY / "patroni.env", {
+            "PATRONI_NAME": node.name,
+            "PATRONI_RESTAPI_LISTEN": api,
+            "PATRONI_RESTAPI_CONNECT_ADDRESS": api,
+            "PATRONI_POSTGRESQL_LISTEN": f"127.0.0.1:{port}",
+            "PATRONI_POSTGRESQL_CONNECT_ADDRESS": f"127.0.0.1:{port}",
+            "PATRONI_ETCD3_HOSTS": ",".join(f"'127.0.0.1:{client}'" for client in self.etcd_ports),
+            "PATRONI_SUPERUSER_PASSWORD": self.password,
+            "PATRONI_REPLICATION_PASSWORD": self.password,
+            "PATRONI_REWIND_PASSWORD": self.password,
+        })  # fmt: skip
 
     def start(self, name: str) -> Node:
         """Start the Patroni of ``name`` (it bootstraps, clones or rewinds its PostgreSQL as it sees fit)."""
@@ -159,7 +182,7 @@ class PatroniHall:
         path.write_text(yaml.safe_dump(self.configuration(node)))
         os.chown(path, *_owner_ids())
         uid, gid = _owner_ids()
-        environment = {**_environment(), "HOME": str(node.cluster.folder)}
+        environment = {**_environment(), "HOME": str(node.cluster.folder), **self.environment(node)}
         with (node.cluster.folder / "patroni.log").open("ab") as log:
             node.process = subprocess.Popen(
                 [PATRONI, str(path)], cwd=node.cluster.folder, env=environment, stdout=log, stderr=subprocess.STDOUT,
@@ -204,8 +227,26 @@ class PatroniHall:
         while node.cluster.running() and time.monotonic() < deadline:
             time.sleep(0.05)
 
+    def freeze(self, name: str) -> None:
+        """Freeze ``name``'s PostgreSQL mid-write (SIGSTOP of its postmaster and every child: what a disk that
+        stops answering does); its Patroni lives on, as it would, its loop hanging on its queries."""
+        postmaster = self.nodes[name].postmaster()
+        assert postmaster is not None, f"{name}'s PostgreSQL is not running"
+        children = subprocess.run(["pgrep", "-P", str(postmaster)], capture_output=True, text=True, check=False)
+        self.frozen = [postmaster, *map(int, children.stdout.split())]
+        for pid in self.frozen:
+            os.kill(pid, signal.SIGSTOP)
+
+    def thaw(self) -> None:
+        """Let the frozen PostgreSQL go on (the disk answers again)."""
+        for pid in self.frozen:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
+        self.frozen = []
+
     def close(self) -> None:
         """Stop everything at once: the nodes, their PostgreSQL, the etcd members."""
+        self.thaw()
         for node in self.nodes.values():
             if node.process is not None and node.process.poll() is None:
                 node.process.kill()
@@ -214,6 +255,14 @@ class PatroniHall:
         for member in self.etcd:
             member.kill()
             member.wait(timeout=10)
+
+
+def _as_deployed(example: Path, settings: dict[str, str]) -> dict[str, str]:
+    """``settings``, checked to be exactly the variables the deployed ``example`` file sets: a variable added there
+    is one the tests must set too, and one set here must be one a machine sets."""
+    deployed = {line.split("=", 1)[0] for line in example.read_text().splitlines() if line and line[0] != "#"}
+    assert deployed == set(settings), f"{example.name} sets {sorted(deployed)}; the tests set {sorted(settings)}"
+    return settings
 
 
 def start_hall(folder: Path, bin_dir: Path) -> PatroniHall:

@@ -10,6 +10,7 @@ import os
 import shutil
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,10 @@ pytestmark = [
 ]
 
 FAILOVER_LIMIT = 30  # seconds from the death to the first verdict: the issue's limit for the automatic way
+# A hung machine's Patroni does not give its key up; the key lapses (20 s), then the standby's Patroni waits
+# for the hung one's REST API to time out. The benchmark measured 25 s (docs/failover.md); this bound only
+# keeps a test that never fails over from running for ever.
+HUNG_LIMIT = 45
 SETTLE = 30  # seconds for what Patroni does in its loop (every second): a rejoin, a synchronous standby again
 
 
@@ -79,9 +84,19 @@ def patroni_hall(postgres_bin_dir: Path) -> Iterator[PatroniHall]:
         remove_folder(folder)
 
 
-def test_patroni_fails_over_by_itself_with_nothing_lost_and_the_hall_outlives_its_standby(
-    patroni_hall: PatroniHall, tmp_path: Path, compiled_demo: Path
-) -> None:
+@dataclass
+class Served:
+    """The hall's two servers (``a`` active, ``b`` standby, started), their databases' URLs and four kiosks."""
+
+    a: LiveServer
+    b: LiveServer
+    url_a: str
+    url_b: str
+    tokens: list[str]
+
+
+@pytest.fixture
+def served(patroni_hall: PatroniHall, tmp_path: Path, compiled_demo: Path) -> Iterator[Served]:
     node_a, node_b = patroni_hall.nodes["a"], patroni_hall.nodes["b"]
     node_a.cluster.create_database("hall")
     url_a, url_b = node_a.cluster.url("hall"), node_b.cluster.url("hall")
@@ -97,69 +112,124 @@ def test_patroni_fails_over_by_itself_with_nothing_lost_and_the_hall_outlives_it
         a.start()
         b.start()
         tokens = []
-        for kiosk in range(4):
+        for kiosk in range(4):  # each may challenge 6 times a minute
             added = run("device", "add", f"kiosk {kiosk}", "--role", "kiosk", "--data-dir", a.data_dir,
                         "--database", url_a)  # fmt: skip
             assert added.exit_code == 0, added.output
             tokens.append(added.stdout.strip())
-        acknowledged: dict[str, tuple[str, dict[str, Any]]] = {}
-        for number in range(8):
-            token, words = tokens[number % 4], "cat dog" if number % 3 else "cat zzxq"
-            response = _challenge(a.base, token, f"before-{number}", words)
-            assert response.status_code == 201, response.text
-            acknowledged[f"before-{number}"] = (token, response.json())
-        docket = acknowledged["before-7"][1]
-        printed = HeadMark(int(docket["id"]), str(docket["hash"])[:HEAD_HEX], "a docket printed before the failover")
         assert _hall_says(a)["hall"]["role"] == ACTIVE
         assert (_hall_says(b)["state"], _hall_says(b)["hall"]["active_url"]) == (STANDBY, a.base)
-
-        # The active machine dies. Nobody acts: Patroni promotes the synchronous standby once the leader key
-        # lapses, and its server takes over.
-        patroni_hall.kill("a")
-        assert a.process is not None
-        a.process.kill()
-        a.process.communicate(timeout=10)
-        a.process = None
-        died = time.monotonic()
-        while (response := _challenge(b.base, tokens[0], "after-failover")).status_code != 201:
-            assert response.status_code == 503, response.text
-            assert time.monotonic() - died < FAILOVER_LIMIT, f"no verdict {FAILOVER_LIMIT} s after the death"
-            time.sleep(0.2)
-        assert _hall_says(b)["hall"]["epoch"] == 2
-        _until("health warns that no standby follows", lambda: _hall_says(b)["hall"]["alone"], 10)
-        _until("the TD is alerted", lambda: _alerts(b.data_dir, url_b) == 1, 10)
-        for request_id, (token, view) in acknowledged.items():
-            retried = _challenge(b.base, token, request_id, " ".join(str(word) for word in view["words"]))
-            assert retried.status_code == 200, retried.text
-            assert (retried.json()["id"], retried.json()["verdict"], retried.json()["replayed"]) == (
-                view["id"], view["verdict"], True,
-            )  # fmt: skip
-        log = open_log(b.data_dir, url_b)
-        try:
-            ids = [record.request_id for record in log.find(RecordFilter(), limit=1000)]
-            verification = log.verify([printed])
-        finally:
-            log.close()
-        assert sorted(ids) == sorted([*acknowledged, "after-failover"])  # none lost, none twice
-        assert verification.ok, verification
-
-        # The old machine comes back: Patroni rewinds its PostgreSQL into the new primary's standby, the
-        # synchronous standby is asked for again by itself, and its server serves as the standby.
-        patroni_hall.start("a")
-        patroni_hall.wait("a", "sync", timeout=SETTLE)
-        _until("health says a standby follows again", lambda: _hall_says(b)["hall"]["alone"] is False, SETTLE)
-        a.start()
-        assert (_hall_says(a)["state"], _hall_says(a)["hall"]["active_url"]) == (STANDBY, b.base)
-        refused = _challenge(a.base, tokens[1], "on-the-old-machine")
-        assert (refused.status_code, refused.json()["code"]) == (503, "not_active")
-
-        # The standby dies: the hall goes on (Patroni stops waiting for it), and the TD is told at once.
-        patroni_hall.kill("a")
-        response = _challenge(b.base, tokens[1], "standby-dead")
-        assert response.status_code == 201, response.text
-        _until("the TD is alerted again", lambda: _alerts(b.data_dir, url_b) == 2, 10)
-        assert any("this machine only" in warning for warning in _hall_says(b)["warnings"])
+        yield Served(a, b, url_a, url_b, tokens)
     finally:
+        patroni_hall.thaw()  # a server waiting on a frozen PostgreSQL cannot stop
         for server in (a, b):
             if server.process is not None and server.process.poll() is None:
                 server.stop()
+
+
+Acknowledged = dict[str, tuple[str, dict[str, Any]]]  # request id: the kiosk's token, the verdict it was shown
+
+
+def _adjudicate(served: Served, count: int) -> Acknowledged:
+    acknowledged: Acknowledged = {}
+    for number in range(count):
+        token, words = served.tokens[number % 4], "cat dog" if number % 3 else "cat zzxq"
+        response = _challenge(served.a.base, token, f"before-{number}", words)
+        assert response.status_code == 201, response.text
+        acknowledged[f"before-{number}"] = (token, response.json())
+    return acknowledged
+
+
+def _first_verdict_on(server: LiveServer, token: str, request_id: str, limit: float) -> float:
+    """Challenge ``server`` until it gives a verdict (it refuses, 503, until it took over); return the seconds."""
+    began = time.monotonic()
+    while (response := _challenge(server.base, token, request_id)).status_code != 201:
+        assert response.status_code == 503, response.text
+        assert time.monotonic() - began < limit, f"no verdict {limit} s after the death"
+        time.sleep(0.2)
+    return time.monotonic() - began
+
+
+def _all_there_once(served: Served, acknowledged: Acknowledged, printed: HeadMark, *more: str) -> None:
+    """Every acknowledged request settles on ``b`` as it was; the log holds each once, and verifies."""
+    for request_id, (token, view) in acknowledged.items():
+        retried = _challenge(served.b.base, token, request_id, " ".join(str(word) for word in view["words"]))
+        assert retried.status_code == 200, retried.text
+        assert (retried.json()["id"], retried.json()["verdict"], retried.json()["replayed"]) == (
+            view["id"], view["verdict"], True,
+        )  # fmt: skip
+    log = open_log(served.b.data_dir, served.url_b)
+    try:
+        ids = [record.request_id for record in log.find(RecordFilter(), limit=1000)]
+        verification = log.verify([printed])
+    finally:
+        log.close()
+    assert sorted(ids) == sorted([*acknowledged, *more])  # none lost, none twice
+    assert verification.ok, verification
+
+
+def _printed(acknowledged: Acknowledged, request_id: str) -> HeadMark:
+    docket = acknowledged[request_id][1]
+    return HeadMark(int(docket["id"]), str(docket["hash"])[:HEAD_HEX], "a docket printed before the failover")
+
+
+def test_patroni_fails_over_by_itself_with_nothing_lost_and_the_hall_outlives_its_standby(
+    patroni_hall: PatroniHall, served: Served
+) -> None:
+    a, b, tokens = served.a, served.b, served.tokens
+    acknowledged = _adjudicate(served, 8)
+
+    # The active machine dies. Nobody acts: Patroni promotes the synchronous standby once the leader key
+    # lapses, and its server takes over.
+    patroni_hall.kill("a")
+    assert a.process is not None
+    a.process.kill()
+    a.process.communicate(timeout=10)
+    a.process = None
+    _first_verdict_on(b, tokens[0], "after-failover", FAILOVER_LIMIT)
+    assert _hall_says(b)["hall"]["epoch"] == 2
+    _until("health warns that no standby follows", lambda: _hall_says(b)["hall"]["alone"], 10)
+    _until("the TD is alerted", lambda: _alerts(b.data_dir, served.url_b) == 1, 10)
+    _all_there_once(served, acknowledged, _printed(acknowledged, "before-7"), "after-failover")
+
+    # The old machine comes back: Patroni rewinds its PostgreSQL into the new primary's standby, the
+    # synchronous standby is asked for again by itself, and its server serves as the standby.
+    patroni_hall.start("a")
+    patroni_hall.wait("a", "sync", timeout=SETTLE)
+    _until("health says a standby follows again", lambda: _hall_says(b)["hall"]["alone"] is False, SETTLE)
+    a.start()
+    assert (_hall_says(a)["state"], _hall_says(a)["hall"]["active_url"]) == (STANDBY, b.base)
+    refused = _challenge(a.base, tokens[1], "on-the-old-machine")
+    assert (refused.status_code, refused.json()["code"]) == (503, "not_active")
+
+    # The standby dies: the hall goes on (Patroni stops waiting for it), and the TD is told at once.
+    patroni_hall.kill("a")
+    response = _challenge(b.base, tokens[1], "standby-dead")
+    assert response.status_code == 201, response.text
+    _until("the TD is alerted again", lambda: _alerts(b.data_dir, served.url_b) == 2, 10)
+    assert any("this machine only" in warning for warning in _hall_says(b)["warnings"])
+
+
+def test_a_hung_active_machine_that_wakes_after_the_failover_takes_nothing_back(
+    patroni_hall: PatroniHall, served: Served
+) -> None:
+    # Its disk stops answering mid-write: its PostgreSQL hangs, and so do its Patroni's queries and its server's
+    # commits; nothing there is dead. Debian's Patroni 3.0.2 failed this: woken, it overwrote the new leader's
+    # key, the new primary demoted itself, and the verdicts given there were lost (patroni/patroni#2689).
+    a, b, tokens = served.a, served.b, served.tokens
+    acknowledged = _adjudicate(served, 4)
+    patroni_hall.freeze("a")
+    _first_verdict_on(b, tokens[0], "after-failover", HUNG_LIMIT)
+    after = [f"after-failover-{n}" for n in range(3)]
+    for request_id in after:
+        assert _challenge(b.base, tokens[1 + after.index(request_id)], request_id).status_code == 201
+
+    # The disk answers again: the old machine's Patroni learns it lost the key and demotes its PostgreSQL; the
+    # hall stays on b, and the old server adjudicates nothing.
+    patroni_hall.thaw()
+    _until("the old machine follows the new one", lambda: patroni_hall.nodes["a"].says("replica"), SETTLE)
+    assert patroni_hall.nodes["b"].says("primary")
+    woken = _challenge(a.base, tokens[2], "on-the-woken-machine")
+    assert (woken.status_code, woken.json()["code"]) == (503, "not_active")
+    assert _challenge(b.base, tokens[3], "after-waking").status_code == 201
+    _all_there_once(served, acknowledged, _printed(acknowledged, "before-3"), "after-failover", *after, "after-waking")

@@ -1,12 +1,12 @@
 """A hall's failover under load (issue 21, item 2): 40 simulated kiosks, two machines on loopback, the active one
-dies, the TD promotes the standby. Prints the failover table (docs/failover.md).
+dies; the TD promotes the standby, or Patroni does. Prints the failover table (docs/failover.md).
 
 Run from the repository root as root or a user who can run Debian's PostgreSQL (not part of the test suite):
 
-    .venv/bin/python -m tests.bench.failover [--kiosks 40] [--before 8] [--markdown FILE]
+    .venv/bin/python -m tests.bench.failover [--kiosks 40] [--before 8] [--way td|patroni|both] [--markdown FILE]
 
-Each scenario starts afresh: a primary cluster and its synchronous standby (``synchronous_standby_names = '*'``,
-``synchronous_commit = on``, fsync on), ``wordjudge serve`` on each (``--peers`` naming the other), and
+Each scenario starts afresh: a primary cluster and its synchronous standby (``synchronous_commit = on``, fsync
+on), ``wordjudge serve`` on each (``--peers`` naming the other), and
 ``--kiosks`` kiosks that challenge without pause. A kiosk is what kiosk.js does when its server fails it: the same
 request id is sent again, to the active server the refusal names (503 ``not_active``), or to the next server of
 the hall when there is no answer, until a verdict comes; then the next challenge. Scenarios:
@@ -16,8 +16,16 @@ the hall when there is no answer, until a verdict comes; then the next challenge
   that stops answering does), then the TD unplugs the machine (kill -9 of its server); its PostgreSQL is let go
   again (SIGCONT) after the takeover, and must acknowledge nothing.
 
-The TD's promotion (``wordjudge standby promote --yes``) is run as soon as the machine is dead: "seconds to the
-first verdict" counts from the death, the TD's reaction time not included (add it). Afterwards the new active
+Two ways to fail over:
+
+- **td**: two clusters made by hand (``synchronous_standby_names = '*'``, as deploy/hall.md), and the TD's
+  promotion (``wordjudge standby promote --yes``) run as soon as the machine is dead: "seconds to the first
+  verdict" counts from the death, the TD's reaction time not included (add it);
+- **patroni**: deploy/patroni/patroni.yml on loopback (tests/patroni.py: a three-member etcd, Patroni on each
+  machine), and nobody acts. kill -9 takes Patroni down with the machine; a hung disk freezes only PostgreSQL,
+  and the machine's Patroni and server live on, as they would.
+
+Afterwards the new active
 server's log is read: every acknowledged verdict must be there once (lost: acknowledged and missing; twice: a
 request id recorded more than once), the chain must verify, and the docket heads printed before the death
 (the last verdict each kiosk got) must check.
@@ -38,8 +46,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx2 as httpx
+import psycopg
 
-from tests import postgres
+from tests import patroni, postgres
+from tests.patroni import PatroniHall
 from wordjudge.access import ACCESS_FILE, AccessStore
 from wordjudge.audit import open_log
 from wordjudge.auth import Role
@@ -96,13 +106,15 @@ class Machine:
     url: str
     base: str
     env: dict[str, str]
-    server: subprocess.Popen[str] | None = None
+    server: subprocess.Popen[bytes] | None = None
 
     def start_server(self, peer: str) -> None:
         command = [str(Path(sys.executable).with_name("wordjudge")), "serve", "--port", self.base.rsplit(":", 1)[1],
                    "--public-url", self.base, "--peers", peer]  # fmt: skip
-        self.server = subprocess.Popen(command, env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                       text=True)  # fmt: skip
+        # Its output in a file, never a pipe nobody reads: a server that logs every second must not block on it.
+        log = self.data_dir.parent / f"{self.data_dir.name}.log"
+        with log.open("a") as output:
+            self.server = subprocess.Popen(command, env=self.env, stdout=output, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 30
         while True:
             try:
@@ -110,13 +122,13 @@ class Machine:
                 return
             except httpx.TransportError:
                 if self.server.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"{self.base} did not start: {self.server.communicate()[1]}") from None
+                    raise RuntimeError(f"{self.base} did not start: {log.read_text()[-2000:]}") from None
                 time.sleep(0.1)
 
     def kill_server(self) -> None:
         if self.server is not None:
             self.server.kill()
-            self.server.communicate(timeout=10)
+            self.server.wait(timeout=10)
             self.server = None
 
     def postgres_pids(self) -> list[int]:
@@ -125,12 +137,17 @@ class Machine:
         return [postmaster, *map(int, children)]
 
 
-def _hall(work: Path, kiosks: int) -> tuple[Machine, Machine, list[str]]:
+def _bin_dir() -> Path:
     bin_dir = postgres.find_bin_dir()
     if bin_dir is None:
         sys.exit(postgres.MISSING)
-    primary = postgres.start_cluster(work / "pg-a", bin_dir=bin_dir)
-    name = primary.create_database("hall")
+    return bin_dir
+
+
+def _clusters_by_hand(work: Path) -> tuple[postgres.Cluster, postgres.Cluster]:
+    """The TD's way (deploy/hall.md): a primary asking for a synchronous standby, and its standby."""
+    primary = postgres.start_cluster(work / "pg-a", bin_dir=_bin_dir())
+    primary.create_database("hall")
     with primary.connect() as admin:
         admin.execute("ALTER SYSTEM SET synchronous_standby_names = '*'")
         # As deploy/hall.md says: a standby whose primary died retries its stream every 5 s by default, and a
@@ -144,6 +161,20 @@ def _hall(work: Path, kiosks: int) -> tuple[Machine, Machine, list[str]]:
             if time.monotonic() > deadline:
                 sys.exit("the standby did not stream synchronously")
             time.sleep(0.1)
+    return primary, standby
+
+
+def _hall(way: str, work: Path, kiosks: int) -> tuple[Machine, Machine, list[str], PatroniHall | None]:
+    managed: PatroniHall | None = None
+    if way == "patroni":
+        if not patroni.installed():
+            sys.exit(patroni.MISSING)
+        managed = patroni.start_hall(work, _bin_dir())
+        primary, standby = managed.nodes["a"].cluster, managed.nodes["b"].cluster
+        primary.create_database("hall")
+    else:
+        primary, standby = _clusters_by_hand(work)
+    name = "hall"
     machines: list[Machine] = []
     for label, cluster in (("a", primary), ("b", standby)):
         data_dir = work / f"data-{label}"
@@ -164,11 +195,22 @@ def _hall(work: Path, kiosks: int) -> tuple[Machine, Machine, list[str]]:
     access.close()
     a.start_server(b.base)
     b.start_server(a.base)
-    return a, b, tokens
+    return a, b, tokens, managed
 
 
-async def _scenario(label: str, kiosks: int, before: float, work: Path) -> dict[str, object]:
-    a, b, tokens = _hall(work, kiosks)
+async def _scenario(way: str, label: str, kiosks: int, before: float, work: Path) -> dict[str, object]:
+    a, b, tokens, managed = _hall(way, work, kiosks)
+    try:
+        return await _fail_over(way, label, a, b, tokens, managed, before)
+    finally:
+        if managed is not None:
+            managed.close()
+
+
+async def _fail_over(
+    way: str, label: str, a: Machine, b: Machine, tokens: list[str], managed: PatroniHall | None, before: float
+) -> dict[str, object]:
+    kiosks = len(tokens)
     stop = asyncio.Event()
     simulated = [Kiosk(token, [a.base, b.base]) for token in tokens]
     limits = httpx.Limits(max_connections=kiosks * 2)
@@ -186,29 +228,35 @@ async def _scenario(label: str, kiosks: int, before: float, work: Path) -> dict[
             frozen = a.postgres_pids()
             for pid in frozen:
                 os.kill(pid, signal.SIGSTOP)
-            await asyncio.sleep(2)  # commits under way hang, as on a dead disk; then the TD unplugs the machine
-            a.kill_server()
+            died = time.monotonic()
+            if managed is None:
+                await asyncio.sleep(2)  # commits under way hang, as on a dead disk; then the TD unplugs the machine
+                a.kill_server()
         else:
             a.kill_server()
+            if managed is not None:
+                managed.nodes["a"].process.kill()  # type: ignore[union-attr]  # started by start_hall
             for pid in a.postgres_pids():  # the postmaster and every child: a power cut
                 os.kill(pid, signal.SIGKILL)
-        died = time.monotonic()
-        promote = await asyncio.to_thread(
-            subprocess.run,
-            [str(Path(sys.executable).with_name("wordjudge")), "standby", "promote", "--yes", "--database", b.url],
-            env=b.env, capture_output=True, text=True,
-        )  # fmt: skip
-        promoted_in = time.monotonic() - died
-        if promote.returncode != 0:
-            raise RuntimeError(f"promote failed: {promote.stderr}")
+            died = time.monotonic()
+        promoted_in = None
+        if managed is None:
+            promote = await asyncio.to_thread(
+                subprocess.run,
+                [str(Path(sys.executable).with_name("wordjudge")), "standby", "promote", "--yes", "--database", b.url],
+                env=b.env, capture_output=True, text=True,
+            )  # fmt: skip
+            promoted_in = time.monotonic() - died
+            if promote.returncode != 0:
+                raise RuntimeError(f"promote failed: {promote.stderr}")
         # Counted from the new active server's answers: a verdict of the old one still on its way is not one.
         while not any(b.base in kiosk.first_from for kiosk in simulated):
-            if time.monotonic() - died > 60:
-                raise RuntimeError("no verdict within 60 s of the death")
+            if time.monotonic() - died > 90:
+                raise RuntimeError("no verdict within 90 s of the death")
             await asyncio.sleep(0.05)
         first_verdict = min(k.first_from[b.base] for k in simulated if b.base in k.first_from) - died
         all_back = float("nan")
-        while time.monotonic() - died < 60:
+        while time.monotonic() - died < 90:
             if all(b.base in kiosk.first_from for kiosk in simulated):
                 all_back = max(kiosk.first_from[b.base] for kiosk in simulated) - died
                 break
@@ -228,16 +276,14 @@ async def _scenario(label: str, kiosks: int, before: float, work: Path) -> dict[
     finally:
         log.close()
     if frozen:
-        time.sleep(2)
-        with a.cluster.connect("hall") as admin:  # what the old primary holds now that B has taken over
-            committed = {row[0] for row in admin.execute("SELECT request_id FROM records")}
-        old_acknowledged_after = len(committed - set(recorded))
+        old_acknowledged_after = len(_held(a.cluster) - set(recorded))
     b.kill_server()
+    a.kill_server()
     counts: dict[str, int] = {}
     for request_id in recorded:
         counts[request_id] = counts.get(request_id, 0) + 1
     return {
-        "scenario": label, "kiosks": kiosks, "acknowledged_before": acknowledged_before,
+        "way": "Patroni (automatic)" if managed is not None else "TD's promote", "scenario": label, "kiosks": kiosks, "acknowledged_before": acknowledged_before,
         "acknowledged": len(acknowledged), "lost": len(set(acknowledged) - set(counts)),
         "twice": sum(1 for n in counts.values() if n > 1),
         "recorded_unacknowledged": len(set(counts) - set(acknowledged)),
@@ -248,30 +294,55 @@ async def _scenario(label: str, kiosks: int, before: float, work: Path) -> dict[
     }  # fmt: skip
 
 
+def _held(cluster: postgres.Cluster) -> set[str]:
+    """The request ids the old primary holds, once it answers again (30 s at most: its Patroni may be
+    restarting it as a standby)."""
+    deadline = time.monotonic() + 30
+    while True:
+        time.sleep(2)
+        try:
+            with cluster.connect("hall") as admin:
+                return {row[0] for row in admin.execute("SELECT request_id FROM records")}
+        except psycopg.Error:
+            if time.monotonic() > deadline:
+                raise
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--kiosks", type=int, default=40)
     parser.add_argument("--before", type=float, default=8.0, help="seconds of challenges before the death")
+    parser.add_argument("--scenario", choices=("kill -9", "hung disk", "both"), default="both")
+    parser.add_argument("--way", choices=("td", "patroni", "both"), default="both", help="who fails over")
     parser.add_argument("--markdown", type=Path, help="also write the table to this file")
     args = parser.parse_args()
     rows = []
-    for label in ("kill -9", "hung disk"):
-        work = postgres.cluster_folder()
-        try:
-            rows.append(asyncio.run(_scenario(label, args.kiosks, args.before, work)))
-        finally:
-            postgres.stop_all(work, postgres.find_bin_dir() or Path("/usr/lib/postgresql/15/bin"))
-            shutil.rmtree(work, ignore_errors=True)
-        print(rows[-1], file=sys.stderr)
+    ways = ("td", "patroni") if args.way == "both" else (args.way,)
+    scenarios = ("kill -9", "hung disk") if args.scenario == "both" else (args.scenario,)
+    for way in ways:
+        for label in scenarios:
+            work = postgres.cluster_folder()
+            try:
+                rows.append(asyncio.run(_scenario(way, label, args.kiosks, args.before, work)))
+            except BaseException:
+                print(f"failed: the servers' logs are kept in {work}", file=sys.stderr)
+                raise
+            else:
+                shutil.rmtree(work, ignore_errors=True)
+            finally:
+                postgres.stop_all(work, _bin_dir())
+            print(rows[-1], file=sys.stderr)
     lines = [
-        "| scenario | kiosks | promote (s) | first verdict after the death (s) | every kiosk back (s) | acknowledged "
-        "| lost | recorded twice | recorded, not acknowledged | chain | docket heads | old primary's own records |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| failover | scenario | kiosks | promote (s) | first verdict after the death (s) | every kiosk back (s) "
+        "| acknowledged | lost | recorded twice | recorded, not acknowledged | chain | docket heads "
+        "| old primary's own records |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         old = "-" if r["old_primary_only"] is None else str(r["old_primary_only"])
+        promote = "-" if r["promote_s"] is None else f"{r['promote_s']:.2f}"
         lines.append(
-            f"| {r['scenario']} | {r['kiosks']} | {r['promote_s']:.2f} | {r['first_verdict_s']:.2f} "
+            f"| {r['way']} | {r['scenario']} | {r['kiosks']} | {promote} | {r['first_verdict_s']:.2f} "
             f"| {r['all_kiosks_s']:.2f} | {r['acknowledged']:,} | {r['lost']} | {r['twice']} "
             f"| {r['recorded_unacknowledged']} | {r['chain']} | {r['heads']} | {old} |"
         )
