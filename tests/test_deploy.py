@@ -193,3 +193,14 @@ def test_systemd_accepts_the_unit_and_rates_it_safe(tmp_path: Path) -> None:
     level = re.search(r"Overall exposure level for \S+: ([\d.]+) (\w+)", rated.stdout)
     assert level, rated.stdout + rated.stderr
     assert float(level.group(1)) <= 2.0, rated.stdout  # systemd's "OK" band
+
+
+@pytest.mark.skipif(
+    shutil.which("systemd-analyze") is None or not Path("/opt/wordjudge-patroni/bin/patroni").exists(),
+    reason="systemd-analyze or the hall's Patroni is not installed (.ci/check installs both, as root)",
+)
+def test_systemd_accepts_the_halls_patroni_unit() -> None:
+    unit = DEPLOY / "patroni" / "wordjudge-patroni.service"
+    verified = subprocess.run(["systemd-analyze", "verify", str(unit)], capture_output=True, text=True, timeout=60)
+    assert verified.returncode == 0, verified.stderr
+    assert verified.stderr.strip() == "", verified.stderr  # no warnings either

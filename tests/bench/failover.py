@@ -13,20 +13,20 @@ the hall when there is no answer, until a verdict comes; then the next challenge
 
 - **kill -9**: the active machine's PostgreSQL (postmaster) and server are killed at once;
 - **hung disk**: the active machine's PostgreSQL is frozen mid-write (SIGSTOP of all its processes: what a disk
-  that stops answering does), then the TD unplugs the machine (kill -9 of its server); its PostgreSQL is let go
-  again (SIGCONT) after the takeover, and must acknowledge nothing.
+  that stops answering does); the hall stops then, and the seconds count from it. In the TD's way the TD
+  unplugs the machine 2 s later (kill -9 of its server). Its PostgreSQL is let go again (SIGCONT) after the
+  takeover, and must hold nothing the new active server lacks.
 
 Two ways to fail over:
 
 - **td**: two clusters made by hand (``synchronous_standby_names = '*'``, as deploy/hall.md), and the TD's
-  promotion (``wordjudge standby promote --yes``) run as soon as the machine is dead: "seconds to the first
-  verdict" counts from the death, the TD's reaction time not included (add it);
+  promotion (``wordjudge standby promote --yes``) run as soon as the machine is dead (unplugged), the TD's
+  reaction time not counted (add it); "promote" is the command's own time;
 - **patroni**: deploy/patroni/patroni.yml on loopback (tests/patroni.py: a three-member etcd, Patroni on each
   machine), and nobody acts. kill -9 takes Patroni down with the machine; a hung disk freezes only PostgreSQL,
   and the machine's Patroni and server live on, as they would.
 
-Afterwards the new active
-server's log is read: every acknowledged verdict must be there once (lost: acknowledged and missing; twice: a
+Afterwards the new active server's log is read: every acknowledged verdict must be there once (lost: acknowledged and missing; twice: a
 request id recorded more than once), the chain must verify, and the docket heads printed before the death
 (the last verdict each kiosk got) must check.
 """
@@ -241,12 +241,13 @@ async def _fail_over(
             died = time.monotonic()
         promoted_in = None
         if managed is None:
+            asked = time.monotonic()
             promote = await asyncio.to_thread(
                 subprocess.run,
                 [str(Path(sys.executable).with_name("wordjudge")), "standby", "promote", "--yes", "--database", b.url],
                 env=b.env, capture_output=True, text=True,
             )  # fmt: skip
-            promoted_in = time.monotonic() - died
+            promoted_in = time.monotonic() - asked  # the command's own time
             if promote.returncode != 0:
                 raise RuntimeError(f"promote failed: {promote.stderr}")
         # Counted from the new active server's answers: a verdict of the old one still on its way is not one.
