@@ -12,7 +12,7 @@ import ssl
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -204,12 +204,13 @@ def wait_for_health(
             time.sleep(0.1)
 
 
-def serve_process(data_dir: Path, *extra: str) -> subprocess.Popen[str]:
-    """``wordjudge serve`` on ``data_dir`` with ``extra`` flags, its output (stdout and stderr) piped."""
+def serve_process(data_dir: Path, *extra: str, prefix: Sequence[str] = ()) -> subprocess.Popen[str]:
+    """``wordjudge serve`` on ``data_dir`` with ``extra`` flags, its output (stdout and stderr) piped; run by
+    ``prefix`` if given (``ip netns exec NAMESPACE``: on another machine of a lab)."""
     script = Path(sys.executable).with_name("wordjudge")
     env = {**os.environ, "WORDJUDGE_DATA_DIR": str(data_dir)}
     return subprocess.Popen(
-        [str(script), "serve", *extra], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        [*prefix, str(script), "serve", *extra], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
 
 
@@ -222,9 +223,10 @@ class LiveServer:
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.process: subprocess.Popen[str] | None = None
+        self.prefix: Sequence[str] = ()  # runs it elsewhere: see serve_process
 
     def start(self) -> None:
-        self.process = serve_process(self.data_dir, "--port", str(self.port), *self.extra)
+        self.process = serve_process(self.data_dir, "--port", str(self.port), *self.extra, prefix=self.prefix)
         wait_for_health(self.base, self.process)
 
     def stop(self) -> str:

@@ -27,6 +27,7 @@ import httpx2 as httpx
 import yaml  # type: ignore[import-untyped]  # PyYAML (a test tool, from the dev lock) ships no types
 
 from .helpers import free_port
+from .netlab import Lab
 from .postgres import Cluster, _environment, _owner_ids, _quit
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,6 +44,7 @@ MISSING = (
 )
 SUPERUSER = "postgres"
 MEMBERS = 3  # the hall's etcd: two machines and the TD's laptop
+ETCD_MACHINES = ("a", "b", "l")  # where each member runs, in a lab (l: the TD's laptop)
 
 
 def installed() -> bool:
@@ -73,7 +75,7 @@ class Node:
 
     @property
     def api(self) -> str:
-        return f"http://127.0.0.1:{self.api_port}"
+        return f"http://{self.cluster.host}:{self.api_port}"
 
     def says(self, check: str) -> bool:
         """Whether Patroni's REST API answers 200 to ``check`` (``primary``, ``sync``, ``replica``...)."""
@@ -98,10 +100,12 @@ class Node:
 
 @dataclass
 class PatroniHall:
-    """A three-member etcd and two Patroni nodes (``a``, ``b``), all on loopback, in ``folder``."""
+    """A three-member etcd and two Patroni nodes (``a``, ``b``), in ``folder``: all on loopback, or, given a
+    ``lab`` (its machines ``a``, ``b`` and ``l``, the TD's laptop), each on its own machine of the lab."""
 
     folder: Path
     bin_dir: Path
+    lab: Lab | None = None
     password: str = field(default_factory=lambda: secrets.token_urlsafe(18))
     etcd: list[subprocess.Popen[bytes]] = field(default_factory=list)
     etcd_ports: list[int] = field(default_factory=list)
@@ -114,27 +118,30 @@ class PatroniHall:
         """Start the three etcd members and wait until they answer."""
         peers = [free_port() for _ in range(MEMBERS)]
         self.etcd_ports = [free_port() for _ in range(MEMBERS)]
-        initial = ",".join(f"e{n}=http://127.0.0.1:{port}" for n, port in enumerate(peers))
+        hosts = [self.host(machine) for machine in ETCD_MACHINES]
+        initial = ",".join(f"e{n}=http://{hosts[n]}:{port}" for n, port in enumerate(peers))
         for n, (peer, client) in enumerate(zip(peers, self.etcd_ports, strict=True)):
+            host = hosts[n]
             settings = {
                 "ETCD_NAME": f"e{n}",
                 "ETCD_DATA_DIR": str(self.folder / f"etcd{n}"),
-                "ETCD_LISTEN_PEER_URLS": f"http://127.0.0.1:{peer}",
-                "ETCD_INITIAL_ADVERTISE_PEER_URLS": f"http://127.0.0.1:{peer}",
-                "ETCD_LISTEN_CLIENT_URLS": f"http://127.0.0.1:{client}",
-                "ETCD_ADVERTISE_CLIENT_URLS": f"http://127.0.0.1:{client}",
+                "ETCD_LISTEN_PEER_URLS": f"http://{host}:{peer}",
+                "ETCD_INITIAL_ADVERTISE_PEER_URLS": f"http://{host}:{peer}",
+                "ETCD_LISTEN_CLIENT_URLS": f"http://{host}:{client}",
+                "ETCD_ADVERTISE_CLIENT_URLS": f"http://{host}:{client}",
                 "ETCD_INITIAL_CLUSTER": initial,
                 "ETCD_INITIAL_CLUSTER_STATE": "new",
                 "ETCD_INITIAL_CLUSTER_TOKEN": self.folder.name,
             }
             environment = {**_environment(), **_as_deployed(DEPLOY / "etcd.env", settings)}
             with (self.folder / f"etcd{n}.log").open("wb") as log:
-                self.etcd.append(subprocess.Popen([ETCD], env=environment, stdout=log, stderr=subprocess.STDOUT))
+                command = self.on(ETCD_MACHINES[n], ETCD)
+                self.etcd.append(subprocess.Popen(command, env=environment, stdout=log, stderr=subprocess.STDOUT))
         deadline = time.monotonic() + 30
-        for port in self.etcd_ports:
+        for host, port in zip(hosts, self.etcd_ports, strict=True):
             while True:
                 with contextlib.suppress(httpx.HTTPError):
-                    if httpx.get(f"http://127.0.0.1:{port}/health", timeout=2).json().get("health") == "true":
+                    if httpx.get(f"http://{host}:{port}/health", timeout=2).json().get("health") == "true":
                         break
                 assert time.monotonic() < deadline, f"etcd on {port} did not answer"
                 time.sleep(0.2)
@@ -147,7 +154,7 @@ class PatroniHall:
             folder = self.folder / name
             folder.mkdir()
             os.chown(folder, *_owner_ids())
-            cluster = Cluster(folder, free_port(), self.bin_dir, SUPERUSER, self.password)
+            cluster = Cluster(folder, free_port(), self.bin_dir, SUPERUSER, self.password, host=self.host(name))
             self.nodes[name] = Node(name, cluster, free_port())
         return self.nodes[name]
 
@@ -162,14 +169,16 @@ class PatroniHall:
 
     def environment(self, node: Node) -> dict[str, str]:
         """The variables of ``deploy/patroni/patroni.env``, for ``node`` on loopback."""
-        api, port = f"127.0.0.1:{node.api_port}", node.cluster.port
+        host = node.cluster.host
+        api, postgresql = f"{host}:{node.api_port}", f"{host}:{node.cluster.port}"
+        members = zip((self.host(machine) for machine in ETCD_MACHINES), self.etcd_ports, strict=True)
         return _as_deployed(DEPLOY / "patroni.env", {
             "PATRONI_NAME": node.name,
             "PATRONI_RESTAPI_LISTEN": api,
             "PATRONI_RESTAPI_CONNECT_ADDRESS": api,
-            "PATRONI_POSTGRESQL_LISTEN": f"127.0.0.1:{port}",
-            "PATRONI_POSTGRESQL_CONNECT_ADDRESS": f"127.0.0.1:{port}",
-            "PATRONI_ETCD3_HOSTS": ",".join(f"'127.0.0.1:{client}'" for client in self.etcd_ports),
+            "PATRONI_POSTGRESQL_LISTEN": postgresql,
+            "PATRONI_POSTGRESQL_CONNECT_ADDRESS": postgresql,
+            "PATRONI_ETCD3_HOSTS": ",".join(f"'{member}:{client}'" for member, client in members),
             "PATRONI_SUPERUSER_PASSWORD": self.password,
             "PATRONI_REPLICATION_PASSWORD": self.password,
             "PATRONI_REWIND_PASSWORD": self.password,
@@ -183,12 +192,24 @@ class PatroniHall:
         os.chown(path, *_owner_ids())
         uid, gid = _owner_ids()
         environment = {**_environment(), "HOME": str(node.cluster.folder), **self.environment(node)}
+        command, as_owner = [PATRONI, str(path)], os.geteuid() == 0
+        if self.lab is not None:  # into its machine's namespace as root, then the owner (ip and setpriv exec)
+            command = self.on(name, "setpriv", f"--reuid={uid}", f"--regid={gid}", "--init-groups", *command)
+            as_owner = False
         with (node.cluster.folder / "patroni.log").open("ab") as log:
             node.process = subprocess.Popen(
-                [PATRONI, str(path)], cwd=node.cluster.folder, env=environment, stdout=log, stderr=subprocess.STDOUT,
-                user=uid if os.geteuid() == 0 else None, group=gid if os.geteuid() == 0 else None,
+                command, cwd=node.cluster.folder, env=environment, stdout=log, stderr=subprocess.STDOUT,
+                user=uid if as_owner else None, group=gid if as_owner else None,
             )  # fmt: skip
         return node
+
+    def host(self, machine: str) -> str:
+        """The address of ``machine`` (``a``, ``b`` or ``l``): loopback, or its address in the lab."""
+        return self.lab.addresses[machine] if self.lab is not None else "127.0.0.1"
+
+    def on(self, machine: str, *command: str) -> list[str]:
+        """``command`` as run on ``machine``: in its namespace in a lab, as it is on loopback."""
+        return self.lab.run(machine, *command) if self.lab is not None else list(command)
 
     def wait(self, name: str, check: str, timeout: float = 60) -> float:
         """Wait until ``name``'s Patroni answers 200 to ``check``; return the seconds waited."""
@@ -265,10 +286,11 @@ def _as_deployed(example: Path, settings: dict[str, str]) -> dict[str, str]:
     return settings
 
 
-def start_hall(folder: Path, bin_dir: Path) -> PatroniHall:
-    """A Patroni hall in ``folder`` (a folder of :func:`tests.postgres.cluster_folder`): etcd, then ``a`` (it
-    bootstraps, so it is the leader), then ``b`` (a copy of it), waiting until ``b`` streams synchronously."""
-    hall = PatroniHall(folder, bin_dir)
+def start_hall(folder: Path, bin_dir: Path, lab: Lab | None = None) -> PatroniHall:
+    """A Patroni hall in ``folder`` (a folder of :func:`tests.postgres.cluster_folder`), on loopback or on the
+    machines of ``lab``: etcd, then ``a`` (it bootstraps, so it is the leader), then ``b`` (a copy of it),
+    waiting until ``b`` streams synchronously."""
+    hall = PatroniHall(folder, bin_dir, lab=lab)
     try:
         hall.start_etcd()
         hall.start("a")

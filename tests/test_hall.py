@@ -98,9 +98,12 @@ def hall(tmp_path: Path, compiled_demo: Path, postgres_clusters: Callable[..., C
             server.stop()
 
 
-def _challenge(base: str, token: str, request_id: str, words: str = "cat dog") -> httpx.Response:
+def _challenge(
+    base: str, token: str, request_id: str, words: str = "cat dog", *, timeout: float = 10
+) -> httpx.Response:
     body = {"division": "Open", "table": 3, "round": 1, "words": words, "request_id": request_id}
-    return httpx.post(f"{base}/api/challenges", json=body, headers={"Authorization": f"Bearer {token}"}, timeout=10)
+    headers = {"Authorization": f"Bearer {token}"}
+    return httpx.post(f"{base}/api/challenges", json=body, headers=headers, timeout=timeout)
 
 
 def _alerted(data_dir: Path, url: str) -> bool:

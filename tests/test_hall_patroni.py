@@ -6,8 +6,12 @@ TD is told at once, and the synchronous standby comes back by itself."""
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import shutil
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -25,10 +29,11 @@ from wordjudge.records import RecordFilter
 from wordjudge.serving import ALONE_ALERT
 
 from .helpers import LiveServer, free_port
+from .netlab import Lab, lab
 from .patroni import MISSING, PatroniHall, installed, start_hall
 from .postgres import cluster_folder, remove_folder
 from .test_cli_access import run
-from .test_hall import _challenge, _server
+from .test_hall import _challenge
 
 pytestmark = [
     pytest.mark.sqlite_only("starts PostgreSQL clusters of its own, or none: runs in the suite's first pass"),
@@ -40,6 +45,9 @@ FAILOVER_LIMIT = 30  # seconds from the death to the first verdict: the issue's 
 # for the hung one's REST API to time out. The benchmark measured 25 s (docs/failover.md); this bound only
 # keeps a test that never fails over from running for ever.
 HUNG_LIMIT = 45
+# Seconds a commit may wait for a standby whose cable was cut: wal_sender_timeout (5 s) and a Patroni loop or
+# two. With PostgreSQL's default (60 s) the hall stood still for a minute.
+STANDBY_LOST = 15
 SETTLE = 30  # seconds for what Patroni does in its loop (every second): a rejoin, a synchronous standby again
 
 
@@ -69,12 +77,16 @@ def _hall_says(server: LiveServer) -> dict[str, Any]:
     return body
 
 
-@pytest.fixture
-def patroni_hall(postgres_bin_dir: Path) -> Iterator[PatroniHall]:
+def _require_patroni() -> None:
     if not installed():
         if os.environ.get("CI") or os.getuid() == 0:
             pytest.fail(MISSING)
         pytest.skip(MISSING)
+
+
+@pytest.fixture
+def patroni_hall(postgres_bin_dir: Path) -> Iterator[PatroniHall]:
+    _require_patroni()
     folder = cluster_folder()
     hall = start_hall(folder, postgres_bin_dir)
     try:
@@ -86,7 +98,7 @@ def patroni_hall(postgres_bin_dir: Path) -> Iterator[PatroniHall]:
 
 @dataclass
 class Served:
-    """The hall's two servers (``a`` active, ``b`` standby, started), their databases' URLs and four kiosks."""
+    """The hall's two servers (``a`` active, ``b`` standby, started), their databases' URLs and kiosks."""
 
     a: LiveServer
     b: LiveServer
@@ -95,24 +107,30 @@ class Served:
     tokens: list[str]
 
 
-@pytest.fixture
-def served(patroni_hall: PatroniHall, tmp_path: Path, compiled_demo: Path) -> Iterator[Served]:
+@contextlib.contextmanager
+def _serve(patroni_hall: PatroniHall, folder: Path, compiled_demo: Path, kiosks: int = 4) -> Iterator[Served]:
+    """``wordjudge serve`` beside each node's PostgreSQL (on its machine, in a lab), and ``kiosks`` kiosks."""
     node_a, node_b = patroni_hall.nodes["a"], patroni_hall.nodes["b"]
     node_a.cluster.create_database("hall")
     url_a, url_b = node_a.cluster.url("hall"), node_b.cluster.url("hall")
-    folders = []
-    for name in ("a", "b"):
-        folder = tmp_path / name
-        shutil.copytree(compiled_demo, folder / "lexicons" / compiled_demo.name)
-        folders.append(folder)
-    port_a, port_b = free_port(), free_port()
-    a = _server(folders[0], url_a, port_a, port_b)
-    b = _server(folders[1], url_b, port_b, port_a)
+    ports = {"a": free_port(), "b": free_port()}
+    bases = {name: f"http://{patroni_hall.host(name)}:{port}" for name, port in ports.items()}
+    servers = []
+    for name, url, peer in (("a", url_a, "b"), ("b", url_b, "a")):
+        data_dir = folder / name
+        shutil.copytree(compiled_demo, data_dir / "lexicons" / compiled_demo.name)
+        server = LiveServer(data_dir)
+        server.port, server.base = ports[name], bases[name]
+        server.extra = ("--host", patroni_hall.host(name), "--database", url, "--public-url", bases[name],
+                        "--peers", bases[peer], "--log-level", "warning")  # fmt: skip
+        server.prefix = patroni_hall.on(name)
+        servers.append(server)
+    a, b = servers
     try:
         a.start()
         b.start()
         tokens = []
-        for kiosk in range(4):  # each may challenge 6 times a minute
+        for kiosk in range(kiosks):  # each may challenge 6 times a minute
             added = run("device", "add", f"kiosk {kiosk}", "--role", "kiosk", "--data-dir", a.data_dir,
                         "--database", url_a)  # fmt: skip
             assert added.exit_code == 0, added.output
@@ -125,6 +143,12 @@ def served(patroni_hall: PatroniHall, tmp_path: Path, compiled_demo: Path) -> It
         for server in (a, b):
             if server.process is not None and server.process.poll() is None:
                 server.stop()
+
+
+@pytest.fixture
+def served(patroni_hall: PatroniHall, tmp_path: Path, compiled_demo: Path) -> Iterator[Served]:
+    with _serve(patroni_hall, tmp_path, compiled_demo) as both:
+        yield both
 
 
 Acknowledged = dict[str, tuple[str, dict[str, Any]]]  # request id: the kiosk's token, the verdict it was shown
@@ -233,3 +257,100 @@ def test_a_hung_active_machine_that_wakes_after_the_failover_takes_nothing_back(
     assert (woken.status_code, woken.json()["code"]) == (503, "not_active")
     assert _challenge(b.base, tokens[3], "after-waking").status_code == 201
     _all_there_once(served, acknowledged, _printed(acknowledged, "before-3"), "after-failover", *after, "after-waking")
+
+
+# A kiosk on the cut-off machine's side of the cable (run there, in its namespace): it challenges that machine's
+# server every 2 s for a while, each time with a new request id, and notes what it was answered and what the
+# server's health said. One JSON line per try.
+_KIOSK_BEHIND_THE_CUT = """
+import json, sys, time, uuid
+import httpx2 as httpx
+args = json.loads(sys.argv[1])
+end = time.monotonic() + args["seconds"]
+n = 0
+while time.monotonic() < end:
+    token = args["tokens"][n % len(args["tokens"])]
+    n += 1
+    seen = {"request_id": uuid.uuid4().hex}
+    try:
+        hall = httpx.get(args["base"] + "/api/health", timeout=2).json().get("hall", {})
+        seen["role"], seen["active_url"] = hall.get("role"), hall.get("active_url")
+    except httpx.HTTPError as exc:
+        seen["role"] = type(exc).__name__
+    body = {"division": "Open", "table": 9, "round": 1, "words": "cat dog", "request_id": seen["request_id"]}
+    try:
+        answer = httpx.post(args["base"] + "/api/challenges", json=body, timeout=5,
+                            headers={"Authorization": "Bearer " + token})
+        seen["status"] = answer.status_code
+    except httpx.HTTPError as exc:
+        seen["status"] = type(exc).__name__
+    print(json.dumps(seen), flush=True)
+    time.sleep(2)
+"""
+
+
+@pytest.fixture
+def lab_served(
+    postgres_bin_dir: Path, tmp_path: Path, compiled_demo: Path
+) -> Iterator[tuple[Lab, PatroniHall, Served]]:
+    _require_patroni()
+    with lab(("a", "b", "l")) as machines:
+        folder = cluster_folder()
+        hall = start_hall(folder, postgres_bin_dir, lab=machines)
+        try:
+            with _serve(hall, tmp_path, compiled_demo, kiosks=8) as both:
+                yield machines, hall, both
+        finally:
+            hall.close()
+            remove_folder(folder)
+
+
+def test_a_machine_cut_off_from_the_hall_adjudicates_nothing_and_the_other_takes_over_with_nothing_lost(
+    lab_served: tuple[Lab, PatroniHall, Served],
+) -> None:
+    # Three machines on a LAN (network namespaces): a (active), b (standby) and the TD's laptop (etcd only).
+    # a's cable is cut: a still runs, and a kiosk on its side still reaches it. a must not acknowledge a verdict
+    # that b, which takes over, would not have; its server must stop saying it is active.
+    machines, patroni_hall, served = lab_served
+    a, b, tokens = served.a, served.b, served.tokens
+    acknowledged = _adjudicate(served, 4)
+    machines.cut("a")
+    behind = {"base": f"http://{patroni_hall.host('a')}:{a.port}", "tokens": tokens[4:], "seconds": 40}
+    kiosk = subprocess.Popen(
+        machines.run("a", sys.executable, "-c", _KIOSK_BEHIND_THE_CUT, json.dumps(behind)),
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    try:
+        _first_verdict_on(b, tokens[0], "after-partition", HUNG_LIMIT)  # b, with the laptop's vote, took over
+        assert _hall_says(b)["hall"]["role"] == ACTIVE
+        seen_behind = [json.loads(line) for line in kiosk.communicate(timeout=60)[0].splitlines()]
+    finally:
+        if kiosk.poll() is None:
+            kiosk.kill()
+            kiosk.communicate()
+    # Behind the cut, nothing was acknowledged (a's commits wait for a standby it cannot reach, and Patroni may
+    # not stop waiting without etcd's quorum), and a's server stopped saying it is active once Patroni demoted
+    # its database.
+    assert seen_behind, "the kiosk behind the cut tried nothing"
+    assert [try_ for try_ in seen_behind if try_["status"] in (200, 201)] == [], seen_behind
+    assert seen_behind[-1]["role"] != ACTIVE, f"{seen_behind}{patroni_hall.nodes['a'].log_end(40)}"
+    assert seen_behind[-1]["active_url"] != a.base, seen_behind  # a standby never names itself the active one
+
+    # The cable is mended: a's Patroni rewinds its database into b's standby, and its server is the standby.
+    machines.mend("a")
+    _until("a follows b synchronously", lambda: patroni_hall.nodes["a"].says("sync"), SETTLE)
+    _until("a's server is b's standby", lambda: _hall_says(a).get("hall", {}).get("active_url") == b.base, SETTLE)
+    assert _hall_says(a)["state"] == STANDBY
+    assert patroni_hall.nodes["b"].says("primary")
+
+    # Now the standby's cable is cut. b's walsender gives it up within seconds (wal_sender_timeout: 5 s; the
+    # default, 60 s, held every commit that long), Patroni stops waiting for it (b and the laptop are a
+    # quorum), and the hall goes on; the TD is told.
+    _until("the TD was alerted when b took over", lambda: _alerts(b.data_dir, served.url_b) == 1, 10)
+    machines.cut("a")
+    began = time.monotonic()
+    response = _challenge(b.base, tokens[1], "standby-cut-off", timeout=SETTLE)
+    assert response.status_code == 201, response.text
+    assert time.monotonic() - began < STANDBY_LOST, "the hall waited for a standby it could not reach"
+    _until("the TD is alerted again", lambda: _alerts(b.data_dir, served.url_b) == 2, 10)
+    _all_there_once(served, acknowledged, _printed(acknowledged, "before-3"), "after-partition", "standby-cut-off")

@@ -184,7 +184,8 @@ class Serving:
         where = self._place(database)
         if where.latest is not None:
             self.epoch = where.latest
-            self.active_url = where.latest.server_url
+            # Never itself: a database demoted under it still names it until it follows the active one's.
+            self.active_url = self._active_in(where.latest)
         if where.standby:
             return
         log.warning("this server's database was promoted: opening the event to serve as the active server")
