@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -23,9 +24,24 @@ from wordjudge.access import ACCESS_FILE, AccessStore
 from wordjudge.app import create_app
 from wordjudge.audit import open_log
 from wordjudge.chain import HEAD_HEX, HeadMark
-from wordjudge.hall import ACTIVE, FENCED, STANDBY, PeerSays, alone, parse_peers, promote, replicas, superseded_by
+from wordjudge.event import EVENT_FILE, dump_event, load_event
+from wordjudge.hall import (
+    ACTIVE,
+    FENCED,
+    STANDBY,
+    WAITING,
+    PeerSays,
+    alone,
+    event_file_digest,
+    latest_event_file,
+    parse_peers,
+    promote,
+    replicas,
+    superseded_by,
+)
+from wordjudge.messages import Message
 from wordjudge.records import RecordFilter
-from wordjudge.serving import ALONE_ALERT, Serving
+from wordjudge.serving import ALONE_ALERT, BEFORE_TAKEOVER, Serving, adopt_event_file
 from wordjudge.settings import Settings
 
 from .browser import new_page, open_enrolled
@@ -344,3 +360,104 @@ def test_an_active_server_whose_database_is_made_a_standby_under_it_steps_down(h
     finally:
         a.close()
         b.close()
+
+
+def test_the_td_is_warned_when_the_standby_dies_even_though_nothing_can_be_committed(hall: Hall) -> None:
+    # The TD-confirmed way: with the standby gone, every commit waits for it (by design: two machines cannot
+    # tell a dead standby from a cut cable). The warning must not wait with them: health says it at once,
+    # and the watcher goes on looking (here: a second look that returns).
+    a = _serving(hall.a, hall.url_a, hall.b)
+    try:
+        a.step()
+        assert a.alone is False
+        hall.standby.stop("immediate")
+        looked = threading.Thread(target=a.step, daemon=True)
+        looked.start()
+        looked.join(10)
+        assert not looked.is_alive(), "the hall's watcher hangs on the alert it cannot commit"
+        assert a.alone is True
+        assert a.alone_warning() == Message("error.hall.alone")
+        second = threading.Thread(target=a.step, daemon=True)
+        second.start()
+        second.join(10)
+        assert not second.is_alive()
+    finally:
+        hall.standby.start()  # the alert's commit, waiting, goes through: nothing is left hanging
+        a.close()
+
+
+def test_a_server_whose_database_waits_for_a_missing_standby_says_so_instead_of_hanging(hall: Hall) -> None:
+    # The standby machine is off (or this machine was replaced, and its old standby follows another): every
+    # commit here would wait for ever, the takeover's first. The server says why, and takes over by itself
+    # once a standby streams.
+    hall.standby.stop("immediate")
+    a = Serving(Settings(data_dir=hall.a.data_dir, database=hall.url_a, public_url=hall.a.base, peers=hall.b.base))
+    started = threading.Thread(target=a.start, daemon=True)
+    started.start()
+    started.join(15)
+    try:
+        assert not started.is_alive(), "the server hangs on a commit no standby will confirm"
+        assert (a.role, a.resources) == (WAITING, None)
+        assert a.refusal().msg.key == "error.hall.waiting"
+        assert a.health_body()["state"] == WAITING
+        a.step()
+        assert a.role == WAITING
+        hall.standby.start()
+        _sync_standby_streams(hall.primary)
+        a.step()
+        assert (a.role, a.view()["epoch"]) == (ACTIVE, 1)
+        assert a.resources is not None
+    finally:
+        if not started.is_alive():
+            a.close()
+
+
+def _event_text(name: str) -> str:
+    return f'name = "{name}"\n[[division]]\nname = "Open"\nlexicon = "demo"\nrule = "five-per-word"\n'
+
+
+def test_the_standby_takes_over_with_the_event_the_active_server_served_last(hall: Hall) -> None:
+    for folder in (hall.a.data_dir, hall.b.data_dir):  # copied at set-up (deploy/hall.md, step 3)
+        (folder / EVENT_FILE).write_text(_event_text("Set up"))
+    a = _serving(hall.a, hall.url_a, hall.b)
+    b = _serving(hall.b, hall.url_b, hall.a)
+    try:
+        # The TD changes the event on the active machine only (the console writes its file, or the TD edits it):
+        # its server serves the change, and puts it on the hall's record, replicated with the log.
+        (hall.a.data_dir / EVENT_FILE).write_text(_event_text("Changed on a"))
+        assert a.resources is not None
+        a.resources.served.pick_up_event_file()
+        a.resources.served.pick_up_event_file()  # read once it has held still for one look
+        assert a.resources.served.event.name == "Changed on a"
+        deadline = time.monotonic() + 10
+        while (kept := latest_event_file(hall.url_b)) is None or '"Changed on a"' not in kept[1]:
+            assert time.monotonic() < deadline, "the served event is not on the hall's record"
+            a.step()
+            time.sleep(0.1)
+        # a dies; the standby, promoted, serves the event as a served it, not its folder's older file.
+        hall.primary.stop("immediate")
+        promote(hall.url_b)
+        b.step()
+        assert b.role == ACTIVE
+        assert b.resources is not None
+        assert b.resources.served.event.name == "Changed on a"
+        assert '"Set up"' in (hall.b.data_dir / BEFORE_TAKEOVER).read_text()  # its own file, kept
+    finally:
+        a.close()
+        b.close()
+
+
+def test_a_server_restarted_on_its_own_epoch_keeps_its_folders_event_file(tmp_path: Path) -> None:
+    # Only a takeover from another server takes the hall's event: a file the TD edited while the server was
+    # stopped, or one that already holds the same event, is left alone.
+    (tmp_path / EVENT_FILE).write_text(_event_text("Same") + "# the TD's comment\n")
+    same = _event_text("Same").replace("name", "name ", 1)  # the same event, written otherwise
+    kept = (event_file_digest(dump_event(load_event(tmp_path, check_lexicons=False))), same)
+    assert adopt_event_file(tmp_path, kept) is False
+    assert "# the TD's comment" in (tmp_path / EVENT_FILE).read_text()
+    assert adopt_event_file(tmp_path, None) is False
+    (tmp_path / EVENT_FILE).write_text("this is not TOML [")
+    other = _event_text("Other")
+    assert adopt_event_file(tmp_path, (event_file_digest(other), other)) is True
+    assert (tmp_path / EVENT_FILE).read_text() == other
+    assert (tmp_path / BEFORE_TAKEOVER).read_text() == "this is not TOML ["

@@ -15,6 +15,9 @@ acknowledged, the standby has too). Each server names itself (``--public-url``) 
   to follow the active one's (pg_rewind or a fresh copy, by the TD or by Patroni), it is a standby again.
 - An active server whose database is made a standby under it (Patroni demotes a primary that lost the hall's
   leadership in etcd) steps down to **standby**.
+- A server whose database would make every commit wait for a synchronous standby that does not follow it (the
+  standby machine is off, or this machine was replaced and its old standby follows another) is **waiting**: it
+  says so instead of hanging on its first commit, and takes over by itself once a standby streams.
 
 The server identity devices pair with is the hall's (the first epoch's, taken from the first server's data
 folder): every server of the hall is the same server to a device, which follows whichever is active.
@@ -25,6 +28,7 @@ database. Nothing here imports the web framework; every SQL statement of the hal
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -39,6 +43,7 @@ from .postgres import Connection, PgMigration
 log = logging.getLogger(__name__)
 
 ACTIVE, STANDBY, FENCED = "active", "standby", "fenced"
+WAITING = "waiting"  # its database would make every commit wait for a synchronous standby that is not there
 PEER_TIMEOUT = 1.0  # seconds a peer has to answer its health: a dead machine must not hold the hall's loop
 
 PG_MIGRATIONS_TABLE = "hall_migrations"
@@ -62,6 +67,23 @@ PG_MIGRATIONS: list[tuple[str, PgMigration]] = [
         CREATE TRIGGER hall_servers_no_truncate BEFORE TRUNCATE ON hall_servers
             FOR EACH STATEMENT EXECUTE FUNCTION hall_servers_append_only();
         REVOKE UPDATE, DELETE, TRUNCATE ON hall_servers FROM PUBLIC;
+        """,
+    ),
+    (
+        "0002_hall_event_files",
+        """
+        CREATE TABLE hall_event_files (
+            seq BIGINT PRIMARY KEY CHECK (seq > 0),
+            epoch BIGINT NOT NULL,
+            sha256 TEXT NOT NULL,
+            body TEXT NOT NULL,
+            since TEXT NOT NULL DEFAULT to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"+00:00"')
+        );
+        CREATE TRIGGER hall_event_files_append_only BEFORE UPDATE OR DELETE ON hall_event_files
+            FOR EACH ROW EXECUTE FUNCTION hall_servers_append_only();
+        CREATE TRIGGER hall_event_files_no_truncate BEFORE TRUNCATE ON hall_event_files
+            FOR EACH STATEMENT EXECUTE FUNCTION hall_servers_append_only();
+        REVOKE UPDATE, DELETE, TRUNCATE ON hall_event_files FROM PUBLIC;
         """,
     ),
 ]
@@ -174,6 +196,53 @@ def take_over(database: str, server_url: str, folder: Identity) -> Epoch:
         connection.close()
 
 
+def event_file_digest(body: str) -> str:
+    """The SHA-256 of an event file's text, as the hall keeps it."""
+    return hashlib.sha256(body.encode("utf-8")).hexdigest()
+
+
+def latest_event_file(database: str) -> tuple[str, str] | None:
+    """The event file the hall's active server last served: (its SHA-256, its text); None if none is on
+    record (a hall made before this was kept, or an event served from no file). Raises :class:`psycopg.Error`."""
+    connection = postgres.connect(database, read_only=True, application="wordjudge hall")
+    try:
+        if connection.execute("SELECT to_regclass('hall_event_files') IS NOT NULL").fetchone() != (True,):
+            return None
+        row = connection.execute("SELECT sha256, body FROM hall_event_files ORDER BY seq DESC LIMIT 1").fetchone()
+    finally:
+        connection.close()
+    return (str(row[0]), str(row[1])) if row else None
+
+
+def keep_event_file(database: str, epoch: int, body: str) -> bool:
+    """Put the event file an active server serves (``body``) on the hall's record, replicated with the log, so
+    that the standby takes over with it; nothing if the latest on record is the same. Returns whether a row was
+    added. The commit waits for the synchronous standby, if one is set. Raises :class:`psycopg.Error`."""
+    digest = event_file_digest(body)
+    connection = postgres.connect_writer(database, application="wordjudge hall")
+    try:
+        connection.execute("BEGIN")
+        try:
+            connection.execute("SELECT pg_advisory_xact_lock(hashtext('wordjudge hall ' || current_schema()))")
+            latest = connection.execute("SELECT sha256 FROM hall_event_files ORDER BY seq DESC LIMIT 1").fetchone()
+            if latest is not None and latest[0] == digest:
+                connection.execute("COMMIT")
+                return False
+            connection.execute(
+                "INSERT INTO hall_event_files (seq, epoch, sha256, body)"
+                " SELECT coalesce(max(seq), 0) + 1, ?, ?, ? FROM hall_event_files",
+                (epoch, digest, body),
+            )
+            connection.execute("COMMIT")
+            return True
+        except BaseException:
+            if not connection.broken:
+                connection.execute("ROLLBACK")
+            raise
+    finally:
+        connection.close()
+
+
 def promote(database: str, *, wait_seconds: int = 60) -> None:
     """Promote the standby database ``database`` (as a superuser: PostgreSQL's own promotion), after telling it to
     wait for no synchronous standby: the machine it followed is gone, and a commit waiting for it would wait for
@@ -209,6 +278,22 @@ def replicas(database: str) -> list[tuple[str, str, str]] | None:
     if any(state is None for _, state, _ in rows):
         return None  # PostgreSQL hides the state from a role without the right: not a standby gone
     return [(str(name), str(state), str(sync)) for name, state, sync in rows]
+
+
+def waits_for_standby(database: str) -> bool | None:
+    """Whether every commit to ``database`` would wait for a synchronous standby that does not stream from it
+    (synchronous commit asked for, and none following); None if the role may not see the standbys' state.
+    Raises :class:`psycopg.Error` if the database cannot be reached."""
+    connection = postgres.connect(database, read_only=True, application="wordjudge hall")
+    try:
+        names, commit = connection.execute(
+            "SELECT current_setting('synchronous_standby_names'), current_setting('synchronous_commit')"
+        ).fetchone() or ("", "")
+    finally:
+        connection.close()
+    if not str(names).strip() or commit not in ("on", "remote_write", "remote_apply"):
+        return False
+    return alone(replicas(database))
 
 
 def alone(streaming: Iterable[tuple[str, str, str]] | None) -> bool | None:

@@ -8,6 +8,8 @@ A server alone (no peers) is active from its start, as it always was. In a hall 
   sees the database promoted and makes it active (resources opened and verified, a new epoch added);
 - a peer active at a later epoch than its own: **fenced**: it adjudicates nothing until its database follows
   the active one's (made a standby again, by pg_rewind or a fresh copy), and is then a standby;
+- its database asking for a synchronous standby that does not follow it: **waiting** (its first commit would
+  wait for ever), until one does; :meth:`Serving.step` looks again every second;
 - else **active**: its resources opened, its epoch added. While active, :meth:`Serving.step` asks the peers
   and steps down (fenced) when one says it took over, steps down to standby when its database was made a
   standby under it (Patroni demotes a primary that lost the hall's leadership), and tells the TD (an alert, a
@@ -21,14 +23,16 @@ from __future__ import annotations
 import dataclasses
 import logging
 import threading
+from pathlib import Path
 from typing import Any
 
 from argon2 import PasswordHasher
 
 from . import hall
 from .audit import probe
-from .errors import AuditUnavailable, NotActive, WordjudgeError
-from .hall import ACTIVE, FENCED, STANDBY, Epoch, PeerSays
+from .errors import AuditUnavailable, InvalidInput, NotActive, WordjudgeError
+from .event import EVENT_FILE, dump_event, load_event, write_event_file
+from .hall import ACTIVE, FENCED, STANDBY, WAITING, Epoch, PeerSays
 from .messages import Message
 from .postgres import DatabaseError, describe, shown
 from .resources import Resources
@@ -59,6 +63,8 @@ class Serving:
         self.alone: bool | None = None  # active: no synchronous standby follows (None: not known, or no database)
         self._hasher = hasher
         self._lock = threading.Lock()
+        self._kept: str | None = None  # the digest of the event last put on the hall's record
+        self._keeping: threading.Thread | None = None
 
     @property
     def in_hall(self) -> bool:
@@ -88,12 +94,11 @@ class Serving:
             if ahead is not None:
                 self._fence(ahead)
                 return
-        resources = self.resources or Resources.open(self.settings, hasher=self._hasher)
-        try:
-            self._take_over(resources)
-        except BaseException:
-            resources.close()
-            raise
+            if self._waits(database):
+                return
+            self._open_and_take_over(where.latest)
+            return
+        self._open_and_take_over(None)
 
     def step(self) -> None:
         """Look again (every second, in a worker thread, for a server in a hall): a standby whose database was
@@ -108,6 +113,8 @@ class Serving:
                 self._step_standby(database)
             elif self.role == ACTIVE:
                 self._step_active(database)
+            elif self.role == WAITING:
+                self._step_waiting(database)
             else:
                 self._step_fenced(database)
         except _LOOK_FAILURES as exc:
@@ -119,6 +126,8 @@ class Serving:
         active = self.active_url or "?"
         if self.role == FENCED:
             return NotActive("error.hall.fenced", active=active, details=details)
+        if self.role == WAITING:
+            return NotActive("error.hall.waiting", details=details)
         if self.active_url:
             return NotActive("error.hall.standby", active=active, details=details)
         return NotActive("error.hall.standby_unknown", details=details)
@@ -190,7 +199,41 @@ class Serving:
             return
         log.warning("this server's database was promoted: opening the event to serve as the active server")
         probe(database)
-        resources = Resources.open(self.settings, hasher=self._hasher)
+        if not self._waits(database):
+            self._open_and_take_over(where.latest)
+
+    def _step_waiting(self, database: str) -> None:
+        where = self._place(database)
+        if where.standby:
+            self.epoch = where.latest
+            self._be(STANDBY, self._active_in(where.latest))
+            return
+        ahead = hall.superseded_by(self._own_epoch(where.latest), hall.ask_peers(self.peers))
+        if ahead is not None:
+            self._fence(ahead)
+        elif not self._waits(database):
+            log.warning("a synchronous standby follows this server's database now: taking over")
+            self._open_and_take_over(where.latest)
+
+    def _waits(self, database: str) -> bool:
+        """Whether its database would hold every commit for a standby that is not there; if so, be waiting."""
+        if not hall.waits_for_standby(database):
+            return False
+        if self.role != WAITING:
+            log.error(
+                "this server's database waits for a synchronous standby that does not follow it: it can "
+                "acknowledge nothing, so it adjudicates nothing until one does (see deploy/hall.md)"
+            )
+        self._be(WAITING, None)
+        return True
+
+    def _open_and_take_over(self, latest: Epoch | None) -> None:
+        """Open the event and the log (taking the hall's event file first if another server served last),
+        and take over."""
+        database = self.settings.database
+        if database is not None and self._active_in(latest) is not None:
+            adopt_event_file(self.settings.data_dir, hall.latest_event_file(database))
+        resources = self.resources or Resources.open(self.settings, hasher=self._hasher)
         try:
             self._take_over(resources)
         except BaseException:
@@ -214,10 +257,39 @@ class Serving:
             log.warning("no synchronous standby follows this server: the verdicts now live on this machine only")
             resources = self.resources
             if resources is not None:
-                resources.access.alerts.raise_alert(ALONE_ALERT, "hall", Message("error.hall.alone").text())
+                # In a thread of its own: where commits wait for a standby (the TD-confirmed way), the alert's
+                # does too, and the watcher must go on looking, and health warning, meanwhile.
+                threading.Thread(
+                    target=resources.access.alerts.raise_alert,
+                    args=(ALONE_ALERT, "hall", Message("error.hall.alone").text()),
+                    name="hall alert", daemon=True,
+                ).start()  # fmt: skip
         elif self.alone and alone is False:
             log.info("a synchronous standby follows this server again")
         self.alone = alone
+        self._keep_event_file(database)
+
+    def _keep_event_file(self, database: str) -> None:
+        """Put the event this server serves on the hall's record when it changed (in a thread of its own: the
+        commit waits for the standby, if one is set), for the standby to take over with."""
+        resources = self.resources
+        if resources is None or resources.served.event.demo or (self._keeping and self._keeping.is_alive()):
+            return
+        body = dump_event(resources.served.event)
+        digest, epoch = hall.event_file_digest(body), self.epoch.epoch if self.epoch else 0
+        if digest == self._kept:
+            return
+
+        def keep() -> None:
+            try:
+                hall.keep_event_file(database, epoch, body)
+            except _LOOK_FAILURES as exc:
+                log.warning("the event could not be put on the hall's record (%s): trying again", exc)
+                return
+            self._kept = digest
+
+        self._keeping = threading.Thread(target=keep, name="hall event file", daemon=True)
+        self._keeping.start()
 
     def _step_fenced(self, database: str) -> None:
         where = self._place(database)
@@ -248,3 +320,36 @@ class Serving:
 
     def _be(self, role: str, active_url: str | None) -> None:
         self.role, self.active_url = role, active_url
+
+
+BEFORE_TAKEOVER = "event-before-takeover.toml"  # this folder's own event file, set aside when the hall's is taken
+
+
+def adopt_event_file(data_dir: Path, kept: tuple[str, str] | None) -> bool:
+    """Serve the event the hall's last active server served (``kept``: its digest and text, from
+    :func:`wordjudge.hall.latest_event_file`): write it as ``data_dir``'s event file unless that file holds the
+    same event already; the folder's own file is kept as :data:`BEFORE_TAKEOVER`. Returns whether it was
+    written. Raises :class:`InvalidInput` if a file cannot be written."""
+    if kept is None:
+        return False
+    digest, body = kept
+    path = data_dir / EVENT_FILE
+    try:
+        own = path.read_text("utf-8")
+    except FileNotFoundError:
+        own = None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidInput("error.file.unreadable", path=str(path), reason=str(exc)) from exc
+    if own is not None:
+        try:
+            if hall.event_file_digest(dump_event(load_event(data_dir, check_lexicons=False))) == digest:
+                return False
+        except InvalidInput:
+            pass  # a file that does not load is not the hall's event: it is set aside
+        write_event_file(data_dir / BEFORE_TAKEOVER, own)
+    write_event_file(path, body)
+    log.warning(
+        "this folder's event file was not the event the hall's active server served last: that one is served "
+        "now (this folder's own is kept as %s)", BEFORE_TAKEOVER,
+    )  # fmt: skip
+    return True
