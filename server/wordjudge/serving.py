@@ -23,8 +23,9 @@ from __future__ import annotations
 import dataclasses
 import logging
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from argon2 import PasswordHasher
 
@@ -167,10 +168,7 @@ class Serving:
     # -- the steps ---------------------------------------------------------------------------------------
 
     def _place(self, database: str) -> hall.Place:
-        try:
-            return hall.place(database)
-        except DatabaseError as exc:
-            raise AuditUnavailable("error.audit.cannot_open", path=shown(database), reason=describe(exc)) from exc
+        return _asked(database, hall.place)
 
     def _own_epoch(self, latest: Epoch | None) -> int | None:
         """This server's epoch by its own database: the latest, if it names this server."""
@@ -217,7 +215,7 @@ class Serving:
 
     def _waits(self, database: str) -> bool:
         """Whether its database would hold every commit for a standby that is not there; if so, be waiting."""
-        if not hall.waits_for_standby(database):
+        if not _asked(database, hall.waits_for_standby):
             return False
         if self.role != WAITING:
             log.error(
@@ -232,7 +230,7 @@ class Serving:
         and take over."""
         database = self.settings.database
         if database is not None and self._active_in(latest) is not None:
-            adopt_event_file(self.settings.data_dir, hall.latest_event_file(database))
+            adopt_event_file(self.settings.data_dir, _asked(database, hall.latest_event_file))
         resources = self.resources or Resources.open(self.settings, hasher=self._hasher)
         try:
             self._take_over(resources)
@@ -320,6 +318,17 @@ class Serving:
 
     def _be(self, role: str, active_url: str | None) -> None:
         self.role, self.active_url = role, active_url
+
+
+T = TypeVar("T")
+
+
+def _asked(database: str, look: Callable[[str], T]) -> T:
+    """``look(database)``, a failure to reach the database said as the catalogue says it."""
+    try:
+        return look(database)
+    except DatabaseError as exc:
+        raise AuditUnavailable("error.audit.cannot_open", path=shown(database), reason=describe(exc)) from exc
 
 
 BEFORE_TAKEOVER = "event-before-takeover.toml"  # this folder's own event file, set aside when the hall's is taken
