@@ -122,6 +122,28 @@ def _challenge(
     return httpx.post(f"{base}/api/challenges", json=body, headers=headers, timeout=timeout)
 
 
+Acknowledged = dict[str, tuple[str, dict[str, Any]]]  # request id: the kiosk's token, the verdict it was shown
+
+
+def settled_once(server: LiveServer, url: str, acknowledged: Acknowledged, printed: HeadMark, *more: str) -> None:
+    """Every acknowledged request settles on ``server`` (the new active one) as it was; its log, in ``url``,
+    holds each once, and ``more`` besides, and verifies against ``printed``."""
+    for request_id, (token, view) in acknowledged.items():
+        retried = _challenge(server.base, token, request_id, " ".join(str(word) for word in view["words"]))
+        assert retried.status_code == 200, retried.text
+        assert (retried.json()["id"], retried.json()["verdict"], retried.json()["replayed"]) == (
+            view["id"], view["verdict"], True,
+        )  # fmt: skip
+    log = open_log(server.data_dir, url)
+    try:
+        ids = [record.request_id for record in log.find(RecordFilter(), limit=1000)]
+        verification = log.verify([printed])
+    finally:
+        log.close()
+    assert sorted(ids) == sorted([*acknowledged, *more])  # none lost, none twice
+    assert verification.ok, verification
+
+
 def _alerted(data_dir: Path, url: str) -> bool:
     store = AccessStore(data_dir / ACCESS_FILE, database=url).open()
     try:
@@ -156,7 +178,7 @@ def test_the_standby_takes_over_with_no_verdict_lost_and_the_old_machine_never_a
     token = tokens[0]
 
     # The active server adjudicates; the standby says it is one, naming the active server, and adjudicates nothing.
-    acknowledged: dict[str, tuple[str, dict[str, Any]]] = {}
+    acknowledged: Acknowledged = {}
     for number in range(12):
         words = "cat dog" if number % 3 else "cat zzxq"
         kiosk_token = tokens[number % 3]
@@ -207,21 +229,7 @@ def test_the_standby_takes_over_with_no_verdict_lost_and_the_old_machine_never_a
         time.sleep(0.2)
 
     # Every request acknowledged before the death settles there as it was: none lost, none recorded twice.
-    for request_id, (kiosk_token, view) in acknowledged.items():
-        words = " ".join(str(word) for word in view["words"])
-        retried = _challenge(hall.b.base, kiosk_token, request_id, words)
-        assert retried.status_code == 200, retried.text
-        assert (retried.json()["id"], retried.json()["verdict"], retried.json()["replayed"]) == (
-            view["id"], view["verdict"], True,
-        )  # fmt: skip
-    log = open_log(hall.b.data_dir, hall.url_b)
-    try:
-        ids = [record.request_id for record in log.find(RecordFilter(), limit=1000)]
-        verification = log.verify([printed])
-    finally:
-        log.close()
-    assert sorted(ids) == sorted([*acknowledged, "after-failover-0"])
-    assert verification.ok, verification
+    settled_once(hall.b, hall.url_b, acknowledged, printed, "after-failover-0")
 
     # The old machine comes back: its PostgreSQL as it was, its server as it was started. It learns from its peer
     # that it was replaced, and never adjudicates again; it names the active server.

@@ -22,10 +22,8 @@ import httpx2 as httpx
 import pytest
 
 from wordjudge.access import ACCESS_FILE, AccessStore
-from wordjudge.audit import open_log
 from wordjudge.chain import HEAD_HEX, HeadMark
 from wordjudge.hall import ACTIVE, STANDBY
-from wordjudge.records import RecordFilter
 from wordjudge.serving import ALONE_ALERT
 
 from .helpers import LiveServer, free_port
@@ -33,7 +31,7 @@ from .netlab import Lab, lab
 from .patroni import MISSING, PatroniHall, installed, start_hall
 from .postgres import cluster_folder, remove_folder
 from .test_cli_access import run
-from .test_hall import _challenge
+from .test_hall import Acknowledged, _challenge, settled_once
 
 pytestmark = [
     pytest.mark.sqlite_only("starts PostgreSQL clusters of its own, or none: runs in the suite's first pass"),
@@ -151,9 +149,6 @@ def served(patroni_hall: PatroniHall, tmp_path: Path, compiled_demo: Path) -> It
         yield both
 
 
-Acknowledged = dict[str, tuple[str, dict[str, Any]]]  # request id: the kiosk's token, the verdict it was shown
-
-
 def _adjudicate(served: Served, count: int) -> Acknowledged:
     acknowledged: Acknowledged = {}
     for number in range(count):
@@ -175,21 +170,7 @@ def _first_verdict_on(server: LiveServer, token: str, request_id: str, limit: fl
 
 
 def _all_there_once(served: Served, acknowledged: Acknowledged, printed: HeadMark, *more: str) -> None:
-    """Every acknowledged request settles on ``b`` as it was; the log holds each once, and verifies."""
-    for request_id, (token, view) in acknowledged.items():
-        retried = _challenge(served.b.base, token, request_id, " ".join(str(word) for word in view["words"]))
-        assert retried.status_code == 200, retried.text
-        assert (retried.json()["id"], retried.json()["verdict"], retried.json()["replayed"]) == (
-            view["id"], view["verdict"], True,
-        )  # fmt: skip
-    log = open_log(served.b.data_dir, served.url_b)
-    try:
-        ids = [record.request_id for record in log.find(RecordFilter(), limit=1000)]
-        verification = log.verify([printed])
-    finally:
-        log.close()
-    assert sorted(ids) == sorted([*acknowledged, *more])  # none lost, none twice
-    assert verification.ok, verification
+    settled_once(served.b, served.url_b, acknowledged, printed, *more)
 
 
 def _printed(acknowledged: Acknowledged, request_id: str) -> HeadMark:
