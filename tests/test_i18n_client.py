@@ -288,6 +288,8 @@ def test_dates_are_typed_in_the_order_the_console_shows_them(
     page.locator("#tab-feed").click()
     row = page.locator("tr.record").first
     expect(row).to_be_visible()
+    # Its time is written in a moment after the row shows (CI once read it empty): wait for a digit.
+    expect(row.locator("td").nth(1)).to_have_text(re.compile(r"\d"))
     shown = row.locator("td").nth(1).inner_text()  # e.g. 11/24/2026, 09:05:03 (en) or 24/11/2026 09:05:03 (fr)
     typed = shown.rsplit(":", 1)[0]  # the same, to the minute
     since = page.locator("#filter-since")
