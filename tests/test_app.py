@@ -212,7 +212,7 @@ def test_every_wordjudge_error_maps_to_a_client_or_service_status() -> None:
             yield from subclasses(sub)
 
     for cls in subclasses(WordjudgeError):
-        assert cls.status in {401, 403, 404, 405, 408, 409, 413, 422, 429, 503}, cls
+        assert cls.status in {401, 403, 404, 405, 408, 409, 413, 421, 422, 429, 503}, cls
         assert cls.code != WordjudgeError.code, cls
 
 

@@ -50,7 +50,7 @@ def test_every_setting_has_an_environment_twin(monkeypatch: pytest.MonkeyPatch, 
     assert settings.database == "postgresql://wordjudge@db.example:5433/hall"
     assert settings.peers == "https://hall-a.local:8443,https://10.0.0.2:8443"
     assert set(Settings.model_fields) == {
-        "data_dir", "database", "host", "port", "log_level", "log_format", "certfile", "keyfile", "public_url", "peers",
+        "data_dir", "database", "processes", "host", "port", "log_level", "log_format", "certfile", "keyfile", "public_url", "peers",
         "mdns_name",
         "max_connections_per_client", "trusted_proxies", "language",
     }  # fmt: skip

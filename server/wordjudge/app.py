@@ -25,10 +25,11 @@ from .api_access import router as access_router
 from .api_console import router as console_router
 from .api_event import router as event_router
 from .api_status import router as status_router
-from .errors import AuditUnavailable, WordjudgeError, error_body
+from .errors import AuditUnavailable, Misdirected, WordjudgeError, error_body
 from .fast_challenge import ChallengeFastPath, error_response
 from .final_verdict import corrections
 from .messages import Message as Said
+from .processes import Process, answers
 from .resources import Resources
 from .serving import Serving
 from .settings import Settings
@@ -47,6 +48,7 @@ def create_app(
     *,
     serving: Serving | None = None,
     hasher: PasswordHasher | None = None,
+    process: Process | None = None,
 ) -> FastAPI:
     """Build the wordjudge web app.
 
@@ -55,14 +57,17 @@ def create_app(
     or opened ``resources`` are handed in (``wordjudge serve`` starts first, to stop with a clear message when
     a lexicon is bad), and closes them at shutdown. While it runs, the event file is watched (the TD's hand
     edits are served, see :meth:`ServedEvent.pick_up_event_file`) and the hall looked at
-    (:meth:`Serving.step`). ``hasher``: see :meth:`Resources.open` (tests only).
+    (:meth:`Serving.step`). ``hasher``: see :meth:`Resources.open` (tests only). ``process``: one of the
+    processes of a server of several (:mod:`wordjudge.processes`): the processes but the first answer the verdict
+    path alone (421 for the rest).
     """
+    process = process or (serving.process if serving is not None else None)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[dict[str, Any]]:
         opened = serving
         if opened is None:
-            opened = Serving(settings, resources=resources, hasher=hasher)
+            opened = Serving(settings, resources=resources, hasher=hasher, process=process)
             opened.start()
         if opened.resources is not None:
             opened.resources.advertise()  # wordjudge.local on the LAN, when listening there
@@ -101,6 +106,8 @@ def create_app(
             CORSMiddleware, allow_origins=peers, allow_methods=["GET", "POST"],
             allow_headers=["Authorization", "Content-Type", "Accept"], max_age=600,
         )  # fmt: skip
+    if process is not None and not process.leads:
+        app.add_middleware(VerdictsOnly, process=process, url=settings.public_url or "")
     app.add_middleware(SecurityHeaders, hsts=settings.tls, connect=peers)
     app.include_router(api_router)
     app.include_router(access_router)
@@ -134,7 +141,10 @@ async def _watch_event_file(serving: Serving) -> None:
         resources.advertise()  # a standby that became active announces itself now (else: already announcing)
         await asyncio.to_thread(resources.served.pick_up_event_file)
         await asyncio.to_thread(resources.access.database.flush_touches)
-        resources.access.devices.watch_offline()
+        if resources.process is None or resources.process.leads:
+            # Kiosks are heard by process 0 (their polls go there): another process hears a kiosk's challenges
+            # alone, and would think it silent between them.
+            resources.access.devices.watch_offline()
         with contextlib.suppress(AuditUnavailable):  # health says it; the summary says it when asked
             await asyncio.to_thread(corrections, resources.audit, resources.served.event.name)
 
@@ -187,6 +197,24 @@ class SecurityHeaders:
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
+
+
+class VerdictsOnly:
+    """Refuses, with 421 and the one error shape, what a process but the first of a server of several does not
+    answer (:func:`wordjudge.processes.answers`): what it holds in memory is then a kiosk's alone, whatever a
+    front sends it."""
+
+    def __init__(self, app: ASGIApp, process: Process, url: str) -> None:
+        self.app = app
+        self.process = process
+        self.url = url
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or answers(self.process, scope["method"], scope["path"]):
+            await self.app(scope, receive, send)
+            return
+        refusal = Misdirected("error.process.verdicts_only", index=str(self.process.index), url=self.url)
+        await error_response(refusal)(scope, receive, send)
 
 
 def _add_error_handlers(app: FastAPI) -> None:

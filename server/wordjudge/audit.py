@@ -37,18 +37,20 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__, postgres
-from .audit_jobs import Integrity, Job, Task, WriterStats, resolve, settle
+from .audit_jobs import Integrity, Job, Task, WriterStats, refuse_queued, resolve, settle, take_queued
 from .audit_store import AUDIT_FILE as AUDIT_FILE  # where a log in the data folder is kept
 from .audit_store import (
     FAILURES,
     REOPEN_FAILURES,
     begin,
+    chain_head,
     check_place,
     connect_reader,
     open_writer,
     rollback,
     undone_alone,
     write_checkpoint,
+    writer_turn,
 )
 from .audit_store import note_place as note_place  # after a server opened a log in PostgreSQL
 from .audit_store import probe as probe  # before a server prepares its data folder
@@ -77,8 +79,8 @@ _CHECKPOINT_EVERY = 60.0  # seconds between checkpoints written with a batch
 # 28 when committed alone (every index's page is written again), so the WAL holds a few MB at most.
 _WAL_COPY_AFTER = 100
 _WAL_COPY_FORCED = 4 * _WAL_COPY_AFTER
+_SHARED_HEAD_SECONDS = 0.25  # how stale the head another process wrote may be (the live feed polls at 0.5 s)
 _WHOLE_CHECK_AFTER = 3.0  # seconds after start before the whole log is checked in the background
-
 
 _STOP = object()
 
@@ -87,8 +89,10 @@ class AuditLog:
     """The audit log in ``path`` (a SQLite file), or in the PostgreSQL database ``database`` names (a
     ``postgresql://`` URL) if given. :meth:`start` the writer to append; reading works without it."""
 
-    def __init__(self, path: Path, *, database: str | None = None) -> None:
+    def __init__(self, path: Path, *, database: str | None = None, shared: str | None = None) -> None:
         self.path = path
+        self.shared = shared  # a server's token, its processes all writing the log (wordjudge.processes)
+        self._seen: tuple[float, Head] | None = None  # shared: the database's head, and when it was read
         self.database = database if postgres.is_url(database) else None
         # What messages and logs call the log: its file, or its database URL without the password.
         self.where = postgres.shown(self.database) if self.database else str(path)
@@ -149,7 +153,7 @@ class AuditLog:
             self._checker.start()
 
     def _connect_writer(self) -> AnyConnection:
-        return open_writer(self.path, self.database, self.where)
+        return open_writer(self.path, self.database, self.where, shared=self.shared)
 
     def _connect_reader(self) -> AnyConnection:
         return connect_reader(self.path, self.database, self.where)
@@ -204,12 +208,18 @@ class AuditLog:
 
     @property
     def head(self) -> Head:
-        """The last record committed by this process's writer (or found at start).
-
-        Every record up to it is visible to any read that starts after this call: the live
-        feed relies on it to never skip a record of a batch still being written.
+        """The last record committed by this process's writer (or found at start); with other processes writing
+        the log (``shared``), the log's, read at most every quarter of a second, never behind this writer's. Every
+        record up to it is visible to any read starting after this call (the live feed relies on it).
         """
-        return self._committed
+        committed, seen, now = self._committed, self._seen, time.monotonic()
+        if self.shared is not None and (seen is None or now - seen[0] >= _SHARED_HEAD_SECONDS):
+            try:
+                with self._reader() as connection:
+                    seen = self._seen = (now, read_head(connection))
+            except REOPEN_FAILURES:  # said where the log is read next; the last known meanwhile
+                seen = self._seen = (now, seen[1] if seen is not None else committed)
+        return seen[1] if seen is not None and (seen[1].id or 0) > (committed.id or 0) else committed
 
     @property
     def writing(self) -> bool:
@@ -274,7 +284,7 @@ class AuditLog:
         return await asyncio.wrap_future(future)
 
     def _run(self, connection: Any) -> None:
-        stopping = False
+        stopping, turn = False, writer_turn(self.path, self.database, self.shared)
         while not stopping:
             first = self._queue.get()
             if first is _STOP:
@@ -296,7 +306,8 @@ class AuditLog:
                     break
                 batch.append(job)
             if batch:
-                self._commit(connection, batch)
+                with turn:  # the processes of a server writing one SQLite file: one at a time, woken at once
+                    self._commit(connection, batch)
                 self._since_wal_copy += len(batch)
                 if self._since_wal_copy >= _WAL_COPY_FORCED or (
                     self._since_wal_copy >= _WAL_COPY_AFTER and task is None and self._queue.empty()
@@ -312,7 +323,8 @@ class AuditLog:
                     resolve(task.future, refusal)
                 connection = self._reconnected(connection)
         connection.close()
-        self._refuse_queued()
+        turn.close()
+        refuse_queued(self._queue, AuditUnavailable("error.audit.closed"))
 
     def _reconnected(self, connection: Any) -> Any:
         """The writer's connection, opened again if the server dropped it (PostgreSQL restarted, the network
@@ -338,9 +350,8 @@ class AuditLog:
 
         SQLite's automatic checkpoint ran inside the commit that took the WAL past 1,000 pages: that batch's
         verdicts, already durable, waited while it copied the pages and fsynced the file (issue 19). A checkpoint
-        from another thread does not help: with the writer committing all the time it never catches up, the WAL
-        cannot start again from its beginning, and it grew by 35 MB a second under load. Here, between two
-        transactions of the only writer, it always catches up (readers allowing), and only records queued
+        from another thread never catches up with a writer committing all the time (the WAL grew by 35 MB a second
+        under load). Here, between two of its transactions, it does (readers allowing), and only records queued
         meanwhile wait, to be written together in the next batch.
         """
         self._since_wal_copy = 0
@@ -351,24 +362,15 @@ class AuditLog:
         except sqlite3.Error as exc:  # a busy or failing disk: the pages stay in the WAL, and the next copy tries
             log.warning("cannot copy the audit log's write-ahead log into %s: %s", self.path.name, exc)
 
-    def _refuse_queued(self) -> None:
-        """Answer what was queued after the stop: nobody may be left waiting for a writer that is gone."""
-        closed = AuditUnavailable("error.audit.closed")
-        while True:
-            try:
-                job = self._queue.get_nowait()
-            except queue.Empty:
-                return
-            if isinstance(job, Job):
-                settle([(job, closed)])
-            elif isinstance(job, Task):
-                resolve(job.future, closed)
-
-    def _commit(self, connection: Any, batch: list[Job]) -> None:
+    def _commit(self, connection: Any, batch: list[Job], *, grow: bool = True) -> None:
         head = self._head
         lost_before = getattr(connection, "broken", False)  # then nothing of this batch can reach the database
         try:
             begin(connection)
+            if self.shared is not None:  # other processes append too: the chain's head is the database's
+                self._head = chain_head(connection)
+                if grow:  # what was queued while the others had the chain goes in this batch, not the next
+                    batch.extend(take_queued(self._queue, _MAX_BATCH - len(batch)))
             outcomes = self._write_all(connection, [job.entry for job in batch])
             if self._head != head and time.monotonic() - self._checkpointed >= _CHECKPOINT_EVERY:
                 # What this writer wrote, it knows to be sound: noted in the same transaction (no fsync of
@@ -391,7 +393,7 @@ class AuditLog:
                 return
             if len(batch) > 1 and not lost_before:  # one by one, so that one bad record cannot sink the others
                 for job in batch:
-                    self._commit(connection, [job])
+                    self._commit(connection, [job], grow=False)
                 return
             self.stats.failed(reason(exc))
             log.error("audit log write failed: %s", exc)
@@ -577,9 +579,10 @@ class AuditLog:
             return verify_chain(connection, marks, side=side, deep=True)
 
 
-def open_log(data_dir: Path, database: str | None) -> AuditLog:
+def open_log(data_dir: Path, database: str | None, *, shared: str | None = None) -> AuditLog:
     """The event's audit log: ``data_dir``'s SQLite file, or the PostgreSQL database ``database`` names, once
-    :func:`~wordjudge.audit_store.check_place` agrees that the event's log is there. Raises :class:`InvalidInput`.
+    :func:`~wordjudge.audit_store.check_place` agrees that the event's log is there (``shared``: see
+    :class:`AuditLog`). Raises :class:`InvalidInput`.
     """
     check_place(data_dir, database)
-    return AuditLog(data_dir / AUDIT_FILE, database=database)
+    return AuditLog(data_dir / AUDIT_FILE, database=database, shared=shared)

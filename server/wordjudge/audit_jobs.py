@@ -8,6 +8,7 @@ outcomes are handed back here with one wake-up per event loop, not one per recor
 from __future__ import annotations
 
 import asyncio
+import queue
 import sqlite3
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -112,3 +113,27 @@ def settle(outcomes: list[tuple[Job, Appended | BaseException]]) -> None:
     for loop, items in by_loop.items():
         with suppress(RuntimeError):  # that loop has closed: nobody is waiting any more
             loop.call_soon_threadsafe(_resolve_all, items)
+
+
+def take_queued(jobs: queue.Queue[Any], limit: int) -> list[Job]:
+    """Up to ``limit`` records queued at the front of ``jobs``, taken off it: they join a batch about to be written.
+    Stops at anything else (a task, the stop), which stays first in the queue."""
+    taken: list[Job] = []
+    with jobs.mutex:  # the queue's own lock: what put() takes
+        waiting = jobs.queue
+        while waiting and len(taken) < limit and isinstance(waiting[0], Job):
+            taken.append(waiting.popleft())
+    return taken
+
+
+def refuse_queued(jobs: queue.Queue[Any], refusal: BaseException) -> None:
+    """Answer everything left in ``jobs`` with ``refusal``: nobody may be left waiting for a writer that is gone."""
+    while True:
+        try:
+            job = jobs.get_nowait()
+        except queue.Empty:
+            return
+        if isinstance(job, Job):
+            settle([(job, refusal)])
+        elif isinstance(job, Task):
+            resolve(job.future, refusal)

@@ -8,6 +8,7 @@ database failure said in words a TD can act on.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import sqlite3
 from collections.abc import Iterator
@@ -17,7 +18,7 @@ from pathlib import Path
 from . import audit_schema_pg, postgres
 from .access import ACCESS_FILE
 from .audit_schema import MIGRATIONS
-from .chain import Head, insert_checkpoint
+from .chain import Head, insert_checkpoint, read_head
 from .database import BUSY_TIMEOUT_MS, connect_writer, migrate
 from .datadir import DATABASE_NOTE as DATABASE_NOTE
 from .errors import AuditUnavailable, Conflict, InvalidInput, WordjudgeError
@@ -32,13 +33,26 @@ FAILURES: tuple[type[Exception], ...] = (OSError, *DatabaseError)
 REOPEN_FAILURES: tuple[type[Exception], ...] = (WordjudgeError, *FAILURES)
 
 
-def open_writer(path: Path, database: str | None, where: str) -> AnyConnection:
+# Advisory lock keys of a log (a log is a schema's: the events of one database, each in a schema of its own, the
+# URL's search_path, each have theirs). The writer's, held for its connection's life: exclusive for a server of
+# one process, shared by the processes of one server (--processes); the server's own, shared by its processes
+# alone (named by their token); the chain's, held by a batch's transaction while it reads the head and appends.
+_WRITER_KEY = "hashtext('wordjudge audit writer ' || current_schema())"
+_SERVER_KEY = "hashtext('wordjudge audit server ' || current_schema() || ?)"
+_STARTING_KEY = "hashtext('wordjudge audit start ' || current_schema())"
+_CHAIN_KEY = "hashtext('wordjudge audit chain ' || current_schema())"
+
+
+def open_writer(path: Path, database: str | None, where: str, *, shared: str | None = None) -> AnyConnection:
     """The writer's connection to the log (the file ``path``, or ``database``), migrated to the newest schema.
 
-    Raises what the backend raises, :class:`InvalidInput` for a PostgreSQL standby, and :class:`Conflict`
-    if another server writes the log in ``database`` (``where`` names it).
+    ``shared``: the token of a server of several processes, each with a writer of its own (else this writer is
+    the log's only one). Raises what the backend raises, :class:`InvalidInput` for a PostgreSQL standby, and
+    :class:`Conflict` if another server writes the log in ``database`` (``where`` names it).
     """
     if database is None:
+        # One server a data folder (its lock, datadir.lock_for_server): the processes of one server alone share
+        # the file, and SQLite's write lock orders their batches (chain_head, writer_turn).
         connection = connect_writer(path)
         # Its commits never stop to copy the WAL into the file: the writer does it after answering (_copy_wal).
         connection.execute("PRAGMA wal_autocheckpoint = 0")
@@ -46,17 +60,98 @@ def open_writer(path: Path, database: str | None, where: str) -> AnyConnection:
         return connection
     pg = postgres.connect_writer(database, application="wordjudge audit writer")
     try:
-        # One writer a log, held for the connection's life: the chain's order is this writer's. A second
-        # server started on the same log is refused here, not left to fork the chain. A log is a schema's: the
-        # events of one database, each in a schema of its own (the URL's search_path), each have their writer.
-        taken = "SELECT pg_try_advisory_lock(hashtext('wordjudge audit writer ' || current_schema()))"
-        if pg.execute(taken).fetchone() != (True,):
+        # Held for the connection's life: a second server started on the same log is refused here, not left to
+        # fork the chain.
+        if not (_join_server(pg, shared) if shared else _take_log(pg)):
             raise Conflict("error.audit.other_writer", database=where)
         postgres.migrate(pg, audit_schema_pg.MIGRATIONS, table=audit_schema_pg.MIGRATIONS_TABLE)
     except BaseException:
         pg.close()
         raise
     return pg
+
+
+def _take_log(pg: AnyConnection) -> bool:
+    """The log for this writer alone: False if any other writer holds it."""
+    return bool(pg.execute(f"SELECT pg_try_advisory_lock({_WRITER_KEY})").fetchone() == (True,))
+
+
+def _join_server(pg: AnyConnection, token: str) -> bool:
+    """The log for the processes of the server ``token`` names: False if another server writes it.
+
+    The writers of one server hold the writer's key shared and their server's key shared. A newcomer finds the
+    writer's key free (nobody writes the log), or held by its own server (it cannot take its server's key
+    alone), or by another (it can): then it is refused. Newcomers look one at a time.
+    """
+    pg.execute("BEGIN")
+    try:
+        pg.execute(f"SELECT pg_advisory_xact_lock({_STARTING_KEY})")
+        alone = pg.execute(f"SELECT pg_try_advisory_lock({_WRITER_KEY})").fetchone() == (True,)
+        if not alone:
+            others = pg.execute(f"SELECT pg_try_advisory_lock({_SERVER_KEY})", (token,)).fetchone() == (True,)
+            if others:  # none of this server's processes holds its key: the log is another server's
+                pg.execute(f"SELECT pg_advisory_unlock({_SERVER_KEY})", (token,))
+                pg.execute("COMMIT")
+                return False
+        # A server of one process holds the writer's key exclusive: then this fails.
+        joined = pg.execute(f"SELECT pg_try_advisory_lock_shared({_WRITER_KEY})").fetchone() == (True,)
+        if alone:  # the exclusive hold, once the shared one is taken
+            pg.execute(f"SELECT pg_advisory_unlock({_WRITER_KEY})")
+        if joined:
+            pg.execute(f"SELECT pg_advisory_lock_shared({_SERVER_KEY})", (token,))
+        pg.execute("COMMIT")
+        return bool(joined)
+    except BaseException:
+        rollback(pg)
+        raise
+
+
+def chain_head(connection: AnyConnection) -> Head:
+    """In a write transaction (:func:`begin`), the chain's head, once the other processes' batches are committed,
+    and none until this transaction ends: SQLite's ``BEGIN IMMEDIATE`` holds its write lock already; PostgreSQL
+    takes the chain's lock, held until the transaction ends (the head is read by the next statement, whose
+    snapshot comes after the lock)."""
+    if dialect_of(connection) != "sqlite":
+        connection.execute(f"SELECT pg_advisory_xact_lock({_CHAIN_KEY})")
+    return read_head(connection)
+
+
+class _FileTurn:
+    """The SQLite writers of one server's processes, one batch at a time, by an ``flock`` on a file beside the log:
+    a writer waiting for it sleeps in the kernel and is woken the moment it is free. Without it they meet at
+    ``BEGIN IMMEDIATE``, where SQLite's busy handler sleeps 1, 2, 5, 10... ms between tries: at hundreds of
+    batches a second, most of the time."""
+
+    def __init__(self, path: Path) -> None:
+        self._fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+
+    def __enter__(self) -> None:
+        fcntl.flock(self._fd, fcntl.LOCK_EX)
+
+    def __exit__(self, *exc: object) -> None:
+        fcntl.flock(self._fd, fcntl.LOCK_UN)
+
+    def close(self) -> None:
+        os.close(self._fd)
+
+
+class _NoTurn:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def close(self) -> None:
+        return None
+
+
+def writer_turn(path: Path, database: str | None, shared: str | None) -> _FileTurn | _NoTurn:
+    """What a writer holds while it writes a batch: for the processes of one server (``shared``) writing the SQLite
+    file ``path``, its turn (:class:`_FileTurn`); else nothing (a log's only writer, or PostgreSQL's lock)."""
+    if shared is None or database is not None:
+        return _NoTurn()
+    return _FileTurn(path.with_name(path.name + ".turn"))
 
 
 def probe(database: str | None) -> None:

@@ -32,6 +32,7 @@ from .event import template as event_template
 from .lexicon import DEMO_NAME, Lexicon, Manifest
 from .logs import configure_logging, uvicorn_json_config
 from .messages import Message, render
+from .processes import Process, Supervisor, end_with_parent
 from .profile import Catalog
 from .records import Verdict, verdict_message
 from .served import describe_profile, unverified_claims
@@ -62,53 +63,90 @@ def main() -> None:
 
 @main.command()
 @setting_options(
-    "data_dir", "database", "host", "port", "log_level", "log_format", "certfile", "keyfile", "public_url", "peers",
-    "mdns_name", "max_connections_per_client", "trusted_proxies",
+    "data_dir", "database", "processes", "host", "port", "log_level", "log_format", "certfile", "keyfile",
+    "public_url", "peers", "mdns_name", "max_connections_per_client", "trusted_proxies",
 )  # fmt: skip
 def serve(**flags: Any) -> None:
     """Start the adjudication server for the event in the data dir (a DEMO event if there is none)."""
+    settings = load_settings(**flags)
+    configure_logging(settings.log_level, settings.log_format)
+    lock = _claim(settings)  # first: a second server on the folder, or on the port, must touch nothing
+    try:
+        if settings.processes == 1:
+            _serve(settings, None)
+        else:
+            _serve_in_processes(settings)
+    finally:
+        lock.release()
+
+
+def _serve_in_processes(settings: Settings) -> None:
+    """Serve the event in ``settings.processes`` processes (:mod:`wordjudge.processes`) until stopped."""
+    from .serving import Serving
+
+    supervisor = Supervisor(_serve_process, settings, settings.processes)
+    # Process 0's resources opened once, then closed, before any process starts: a bad lexicon, event file or
+    # log stops the start here, said once; the copy of the event the others serve is written.
+    first = Serving(settings, process=supervisor.process(0))
+    first.start()
+    first.close()
+    log.info("serving the event in %d processes, ports %d-%d", settings.processes, settings.port,
+             settings.port + settings.processes - 1)  # fmt: skip
+    if supervisor.run() != 0:
+        raise click.ClickException("a process of the server kept failing at its start: its log lines say why")
+
+
+def _serve_process(settings: Settings, process: Process, supervisor: int) -> None:
+    """One process of a server of several (spawned by the :class:`~wordjudge.processes.Supervisor`, whose pid is
+    ``supervisor``)."""
+    restrict_umask()
+    configure_logging(settings.log_level, settings.log_format)
+    end_with_parent(supervisor)
+    try:
+        _serve(settings, process)
+    except (WordjudgeError, click.ClickException) as exc:
+        log.error("process %d: %s", process.index, exc.message)
+        sys.exit(1)
+
+
+def _serve(settings: Settings, process: Process | None) -> None:
+    """Open the event (``process``: one of a server's processes, or None) and answer requests until stopped."""
     import uvicorn
 
     from .app import create_app
     from .serving import Serving
     from .transport import connection_limits, guarded_protocol
 
-    settings = load_settings(**flags)
-    configure_logging(settings.log_level, settings.log_format)
-    lock = _claim(settings)  # first: a second server on the folder, or on the port, must touch nothing
+    # Raises the open-file limit, and leaves room under it for the server's own files.
+    limits = connection_limits(settings.max_connections_per_client, settings.proxy_networks)
+    # Before the server starts: a bad lexicon stops it with a clear message. In a hall, a standby opens nothing
+    # until its database is promoted.
+    serving = Serving(settings, process=process)
+    serving.start()
     try:
-        # Raises the open-file limit, and leaves room under it for the server's own files.
-        limits = connection_limits(settings.max_connections_per_client, settings.proxy_networks)
-        # Before the server starts: a bad lexicon stops it with a clear message. In a hall, a standby opens nothing
-        # until its database is promoted.
-        serving = Serving(settings)
-        serving.start()
-        try:
-            uvicorn.run(
-                create_app(settings, serving=serving),
-                host=settings.host,
-                port=settings.port,
-                log_level=settings.log_level,
-                # JSON lines: uvicorn's access and error logs too, so that the whole server speaks one format.
-                log_config=uvicorn_json_config() if settings.log_format == "json" else uvicorn.config.LOGGING_CONFIG,
-                ssl_certfile=settings.certfile,
-                ssl_keyfile=settings.keyfile,
-                # Open live feeds (the TD console's) would otherwise hold a stop or restart forever.
-                timeout_graceful_shutdown=5,
-                # httptools with a deadline per request and caps on connections (transport.py). No
-                # limit_concurrency: it answers 503 to every request once connections are many, the
-                # kiosks' included, which is what a flood wants; the caps close the flood's instead.
-                http=guarded_protocol(limits),
-                ws="none",  # no WebSocket routes: an upgrade would leave the guarded protocol
-                # X-Forwarded-For only from a proxy the TD names: uvicorn trusts loopback by default,
-                # which let anything on the server machine pick its address for the per-address limits.
-                proxy_headers=bool(settings.trusted_proxies.strip()),
-                forwarded_allow_ips=[str(network) for network in limits.trusted_proxies] or None,
-            )
-        finally:
-            serving.close()
+        uvicorn.run(
+            create_app(settings, serving=serving),
+            host=settings.host,
+            port=process.port(settings.port) if process is not None else settings.port,
+            log_level=settings.log_level,
+            # JSON lines: uvicorn's access and error logs too, so that the whole server speaks one format.
+            log_config=uvicorn_json_config() if settings.log_format == "json" else uvicorn.config.LOGGING_CONFIG,
+            ssl_certfile=settings.certfile,
+            ssl_keyfile=settings.keyfile,
+            # Open live feeds (the TD console's) would otherwise hold a stop or restart forever.
+            timeout_graceful_shutdown=5,
+            # httptools with a deadline per request and caps on connections (transport.py). No
+            # limit_concurrency: it answers 503 to every request once connections are many, the
+            # kiosks' included, which is what a flood wants; the caps close the flood's instead.
+            http=guarded_protocol(limits),
+            ws="none",  # no WebSocket routes: an upgrade would leave the guarded protocol
+            # X-Forwarded-For only from a proxy the TD names: uvicorn trusts loopback by default,
+            # which let anything on the server machine pick its address for the per-address limits.
+            proxy_headers=bool(settings.trusted_proxies.strip()),
+            forwarded_allow_ips=[str(network) for network in limits.trusted_proxies] or None,
+        )
     finally:
-        lock.release()
+        serving.close()
 
 
 def _claim(settings: Settings) -> ServerLock:
@@ -117,7 +155,8 @@ def _claim(settings: Settings) -> ServerLock:
     server that holds the folder, the port in use, or why the lock cannot be taken; a refusal writes nothing."""
     try:
         refuse_if_served(settings.data_dir)  # before the port: "another server on this folder" says more
-        _refuse_a_taken_port(settings.host, settings.port)  # said plainly, before the lexicons are loaded
+        for port in range(settings.port, settings.port + settings.processes):  # said plainly, before the lexicons
+            _refuse_a_taken_port(settings.host, port)
         lock = lock_for_server(settings.data_dir, host=settings.host, port=settings.port)
     except FolderInUse as exc:
         raise click.ClickException(str(exc)) from None

@@ -18,6 +18,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 SETTING_FLAGS: dict[str, tuple[str, dict[str, Any]]] = {
     "data_dir": ("--data-dir", {"type": click.Path(path_type=Path, file_okay=False)}),
     "database": ("--database", {"metavar": "postgresql://USER@HOST:PORT/DB"}),
+    "processes": ("--processes", {"type": int}),
     "host": ("--host", {}),
     "port": ("--port", {"type": int}),
     "log_level": ("--log-level", {"type": click.Choice(get_args(LogLevel))}),

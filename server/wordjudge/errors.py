@@ -17,6 +17,7 @@ word or setting that is wrong and, where possible, what to do about it.
      ├── Conflict                409  the thing exists already
      │    └── LexiconExists      409
      ├── MethodNotAllowed        405
+ ├── Misdirected             421  a request sent to a process of the event's server that answers verdicts only
      ├── RequestTimeout          408  a request that did not arrive in full within seconds
      ├── PayloadTooLarge         413  a request body over the server's limit (64 KiB)
      ├── RateLimited             429  too many challenges, logins or pairing attempts:
@@ -149,6 +150,14 @@ class MethodNotAllowed(WordjudgeError):
 
     code = "method_not_allowed"
     status = 405
+
+
+class Misdirected(WordjudgeError):
+    """Raised by a process of an event's server that answers the verdict path only (``--processes``), for any
+    other request: the front sends those to process 0."""
+
+    code = "misdirected"
+    status = 421
 
 
 class RequestTimeout(WordjudgeError):

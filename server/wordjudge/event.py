@@ -203,14 +203,14 @@ def known_lexicons(data_dir: Path) -> list[str]:
     return sorted({*Catalog(data_dir).names(), DEMO_NAME})
 
 
-def load_event(data_dir: Path, *, check_lexicons: bool = True) -> Event:
-    """Read ``<data_dir>/event.toml``, or return the demo event if there is none.
+def load_event(data_dir: Path, *, check_lexicons: bool = True, name: str = EVENT_FILE) -> Event:
+    """Read ``<data_dir>/event.toml`` (or the file ``name``), or return the demo event if there is none.
 
     With ``check_lexicons``, each division's lexicon must be one compiled in the data dir (matched whatever
     its case; the event holds the compiled name). Raises :class:`InvalidInput` naming the file and the
     entry at fault.
     """
-    path = data_dir / EVENT_FILE
+    path = data_dir / name
     try:
         text = path.read_text("utf-8")
     except FileNotFoundError:

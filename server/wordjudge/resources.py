@@ -16,9 +16,10 @@ from argon2 import PasswordHasher
 from .access import ACCESS_FILE, AccessStore
 from .audit import AuditLog, note_place, open_log, probe
 from .challenges import ChallengeService
-from .event_changes import record_file_edit
 from .mdns import Advertiser, is_loopback_host
 from .metrics import Metrics
+from .processes import Process as Process  # one of a server's processes (for Serving too)
+from .processes import event_source, share_event
 from .served import ServedEvent
 from .settings import Settings
 
@@ -36,14 +37,19 @@ class Resources:
     metrics: Metrics
     challenges: ChallengeService  # adjudicates for the event served and records, within the rate limits
     mdns: Advertiser | None = None  # announcing <mdns_name>.local, once advertise() is called
+    process: Process | None = None  # which of a server's processes this is (None: a server of one process)
 
     @classmethod
-    def open(cls, settings: Settings, *, hasher: PasswordHasher | None = None) -> Resources:
+    def open(
+        cls, settings: Settings, *, hasher: PasswordHasher | None = None, process: Process | None = None
+    ) -> Resources:
         """Read the event, open and verify every lexicon its divisions use, and open the access database and the
         audit log.
 
         ``hasher`` hashes and checks the TDs' passwords; without it (as ``wordjudge serve`` opens them), Argon2id at
         its full cost. Only tests hand in another: a cheap one (tests/helpers.py), never configurable by a setting.
+        ``process``: one of the processes of a server of several (:mod:`wordjudge.processes`): its log is shared,
+        and the processes but the first serve the event the first serves.
 
         Raises what :meth:`ServedEvent.open` raises (event file, lexicons), and
         :class:`~wordjudge.errors.AccessUnavailable` or :class:`~wordjudge.errors.AuditUnavailable`,
@@ -52,11 +58,11 @@ class Resources:
         # A database that cannot be reached stops the start before anything is written in the data folder (the
         # server's identity, a demo set aside, the access store).
         probe(settings.database)
-        served = ServedEvent.open(settings.data_dir)
+        served = ServedEvent.open(settings.data_dir, source=event_source(process))
         event, views = served.event, served.lexicon_views
-        audit = open_log(settings.data_dir, settings.database)
+        audit = open_log(settings.data_dir, settings.database, shared=process.token if process else None)
         try:
-            audit.start(check_whole=True)
+            audit.start(check_whole=process is None or process.leads)  # one whole check a server
             access = AccessStore(
                 settings.data_dir / ACCESS_FILE,
                 challenges_per_minute=event.challenges_per_minute,
@@ -66,17 +72,16 @@ class Resources:
         except BaseException:
             audit.close()
             raise
+        metrics = Metrics()
+        challenges = ChallengeService(served, audit, access, metrics)
+        served.on_change = challenges.serve
         try:
             note_place(settings.data_dir, audit.database)
+            share_event(served, process, audit)
         except BaseException:
             audit.close()
             access.close()
             raise
-        metrics = Metrics()
-        challenges = ChallengeService(served, audit, access, metrics)
-        served.on_change = challenges.serve
-        # A hand edit of the event file is on record too, by the file: the console's changes name their TD.
-        served.record_file_edit = lambda old, new: record_file_edit(audit, old, new)
         log.info("event %s%s", event.name, " (demo event: no event.toml)" if event.demo else "")
         for division in event.divisions:
             log.info("division %s: %s, rule %s", division.name, views[division.lexicon]["label"], division.rule)
@@ -84,18 +89,20 @@ class Resources:
             for claim in view["unverified"]:  # forced in by the TD: served, and said at every start
                 log.warning("lexicon %s: %s (%s)", name, claim["badge"], claim["description"])
         log.info("audit log %s: %d record(s)", audit.where, audit.head.records)
-        resources = cls(settings, served, audit, access, metrics, challenges)
+        resources = cls(settings, served, audit, access, metrics, challenges, process=process)
         return resources
 
     def advertise(self) -> None:
         """Start announcing the server on the LAN as ``<mdns_name>.local`` (mDNS), in the background.
 
-        Does nothing when ``mdns_name`` is empty, the server listens on a loopback address, or it
-        is announcing already. Never raises: a taken name or a network without multicast is
-        logged as a warning (see :class:`~wordjudge.mdns.Advertiser`).
+        Does nothing when ``mdns_name`` is empty, the server listens on a loopback address, runs in several
+        processes (devices reach those through a front), or it is announcing already. Never raises: a taken
+        name or a network without multicast is logged as a warning (see :class:`~wordjudge.mdns.Advertiser`).
         """
         settings = self.settings
         if not settings.mdns_name or is_loopback_host(settings.host) or self.mdns is not None:
+            return
+        if self.process is not None:  # each process's own port is not the event's: devices reach its front
             return
         self.mdns = Advertiser(settings.mdns_name, settings.host, settings.port, tls=settings.tls)
         self.mdns.start_in_background()

@@ -59,10 +59,13 @@ class ServedEvent:
     event_stamp: tuple[int, int, int] | None = None
     event_file_problem: Message | None = None
     _event_seen: tuple[int, int, int] | None = None  # the file as the last look found it
+    # The file served: the TD's event file; for the processes but the first of a server of several, the copy of
+    # what process 0 serves (wordjudge.processes.SERVED_COPY).
+    source: str = EVENT_FILE
     _event_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)  # one change at a time
 
     @classmethod
-    def open(cls, data_dir: Path) -> ServedEvent:
+    def open(cls, data_dir: Path, *, source: str = EVENT_FILE) -> ServedEvent:
         """Read the event file (or the demo event, without one) and open and verify every lexicon its divisions use.
 
         Each lexicon's trie file is checked against its manifest and its words against its fingerprint. Then the
@@ -73,10 +76,10 @@ class ServedEvent:
         the file at fault.
         """
         try:
-            event_stamp = file_stamp(data_dir / EVENT_FILE)  # before reading: a later edit is noticed
+            event_stamp = file_stamp(data_dir / source)  # before reading: a later edit is noticed
         except OSError:
             event_stamp = None  # load_event says what is wrong with it
-        event = load_event(data_dir)
+        event = load_event(data_dir, name=source)
         catalog = Catalog(data_dir)
         profiles = {name: open_verified(catalog, name) for name in event.lexicons()}
         verified = {name: stamp_verified(profile, data_dir) for name, profile in profiles.items()}
@@ -85,6 +88,7 @@ class ServedEvent:
         server = open_event_folder(data_dir, demo=event.demo)  # the demo set aside before a real event opens
         served = cls(data_dir, registry, event, profiles, views, verified, server)
         served.event_stamp = served._event_seen = event_stamp
+        served.source = source
         return served
 
     def view(self) -> dict[str, Any]:
@@ -146,7 +150,7 @@ class ServedEvent:
         runs, a new event file is served from the next start (the demo's log and devices are not the
         event's). Never raises.
         """
-        path = self.data_dir / EVENT_FILE
+        path = self.data_dir / self.source
         try:
             stamp = file_stamp(path)
         except OSError as exc:
@@ -154,13 +158,14 @@ class ServedEvent:
                 Message("error.event_file.unreadable", path=str(path), reason=str(exc), event=self.event.name)
             )
         seen, self._event_seen = self._event_seen, stamp
-        if stamp == self.event_stamp or stamp != seen:
+        # A hand edit is read once it held still; process 0's copy is written whole (renamed into place).
+        if stamp == self.event_stamp or (stamp != seen and self.source == EVENT_FILE):
             return None
         with self._event_lock:
             served = self.event
             self.event_stamp = stamp
             try:
-                event = load_event(self.data_dir)
+                event = load_event(self.data_dir, name=self.source)
                 if event.demo:  # no file (any more)
                     missing = Message("error.event_file.missing", path=str(path), event=served.name)
                     return self._event_file_is(None if served.demo else missing)

@@ -36,7 +36,7 @@ from .event import EVENT_FILE, dump_event, load_event, write_event_file
 from .hall import ACTIVE, FENCED, STANDBY, WAITING, Epoch, PeerSays
 from .messages import Message
 from .postgres import DatabaseError, describe, shown
-from .resources import Resources
+from .resources import Process, Resources
 from .settings import Settings
 
 __all__ = ["Resources", "Serving"]  # the routes reach the resources through what serves them
@@ -52,9 +52,15 @@ class Serving:
     """This server's place in its hall and, while active, its :class:`Resources` (thread-safe to read)."""
 
     def __init__(
-        self, settings: Settings, *, resources: Resources | None = None, hasher: PasswordHasher | None = None
+        self,
+        settings: Settings,
+        *,
+        resources: Resources | None = None,
+        hasher: PasswordHasher | None = None,
+        process: Process | None = None,
     ) -> None:
         self.settings = settings
+        self.process = process  # which of a server's processes this is (None: a server of one process)
         self.peers = settings.peer_urls
         self.own_url = (settings.public_url or "").rstrip("/")
         self.resources = resources  # None while not active
@@ -231,7 +237,7 @@ class Serving:
         database = self.settings.database
         if database is not None and self._active_in(latest) is not None:
             adopt_event_file(self.settings.data_dir, _asked(database, hall.latest_event_file))
-        resources = self.resources or Resources.open(self.settings, hasher=self._hasher)
+        resources = self.resources or Resources.open(self.settings, hasher=self._hasher, process=self.process)
         try:
             self._take_over(resources)
         except BaseException:

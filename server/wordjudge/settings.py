@@ -44,6 +44,14 @@ class Settings(BaseSettings):
         "machines on one replicated PostgreSQL, the other's database a synchronous standby of this one's (or the "
         "reverse). Needs --database and --public-url. Empty: this server alone.",
     )
+    processes: int = Field(
+        default=1,
+        ge=1,
+        le=16,
+        description="OS processes serving the event, behind a front such as HAProxy (deploy/processes.md): process "
+        "k listens on --port + k; process 0 answers every request, the others the verdict path only. Not with "
+        "--peers.",
+    )
     host: str = Field(default="127.0.0.1", description="Address to listen on (0.0.0.0 for every interface).")
     port: int = Field(default=8000, ge=1, le=65535, description="TCP port to listen on.")
     log_level: LogLevel = Field(default="info", description="How much the server logs.")
@@ -110,6 +118,23 @@ class Settings(BaseSettings):
                 "peers: a hall of servers needs --database (this machine's PostgreSQL) and --public-url (how "
                 "devices reach this server): give both, or leave --peers out"
             )
+        if self.peers and self.processes > 1:
+            raise ValueError(
+                "processes: a hall server (--peers) runs in one process: its standby watch and takeover are one "
+                "process's; leave --processes out, or --peers"
+            )
+        if self.processes > 1 and not self.public_url:
+            raise ValueError(
+                "processes: devices reach an event served by several processes through its front: give "
+                "--public-url (the front's address, e.g. http://192.168.1.10:8000)"
+            )
+        if self.processes > 1 and self.certfile is not None:
+            raise ValueError(
+                "processes: the processes listen behind their front, which serves plain HTTP in this release "
+                "(deploy/processes.md): leave --certfile and --keyfile out, or --processes"
+            )
+        if self.port + self.processes - 1 > 65535:
+            raise ValueError(f"processes: {self.processes} processes from port {self.port} go past port 65535")
         if self.public_url and self.public_url.rstrip("/") in self.peer_urls:
             raise ValueError(f"peers: {self.public_url} is this server (--public-url), not one of its peers")
         return self

@@ -28,6 +28,7 @@ import time
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import httpx2 as httpx
 
@@ -80,8 +81,9 @@ def parse_wrk(output: str) -> dict[str, float]:
     return {"rps": rps, "p50": millis("50"), "p99": millis("99"), "done": done, "errors": errors}
 
 
-def wait_until_up(url: str, server: subprocess.Popen[str], seconds: float = 60) -> None:
-    """Poll ``url`` until the server answers it; exit naming what the server said if it stops or takes too long."""
+def wait_until_up(url: str, server: subprocess.Popen[Any], seconds: float = 60, *, errors: Path | None = None) -> None:
+    """Poll ``url`` until the server answers it; exit naming what the server said (its piped stderr, or the file
+    ``errors``) if it stops or takes too long."""
     deadline = time.monotonic() + seconds
     while True:
         try:
@@ -89,7 +91,8 @@ def wait_until_up(url: str, server: subprocess.Popen[str], seconds: float = 60) 
             return
         except httpx.TransportError:
             if server.poll() is not None or time.monotonic() > deadline:
-                sys.exit(f"server did not start: {server.communicate()[1]}")
+                said = errors.read_text() if errors is not None else server.communicate()[1]
+                sys.exit(f"server did not start ({url}): {said}")
             time.sleep(0.2)
 
 

@@ -1,0 +1,314 @@
+"""One event served by several processes (``wordjudge serve --processes N``, wordjudge.processes): one chain ordered
+by the database whichever process writes, a second server still refused, the processes but the first answering
+the verdict path alone, and a live server of two processes behind the HAProxy front of deploy/."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+import httpx2 as httpx
+import pytest
+from fastapi.testclient import TestClient
+
+from wordjudge.app import create_app
+from wordjudge.audit import AuditLog, open_log
+from wordjudge.errors import AuditUnavailable, InvalidInput
+from wordjudge.processes import Process
+from wordjudge.records import Kind, RecordFilter
+from wordjudge.settings import Settings, load_settings
+
+from . import front
+from .helpers import (
+    CHEAP_HASHER,
+    access_store,
+    database_of,
+    device_headers,
+    free_port,
+    serve_process,
+    wait_for_health,
+    write_event,
+)
+from .test_api import challenge
+from .test_audit import entry
+
+
+def _started(log: AuditLog) -> AuditLog:
+    log.start()
+    return log
+
+
+def test_the_processes_of_one_server_append_to_one_chain_in_the_databases_order(data_dir: Path) -> None:
+    """Two writers of one server (two processes), appending at once: one chain, ids without a gap or a fork, each
+    head read from the database (before: the second writer was refused, or forked the chain at its next id)."""
+    database = database_of(data_dir)
+    logs = [_started(open_log(data_dir, database, shared="server-a")) for _ in range(2)]
+    try:
+        failures: list[BaseException] = []
+
+        def write(log: AuditLog, first: int) -> None:
+            try:
+                for n in range(first, first + 60):
+                    log.append_sync(entry(n))
+            except BaseException as exc:
+                failures.append(exc)
+
+        threads = [threading.Thread(target=write, args=(log, 1 + 60 * k)) for k, log in enumerate(logs)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert failures == []
+        records = list(reversed(logs[0].find(RecordFilter(), limit=500)))
+        assert [record.id for record in records] == list(range(1, 121))
+        assert {record.request_id for record in records} == {entry(n).request_id for n in range(1, 121)}
+        verification = logs[1].verify()
+        assert verification.ok, verification.describe()
+        time.sleep(0.3)  # the head of the log another process wrote is read again after a quarter of a second
+        assert logs[0].head == logs[1].head == verification.head
+        # A retry of a request another process recorded gets that record, not a second one.
+        replay = logs[1].append_sync(entry(1))
+        assert replay.replayed
+        assert replay.record.id == 1
+    finally:
+        for log in logs:
+            log.close()
+
+
+@pytest.mark.postgresql
+def test_a_second_server_is_refused_beside_the_processes_of_one(tmp_path: Path, postgres_url: str) -> None:
+    """The database tells the processes of one server (their token) from a second server on the same log."""
+    first = _started(AuditLog(tmp_path / "a.sqlite3", database=postgres_url, shared="server-a"))
+    sibling = _started(AuditLog(tmp_path / "b.sqlite3", database=postgres_url, shared="server-a"))
+    try:
+        for other in (
+            AuditLog(tmp_path / "c.sqlite3", database=postgres_url, shared="server-b"),
+            AuditLog(tmp_path / "d.sqlite3", database=postgres_url),  # a server of one process
+        ):
+            _refused(other)
+        first.close()
+        # One process of the first server still writes: still refused.
+        _refused(AuditLog(tmp_path / "e.sqlite3", database=postgres_url, shared="server-b"))
+        assert sibling.append_sync(entry(1)).record.id == 1
+    finally:
+        first.close()
+        sibling.close()
+    # Every process of the first server gone: another may write the log, and then a server of several is refused.
+    alone = _started(AuditLog(tmp_path / "f.sqlite3", database=postgres_url))
+    try:
+        _refused(AuditLog(tmp_path / "g.sqlite3", database=postgres_url, shared="server-c"))
+        assert alone.append_sync(entry(2)).record.id == 2
+    finally:
+        alone.close()
+
+
+def _refused(log: AuditLog) -> None:
+    with pytest.raises(AuditUnavailable, match="another wordjudge server already writes the audit log"):
+        log.start()
+    log.close()
+
+
+def test_a_process_but_the_first_answers_the_verdict_path_alone(data_dir: Path) -> None:
+    settings = Settings(data_dir=data_dir, processes=2, public_url="http://192.0.2.1:8000")
+    kiosk = device_headers(data_dir, "kiosk-1")
+    app = create_app(settings, hasher=CHEAP_HASHER, process=Process(1, 2, "server-a"))
+    with TestClient(app) as client:
+        for method, path in (("GET", "/api/event"), ("GET", "/api/alerts"), ("POST", "/api/enrol"), ("GET", "/td")):
+            refused = client.request(method, path, headers=kiosk)
+            assert refused.status_code == 421, path
+            body = refused.json()
+            assert body["code"] == "misdirected"
+            assert body["message"]["key"] == "error.process.verdicts_only"
+            assert "http://192.0.2.1:8000" in body["error"]
+        assert client.get("/api/health").status_code == 200
+        answer = client.post("/api/challenges", json=challenge(), headers=kiosk)
+        assert answer.status_code == 201, answer.text
+        record = answer.json()
+        assert (
+            client.get(f"/api/challenges/requests/{record['request_id']}", headers=kiosk).json()["id"] == record["id"]
+        )
+        assert client.get(f"/api/challenges/{record['id']}/docket", headers=kiosk).status_code == 200
+    first = create_app(settings, hasher=CHEAP_HASHER, process=Process(0, 2, "server-b"))
+    with TestClient(first) as client:
+        assert client.get("/api/event", headers=kiosk).status_code == 200
+
+
+@pytest.mark.parametrize(("index", "alerted"), [(1, False), (0, True)])
+def test_only_process_0_tells_the_td_a_kiosk_went_silent(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch, index: int, alerted: bool
+) -> None:
+    """A kiosk's polls go to process 0; another process hears its challenges alone, and must not alert the TD that
+    it went silent between two of them."""
+    monkeypatch.setattr("wordjudge.devices.ONLINE_WITHIN", 0.5)
+    monkeypatch.setattr("wordjudge.app.EVENT_WATCH_SECONDS", 0.1)
+    settings = Settings(data_dir=data_dir, processes=2, public_url="http://192.0.2.1:8000")
+    kiosk = device_headers(data_dir, "kiosk-1")
+    with TestClient(create_app(settings, hasher=CHEAP_HASHER, process=Process(index, 2, "server-a"))) as client:
+        assert client.post("/api/challenges", json=challenge(), headers=kiosk).status_code == 201
+        time.sleep(1.5)
+    store = access_store(data_dir)  # the server stopped: its alerts are written
+    try:
+        kinds = [alert.kind for alert in store.alerts.latest()]
+    finally:
+        store.close()
+    assert ("device_offline" in kinds) is alerted, kinds
+
+
+@pytest.mark.parametrize(
+    ("flags", "said"),
+    [
+        ({"processes": 2}, "give --public-url"),
+        ({"processes": 4, "port": 65534, "public_url": "http://192.0.2.1"}, "go past port 65535"),
+        ({"processes": 0}, "processes"),
+        (
+            {"processes": 2, "public_url": "http://192.0.2.1:8000", "certfile": __file__, "keyfile": __file__},
+            "leave --certfile and --keyfile out",
+        ),
+        (
+            {"processes": 2, "public_url": "http://192.0.2.1:8000", "peers": "http://192.0.2.2:8000",
+             "database": "postgresql://wordjudge@192.0.2.3/wordjudge"},
+            "runs in one process",
+        ),
+    ],
+)  # fmt: skip
+def test_processes_that_cannot_serve_are_refused_naming_why(flags: dict[str, object], said: str) -> None:
+    with pytest.raises(InvalidInput, match=said):
+        load_settings(**flags)
+
+
+def test_processes_have_an_environment_twin(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WORDJUDGE_PROCESSES", "3")
+    monkeypatch.setenv("WORDJUDGE_PUBLIC_URL", "http://192.0.2.1:8000")
+    assert load_settings().processes == 3
+
+
+@pytest.mark.live
+def test_two_processes_behind_the_front_serve_one_event(data_dir: Path, tmp_path: Path) -> None:
+    """``serve --processes 2`` behind deploy/haproxy: kiosks get verdicts through the front and from each process,
+    one chain holds them all; a hand edit of the event file is put on record once and served by both; a process
+    killed is started again."""
+    if not front.installed():
+        pytest.skip(front.MISSING)
+    write_event(data_dir, [("Open", "demo", "single")], challenges_per_minute=60)
+    port, front_port = free_port(), free_port()
+    while front_port in (port, port + 1):
+        front_port = free_port()
+    kiosks = [device_headers(data_dir, f"kiosk-{n}") for n in range(8)]
+    server = serve_process(
+        data_dir, "--processes", "2", "--port", str(port), "--public-url", f"http://127.0.0.1:{front_port}",
+        "--trusted-proxies", "127.0.0.1", "--log-level", "warning",
+    )  # fmt: skip
+    try:
+        for k in range(2):
+            wait_for_health(f"http://127.0.0.1:{port + k}", server)
+        with front.front(port, 2, front_port, tmp_path) as url:
+            ids = []
+            for n, kiosk in enumerate(kiosks):
+                for base in (url, f"http://127.0.0.1:{port + n % 2}"):
+                    answer = httpx.post(f"{base}/api/challenges", json=challenge("qi za"), headers=kiosk, timeout=10)
+                    assert answer.status_code == 201, answer.text
+                    ids.append(answer.json()["id"])
+            assert sorted(ids) == list(range(1, 17))
+            time.sleep(0.3)  # the head another process wrote is read again after a quarter of a second
+            for k in range(2):
+                audit = httpx.get(f"http://127.0.0.1:{port + k}/api/health").json()["audit"]
+                assert audit["commits"] > 0, (k, audit)  # each process wrote some of them
+                assert audit["id"] == 16, (k, audit)  # and names the chain's head, whoever wrote it
+
+            write_event(data_dir, [("Open", "demo", "single")], name="Test Open, renamed", challenges_per_minute=60)
+            deadline = time.monotonic() + 15
+            names: list[str] = []
+            while time.monotonic() < deadline:
+                names = [httpx.get(f"http://127.0.0.1:{port + k}/api/health").json()["event"] for k in range(2)]
+                if names == ["Test Open, renamed"] * 2:
+                    break
+                time.sleep(0.2)
+            assert names == ["Test Open, renamed"] * 2
+            log = AuditLog(data_dir / "audit.sqlite3", database=database_of(data_dir))
+            try:
+                changes = log.find(RecordFilter(kind=Kind.CHANGE))
+            finally:
+                log.close()
+            # Put on record by process 0 alone (before: once by each process, the others seeing it as a hand edit).
+            assert [change.actor for change in changes] == ["event.toml"], changes
+
+            victim = _pid_on(port + 1)
+            os.kill(victim, signal.SIGKILL)
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline:
+                try:
+                    if _pid_on(port + 1) != victim:
+                        break
+                except LookupError:
+                    pass
+                time.sleep(0.3)
+            wait_for_health(f"http://127.0.0.1:{port + 1}", server)
+            answer = httpx.post(f"{url}/api/challenges", json=challenge("qi za"), headers=kiosks[0], timeout=10)
+            assert answer.status_code == 201
+            assert answer.json()["id"] == 16 + len(changes) + 1
+    finally:
+        server.send_signal(signal.SIGTERM)
+        output = server.communicate(timeout=30)[0]
+    assert server.returncode == 0, output
+    log = AuditLog(data_dir / "audit.sqlite3", database=database_of(data_dir))
+    try:
+        assert log.verify().ok
+    finally:
+        log.close()
+
+
+def _pid_on(port: int) -> int:
+    """The pid of the process listening on ``port`` on loopback (from /proc: no tool needed)."""
+    wanted = f":{port:04X}"
+    inodes = set()
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        if fields[1].endswith(wanted) and fields[3] == "0A":  # LISTEN
+            inodes.add(fields[9])
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            for fd in (proc / "fd").iterdir():
+                target = os.readlink(fd)
+                if target.startswith("socket:[") and target[8:-1] in inodes:
+                    return int(proc.name)
+        except OSError:
+            continue
+    raise LookupError(f"nothing listens on port {port}")
+
+
+@pytest.mark.live
+def test_the_processes_stop_when_their_supervisor_is_killed(data_dir: Path) -> None:
+    """kill -9 of ``serve --processes 2`` frees the data folder: its processes must not go on serving without it."""
+    port = free_port()
+    server = serve_process(
+        data_dir, "--processes", "2", "--port", str(port), "--public-url", "http://127.0.0.1:9",
+        "--log-level", "warning",
+    )  # fmt: skip
+    try:
+        for k in range(2):
+            wait_for_health(f"http://127.0.0.1:{port + k}", server)
+        server.kill()
+        server.wait()
+        deadline = time.monotonic() + 15
+        listening = [port, port + 1]
+        while listening and time.monotonic() < deadline:
+            listening = [p for p in (port, port + 1) if _listened(p)]
+            time.sleep(0.2)
+        assert listening == [], f"still serving on {listening} without its supervisor"
+    finally:
+        if server.poll() is None:
+            server.kill()
+        server.communicate(timeout=30)
+
+
+def _listened(port: int) -> bool:
+    try:
+        _pid_on(port)
+    except LookupError:
+        return False
+    return True
