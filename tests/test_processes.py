@@ -29,6 +29,7 @@ from .helpers import (
     device_headers,
     free_port,
     serve_process,
+    td_headers,
     wait_for_health,
     write_event,
 )
@@ -218,6 +219,23 @@ def test_two_processes_behind_the_front_serve_one_event(data_dir: Path, tmp_path
                 assert audit["commits"] > 0, (k, audit)  # each process wrote some of them
                 assert audit["id"] == 16, (k, audit)  # and names the chain's head, whoever wrote it
 
+            # The console's live feed (process 0, through the front) shows a record only process 1 wrote.
+            td = td_headers(data_dir, "alice")
+            found: list[str] = []
+
+            def listen() -> None:
+                params = {"after_id": "16", "seconds": "4"}
+                with httpx.stream("GET", f"{url}/api/feed", params=params, headers=td, timeout=10) as feed:
+                    found.extend(line for line in feed.iter_lines() if line.startswith("id:"))
+
+            listener = threading.Thread(target=listen)
+            listener.start()
+            time.sleep(1)
+            alone = httpx.post(f"http://127.0.0.1:{port + 1}/api/challenges", json=challenge(), headers=kiosks[1])
+            assert alone.status_code == 201, alone.text
+            listener.join()
+            assert found == [f"id: {alone.json()['id']}"]
+
             write_event(data_dir, [("Open", "demo", "single")], name="Test Open, renamed", challenges_per_minute=60)
             deadline = time.monotonic() + 15
             names: list[str] = []
@@ -248,7 +266,7 @@ def test_two_processes_behind_the_front_serve_one_event(data_dir: Path, tmp_path
             wait_for_health(f"http://127.0.0.1:{port + 1}", server)
             answer = httpx.post(f"{url}/api/challenges", json=challenge("qi za"), headers=kiosks[0], timeout=10)
             assert answer.status_code == 201
-            assert answer.json()["id"] == 16 + len(changes) + 1
+            assert answer.json()["id"] == 17 + len(changes) + 1
     finally:
         server.send_signal(signal.SIGTERM)
         output = server.communicate(timeout=30)[0]
