@@ -146,6 +146,66 @@ def test_every_filter_and_the_tallies_read_the_same_as_in_sqlite(tmp_path: Path,
             log.close()
 
 
+# The word index and tallies as logs made before migration 0002 kept them: a trigger once a row.
+_ROW_LEVEL_INDEX = """
+BEGIN
+    INSERT INTO record_words (word, record_id)
+    SELECT DISTINCT w, NEW.id FROM jsonb_array_elements_text(NEW.body::jsonb -> 'words') AS w
+    ON CONFLICT DO NOTHING;
+    IF NEW.kind = 'challenge' THEN
+        INSERT INTO tallies (event, scope, division, round_key, challenges, acceptable, first_id)
+        VALUES (NEW.event, 0, '', 0, 1, (NEW.verdict = 'acceptable')::integer, NEW.id),
+            (NEW.event, 1, NEW.division, 0, 1, (NEW.verdict = 'acceptable')::integer, NEW.id),
+            (NEW.event, 2, NEW.division, coalesce(NEW.round, 0), 1, (NEW.verdict = 'acceptable')::integer, NEW.id)
+        ON CONFLICT (event, scope, division, round_key) DO UPDATE
+            SET challenges = tallies.challenges + 1, acceptable = tallies.acceptable + excluded.acceptable;
+        INSERT INTO word_tallies (event, scope, division, round_key, word, challenges, first_id)
+        SELECT NEW.event, s.scope, s.division, s.round_key, w.word, 1, NEW.id
+        FROM (SELECT DISTINCT value AS word FROM jsonb_array_elements_text(NEW.body::jsonb -> 'words') AS value) AS w
+        CROSS JOIN (VALUES (0, '', 0), (1, NEW.division, 0), (2, NEW.division, coalesce(NEW.round, 0)))
+            AS s (scope, division, round_key)
+        ON CONFLICT (event, scope, division, round_key, word) DO UPDATE SET challenges = word_tallies.challenges + 1;
+    END IF;
+    RETURN NULL;
+END
+"""
+
+
+def test_a_log_made_with_the_index_kept_once_a_row_is_brought_up_and_counts_on(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    """Migration 0002: a log whose index and tallies a row-level trigger kept gets the statement-level one, passes
+    the start's schema check, and its tallies go on as SQLite's do for the same records."""
+    sqlite = AuditLog(tmp_path / "a" / AUDIT_FILE)
+    pg = AuditLog(tmp_path / AUDIT_FILE, database=postgres_url)
+    for log in (sqlite, pg):
+        log.start()
+        fill(log, 30)
+    pg.close()
+    with _admin(postgres_url) as admin:
+        admin.execute("DROP TRIGGER records_indexed ON records")
+        admin.execute(f"CREATE FUNCTION records_row() RETURNS trigger LANGUAGE plpgsql AS $${_ROW_LEVEL_INDEX}$$")
+        admin.execute(
+            "CREATE TRIGGER records_indexed AFTER INSERT ON records FOR EACH ROW EXECUTE FUNCTION records_row()"
+        )
+        admin.execute("DELETE FROM audit_migrations WHERE name = '0002_index_per_statement'")
+    pg = AuditLog(tmp_path / AUDIT_FILE, database=postgres_url)
+    pg.start()
+    try:
+        assert pg.integrity.at_start is not None
+        assert pg.integrity.at_start.ok, pg.integrity.at_start.describe()
+        for log in (sqlite, pg):
+            for future in [log.submit(entry(n, actor=f"kiosk-{n % 4}")) for n in range(31, 91)]:
+                future.result()
+        assert pg.tallies("Test Open", 10) == sqlite.tallies("Test Open", 10)
+        assert [r.id for r in pg.find(RecordFilter(word="QI"), limit=500)] == [
+            r.id for r in sqlite.find(RecordFilter(word="QI"), limit=500)
+        ]
+    finally:
+        pg.close()
+        sqlite.close()
+
+
 def test_a_second_server_on_the_same_database_is_refused(pg_log: AuditLog, tmp_path: Path, postgres_url: str) -> None:
     pg_log.append_sync(entry(1))
     other = AuditLog(tmp_path / "other" / AUDIT_FILE, database=postgres_url)
