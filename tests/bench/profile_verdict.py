@@ -23,9 +23,13 @@ import sys
 import tempfile
 import time
 import uuid
+from contextlib import ExitStack
 from pathlib import Path
 
+from tests import postgres
+
 from .bench_verdict import serving_wordjudge
+from .verdict_postgres import cluster
 
 # (layer, markers): a sample belongs to the layer of its innermost frame that holds a marker ("function (file").
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
@@ -120,6 +124,11 @@ def main() -> None:
     parser.add_argument("--server-cores", default="0")
     parser.add_argument("--load-cores", default="1")
     parser.add_argument("--save", type=Path, help="keep py-spy's raw samples in this file")
+    parser.add_argument(
+        "--state", choices=("sqlite", "postgresql", "standby"), default="sqlite",
+        help="where the log and access store live: the data folder, a throwaway PostgreSQL cluster, or one with a "
+        "synchronous standby (tests/bench/verdict_postgres.py's)",
+    )  # fmt: skip
     args = parser.parse_args()
     spy = Path(sys.executable).with_name("py-spy")
     if not spy.exists():
@@ -127,7 +136,11 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="wordjudge-profile-"))
     raw_file = args.save or work / "raw.txt"
     try:
-        with serving_wordjudge(work, args.server_cores) as (server, base, _):
+        with ExitStack() as stack:
+            database = None
+            if args.state != "sqlite":
+                database = stack.enter_context(cluster(postgres.cluster_folder(), standby=args.state == "standby"))
+            server, base, _ = stack.enter_context(serving_wordjudge(work, args.server_cores, database))
             wrk = ["taskset", "-c", args.load_cores, "wrk", "-t1", f"-c{args.connections}", "--latency",
                    "-s", str(work / "challenge.lua"), f"{base}/api/challenges"]  # fmt: skip
             subprocess.run([*wrk[:5], "-d3s", *wrk[5:], "--", "warm", str(work / "tokens.txt")], check=True,
