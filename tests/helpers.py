@@ -190,6 +190,20 @@ def free_port() -> int:
         return port
 
 
+def free_ports(count: int) -> int:
+    """The first of ``count`` consecutive free ports on 127.0.0.1 (a server of several processes listens on them)."""
+    for _ in range(100):
+        first = free_port()
+        try:
+            for port in range(first, first + count):
+                with socket.socket() as sock:
+                    sock.bind(("127.0.0.1", port))
+        except OSError:
+            continue
+        return first
+    raise RuntimeError(f"no {count} consecutive free ports on 127.0.0.1")
+
+
 def wait_for_health(
     base: str, server: subprocess.Popen[str] | None = None, *, verify: ssl.SSLContext | bool = True
 ) -> httpx.Response:

@@ -28,6 +28,7 @@ from .helpers import (
     database_of,
     device_headers,
     free_port,
+    free_ports,
     serve_process,
     td_headers,
     wait_for_health,
@@ -194,7 +195,7 @@ def test_two_processes_behind_the_front_serve_one_event(data_dir: Path, tmp_path
     if not front.installed():
         pytest.skip(front.MISSING)
     write_event(data_dir, [("Open", "demo", "single")], challenges_per_minute=60)
-    port, front_port = free_port(), free_port()
+    port, front_port = free_ports(2), free_port()
     while front_port in (port, port + 1):
         front_port = free_port()
     kiosks = [device_headers(data_dir, f"kiosk-{n}") for n in range(8)]
@@ -302,7 +303,7 @@ def _pid_on(port: int) -> int:
 @pytest.mark.live
 def test_the_processes_stop_when_their_supervisor_is_killed(data_dir: Path) -> None:
     """kill -9 of ``serve --processes 2`` frees the data folder: its processes must not go on serving without it."""
-    port = free_port()
+    port = free_ports(2)
     server = serve_process(
         data_dir, "--processes", "2", "--port", str(port), "--public-url", "http://127.0.0.1:9",
         "--log-level", "warning",

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -41,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from tests import front, postgres
+from tests.helpers import free_ports
 
 from . import bench_verdict
 from .bench_challenges import free_port, wait_until_up
@@ -77,20 +77,6 @@ class Result:
 
     def closed(self, connections: int) -> Row | None:
         return next((r for r in self.rows if (r.mode, r.level) == ("closed", connections)), None)
-
-
-def free_ports(count: int) -> int:
-    """The first of ``count`` consecutive free ports on 127.0.0.1."""
-    for _ in range(100):
-        first = free_port()
-        try:
-            for port in range(first, first + count):
-                with socket.socket() as sock:
-                    sock.bind(("127.0.0.1", port))
-        except OSError:
-            continue
-        return first
-    sys.exit(f"no {count} consecutive free ports")
 
 
 @contextmanager
