@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import threading
 import time
 from pathlib import Path
@@ -13,6 +14,7 @@ from pathlib import Path
 import httpx2 as httpx
 import pytest
 from fastapi.testclient import TestClient
+from playwright.sync_api import Browser, expect
 
 from wordjudge.app import create_app
 from wordjudge.audit import AuditLog, open_log
@@ -22,8 +24,10 @@ from wordjudge.records import Kind, RecordFilter
 from wordjudge.settings import Settings, load_settings
 
 from . import front
+from .browser import new_page
 from .helpers import (
     CHEAP_HASHER,
+    LiveServer,
     access_store,
     database_of,
     device_headers,
@@ -36,6 +40,7 @@ from .helpers import (
 )
 from .test_api import challenge
 from .test_audit import entry
+from .test_kiosk import adjudicate, enrol, on_screen
 
 
 def _started(log: AuditLog) -> AuditLog:
@@ -195,17 +200,9 @@ def test_two_processes_behind_the_front_serve_one_event(data_dir: Path, tmp_path
     if not front.installed():
         pytest.skip(front.MISSING)
     write_event(data_dir, [("Open", "demo", "single")], challenges_per_minute=60)
-    port, front_port = free_ports(2), free_port()
-    while front_port in (port, port + 1):
-        front_port = free_port()
     kiosks = [device_headers(data_dir, f"kiosk-{n}") for n in range(8)]
-    server = serve_process(
-        data_dir, "--processes", "2", "--port", str(port), "--public-url", f"http://127.0.0.1:{front_port}",
-        "--trusted-proxies", "127.0.0.1", "--log-level", "warning",
-    )  # fmt: skip
+    server, port, front_port = _two_processes(data_dir)
     try:
-        for k in range(2):
-            wait_for_health(f"http://127.0.0.1:{port + k}", server)
         with front.front(port, 2, front_port, tmp_path) as url:
             ids = []
             for n, kiosk in enumerate(kiosks):
@@ -279,6 +276,26 @@ def test_two_processes_behind_the_front_serve_one_event(data_dir: Path, tmp_path
         log.close()
 
 
+def _two_processes(data_dir: Path) -> tuple[subprocess.Popen[str], int, int]:
+    """``serve --processes 2`` on two consecutive free ports, once both answer, and a free port for its front
+    (its public URL): the server, its first port and the front's."""
+    port, front_port = free_ports(2), free_port()
+    while front_port in (port, port + 1):
+        front_port = free_port()
+    server = serve_process(
+        data_dir, "--processes", "2", "--port", str(port), "--public-url", f"http://127.0.0.1:{front_port}",
+        "--trusted-proxies", "127.0.0.1", "--log-level", "warning",
+    )  # fmt: skip
+    try:
+        for k in range(2):
+            wait_for_health(f"http://127.0.0.1:{port + k}", server)
+    except BaseException:
+        server.kill()
+        server.communicate(timeout=30)
+        raise
+    return server, port, front_port
+
+
 def _pid_on(port: int) -> int:
     """The pid of the process listening on ``port`` on loopback (from /proc: no tool needed)."""
     wanted = f":{port:04X}"
@@ -331,3 +348,35 @@ def _listened(port: int) -> bool:
     except LookupError:
         return False
     return True
+
+
+def test_a_kiosk_page_through_the_front_gets_its_verdict_from_a_process_but_the_first(
+    browser: Browser, data_dir: Path, tmp_path: Path
+) -> None:
+    """Chromium on the front's address: the kiosk page, its session and event come from process 0, and its
+    challenges from the process the front gives its token; kiosks are paired until one is given process 1."""
+    if not front.installed():
+        pytest.skip(front.MISSING)
+    write_event(data_dir, [("Open", "demo", "single")], name="Front Open", challenges_per_minute=60)
+    server, port, front_port = _two_processes(data_dir)
+    try:
+        with front.front(port, 2, front_port, tmp_path) as url:
+            via_front = LiveServer(data_dir)
+            via_front.base = url  # the pages are opened at the front's address, as the devices open them
+            verdicts = 0
+            for n in range(12):
+                page = new_page(browser)
+                enrol(via_front, page, name=f"kiosk-{n}")
+                adjudicate(page, "12", "QI ZA")
+                on_screen(page, "verdict")
+                expect(page.locator(".verdict h1")).to_have_text("UNACCEPTABLE")  # QI and ZA: not in DEMO
+                page.context.close()
+                verdicts += 1
+                if httpx.get(f"http://127.0.0.1:{port + 1}/api/health").json()["audit"]["commits"] > 0:
+                    break
+            assert httpx.get(f"http://127.0.0.1:{port + 1}/api/health").json()["audit"]["commits"] > 0
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.communicate(timeout=30)
+    records = LiveServer(data_dir).records()
+    assert [(r.words, r.table) for r in records] == [(("QI", "ZA"), "12")] * verdicts
