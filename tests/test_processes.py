@@ -121,7 +121,7 @@ def _refused(log: AuditLog) -> None:
 def test_a_process_but_the_first_answers_the_verdict_path_alone(data_dir: Path) -> None:
     settings = Settings(data_dir=data_dir, processes=2, public_url="http://192.0.2.1:8000")
     kiosk = device_headers(data_dir, "kiosk-1")
-    app = create_app(settings, hasher=CHEAP_HASHER, process=Process(1, 2, "server-a"))
+    app = create_app(settings, hasher=CHEAP_HASHER, process=Process(1, "server-a"))
     with TestClient(app) as client:
         for method, path in (("GET", "/api/event"), ("GET", "/api/alerts"), ("POST", "/api/enrol"), ("GET", "/td")):
             refused = client.request(method, path, headers=kiosk)
@@ -138,7 +138,7 @@ def test_a_process_but_the_first_answers_the_verdict_path_alone(data_dir: Path) 
             client.get(f"/api/challenges/requests/{record['request_id']}", headers=kiosk).json()["id"] == record["id"]
         )
         assert client.get(f"/api/challenges/{record['id']}/docket", headers=kiosk).status_code == 200
-    first = create_app(settings, hasher=CHEAP_HASHER, process=Process(0, 2, "server-b"))
+    first = create_app(settings, hasher=CHEAP_HASHER, process=Process(0, "server-b"))
     with TestClient(first) as client:
         assert client.get("/api/event", headers=kiosk).status_code == 200
 
@@ -153,7 +153,7 @@ def test_only_process_0_tells_the_td_a_kiosk_went_silent(
     monkeypatch.setattr("wordjudge.app.EVENT_WATCH_SECONDS", 0.1)
     settings = Settings(data_dir=data_dir, processes=2, public_url="http://192.0.2.1:8000")
     kiosk = device_headers(data_dir, "kiosk-1")
-    with TestClient(create_app(settings, hasher=CHEAP_HASHER, process=Process(index, 2, "server-a"))) as client:
+    with TestClient(create_app(settings, hasher=CHEAP_HASHER, process=Process(index, "server-a"))) as client:
         assert client.post("/api/challenges", json=challenge(), headers=kiosk).status_code == 201
         time.sleep(1.5)
     store = access_store(data_dir)  # the server stopped: its alerts are written

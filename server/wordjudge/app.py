@@ -29,7 +29,7 @@ from .errors import AuditUnavailable, Misdirected, WordjudgeError, error_body
 from .fast_challenge import ChallengeFastPath, error_response
 from .final_verdict import corrections
 from .messages import Message as Said
-from .processes import Process, answers
+from .processes import Process, answers, leads
 from .resources import Resources
 from .serving import Serving
 from .settings import Settings
@@ -141,7 +141,7 @@ async def _watch_event_file(serving: Serving) -> None:
         resources.advertise()  # a standby that became active announces itself now (else: already announcing)
         await asyncio.to_thread(resources.served.pick_up_event_file)
         await asyncio.to_thread(resources.access.database.flush_touches)
-        if resources.process is None or resources.process.leads:
+        if leads(resources.process):
             # Kiosks are heard by process 0 (their polls go there): another process hears a kiosk's challenges
             # alone, and would think it silent between them.
             resources.access.devices.watch_offline()

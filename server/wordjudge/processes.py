@@ -63,11 +63,10 @@ _STOP_GRACE = 10.0  # seconds a process has to finish what it answers, once aske
 
 @dataclass(frozen=True)
 class Process:
-    """One of the ``count`` processes of an event's server: ``index`` 0 leads. ``token`` is new at each start of
-    the server and shared by its processes alone: the database tells them from a second server by it."""
+    """One of the processes of an event's server: ``index`` 0 leads. ``token`` is new at each start of the server
+    and shared by its processes alone: the database tells them from a second server by it."""
 
     index: int
-    count: int
     token: str
 
     @property
@@ -80,10 +79,15 @@ class Process:
         return base + self.index
 
 
+def leads(process: Process | None) -> bool:
+    """Whether ``process`` answers everything and keeps the event: process 0, or a server of one process (None)."""
+    return process is None or process.leads
+
+
 def answers(process: Process | None, method: str, path: str) -> bool:
     """Whether ``process`` answers ``method path``: process 0 (or a server of one process) everything, the others
     the verdict path only."""
-    if process is None or process.leads:
+    if leads(process):
         return True
     return any(method == verb and pattern.fullmatch(path) for verb, pattern in _VERDICT_PATHS)
 
@@ -91,7 +95,7 @@ def answers(process: Process | None, method: str, path: str) -> bool:
 def event_source(process: Process | None) -> str:
     """The file ``process`` serves the event from: the TD's event file, or for a process but the first, the copy
     of what process 0 serves."""
-    return EVENT_FILE if process is None or process.leads else SERVED_COPY
+    return EVENT_FILE if leads(process) else SERVED_COPY
 
 
 def share_event(served: ServedEvent, process: Process | None, audit: AuditLog) -> None:
@@ -99,7 +103,7 @@ def share_event(served: ServedEvent, process: Process | None, audit: AuditLog) -
     edits put on record in ``audit`` (a change record by the file; the console's changes name their TD) by process
     0, or a server of one process, alone; process 0's event written where the others read it, now and at each
     change. Raises :class:`~wordjudge.errors.InvalidInput` if that copy cannot be written."""
-    if process is not None and not process.leads:
+    if not leads(process):
         return  # its event is process 0's, whose changes are on record already
     served.record_file_edit = lambda old, new: record_file_edit(audit, old, new)
     if process is None:
@@ -143,7 +147,7 @@ def end_with_parent(parent: int) -> None:
 
 
 class Supervisor:
-    """Runs ``count`` processes, each ``target(settings, Process(k, count, token), supervisor_pid)``, until told
+    """Runs ``count`` processes, each ``target(settings, Process(k, token), supervisor_pid)``, until told
     to stop.
 
     ``target`` must be importable (processes are spawned, not forked: the parent's threads and connections stay
@@ -164,7 +168,7 @@ class Supervisor:
 
     def process(self, index: int) -> Process:
         """The process ``index`` of this server (its token is the server's)."""
-        return Process(index, self._count, self._token)
+        return Process(index, self._token)
 
     def run(self) -> int:
         """Start every process and watch them until SIGTERM or SIGINT; return the exit status (0, or 1 when a

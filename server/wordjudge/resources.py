@@ -19,7 +19,7 @@ from .challenges import ChallengeService
 from .mdns import Advertiser, is_loopback_host
 from .metrics import Metrics
 from .processes import Process as Process  # one of a server's processes (for Serving too)
-from .processes import event_source, share_event
+from .processes import event_source, leads, share_event
 from .served import ServedEvent
 from .settings import Settings
 
@@ -62,7 +62,7 @@ class Resources:
         event, views = served.event, served.lexicon_views
         audit = open_log(settings.data_dir, settings.database, shared=process.token if process else None)
         try:
-            audit.start(check_whole=process is None or process.leads)  # one whole check a server
+            audit.start(check_whole=leads(process))  # one whole check a server
             access = AccessStore(
                 settings.data_dir / ACCESS_FILE,
                 challenges_per_minute=event.challenges_per_minute,
