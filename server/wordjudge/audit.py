@@ -45,6 +45,7 @@ from .audit_store import (
     begin,
     chain_head,
     check_place,
+    close_writer,
     connect_reader,
     open_writer,
     rollback,
@@ -322,7 +323,7 @@ class AuditLog:
                     refusal = AuditUnavailable("error.audit.cannot_use", path=self.where, reason=reason(exc))
                     resolve(task.future, refusal)
                 connection = self._reconnected(connection)
-        connection.close()
+        close_writer(connection)
         turn.close()
         refuse_queued(self._queue, AuditUnavailable("error.audit.closed"))
 

@@ -71,6 +71,16 @@ def open_writer(path: Path, database: str | None, where: str, *, shared: str | N
     return pg
 
 
+def close_writer(connection: AnyConnection) -> None:
+    """Close the writer's connection, its PostgreSQL locks on the log let go first: a server closing the
+    connection alone lets them go when the database's backend has ended, a moment later, and a server started
+    at once on the log was refused meanwhile."""
+    if dialect_of(connection) != "sqlite":
+        with suppress(*DatabaseError):  # a connection lost: its locks went with it
+            connection.execute("SELECT pg_advisory_unlock_all()")
+    connection.close()
+
+
 def _take_log(pg: AnyConnection) -> bool:
     """The log for this writer alone: False if any other writer holds it."""
     return bool(pg.execute(f"SELECT pg_try_advisory_lock({_WRITER_KEY})").fetchone() == (True,))
