@@ -240,8 +240,8 @@ class _PausingLog(AuditLog):
         self.written = threading.Event()
         self.release = threading.Event()
 
-    def _write_one(self, connection: sqlite3.Connection, entry: Entry) -> Any:
-        outcome = super()._write_one(connection, entry)
+    def _write_one(self, connection: sqlite3.Connection, entry: Entry, **options: Any) -> Any:
+        outcome = super()._write_one(connection, entry, **options)
         self.written.set()
         assert self.release.wait(10)
         return outcome

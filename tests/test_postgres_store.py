@@ -16,6 +16,7 @@ import psycopg.errors
 import pytest
 from click.testing import CliRunner
 
+from wordjudge import audit_schema_pg
 from wordjudge.access import ACCESS_FILE, AccessStore
 from wordjudge.audit import AUDIT_FILE, AuditLog, open_log
 from wordjudge.audit_store import DATABASE_NOTE, note_place
@@ -61,7 +62,7 @@ def test_the_log_refuses_update_delete_and_truncate_and_still_verifies(pg_log: A
     with _admin(postgres_url) as admin:
         with pytest.raises(psycopg.errors.RestrictViolation, match="append-only: records cannot be changed"):
             admin.execute("UPDATE records SET body = replace(body, 'unacceptable', 'acceptable') WHERE id = 3")
-        with pytest.raises(psycopg.errors.DatabaseError, match="generated column"):
+        with pytest.raises(psycopg.errors.RestrictViolation, match="append-only: records cannot be changed"):
             admin.execute("UPDATE records SET verdict = 'acceptable' WHERE id = 1")
         with pytest.raises(psycopg.errors.RestrictViolation, match="append-only: records cannot be deleted"):
             admin.execute("DELETE FROM records WHERE id = 3")
@@ -76,7 +77,18 @@ def test_the_log_refuses_update_delete_and_truncate_and_still_verifies(pg_log: A
     [
         ("ALTER TABLE records DISABLE TRIGGER records_no_delete", "records_no_delete"),
         ("DROP TRIGGER records_no_truncate ON records", "records_no_truncate"),
-        ("ALTER TABLE records ALTER COLUMN verdict DROP EXPRESSION", "verdict"),
+        ("ALTER TABLE records DROP CONSTRAINT records_derived", "records_derived"),
+        (
+            "ALTER TABLE records DROP CONSTRAINT records_derived, ADD CONSTRAINT records_derived "
+            f"{audit_schema_pg.DERIVED_CHECK} NOT VALID",
+            "records_derived",
+        ),
+        ("ALTER TABLE records DISABLE TRIGGER records_read", "records_read"),
+        ("ALTER TABLE records ALTER COLUMN verdict TYPE varchar(20)", "verdict"),
+        (
+            audit_schema_pg.READ_RIGHT_FUNCTION.split(" AS $$")[0] + " AS $$BEGIN RETURN true; END$$",
+            "records_read_right",
+        ),
         (
             "CREATE OR REPLACE FUNCTION records_append_only() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN RETURN OLD;"
             " END$$",
@@ -110,9 +122,16 @@ def test_a_schema_changed_behind_the_servers_back_fails_the_check(
 def test_a_record_rewritten_with_the_triggers_off_breaks_the_chain(pg_log: AuditLog, postgres_url: str) -> None:
     records = fill(pg_log, 6)
     with _admin(postgres_url) as admin:
-        # A superuser can switch triggers off for a session (replication's role): the chain still tells.
+        # A superuser can switch triggers off for a session (replication's role), not the CHECK: a column cannot
+        # be made to say other than its body, and a body changed (its column with it) breaks the chain.
         admin.execute("SET session_replication_role = replica")
-        admin.execute("""UPDATE records SET body = replace(body, '"table":"4"', '"table":"9"') WHERE id = 3""")
+        with pytest.raises(psycopg.errors.CheckViolation, match="records_derived"):
+            admin.execute("UPDATE records SET table_label = '9' WHERE id = 3")
+        with pytest.raises(psycopg.errors.CheckViolation, match="records_derived"):
+            admin.execute("""UPDATE records SET body = replace(body, '"table":"4"', '"table":"9"') WHERE id = 3""")
+        admin.execute(
+            """UPDATE records SET body = replace(body, '"table":"4"', '"table":"9"'), table_label = '9' WHERE id = 3"""
+        )
         assert admin.execute("SELECT table_label FROM records WHERE id = 3").fetchone() == ("9",)
     assert records[2].table == "4"
     result = pg_log.verify()
@@ -201,6 +220,69 @@ def test_a_log_made_with_the_index_kept_once_a_row_is_brought_up_and_counts_on(
         assert [r.id for r in pg.find(RecordFilter(word="QI"), limit=500)] == [
             r.id for r in sqlite.find(RecordFilter(word="QI"), limit=500)
         ]
+    finally:
+        pg.close()
+        sqlite.close()
+
+
+def _schema_before_0003() -> list[str]:
+    """The log's schema as migrations 0001 and 0002 made it: every column generated from the body."""
+    generated = ", ".join(
+        f"{name} {kind} GENERATED ALWAYS AS ({value.replace('d ->', 'body::jsonb ->')}) STORED"
+        for name, kind, value in audit_schema_pg.DERIVED
+    )
+    table = f"CREATE TABLE records (id BIGINT PRIMARY KEY, hash TEXT NOT NULL UNIQUE, body TEXT NOT NULL, {generated})"
+    now = [audit_schema_pg.READ_RIGHT_FUNCTION, audit_schema_pg.RECORDS_TABLE]
+    return [table] + [
+        statement
+        for statement in audit_schema_pg.SCHEMA
+        if statement not in now and "records_read_body" not in statement
+    ]
+
+
+def test_a_log_made_with_generated_columns_is_brought_up_and_reads_the_same(tmp_path: Path, postgres_url: str) -> None:
+    """Migration 0003: a log whose columns were generated keeps its rows' values, passes the start's schema check
+    (the CHECK validated on every row), and reads and counts on as SQLite's does for the same records."""
+    sqlite = AuditLog(tmp_path / "a" / AUDIT_FILE)
+    pg = AuditLog(tmp_path / AUDIT_FILE, database=postgres_url)
+    for log in (sqlite, pg):
+        log.start()
+        fill(log, 30)
+    pg.close()
+    columns = ", ".join(name for name, _, _ in audit_schema_pg.DERIVED)
+    with _admin(postgres_url) as admin:
+        before = admin.execute(f"SELECT id, {columns} FROM records ORDER BY id").fetchall()
+        rows = admin.execute("SELECT id, hash, body FROM records ORDER BY id").fetchall()
+        admin.execute("DROP SCHEMA public CASCADE")
+        admin.execute("CREATE SCHEMA public")
+        for statement in _schema_before_0003():
+            admin.execute(statement)
+        admin.execute("CREATE TABLE audit_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
+        admin.execute("INSERT INTO audit_migrations VALUES ('0001_records', 'x'), ('0002_index_per_statement', 'x')")
+        with admin.cursor() as cursor:
+            cursor.executemany("INSERT INTO records (id, hash, body) VALUES (%s, %s, %s)", rows)
+        assert admin.execute("SELECT count(*) FROM pg_attribute WHERE attrelid = 'records'::regclass"
+                             " AND attgenerated = 's'").fetchone() == (15,)  # fmt: skip
+    pg = AuditLog(tmp_path / AUDIT_FILE, database=postgres_url)
+    pg.start()
+    try:
+        assert pg.integrity.at_start is not None
+        assert pg.integrity.at_start.ok, pg.integrity.at_start.describe()
+        with _admin(postgres_url) as admin:
+            assert admin.execute(f"SELECT id, {columns} FROM records ORDER BY id").fetchall() == before
+            assert admin.execute("SELECT count(*) FROM pg_attribute WHERE attrelid = 'records'::regclass"
+                                 " AND attgenerated = 's'").fetchone() == (0,)  # fmt: skip
+        for log in (sqlite, pg):
+            for future in [log.submit(entry(n, actor=f"kiosk-{n % 4}")) for n in range(31, 91)]:
+                future.result()
+        assert pg.tallies("Test Open", 10) == sqlite.tallies("Test Open", 10)
+        for where in (
+            RecordFilter(word="QI"),
+            RecordFilter(table="4"),
+            RecordFilter(kind=Kind.CHALLENGE, division="A"),
+        ):
+            assert [r.id for r in pg.find(where, limit=500)] == [r.id for r in sqlite.find(where, limit=500)]
+        assert pg.verify().ok
     finally:
         pg.close()
         sqlite.close()

@@ -42,6 +42,7 @@ from .audit_store import AUDIT_FILE as AUDIT_FILE  # where a log in the data fol
 from .audit_store import (
     FAILURES,
     REOPEN_FAILURES,
+    at_once,
     begin,
     chain_head,
     check_place,
@@ -363,22 +364,25 @@ class AuditLog:
         except sqlite3.Error as exc:  # a busy or failing disk: the pages stay in the WAL, and the next copy tries
             log.warning("cannot copy the audit log's write-ahead log into %s: %s", self.path.name, exc)
 
-    def _commit(self, connection: Any, batch: list[Job], *, grow: bool = True) -> None:
+    def _commit(self, connection: Any, batch: list[Job], *, grow: bool = True, careful: bool = False) -> None:
+        """Write ``batch`` in one transaction, sent at once (:func:`at_once`); a request id among them taken (a
+        retry): undone, and made again ``careful``ly (:meth:`_write_all`). Settles its jobs."""
         head = self._head
         lost_before = getattr(connection, "broken", False)  # then nothing of this batch can reach the database
         try:
-            begin(connection)
-            if self.shared is not None:  # other processes append too: the chain's head is the database's
-                self._head = chain_head(connection)
-                if grow:  # what was queued while the others had the chain goes in this batch, not the next
-                    batch.extend(take_queued(self._queue, _MAX_BATCH - len(batch)))
-            outcomes = self._write_all(connection, [job.entry for job in batch])
-            if self._head != head and time.monotonic() - self._checkpointed >= _CHECKPOINT_EVERY:
-                # What this writer wrote, it knows to be sound: noted in the same transaction (no fsync of
-                # its own), so that a start after a crash checks only the records since.
-                insert_checkpoint(connection, self._head, whole=False)
-                self._checkpointed = time.monotonic()
-            connection.execute("COMMIT")
+            with at_once(connection, not careful):
+                begin(connection)
+                if self.shared is not None:  # other processes append too: the chain's head is the database's
+                    self._head = chain_head(connection)
+                    if grow:  # what was queued while the others had the chain goes in this batch, not the next
+                        batch.extend(take_queued(self._queue, _MAX_BATCH - len(batch)))
+                outcomes = self._write_all(connection, [job.entry for job in batch], careful=careful)
+                if self._head != head and time.monotonic() - self._checkpointed >= _CHECKPOINT_EVERY:
+                    # What this writer wrote, it knows to be sound: noted in the same transaction (no fsync of
+                    # its own), so that a start after a crash checks only the records since.
+                    insert_checkpoint(connection, self._head, whole=False)
+                    self._checkpointed = time.monotonic()
+                connection.execute("COMMIT")
             self._committed = self._head
             self.stats.commits += 1
             self.stats.largest_batch = max(self.stats.largest_batch, len(batch))
@@ -392,9 +396,11 @@ class AuditLog:
                 # told so (the devices settle their request ids), and the head is read again from the database.
                 self._refuse_unknown(batch, exc)
                 return
+            if not careful and isinstance(exc, IntegrityError) and not lost_before:
+                return self._commit(connection, batch, grow=False, careful=True)  # a retry among them
             if len(batch) > 1 and not lost_before:  # one by one, so that one bad record cannot sink the others
                 for job in batch:
-                    self._commit(connection, [job], grow=False)
+                    self._commit(connection, [job], grow=False, careful=True)
                 return
             self.stats.failed(reason(exc))
             log.error("audit log write failed: %s", exc)
@@ -431,18 +437,21 @@ class AuditLog:
             previous = record.hash
         return records
 
-    def _write_all(self, connection: Any, entries: list[Entry]) -> list[Appended | Exception]:
-        """Insert a batch's records in one statement, or one by one if a request id among them is taken."""
+    def _write_all(self, connection: Any, entries: list[Entry], *, careful: bool) -> list[Appended | Exception]:
+        """Insert a batch's records in one statement. A request id among them taken fails it (on PostgreSQL, the
+        transaction too) or, ``careful``, has each inserted on its own, a retry getting its original record."""
         if len(entries) == 1:
-            return [self._write_one(connection, entries[0])]
+            return [self._write_one(connection, entries[0], careful=careful)]
         built = self._build(entries)
         # One INSERT of every row: SQLite runs it (indexes, triggers) without the interpreter, and the
         # writer takes the interpreter back once for the batch, not once a record (issue 19).
         params = [value for record, body in built for value in (record.id, record.hash, body.decode())]
         try:
-            with undone_alone(connection):
+            with undone_alone(connection, careful):
                 connection.execute(INSERT_RECORD + _ANOTHER_ROW * (len(built) - 1), params)
         except IntegrityError:
+            if not careful:
+                raise
             # A retry (or a request id reused) among them: the statement is undone as a whole, the transaction
             # is not; one by one, each retry gets its original record and the others are written.
             return [self._write_one(connection, entry) for entry in entries]
@@ -450,13 +459,15 @@ class AuditLog:
         self._head = Head(self._head.records + len(built), last.id, last.hash)
         return [Appended(record, replayed=False) for record, _ in built]
 
-    def _write_one(self, connection: Any, entry: Entry) -> Appended | Exception:
+    def _write_one(self, connection: Any, entry: Entry, *, careful: bool = True) -> Appended | Exception:
         head = self._head
         [(record, body)] = self._build([entry])
         try:
-            with undone_alone(connection):
+            with undone_alone(connection, careful):
                 connection.execute(INSERT_RECORD, (record.id, record.hash, body.decode()))
         except IntegrityError:
+            if not careful:
+                raise
             # Only this statement is undone, not the batch's transaction. Insert first, look up after:
             # a retry is the rare case, so the common case costs one statement, not two.
             row = connection.execute(

@@ -1,10 +1,11 @@
 """The audit log's schema on PostgreSQL: the twin of :mod:`wordjudge.audit_schema`, table for table.
 
 The same layout as on SQLite: a record is its body (the bytes its hash covers) and every other column is
-generated from it and stored; the word index and the tallies are kept by a trigger in the record's own
-transaction; triggers refuse UPDATE, DELETE and TRUNCATE. :func:`missing_or_changed` reads the catalogue
-back, so that a dropped or disabled trigger, a generated column made plain, a rule or a row-level policy
-on the records (which could hide some from a check) is found as tampering, as on SQLite.
+read from it and stored (here by a trigger, once a record, and held to the body by a CHECK; SQLite generates
+them); the word index and the tallies are kept by a trigger in the record's own transaction; triggers refuse
+UPDATE, DELETE and TRUNCATE. :func:`missing_or_changed` reads the catalogue back, so that a dropped or disabled
+trigger, a dropped or unvalidated CHECK, a rule or a row-level policy on the records (which could hide some
+from a check) is found as tampering, as on SQLite.
 """
 
 from __future__ import annotations
@@ -14,59 +15,72 @@ from .postgres import Connection, PgMigration
 MIGRATIONS_TABLE = "audit_migrations"
 
 
+# The columns read from a record's body: (name, type, value), the value an expression of ``d`` (the body as
+# jsonb) and ``body`` (its text): SQLite's generated columns, twin for twin (audit_schema.SCHEMA).
 def _text(key: str) -> str:
-    return f"(body::jsonb ->> '{key}')"
+    return f"(d ->> '{key}')"
 
 
 def _count(key: str) -> str:
-    return f"CASE jsonb_typeof(body::jsonb -> '{key}') WHEN 'array' THEN jsonb_array_length(body::jsonb -> '{key}') END"
+    return f"CASE jsonb_typeof(d -> '{key}') WHEN 'array' THEN jsonb_array_length(d -> '{key}') END"
 
 
+DERIVED: list[tuple[str, str, str]] = [
+    ("kind", "TEXT", _text("kind")),
+    ("parent_id", "BIGINT", f"{_text('parent_id')}::bigint"),
+    ("event", "TEXT", _text("event")),
+    ("division", "TEXT", _text("division")),
+    ("round", "INTEGER", f"{_text('round')}::integer"),
+    ("table_label", "TEXT", _text("table")),
+    ("actor", "TEXT", _text("actor")),
+    ("request_id", "TEXT", _text("request_id")),
+    ("created_at", "TEXT", _text("created_at")),
+    ("verdict", "TEXT", _text("verdict")),
+    ("agrees", "INTEGER", f"({_text('agrees')}::boolean)::integer"),
+    ("rule", "TEXT", _text("rule")),
+    ("word_count", "INTEGER", _count("words")),
+    ("result_count", "INTEGER", _count("results")),
+    ("rejected", "INTEGER", "(strpos(body, '\"acceptable\":false') > 0)::integer"),
+]
+_NAMES = ", ".join(name for name, _, _ in DERIVED)
+
+# A record's columns are read from its body once, by a trigger before its INSERT, and a CHECK holds them to it
+# for good. Generated columns (as on SQLite, and here before migration 0003) parse the body once a column:
+# fifteen parses a record took 1.6 ms of a batch of eight's 2.1 ms INSERT (issue 21, docs/bench-postgres.md).
+# A CHECK, unlike a trigger, cannot be switched off (session_replication_role included), only dropped, which
+# the schema check finds: a row whose columns say other than its body can neither be written nor changed into,
+# so what the log's queries read is what its hashes cover.
 RECORDS_TABLE = f"""CREATE TABLE records (
     id BIGINT PRIMARY KEY,
     hash TEXT NOT NULL UNIQUE,
     body TEXT NOT NULL,
-    kind TEXT GENERATED ALWAYS AS {_text("kind")} STORED,
-    parent_id BIGINT GENERATED ALWAYS AS ({_text("parent_id")}::bigint) STORED,
-    event TEXT GENERATED ALWAYS AS {_text("event")} STORED,
-    division TEXT GENERATED ALWAYS AS {_text("division")} STORED,
-    round INTEGER GENERATED ALWAYS AS ({_text("round")}::integer) STORED,
-    table_label TEXT GENERATED ALWAYS AS {_text("table")} STORED,
-    actor TEXT GENERATED ALWAYS AS {_text("actor")} STORED,
-    request_id TEXT GENERATED ALWAYS AS {_text("request_id")} STORED,
-    created_at TEXT GENERATED ALWAYS AS {_text("created_at")} STORED,
-    verdict TEXT GENERATED ALWAYS AS {_text("verdict")} STORED,
-    agrees INTEGER GENERATED ALWAYS AS (({_text("agrees")}::boolean)::integer) STORED,
-    rule TEXT GENERATED ALWAYS AS {_text("rule")} STORED,
-    word_count INTEGER GENERATED ALWAYS AS ({_count("words")}) STORED,
-    result_count INTEGER GENERATED ALWAYS AS ({_count("results")}) STORED,
-    rejected INTEGER GENERATED ALWAYS AS ((strpos(body, '"acceptable":false') > 0)::integer) STORED
+    {", ".join(f"{name} {kind}" for name, kind, _ in DERIVED)},
+    CONSTRAINT records_derived CHECK (records_read_right(body, {_NAMES}))
 )"""
+# The CHECK as the catalogue gives it back (pg_get_constraintdef).
+DERIVED_CHECK = f"CHECK (records_read_right(body, {_NAMES}))"
+_CATALOGUE_TYPES = {"TEXT": "text", "BIGINT": "bigint", "INTEGER": "integer"}  # format_type's names
 
-
-# Each generated column's expression as the catalogue gives it back (pg_get_expr, spaces folded): a column
-# dropped and added again with another expression is found, as SQLite's stored SQL text finds it.
-def _read(key: str) -> str:
-    return f"((body)::jsonb ->> '{key}'::text)"
-
-
-def _counted(key: str) -> str:
-    part = f"((body)::jsonb -> '{key}'::text)"
-    return f"CASE jsonb_typeof({part}) WHEN 'array'::text THEN jsonb_array_length({part}) ELSE NULL::integer END"
-
-
-GENERATED = {
-    **{name: _read(key) for name, key in (("kind", "kind"), ("event", "event"), ("division", "division"))},
-    "parent_id": f"({_read('parent_id')})::bigint",
-    "round": f"({_read('round')})::integer",
-    **{name: _read(key) for name, key in (("table_label", "table"), ("actor", "actor"), ("request_id", "request_id"))},
-    **{name: _read(name) for name in ("created_at", "verdict")},
-    "agrees": f"(({_read('agrees')})::boolean)::integer",
-    "rule": _read("rule"),
-    "word_count": _counted("words"),
-    "result_count": _counted("results"),
-    "rejected": "((strpos(body, '\"acceptable\":false'::text) > 0))::integer",
-}
+READ_BODY = """
+DECLARE
+    d jsonb := NEW.body::jsonb;
+    body text := NEW.body;
+BEGIN
+{assignments}
+    RETURN NEW;
+END
+""".format(assignments="\n".join(f"    NEW.{name} := {value};" for name, _, value in DERIVED))
+READ_RIGHT = """
+DECLARE
+    d jsonb := body::jsonb;
+BEGIN
+    RETURN {comparisons};
+END
+""".format(comparisons="\n        AND ".join(f"{name} IS NOT DISTINCT FROM {value}" for name, _, value in DERIVED))
+READ_RIGHT_FUNCTION = (
+    f"CREATE OR REPLACE FUNCTION records_read_right(body text, {', '.join(f'{n} {k}' for n, k, _ in DERIVED)})"
+    f" RETURNS boolean LANGUAGE plpgsql IMMUTABLE AS $${READ_RIGHT}$$"
+)
 
 # The trigger functions' bodies, compared as they are with the catalogue's.
 APPEND_ONLY_BODY = """
@@ -108,9 +122,15 @@ BEGIN
     RETURN NULL;
 END
 """
-FUNCTIONS = {"records_append_only": APPEND_ONLY_BODY, "records_indexed": INDEXED_BODY}
+FUNCTIONS = {
+    "records_append_only": APPEND_ONLY_BODY,
+    "records_indexed": INDEXED_BODY,
+    "records_read_body": READ_BODY,
+    "records_read_right": READ_RIGHT,
+}
 # name: (timing and events, row or statement, function), as the catalogue's trigger definition says them.
 TRIGGERS = {
+    "records_read": "BEFORE INSERT ON records FOR EACH ROW EXECUTE FUNCTION records_read_body()",
     "records_no_update": "BEFORE UPDATE ON records FOR EACH ROW EXECUTE FUNCTION records_append_only()",
     "records_no_delete": "BEFORE DELETE ON records FOR EACH ROW EXECUTE FUNCTION records_append_only()",
     "records_no_truncate": "BEFORE TRUNCATE ON records FOR EACH STATEMENT EXECUTE FUNCTION records_append_only()",
@@ -119,6 +139,7 @@ TRIGGERS = {
 }
 
 SCHEMA: list[str] = [
+    READ_RIGHT_FUNCTION,
     RECORDS_TABLE,
     # Lists are newest first: see audit_schema.SCHEMA for why each index holds the columns it does.
     "CREATE UNIQUE INDEX records_request ON records (actor, request_id)",
@@ -160,7 +181,11 @@ SCHEMA: list[str] = [
     checked_at TEXT NOT NULL,
     whole INTEGER NOT NULL
 )""",
-    *(f"CREATE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $${body}$$" for name, body in FUNCTIONS.items()),
+    *(
+        f"CREATE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $${body}$$"
+        for name, body in FUNCTIONS.items()
+        if name != "records_read_right"
+    ),
     *(f"CREATE TRIGGER {name} {definition}" for name, definition in TRIGGERS.items()),
     # Nobody but the owner may change or remove a record, even before the triggers are asked.
     "REVOKE UPDATE, DELETE, TRUNCATE ON records FROM PUBLIC",
@@ -170,6 +195,29 @@ SCHEMA: list[str] = [
 def _create(connection: Connection) -> None:
     for statement in SCHEMA:
         connection.execute(statement)
+
+
+def _read_once(connection: Connection) -> None:
+    """A log made before: its columns read from the body by a trigger and held to it by a CHECK
+    (:data:`RECORDS_TABLE`), no longer generated. Its rows keep their values, which the CHECK checks."""
+    generated = [
+        name
+        for (name,) in connection.execute(
+            "SELECT attname FROM pg_attribute WHERE attrelid = to_regclass('records') AND attgenerated <> ''"
+        ).fetchall()
+    ]
+    if generated:
+        connection.execute(
+            "ALTER TABLE records " + ", ".join(f"ALTER COLUMN {name} DROP EXPRESSION" for name in generated)
+        )
+    connection.execute(READ_RIGHT_FUNCTION)
+    connection.execute(
+        f"CREATE OR REPLACE FUNCTION records_read_body() RETURNS trigger LANGUAGE plpgsql AS $${READ_BODY}$$"
+    )
+    connection.execute("DROP TRIGGER IF EXISTS records_read ON records")
+    connection.execute(f"CREATE TRIGGER records_read {TRIGGERS['records_read']}")
+    connection.execute("ALTER TABLE records DROP CONSTRAINT IF EXISTS records_derived")
+    connection.execute(f"ALTER TABLE records ADD CONSTRAINT records_derived {DERIVED_CHECK}")
 
 
 def _index_per_statement(connection: Connection) -> None:
@@ -186,6 +234,7 @@ def _index_per_statement(connection: Connection) -> None:
 MIGRATIONS: list[tuple[str, PgMigration]] = [
     ("0001_records", _create),
     ("0002_index_per_statement", _index_per_statement),
+    ("0003_columns_read_once", _read_once),
 ]
 
 
@@ -199,15 +248,19 @@ def missing_or_changed(connection: Connection) -> list[str]:
         return ["records"]
     if table[0]:
         found.append("records (row-level security)")
-    columns = {
-        name: " ".join(expression.split()) if generated == "s" and expression else None
-        for name, generated, expression in connection.execute(
-            "SELECT a.attname, a.attgenerated, pg_get_expr(d.adbin, d.adrelid) FROM pg_attribute a"
-            " LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum"
-            " WHERE a.attrelid = to_regclass('records') AND a.attnum > 0 AND NOT a.attisdropped"
+    columns = dict(
+        connection.execute(
+            "SELECT a.attname, CASE WHEN a.attgenerated = '' THEN format_type(a.atttypid, a.atttypmod) END"
+            " FROM pg_attribute a WHERE a.attrelid = to_regclass('records') AND a.attnum > 0 AND NOT a.attisdropped"
         ).fetchall()
-    }
-    found += [name for name, expression in GENERATED.items() if columns.get(name) != expression]
+    )
+    found += [name for name, kind, _ in DERIVED if columns.get(name) != _CATALOGUE_TYPES[kind]]
+    check = connection.execute(
+        "SELECT pg_get_constraintdef(oid), convalidated FROM pg_constraint"
+        " WHERE conrelid = to_regclass('records') AND conname = 'records_derived'"
+    ).fetchone()
+    if check is None or check[1] is not True or " ".join(check[0].split()) != DERIVED_CHECK:
+        found.append("records_derived")
     bodies = dict(
         connection.execute(
             "SELECT p.proname, p.prosrc FROM pg_proc p WHERE p.pronamespace = current_schema()::regnamespace"

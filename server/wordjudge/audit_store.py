@@ -229,10 +229,11 @@ def rollback(connection: AnyConnection) -> None:
 
 
 @contextmanager
-def undone_alone(connection: AnyConnection) -> Iterator[None]:
+def undone_alone(connection: AnyConnection, needed: bool = True) -> Iterator[None]:
     """A statement that, if it fails, is undone alone, the transaction going on: SQLite does so by itself;
-    PostgreSQL aborts the whole transaction unless the statement has a savepoint of its own."""
-    if dialect_of(connection) == "sqlite":
+    PostgreSQL aborts the whole transaction unless the statement has a savepoint of its own (if ``needed``:
+    a caller that undoes the whole transaction on failure spares the savepoint's two round trips)."""
+    if dialect_of(connection) == "sqlite" or not needed:
         yield
         return
     connection.execute("SAVEPOINT wordjudge_statement")
@@ -242,6 +243,19 @@ def undone_alone(connection: AnyConnection) -> Iterator[None]:
         connection.execute("ROLLBACK TO SAVEPOINT wordjudge_statement")
         raise
     connection.execute("RELEASE SAVEPOINT wordjudge_statement")
+
+
+@contextmanager
+def at_once(connection: AnyConnection, wanted: bool = True) -> Iterator[None]:
+    """The statements run within (if ``wanted``) sent to PostgreSQL without waiting for each one's answer
+    (psycopg's pipeline mode): a batch's BEGIN, INSERT and COMMIT cost one round trip, not one each, and the
+    writer's turn is that much shorter (issue 21). A statement's error may then come out of a later statement
+    or at the end: the caller undoes the whole transaction. On SQLite, the statements run as they come."""
+    if dialect_of(connection) == "sqlite" or not wanted:
+        yield
+        return
+    with connection.pipeline():  # type: ignore[attr-defined]
+        yield
 
 
 def check_place(data_dir: Path, database: str | None) -> None:

@@ -84,7 +84,7 @@ async def authenticate(request: Request, resources: ResourcesDep) -> Principal:
         scheme, _, token = authorization.partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             raise Unauthorized("error.access.bad_authorization")
-        return resources.access.devices.authenticate(token.strip(), client=client_address(request))
+        return await resources.access.devices.check(token.strip(), client=client_address(request))
     cookie = request.cookies.get(SESSION_COOKIE)
     if cookie:
         session = resources.access.tds.authenticate(cookie)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any, Protocol
@@ -91,6 +92,11 @@ class Connection:
         """The rows of ``sql`` as the server sends them, never all in memory at once (the chain walk)."""
         with self.raw.cursor() as cursor:
             yield from cursor.stream(_translated(sql), params, size=2000)
+
+    def pipeline(self) -> AbstractContextManager[Any]:
+        """Within, statements are sent without waiting for their answers, which come at the end or when a
+        result is read (psycopg's pipeline mode); an error surfaces then, the statements after it skipped."""
+        return self.raw.pipeline()
 
     def interrupt(self) -> None:
         """Cancel the statement running on this connection (from another thread), as SQLite's interrupt does."""

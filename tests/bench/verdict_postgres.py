@@ -112,6 +112,9 @@ def main() -> None:
     parser.add_argument("--seconds", type=int, default=10, help="length of each run")
     parser.add_argument("--cores", default="0-1", help="taskset's list for the servers and the load (default: 0-1)")
     parser.add_argument("--markdown", type=Path, help="also write the table to this file")
+    parser.add_argument(
+        "--only", choices=("standby",), help="standby: only PostgreSQL with a sync standby and its peer (quicker)"
+    )
     args = parser.parse_args()
     for tool in ("wrk", "taskset"):
         if shutil.which(tool) is None:
@@ -119,8 +122,12 @@ def main() -> None:
     bench_verdict.OPEN = (500,)  # the verdict path's middle rate: its p99
     rows: list[Row] = []
     print(f"load before: {load_average():.2f}", file=sys.stderr)
-    rows += run("sqlite", args.seconds, args.cores, lambda bench: bench.wordjudge({"wordjudge"}))
-    for label, standby in (("postgresql", False), ("postgresql + sync standby", True)):
+    states = [("postgresql", False), ("postgresql + sync standby", True)]
+    if args.only is None:
+        rows += run("sqlite", args.seconds, args.cores, lambda bench: bench.wordjudge({"wordjudge"}))
+    else:
+        states = states[1:]
+    for label, standby in states:
         with cluster(postgres.cluster_folder(), standby) as url:
 
             def measure(bench: Bench, url: str = url) -> None:

@@ -1,0 +1,67 @@
+"""Lookups by key that requests make at the same time, made together in one call off the event loop.
+
+A device's token is checked against the access store on every request. In PostgreSQL that check is a
+round trip to the database, and made on the event loop it held the loop while it waited: on the verdict
+path with a synchronous standby, more than half of the loop's time (issue 21, docs/bench-postgres.md).
+:class:`Coalesced` makes such lookups in a worker thread, one call for every key asked for meanwhile:
+
+- a lookup asked for while no call runs starts one at once (an idle server adds no delay);
+- a lookup asked for while a call runs waits for the next call, which starts as that one ends. So every
+  answer comes from a call that started after it was asked for: a token revoked before a request arrived
+  is seen as revoked by that request, exactly as with one query a request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Collection, Mapping
+from typing import Generic, TypeVar
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class Coalesced(Generic[K, V]):
+    """Lookups by key through ``fetch`` (given the keys, returns what it found for them: a missing key is
+    not found), one call at a time in a worker thread, each for every key asked for since the last one
+    started. Used from one event loop at a time; ``fetch`` must be thread-safe."""
+
+    def __init__(self, fetch: Callable[[Collection[K]], Mapping[K, V]]) -> None:
+        self._fetch = fetch
+        self._asked: dict[K, list[asyncio.Future[V | None]]] = {}
+        self._running = False
+
+    async def get(self, key: K) -> V | None:
+        """What ``fetch`` finds for ``key``, or None. Raises what ``fetch`` raised for the call it was in."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[V | None] = loop.create_future()
+        self._asked.setdefault(key, []).append(future)
+        if not self._running:
+            self._start(loop)
+        return await future
+
+    def _start(self, loop: asyncio.AbstractEventLoop) -> None:
+        asked, self._asked = self._asked, {}
+        self._running = True
+        call = loop.run_in_executor(None, self._fetch, list(asked))
+        call.add_done_callback(lambda done: self._answer(loop, asked, done))
+
+    def _answer(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        asked: dict[K, list[asyncio.Future[V | None]]],
+        done: asyncio.Future[Mapping[K, V]],
+    ) -> None:
+        self._running = False
+        failure = asyncio.CancelledError() if done.cancelled() else done.exception()
+        found = {} if failure is not None else done.result()
+        for key, futures in asked.items():
+            for future in futures:
+                if future.done():  # its request went away meanwhile
+                    continue
+                if failure is not None:
+                    future.set_exception(failure)
+                else:
+                    future.set_result(found.get(key))
+        if self._asked:  # asked for while this call ran: the next call starts now
+            self._start(loop)

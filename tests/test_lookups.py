@@ -1,0 +1,108 @@
+"""Lookups made together (wordjudge.lookups.Coalesced): one call for what was asked meanwhile, never an answer
+older than its question."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Collection, Mapping
+
+import pytest
+
+from wordjudge.errors import AccessUnavailable
+from wordjudge.lookups import Coalesced
+
+
+class Store:
+    """A store whose calls can be held, counting what each call was asked."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, int] = {"a": 1, "b": 2, "c": 3}
+        self.calls: list[list[str]] = []
+        self.hold = threading.Event()
+        self.hold.set()
+        self.started = threading.Event()
+        self.failing = False
+
+    def fetch(self, keys: Collection[str]) -> Mapping[str, int]:
+        self.calls.append(sorted(keys))
+        self.started.set()
+        assert self.hold.wait(5)
+        if self.failing:
+            raise AccessUnavailable("error.access_store.closed")
+        return {key: self.values[key] for key in keys if key in self.values}
+
+
+async def _started(store: Store) -> None:
+    while not store.started.is_set():
+        await asyncio.sleep(0.001)
+
+
+def test_lookups_asked_while_a_call_runs_are_made_together_in_the_next() -> None:
+    async def scenario() -> None:
+        store = Store()
+        lookups = Coalesced(store.fetch)
+        store.hold.clear()
+        first = asyncio.ensure_future(lookups.get("a"))
+        await _started(store)
+        later = [asyncio.ensure_future(lookups.get(key)) for key in ("b", "c", "b", "zz")]
+        await asyncio.sleep(0.01)
+        assert store.calls == [["a"]]  # nothing asked meanwhile joined the running call
+        store.hold.set()
+        assert await first == 1
+        assert await asyncio.gather(*later) == [2, 3, 2, None]
+        assert store.calls == [["a"], ["b", "c", "zz"]]
+
+    asyncio.run(scenario())
+
+
+def test_an_answer_comes_from_a_call_started_after_it_was_asked() -> None:
+    # The device check's promise: a token revoked before a request arrived fails that request, even while a
+    # lookup started before the revocation is still running.
+    async def scenario() -> None:
+        store = Store()
+        lookups = Coalesced(store.fetch)
+        store.hold.clear()
+        before = asyncio.ensure_future(lookups.get("a"))
+        await _started(store)
+        del store.values["a"]  # revoked while the first call runs
+        after = asyncio.ensure_future(lookups.get("a"))
+        await asyncio.sleep(0.01)
+        store.hold.set()
+        assert await before in (1, None)  # asked before the change: either answer is right
+        assert await after is None
+
+    asyncio.run(scenario())
+
+
+def test_a_failed_call_fails_each_of_its_lookups_and_the_next_call_is_made() -> None:
+    async def scenario() -> None:
+        store = Store()
+        lookups = Coalesced(store.fetch)
+        store.failing = True
+        results = await asyncio.gather(*(lookups.get(key) for key in "abc"), return_exceptions=True)
+        assert [type(result) for result in results] == [AccessUnavailable] * 3
+        store.failing = False
+        assert await lookups.get("b") == 2
+
+    asyncio.run(scenario())
+
+
+def test_a_lookup_whose_request_went_away_leaves_the_others_answered() -> None:
+    async def scenario() -> None:
+        store = Store()
+        lookups = Coalesced(store.fetch)
+        store.hold.clear()
+        first = asyncio.ensure_future(lookups.get("a"))
+        await _started(store)
+        gone = asyncio.ensure_future(lookups.get("b"))
+        kept = asyncio.ensure_future(lookups.get("b"))
+        await asyncio.sleep(0.01)
+        gone.cancel()
+        store.hold.set()
+        assert await first == 1
+        assert await kept == 2
+        with pytest.raises(asyncio.CancelledError):
+            await gone
+
+    asyncio.run(scenario())
