@@ -288,6 +288,19 @@ def test_a_log_made_with_generated_columns_is_brought_up_and_reads_the_same(tmp_
         sqlite.close()
 
 
+def test_retries_among_the_batches_never_stop_the_writer(pg_log: AuditLog) -> None:
+    """A batch is sent at once (psycopg's pipeline); one holding a retry fails whole and is made again, record by
+    record. psycopg counted the statements it prepared in a failed pipeline as prepared, and every later batch
+    failed ("prepared statement _pg3_8 does not exist"): the live concurrency test found it."""
+    for n in range(1, 41):
+        batch = [entry(n), entry(n)] + ([entry(n - 1)] if n > 1 else [])  # the request sent again, and an older one
+        outcomes = [future.result(timeout=30) for future in [pg_log.submit(one) for one in batch]]
+        assert [outcome.replayed for outcome in outcomes] == [False, True] + ([True] if n > 1 else [])
+        assert len({outcome.record.id for outcome in outcomes[:2]}) == 1
+    assert pg_log.head.records == 40
+    assert pg_log.verify().ok
+
+
 def test_a_second_server_on_the_same_database_is_refused(pg_log: AuditLog, tmp_path: Path, postgres_url: str) -> None:
     pg_log.append_sync(entry(1))
     other = AuditLog(tmp_path / "other" / AUDIT_FILE, database=postgres_url)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any, Protocol
@@ -76,12 +76,15 @@ class Connection:
 
     def __init__(self, raw: psycopg.Connection[tuple[Any, ...]]) -> None:
         self.raw = raw
+        self._pipelined = False
 
     def execute(self, sql: str, params: Sequence[Any] | Mapping[str, Any] | None = None) -> psycopg.Cursor[Any]:
         """Run ``sql`` (with ``?`` or ``:name`` placeholders) and return its cursor (``fetchone``, iteration...)."""
+        prepare = False if self._pipelined else None  # see pipeline()
         if params is None or (not params and not isinstance(params, Mapping)):
-            return self.raw.execute(sql)  # without parameters psycopg sends the text as it is: "%" needs no escape
-        return self.raw.execute(_translated(sql), params)
+            # Without parameters psycopg sends the text as it is: "%" needs no escape.
+            return self.raw.execute(sql, prepare=prepare)
+        return self.raw.execute(_translated(sql), params, prepare=prepare)
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         """Run ``sql`` once for each of ``rows`` (in one round trip where psycopg can)."""
@@ -93,10 +96,21 @@ class Connection:
         with self.raw.cursor() as cursor:
             yield from cursor.stream(_translated(sql), params, size=2000)
 
-    def pipeline(self) -> AbstractContextManager[Any]:
+    @contextmanager
+    def pipeline(self) -> Iterator[None]:
         """Within, statements are sent without waiting for their answers, which come at the end or when a
-        result is read (psycopg's pipeline mode); an error surfaces then, the statements after it skipped."""
-        return self.raw.pipeline()
+        result is read (psycopg's pipeline mode); an error surfaces then, the statements after it skipped.
+
+        None is prepared within: psycopg prepares a statement run often by sending a PREPARE ahead of it, and
+        when a pipeline is aborted that PREPARE is skipped while psycopg counts it as made, so every later run
+        of the statement failed ("prepared statement _pg3_18 does not exist").
+        """
+        self._pipelined = True
+        try:
+            with self.raw.pipeline():
+                yield
+        finally:
+            self._pipelined = False
 
     def interrupt(self) -> None:
         """Cancel the statement running on this connection (from another thread), as SQLite's interrupt does."""

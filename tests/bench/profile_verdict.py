@@ -33,7 +33,7 @@ from .verdict_postgres import cluster
 
 # (layer, markers): a sample belongs to the layer of its innermost frame that holds a marker ("function (file").
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("auth (device token)", ("authenticate (wordjudge/deps.py", "authenticate (wordjudge/devices.py")),
+    ("auth (device token)", ("authenticate (wordjudge/deps.py", "wordjudge/devices.py")),
     ("rate limit", ("spend_challenge", "refund_challenge")),
     ("lexicon (normalise + lookup)", ("checked_words", "lookup (wordjudge/profile.py")),
     ("record building (entry, consequence)", ("challenge (wordjudge/adjudication.py",)),
