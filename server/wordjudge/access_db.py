@@ -241,6 +241,9 @@ class AccessDatabase:
         self._lock = threading.RLock()
         self._connection: AnyConnection | None = None
         self._seen: dict[str, float] = {}  # what was last written when: credential hashes, devices' moves
+        # Its own lock, not the connection's: a request noting that it was seen must not wait for a query that
+        # another thread runs (the device checks made together, in PostgreSQL a round trip: wordjudge.lookups).
+        self._seen_lock = threading.Lock()
         # Last-seen times noted by requests, written by flush_touches on a connection of its own.
         self._touched: dict[tuple[str, str], str] = {}  # (sql, credential hash) -> stored time
         self._touch_lock = threading.Lock()
@@ -362,7 +365,7 @@ class AccessDatabase:
 
     def due(self, key: str, now: float) -> bool:
         """Whether a write keyed ``key`` is due (none in the last minute); if so, it counts as done now."""
-        with self._lock:
+        with self._seen_lock:
             if now - self._seen.get(key, now - _SEEN_EVERY) < _SEEN_EVERY:
                 return False
             if len(self._seen) >= _SEEN_KEPT:  # keys of a minute ago are of no use: keep the map small
