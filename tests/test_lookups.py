@@ -106,3 +106,28 @@ def test_a_lookup_whose_request_went_away_leaves_the_others_answered() -> None:
             await gone
 
     asyncio.run(scenario())
+
+
+def test_each_event_loop_has_its_calls() -> None:
+    # A loop that ended with a call running (a test's server stopped) must not leave a later loop's lookups
+    # waiting for that call's answer, which never comes.
+    store = Store()
+    lookups = Coalesced(store.fetch)
+    store.hold.clear()
+
+    async def abandoned() -> None:
+        asked.append(asyncio.ensure_future(lookups.get("a")))
+        await _started(store)
+
+    asked: list[asyncio.Future[int | None]] = []
+    loop = asyncio.new_event_loop()
+    loop.run_until_complete(abandoned())
+    asked[0].cancel()  # its server stopped: its request went away
+    loop.run_until_complete(asyncio.sleep(0))
+    loop.close()  # its call still running, whose answer it will never take
+    store.hold.set()
+
+    async def later() -> int | None:
+        return await asyncio.wait_for(lookups.get("b"), 5)
+
+    assert asyncio.run(later()) == 2

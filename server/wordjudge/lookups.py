@@ -14,6 +14,7 @@ path with a synchronous standby, more than half of the loop's time (issue 21, do
 from __future__ import annotations
 
 import asyncio
+import weakref
 from collections.abc import Callable, Collection, Mapping
 from typing import Generic, TypeVar
 
@@ -21,38 +22,50 @@ K = TypeVar("K")
 V = TypeVar("V")
 
 
+class _Round(Generic[K, V]):
+    """One event loop's lookups: those asked for since its running call started, and whether one runs."""
+
+    def __init__(self) -> None:
+        self.asked: dict[K, list[asyncio.Future[V | None]]] = {}
+        self.running = False
+
+
 class Coalesced(Generic[K, V]):
     """Lookups by key through ``fetch`` (given the keys, returns what it found for them: a missing key is
     not found), one call at a time in a worker thread, each for every key asked for since the last one
-    started. Used from one event loop at a time; ``fetch`` must be thread-safe."""
+    started. Each event loop has its calls (a loop that ends with a call running leaves no other waiting);
+    ``fetch`` must be thread-safe."""
 
     def __init__(self, fetch: Callable[[Collection[K]], Mapping[K, V]]) -> None:
         self._fetch = fetch
-        self._asked: dict[K, list[asyncio.Future[V | None]]] = {}
-        self._running = False
+        self._rounds: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Round[K, V]] = weakref.WeakKeyDictionary()
 
     async def get(self, key: K) -> V | None:
         """What ``fetch`` finds for ``key``, or None. Raises what ``fetch`` raised for the call it was in."""
         loop = asyncio.get_running_loop()
+        state = self._rounds.get(loop)
+        if state is None:
+            state = self._rounds[loop] = _Round()
         future: asyncio.Future[V | None] = loop.create_future()
-        self._asked.setdefault(key, []).append(future)
-        if not self._running:
-            self._start(loop)
+        state.asked.setdefault(key, []).append(future)
+        if not state.running:
+            self._start(loop, state)
         return await future
 
-    def _start(self, loop: asyncio.AbstractEventLoop) -> None:
-        asked, self._asked = self._asked, {}
-        self._running = True
+    def _start(self, loop: asyncio.AbstractEventLoop, state: _Round[K, V]) -> None:
+        asked, state.asked = state.asked, {}
+        state.running = True
         call = loop.run_in_executor(None, self._fetch, list(asked))
-        call.add_done_callback(lambda done: self._answer(loop, asked, done))
+        call.add_done_callback(lambda done: self._answer(loop, state, asked, done))
 
     def _answer(
         self,
         loop: asyncio.AbstractEventLoop,
+        state: _Round[K, V],
         asked: dict[K, list[asyncio.Future[V | None]]],
         done: asyncio.Future[Mapping[K, V]],
     ) -> None:
-        self._running = False
+        state.running = False
         failure = asyncio.CancelledError() if done.cancelled() else done.exception()
         found = {} if failure is not None else done.result()
         for key, futures in asked.items():
@@ -63,5 +76,5 @@ class Coalesced(Generic[K, V]):
                     future.set_exception(failure)
                 else:
                     future.set_result(found.get(key))
-        if self._asked:  # asked for while this call ran: the next call starts now
-            self._start(loop)
+        if state.asked:  # asked for while this call ran: the next call starts now
+            self._start(loop, state)
