@@ -131,3 +131,14 @@ def test_each_event_loop_has_its_calls() -> None:
         return await asyncio.wait_for(lookups.get("b"), 5)
 
     assert asyncio.run(later()) == 2
+
+
+def test_lookups_asked_in_one_turn_of_the_loop_are_one_call() -> None:
+    # A burst of requests (answered together, sent again together) is checked with one query, not two.
+    async def scenario() -> None:
+        store = Store()
+        lookups = Coalesced(store.fetch)
+        assert await asyncio.gather(*(lookups.get(key) for key in "abc")) == [1, 2, 3]
+        assert store.calls == [["a", "b", "c"]]
+
+    asyncio.run(scenario())

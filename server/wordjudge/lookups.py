@@ -5,7 +5,8 @@ round trip to the database, and made on the event loop it held the loop while it
 path with a synchronous standby, more than half of the loop's time (issue 21, docs/bench-postgres.md).
 :class:`Coalesced` makes such lookups in a worker thread, one call for every key asked for meanwhile:
 
-- a lookup asked for while no call runs starts one at once (an idle server adds no delay);
+- a lookup asked for while no call runs starts one in the same turn of the event loop, once the requests
+  already ready have asked too (an idle server adds no delay, and a burst of requests is one call);
 - a lookup asked for while a call runs waits for the next call, which starts as that one ends. So every
   answer comes from a call that started after it was asked for: a token revoked before a request arrived
   is seen as revoked by that request, exactly as with one query a request.
@@ -49,7 +50,9 @@ class Coalesced(Generic[K, V]):
         future: asyncio.Future[V | None] = loop.create_future()
         state.asked.setdefault(key, []).append(future)
         if not state.running:
-            self._start(loop, state)
+            # Started once the requests already ready have asked too: a burst of them is one call, not two.
+            state.running = True
+            loop.call_soon(self._start, loop, state)
         return await future
 
     def _start(self, loop: asyncio.AbstractEventLoop, state: _Round[K, V]) -> None:
