@@ -4,6 +4,7 @@ password, a server that is not there)."""
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 from collections.abc import Callable, Iterator
@@ -288,7 +289,7 @@ def test_a_log_made_with_generated_columns_is_brought_up_and_reads_the_same(tmp_
         sqlite.close()
 
 
-def test_retries_among_the_batches_never_stop_the_writer(pg_log: AuditLog) -> None:
+def test_retries_among_the_batches_never_stop_the_writer(pg_log: AuditLog, caplog: pytest.LogCaptureFixture) -> None:
     """A batch is sent at once (psycopg's pipeline); one holding a retry fails whole and is made again, record by
     record. psycopg counted the statements it prepared in a failed pipeline as prepared, and every later batch
     failed ("prepared statement _pg3_8 does not exist"): the live concurrency test found it."""
@@ -299,6 +300,8 @@ def test_retries_among_the_batches_never_stop_the_writer(pg_log: AuditLog) -> No
         assert len({outcome.record.id for outcome in outcomes[:2]}) == 1
     assert pg_log.head.records == 40
     assert pg_log.verify().ok
+    # A retry is ordinary: nothing in the server's log makes it look like a failure.
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
 
 
 def test_a_second_server_on_the_same_database_is_refused(pg_log: AuditLog, tmp_path: Path, postgres_url: str) -> None:

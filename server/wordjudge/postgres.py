@@ -103,14 +103,23 @@ class Connection:
 
         None is prepared within: psycopg prepares a statement run often by sending a PREPARE ahead of it, and
         when a pipeline is aborted that PREPARE is skipped while psycopg counts it as made, so every later run
-        of the statement failed ("prepared statement _pg3_18 does not exist").
+        of the statement failed ("prepared statement _pg3_18 does not exist"). A failure within is raised as
+        it is, the pipeline's own "aborted" at its end aside.
         """
-        self._pipelined = True
+        self._pipelined, failure = True, None
         try:
             with self.raw.pipeline():
-                yield
+                try:
+                    yield
+                except psycopg.Error as exc:  # not raised through psycopg's exit, which logs a warning of its own
+                    failure = exc
+        except psycopg.Error:  # the pipeline's end, aborted by that failure
+            if failure is None:
+                raise
         finally:
             self._pipelined = False
+        if failure is not None:
+            raise failure
 
     def interrupt(self) -> None:
         """Cancel the statement running on this connection (from another thread), as SQLite's interrupt does."""
