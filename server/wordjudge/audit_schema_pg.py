@@ -122,12 +122,12 @@ BEGIN
     RETURN NULL;
 END
 """
-FUNCTIONS = {
+TRIGGER_FUNCTIONS = {
     "records_append_only": APPEND_ONLY_BODY,
     "records_indexed": INDEXED_BODY,
     "records_read_body": READ_BODY,
-    "records_read_right": READ_RIGHT,
 }
+FUNCTIONS = {**TRIGGER_FUNCTIONS, "records_read_right": READ_RIGHT}
 # name: (timing and events, row or statement, function), as the catalogue's trigger definition says them.
 TRIGGERS = {
     "records_read": "BEFORE INSERT ON records FOR EACH ROW EXECUTE FUNCTION records_read_body()",
@@ -137,6 +137,11 @@ TRIGGERS = {
     "records_indexed": "AFTER INSERT ON records REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT"
     " EXECUTE FUNCTION records_indexed()",
 }
+
+
+def _trigger_function(name: str) -> str:
+    return f"CREATE OR REPLACE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $${TRIGGER_FUNCTIONS[name]}$$"
+
 
 SCHEMA: list[str] = [
     READ_RIGHT_FUNCTION,
@@ -181,15 +186,18 @@ SCHEMA: list[str] = [
     checked_at TEXT NOT NULL,
     whole INTEGER NOT NULL
 )""",
-    *(
-        f"CREATE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $${body}$$"
-        for name, body in FUNCTIONS.items()
-        if name != "records_read_right"
-    ),
+    *(_trigger_function(name) for name in TRIGGER_FUNCTIONS),
     *(f"CREATE TRIGGER {name} {definition}" for name, definition in TRIGGERS.items()),
     # Nobody but the owner may change or remove a record, even before the triggers are asked.
     "REVOKE UPDATE, DELETE, TRUNCATE ON records FROM PUBLIC",
 ]
+
+
+def _renew_trigger(connection: Connection, trigger: str, function: str) -> None:
+    """Make ``trigger`` and its ``function`` as :data:`TRIGGERS` and :data:`TRIGGER_FUNCTIONS` say (a migration)."""
+    connection.execute(f"DROP TRIGGER IF EXISTS {trigger} ON records")
+    connection.execute(_trigger_function(function))
+    connection.execute(f"CREATE TRIGGER {trigger} {TRIGGERS[trigger]}")
 
 
 def _create(connection: Connection) -> None:
@@ -211,22 +219,14 @@ def _read_once(connection: Connection) -> None:
             "ALTER TABLE records " + ", ".join(f"ALTER COLUMN {name} DROP EXPRESSION" for name in generated)
         )
     connection.execute(READ_RIGHT_FUNCTION)
-    connection.execute(
-        f"CREATE OR REPLACE FUNCTION records_read_body() RETURNS trigger LANGUAGE plpgsql AS $${READ_BODY}$$"
-    )
-    connection.execute("DROP TRIGGER IF EXISTS records_read ON records")
-    connection.execute(f"CREATE TRIGGER records_read {TRIGGERS['records_read']}")
+    _renew_trigger(connection, "records_read", "records_read_body")
     connection.execute("ALTER TABLE records DROP CONSTRAINT IF EXISTS records_derived")
     connection.execute(f"ALTER TABLE records ADD CONSTRAINT records_derived {DERIVED_CHECK}")
 
 
 def _index_per_statement(connection: Connection) -> None:
     """A log made before: its word index and tallies kept once a statement (:data:`INDEXED_BODY`)."""
-    connection.execute("DROP TRIGGER records_indexed ON records")
-    connection.execute(
-        f"CREATE OR REPLACE FUNCTION records_indexed() RETURNS trigger LANGUAGE plpgsql AS $${INDEXED_BODY}$$"
-    )
-    connection.execute(f"CREATE TRIGGER records_indexed {TRIGGERS['records_indexed']}")
+    _renew_trigger(connection, "records_indexed", "records_indexed")
 
 
 # 0001 makes a new log as it is now; each later one brings a log made before up to it (and is a no-op's equal on a
