@@ -6,11 +6,14 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Collection, Mapping
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 from wordjudge.errors import AccessUnavailable
 from wordjudge.lookups import Coalesced
+
+from .helpers import run_async
 
 
 class Store:
@@ -54,7 +57,7 @@ def test_lookups_asked_while_a_call_runs_are_made_together_in_the_next() -> None
         assert await asyncio.gather(*later) == [2, 3, 2, None]
         assert store.calls == [["a"], ["b", "c", "zz"]]
 
-    asyncio.run(scenario())
+    run_async(scenario())
 
 
 def test_an_answer_comes_from_a_call_started_after_it_was_asked() -> None:
@@ -73,7 +76,7 @@ def test_an_answer_comes_from_a_call_started_after_it_was_asked() -> None:
         assert await before == 1  # its query started before the change
         assert await after is None
 
-    asyncio.run(scenario())
+    run_async(scenario())
 
 
 def test_a_failed_call_fails_each_of_its_lookups_and_the_next_call_is_made() -> None:
@@ -86,7 +89,7 @@ def test_a_failed_call_fails_each_of_its_lookups_and_the_next_call_is_made() -> 
         store.failing = False
         assert await lookups.get("b") == 2
 
-    asyncio.run(scenario())
+    run_async(scenario())
 
 
 def test_a_lookup_whose_request_went_away_leaves_the_others_answered() -> None:
@@ -106,7 +109,7 @@ def test_a_lookup_whose_request_went_away_leaves_the_others_answered() -> None:
         with pytest.raises(asyncio.CancelledError):
             await gone
 
-    asyncio.run(scenario())
+    run_async(scenario())
 
 
 def test_each_event_loop_has_its_calls() -> None:
@@ -120,18 +123,22 @@ def test_each_event_loop_has_its_calls() -> None:
         asked.append(asyncio.ensure_future(lookups.get("a")))
         await _started(store)
 
+    def first_loop() -> None:  # in a thread of its own: the browser tests keep a loop running in this one
+        loop = asyncio.new_event_loop()
+        loop.run_until_complete(abandoned())
+        asked[0].cancel()  # its server stopped: its request went away
+        loop.run_until_complete(asyncio.sleep(0))
+        loop.close()  # its call still running, whose answer it will never take
+
     asked: list[asyncio.Future[int | None]] = []
-    loop = asyncio.new_event_loop()
-    loop.run_until_complete(abandoned())
-    asked[0].cancel()  # its server stopped: its request went away
-    loop.run_until_complete(asyncio.sleep(0))
-    loop.close()  # its call still running, whose answer it will never take
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pool.submit(first_loop).result()
     store.hold.set()
 
     async def later() -> int | None:
         return await asyncio.wait_for(lookups.get("b"), 5)
 
-    assert asyncio.run(later()) == 2
+    assert run_async(later()) == 2
 
 
 def test_lookups_asked_in_one_turn_of_the_loop_are_one_call() -> None:
@@ -142,4 +149,4 @@ def test_lookups_asked_in_one_turn_of_the_loop_are_one_call() -> None:
         assert await asyncio.gather(*(lookups.get(key) for key in "abc")) == [1, 2, 3]
         assert store.calls == [["a", "b", "c"]]
 
-    asyncio.run(scenario())
+    run_async(scenario())
