@@ -42,13 +42,19 @@ async def _started(store: Store) -> None:
         await asyncio.sleep(0.001)
 
 
+async def _held_call(store: Store, lookups: Coalesced[str, int], key: str) -> asyncio.Future[int | None]:
+    """A lookup of ``key`` whose call has started and is held by the store (``store.hold.set()`` lets it end)."""
+    store.hold.clear()
+    lookup = asyncio.ensure_future(lookups.get(key))
+    await _started(store)
+    return lookup
+
+
 def test_lookups_asked_while_a_call_runs_are_made_together_in_the_next() -> None:
     async def scenario() -> None:
         store = Store()
         lookups = Coalesced(store.fetch)
-        store.hold.clear()
-        first = asyncio.ensure_future(lookups.get("a"))
-        await _started(store)
+        first = await _held_call(store, lookups, "a")
         later = [asyncio.ensure_future(lookups.get(key)) for key in ("b", "c", "b", "zz")]
         await asyncio.sleep(0.01)
         assert store.calls == [["a"]]  # nothing asked meanwhile joined the running call
@@ -66,9 +72,7 @@ def test_an_answer_comes_from_a_call_started_after_it_was_asked() -> None:
     async def scenario() -> None:
         store = Store()
         lookups = Coalesced(store.fetch)
-        store.hold.clear()
-        before = asyncio.ensure_future(lookups.get("a"))
-        await _started(store)
+        before = await _held_call(store, lookups, "a")
         del store.values["a"]  # revoked while the first call runs
         after = asyncio.ensure_future(lookups.get("a"))
         await asyncio.sleep(0.01)
@@ -96,9 +100,7 @@ def test_a_lookup_whose_request_went_away_leaves_the_others_answered() -> None:
     async def scenario() -> None:
         store = Store()
         lookups = Coalesced(store.fetch)
-        store.hold.clear()
-        first = asyncio.ensure_future(lookups.get("a"))
-        await _started(store)
+        first = await _held_call(store, lookups, "a")
         gone = asyncio.ensure_future(lookups.get("b"))
         kept = asyncio.ensure_future(lookups.get("b"))
         await asyncio.sleep(0.01)

@@ -191,17 +191,24 @@ END
 """
 
 
-def test_a_log_made_with_the_index_kept_once_a_row_is_brought_up_and_counts_on(
-    tmp_path: Path, postgres_url: str
-) -> None:
-    """Migration 0002: a log whose index and tallies a row-level trigger kept gets the statement-level one, passes
-    the start's schema check, and its tallies go on as SQLite's do for the same records."""
+def _twin_logs_of_30(tmp_path: Path, postgres_url: str) -> AuditLog:
+    """The same 30 records in a log in ``postgres_url``, closed (for a test to make it as an older schema had it),
+    and in a SQLite log, returned open (what the migrated log must read and count as)."""
     sqlite = AuditLog(tmp_path / "a" / AUDIT_FILE)
     pg = AuditLog(tmp_path / AUDIT_FILE, database=postgres_url)
     for log in (sqlite, pg):
         log.start()
         fill(log, 30)
     pg.close()
+    return sqlite
+
+
+def test_a_log_made_with_the_index_kept_once_a_row_is_brought_up_and_counts_on(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    """Migration 0002: a log whose index and tallies a row-level trigger kept gets the statement-level one, passes
+    the start's schema check, and its tallies go on as SQLite's do for the same records."""
+    sqlite = _twin_logs_of_30(tmp_path, postgres_url)
     with _admin(postgres_url) as admin:
         admin.execute("DROP TRIGGER records_indexed ON records")
         admin.execute(f"CREATE FUNCTION records_row() RETURNS trigger LANGUAGE plpgsql AS $${_ROW_LEVEL_INDEX}$$")
@@ -244,12 +251,7 @@ def _schema_before_0003() -> list[str]:
 def test_a_log_made_with_generated_columns_is_brought_up_and_reads_the_same(tmp_path: Path, postgres_url: str) -> None:
     """Migration 0003: a log whose columns were generated keeps its rows' values, passes the start's schema check
     (the CHECK validated on every row), and reads and counts on as SQLite's does for the same records."""
-    sqlite = AuditLog(tmp_path / "a" / AUDIT_FILE)
-    pg = AuditLog(tmp_path / AUDIT_FILE, database=postgres_url)
-    for log in (sqlite, pg):
-        log.start()
-        fill(log, 30)
-    pg.close()
+    sqlite = _twin_logs_of_30(tmp_path, postgres_url)
     columns = ", ".join(name for name, _, _ in audit_schema_pg.DERIVED)
     with _admin(postgres_url) as admin:
         before = admin.execute(f"SELECT id, {columns} FROM records ORDER BY id").fetchall()
