@@ -288,8 +288,9 @@ def test_dates_are_typed_in_the_order_the_console_shows_them(
     page.locator("#tab-feed").click()
     row = page.locator("tr.record").first
     expect(row).to_be_visible()
-    # Its time is written in a moment after the row shows (CI once read it empty): wait for a digit.
-    expect(row.locator("td").nth(1)).to_have_text(re.compile(r"\d"))
+    # The feed's pages are content-visibility: auto, so until the browser's next rendering update a new
+    # page's innerText is "" though its text is there (CI read it empty twice): wait for the text as shown.
+    expect(row.locator("td").nth(1)).to_have_text(re.compile(r"\d"), use_inner_text=True)
     shown = row.locator("td").nth(1).inner_text()  # e.g. 11/24/2026, 09:05:03 (en) or 24/11/2026 09:05:03 (fr)
     typed = shown.rsplit(":", 1)[0]  # the same, to the minute
     since = page.locator("#filter-since")
