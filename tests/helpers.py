@@ -11,12 +11,13 @@ import socket
 import ssl
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Coroutine, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import IO, Any, TypeVar
 
 import httpx2 as httpx
 from argon2 import PasswordHasher
@@ -218,14 +219,34 @@ def wait_for_health(
             time.sleep(0.1)
 
 
-def serve_process(data_dir: Path, *extra: str, prefix: Sequence[str] = ()) -> subprocess.Popen[str]:
-    """``wordjudge serve`` on ``data_dir`` with ``extra`` flags, its output (stdout and stderr) piped; run by
-    ``prefix`` if given (``ip netns exec NAMESPACE``: on another machine of a lab)."""
+class ServeProcess(subprocess.Popen[str]):
+    """A ``wordjudge serve`` process whose output (stdout and stderr) goes to a temporary file, never to a pipe:
+    a server that logs more than a pipe holds (about 64 KB) while nobody reads it would block on its log and
+    turn a failing test into a hung one. ``communicate`` waits for it to end and returns what it printed."""
+
+    def __init__(self, args: Sequence[str], env: dict[str, str], **popen: Any) -> None:
+        # Closed by communicate, which every test calls on a server it started.
+        self._output: IO[str] | None = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115
+        self._said = ""
+        super().__init__(args, env=env, stdout=self._output, stderr=subprocess.STDOUT, text=True, **popen)
+
+    def communicate(self, input: str | None = None, timeout: float | None = None) -> tuple[str, str]:
+        assert input is None, "a server reads nothing from its input"
+        self.wait(timeout)
+        if self._output is not None:
+            self._output.seek(0)
+            self._said = self._output.read()
+            self._output.close()
+            self._output = None
+        return self._said, ""
+
+
+def serve_process(data_dir: Path, *extra: str, prefix: Sequence[str] = ()) -> ServeProcess:
+    """``wordjudge serve`` on ``data_dir`` with ``extra`` flags (its output: see ServeProcess); run by ``prefix``
+    if given (``ip netns exec NAMESPACE``: on another machine of a lab)."""
     script = Path(sys.executable).with_name("wordjudge")
     env = {**os.environ, "WORDJUDGE_DATA_DIR": str(data_dir)}
-    return subprocess.Popen(
-        [*prefix, str(script), "serve", *extra], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-    )
+    return ServeProcess([*prefix, str(script), "serve", *extra], env)
 
 
 class LiveServer:
@@ -236,7 +257,7 @@ class LiveServer:
         self.extra = extra or ("--log-level", "warning")  # flags for serve
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
-        self.process: subprocess.Popen[str] | None = None
+        self.process: ServeProcess | None = None
         self.prefix: Sequence[str] = ()  # runs it elsewhere: see serve_process
 
     def start(self) -> None:

@@ -230,6 +230,22 @@ def test_wordjudge_serve_answers_health_over_http(data_dir: Path, live_server: S
 
 
 @pytest.mark.live
+def test_a_live_server_that_logs_more_than_a_pipe_holds_goes_on_answering(
+    data_dir: Path, live_server: StartServer
+) -> None:
+    """The tests' servers print to a file, not to a pipe that nobody reads until they stop: with a pipe, a
+    server failing in a loop (a logged error a request) blocked on its log once the pipe's 64 KB were full,
+    and the test hung until its timeout instead of failing with the server's words."""
+    server = live_server(data_dir, "--log-level", "info")  # a line a request
+    with httpx.Client(base_url=server.base, timeout=10) as client:
+        for _ in range(3000):  # about 190 KB of access log, three times what a pipe holds
+            assert client.get("/api/health").status_code == 200
+    output = server.stop()
+    assert len(output) > 128 * 1024
+    assert output.count('"GET /api/health HTTP/1.1" 200') >= 3000
+
+
+@pytest.mark.live
 def test_wordjudge_serve_refuses_a_corrupt_lexicon_without_a_traceback(data_dir: Path) -> None:
     (data_dir / "lexicons" / "demo").rename(data_dir / "lexicons" / "EVENT")
     trie = data_dir / "lexicons" / "EVENT" / TRIE_FILE

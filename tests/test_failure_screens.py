@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -25,7 +24,7 @@ from wordjudge.auth import Role
 from wordjudge.web import SHELL_PAGES, WEB_DIR, asset_version
 
 from .browser import new_page, open_enrolled, runner_sends, screenshot, serving
-from .helpers import LiveServer, access_store, td_headers, wait_for_health, write_event
+from .helpers import LiveServer, ServeProcess, access_store, td_headers, wait_for_health, write_event
 
 pytestmark = pytest.mark.browser
 
@@ -170,7 +169,7 @@ class InstalledCopy(LiveServer):
     def start(self) -> None:
         env = {**os.environ, "PYTHONPATH": str(self.package.parent), "WORDJUDGE_DATA_DIR": str(self.data_dir)}
         command = [sys.executable, "-m", "wordjudge", "serve", "--port", str(self.port), *self.extra]
-        self.process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.process = ServeProcess(command, env)
         wait_for_health(self.base, self.process)
         assert f"/static/{asset_version(self.web)}/" in httpx.get(f"{self.base}/runner").text  # the copy serves
 

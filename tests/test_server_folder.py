@@ -21,7 +21,16 @@ from wordjudge.audit import AUDIT_FILE
 from wordjudge.cli import main
 from wordjudge.datadir import FolderInUse, lock_for_server
 
-from .helpers import PASSWORD, device_headers, free_port, serve_process, wait_for_health, write_event, write_list
+from .helpers import (
+    PASSWORD,
+    ServeProcess,
+    device_headers,
+    free_port,
+    serve_process,
+    wait_for_health,
+    write_event,
+    write_list,
+)
 
 WORDJUDGE = Path(sys.executable).with_name("wordjudge")
 
@@ -242,9 +251,7 @@ def test_the_quick_start_pairs_a_kiosk_from_the_folder_serve_runs_in(data_dir: P
     env = {key: value for key, value in os.environ.items() if key != "WORDJUDGE_DATA_DIR"}
     port = free_port()
     env["WORDJUDGE_PORT"] = str(port)
-    server = subprocess.Popen(
-        [WORDJUDGE, "serve"], cwd=clone, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-    )
+    server = ServeProcess([str(WORDJUDGE), "serve"], env, cwd=clone)
     try:
         wait_for_health(f"http://127.0.0.1:{port}", server)
         paired = subprocess.run(

@@ -31,6 +31,7 @@ from wordjudge.transport import MAX_BODY, REQUEST_TIMEOUT, ConnectionLimits, cli
 
 from .helpers import (
     ERROR_KEYS,
+    ServeProcess,
     assert_error_shape,
     assert_message_is_the_error,
     device_headers,
@@ -54,10 +55,9 @@ def _start(data_dir: Path, port: int, *extra: str, nofile: int | None = None) ->
 
     script = Path(sys.executable).with_name("wordjudge")
     env = {**os.environ, "WORDJUDGE_DATA_DIR": str(data_dir)}
-    return subprocess.Popen(
-        [str(script), "serve", "--port", str(port), "--log-level", "warning", *extra],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, preexec_fn=limit,
-    )  # fmt: skip
+    return ServeProcess(
+        [str(script), "serve", "--port", str(port), "--log-level", "warning", *extra], env, preexec_fn=limit
+    )
 
 
 @pytest.fixture
