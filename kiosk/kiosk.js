@@ -155,8 +155,9 @@ async function checkHealth() {
         if (JSON.stringify(event) !== JSON.stringify(state.event)) {
           // Idle still? The players may have begun a challenge while the answer came: it is never taken from
           // them. Only a round field they have not touched follows the TD's round, as on the handheld; the
-          // rest of the change shows once the kiosk is idle again.
-          if (screenName() === "idle") {
+          // rest of the change shows once the kiosk is idle again. The idle screen does not show the round,
+          // so a new round (every round of the day) is not drawn again: a tap on Start just then is kept.
+          if (screenName() === "idle" && !onlyTheRound(state.event, event)) {
             state.event = event;
             return goIdle();
           }
@@ -178,6 +179,12 @@ async function checkHealth() {
   if (state.serverOk !== wasOk && screenName() === "idle") return goIdle();
   const line = document.getElementById("server-state");
   if (line) renderServerState(line);
+}
+
+// Whether two readings of the event differ in nothing but the TD's current round.
+function onlyTheRound(before, after) {
+  const rest = (event) => JSON.stringify({ ...event, current_round: null });
+  return rest(before) === rest(after);
 }
 
 // What the server says about itself: null when it is ok; why not when it is degraded (its health
