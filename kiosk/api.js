@@ -31,6 +31,12 @@ function learnHall(view) {
   }
 }
 
+// The servers of this page's hall, as last learnt ([] outside a hall).
+export function hallServers() {
+  const servers = hall.get()?.servers;
+  return Array.isArray(servers) ? servers : [];
+}
+
 function nextServer(details, tried) {
   const known = hall.get()?.servers || [];
   const candidates = [details?.active_url, ...known];
@@ -38,9 +44,9 @@ function nextServer(details, tried) {
 }
 
 // A device sends its token; the TD console sends its session cookie and, to change anything, the
-// session's CSRF token (csrf).
+// session's CSRF token (csrf). `stay: true` keeps to the server followed even for health (the console).
 export async function api(path, options = {}) {
-  const follows = Boolean(options.token) || path === "/api/health";
+  const follows = !options.stay && (Boolean(options.token) || path === "/api/health");
   const tried = new Set();
   let server = base;
   for (;;) {
@@ -51,6 +57,7 @@ export async function api(path, options = {}) {
       return data;
     } catch (error) {
       learnHall(error.body?.details);
+      learnHall(error.body?.hall); // a health report that answers 503 (a standby's) still says its hall
       const astray = error.kind === "network" || error.body?.code === "not_active";
       const next = follows && astray ? nextServer(error.body?.details, tried) : null;
       if (next === null) throw error;

@@ -1,14 +1,70 @@
 // What the TD console's modules share: requests with the session's CSRF token, tables, times.
 
-import { api, h } from "./api.js";
+import { api, h, hallServers } from "./api.js";
 import { datePattern, parseDate } from "./i18n.js";
 import { LANGUAGE, STRINGS } from "./strings.js";
 
 export const session = { csrf: null };
 
-// Every console request: the session cookie, and the CSRF token for anything that changes.
-export function call(path, options = {}) {
-  return api(path, { ...options, csrf: options.method && options.method !== "GET" ? session.csrf : undefined });
+// Every console request: the session cookie, and the CSRF token for anything that changes. Its answer, or
+// its failure, also says where this server stands in its hall (the banner below).
+export async function call(path, options = {}) {
+  try {
+    const data = await api(path, {
+      ...options,
+      csrf: options.method && options.method !== "GET" ? session.csrf : undefined,
+    });
+    showServers(null);
+    return data;
+  } catch (error) {
+    showServers(error);
+    throw error;
+  }
+}
+
+// A hall of two machines (deploy/hall.md): the console's session is its own server's, so it does not follow the
+// hall as devices do. When its server does not answer, or answers that it is not the active one, a banner above
+// the console links to the console of the active server it names, or else of the hall's other servers (learnt
+// from health), where the same TD account signs in. Any answer of the server hides it.
+const banner = h("div", { class: "servers-banner", id: "servers-banner", role: "alert", hidden: true });
+
+function consoleOf(server) {
+  try {
+    const url = new URL("/td", server);
+    return url.protocol === "http:" || url.protocol === "https:" ? url.href : null;
+  } catch {
+    return null;
+  }
+}
+
+function showServers(error) {
+  const astray = error && (error.kind === "network" || error.body?.code === "not_active");
+  const named = astray ? error.body?.details?.active_url : null;
+  const active = typeof named === "string" && named !== location.origin ? named : null;
+  const servers = active ? [active] : astray ? hallServers().filter((s) => s !== location.origin) : [];
+  const links = servers.map((server) => [server, consoleOf(server)]).filter(([, href]) => href);
+  if (!links.length) {
+    banner.hidden = true;
+    banner.replaceChildren();
+    return;
+  }
+  banner.replaceChildren(
+    h("p", {}, active ? STRINGS.console.servers.active(active) : STRINGS.console.servers.others),
+    h(
+      "ul",
+      {},
+      links.map(([server, href]) =>
+        h("li", {}, h("a", { href, class: "button primary" }, STRINGS.console.servers.open(server))),
+      ),
+    ),
+  );
+  banner.hidden = false;
+  if (!banner.isConnected) document.body.prepend(banner);
+}
+
+// What the console knows of its hall comes from health (a standby's too): asked for once, when it opens.
+export function learnServers() {
+  api("/api/health", { stay: true }).catch(() => {}); // the console's requests stay with its own server
 }
 
 export function table(headers, rows, attributes = {}) {
@@ -44,7 +100,7 @@ export function ruleText(value, english) {
 }
 
 export function problem(element, error) {
-  element.textContent = error.kind === "network" ? STRINGS.unreachable : error.message;
+  element.textContent = error.kind === "network" ? STRINGS.console.unreachable : error.message;
 }
 
 // Server-made SVG (a QR code), parsed as SVG, never as HTML.

@@ -3,10 +3,10 @@
 // event settings and the after-event summary. The server checks every request; this page only
 // shows what a signed-in TD may do.
 
-import { api, h } from "./api.js";
+import { h } from "./api.js";
 import { STRINGS } from "./strings.js";
 import { accountsView, eventView, summaryView } from "./td-admin.js";
-import { call, problem, ruleText, session, table, when } from "./td-common.js";
+import { call, learnServers, problem, ruleText, session, table, when } from "./td-common.js";
 import {
   REFRESH_MS,
   checkRulings,
@@ -30,8 +30,9 @@ const app = document.getElementById("app");
 const state = { me: null, tab: "overview", cleanup: null };
 
 async function boot() {
+  learnServers();
   try {
-    const me = await api("/api/session");
+    const me = await call("/api/session");
     if (me.role !== "td") throw new Error("not a TD");
     state.me = me;
     session.csrf = me.csrf_token;
@@ -61,7 +62,7 @@ function showLogin() {
         onsubmit: async (event) => {
           event.preventDefault();
           try {
-            const signed = await api("/api/session", {
+            const signed = await call("/api/session", {
               method: "POST",
               body: { name: name.value, password: password.value },
             });

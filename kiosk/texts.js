@@ -252,6 +252,12 @@ function consoleStrings(tr, keys) {
     signInTitle: c("signInTitle"),
     signOut: c("signOut"),
     signedInAs: (name) => c("signedInAs", { name }),
+    unreachable: c("unreachable"),
+    servers: {
+      active: (active) => c("servers.active", { active }),
+      others: c("servers.others"),
+      open: (server) => c("servers.open", { server }),
+    },
     tabs: keys("ui.console.tabs", ["overview", "feed", "devices", "event", "summary"]),
     divisions: c("divisions"),
     demoEvent: (name) => c("demoEvent", { name }),

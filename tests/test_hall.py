@@ -18,7 +18,7 @@ from typing import Any
 import httpx2 as httpx
 import pytest
 from fastapi.testclient import TestClient
-from playwright.sync_api import Browser, expect
+from playwright.sync_api import Browser, Page, expect
 
 from wordjudge.access import ACCESS_FILE, AccessStore
 from wordjudge.app import create_app
@@ -45,7 +45,7 @@ from wordjudge.serving import ALONE_ALERT, BEFORE_TAKEOVER, Serving, adopt_event
 from wordjudge.settings import Settings
 
 from .browser import new_page, open_enrolled
-from .helpers import LiveServer, free_port
+from .helpers import PASSWORD, LiveServer, free_port
 from .postgres import Cluster
 from .test_cli_access import run
 from .test_kiosk import hold_adjudicate, type_challenge
@@ -284,6 +284,56 @@ def test_a_kiosk_page_follows_the_hall_to_the_standby_and_gets_its_verdict_there
     finally:
         log.close()
     assert (record.words, record.actor) == (("CAT", "DOG"), "kiosk 1")
+
+
+def _console_sign_in(page: Page) -> None:
+    page.locator("#name").fill("alice")
+    page.locator("#password").fill(PASSWORD)
+    page.locator("button[type=submit]").click()
+    expect(page.locator("#app")).to_have_attribute("data-screen", "overview")
+
+
+@pytest.mark.browser
+def test_the_td_console_links_to_the_active_servers_console_from_a_standby_and_after_a_takeover(
+    hall: Hall, browser: Browser
+) -> None:
+    """The console's session is its own server's, so it cannot follow the hall as a device does: it says which
+    server's console to open instead. Before, a standby's console showed only an error, and a dead server's
+    console told the TD to call the TD."""
+    hall.a.start()
+    hall.b.start()
+    added = run("td", "add", "alice", "--password-stdin", "--data-dir", hall.a.data_dir, "--database", hall.url_a,
+                stdin=PASSWORD + "\n")  # fmt: skip
+    assert added.exit_code == 0, added.output
+    page = new_page(browser, "desktop")
+    banner = page.locator("#servers-banner")
+    # On the standby: the console names the active server and opens its console.
+    page.goto(f"{hall.b.base}/td")
+    expect(banner).to_contain_text(f"The event's active server is {hall.a.base}.")
+    expect(banner.get_by_role("link")).to_have_attribute("href", f"{hall.a.base}/td")
+    banner.get_by_role("link", name=f"Open the console on {hall.a.base}").click()
+    expect(page).to_have_url(f"{hall.a.base}/td")
+    _console_sign_in(page)
+    expect(banner).to_be_hidden()  # the active server's console: nothing to say
+    page.wait_for_function("() => localStorage.getItem('wordjudge.hall') !== null")  # learnt from health
+
+    # The active machine dies and the standby takes over: the open console (its lists refresh every 5 s) says
+    # its server does not answer, and links to the console of the hall's other server.
+    _kill_machine(hall.primary, hall.a)
+    promoted = run("standby", "promote", "--database", hall.url_b, "--yes")
+    assert promoted.exit_code == 0, promoted.output
+    expect(banner).to_contain_text("If another server of the event has taken over, open the console there",
+                                   timeout=20_000)  # fmt: skip
+    [link] = banner.get_by_role("link").all()
+    expect(link).to_have_attribute("href", f"{hall.b.base}/td")
+    expect(page.locator("#content")).not_to_contain_text("call the TD")
+    while httpx.get(f"{hall.b.base}/api/health").status_code != 200:
+        time.sleep(0.1)
+    page.context.clear_cookies()  # two machines are two hosts: a's session cookie never reaches b (here: two ports)
+    link.click()
+    _console_sign_in(page)  # the same account: TD accounts live in the database
+    expect(banner).to_be_hidden()
+    page.context.close()
 
 
 def test_only_the_halls_peers_may_call_a_server_from_their_pages(tmp_path: Path) -> None:
