@@ -31,6 +31,7 @@ from wordjudge.hall import (
     STANDBY,
     WAITING,
     PeerSays,
+    Unready,
     alone,
     event_file_digest,
     latest_event_file,
@@ -38,14 +39,25 @@ from wordjudge.hall import (
     promote,
     replicas,
     superseded_by,
+    unready_for,
+    unready_warning,
 )
+from wordjudge.lexicon import LexiconStore
 from wordjudge.messages import Message
+from wordjudge.profile import Catalog
 from wordjudge.records import RecordFilter
-from wordjudge.serving import ALONE_ALERT, BEFORE_TAKEOVER, Serving, adopt_event_file
+from wordjudge.serving import (
+    ALONE_ALERT,
+    BEFORE_TAKEOVER,
+    UNREADY_ALERT,
+    Serving,
+    adopt_event_file,
+)
 from wordjudge.settings import Settings
+from wordjudge.wordlist import read_word_list
 
 from .browser import new_page, open_enrolled
-from .helpers import PASSWORD, LiveServer, free_port
+from .helpers import PASSWORD, LiveServer, free_port, write_event, write_list
 from .postgres import Cluster
 from .test_cli_access import run
 from .test_kiosk import hold_adjudicate, type_challenge
@@ -355,6 +367,82 @@ def test_only_the_halls_peers_may_call_a_server_from_their_pages(tmp_path: Path)
     assert "connect-src 'self';" in alone.options("/api/health").headers["content-security-policy"]
 
 
+def _with_lexicon(folder: Path, name: str, words: list[str]) -> None:
+    (folder / "lexicons").mkdir(parents=True, exist_ok=True)
+    LexiconStore(folder / "lexicons").add(read_word_list(write_list(folder / f"{name}.txt", words)), name)
+
+
+def test_a_standby_names_the_lexicons_it_could_not_serve_as_the_active_server_does(
+    tmp_path: Path, compiled_demo: Path
+) -> None:
+    active, standby = tmp_path / "a", tmp_path / "b"
+    for folder, words in ((active, ["aa", "ab"]), (standby, ["aa", "ab", "ad"])):
+        shutil.copytree(compiled_demo, folder / "lexicons" / compiled_demo.name)
+        _with_lexicon(folder, "SIDE", words)  # the same name, other words: another edition
+    _with_lexicon(active, "EXTRA", ["zo"])
+    served = {name: Catalog(active).open(name).fingerprint for name in (compiled_demo.name, "SIDE", "EXTRA")}
+    assert unready_for(active, served) is None
+    unready = unready_for(standby, served)
+    assert unready == Unready(lacks=("EXTRA",), differs=("SIDE",))
+    assert unready_warning("http://hall-b:8000", unready).text() == (
+        "the standby http://hall-b:8000 could not take this event over as it is served here: it lacks EXTRA, and "
+        "its SIDE differ from what is served here (another fingerprint: another edition, or other amendments). "
+        "Copy this machine's lexicons and profiles folders into its data folder (see the hall's steps); this "
+        "warning goes within seconds of it having them"
+    )
+    # As a peer's health carries it: names only, checked.
+    assert Unready.from_dict(unready.as_dict()) == unready
+    assert Unready.from_dict({"lacks": [], "differs": []}) is None
+    assert Unready.from_dict({"lacks": ["X" * 65, 3, "OK"], "differs": []}) == Unready(lacks=("OK",))
+    assert Unready.from_dict({"lacks": "EXTRA"}) is None
+    assert Unready.from_dict({"lacks": ["A"] * 65, "differs": []}) is None
+
+
+def _warned(server: LiveServer) -> list[str]:
+    return [text for text in httpx.get(f"{server.base}/api/health").json()["warnings"] if "the standby" in text]
+
+
+def _until(look: Callable[[], Any], wanted: Callable[[Any], bool], seconds: float = 20) -> Any:
+    deadline = time.monotonic() + seconds
+    while not wanted(seen := look()):
+        assert time.monotonic() < deadline, f"still {seen!r} after {seconds} s"
+        time.sleep(0.2)
+    return seen
+
+
+@pytest.mark.live
+def test_the_td_is_warned_while_the_standby_could_not_serve_the_events_lexicons_as_served(hall: Hall) -> None:
+    """A lexicon compiled on the active machine only (a division added during the day) used to be found out at
+    the takeover, which then failed; a standby holding another edition under the same name would have
+    adjudicated by it. The active server now warns the TD, from what its standby says, while there is time."""
+    divisions = [("Open", "demo", "single"), ("Side", "SIDE", "single")]
+    for folder in (hall.a.data_dir, hall.b.data_dir):
+        write_event(folder, divisions, name="Hall Open")
+    _with_lexicon(hall.a.data_dir, "SIDE", ["aa", "ab"])
+    hall.a.start()
+    hall.b.start()
+    lacks = _until(lambda: _warned(hall.a), bool)
+    assert lacks == [f"the standby {hall.b.base} could not take this event over as it is served here: it lacks SIDE. "
+                     "Copy this machine's lexicons and profiles folders into its data folder (see the hall's steps); "
+                     "this warning goes within seconds of it having them"]  # fmt: skip
+    # Another edition under the same name: said as such.
+    _with_lexicon(hall.b.data_dir, "SIDE", ["aa", "ab", "ad"])
+    differs = _until(lambda: _warned(hall.a), lambda seen: seen != lacks)
+    [said_differs] = differs
+    assert "its SIDE differ from what is served here (another fingerprint" in said_differs
+    # An alert for the TD's console (a change within its minute is counted on it, as alerts are).
+    store = AccessStore(hall.a.data_dir / ACCESS_FILE, database=hall.url_a).open()
+    try:
+        said = [alert.message for alert in store.alerts.latest() if alert.kind == UNREADY_ALERT]
+    finally:
+        store.close()
+    assert said == lacks
+    # The TD copies the active machine's lexicon over: the warning goes.
+    shutil.rmtree(hall.b.data_dir / "lexicons" / "SIDE")
+    shutil.copytree(hall.a.data_dir / "lexicons" / "SIDE", hall.b.data_dir / "lexicons" / "SIDE")
+    _until(lambda: _warned(hall.a), lambda seen: seen == [])
+
+
 def test_a_role_that_may_not_see_the_standby_does_not_raise_a_false_alarm(hall: Hall) -> None:
     assert alone(replicas(hall.url_a)) is False  # the superuser sees the synchronous standby streaming
     hall.primary.create_role("watcher", "watcher-password")
@@ -434,7 +522,7 @@ def test_the_td_is_warned_when_the_standby_dies_even_though_nothing_can_be_commi
         looked.join(10)
         assert not looked.is_alive(), "the hall's watcher hangs on the alert it cannot commit"
         assert a.alone is True
-        assert a.alone_warning() == Message("error.hall.alone")
+        assert a.warnings() == [Message("error.hall.alone")]
         second = threading.Thread(target=a.step, daemon=True)
         second.start()
         second.join(10)

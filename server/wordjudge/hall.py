@@ -18,6 +18,9 @@ acknowledged, the standby has too). Each server names itself (``--public-url``) 
 - A server whose database would make every commit wait for a synchronous standby that does not follow it (the
   standby machine is off, or this machine was replaced and its old standby follows another) is **waiting**: it
   says so instead of hanging on its first commit, and takes over by itself once a standby streams.
+- The compiled lexicons are each data folder's, not the database's: a standby says in its health which of the
+  active server's lexicons and profiles its folder lacks or holds with another fingerprint (:class:`Unready`),
+  and the active server warns the TD of it.
 
 The server identity devices pair with is the hall's (the first epoch's, taken from the first server's data
 folder): every server of the hall is the same server to a device, which follows whichever is active.
@@ -30,15 +33,18 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from . import postgres
 from .datadir import Identity
-from .errors import InvalidInput
+from .errors import InvalidInput, WordjudgeError
+from .messages import Message
 from .postgres import Connection, PgMigration
+from .profile import Catalog
 
 log = logging.getLogger(__name__)
 
@@ -113,13 +119,92 @@ class Place:
 
 @dataclass(frozen=True)
 class PeerSays:
-    """What a peer answered (its health's ``hall`` part), or why it did not (``error``)."""
+    """What a peer answered (its health's ``hall`` part), or why it did not (``error``).
+
+    ``lexicons``: an active peer's served lexicons and profiles, name: fingerprint (None if it did not say);
+    ``lacks`` and ``differs``: what a standby peer could not serve as the active server serves it (see
+    :class:`Unready`)."""
 
     url: str
     role: str | None = None
     epoch: int | None = None
     active_url: str | None = None
     error: str | None = None
+    lexicons: Mapping[str, str] | None = None
+    unready: Unready | None = None
+
+
+@dataclass(frozen=True)
+class Unready:
+    """The lexicons and profiles a standby's folder lacks (``lacks``), or holds in another edition than the
+    active server serves (``differs``: another fingerprint): with them it could not take over the event as
+    it is served."""
+
+    lacks: tuple[str, ...] = ()
+    differs: tuple[str, ...] = ()
+
+    def as_dict(self) -> dict[str, list[str]]:
+        return {"lacks": list(self.lacks), "differs": list(self.differs)}
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Unready | None:
+        """What a peer's health says, if it is an :class:`Unready` that names something (names checked)."""
+        if not isinstance(data, dict):
+            return None
+        lists = [data.get(key) for key in ("lacks", "differs")]
+        if not all(isinstance(names, list) and len(names) <= PEER_NAMES_MAX for names in lists):
+            return None
+        lacks, differs = (tuple(name for name in names or () if _a_name(name)) for names in lists)
+        return cls(lacks, differs) if lacks or differs else None
+
+
+PEER_NAMES_MAX = 64  # names a peer's answer may list: more than any event serves
+
+
+def unready_for(data_dir: Path, served: Mapping[str, str]) -> Unready | None:
+    """What ``data_dir`` could not serve as ``served`` is served (the active server's lexicons and profiles,
+    name: fingerprint): the names it lacks or cannot open, and those whose fingerprint differs (another
+    edition, or other amendments). None if it could serve them all."""
+    catalog = Catalog(data_dir)
+    lacks, differs = [], []
+    for name, fingerprint in sorted(served.items()):
+        try:
+            profile = catalog.open(name)
+        except (WordjudgeError, OSError) as exc:
+            log.warning("this standby could not serve %s as the active server does: %s", name, exc)
+            lacks.append(name)
+            continue
+        if profile.fingerprint != fingerprint:
+            differs.append(name)
+    return Unready(tuple(lacks), tuple(differs)) if lacks or differs else None
+
+
+def unready_warning(url: str, unready: Unready) -> Message:
+    """The TD's warning that the standby ``url`` could not take the event over as it is served."""
+    lacks, differs = ", ".join(unready.lacks), ", ".join(unready.differs)
+    if lacks and differs:
+        reason = Message("error.hall.lexicons_both", lacks=lacks, differs=differs)
+    elif lacks:
+        reason = Message("error.hall.lexicons_lacks", names=lacks)
+    else:
+        reason = Message("error.hall.lexicons_differ", names=differs)
+    return Message("error.hall.standby_unready", url=url, reason=reason)
+
+
+def _a_name(name: Any) -> bool:
+    return isinstance(name, str) and 0 < len(name) <= 64 and name.isprintable()
+
+
+def _served_lexicons(body: Mapping[str, Any]) -> dict[str, str] | None:
+    """An active peer's served lexicons (its health's ``lexicons``), name: fingerprint; None if it lists none."""
+    items = body.get("lexicons")
+    if not isinstance(items, list) or not items or len(items) > PEER_NAMES_MAX:
+        return None
+    served = {
+        item["name"]: item["fingerprint"] for item in items
+        if isinstance(item, dict) and _a_name(item.get("name")) and isinstance(item.get("fingerprint"), str)
+    }  # fmt: skip
+    return served or None
 
 
 def parse_peers(text: str) -> tuple[str, ...]:
@@ -317,7 +402,12 @@ def ask_peers(peers: Sequence[str], *, timeout: float = PEER_TIMEOUT) -> list[Pe
             try:
                 body = client.get(f"{url}/api/health").json()
                 hall = body.get("hall") or {}
-                said.append(PeerSays(url, hall.get("role"), hall.get("epoch"), hall.get("active_url")))
+                said.append(
+                    PeerSays(
+                        url, hall.get("role"), hall.get("epoch"), hall.get("active_url"),
+                        lexicons=_served_lexicons(body), unready=Unready.from_dict(hall.get("unready")),
+                    )
+                )  # fmt: skip
             except (httpx.HTTPError, ValueError, AttributeError) as exc:
                 said.append(PeerSays(url, error=str(exc) or type(exc).__name__))
     return said

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -105,18 +105,18 @@ def check(
     server_id: str,
     event_file: Message | None = None,
     hall: Mapping[str, Any] | None = None,
-    hall_warning: Message | None = None,
+    hall_warnings: Sequence[Message] = (),
 ) -> Health:
     """Check the server's state and build the health report (never raises for a failed check: it reports it).
 
     ``event_file``: why the event file on disk is not the event served (a hand edit that does not load), if so.
     ``hall``: this server's place in its hall (:meth:`~wordjudge.serving.Serving.view`), reported as it is;
-    ``hall_warning``: what the hall warns of (no synchronous standby follows).
+    ``hall_warnings``: what the hall warns of (no synchronous standby follows; the standby could not take over).
     """
     reasons: list[Message] = []
     # Only warnings: the event served is still a whole, verified one, so every verdict stands; a server that no
     # standby follows still writes every verdict durably, on this machine only.
-    warnings: list[Message] = [warning for warning in (event_file, hall_warning) if warning]
+    warnings: list[Message] = [warning for warning in (event_file, *hall_warnings) if warning]
     lexicons = []
     for name, view in lexicon_views.items():
         stamp = verified.get(name)

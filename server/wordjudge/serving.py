@@ -23,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -33,7 +34,7 @@ from . import hall
 from .audit import probe
 from .errors import AuditUnavailable, InvalidInput, NotActive, WordjudgeError
 from .event import EVENT_FILE, dump_event, load_event, write_event_file
-from .hall import ACTIVE, FENCED, STANDBY, WAITING, Epoch, PeerSays
+from .hall import ACTIVE, FENCED, STANDBY, WAITING, Epoch, PeerSays, Unready, unready_for, unready_warning
 from .messages import Message
 from .postgres import DatabaseError, describe, shown
 from .resources import Process, Resources
@@ -46,6 +47,8 @@ log = logging.getLogger(__name__)
 # What a look at the hall may meet, to be tried again at the next: a database or a peer that cannot be reached.
 _LOOK_FAILURES: tuple[type[BaseException], ...] = (WordjudgeError, OSError, *DatabaseError)
 ALONE_ALERT = "hall_alone"  # the alert's kind: no synchronous standby follows the active server
+UNREADY_ALERT = "hall_standby_unready"  # the alert's kind: the standby could not serve the event's lexicons as served
+LEXICONS_EVERY_S = 5.0  # how often a standby looks whether its folder could serve what the active server serves
 
 
 class Serving:
@@ -72,6 +75,9 @@ class Serving:
         self._lock = threading.Lock()
         self._kept: str | None = None  # the digest of the event last put on the hall's record
         self._keeping: threading.Thread | None = None
+        self.unready: Unready | None = None  # standby: what its folder could not serve as the active server does
+        self._lexicons_at = -LEXICONS_EVERY_S  # when a standby last looked (time.monotonic)
+        self.standby_warning: Message | None = None  # active: the standby could not take over (as its peer says)
 
     @property
     def in_hall(self) -> bool:
@@ -147,6 +153,7 @@ class Serving:
             "active_url": self.own_url if self.role == ACTIVE else self.active_url,
             "servers": self.servers,
             "alone": self.alone,
+            "unready": self.unready.as_dict() if self.unready else None,
         }
 
     def health_body(self) -> dict[str, Any]:
@@ -158,11 +165,13 @@ class Serving:
             "server_id": self.epoch.server_id if self.epoch else None, "hall": self.view(),
         }  # fmt: skip
 
-    def alone_warning(self) -> Message | None:
-        """The health warning of an active hall server that no synchronous standby follows."""
-        if self.role == ACTIVE and self.in_hall and self.alone:
-            return Message("error.hall.alone")
-        return None
+    def warnings(self) -> list[Message]:
+        """The health warnings of an active hall server: no synchronous standby follows it; its standby could
+        not take the event over as it is served (it lacks a lexicon, or holds another edition)."""
+        if self.role != ACTIVE or not self.in_hall:
+            return []
+        alone = Message("error.hall.alone") if self.alone else None
+        return [warning for warning in (alone, self.standby_warning) if warning is not None]
 
     def close(self) -> None:
         """Close the resources, if open."""
@@ -200,6 +209,7 @@ class Serving:
             # Never itself: a database demoted under it still names it until it follows the active one's.
             self.active_url = self._active_in(where.latest)
         if where.standby:
+            self._check_lexicons()
             return
         log.warning("this server's database was promoted: opening the event to serve as the active server")
         probe(database)
@@ -244,8 +254,22 @@ class Serving:
             resources.close()
             raise
 
+    def _check_lexicons(self) -> None:
+        """A standby: whether its folder holds every lexicon and profile the active server serves, as it serves
+        them (every few seconds). What it lacks is in its health, for the active server to warn the TD of:
+        without it, a takeover would fail, or adjudicate by another edition."""
+        now = time.monotonic()
+        if now - self._lexicons_at < LEXICONS_EVERY_S:
+            return
+        self._lexicons_at = now
+        said = hall.ask_peers(self.peers)
+        served = next((peer.lexicons for peer in said if peer.role == ACTIVE and peer.lexicons), None)
+        if served is not None:  # else as last seen: an active server that does not answer says nothing new
+            self.unready = unready_for(self.settings.data_dir, served)
+
     def _step_active(self, database: str) -> None:
-        ahead = hall.superseded_by(self.epoch.epoch if self.epoch else None, hall.ask_peers(self.peers))
+        said = hall.ask_peers(self.peers)
+        ahead = hall.superseded_by(self.epoch.epoch if self.epoch else None, said)
         if ahead is not None:
             self._fence(ahead)
             return
@@ -259,19 +283,38 @@ class Serving:
         alone = hall.alone(hall.replicas(database))
         if alone and not self.alone:
             log.warning("no synchronous standby follows this server: the verdicts now live on this machine only")
-            resources = self.resources
-            if resources is not None:
-                # In a thread of its own: where commits wait for a standby (the TD-confirmed way), the alert's
-                # does too, and the watcher must go on looking, and health warning, meanwhile.
-                threading.Thread(
-                    target=resources.access.alerts.raise_alert,
-                    args=(ALONE_ALERT, "hall", Message("error.hall.alone").text()),
-                    name="hall alert", daemon=True,
-                ).start()  # fmt: skip
+            self._alert(ALONE_ALERT, Message("error.hall.alone"))
         elif self.alone and alone is False:
             log.info("a synchronous standby follows this server again")
         self.alone = alone
+        self._note_standby(said)
         self._keep_event_file(database)
+
+    def _note_standby(self, said: list[PeerSays]) -> None:
+        """Warn the TD (health, and an alert when it changes) if a standby says it could not serve the event's
+        lexicons as this server serves them; a standby that did not answer leaves the warning as it was."""
+        standbys = [peer for peer in said if peer.role == STANDBY]
+        if not standbys:
+            return
+        unready = next((peer for peer in standbys if peer.unready), None)
+        warning = unready_warning(unready.url, unready.unready) if unready and unready.unready else None
+        said_before = self.standby_warning.as_dict() if self.standby_warning else None
+        if warning is not None and warning.as_dict() != said_before:
+            log.warning("%s", warning.text())
+            self._alert(UNREADY_ALERT, warning)
+        elif warning is None and self.standby_warning is not None:
+            log.info("the standby holds every lexicon served here again")
+        self.standby_warning = warning
+
+    def _alert(self, kind: str, message: Message) -> None:
+        resources = self.resources
+        if resources is not None:
+            # In a thread of its own: where commits wait for a standby (the TD-confirmed way), the alert's does
+            # too, and the watcher must go on looking, and health warning, meanwhile.
+            threading.Thread(
+                target=resources.access.alerts.raise_alert, args=(kind, "hall", message.text()),
+                name="hall alert", daemon=True,
+            ).start()  # fmt: skip
 
     def _keep_event_file(self, database: str) -> None:
         """Put the event this server serves on the hall's record when it changed (in a thread of its own: the

@@ -27,7 +27,7 @@ def health_report(resources: Resources, serving: Serving | None = None) -> Healt
         verified=served.verified, audit=resources.audit, data_dir=resources.settings.data_dir,
         server_id=resources.served.server.id, event_file=served.event_file_problem,
         hall=serving.view() if serving is not None else None,
-        hall_warning=serving.alone_warning() if serving is not None else None,
+        hall_warnings=serving.warnings() if serving is not None else (),
     )  # fmt: skip
 
 
