@@ -122,8 +122,7 @@ class PeerSays:
     """What a peer answered (its health's ``hall`` part), or why it did not (``error``).
 
     ``lexicons``: an active peer's served lexicons and profiles, name: fingerprint (None if it did not say);
-    ``lacks`` and ``differs``: what a standby peer could not serve as the active server serves it (see
-    :class:`Unready`)."""
+    ``unready``: what a standby peer says it could not serve as the active server serves it."""
 
     url: str
     role: str | None = None
@@ -171,7 +170,7 @@ def unready_for(data_dir: Path, served: Mapping[str, str]) -> Unready | None:
         try:
             profile = catalog.open(name)
         except (WordjudgeError, OSError) as exc:
-            log.warning("this standby could not serve %s as the active server does: %s", name, exc)
+            log.debug("cannot open %s: %s", name, exc)  # said once a change, by the standby (serving.py)
             lacks.append(name)
             continue
         if profile.fingerprint != fingerprint:

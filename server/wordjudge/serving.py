@@ -200,6 +200,7 @@ class Serving:
             )
         with self._lock:
             self.resources = resources
+            self.unready = None  # a standby's concern: the event is this server's own now
             self._be(ACTIVE, self.own_url)
 
     def _step_standby(self, database: str) -> None:
@@ -264,8 +265,18 @@ class Serving:
         self._lexicons_at = now
         said = hall.ask_peers(self.peers)
         served = next((peer.lexicons for peer in said if peer.role == ACTIVE and peer.lexicons), None)
-        if served is not None:  # else as last seen: an active server that does not answer says nothing new
-            self.unready = unready_for(self.settings.data_dir, served)
+        if served is None:  # as last seen: an active server that does not answer says nothing new
+            return
+        unready = unready_for(self.settings.data_dir, served)
+        if unready != self.unready:
+            if unready is not None:
+                log.warning(
+                    "this folder could not serve the event as the active server does: it lacks %s; other "
+                    "fingerprints: %s", ", ".join(unready.lacks) or "nothing", ", ".join(unready.differs) or "none",
+                )  # fmt: skip
+            else:
+                log.info("this folder holds every lexicon and profile the active server serves")
+        self.unready = unready
 
     def _step_active(self, database: str) -> None:
         said = hall.ask_peers(self.peers)
