@@ -77,6 +77,7 @@ class Serving:
         self._keeping: threading.Thread | None = None
         self.unready: Unready | None = None  # standby: what its folder could not serve as the active server does
         self._lexicons_at = -LEXICONS_EVERY_S  # when a standby last looked (time.monotonic)
+        self._looking: threading.Thread | None = None
         self.standby_warning: Message | None = None  # active: the standby could not take over (as its peer says)
 
     @property
@@ -260,14 +261,26 @@ class Serving:
         them (every few seconds). What it lacks is in its health, for the active server to warn the TD of:
         without it, a takeover would fail, or adjudicate by another edition."""
         now = time.monotonic()
-        if now - self._lexicons_at < LEXICONS_EVERY_S:
+        if now - self._lexicons_at < LEXICONS_EVERY_S or (self._looking and self._looking.is_alive()):
             return
         self._lexicons_at = now
+        # In a thread of its own: a dead active machine keeps its peers waiting for their timeout, and the step
+        # must not be slower to see the promotion for it.
+        self._looking = threading.Thread(target=self._look_at_lexicons, name="hall lexicons", daemon=True)
+        self._looking.start()
+
+    def _look_at_lexicons(self) -> None:
         said = hall.ask_peers(self.peers)
         served = next((peer.lexicons for peer in said if peer.role == ACTIVE and peer.lexicons), None)
         if served is None:  # as last seen: an active server that does not answer says nothing new
             return
-        unready = unready_for(self.settings.data_dir, served)
+        try:
+            unready = unready_for(self.settings.data_dir, served)
+        except _LOOK_FAILURES as exc:
+            log.warning("this folder's lexicons could not be looked at (%s): trying again", exc)
+            return
+        if self.role != STANDBY:  # it took over meanwhile: the event is its own now
+            return
         if unready != self.unready:
             if unready is not None:
                 log.warning(
