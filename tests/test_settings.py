@@ -2,10 +2,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import psycopg
 import pytest
 
 from wordjudge.errors import InvalidInput
+from wordjudge.postgres import describe, shown
 from wordjudge.settings import Settings, load_settings
+
+from .helpers import free_port
 
 
 def test_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -86,6 +90,45 @@ def test_bad_settings_name_the_setting_and_its_variable(monkeypatch: pytest.Monk
         load_settings()
     with pytest.raises(InvalidInput, match=r"log_level \(WORDJUDGE_LOG_LEVEL\)"):
         load_settings(port=80, log_level="loud")
+
+
+@pytest.mark.parametrize(
+    ("url", "said"),
+    [
+        ("postgresql://wj:secret@db:notaport/hall", "(Port could not be cast to integer value as 'notaport')"),
+        ("postgresql://wj:secret@db:99999/hall", "(Port out of range 0-65535)"),
+        ("postgresql://wj:secret@[::1/hall", "(Invalid IPv6 URL)"),
+        ("postgresql://wj:secret@db/hall?colour=blue", '(invalid URI query parameter: "colour")'),
+    ],
+)
+def test_a_database_url_that_cannot_be_read_is_named_without_its_password(url: str, said: str) -> None:
+    """Before, a password beside a port that is no number made a traceback: the message's own URL, stripped of
+    its password, read the port."""
+    with pytest.raises(InvalidInput) as refused:
+        load_settings(database=url)
+    message = str(refused.value)
+    assert message.startswith("invalid settings: database (WORDJUDGE_DATABASE): postgresql://wj@")
+    assert f"is not a database URL wordjudge can read {said}: give postgresql://USER@HOST:PORT/DATABASE" in message
+    assert "secret" not in message
+
+
+def test_a_url_whose_options_libpq_refuses_is_not_said_to_be_unreachable(tmp_path: Path) -> None:
+    """libpq reads an option's value only when it connects: "cannot be reached" was the wrong thing to say."""
+    url = f"postgresql://wj@127.0.0.1:{free_port()}/hall?sslmode=bogus"
+    with pytest.raises(psycopg.OperationalError) as refused:
+        psycopg.connect(url, connect_timeout=5)
+    said = describe(refused.value)
+    assert said.startswith("the database URL's settings are not right: give postgresql://USER@HOST:PORT/DATABASE")
+    assert 'invalid sslmode value: "bogus"' in said
+
+
+def test_a_url_is_shown_without_its_password_whatever_it_holds() -> None:
+    assert shown("postgresql://wj:secret@db:5433/hall") == "postgresql://wj@db:5433/hall"
+    assert shown("postgresql://wj:se:cr@et@db/hall") == "postgresql://wj@db/hall"
+    assert shown("postgresql://wj:secret@db:notaport/hall") == "postgresql://wj@db:notaport/hall"
+    assert shown("postgresql://wj:secret@[::1/hall") == "postgresql://wj@[::1/hall"
+    assert shown("postgresql://wj@db/hall") == "postgresql://wj@db/hall"
+    assert shown("postgresql://:secret@db/hall") == "postgresql://db/hall"
 
 
 @pytest.mark.parametrize(

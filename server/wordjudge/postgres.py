@@ -22,6 +22,7 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
+import psycopg.conninfo
 import psycopg.errors
 
 from .database import BUSY_TIMEOUT_MS
@@ -43,20 +44,31 @@ def is_url(database: str | None) -> bool:
 
 
 def shown(url: str) -> str:
-    """``url`` as it may be shown or logged: without its password."""
-    parts = urlsplit(url)
-    if parts.password is None:
+    """``url`` as it may be shown or logged: without its password. Never raises, even for a URL that is not one
+    (a port that is no number, an unclosed IPv6 bracket): it is what error messages name."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return _PASSWORD.sub(r"\1@", url)
+    userinfo, at, host = parts.netloc.rpartition("@")
+    if not at or ":" not in userinfo:
         return url
-    host = parts.hostname or ""
-    if parts.port is not None:
-        host += f":{parts.port}"
-    user = f"{parts.username}@" if parts.username else ""
-    return urlunsplit((parts.scheme, user + host, parts.path, parts.query, parts.fragment))
+    user = userinfo.split(":", 1)[0]
+    return urlunsplit((parts.scheme, f"{user}@{host}" if user else host, parts.path, parts.query, parts.fragment))
+
+
+_PASSWORD = re.compile(r"(://[^:/@]*):[^@]*@")  # the password of a URL urlsplit cannot read
 
 
 def check_url(url: str) -> str:
-    """Return ``url`` if it is a PostgreSQL URL wordjudge can use; raise :class:`InvalidInput` naming what is wrong."""
-    parts = urlsplit(url)
+    """Return ``url`` if it is a PostgreSQL URL wordjudge can use; raise :class:`InvalidInput` naming what is wrong
+    (not a postgresql:// URL, no database named, a port that is no port, an option libpq does not know)."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018  (read for its check: a number from 0 to 65535)
+        psycopg.conninfo.conninfo_to_dict(url)
+    except (ValueError, psycopg.ProgrammingError) as exc:
+        raise InvalidInput("error.database.bad_url", url=shown(url), reason=" ".join(str(exc).split())) from exc
     if parts.scheme not in SCHEMES:
         raise InvalidInput("error.database.not_postgresql", url=shown(url))
     if not parts.path.strip("/") and "dbname=" not in parts.query:
@@ -207,6 +219,8 @@ def describe(exc: BaseException) -> str:
         )
     if isinstance(exc, psycopg.errors.InvalidCatalogName) or ("database" in text and "does not exist" in text):
         return f"there is no such database on that server: create it first ({text})"
+    if isinstance(exc, psycopg.OperationalError) and re.search(r"\binvalid \S+ value\b|\binvalid port\b", text):
+        return f"the database URL's settings are not right: give postgresql://USER@HOST:PORT/DATABASE ({text})"
     if isinstance(exc, psycopg.OperationalError) and ("connect" in text or "timeout" in text):
         return f"the server cannot be reached: is PostgreSQL running there, and the address right? ({text})"
     return text
