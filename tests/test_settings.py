@@ -132,6 +132,21 @@ def test_a_url_is_shown_without_its_password_whatever_it_holds() -> None:
 
 
 @pytest.mark.parametrize(
+    "url", ["notaurl", "http://hall-a:notaport", "http://hall-a:99999", "http://[::1", "http://hall-a:0",
+            "http://hall-a/kiosk", "http://hall-a:8000?x=1", "ftp://hall-a"],
+)  # fmt: skip
+def test_a_public_url_or_peer_that_is_no_servers_address_is_named_with_an_example(url: str) -> None:
+    """Before, a public URL was checked against a pattern that the message showed as it was (and took any
+    digits for a port), and a peer's port was not read: ':notaport' was taken."""
+    for setting, given in (("public_url", {"public_url": url}), ("peers", {"peers": f"http://hall-b:8000,{url}"})):
+        with pytest.raises(InvalidInput) as refused:
+            load_settings(**given)
+        assert f"{url!r} is not a server's address such as http://192.168.1.11:8000" in str(refused.value), setting
+    for good in ("http://hall-a:8000", "http://hall-a:8000/", "https://192.168.1.10", "http://[::1]:8000"):
+        assert load_settings(public_url=good).public_url == good
+
+
+@pytest.mark.parametrize(
     ("given", "said"),
     [
         ({"peers": "hall-b:8000"}, r"'hall-b:8000' is not a server's address such as http://"),

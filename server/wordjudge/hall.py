@@ -208,14 +208,25 @@ def _served_lexicons(body: Mapping[str, Any]) -> dict[str, str] | None:
 
 def parse_peers(text: str) -> tuple[str, ...]:
     """The peers' base URLs from a comma-separated setting, each without a trailing slash. Raises
-    :class:`ValueError` naming one that is not an http(s) URL of a host."""
-    peers = []
-    for item in filter(None, (part.strip() for part in text.split(","))):
-        parts = urlsplit(item)
-        if parts.scheme not in ("http", "https") or not parts.hostname or parts.path.strip("/"):
-            raise ValueError(f"{item!r} is not a server's address such as http://192.168.1.11:8000")
-        peers.append(item.rstrip("/"))
+    :class:`ValueError` naming one that is not a server's address (see :func:`check_server_url`)."""
+    peers = [check_server_url(item).rstrip("/") for item in filter(None, (part.strip() for part in text.split(",")))]
     return tuple(dict.fromkeys(peers))
+
+
+def check_server_url(text: str) -> str:
+    """Return ``text`` if it is a server's address: http(s), a host, a port from 1 to 65535 if any, no path
+    but "/". Raises :class:`ValueError` naming it, with an example, if not."""
+    try:
+        parts = urlsplit(text)
+        port = parts.port
+    except ValueError:
+        port = -1
+    if (
+        port == 0 or port == -1 or parts.scheme not in ("http", "https") or not parts.hostname
+        or parts.path.strip("/") or parts.query or parts.fragment or any(c.isspace() for c in text)
+    ):  # fmt: skip
+        raise ValueError(f"{text!r} is not a server's address such as http://192.168.1.11:8000")
+    return text
 
 
 def latest_epoch(connection: Connection) -> Epoch | None:

@@ -65,7 +65,6 @@ class Settings(BaseSettings):
     keyfile: Path | None = Field(default=None, description="The TLS certificate's private key (PEM).")
     public_url: str | None = Field(
         default=None,
-        pattern=r"^https?://[^\s/]+(:\d+)?/?$",
         description="How devices reach this server, e.g. http://wordjudge.local:8000 (for pairing QR codes).",
     )
     mdns_name: str = Field(
@@ -103,6 +102,13 @@ class Settings(BaseSettings):
             return check_url(value)
         except InvalidInput as exc:
             raise ValueError(exc.message) from None
+
+    @field_validator("public_url")
+    @classmethod
+    def _public_url(cls, value: str | None) -> str | None:
+        from .hall import check_server_url
+
+        return None if value is None else check_server_url(value)
 
     @field_validator("peers")
     @classmethod
