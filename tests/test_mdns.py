@@ -28,6 +28,7 @@ from fastapi.testclient import TestClient
 from wordjudge import mdns
 from wordjudge.app import create_app
 from wordjudge.cli import main
+from wordjudge.errors import InvalidInput
 from wordjudge.links import device_url
 from wordjudge.mdns import Advertisement, Advertiser, candidate_names, is_loopback_host, lan_addresses
 from wordjudge.messages import Message
@@ -46,7 +47,14 @@ def test_candidate_names_fall_back_to_numbered_names() -> None:
 
 
 def test_the_setting_takes_the_names_the_advertiser_takes(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert Settings.model_fields["mdns_name"].metadata[0].pattern == mdns.NAME_PATTERN
+    for name in ("wordjudge", "hall-2", "H4", "h" * 60, "h" * 61, "-hall", "hall-", "hall b", "wordjudge.local"):
+        try:
+            candidate_names(name)
+        except ValueError:
+            with pytest.raises(InvalidInput, match=r"mdns_name \(WORDJUDGE_MDNS_NAME\)"):
+                load_settings(mdns_name=name)
+        else:
+            assert load_settings(mdns_name=name).mdns_name == name
     assert load_settings().mdns_name == "wordjudge"
     monkeypatch.setenv("WORDJUDGE_MDNS_NAME", "")
     assert load_settings().mdns_name == ""  # off

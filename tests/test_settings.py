@@ -122,6 +122,21 @@ def test_a_url_whose_options_libpq_refuses_is_not_said_to_be_unreachable(tmp_pat
     assert 'invalid sslmode value: "bogus"' in said
 
 
+def test_a_database_url_of_another_kind_or_naming_no_database_says_what_to_give() -> None:
+    with pytest.raises(InvalidInput, match=r"mysql://wj@db/hall is not a PostgreSQL database URL: give postgresql://"):
+        load_settings(database="mysql://wj:secret@db/hall")
+    with pytest.raises(InvalidInput, match=r"postgresql://wj@db names no database: give postgresql://"):
+        load_settings(database="postgresql://wj@db")
+
+
+@pytest.mark.parametrize("name", ["bad name", "-hall", "hall-", "h" * 61, "hall.local"])
+def test_an_mdns_name_that_is_no_lan_name_is_named_with_what_one_is(name: str) -> None:
+    with pytest.raises(InvalidInput) as refused:
+        load_settings(mdns_name=name)
+    assert f"{name!r} is not a name for the LAN: letters, digits and hyphens" in str(refused.value)
+    assert "pattern" not in str(refused.value)  # before: the regular expression it did not match
+
+
 def test_a_url_is_shown_without_its_password_whatever_it_holds() -> None:
     assert shown("postgresql://wj:secret@db:5433/hall") == "postgresql://wj@db:5433/hall"
     assert shown("postgresql://wj:se:cr@et@db/hall") == "postgresql://wj@db/hall"

@@ -66,13 +66,16 @@ def check_url(url: str) -> str:
     try:
         parts = urlsplit(url)
         parts.port  # noqa: B018  (read for its check: a number from 0 to 65535)
-        psycopg.conninfo.conninfo_to_dict(url)
-    except (ValueError, psycopg.ProgrammingError) as exc:
+    except ValueError as exc:
         raise InvalidInput("error.database.bad_url", url=shown(url), reason=" ".join(str(exc).split())) from exc
     if parts.scheme not in SCHEMES:
         raise InvalidInput("error.database.not_postgresql", url=shown(url))
     if not parts.path.strip("/") and "dbname=" not in parts.query:
         raise InvalidInput("error.database.no_name", url=shown(url))
+    try:
+        psycopg.conninfo.conninfo_to_dict(url)  # an option libpq does not know
+    except psycopg.ProgrammingError as exc:
+        raise InvalidInput("error.database.bad_url", url=shown(url), reason=" ".join(str(exc).split())) from exc
     return url
 
 

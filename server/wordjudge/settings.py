@@ -9,6 +9,7 @@ and its environment variable can never drift apart.
 from __future__ import annotations
 
 import ipaddress
+import re
 from pathlib import Path
 from typing import Any
 
@@ -69,7 +70,6 @@ class Settings(BaseSettings):
     )
     mdns_name: str = Field(
         default="wordjudge",
-        pattern=NAME_PATTERN,
         description="Announce the server on the LAN as NAME.local over mDNS (when not on 127.0.0.1); empty: off.",
     )
     max_connections_per_client: int = Field(
@@ -102,6 +102,16 @@ class Settings(BaseSettings):
             return check_url(value)
         except InvalidInput as exc:
             raise ValueError(exc.message) from None
+
+    @field_validator("mdns_name")
+    @classmethod
+    def _mdns_name(cls, value: str) -> str:
+        if not re.match(NAME_PATTERN, value):
+            raise ValueError(
+                f"{value!r} is not a name for the LAN: letters, digits and hyphens (not first or last), at most "
+                "60, such as wordjudge or hall-b; empty turns the announcement off"
+            )
+        return value
 
     @field_validator("public_url")
     @classmethod
