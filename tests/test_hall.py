@@ -532,6 +532,64 @@ def test_the_td_is_warned_when_the_standby_dies_even_though_nothing_can_be_commi
         a.close()
 
 
+@pytest.mark.live
+def test_the_td_lets_the_hall_go_on_when_the_standby_dies_and_asks_for_it_again_once_it_is_back(hall: Hall) -> None:
+    # The TD-confirmed way: the standby's death stops every commit (two machines cannot tell it from a cut cable).
+    # The TD's `standby alone` lets the hall go on, the waiting verdict included; `standby require` makes the
+    # commits wait for the standby again once it streams. Each refuses what would stop the hall or do nothing.
+    hall.a.start()
+    hall.b.start()
+    added = run("device", "add", "kiosk", "--role", "kiosk", "--data-dir", hall.a.data_dir, "--database", hall.url_a)
+    assert added.exit_code == 0, added.output
+    token = added.stdout.strip()
+    assert _challenge(hall.a.base, token, "both-machines", "cat").status_code == 201
+    streams = run("standby", "alone", "--database", hall.url_a, "--yes")
+    assert streams.exit_code == 1
+    assert "a synchronous standby streams from" in streams.output
+    on_standby = run("standby", "alone", "--database", hall.url_b, "--yes")
+    assert on_standby.exit_code == 1
+    assert "is a standby: run this on the active machine" in on_standby.output
+    assert "a synchronous standby streams from it" in run("standby", "status", "--database", hall.url_a).output
+
+    # The standby machine dies: a kiosk's challenge waits, unanswered, for a commit the standby never confirms.
+    _kill_machine(hall.standby, hall.b)
+    answered: list[httpx.Response] = []
+    waiting = threading.Thread(
+        target=lambda: answered.append(_challenge(hall.a.base, token, "while-it-died", "dog", timeout=60)), daemon=True
+    )
+    waiting.start()
+    waiting.join(3)
+    assert waiting.is_alive(), "a verdict was acknowledged that only one machine holds"
+    assert not answered
+    stopped = run("standby", "status", "--database", hall.url_a).output
+    assert "wait for a synchronous standby that does not stream: the hall is stopped" in stopped
+    nothing = run("standby", "require", "--database", hall.url_a)
+    assert nothing.exit_code == 1
+    assert "no standby streams from" in nothing.output
+
+    # The TD lets the hall go on: the waiting challenge gets its verdict, and the next ones too; health warns.
+    went_on = run("standby", "alone", "--database", hall.url_a, "--yes")
+    assert went_on.exit_code == 0, went_on.output
+    waiting.join(SYNC_WAIT)
+    assert [response.status_code for response in answered] == [201]
+    alone_one = _challenge(hall.a.base, token, "on-one-machine", "cats")
+    assert alone_one.status_code == 201, alone_one.text
+    warned = _until(lambda: httpx.get(f"{hall.a.base}/api/health").json(), lambda body: body["hall"]["alone"])
+    assert any("this machine only" in warning for warning in warned["warnings"])
+
+    # The standby machine is back: it catches up, and once the TD requires it, every commit waits for it again.
+    hall.standby.start()
+    _until(lambda: replicas(hall.url_a), lambda streaming: any(row[1] == "streaming" for row in streaming or []))
+    required = run("standby", "require", "--database", hall.url_a)
+    assert required.exit_code == 0, required.output
+    _sync_standby_streams(hall.primary)
+    assert _challenge(hall.a.base, token, "both-again", "dogs").status_code == 201
+    _until(lambda: httpx.get(f"{hall.a.base}/api/health").json(), lambda body: body["hall"]["alone"] is False)
+    with hall.standby.connect("hall") as connection:
+        on_both = {row[0] for row in connection.execute("SELECT request_id FROM records")}
+    assert {"both-machines", "while-it-died", "on-one-machine", "both-again"} <= on_both
+
+
 def test_a_server_whose_database_waits_for_a_missing_standby_says_so_instead_of_hanging(hall: Hall) -> None:
     # The standby machine is off (or this machine was replaced, and its old standby follows another): every
     # commit here would wait for ever, the takeover's first. The server says why, and takes over by itself

@@ -1,7 +1,11 @@
-"""``wordjudge standby``: the hall's standby machine made active by the TD (``promote``), and the hall's history
+"""``wordjudge standby``: the hall's standby machine made active by the TD (``promote``), the active machine going
+on without a dead standby (``alone``) and waiting for it again once it is back (``require``), and the hall's history
 (``status``). See :mod:`wordjudge.hall`; deploy/hall.md has the steps a TD follows when a machine dies."""
 
 from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import click
 
@@ -32,12 +36,11 @@ def standby_promote(url: str, yes: bool) -> None:
     Refused while the active server still answers: stop it (or unplug its machine) first.
     """
     from . import hall
-    from .postgres import DatabaseError, check_url, describe, shown
 
-    try:
-        place = hall.place(check_url(url))
+    with _told(url):
+        place = hall.place(_checked(url))
         if not place.standby:
-            raise InvalidInput("error.hall.not_standby", url=shown(url))
+            raise InvalidInput("error.hall.not_standby", url=_shown(url))
         active = place.latest.server_url if place.latest else ""
         if active and hall.ask_peers([active])[0].role == hall.ACTIVE:
             raise InvalidInput("error.hall.active_answers", active=active)
@@ -48,15 +51,82 @@ def standby_promote(url: str, yes: bool) -> None:
                 abort=True,
             )
         hall.promote(url)
+    click.echo(
+        f"{_shown(url)} promoted: this machine's server takes over within seconds (its health then says active); "
+        f"{where} is fenced. Kiosks and handhelds follow by themselves. This machine runs alone now: make the "
+        "other the standby again (deploy/hall.md) before it can take over in turn."
+    )
+
+
+@standby.command("alone")
+@_DATABASE
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation (the TD has checked the standby machine).")
+def standby_alone(url: str, yes: bool) -> None:
+    """On the active machine, when the standby machine is dead: go on without it. Every commit waits for the
+    synchronous standby, so the hall stops while it is gone; from this command on, the verdicts live on this
+    machine only.
+
+    The standby machine must be dead or switched off, and never promoted afterwards: it lacks every verdict given
+    from now on, until it follows this machine again (then run ``wordjudge standby require``).
+    """
+    from . import hall
+
+    with _told(url):
+        if not yes:
+            click.confirm(
+                "Go on without the standby? It must be dead or switched off, and must never be promoted: it lacks "
+                "every verdict given from now on, until it follows this machine again",
+                abort=True,
+            )
+        hall.go_alone(_checked(url))
+    click.echo(
+        f"{_shown(url)} waits for no standby: the hall goes on, its verdicts on this machine only (health and the "
+        "console say so). When the standby machine is back and follows this one, run: wordjudge standby require"
+    )
+
+
+@standby.command("require")
+@_DATABASE
+def standby_require(url: str) -> None:
+    """On the active machine, once the standby machine is back and streams from it: make every commit wait for it
+    again, so that a verdict acknowledged is on both machines. Refused while no standby streams (the hall would
+    stop)."""
+    from . import hall
+
+    with _told(url):
+        synchronous = hall.require_standby(_checked(url))
+    if not synchronous:
+        raise click.ClickException(
+            f"{_shown(url)} asked for a synchronous standby, but none was seen streaming synchronously within "
+            "10 s: the hall's commits wait for it. Check the standby (wordjudge standby status on it), or run "
+            "wordjudge standby alone again"
+        )
+    click.echo(f"{_shown(url)} waits for its synchronous standby again: every verdict is on both machines")
+
+
+@contextmanager
+def _told(url: str) -> Iterator[None]:
+    """Refusals and database failures as the command's error message, naming the database without password."""
+    from .postgres import DatabaseError, describe, shown
+
+    try:
+        yield
     except WordjudgeError as exc:
         raise click.ClickException(exc.message) from None
     except DatabaseError as exc:
         raise click.ClickException(f"{shown(url)}: {describe(exc)}") from None
-    click.echo(
-        f"{shown(url)} promoted: this machine's server takes over within seconds (its health then says active); "
-        f"{where} is fenced. Kiosks and handhelds follow by themselves. This machine runs alone now: make the "
-        "other the standby again (deploy/hall.md) before it can take over in turn."
-    )
+
+
+def _checked(url: str) -> str:
+    from .postgres import check_url
+
+    return check_url(url)
+
+
+def _shown(url: str) -> str:
+    from .postgres import shown
+
+    return shown(url)
 
 
 @standby.command("status")
@@ -64,20 +134,27 @@ def standby_promote(url: str, yes: bool) -> None:
 def standby_status(url: str) -> None:
     """The hall's history (which server was active from when), and whether this database is a standby."""
     from . import hall, postgres
-    from .postgres import DatabaseError, check_url, describe, shown
 
-    try:
-        connection = postgres.connect(check_url(url), read_only=True, application="wordjudge standby status")
+    with _told(url):
+        connection = postgres.connect(_checked(url), read_only=True, application="wordjudge standby status")
         try:
             (standby_now,) = connection.execute("SELECT pg_is_in_recovery()").fetchone() or (False,)
             epochs = hall.history(connection)
         finally:
             connection.close()
-    except WordjudgeError as exc:
-        raise click.ClickException(exc.message) from None
-    except DatabaseError as exc:
-        raise click.ClickException(f"{shown(url)}: {describe(exc)}") from None
-    click.echo(f"{shown(url)}: {'a standby (read-only)' if standby_now else 'takes writes (primary)'}")
+    click.echo(f"{_shown(url)}: {'a standby (read-only)' if standby_now else 'takes writes (primary)'}")
+    if not standby_now:
+        with _told(url):
+            waits, streaming = hall.waits_for_standby(url), hall.replicas(url)
+        if waits:
+            click.echo("its commits wait for a synchronous standby that does not stream: the hall is stopped "
+                       "(if the standby machine is dead: wordjudge standby alone)")  # fmt: skip
+        elif hall.alone(streaming) is False:
+            click.echo("a synchronous standby streams from it: every verdict is on both machines")
+        elif streaming:
+            click.echo("a standby streams from it, but its commits do not wait for it: wordjudge standby require")
+        elif streaming is not None:
+            click.echo("no standby streams from it: its verdicts live on this machine only")
     for epoch in epochs:
         click.echo(f"epoch {epoch.epoch}: {epoch.server_url or '(a server alone)'} active from {epoch.since}")
     if not epochs:

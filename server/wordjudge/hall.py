@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -362,17 +363,76 @@ def promote(database: str, *, wait_seconds: int = 60) -> None:
         connection.close()
 
 
+def go_alone(database: str) -> None:
+    """Tell the active database ``database`` (as a superuser) to wait for no synchronous standby: the standby
+    machine is dead or switched off, and the hall, whose every commit waits for it, goes on with its verdicts on
+    this machine only. The commits waiting now are let through (each already durable here).
+
+    Raises :class:`~wordjudge.errors.InvalidInput` if ``database`` is a standby, or if a synchronous standby
+    streams from it (nothing waits: the hall is not stopped); :class:`psycopg.Error` if it cannot be reached
+    or the role may not change the setting.
+    """
+    connection = postgres.connect(database, application="wordjudge standby alone")
+    try:
+        _refuse_a_standby(connection, database, "error.hall.alone_on_standby")
+        if alone(_replicas(connection)) is False:
+            raise InvalidInput("error.hall.standby_follows", url=postgres.shown(database))
+        connection.execute("ALTER SYSTEM SET synchronous_standby_names = ''")
+        connection.execute("SELECT pg_reload_conf()")
+        log.warning("%s waits for no standby now: its verdicts live on this machine only", postgres.shown(database))
+    finally:
+        connection.close()
+
+
+def require_standby(database: str, *, wait_seconds: float = 10) -> bool:
+    """Make every commit to the active database ``database`` (as a superuser) wait for a synchronous standby
+    again, one being back and streaming from it; return whether it was seen streaming synchronously within
+    ``wait_seconds``.
+
+    Raises :class:`~wordjudge.errors.InvalidInput` if ``database`` is a standby, or if no standby streams from
+    it (every commit would then wait for one that is not there: the hall would stop); :class:`psycopg.Error` if
+    it cannot be reached or the role may not change the setting.
+    """
+    connection = postgres.connect(database, application="wordjudge standby require")
+    try:
+        _refuse_a_standby(connection, database, "error.hall.require_on_standby")
+        streaming = _replicas(connection) or []
+        if not any(state == "streaming" for _, state, _ in streaming):
+            raise InvalidInput("error.hall.no_standby_streams", url=postgres.shown(database))
+        connection.execute("ALTER SYSTEM SET synchronous_standby_names = '*'")
+        connection.execute("SELECT pg_reload_conf()")
+        deadline = time.monotonic() + wait_seconds
+        while alone(_replicas(connection)) is not False:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.1)
+        log.info("%s waits for its synchronous standby again", postgres.shown(database))
+        return True
+    finally:
+        connection.close()
+
+
+def _refuse_a_standby(connection: Connection, database: str, key: str) -> None:
+    (standby,) = connection.execute("SELECT pg_is_in_recovery()").fetchone() or (False,)
+    if standby:
+        raise InvalidInput(key, url=postgres.shown(database))
+
+
+def _replicas(connection: Connection) -> list[tuple[str, str, str]] | None:
+    rows = connection.execute("SELECT application_name, state, sync_state FROM pg_stat_replication").fetchall()
+    if any(state is None for _, state, _ in rows):
+        return None  # PostgreSQL hides the state from a role without the right: not a standby gone
+    return [(str(name), str(state), str(sync)) for name, state, sync in rows]
+
+
 def replicas(database: str) -> list[tuple[str, str, str]] | None:
     """The standbys streaming from the database ``database``: (name, state, sync_state) each, empty if none;
     None if the server's role may not see their state (it needs ``pg_read_all_stats``): nothing is known then."""
     connection = postgres.connect(database, read_only=True, application="wordjudge hall")
     try:
-        rows = connection.execute("SELECT application_name, state, sync_state FROM pg_stat_replication").fetchall()
+        return _replicas(connection)
     finally:
         connection.close()
-    if any(state is None for _, state, _ in rows):
-        return None  # PostgreSQL hides the state from a role without the right: not a standby gone
-    return [(str(name), str(state), str(sync)) for name, state, sync in rows]
 
 
 def waits_for_standby(database: str) -> bool | None:
