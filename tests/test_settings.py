@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import psycopg
@@ -10,6 +11,8 @@ from wordjudge.postgres import describe, shown
 from wordjudge.settings import Settings, load_settings
 
 from .helpers import free_port
+from .postgres import Cluster
+from .test_cli_access import run
 
 
 def test_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -120,6 +123,34 @@ def test_a_url_whose_options_libpq_refuses_is_not_said_to_be_unreachable(tmp_pat
     said = describe(refused.value)
     assert said.startswith("the database URL's settings are not right: give postgresql://USER@HOST:PORT/DATABASE")
     assert 'invalid sslmode value: "bogus"' in said
+
+
+def test_a_server_that_refuses_the_login_is_not_said_to_be_unreachable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, postgres_clusters: Callable[..., Cluster]
+) -> None:
+    """A server that answered and refused (no such user, no password given, pg_hba.conf, SSL) was said not to be
+    reached, which sent the TD to check a machine and an address that were right."""
+    monkeypatch.delenv("PGPASSWORD", raising=False)
+    monkeypatch.setenv("PGPASSFILE", str(tmp_path / "no-pgpass"))
+    cluster = postgres_clusters()
+    hba = cluster.data_dir / "pg_hba.conf"
+    hba.write_text(f"host all barred {cluster.host}/32 reject\n" + hba.read_text())
+    cluster.run("pg_ctl", "reload", "-D", str(cluster.data_dir))
+    cluster.create_role("barred", "its-password")
+    said = {
+        f"postgresql://nobody@/postgres?host={cluster.folder}&port={cluster.port}": "there is no such user on that server",
+        cluster.url(user=cluster.superuser, password=None): "the server asks for a password and the URL gives none",
+        cluster.url(user="barred", password="its-password"): "does not let this user reach this database",
+        cluster.url() + "?sslmode=require": "the URL's SSL setting (sslmode) and the server's do not agree",
+    }
+    for url, reason in said.items():
+        refused = run("audit", "verify", "--data-dir", tmp_path / "folder", "--database", url)
+        assert refused.exit_code == 1, refused.output
+        assert reason in refused.output, refused.output
+        assert "cannot be reached" not in refused.output
+        assert cluster.password not in refused.output
+        assert "its-password" not in refused.output
+    assert not (tmp_path / "folder").exists()
 
 
 def test_a_database_url_of_another_kind_or_naming_no_database_says_what_to_give() -> None:

@@ -210,6 +210,40 @@ def reason(exc: BaseException) -> str:
     return str(exc) if isinstance(exc, (sqlite3.Error, OSError)) else describe(exc)
 
 
+_REFUSALS = (
+    (
+        r"no password supplied",
+        "the server asks for a password and the URL gives none: give it (postgresql://USER:PASSWORD@HOST:PORT/DB), "
+        "or put it in the user's ~/.pgpass file",
+    ),
+    (
+        r"pg_hba\.conf",
+        "the server does not let this user reach this database from this machine: add a line for it to the "
+        "server's pg_hba.conf, then reload PostgreSQL",
+    ),
+    (
+        r"invalid response to SSL negotiation",
+        "something answers at that address, but not as PostgreSQL does: check the URL's host and port",
+    ),
+    (
+        r"does not support SSL|SSL (was|is) required|SSL off",
+        "the URL's SSL setting (sslmode) and the server's do not agree: leave sslmode out, or set up SSL on the server",
+    ),
+    (
+        r"failed to resolve host|could not translate host name",
+        "the host name in the URL is not known on this network: check it, or give the server's address",
+    ),
+    (
+        r"the database system is (starting up|shutting down|in recovery mode|not yet accepting connections)",
+        "the server is starting or stopping: wait a few seconds and try again",
+    ),
+    (
+        r"too many (clients|connections)|remaining connection slots are reserved",
+        "the server has no connection to spare (max_connections): stop what holds them, or raise the limit",
+    ),
+)
+
+
 def describe(exc: BaseException) -> str:
     """What went wrong with a PostgreSQL server, in words a TD can act on (the server's own words kept)."""
     text = " ".join(str(exc).split()) or type(exc).__name__
@@ -220,10 +254,16 @@ def describe(exc: BaseException) -> str:
             f"the database user may not do this ({text}): if the schema is older than this wordjudge, run "
             "`wordjudge database init` as its owner"
         )
+    if re.search(r'\brole "[^"]*" does not exist', text):
+        return f"there is no such user on that server: create it (createuser), or give the right user name ({text})"
     if isinstance(exc, psycopg.errors.InvalidCatalogName) or ("database" in text and "does not exist" in text):
         return f"there is no such database on that server: create it first ({text})"
     if isinstance(exc, psycopg.OperationalError) and re.search(r"\binvalid \S+ value\b|\binvalid port\b", text):
         return f"the database URL's settings are not right: give postgresql://USER@HOST:PORT/DATABASE ({text})"
+    # Refusals made once the server was reached: saying "cannot be reached" of them sent TDs to the wrong place.
+    for pattern, said in _REFUSALS:
+        if isinstance(exc, psycopg.OperationalError) and re.search(pattern, text):
+            return f"{said} ({text})"
     if isinstance(exc, psycopg.OperationalError) and ("connect" in text or "timeout" in text):
         return f"the server cannot be reached: is PostgreSQL running there, and the address right? ({text})"
     return text
