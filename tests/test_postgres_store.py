@@ -436,6 +436,20 @@ def test_a_server_whose_database_cannot_be_reached_stops_and_writes_nothing(data
     assert sorted(path.name for path in data_dir.iterdir() if path.name != "server.lock") == before
 
 
+def test_a_server_on_a_database_another_server_writes_stops_and_writes_nothing(
+    pg_log: AuditLog, tmp_path: Path, postgres_url: str
+) -> None:
+    """Before, the refusal came once the new data folder held the server's identity and a compiled demo lexicon."""
+    folder = tmp_path / "second"
+    process = serve_process(folder, "--port", str(free_port()), "--database", postgres_url)
+    output = process.communicate(timeout=60)[0]
+    assert process.returncode == 1
+    assert f"another wordjudge server already writes the audit log in {shown(postgres_url)}" in output
+    assert "Traceback" not in output
+    assert [path.name for path in folder.iterdir()] == ["server.lock"]  # the folder's own lock, taken first
+    assert pg_log.append_sync(entry(1)).record.id == 1  # the server writing it goes on
+
+
 def test_a_standby_is_refused_naming_it_and_the_records_reach_it(
     tmp_path: Path, postgres_clusters: Callable[..., Cluster]
 ) -> None:

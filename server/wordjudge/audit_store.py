@@ -164,14 +164,22 @@ def writer_turn(path: Path, database: str | None, shared: str | None) -> _FileTu
     return _FileTurn(path.with_name(path.name + ".turn"))
 
 
-def probe(database: str | None) -> None:
+def probe(database: str | None, *, alone: bool = False) -> None:
     """Check that the PostgreSQL database ``database`` (if any) takes writes: reachable, the password right, not
-    a standby. Raises :class:`AuditUnavailable` naming what is wrong."""
+    a standby; and, for a server that is to write its log ``alone`` (one process), that no other server writes
+    it. Raises :class:`AuditUnavailable` naming what is wrong."""
     if database is None:
         return
     where = postgres.shown(database)
     try:
-        postgres.connect_writer(database, application="wordjudge start").close()
+        pg = postgres.connect_writer(database, application="wordjudge start")
+        try:
+            # Only a look (let go at once): the writer takes the log for good when it starts, and a server that
+            # came in between is refused there. Said here, the refusal comes before the data folder is prepared.
+            if alone and not _take_log(pg):
+                raise Conflict("error.audit.other_writer", database=where)
+        finally:
+            close_writer(pg)
     except WordjudgeError as exc:
         raise AuditUnavailable("error.audit.cannot_open", path=where, reason=exc.message) from exc
     except DatabaseError as exc:

@@ -55,9 +55,9 @@ class Resources:
         :class:`~wordjudge.errors.AccessUnavailable` or :class:`~wordjudge.errors.AuditUnavailable`,
         naming the file (or database) at fault, and :class:`InvalidInput` for a database that is not the event's.
         """
-        # A database that cannot be reached stops the start before anything is written in the data folder (the
-        # server's identity, a demo set aside, the access store).
-        probe(settings.database)
+        # A database that cannot be reached, or that another server writes, stops the start before anything is
+        # written in the data folder (the server's identity, a demo set aside, the access store).
+        probe(settings.database, alone=process is None)
         served = ServedEvent.open(settings.data_dir, source=event_source(process))
         event, views = served.event, served.lexicon_views
         audit = open_log(settings.data_dir, settings.database, shared=process.token if process else None)
