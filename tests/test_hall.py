@@ -189,6 +189,10 @@ def test_the_standby_takes_over_with_no_verdict_lost_and_the_old_machine_never_a
         tokens.append(added.stdout.strip())
     token = tokens[0]
 
+    hall.primary.create_role("not_super", "its-password")  # as the server's role: it may read the hall's tables
+    with hall.primary.connect("hall") as connection:
+        connection.execute("GRANT SELECT ON ALL TABLES IN SCHEMA public TO not_super")
+
     # The active server adjudicates; the standby says it is one, naming the active server, and adjudicates nothing.
     acknowledged: Acknowledged = {}
     for number in range(12):
@@ -221,6 +225,10 @@ def test_the_standby_takes_over_with_no_verdict_lost_and_the_old_machine_never_a
     # The active machine dies; the TD promotes the standby; the kiosk's next challenge gets its verdict there.
     _kill_machine(hall.primary, hall.a)
     died = time.monotonic()
+    # Not as the server's own role: promotion is a superuser's, and the command says so before it changes anything.
+    as_server = run("standby", "promote", "--database", hall.standby.url("hall", "not_super", "its-password"), "--yes")
+    assert as_server.exit_code == 1
+    assert "only a superuser of that server may do" in as_server.output
     promoted = run("standby", "promote", "--database", hall.url_b, "--yes")
     assert promoted.exit_code == 0, promoted.output
     while (response := _challenge(hall.b.base, token, "after-failover-0")).status_code != 201:
@@ -550,6 +558,16 @@ def test_the_td_lets_the_hall_go_on_when_the_standby_dies_and_asks_for_it_again_
     assert on_standby.exit_code == 1
     assert "is a standby: run this on the active machine" in on_standby.output
     assert "a synchronous standby streams from it" in run("standby", "status", "--database", hall.url_a).output
+    # Each is a superuser's, and says so (not "no standby streams", which the role could not see).
+    hall.primary.create_role("not_super", "its-password")  # as the server's role: it may read the hall's tables
+    with hall.primary.connect("hall") as connection:
+        connection.execute("GRANT SELECT ON ALL TABLES IN SCHEMA public TO not_super")
+    on_a = hall.primary.url("hall", "not_super", "its-password")
+    for command in (("alone", "--yes", "--database", on_a), ("require", "--database", on_a)):
+        refused = run("standby", *command)
+        assert refused.exit_code == 1
+        assert "only a superuser of that server may do" in refused.output
+    assert "may not see its standbys' state" in run("standby", "status", "--database", on_a).output
 
     # The standby machine dies: a kiosk's challenge waits, unanswered, for a commit the standby never confirms.
     _kill_machine(hall.standby, hall.b)

@@ -155,6 +155,8 @@ def standby_status(url: str) -> None:
             click.echo("a standby streams from it, but its commits do not wait for it: wordjudge standby require")
         elif streaming is not None:
             click.echo("no standby streams from it: its verdicts live on this machine only")
+        else:
+            click.echo("this user may not see its standbys' state: run this as the postgres user to see it")
     for epoch in epochs:
         click.echo(f"epoch {epoch.epoch}: {epoch.server_url or '(a server alone)'} active from {epoch.since}")
     if not epochs:
