@@ -28,6 +28,7 @@ from wordjudge.event import EVENT_FILE, dump_event, load_event
 from wordjudge.hall import (
     ACTIVE,
     FENCED,
+    SPLIT,
     STANDBY,
     WAITING,
     PeerSays,
@@ -38,6 +39,7 @@ from wordjudge.hall import (
     parse_peers,
     promote,
     replicas,
+    rival,
     superseded_by,
     unready_for,
     unready_warning,
@@ -606,6 +608,100 @@ def test_the_td_lets_the_hall_go_on_when_the_standby_dies_and_asks_for_it_again_
     with hall.standby.connect("hall") as connection:
         on_both = {row[0] for row in connection.execute("SELECT request_id FROM records")}
     assert {"both-machines", "while-it-died", "on-one-machine", "both-again"} <= on_both
+
+
+@pytest.mark.live
+def test_two_servers_whose_databases_are_not_one_never_both_adjudicate(
+    tmp_path: Path, compiled_demo: Path, postgres_clusters: Callable[..., Cluster]
+) -> None:
+    # A TD's slip: each machine's database made on its own (not a standby of the other), each server started once
+    # while the other was off. Both hold epoch 1, naming themselves: both thought they were the active server.
+    cluster = postgres_clusters()
+    urls = [cluster.url(cluster.create_database(name)) for name in ("hall_a", "hall_b")]
+    ports = [free_port(), free_port()]
+    servers = []
+    for index, name in enumerate(("a", "b")):
+        folder = tmp_path / name
+        shutil.copytree(compiled_demo, folder / "lexicons" / compiled_demo.name)
+        servers.append(_server(folder, urls[index], ports[index], ports[1 - index]))
+    a, b = servers
+    try:
+        b.start()
+        assert httpx.get(f"{b.base}/api/health").json()["hall"]["epoch"] == 1
+        b.stop()
+        a.start()
+        added = run("device", "add", "kiosk", "--role", "kiosk", "--data-dir", a.data_dir, "--database", urls[0])
+        token = added.stdout.strip()
+        b.start()
+        # The second one meets the first active at its own epoch: it adjudicates nothing, and says why and what to do.
+        split = httpx.get(f"{b.base}/api/health")
+        assert split.status_code == 503
+        assert (split.json()["state"], split.json()["hall"]["active_url"]) == (SPLIT, None)
+        assert (
+            f"{a.base} also says it is this hall's active server, at the same epoch (1)" in split.json()["reasons"][0]
+        )
+        refused = _challenge(b.base, token, "on-the-split-one")
+        assert (refused.status_code, refused.json()["code"]) == (503, "not_active")
+        assert "the two machines' databases are not one replicated database" in refused.json()["error"]
+        # The first goes on (it sees the other split, not active), and the other stays split at its next looks.
+        assert _challenge(a.base, token, "on-the-first-one").status_code == 201
+        time.sleep(2.5)
+        assert httpx.get(f"{a.base}/api/health").json()["hall"]["role"] == ACTIVE
+        assert httpx.get(f"{b.base}/api/health").json()["state"] == SPLIT
+        # Stopped, the first one says nothing: the split one does not take that for the other's consent.
+        a.stop()
+        time.sleep(2.5)
+        assert httpx.get(f"{b.base}/api/health").json()["state"] == SPLIT
+    finally:
+        for server in servers:
+            server.stop()
+
+
+def test_a_split_server_takes_over_only_once_the_other_says_it_is_the_standby(
+    tmp_path: Path, compiled_demo: Path, postgres_clusters: Callable[..., Cluster], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # What the other server says is given here (its health's answers, one by one); the database is real.
+    cluster = postgres_clusters()
+    url = cluster.url(cluster.create_database("hall"))
+    shutil.copytree(compiled_demo, tmp_path / "lexicons" / compiled_demo.name)
+    own, other = f"http://127.0.0.1:{free_port()}", f"http://127.0.0.1:{free_port()}"
+    answers: list[PeerSays] = [PeerSays(other, error="connection refused")]
+    monkeypatch.setattr("wordjudge.hall.ask_peers", lambda peers, **_: list(answers))
+    serving = Serving(Settings(data_dir=tmp_path, database=url, public_url=own, peers=other))
+    serving.start()
+    try:
+        assert (serving.role, serving.view()["epoch"]) == (ACTIVE, 1)
+        answers[:] = [PeerSays(other, ACTIVE, 1, other)]
+        serving.step()
+        assert (serving.role, serving.resources) == (SPLIT, None)
+        assert serving.refusal().msg.key == "error.hall.split"
+        for meanwhile in (PeerSays(other, error="timed out"), PeerSays(other, SPLIT, 1), PeerSays(other, ACTIVE, 1)):
+            answers[:] = [meanwhile]
+            serving.step()
+            assert serving.role == SPLIT, meanwhile
+        answers[:] = [PeerSays(other, STANDBY, 1, own)]
+        serving.step()
+        assert (serving.role, serving.view()["epoch"]) == (ACTIVE, 1)
+        assert serving.resources is not None
+        # A peer active at a later epoch fences it, split or not.
+        answers[:] = [PeerSays(other, ACTIVE, 2, other)]
+        serving.step()
+        assert (serving.role, serving.active_url) == (FENCED, other)
+    finally:
+        serving.close()
+
+
+def test_a_server_is_split_only_by_a_peer_active_at_its_own_epoch() -> None:
+    said = [
+        PeerSays("http://b", ACTIVE, 2),
+        PeerSays("http://c", STANDBY, 3),
+        PeerSays("http://d", error="timed out"),
+        PeerSays("http://a", ACTIVE, 3),  # itself, as a peer list may name it
+    ]
+    assert rival(2, "http://a", said) == said[0]
+    assert rival(3, "http://a", said) is None
+    assert rival(None, "http://a", said) is None  # no epoch of its own: fenced, not split (superseded_by)
+    assert rival(1, "http://a", said) is None
 
 
 def test_a_server_whose_database_waits_for_a_missing_standby_says_so_instead_of_hanging(hall: Hall) -> None:

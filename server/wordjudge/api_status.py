@@ -78,8 +78,8 @@ async def health(serving: ServingDep) -> JSONResponse:
     commits, failures, writable, queue depth) and the data dir's free space. `warnings`: low disk
     space, a lexicon named like an edition it is not (forced in by the TD), an event file edited by hand
     that is not served (it does not load: the server keeps the event it had). `hall`: this server's role in its
-    hall (active, standby or fenced), its epoch, the active server and every server of the event; a server that
-    is not active answers 503 with `state` standby or fenced and no more.
+    hall (active, standby, fenced, waiting or split), its epoch, the active server and every server of the event;
+    a server that is not active answers 503 with that `state` and the reason, and no more.
     """
     resources = serving.resources
     if resources is None:

@@ -18,6 +18,9 @@ acknowledged, the standby has too). Each server names itself (``--public-url``) 
 - A server whose database would make every commit wait for a synchronous standby that does not follow it (the
   standby machine is off, or this machine was replaced and its old standby follows another) is **waiting**: it
   says so instead of hanging on its first commit, and takes over by itself once a standby streams.
+- A server that learns that a peer is active at its own epoch is **split**: the two databases are not one
+  replicated database (:func:`rival`). It adjudicates nothing, names the peer and says what to do, and takes
+  over once that peer serves as the standby.
 - The compiled lexicons are each data folder's, not the database's: a standby says in its health which of the
   active server's lexicons and profiles its folder lacks or holds with another fingerprint (:class:`Unready`),
   and the active server warns the TD of it.
@@ -51,6 +54,7 @@ log = logging.getLogger(__name__)
 
 ACTIVE, STANDBY, FENCED = "active", "standby", "fenced"
 WAITING = "waiting"  # its database would make every commit wait for a synchronous standby that is not there
+SPLIT = "split"  # another server says it is active at this server's own epoch: the two databases are not one
 PEER_TIMEOUT = 1.0  # seconds a peer has to answer its health: a dead machine must not hold the hall's loop
 
 PG_MIGRATIONS_TABLE = "hall_migrations"
@@ -491,6 +495,15 @@ def ask_peers(peers: Sequence[str], *, timeout: float = PEER_TIMEOUT) -> list[Pe
             except (httpx.HTTPError, ValueError, AttributeError) as exc:
                 said.append(PeerSays(url, error=str(exc) or type(exc).__name__))
     return said
+
+
+def rival(epoch: int | None, own_url: str, said: Iterable[PeerSays]) -> PeerSays | None:
+    """A peer that says it is active at ``epoch``, this server's own (None: it has none): in one replicated
+    database an epoch names one server, so the two machines' databases are not one (each made on its own
+    machine, say). Neither may adjudicate: their verdicts would make two logs."""
+    if epoch is None:
+        return None
+    return next((peer for peer in said if peer.role == ACTIVE and peer.epoch == epoch and peer.url != own_url), None)
 
 
 def superseded_by(epoch: int | None, said: Iterable[PeerSays]) -> PeerSays | None:

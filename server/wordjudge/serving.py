@@ -34,7 +34,7 @@ from . import hall
 from .audit import probe
 from .errors import AuditUnavailable, InvalidInput, NotActive, WordjudgeError
 from .event import EVENT_FILE, dump_event, load_event, write_event_file
-from .hall import ACTIVE, FENCED, STANDBY, WAITING, Epoch, PeerSays, Unready, unready_for, unready_warning
+from .hall import ACTIVE, FENCED, SPLIT, STANDBY, WAITING, Epoch, PeerSays, Unready, unready_for, unready_warning
 from .messages import Message
 from .postgres import DatabaseError, describe, shown
 from .resources import Process, Resources
@@ -79,6 +79,7 @@ class Serving:
         self._lexicons_at = -LEXICONS_EVERY_S  # when a standby last looked (time.monotonic)
         self._looking: threading.Thread | None = None
         self.standby_warning: Message | None = None  # active: the standby could not take over (as its peer says)
+        self.split_with: PeerSays | None = None  # split: the peer that says it is active at this server's epoch
 
     @property
     def in_hall(self) -> bool:
@@ -104,9 +105,7 @@ class Serving:
                 self._be(STANDBY, where.latest.server_url if where.latest else None)
                 log.warning("this server's database is a standby: serving as the hall's standby until promoted")
                 return
-            ahead = hall.superseded_by(self._own_epoch(where.latest), hall.ask_peers(self.peers))
-            if ahead is not None:
-                self._fence(ahead)
+            if self._gives_way(self._own_epoch(where.latest), hall.ask_peers(self.peers)):
                 return
             if self._waits(database):
                 return
@@ -129,6 +128,8 @@ class Serving:
                 self._step_active(database)
             elif self.role == WAITING:
                 self._step_waiting(database)
+            elif self.role == SPLIT:
+                self._step_split(database)
             else:
                 self._step_fenced(database)
         except _LOOK_FAILURES as exc:
@@ -142,6 +143,8 @@ class Serving:
             return NotActive("error.hall.fenced", active=active, details=details)
         if self.role == WAITING:
             return NotActive("error.hall.waiting", details=details)
+        if self.role == SPLIT and self.split_with is not None:
+            return NotActive("error.hall.split", peer=self.split_with.url, epoch=self.split_with.epoch, details=details)
         if self.active_url:
             return NotActive("error.hall.standby", active=active, details=details)
         return NotActive("error.hall.standby_unknown", details=details)
@@ -224,12 +227,50 @@ class Serving:
             self.epoch = where.latest
             self._be(STANDBY, self._active_in(where.latest))
             return
-        ahead = hall.superseded_by(self._own_epoch(where.latest), hall.ask_peers(self.peers))
-        if ahead is not None:
-            self._fence(ahead)
-        elif not self._waits(database):
+        if self._gives_way(self._own_epoch(where.latest), hall.ask_peers(self.peers)):
+            return
+        if not self._waits(database):
             log.warning("a synchronous standby follows this server's database now: taking over")
             self._open_and_take_over(where.latest)
+
+    def _step_split(self, database: str) -> None:
+        where = self._place(database)
+        if where.standby:
+            log.warning("this server's database now follows another's: serving as the hall's standby")
+            self.epoch = where.latest
+            self._be(STANDBY, self._active_in(where.latest))
+            return
+        said = hall.ask_peers(self.peers)
+        ahead = hall.superseded_by(self._own_epoch(where.latest), said)
+        if ahead is not None:
+            self._fence(ahead)
+            return
+        twin = self.split_with
+        # Only once the other says it is the standby: one that does not answer may still adjudicate, and one that
+        # is split too waits for this one (the TD stops the server whose database is not the hall's).
+        if twin is not None and any(peer.url == twin.url and peer.role == STANDBY for peer in said):
+            log.warning("%s serves as the standby now: taking over", twin.url)
+            self.split_with = None
+            if not self._waits(database):
+                self._open_and_take_over(where.latest)
+
+    def _gives_way(self, epoch: int | None, said: list[PeerSays]) -> bool:
+        """Whether this server, at ``epoch``, must not adjudicate by what its peers ``said``: fenced by a peer
+        active at a later epoch, or split by one active at the same (then it is so)."""
+        ahead = hall.superseded_by(epoch, said)
+        if ahead is not None:
+            self._fence(ahead)
+            return True
+        twin = hall.rival(epoch, self.own_url, said)
+        if twin is None:
+            return False
+        log.error(
+            "%s also says it is the hall's active server at epoch %s: the two databases are not one replicated "
+            "database, so this server adjudicates nothing (deploy/hall.md)", twin.url, twin.epoch,
+        )  # fmt: skip
+        self.split_with = twin
+        self._step_down(SPLIT, None)
+        return True
 
     def _waits(self, database: str) -> bool:
         """Whether its database would hold every commit for a standby that is not there; if so, be waiting."""
@@ -293,9 +334,7 @@ class Serving:
 
     def _step_active(self, database: str) -> None:
         said = hall.ask_peers(self.peers)
-        ahead = hall.superseded_by(self.epoch.epoch if self.epoch else None, said)
-        if ahead is not None:
-            self._fence(ahead)
+        if self._gives_way(self.epoch.epoch if self.epoch else None, said):
             return
         where = self._place(database)
         if where.standby:
