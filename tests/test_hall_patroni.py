@@ -183,6 +183,11 @@ def test_patroni_fails_over_by_itself_with_nothing_lost_and_the_hall_outlives_it
 ) -> None:
     a, b, tokens = served.a, served.b, served.tokens
     acknowledged = _adjudicate(served, 8)
+    # The TD-confirmed way's commands leave a Patroni hall to Patroni (a setting of theirs would fight its own).
+    for command in (("alone", "--yes"), ("require",)):
+        told = run("standby", *command, "--database", served.url_a)
+        assert told.exit_code == 1
+        assert "Patroni manages this PostgreSQL" in told.output
 
     # The active machine dies. Nobody acts: Patroni promotes the synchronous standby once the leader key
     # lapses, and its server takes over.

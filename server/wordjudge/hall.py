@@ -356,7 +356,7 @@ def promote(database: str, *, wait_seconds: int = 60) -> None:
         (standby,) = connection.execute("SELECT pg_is_in_recovery()").fetchone() or (False,)
         if not standby:
             raise InvalidInput("error.hall.not_standby", url=postgres.shown(database))
-        _refuse_unless_superuser(connection, database)
+        _refuse_unless_ours(connection, database)
         # Before the promotion: the first commit after it must not wait for a standby that no longer exists.
         connection.execute("ALTER SYSTEM SET synchronous_standby_names = ''")
         connection.execute("SELECT pg_reload_conf()")
@@ -380,7 +380,7 @@ def go_alone(database: str) -> None:
     connection = postgres.connect(database, application="wordjudge standby alone")
     try:
         _refuse_a_standby(connection, database, "error.hall.alone_on_standby")
-        _refuse_unless_superuser(connection, database)
+        _refuse_unless_ours(connection, database)
         if alone(_replicas(connection)) is False:
             raise InvalidInput("error.hall.standby_follows", url=postgres.shown(database))
         connection.execute("ALTER SYSTEM SET synchronous_standby_names = ''")
@@ -402,7 +402,7 @@ def require_standby(database: str, *, wait_seconds: float = 10) -> bool:
     connection = postgres.connect(database, application="wordjudge standby require")
     try:
         _refuse_a_standby(connection, database, "error.hall.require_on_standby")
-        _refuse_unless_superuser(connection, database)
+        _refuse_unless_ours(connection, database)
         streaming = _replicas(connection) or []
         if not any(state == "streaming" for _, state, _ in streaming):
             raise InvalidInput("error.hall.no_standby_streams", url=postgres.shown(database))
@@ -425,11 +425,16 @@ def _refuse_a_standby(connection: Connection, database: str, key: str) -> None:
         raise InvalidInput(key, url=postgres.shown(database))
 
 
-def _refuse_unless_superuser(connection: Connection, database: str) -> None:
+def _refuse_unless_ours(connection: Connection, database: str) -> None:
     # The setting and the promotion are a superuser's, and so is seeing every standby's state: told as such, not
     # as a permission error from halfway through (or "no standby streams", which the role could not see).
     if connection.execute("SELECT current_setting('is_superuser')").fetchone() != ("on",):
         raise InvalidInput("error.hall.not_superuser", url=postgres.shown(database))
+    # Patroni promotes and sets the synchronous standby itself, and a setting made here (ALTER SYSTEM outranks its
+    # file) would fight it. Its own connections name it.
+    patroni = "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'Patroni%'"
+    if connection.execute(patroni).fetchone() != (0,):
+        raise InvalidInput("error.hall.patroni", url=postgres.shown(database))
 
 
 def _replicas(connection: Connection) -> list[tuple[str, str, str]] | None:
