@@ -237,7 +237,7 @@ class Serving:
         where = self._place(database)
         if where.standby:
             log.warning("this server's database now follows another's: serving as the hall's standby")
-            self.epoch = where.latest
+            self.epoch, self.split_with = where.latest, None
             self._be(STANDBY, self._active_in(where.latest))
             return
         said = hall.ask_peers(self.peers)
