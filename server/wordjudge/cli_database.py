@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .errors import WordjudgeError
+from .cli_options import told
 
 
 @click.group()
@@ -29,16 +29,10 @@ def database() -> None:
 )
 def database_init(url: str, server_role: str | None) -> None:
     """Create or upgrade the tables as their owner, and give the server's role what it needs and no more."""
-    import psycopg
-
     from .pg_setup import prepare
-    from .postgres import check_url, describe, shown
+    from .postgres import check_url, shown
 
-    try:
+    with told(url):
         applied = prepare(check_url(url), server_role)
-    except WordjudgeError as exc:
-        raise click.ClickException(exc.message) from None
-    except psycopg.Error as exc:
-        raise click.ClickException(f"{shown(url)}: {describe(exc)}") from None
     granted = f"; {server_role} may serve it" if server_role else ""
     click.echo(f"{shown(url)}: {len(applied)} migration(s) applied{granted}")

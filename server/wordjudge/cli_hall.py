@@ -4,12 +4,10 @@ on without a dead standby (``alone``) and waiting for it again once it is back (
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-
 import click
 
-from .errors import InvalidInput, WordjudgeError
+from .cli_options import told
+from .errors import InvalidInput
 
 _DATABASE = click.option(
     "--database",
@@ -37,7 +35,7 @@ def standby_promote(url: str, yes: bool) -> None:
     """
     from . import hall
 
-    with _told(url):
+    with told(url):
         place = hall.place(_checked(url))
         if not place.standby:
             raise InvalidInput("error.hall.not_standby", url=_shown(url))
@@ -71,7 +69,7 @@ def standby_alone(url: str, yes: bool) -> None:
     """
     from . import hall
 
-    with _told(url):
+    with told(url):
         if not yes:
             click.confirm(
                 "Go on without the standby? It must be dead or switched off, and must never be promoted: it lacks "
@@ -93,7 +91,7 @@ def standby_require(url: str) -> None:
     stop)."""
     from . import hall
 
-    with _told(url):
+    with told(url):
         synchronous = hall.require_standby(_checked(url))
     if not synchronous:
         raise click.ClickException(
@@ -102,19 +100,6 @@ def standby_require(url: str) -> None:
             "wordjudge standby alone again"
         )
     click.echo(f"{_shown(url)} waits for its synchronous standby again: every verdict is on both machines")
-
-
-@contextmanager
-def _told(url: str) -> Iterator[None]:
-    """Refusals and database failures as the command's error message, naming the database without password."""
-    from .postgres import DatabaseError, describe, shown
-
-    try:
-        yield
-    except WordjudgeError as exc:
-        raise click.ClickException(exc.message) from None
-    except DatabaseError as exc:
-        raise click.ClickException(f"{shown(url)}: {describe(exc)}") from None
 
 
 def _checked(url: str) -> str:
@@ -133,31 +118,24 @@ def _shown(url: str) -> str:
 @_DATABASE
 def standby_status(url: str) -> None:
     """The hall's history (which server was active from when), and whether this database is a standby."""
-    from . import hall, postgres
+    from . import hall
 
-    with _told(url):
-        connection = postgres.connect(_checked(url), read_only=True, application="wordjudge standby status")
-        try:
-            (standby_now,) = connection.execute("SELECT pg_is_in_recovery()").fetchone() or (False,)
-            epochs = hall.history(connection)
-        finally:
-            connection.close()
-    click.echo(f"{_shown(url)}: {'a standby (read-only)' if standby_now else 'takes writes (primary)'}")
-    if not standby_now:
-        with _told(url):
-            waits, streaming = hall.waits_for_standby(url), hall.replicas(url)
-        if waits:
+    with told(url):
+        stands = hall.standing(_checked(url))
+    click.echo(f"{_shown(url)}: {'a standby (read-only)' if stands.standby else 'takes writes (primary)'}")
+    if not stands.standby:
+        if stands.waits:
             click.echo("its commits wait for a synchronous standby that does not stream: the hall is stopped "
                        "(if the standby machine is dead: wordjudge standby alone)")  # fmt: skip
-        elif hall.alone(streaming) is False:
+        elif hall.alone(stands.streaming) is False:
             click.echo("a synchronous standby streams from it: every verdict is on both machines")
-        elif streaming:
+        elif stands.streaming:
             click.echo("a standby streams from it, but its commits do not wait for it: wordjudge standby require")
-        elif streaming is not None:
+        elif stands.streaming is not None:
             click.echo("no standby streams from it: its verdicts live on this machine only")
         else:
             click.echo("this user may not see its standbys' state: run this as the postgres user to see it")
-    for epoch in epochs:
+    for epoch in stands.epochs:
         click.echo(f"epoch {epoch.epoch}: {epoch.server_url or '(a server alone)'} active from {epoch.since}")
-    if not epochs:
+    if not stands.epochs:
         click.echo("no server has been active on this database yet")

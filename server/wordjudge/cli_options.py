@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar, get_args
 
 import click
 
+from .errors import WordjudgeError
 from .logs import LogFormat, LogLevel
 from .messages import LANGUAGES
 from .settings import Settings, env_name
@@ -47,3 +49,17 @@ def setting_options(*fields: str) -> Callable[[F], F]:
         return command
 
     return decorate
+
+
+@contextmanager
+def told(url: str) -> Iterator[None]:
+    """A command's refusals (:class:`WordjudgeError`) and the failures of the PostgreSQL database ``url`` as its
+    error message, the database named without its password."""
+    from .postgres import DatabaseError, describe, shown  # not at import: psycopg only for commands that use it
+
+    try:
+        yield
+    except WordjudgeError as exc:
+        raise click.ClickException(exc.message) from None
+    except DatabaseError as exc:
+        raise click.ClickException(f"{shown(url)}: {describe(exc)}") from None

@@ -348,8 +348,9 @@ def promote(database: str, *, wait_seconds: int = 60) -> None:
     wait for no synchronous standby: the machine it followed is gone, and a commit waiting for it would wait for
     ever. Its server then sees the promotion and takes over (:func:`take_over`).
 
-    Raises :class:`~wordjudge.errors.InvalidInput` if ``database`` is not a standby, or was not promoted within
-    ``wait_seconds``; :class:`psycopg.Error` if it cannot be reached or the role may not promote.
+    Raises :class:`~wordjudge.errors.InvalidInput` if ``database`` is not a standby, the role is no superuser,
+    Patroni manages the server, or it was not promoted within ``wait_seconds``; :class:`psycopg.Error` if it
+    cannot be reached.
     """
     connection = postgres.connect(database, application="wordjudge standby promote")
     try:
@@ -373,9 +374,9 @@ def go_alone(database: str) -> None:
     machine is dead or switched off, and the hall, whose every commit waits for it, goes on with its verdicts on
     this machine only. The commits waiting now are let through (each already durable here).
 
-    Raises :class:`~wordjudge.errors.InvalidInput` if ``database`` is a standby, or if a synchronous standby
-    streams from it (nothing waits: the hall is not stopped); :class:`psycopg.Error` if it cannot be reached
-    or the role may not change the setting.
+    Raises :class:`~wordjudge.errors.InvalidInput` if ``database`` is a standby, the role is no superuser, Patroni
+    manages the server, or a synchronous standby streams from it (nothing waits: the hall is not stopped);
+    :class:`psycopg.Error` if it cannot be reached.
     """
     connection = postgres.connect(database, application="wordjudge standby alone")
     try:
@@ -395,9 +396,9 @@ def require_standby(database: str, *, wait_seconds: float = 10) -> bool:
     again, one being back and streaming from it; return whether it was seen streaming synchronously within
     ``wait_seconds``.
 
-    Raises :class:`~wordjudge.errors.InvalidInput` if ``database`` is a standby, or if no standby streams from
-    it (every commit would then wait for one that is not there: the hall would stop); :class:`psycopg.Error` if
-    it cannot be reached or the role may not change the setting.
+    Raises :class:`~wordjudge.errors.InvalidInput` if ``database`` is a standby, the role is no superuser, Patroni
+    manages the server, or no standby streams from it (every commit would then wait for one that is not there:
+    the hall would stop); :class:`psycopg.Error` if it cannot be reached.
     """
     connection = postgres.connect(database, application="wordjudge standby require")
     try:
@@ -460,14 +461,44 @@ def waits_for_standby(database: str) -> bool | None:
     Raises :class:`psycopg.Error` if the database cannot be reached."""
     connection = postgres.connect(database, read_only=True, application="wordjudge hall")
     try:
-        names, commit = connection.execute(
-            "SELECT current_setting('synchronous_standby_names'), current_setting('synchronous_commit')"
-        ).fetchone() or ("", "")
+        return _waits_for_standby(connection, _replicas(connection))
     finally:
         connection.close()
+
+
+def _waits_for_standby(connection: Connection, streaming: list[tuple[str, str, str]] | None) -> bool | None:
+    names, commit = connection.execute(
+        "SELECT current_setting('synchronous_standby_names'), current_setting('synchronous_commit')"
+    ).fetchone() or ("", "")
     if not str(names).strip() or commit not in ("on", "remote_write", "remote_apply"):
         return False
-    return alone(replicas(database))
+    return alone(streaming)
+
+
+@dataclass(frozen=True)
+class Standing:
+    """Where a database stands in its hall, as ``wordjudge standby status`` says it: a standby or not, the hall's
+    history, and, on a primary, whether its commits wait for a standby that is not there (``waits``) and the
+    standbys streaming from it (``streaming``; None for both where the role may not see them)."""
+
+    standby: bool
+    epochs: list[Epoch]
+    waits: bool | None = None
+    streaming: list[tuple[str, str, str]] | None = None
+
+
+def standing(database: str) -> Standing:
+    """Where ``database`` stands (one connection). Raises :class:`psycopg.Error` if it cannot be reached."""
+    connection = postgres.connect(database, read_only=True, application="wordjudge standby status")
+    try:
+        (standby,) = connection.execute("SELECT pg_is_in_recovery()").fetchone() or (False,)
+        epochs = history(connection)
+        if standby:
+            return Standing(True, epochs)
+        streaming = _replicas(connection)
+        return Standing(False, epochs, _waits_for_standby(connection, streaming), streaming)
+    finally:
+        connection.close()
 
 
 def alone(streaming: Iterable[tuple[str, str, str]] | None) -> bool | None:
