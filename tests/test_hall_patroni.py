@@ -160,9 +160,11 @@ def _adjudicate(served: Served, count: int) -> Acknowledged:
 
 
 def _first_verdict_on(server: LiveServer, token: str, request_id: str, limit: float) -> float:
-    """Challenge ``server`` until it gives a verdict (it refuses, 503, until it took over); return the seconds."""
+    """Challenge ``server`` as a kiosk does, the same request id again until it gives a verdict (it refuses, 503,
+    until it took over, or while the outcome is not known); return the seconds. A verdict recorded by a try whose
+    answer was lost comes back as a replay (200)."""
     began = time.monotonic()
-    while (response := _challenge(server.base, token, request_id)).status_code != 201:
+    while (response := _challenge(server.base, token, request_id)).status_code not in (200, 201):
         assert response.status_code == 503, response.text
         assert time.monotonic() - began < limit, f"no verdict {limit} s after the death"
         time.sleep(0.2)
@@ -334,9 +336,8 @@ def test_a_machine_cut_off_from_the_hall_adjudicates_nothing_and_the_other_takes
     # quorum), and the hall goes on; the TD is told.
     _until("the TD was alerted when b took over", lambda: _alerts(b.data_dir, served.url_b) == 1, 10)
     machines.cut("a")
-    began = time.monotonic()
-    response = _challenge(b.base, tokens[1], "standby-cut-off", timeout=SETTLE)
-    assert response.status_code == 201, response.text
-    assert time.monotonic() - began < STANDBY_LOST, "the hall waited for a standby it could not reach"
+    # As a kiosk: CI once saw b's own PostgreSQL drop the writer's connection at the cut (Patroni, its etcd member
+    # re-electing, likely restarted it), answered "not known: send it again", which the kiosk does.
+    _first_verdict_on(b, tokens[1], "standby-cut-off", STANDBY_LOST)  # else "the hall waited for a standby"
     _until("the TD is alerted again", lambda: _alerts(b.data_dir, served.url_b) == 2, 10)
     _all_there_once(served, acknowledged, _printed(acknowledged, "before-3"), "after-partition", "standby-cut-off")
