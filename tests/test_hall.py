@@ -47,7 +47,7 @@ from wordjudge.hall import (
 from wordjudge.lexicon import LexiconStore
 from wordjudge.messages import Message
 from wordjudge.profile import Catalog
-from wordjudge.records import RecordFilter
+from wordjudge.records import Kind, RecordFilter
 from wordjudge.serving import (
     ALONE_ALERT,
     BEFORE_TAKEOVER,
@@ -59,6 +59,7 @@ from wordjudge.settings import Settings
 from wordjudge.wordlist import read_word_list
 
 from .browser import new_page, open_enrolled
+from .clocks import ShiftedClock
 from .helpers import PASSWORD, LiveServer, free_port, write_event, write_list
 from .postgres import Cluster
 from .test_cli_access import run
@@ -158,10 +159,10 @@ def settled_once(server: LiveServer, url: str, acknowledged: Acknowledged, print
     assert verification.ok, verification
 
 
-def _alerted(data_dir: Path, url: str) -> bool:
+def _alerted(data_dir: Path, url: str, kind: str = ALONE_ALERT) -> bool:
     store = AccessStore(data_dir / ACCESS_FILE, database=url).open()
     try:
-        return any(alert.kind == ALONE_ALERT for alert in store.alerts.latest())
+        return any(alert.kind == kind for alert in store.alerts.latest())
     finally:
         store.close()
 
@@ -264,6 +265,84 @@ def test_the_standby_takes_over_with_no_verdict_lost_and_the_old_machine_never_a
     assert fenced.status_code == 503
     assert fenced.json()["code"] == "not_active"
     assert f"replaced by {hall.b.base}" in fenced.json()["error"]
+
+
+@pytest.mark.live
+def test_a_standby_whose_clock_is_seconds_behind_takes_over_with_the_chain_verifying_and_nothing_lost(
+    hall: Hall, tmp_path: Path
+) -> None:
+    """Two laptops are never in step: the standby machine's clock runs 8 s behind the active one's (its server's
+    clock shifted by libfaketime; loopback alone shares one clock). The issue measured 5 s; 8 leave the takeover,
+    1 to 3 s here, room to come before the standby's clock passes the old server's last record. Before, the new
+    active server's first record was dated before the old server's last one: `audit verify` called the failover's
+    log broken, and the next start stopped the hall. Now its records are held at the log's last time, the TD is
+    told the offset while both machines run (each server's health, the active one's console) and the step at the
+    takeover, and it is on record."""
+    hall.b.prefix = ShiftedClock(tmp_path, "-8").prefix
+    hall.a.start()
+    hall.b.start()
+    td = run("td", "add", "alice", "--password-stdin", "--data-dir", hall.a.data_dir, "--database", hall.url_a,
+             stdin=PASSWORD + "\n")  # fmt: skip
+    assert td.exit_code == 0, td.output
+    added = run("device", "add", "kiosk 1", "--role", "kiosk", "--data-dir", hall.a.data_dir, "--database", hall.url_a)
+    token = added.stdout.strip()
+    acknowledged: Acknowledged = {}
+    for number in range(5):
+        response = _challenge(hall.a.base, token, f"before-{number}")
+        assert response.status_code == 201, response.text
+        acknowledged[f"before-{number}"] = (token, response.json())
+    docket = acknowledged["before-4"][1]
+    printed = HeadMark(int(docket["id"]), str(docket["hash"])[:HEAD_HEX], "a docket printed before the failover")
+    # Each server says how far the other's clock is, and the standby how far its database's (its own machine's
+    # PostgreSQL, on the real clock here) is from its server's.
+    deadline = time.monotonic() + SYNC_WAIT
+    while not any("ahead of the clock of " + hall.b.base in w for w in _health(hall.a)["warnings"]):
+        assert time.monotonic() < deadline, _health(hall.a)
+        time.sleep(0.2)
+    while len(warned := _health(hall.b)["warnings"]) < 2:
+        assert time.monotonic() < deadline, warned
+        time.sleep(0.2)
+    assert any(f"this server's clock is 8 s behind the clock of {hall.a.base}" in warning for warning in warned)
+    assert any("this server's clock is 8 s behind the clock of its database" in warning for warning in warned)
+    [peer] = _health(hall.a)["clock"]["peers"]
+    assert (peer["url"], round(peer["offset_s"])) == (hall.b.base, -8)
+    while not _alerted(hall.a.data_dir, hall.url_a, "clock_offset"):
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+
+    # The kiosks challenge until the machine dies: its last record is of the moment of its death.
+    last = _challenge(hall.a.base, token, "at-the-death")
+    assert last.status_code == 201, last.text
+    acknowledged["at-the-death"] = (token, last.json())
+    _kill_machine(hall.primary, hall.a)
+    promoted = run("standby", "promote", "--database", hall.url_b, "--yes")
+    assert promoted.exit_code == 0, promoted.output
+    while (response := _challenge(hall.b.base, token, "after-failover-0")).status_code != 201:
+        assert response.status_code == 503, response.text
+        assert time.monotonic() < deadline + SYNC_WAIT, response.text
+        time.sleep(0.1)
+    # Held at the last time the old server wrote, not dated up to 8 s before it.
+    assert response.json()["created_at"] >= last.json()["created_at"]
+    settled_once(hall.b, hall.url_b, acknowledged, printed, "after-failover-0")
+    while (step := _health(hall.b)["clock"]["step"]) is None:  # told at the clock's next look (every second)
+        assert time.monotonic() < deadline + SYNC_WAIT
+        time.sleep(0.2)
+    assert step["what"] == "clock.behind_log"
+    assert -8 < step["seconds"] < -2, step  # as far behind the log's last record as the takeover left it
+    assert "before the log's last record" in " ".join(_health(hall.b)["warnings"])
+    verified = run("audit", "verify", "--data-dir", hall.b.data_dir, "--database", hall.url_b)
+    assert verified.exit_code == 0, verified.output
+    log = open_log(hall.b.data_dir, hall.url_b)
+    try:
+        steps = [record.change for record in log.find(RecordFilter(kind=Kind.CHANGE, actor="clock"), limit=5)]
+    finally:
+        log.close()
+    assert [(step or {}).get("what") for step in steps] == ["clock.behind_log"]
+
+
+def _health(server: LiveServer) -> dict[str, Any]:
+    body: dict[str, Any] = httpx.get(f"{server.base}/api/health", timeout=5).json()
+    return body
 
 
 def test_a_server_steps_down_for_good_when_a_peer_took_over_after_it() -> None:

@@ -128,7 +128,8 @@ async def _watch_hall(serving: Serving) -> None:
 
 
 async def _watch_event_file(serving: Serving) -> None:
-    """Look at the event file every :data:`EVENT_WATCH_SECONDS`, in a worker thread (reading a changed file
+    """Look at the clock (:meth:`~wordjudge.timekeeping.Timekeeper.look`) and the event file every
+    :data:`EVENT_WATCH_SECONDS`, in a worker thread (reading a changed file
     and verifying a new lexicon take time), write the devices' and sessions' last-seen times (in a worker
     thread too: a commit waits for the disk), at which kiosks went silent (alerting the TD), and keep the
     summary's final verdicts up to date (so that no summary waits for them), until cancelled. Only while the
@@ -139,6 +140,10 @@ async def _watch_event_file(serving: Serving) -> None:
         if resources is None:
             continue
         resources.advertise()  # a standby that became active announces itself now (else: already announcing)
+        # The clock first: a step is told, and put on record, within a second of it.
+        await asyncio.to_thread(
+            serving.clock.look, resources.audit, event=resources.served.event.name, leads=leads(resources.process)
+        )
         await asyncio.to_thread(resources.served.pick_up_event_file)
         await asyncio.to_thread(resources.access.database.flush_touches)
         if leads(resources.process):

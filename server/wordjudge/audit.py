@@ -29,15 +29,17 @@ import secrets
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
-from contextlib import contextmanager, suppress
+from contextlib import suppress
 from datetime import UTC, datetime
 from pathlib import Path
+from time import time as time_now
 from typing import Any
 
-from . import __version__, postgres
+from . import __version__
 from .audit_jobs import Integrity, Job, Task, WriterStats, refuse_queued, resolve, settle, take_queued
+from .audit_reading import LogReader
 from .audit_store import AUDIT_FILE as AUDIT_FILE  # where a log in the data folder is kept
 from .audit_store import (
     FAILURES,
@@ -47,7 +49,6 @@ from .audit_store import (
     chain_head,
     check_place,
     close_writer,
-    connect_reader,
     open_writer,
     rollback,
     undone_alone,
@@ -56,7 +57,8 @@ from .audit_store import (
 )
 from .audit_store import note_place as note_place  # after a server opened a log in PostgreSQL
 from .audit_store import probe as probe  # before a server prepares its data folder
-from .chain import GENESIS, Head, HeadMark, Verification, insert_checkpoint, last_checkpoint, read_head, verify_chain
+from .chain import GENESIS, Head, insert_checkpoint, last_checkpoint, read_head, verify_chain
+from .clock import record_time, stored
 from .errors import AuditUnavailable, WordjudgeError
 from .postgres import AnyConnection, DatabaseError, IntegrityError, reason
 from .records import (
@@ -65,7 +67,6 @@ from .records import (
     Appended,
     Entry,
     Record,
-    RecordFilter,
     chained,
     conflicting_request,
     from_row,
@@ -87,23 +88,17 @@ _WHOLE_CHECK_AFTER = 3.0  # seconds after start before the whole log is checked 
 _STOP = object()
 
 
-class AuditLog:
+class AuditLog(LogReader):
     """The audit log in ``path`` (a SQLite file), or in the PostgreSQL database ``database`` names (a
-    ``postgresql://`` URL) if given. :meth:`start` the writer to append; reading works without it."""
+    ``postgresql://`` URL) if given. :meth:`start` the writer to append; reading works without it
+    (:class:`~wordjudge.audit_reading.LogReader`)."""
 
     def __init__(self, path: Path, *, database: str | None = None, shared: str | None = None) -> None:
-        self.path = path
+        super().__init__(path, database=database)
         self.shared = shared  # a server's token, its processes all writing the log (wordjudge.processes)
         self._seen: tuple[float, Head] | None = None  # shared: the database's head, and when it was read
-        self.database = database if postgres.is_url(database) else None
-        # What messages and logs call the log: its file, or its database URL without the password.
-        self.where = postgres.shown(self.database) if self.database else str(path)
-        self.dialect = "postgresql" if self.database else "sqlite"  # whose SQL :meth:`select` takes
         self._queue: queue.Queue[Any] = queue.Queue()
         self._writer: threading.Thread | None = None
-        self._readers: queue.LifoQueue[Any] = queue.LifoQueue()  # sqlite3 or postgres connections
-        self._all_readers: list[Any] = []
-        self._readers_lock = threading.Lock()
         self._head = GENESIS  # the writer's: ahead of the commit while a batch is written
         self._committed = self._head  # what readers can see
         self.stats = WriterStats()
@@ -157,9 +152,6 @@ class AuditLog:
     def _connect_writer(self) -> AnyConnection:
         return open_writer(self.path, self.database, self.where, shared=self.shared)
 
-    def _connect_reader(self) -> AnyConnection:
-        return connect_reader(self.path, self.database, self.where)
-
     def _check_whole(self) -> None:
         main, side = self._checking
         # Not at once: the server's start (and its first verdicts) come first; the check takes seconds at a
@@ -203,10 +195,7 @@ class AuditLog:
             self._queue.put(_STOP)
             self._writer.join()
             self._writer = None
-        with self._readers_lock:
-            for connection in self._all_readers:
-                connection.close()
-            self._all_readers.clear()
+        self.close_readers()
 
     @property
     def head(self) -> Head:
@@ -267,6 +256,36 @@ class AuditLog:
         future: Future[Any] = Future()
         self._enqueue(Task(run, future))
         return future.result()
+
+    def append_decided(self, decide: Callable[[Any], Entry | None]) -> Record | None:
+        """Append the entry ``decide`` makes, given the writer's connection in the append's own write transaction;
+        nothing if it makes none (it decided against: then None). The one append a log that failed its check
+        takes: the TD's acceptance of what broke it (:mod:`wordjudge.clock_steps`), which ``decide`` weighs on the
+        chain as it is in that transaction. Raises :class:`AuditUnavailable`."""
+
+        def run(connection: Any) -> Record | None:
+            head = self._head
+            begin(connection)
+            try:
+                if self.shared is not None:
+                    self._head = chain_head(connection)
+                decided = decide(connection)
+                appended = self._write_one(connection, decided, careful=False) if decided is not None else None
+                if isinstance(appended, Exception):
+                    raise appended
+                connection.execute("COMMIT" if appended is not None else "ROLLBACK")
+            except BaseException:
+                rollback(connection)
+                self._head = head
+                raise
+            if appended is None:
+                self._head = head
+                return None
+            self._committed = self._head
+            return appended.record
+
+        result: Record | None = self._task(run)
+        return result
 
     async def settled(self, actor: str, request_id: str) -> Record | None:
         """The record ``actor`` made with ``request_id``, once every request queued before this call is written.
@@ -426,12 +445,15 @@ class AuditLog:
         # One call for every salt of the batch: each call for random bytes lets go of the interpreter, and
         # taking it back waits for the request thread (issue 19). The bytes are the same CSPRNG's.
         salts = secrets.token_hex(16 * len(entries))
-        previous, record_id = head.hash, head.id or 0
+        previous, record_id, time = head.hash, head.id or 0, head.time
         for n, entry in enumerate(entries):
             record_id += 1
+            # Never before the record it follows, whatever the clock says: the head is the chain's, read in this
+            # transaction where other processes write too, and read from the database by a promoted standby.
+            time = record_time(stored(time_now()), time)
             record, body = chained(
-                entry, id=record_id, created_at=datetime.now(UTC).isoformat(timespec="milliseconds"),
-                software_version=__version__, prev_hash=previous, salt=salts[32 * n : 32 * n + 32],
+                entry, id=record_id, created_at=time, software_version=__version__, prev_hash=previous,
+                salt=salts[32 * n : 32 * n + 32],
             )  # fmt: skip
             records.append((record, body))
             previous = record.hash
@@ -456,7 +478,7 @@ class AuditLog:
             # is not; one by one, each retry gets its original record and the others are written.
             return [self._write_one(connection, entry) for entry in entries]
         last = built[-1][0]
-        self._head = Head(self._head.records + len(built), last.id, last.hash)
+        self._head = Head(self._head.records + len(built), last.id, last.hash, last.created_at)
         return [Appended(record, replayed=False) for record, _ in built]
 
     def _write_one(self, connection: Any, entry: Entry, *, careful: bool = True) -> Appended | Exception:
@@ -479,116 +501,8 @@ class AuditLog:
             if existing.same_request(entry):
                 return Appended(existing, replayed=True)
             return conflicting_request(entry.request_id, existing.id)
-        self._head = Head(head.records + 1, record.id, record.hash)
+        self._head = Head(head.records + 1, record.id, record.hash, record.created_at)
         return Appended(record, replayed=False)
-
-    # -- reading ---------------------------------------------------------------------------------
-
-    @contextmanager
-    def _reader(self) -> Iterator[Any]:
-        try:
-            connection = self._readers.get_nowait()
-        except queue.Empty:
-            if self.database is None and not self.path.exists():
-                raise AuditUnavailable("error.audit.missing", path=str(self.path)) from None
-            try:
-                connection = self._connect_reader()
-            except DatabaseError as exc:
-                raise AuditUnavailable("error.audit.cannot_read", path=self.where, reason=reason(exc)) from exc
-            with self._readers_lock:
-                self._all_readers.append(connection)
-        try:
-            yield connection
-        except DatabaseError as exc:
-            raise AuditUnavailable("error.audit.cannot_read", path=self.where, reason=reason(exc)) from exc
-        finally:
-            if getattr(connection, "broken", False):  # the server went away: the next read opens a new one
-                with self._readers_lock:
-                    self._all_readers.remove(connection)
-                connection.close()
-            else:
-                self._readers.put(connection)
-
-    def get(self, record_id: int) -> Record | None:
-        """The record with that id, or None."""
-        with self._reader() as connection:
-            row = connection.execute(f"{SELECT_RECORDS} WHERE r.id = ?", (record_id,)).fetchone()
-        return from_row(row) if row else None
-
-    def by_request(self, actor: str, request_id: str) -> Record | None:
-        """The record ``actor`` made with ``request_id``, or None."""
-        with self._reader() as connection:
-            row = connection.execute(
-                f"{SELECT_RECORDS} WHERE r.actor = ? AND r.request_id = ?", (actor, request_id)
-            ).fetchone()
-        return from_row(row) if row else None
-
-    def children(self, record_id: int) -> list[Record]:
-        """The rechecks, reissues and rulings of a record, oldest first."""
-        with self._reader() as connection:
-            rows = connection.execute(f"{SELECT_RECORDS} WHERE r.parent_id = ? ORDER BY r.id", (record_id,)).fetchall()
-        return [from_row(row) for row in rows]
-
-    def find(self, where: RecordFilter, *, limit: int = 100, before_id: int | None = None) -> list[Record]:
-        """Records matching ``where``, newest first, at most ``limit``, with ids below ``before_id`` if given."""
-        clause, params = where.where(self.dialect)
-        if before_id is not None:
-            clause += (" AND" if clause else " WHERE") + " r.id < ?"
-            params.append(before_id)
-        with self._reader() as connection:
-            sql = f"{SELECT_RECORDS}{clause} ORDER BY r.id DESC LIMIT ?"
-            rows = connection.execute(sql, [*params, limit]).fetchall()
-        return [from_row(row) for row in rows]
-
-    def count(self, where: RecordFilter) -> int:
-        """How many records match ``where``."""
-        clause, params = where.where(self.dialect)
-        with self._reader() as connection:
-            return int(connection.execute(f"SELECT count(*) FROM records r{clause}", params).fetchone()[0])
-
-    def select(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> list[tuple[Any, ...]]:
-        """The rows of a query of the log's own, on a read-only connection (views with SQL of their own)."""
-        with self._reader() as connection:
-            rows: list[tuple[Any, ...]] = connection.execute(sql, params).fetchall()
-        return rows
-
-    def iterate(self, where: RecordFilter | None = None, *, after_id: int = 0) -> Iterator[Record]:
-        """Every record matching ``where`` with an id above ``after_id``, oldest first (read as it goes)."""
-        clause, params = (where or RecordFilter()).where(self.dialect)
-        clause += (" AND" if clause else " WHERE") + " r.id > ?"
-        with self._reader() as connection:
-            for row in connection.execute(f"{SELECT_RECORDS}{clause} ORDER BY r.id", [*params, after_id]):
-                yield from_row(row)
-
-    def tallies(self, event: str, top: int) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
-        """The challenge counts kept with each record for ``event`` (scope, division, round_key, challenges,
-        acceptable; in the order first challenged), and its most challenged words (scope, division, round_key,
-        word, challenges), at most ``top`` a tally, most challenged first, ties in the order first challenged.
-        Scope 0 is the event, 1 a division, 2 a division's round (round_key 0: no round)."""
-        with self._reader() as connection:
-            counts = connection.execute(
-                "SELECT scope, division, round_key, challenges, acceptable FROM tallies WHERE event = ?"
-                " ORDER BY scope, first_id",
-                (event,),
-            ).fetchall()
-            words = []
-            for scope, division, round_key, *_ in counts:
-                words += connection.execute(
-                    "SELECT scope, division, round_key, word, challenges FROM word_tallies"
-                    " WHERE event = ? AND scope = ? AND division = ? AND round_key = ?"
-                    " ORDER BY challenges DESC, first_id, word LIMIT ?",
-                    (event, scope, division, round_key, top),
-                ).fetchall()
-        return counts, words
-
-    def verify(self, marks: Sequence[HeadMark] = ()) -> Verification:
-        """Check the whole log (see :mod:`wordjudge.chain`), and each head in ``marks``: a head shown on
-        a docket or written by a witness also catches a rewritten chain and records cut off the end.
-
-        Raises :class:`AuditUnavailable` if the file cannot be read.
-        """
-        with self._reader() as connection, self._reader() as side:
-            return verify_chain(connection, marks, side=side, deep=True)
 
 
 def open_log(data_dir: Path, database: str | None, *, shared: str | None = None) -> AuditLog:

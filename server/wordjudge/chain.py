@@ -18,11 +18,12 @@ start checks only what came after the last one).
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import sqlite3
 import threading
-from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -30,13 +31,16 @@ from typing import Any
 from . import audit_schema, audit_schema_pg
 from .errors import InvalidInput
 from .input_rules import MAX_WORDS
-from .messages import Message
+from .messages import Message, duration
 from .postgres import AnyConnection, DatabaseError, dialect_of
 from .records import Kind, Verdict, canonical
 from .rules import ChallengeRule, consequence
 
 GENESIS_HASH = "0" * 64
 HEAD_HEX = 16  # hex digits of a head as printed: 64 bits, beyond any forger's reach
+# A change record of this kind is the TD's acceptance of a record dated before the record it follows, made by an
+# honest clock set back in a log written before record times were held (wordjudge.clock_steps).
+STEP_ACCEPTED = "clock.step_accepted"
 _HEAD = re.compile(r"#?(\d{1,16}):([0-9a-fA-F]{16,64})")
 _KINDS = {kind.value for kind in Kind}
 _VERDICTS = {verdict.value for verdict in Verdict}
@@ -50,6 +54,7 @@ class Head:
     records: int
     id: int | None
     hash: str
+    time: str = ""  # the last record's time ("" for an empty log): no record after it is dated before it
 
     @property
     def text(self) -> str:
@@ -57,7 +62,8 @@ class Head:
         return head_text(self.id or 0, self.hash)
 
     def as_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "text": self.text}
+        """The head as the API sends it: its position (the time is the writer's, for the next record's)."""
+        return {"records": self.records, "id": self.id, "hash": self.hash, "text": self.text}
 
 
 GENESIS = Head(0, None, GENESIS_HASH)
@@ -120,11 +126,17 @@ class Checkpoint:
 
 def read_head(connection: AnyConnection) -> Head:
     """The log's last record as a head (GENESIS for an empty log)."""
-    row = connection.execute("SELECT id, hash FROM records ORDER BY id DESC LIMIT 1").fetchone()
+    row = connection.execute("SELECT id, hash, created_at FROM records ORDER BY id DESC LIMIT 1").fetchone()
     if row is None:
         return GENESIS
     # Ids run from 1 without a gap (the chain check holds it): the last id is the count, without counting.
-    return Head(row[0], row[0], row[1])
+    return Head(row[0], row[0], row[1], row[2] if isinstance(row[2], str) else "")
+
+
+def record_stamp(connection: AnyConnection, record_id: int) -> tuple[str, str] | None:
+    """A record's hash and time as stored (None: the log has no such record)."""
+    row = connection.execute("SELECT hash, created_at FROM records WHERE id = ?", (record_id,)).fetchone()
+    return (str(row[0]), str(row[1])) if row else None
 
 
 def last_checkpoint(connection: AnyConnection) -> Checkpoint | None:
@@ -239,12 +251,15 @@ def verify_chain(
     *,
     side: AnyConnection | None = None,
     deep: bool = False,
+    accepting: Mapping[int, str] | None = None,
 ) -> Verification:
     """Check the log in ``connection`` (see the module's docstring), from ``since`` if given.
 
     With ``side`` (a second connection to the same file), the checks SQLite does alone run there in
     a thread while this one walks the chain, on another core. ``deep`` also runs SQLite's own check
-    of the file's structure (``PRAGMA quick_check``). Never raises for what it finds: a broken chain
+    of the file's structure (``PRAGMA quick_check``). A record dated before the record it follows is a
+    break unless the TD accepted it as a clock set back (:func:`accepted_steps`), or ``accepting`` names it
+    (record id: its hash; what :func:`step_acceptance` weighs). Never raises for what it finds: a broken chain
     is a :class:`Verification` naming the first bad record. Raises :class:`sqlite3.Error` (or
     :class:`psycopg.Error`, for a log in PostgreSQL) if the log cannot be read.
     """
@@ -279,7 +294,8 @@ def verify_chain(
     checks = threading.Thread(target=sql_checks)
     if side is not None:
         checks.start()
-    walk = _Walk(previous, by_id, previous_time if since is not None else "")
+    accepted = {**accepted_steps(connection), **(accepting or {})}
+    walk = _Walk(previous, by_id, previous_time if since is not None else "", accepted)
     bad: tuple[int | None, Message] | None = None
     try:
         # PostgreSQL's rows are streamed: a million records are never all in memory (SQLite reads as it goes).
@@ -304,6 +320,25 @@ def verify_chain(
         return Verification(True, walk.count, walk.head, since=start, heads=len(marks))
     head = walk.head if bad[0] is None or (walk.head.id or 0) < bad[0] else _head_before(connection, bad[0])
     return Verification(False, head.records - previous.records, head, bad[0], bad[1], since=start, heads=len(marks))
+
+
+# The TD's acceptances of a step back in time (change records of what clock.step_accepted): few, found through the
+# kind's index; each body is read again as JSON, so that a text that only looks like one accepts nothing.
+_ACCEPTANCES = "SELECT body FROM records WHERE kind = 'change' AND body LIKE ? ORDER BY id"
+
+
+def accepted_steps(connection: AnyConnection) -> dict[int, str]:
+    """The records dated before the record they follow that the TD accepted as a clock set back (``wordjudge audit
+    accept-clock-step``): record id: its hash (an acceptance holds for that very record, never another)."""
+    accepted: dict[int, str] = {}
+    for (body,) in connection.execute(_ACCEPTANCES, (f'%"what":"{STEP_ACCEPTED}"%',)):
+        try:
+            change = json.loads(body)["change"]
+            if change["what"] == STEP_ACCEPTED:
+                accepted[int(change["after"]["id"])] = str(change["after"]["hash"])
+        except (ValueError, KeyError, TypeError):
+            continue  # not an acceptance, whatever its text: it accepts nothing (the chain check says what it is)
+    return accepted
 
 
 def _consequences() -> list[tuple[str, str, int, str]]:
@@ -426,14 +461,17 @@ class _Walk:
     """The record-by-record part of :func:`verify_chain`: one tight loop (it runs a million times). What
     SQLite can check alone, it checks meanwhile in :func:`_sql_problem`."""
 
-    def __init__(self, previous: Head, marks: dict[int, list[HeadMark]], previous_time: str) -> None:
+    def __init__(
+        self, previous: Head, marks: dict[int, list[HeadMark]], previous_time: str, accepted: Mapping[int, str]
+    ) -> None:
         self.head = previous
         self.marks = marks
         self.count = 0
         self.previous_time = previous_time
+        self.accepted = accepted  # record id: its hash, a step back in time the TD accepted
 
     def records(self, rows: Iterable[tuple[Any, ...]]) -> None:
-        sha256, marks = hashlib.sha256, self.marks
+        sha256, marks, accepted = hashlib.sha256, self.marks, self.accepted
         last_id, prev_hash, last_time, count = self.head.id or 0, self.head.hash, self.previous_time, 0
         try:
             for record_id, record_hash, body, created_at in rows:
@@ -448,7 +486,8 @@ class _Walk:
                 elif f'"id":{record_id},' not in body:
                     problem = Message("chain.problem.other_id")
                 elif not isinstance(created_at, str) or created_at < last_time:
-                    problem = Message("chain.problem.time", time=str(created_at))
+                    if not isinstance(created_at, str) or accepted.get(record_id) != record_hash:
+                        problem = _time_problem(record_id, created_at, last_time)
                 elif record_id in marks:
                     problem = _mark_problem(record_id, record_hash, marks[record_id])
                 if problem is not None:
@@ -458,6 +497,20 @@ class _Walk:
         finally:
             self.head = Head(self.head.records + count, last_id or None, prev_hash)
             self.count += count
+
+
+def _time_problem(record_id: int, created_at: Any, previous: str) -> Message:
+    """A record dated before the record it follows: by how much (an honest clock set back, in a log written
+    before record times were held, is accepted by the TD; nothing else is)."""
+    try:
+        if not isinstance(created_at, str):
+            raise TypeError(created_at)
+        step = datetime.fromisoformat(previous) - datetime.fromisoformat(created_at)
+    except (TypeError, ValueError):  # a time that is no ISO time, or naive against aware
+        return Message("chain.problem.time_unreadable", time=str(created_at))
+    return Message(
+        "chain.problem.time", time=created_at, previous=previous, step=duration(step.total_seconds()), id=str(record_id)
+    )
 
 
 def _mark_problem(record_id: int, record_hash: str, marks: list[HeadMark]) -> Message | None:

@@ -12,14 +12,17 @@ from typing import Any
 import click
 
 from .audit import AUDIT_FILE, AuditLog, open_log
+from .auth import cli_principal
 from .backup import backup_sqlite
 from .chain import HeadMark, read_heads
 from .cli_language import cli_language
 from .cli_options import F, setting_options
-from .errors import InvalidInput
+from .clock_steps import accept_step
+from .datadir import FolderInUse, refuse_if_served
+from .errors import AuditUnavailable, Conflict, InvalidInput
 from .export import ExportFormat, export
 from .input_rules import MAX_ROUND
-from .messages import Message
+from .messages import Message, duration
 from .record_views import record_line
 from .records import Kind, RecordFilter, Verdict, utc_time
 from .settings import Settings, load_settings
@@ -121,6 +124,51 @@ def audit_backup(destination: str, **flags: Any) -> None:
         raise click.ClickException(f"{destination} is not a folder: create it first, or give a file name")
     copy = backup_sqlite(settings.data_dir / AUDIT_FILE, Path(destination))
     _verify_and_report(AuditLog(copy), cli_language(settings), copy=True)
+
+
+@audit.command("accept-clock-step")
+@click.argument("record_id", metavar="ID", type=click.IntRange(min=1))
+@setting_options("data_dir", "database", "language")
+def audit_accept_clock_step(record_id: int, **flags: Any) -> None:
+    """Accept record ID, dated before the record it follows, as a clock set back: the log verifies again and a
+    server serves it.
+
+    For a log written before wordjudge held record times (it no longer writes such a record). Only where the
+    chain breaks first, for that reason alone, on a chain otherwise intact: anything else is refused, naming the
+    real problem, and nothing is written. The acceptance is a record of the log, by the command line's user. Stop
+    the server first (it checks the log when it starts). The result is said in the event's language.
+    """
+    settings = load_settings(**flags)
+    lang = cli_language(settings)
+    if settings.database is None:  # a log in PostgreSQL: a server's writer holds its lock (below)
+        try:
+            refuse_if_served(settings.data_dir)
+        except FolderInUse as exc:
+            said = Message("cli.clock_step.served_folder", pid=str(exc.holder.pid or "?"),
+                           path=str(settings.data_dir.resolve()))  # fmt: skip
+            raise click.ClickException(said.text(lang)) from None
+    log = _audit_log(settings)
+    try:
+        log.start()
+        outcome = accept_step(log, record_id, actor=cli_principal().actor)
+    except AuditUnavailable as exc:
+        if isinstance(exc.__cause__, Conflict):  # another server's writer holds the log
+            raise click.ClickException(Message("cli.clock_step.served_database", path=log.where).text(lang)) from None
+        raise click.ClickException(exc.message) from None
+    finally:
+        log.close()
+    if isinstance(outcome, Message):
+        raise click.ClickException(outcome.text(lang))
+    record, step = outcome
+    accepted = Message(
+        "cli.clock_step.accepted", id=str(step.id), time=step.time, previous=step.previous,
+        size=duration(step.seconds), record=str(record.id), actor=record.actor,
+    )  # fmt: skip
+    click.echo(accepted.text(lang))
+    if step.others:
+        click.echo(Message("cli.clock_step.others", ids=", ".join(map(str, step.others))).text(lang))
+    else:
+        _verify_and_report(_audit_log(settings), lang)
 
 
 @audit.command("export")

@@ -23,7 +23,7 @@ from .auth import Role
 from .devices import Device
 from .errors import AuditUnavailable, Conflict
 from .event import EVENT_FILE, Division, Event
-from .messages import Message
+from .messages import Message, duration
 from .records import Entry, Kind, Record
 from .rules import ChallengeRule
 
@@ -177,6 +177,8 @@ def describe(change: Change | dict[str, Any]) -> Message:
         change = change.as_dict()
     before, after = change.get("before") or {}, change.get("after") or {}
     what = str(change.get("what"))
+    if what in _CLOCK:
+        return _clock_change(what, change.get("subject"), before, after)
     named = not what.startswith("division.") or what in ("division.added", "division.removed")
     if what == "event.settings":  # each setting from its old value to its new one: "name: 10 -> 20, ..."
         said: str | Message = ""
@@ -189,6 +191,22 @@ def describe(change: Change | dict[str, Any]) -> Message:
         WHATS.get(what, "change.other"), subject=str(change.get("subject", "")), what=what,
         before=_said(before, named), after=_said(after, named),
     )  # fmt: skip
+
+
+# The clock's own records (wordjudge.timekeeping) and the TD's acceptance of a step back (wordjudge.clock_steps).
+_CLOCK = {
+    "clock.stepped_back": "change.clock.stepped_back", "clock.jumped_forward": "change.clock.jumped_forward",
+    "clock.behind_log": "change.clock.behind_log", "clock.step_accepted": "change.clock.step_accepted",
+}  # fmt: skip
+
+
+def _clock_change(what: str, subject: Any, before: dict[str, Any], after: dict[str, Any]) -> Message:
+    """A clock record in words: the step, its size, what the clock read where what was due; or the TD's
+    acceptance of a record dated before the record it follows."""
+    step = after.get("seconds")
+    size = duration(step) if isinstance(step, int | float) else "?"
+    times = {"expected": str(before.get("time")), "read": str(after.get("time"))}
+    return Message(_CLOCK[what], subject=str(subject), size=size, **times)
 
 
 def _said(values: dict[str, Any], named: bool) -> str | Message:
@@ -243,11 +261,11 @@ def td_disabled(name: str, *, was_disabled: bool) -> Change:
     return Change("td.disabled", name, "", {"disabled": was_disabled}, {"disabled": True})
 
 
-def change_entry(change: Change, *, actor: str, event: str) -> Entry:
-    """The change record of ``change`` made by ``actor``: no words, results or verdict."""
+def change_entry(change: Change, *, actor: str, event: str, channel: str = CHANNEL) -> Entry:
+    """The change record of ``change`` made by ``actor`` (through ``channel``): no words, results or verdict."""
     return Entry(
         kind=Kind.CHANGE, parent_id=None, event=event, division=change.division, round=None, table="", actor=actor,
-        channel=CHANNEL, words_typed=(), words=(), lexicon="", fingerprint="", verdict=None, results=(), rule="",
+        channel=channel, words_typed=(), words=(), lexicon="", fingerprint="", verdict=None, results=(), rule="",
         consequence={}, request_id=f"change-{secrets.token_hex(12)}", change=change.as_dict(),
     )  # fmt: skip
 

@@ -39,11 +39,13 @@ import logging
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from . import postgres
+from .clock import Offset, seconds_of
 from .datadir import Identity
 from .errors import InvalidInput, WordjudgeError
 from .messages import Message
@@ -116,10 +118,12 @@ class Epoch:
 
 @dataclass(frozen=True)
 class Place:
-    """What a server's own database says of the hall: whether it is a standby, and the latest epoch (if any)."""
+    """What a server's own database says of the hall: whether it is a standby, and the latest epoch (if any);
+    ``clock``: the database's clock against this server's (read across the query's round trip)."""
 
     standby: bool
     latest: Epoch | None
+    clock: Offset | None = None
 
 
 @dataclass(frozen=True)
@@ -136,6 +140,7 @@ class PeerSays:
     error: str | None = None
     lexicons: Mapping[str, str] | None = None
     unready: Unready | None = None
+    clock: Offset | None = None  # its clock against this server's, read across the round trip (None: not said)
 
 
 @dataclass(frozen=True)
@@ -253,8 +258,10 @@ def place(database: str) -> Place:
     :class:`psycopg.Error` if it cannot be reached."""
     connection = postgres.connect(database, read_only=True, application="wordjudge hall")
     try:
-        (standby,) = connection.execute("SELECT pg_is_in_recovery()").fetchone() or (False,)
-        return Place(bool(standby), latest_epoch(connection))
+        sent = time.time()
+        standby, now = connection.execute("SELECT pg_is_in_recovery(), clock_timestamp()").fetchone() or (False, None)
+        clock = Offset.read_across(now.timestamp(), sent, time.time()) if isinstance(now, datetime) else None
+        return Place(bool(standby), latest_epoch(connection), clock)
     finally:
         connection.close()
 
@@ -520,17 +527,26 @@ def ask_peers(peers: Sequence[str], *, timeout: float = PEER_TIMEOUT) -> list[Pe
     with httpx.Client(timeout=timeout, verify=False) as client:
         for url in peers:
             try:
+                sent = time.time()
                 body = client.get(f"{url}/api/health").json()
+                clock = _peer_clock(body.get("clock"), sent, time.time())
                 hall = body.get("hall") or {}
                 said.append(
                     PeerSays(
                         url, hall.get("role"), hall.get("epoch"), hall.get("active_url"),
-                        lexicons=_served_lexicons(body), unready=Unready.from_dict(hall.get("unready")),
+                        lexicons=_served_lexicons(body), unready=Unready.from_dict(hall.get("unready")), clock=clock,
                     )
                 )  # fmt: skip
             except (httpx.HTTPError, ValueError, AttributeError) as exc:
                 said.append(PeerSays(url, error=str(exc) or type(exc).__name__))
     return said
+
+
+def _peer_clock(said: Any, sent: float, received: float) -> Offset | None:
+    """A peer's clock against this server's, from its health's ``clock`` (its ``time`` when it answered)."""
+    time_said = said.get("time") if isinstance(said, dict) else None
+    reading = seconds_of(time_said) if isinstance(time_said, str) else None
+    return Offset.read_across(reading, sent, received) if reading is not None else None
 
 
 def rival(epoch: int | None, own_url: str, said: Iterable[PeerSays]) -> PeerSays | None:

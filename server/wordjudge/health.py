@@ -106,17 +106,21 @@ def check(
     event_file: Message | None = None,
     hall: Mapping[str, Any] | None = None,
     hall_warnings: Sequence[Message] = (),
+    clock: Mapping[str, Any] | None = None,
+    clock_warnings: Sequence[Message] = (),
 ) -> Health:
     """Check the server's state and build the health report (never raises for a failed check: it reports it).
 
     ``event_file``: why the event file on disk is not the event served (a hand edit that does not load), if so.
     ``hall``: this server's place in its hall (:meth:`~wordjudge.serving.Serving.view`), reported as it is;
     ``hall_warnings``: what the hall warns of (no synchronous standby follows; the standby could not take over).
+    ``clock``: this server's clock (:meth:`~wordjudge.timekeeping.Timekeeper.view`), reported as it is;
+    ``clock_warnings``: what it warns of (a step, record times held, another clock beyond the tolerance).
     """
     reasons: list[Message] = []
     # Only warnings: the event served is still a whole, verified one, so every verdict stands; a server that no
     # standby follows still writes every verdict durably, on this machine only.
-    warnings: list[Message] = [warning for warning in (event_file, *hall_warnings) if warning]
+    warnings: list[Message] = [warning for warning in (event_file, *hall_warnings, *clock_warnings) if warning]
     lexicons = []
     for name, view in lexicon_views.items():
         stamp = verified.get(name)
@@ -184,6 +188,8 @@ def check(
     }
     if hall is not None:
         body["hall"] = dict(hall)
+    if clock is not None:
+        body["clock"] = dict(clock)
     return Health(ok, reason_texts, warning_texts, free, body)
 
 

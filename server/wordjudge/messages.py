@@ -145,6 +145,21 @@ def format_datetime(moment: datetime, lang: str = DEFAULT_LANGUAGE) -> str:
     return f"{moment.day} {months[moment.month - 1]} {moment.year}, {moment:%H:%M:%S}"
 
 
+def duration(seconds: float) -> Message:
+    """A length of time in words: 4.2 s, 3 min 05 s, 1 h 00 min 02 s, 2 d 03 h (``clock.duration.*``)."""
+    whole = round(abs(seconds))
+    if abs(seconds) < 60:  # a step of milliseconds (two processes' clocks) still reads as one
+        return Message("clock.duration.seconds", s=round(abs(seconds), 3 if abs(seconds) < 1 else 1))
+    minutes, secs = divmod(whole, 60)
+    hours, minutes = divmod(minutes, 60)
+    days, hours = divmod(hours, 24)
+    if days:
+        return Message("clock.duration.days", d=days, h=f"{hours:02d}")
+    if hours:
+        return Message("clock.duration.hours", h=hours, min=f"{minutes:02d}", s=f"{secs:02d}")
+    return Message("clock.duration.minutes", min=minutes, s=f"{secs:02d}")
+
+
 def render(key: str, params: Mapping[str, Any] | None = None, lang: str = DEFAULT_LANGUAGE) -> str:
     """The text of ``key`` in ``lang`` (English where ``lang`` lacks the key) with ``params`` put in.
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -31,7 +32,6 @@ from typing import Any, TypeVar
 from argon2 import PasswordHasher
 
 from . import hall
-from .audit import probe
 from .errors import AuditUnavailable, InvalidInput, NotActive, WordjudgeError
 from .event import EVENT_FILE, dump_event, load_event, write_event_file
 from .hall import ACTIVE, FENCED, SPLIT, STANDBY, WAITING, Epoch, PeerSays, Unready, unready_for, unready_warning
@@ -39,6 +39,7 @@ from .messages import Message
 from .postgres import DatabaseError, describe, shown
 from .resources import Process, Resources
 from .settings import Settings
+from .timekeeping import Timekeeper
 
 __all__ = ["Resources", "Serving"]  # the routes reach the resources through what serves them
 
@@ -80,6 +81,8 @@ class Serving:
         self._looking: threading.Thread | None = None
         self.standby_warning: Message | None = None  # active: the standby could not take over (as its peer says)
         self.split_with: PeerSays | None = None  # split: the peer that says it is active at this server's epoch
+        # The clock: its steps told and put on record, its offsets from the database's and the peers' clocks.
+        self.clock = Timekeeper(server=self.own_url or socket.gethostname(), alert=self._alert)
 
     @property
     def in_hall(self) -> bool:
@@ -105,7 +108,7 @@ class Serving:
                 self._be(STANDBY, where.latest.server_url if where.latest else None)
                 log.warning("this server's database is a standby: serving as the hall's standby until promoted")
                 return
-            if self._gives_way(self._own_epoch(where.latest), hall.ask_peers(self.peers)):
+            if self._gives_way(self._own_epoch(where.latest), self._ask_peers()):
                 return
             if self._waits(database):
                 return
@@ -162,11 +165,13 @@ class Serving:
 
     def health_body(self) -> dict[str, Any]:
         """The health report of a server that is not active (503): why, and which server is."""
-        reason = self.refusal().msg
+        reason, warnings = self.refusal().msg, self.clock.warnings(None)
         return {
-            "ok": False, "status": 503, "state": self.role, "reasons": [reason.text()], "warnings": [],
-            "reason_messages": [reason.as_dict()], "warning_messages": [],
+            "ok": False, "status": 503, "state": self.role, "reasons": [reason.text()],
+            "warnings": [warning.text() for warning in warnings], "reason_messages": [reason.as_dict()],
+            "warning_messages": [warning.as_dict() for warning in warnings],
             "server_id": self.epoch.server_id if self.epoch else None, "hall": self.view(),
+            "clock": self.clock.view(None),
         }  # fmt: skip
 
     def warnings(self) -> list[Message]:
@@ -187,7 +192,14 @@ class Serving:
     # -- the steps ---------------------------------------------------------------------------------------
 
     def _place(self, database: str) -> hall.Place:
-        return _asked(database, hall.place)
+        where = _asked(database, hall.place)
+        self.clock.note_database(where.clock, shown(database))
+        return where
+
+    def _ask_peers(self) -> list[PeerSays]:
+        said = hall.ask_peers(self.peers)
+        self.clock.note_peers({peer.url: peer.clock for peer in said})
+        return said
 
     def _own_epoch(self, latest: Epoch | None) -> int | None:
         """This server's epoch by its own database: the latest, if it names this server."""
@@ -217,7 +229,7 @@ class Serving:
             self._check_lexicons()
             return
         log.warning("this server's database was promoted: opening the event to serve as the active server")
-        probe(database)
+        # (Resources.open first checks that the database takes writes, before anything is opened.)
         if not self._waits(database):
             self._open_and_take_over(where.latest)
 
@@ -227,7 +239,7 @@ class Serving:
             self.epoch = where.latest
             self._be(STANDBY, self._active_in(where.latest))
             return
-        if self._gives_way(self._own_epoch(where.latest), hall.ask_peers(self.peers)):
+        if self._gives_way(self._own_epoch(where.latest), self._ask_peers()):
             return
         if not self._waits(database):
             log.warning("a synchronous standby follows this server's database now: taking over")
@@ -240,7 +252,7 @@ class Serving:
             self.epoch, self.split_with = where.latest, None
             self._be(STANDBY, self._active_in(where.latest))
             return
-        said = hall.ask_peers(self.peers)
+        said = self._ask_peers()
         ahead = hall.superseded_by(self._own_epoch(where.latest), said)
         if ahead is not None:
             self._fence(ahead)
@@ -291,6 +303,9 @@ class Serving:
         if database is not None and self._active_in(latest) is not None:
             adopt_event_file(self.settings.data_dir, _asked(database, hall.latest_event_file))
         resources = self.resources or Resources.open(self.settings, hasher=self._hasher, process=self.process)
+        # Before any record of this server's: a clock behind the log's last record (a machine behind the one
+        # that wrote it, a clock set back while stopped) is measured by the full hold it brings.
+        self.clock.opened(resources.audit)
         try:
             self._take_over(resources)
         except BaseException:
@@ -311,7 +326,7 @@ class Serving:
         self._looking.start()
 
     def _look_at_lexicons(self) -> None:
-        said = hall.ask_peers(self.peers)
+        said = self._ask_peers()
         served = next((peer.lexicons for peer in said if peer.role == ACTIVE and peer.lexicons), None)
         if served is None:  # as last seen: an active server that does not answer says nothing new
             return
@@ -333,7 +348,7 @@ class Serving:
         self.unready = unready
 
     def _step_active(self, database: str) -> None:
-        said = hall.ask_peers(self.peers)
+        said = self._ask_peers()
         if self._gives_way(self.epoch.epoch if self.epoch else None, said):
             return
         where = self._place(database)
@@ -369,7 +384,9 @@ class Serving:
             log.info("the standby holds every lexicon served here again")
         self.standby_warning = warning
 
-    def _alert(self, kind: str, message: Message) -> None:
+    def _alert(self, kind: str, message: Message) -> bool:
+        """Raise the TD's alert (in a thread of its own); whether it could be (only an active server has the store
+        of alerts the console lists)."""
         resources = self.resources
         if resources is not None:
             # In a thread of its own: where commits wait for a standby (the TD-confirmed way), the alert's does
@@ -378,6 +395,7 @@ class Serving:
                 target=resources.access.alerts.raise_alert, args=(kind, "hall", message.text()),
                 name="hall alert", daemon=True,
             ).start()  # fmt: skip
+        return resources is not None
 
     def _keep_event_file(self, database: str) -> None:
         """Put the event this server serves on the hall's record when it changed (in a thread of its own: the

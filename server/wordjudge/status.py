@@ -20,14 +20,17 @@ _REFUSALS = {"rate_limit": "challenges", "login_throttled": "login", "enrol_thro
 
 def health_report(resources: Resources, serving: Serving | None = None) -> Health:
     """Check the server's state: lexicon files, the audit log's writer, disk space (see :mod:`wordjudge.health`);
-    with ``serving``, its place in its hall too."""
+    with ``serving``, its place in its hall and its clock too."""
     served = resources.served
+    log_time = resources.audit.head.time
     return check_health(
         event_name=served.event.name, event_demo=served.event.demo, lexicon_views=served.lexicon_views,
         verified=served.verified, audit=resources.audit, data_dir=resources.settings.data_dir,
         server_id=resources.served.server.id, event_file=served.event_file_problem,
         hall=serving.view() if serving is not None else None,
         hall_warnings=serving.warnings() if serving is not None else (),
+        clock=serving.clock.view(log_time) if serving is not None else None,
+        clock_warnings=serving.clock.warnings(log_time) if serving is not None else (),
     )  # fmt: skip
 
 
