@@ -11,8 +11,10 @@ import os
 import re
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -20,6 +22,8 @@ from click.testing import CliRunner
 
 from wordjudge.cli import main
 from wordjudge.settings import Settings, env_name, load_settings
+
+from .netlab import lab
 
 ROOT = Path(__file__).resolve().parent.parent
 DEPLOY = ROOT / "deploy"
@@ -204,3 +208,54 @@ def test_systemd_accepts_the_halls_patroni_unit() -> None:
     verified = subprocess.run(["systemd-analyze", "verify", str(unit)], capture_output=True, text=True, timeout=60)
     assert verified.returncode == 0, verified.stderr
     assert verified.stderr.strip() == "", verified.stderr  # no warnings either
+
+
+# -- the hall's time: one machine serves it, the other follows ------------------------------------------
+
+
+def test_the_halls_chrony_files_keep_the_standby_on_the_active_machines_time(tmp_path: Path) -> None:
+    """deploy/chrony's two files, as deploy/hall.md installs them, in two network namespaces with the lab's
+    addresses for the hall's: hall-b's chronyd selects hall-a as its source within seconds. Neither touches the
+    machine's clock (-x: the namespaces share it)."""
+    if shutil.which("chronyd") is None:
+        if os.environ.get("CI"):
+            pytest.fail("chronyd is missing: .ci/check installs Debian's chrony")
+        pytest.skip("chronyd is not installed (Debian's chrony)")
+    with lab(["a", "b"]) as hall:
+        addresses = {"192.168.1.10": hall.addresses["a"], "192.168.1.11": hall.addresses["b"]}
+        sockets = {}
+        for name in ("a", "b"):
+            shipped = (DEPLOY / "chrony" / f"hall-{name}.conf").read_text("utf-8")
+            for documented, used in addresses.items():
+                shipped = shipped.replace(documented, used)
+            folder = tmp_path / name
+            folder.mkdir(mode=0o700)
+            sockets[name] = folder / "chronyd.sock"
+            conf = folder / "chrony.conf"
+            # Where this instance keeps its files, so that two run beside the machine's own chrony (if any).
+            conf.write_text(
+                shipped + f"\npidfile {folder}/chronyd.pid\nbindcmdaddress {sockets[name]}\ndriftfile {folder}/drift\n"
+            )
+            checked = subprocess.run(["chronyd", "-p", "-f", str(conf)], capture_output=True, text=True, check=False)
+            assert checked.returncode == 0, checked.stderr
+            started = subprocess.run(
+                hall.run(name, "chronyd", "-x", "-u", "root", "-f", str(conf), "-l", str(folder / "chronyd.log")),
+                capture_output=True, text=True, check=False, timeout=10,
+            )  # fmt: skip
+            assert started.returncode == 0, started.stderr
+        try:
+            deadline = time.monotonic() + 30
+            while True:
+                sources = subprocess.run(
+                    hall.run("b", "chronyc", "-h", str(sockets["b"]), "-n", "sources"),
+                    capture_output=True, text=True, check=False, timeout=10,
+                ).stdout  # fmt: skip
+                if f"^* {hall.addresses['a']}" in sources:
+                    break
+                assert time.monotonic() < deadline, sources
+                time.sleep(0.5)
+        finally:
+            for name in ("a", "b"):
+                pid = tmp_path / name / "chronyd.pid"
+                if pid.is_file():
+                    os.kill(int(pid.read_text().split()[0]), signal.SIGTERM)

@@ -54,8 +54,8 @@ def test_the_french_catalogue_has_every_english_key_with_the_same_placeholders()
         text = fr[key] if isinstance(fr[key], str) else fr[key]["other"]
         assert text.strip(), f"{key}: no French text"
     # The clients' keys are ui.* (and role.*); the server's, beside them, error.*, rule.*, consequence.*,
-    # verdict.*, chain.*, cli.* and role.* (tests/test_messages.py).
-    namespaces = ("ui.", "role.", "error.", "rule.", "consequence.", "verdict.", "chain.", "cli.", "change.")
+    # verdict.*, chain.*, cli.*, change.*, time.* and role.* (tests/test_messages.py).
+    namespaces = ("ui.", "role.", "error.", "rule.", "consequence.", "verdict.", "chain.", "cli.", "change.", "time.")
     assert all(key.startswith(namespaces) for key in en), "every key is in one of the catalogue's namespaces"
 
 

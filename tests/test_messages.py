@@ -39,7 +39,7 @@ SERVER = ROOT / "server" / "wordjudge"
 LOCALES = ROOT / "kiosk" / "locales"
 FILES = ("en", "fr")  # the languages with a catalogue file (qps-ploc is made from en)
 # The namespaces the server says things in (the clients' are ui.*).
-SERVER_KEY = re.compile(r"^(error|rule|consequence|verdict|chain|cli|role|change)\.[a-z0-9_.-]*[a-z0-9_-]$")
+SERVER_KEY = re.compile(r"^(error|rule|consequence|verdict|chain|cli|role|change|time)\.[a-z0-9_.-]*[a-z0-9_-]$")
 NNBSP = "\u202f"
 
 

@@ -77,9 +77,12 @@ async def health(serving: ServingDep) -> JSONResponse:
     fingerprint, edition, DEMO, `unverified` claims, when verified, `on_disk`), the audit log (head,
     commits, failures, writable, queue depth) and the data dir's free space. `warnings`: low disk
     space, a lexicon named like an edition it is not (forced in by the TD), an event file edited by hand
-    that is not served (it does not load: the server keeps the event it had). `hall`: this server's role in its
-    hall (active, standby, fenced, waiting or split), its epoch, the active server and every server of the event;
-    a server that is not active answers 503 with that `state` and the reason, and no more.
+    that is not served (it does not load: the server keeps the event it had), the server's clock stepped or read
+    before the log's last record (record times held), or another clock of the hall beyond 2 s. `hall`: this
+    server's role in its hall (active, standby, fenced, waiting or split), its epoch, the active server and every
+    server of the event; a server that is not active answers 503 with that `state` and the reason, and no more
+    but its `clock`. `clock`: this server's time, the tolerance, how long record times are held yet, the last
+    step, and the database's and the hall's other servers' clocks against this one (`offset_s`, `within_s`).
     """
     resources = serving.resources
     if resources is None:

@@ -277,8 +277,7 @@ def verify_chain(
             else:
                 problem = Message("chain.problem.checkpoint_rewritten", **checked, now=row[0][:HEAD_HEX])
             return Verification(False, 0, GENESIS, since.record_id, problem, since=since.record_id)
-        previous, start = Head(since.record_id, since.record_id, since.hash), since.record_id
-        previous_time = row[1]
+        previous, start = Head(since.record_id, since.record_id, since.hash, str(row[1])), since.record_id
     by_id: dict[int, list[HeadMark]] = {}
     for mark in marks:
         by_id.setdefault(mark.id, []).append(mark)
@@ -295,7 +294,7 @@ def verify_chain(
     if side is not None:
         checks.start()
     accepted = {**accepted_steps(connection), **(accepting or {})}
-    walk = _Walk(previous, by_id, previous_time if since is not None else "", accepted)
+    walk = _Walk(previous, by_id, accepted)
     bad: tuple[int | None, Message] | None = None
     try:
         # PostgreSQL's rows are streamed: a million records are never all in memory (SQLite reads as it goes).
@@ -446,9 +445,11 @@ def _sql_problem(connection: Any, start: int, deep: bool) -> tuple[int | None, M
 
 
 def _head_before(connection: AnyConnection, record_id: int) -> Head:
-    row = connection.execute("SELECT id, hash FROM records WHERE id < ? ORDER BY id DESC LIMIT 1", (record_id,))
+    row = connection.execute(
+        "SELECT id, hash, created_at FROM records WHERE id < ? ORDER BY id DESC LIMIT 1", (record_id,)
+    )
     found = row.fetchone()
-    return Head(found[0], found[0], found[1]) if found else GENESIS
+    return Head(found[0], found[0], found[1], str(found[2])) if found else GENESIS
 
 
 def _cut_off(last: int, mark: HeadMark) -> Message:
@@ -461,18 +462,15 @@ class _Walk:
     """The record-by-record part of :func:`verify_chain`: one tight loop (it runs a million times). What
     SQLite can check alone, it checks meanwhile in :func:`_sql_problem`."""
 
-    def __init__(
-        self, previous: Head, marks: dict[int, list[HeadMark]], previous_time: str, accepted: Mapping[int, str]
-    ) -> None:
+    def __init__(self, previous: Head, marks: dict[int, list[HeadMark]], accepted: Mapping[int, str]) -> None:
         self.head = previous
         self.marks = marks
         self.count = 0
-        self.previous_time = previous_time
         self.accepted = accepted  # record id: its hash, a step back in time the TD accepted
 
     def records(self, rows: Iterable[tuple[Any, ...]]) -> None:
         sha256, marks, accepted = hashlib.sha256, self.marks, self.accepted
-        last_id, prev_hash, last_time, count = self.head.id or 0, self.head.hash, self.previous_time, 0
+        last_id, prev_hash, last_time, count = self.head.id or 0, self.head.hash, self.head.time, 0
         try:
             for record_id, record_hash, body, created_at in rows:
                 problem = None
@@ -495,7 +493,7 @@ class _Walk:
                 last_id, prev_hash, last_time = record_id, record_hash, created_at
                 count += 1
         finally:
-            self.head = Head(self.head.records + count, last_id or None, prev_hash)
+            self.head = Head(self.head.records + count, last_id or None, prev_hash, last_time)
             self.count += count
 
 

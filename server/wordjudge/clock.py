@@ -37,9 +37,8 @@ STEPPED_BACK, JUMPED_FORWARD, BEHIND_LOG = "clock.stepped_back", "clock.jumped_f
 
 def stored(moment: datetime | float) -> str:
     """A time as the log stores it: UTC, ISO 8601 with milliseconds (text order is time order)."""
-    if not isinstance(moment, datetime):
-        moment = datetime.fromtimestamp(moment, UTC)
-    return moment.astimezone(UTC).isoformat(timespec="milliseconds")
+    moment = moment.astimezone(UTC) if isinstance(moment, datetime) else datetime.fromtimestamp(moment, UTC)
+    return moment.isoformat(timespec="milliseconds")
 
 
 def seconds_of(text: str) -> float | None:
@@ -114,14 +113,14 @@ class ClockWatch:
         steady: Callable[[], float] = boot_clock,
         tolerance: float = TOLERANCE_S,
     ) -> None:
-        self.wall, self._steady, self.tolerance = wall, steady, tolerance
+        self.wall, self.steady, self.tolerance = wall, steady, tolerance
         self._offset: float | None = None  # wall minus steady, as last accounted for
 
     def look(self) -> ClockStep | None:
         """The step since the last look, if the clock moved beyond the tolerance (small moves add up: they are
         measured from the last step accounted for, never from the last look)."""
         now = self.wall()
-        offset = now - self._steady()
+        offset = now - self.steady()
         if self._offset is None:
             self._offset = offset
             return None
@@ -160,7 +159,7 @@ class Offset:
     def message(self, key: str, **params: Any) -> Message:
         """The TD's warning ``key`` (``error.clock.database_offset``, ``error.clock.peer_offset``): this clock
         so far ahead of or behind the other."""
-        side = "clock.behind" if self.seconds > 0 else "clock.ahead"
+        side = "time.behind" if self.seconds > 0 else "time.ahead"
         return Message(key, **params, offset=Message(side, size=duration(self.seconds)))
 
     def as_dict(self) -> dict[str, float]:

@@ -3,8 +3,8 @@ per language.
 
 The catalogues are the web clients' own: ``locales/<lang>.json`` in the ``wordjudge.kiosk`` package (the
 kiosk, the handheld and the console load the same files). Each is a flat JSON object of dotted keys
-(``error.*``, ``rule.*``, ``consequence.*``, ``verdict.*``, ``chain.*``, ``cli.*``, ``role.*``, ``change.*`` here;
-``ui.*`` for the clients). A value is a text with ``{name}`` placeholders, or a plural object
+(``error.*``, ``rule.*``, ``consequence.*``, ``verdict.*``, ``chain.*``, ``cli.*``, ``role.*``, ``change.*``,
+``time.*`` here; ``ui.*`` for the clients). A value is a text with ``{name}`` placeholders, or a plural object
 ``{"one": ..., "other": ...}`` chosen by the number in the parameter ``n`` (CLDR: in English one iff
 n == 1, in French one iff 0 <= n < 2).
 
@@ -146,18 +146,18 @@ def format_datetime(moment: datetime, lang: str = DEFAULT_LANGUAGE) -> str:
 
 
 def duration(seconds: float) -> Message:
-    """A length of time in words: 4.2 s, 3 min 05 s, 1 h 00 min 02 s, 2 d 03 h (``clock.duration.*``)."""
+    """A length of time in words: 4.2 s, 3 min 05 s, 1 h 00 min 02 s, 2 d 03 h (``time.*``)."""
     whole = round(abs(seconds))
     if abs(seconds) < 60:  # a step of milliseconds (two processes' clocks) still reads as one
-        return Message("clock.duration.seconds", s=round(abs(seconds), 3 if abs(seconds) < 1 else 1))
+        return Message("time.seconds", s=round(abs(seconds), 3 if abs(seconds) < 1 else 1))
     minutes, secs = divmod(whole, 60)
     hours, minutes = divmod(minutes, 60)
     days, hours = divmod(hours, 24)
     if days:
-        return Message("clock.duration.days", d=days, h=f"{hours:02d}")
+        return Message("time.days", d=days, h=f"{hours:02d}")
     if hours:
-        return Message("clock.duration.hours", h=hours, min=f"{minutes:02d}", s=f"{secs:02d}")
-    return Message("clock.duration.minutes", min=minutes, s=f"{secs:02d}")
+        return Message("time.hours", h=hours, min=f"{minutes:02d}", s=f"{secs:02d}")
+    return Message("time.minutes", min=minutes, s=f"{secs:02d}")
 
 
 def render(key: str, params: Mapping[str, Any] | None = None, lang: str = DEFAULT_LANGUAGE) -> str:

@@ -53,7 +53,7 @@ class Timekeeper:
         self._alert = alert
         self.watch = watch or ClockWatch()
         self.step: ClockStep | None = None  # the last step noted
-        self._step_at = 0.0  # when, by the watch's own clock (seconds since the epoch)
+        self._step_at = 0.0  # when, by the watch's steady clock
         self._log: object | None = None  # the log last compared with (a takeover opens another)
         self._pending: ClockStep | None = None  # found as the log was opened, told at the next look
         self.database: Offset | None = None  # the database's clock against this one (None: not read)
@@ -74,12 +74,14 @@ class Timekeeper:
             step, self._pending = self.watch.look() or self._pending, None
             if step is None:
                 return None
-            self.step, self._step_at = step, self.watch.wall()
+            self.step, self._step_at = step, self.watch.steady()
         held = self.held_at(audit.head.time)
+        if not leads:  # the first process tells it: they share one clock
+            return step
         log.warning("%s", step.message(held).text())
         # A server started again while record times are still held for a step on record: told by health, not
         # alerted nor recorded once more.
-        if leads and not (step.behind_log and held and _on_record(audit, held)):
+        if not (step.behind_log and held and _on_record(audit, held)):
             self._alert(STEP_ALERT, step.message(held))
             self._put_on_record(audit, step, event, held)
         return step
@@ -109,16 +111,18 @@ class Timekeeper:
     def note_database(self, offset: Offset | None, where: str) -> None:
         """The database's clock (at ``where``) as just read against this one (None: not read)."""
         self.database, self._database_where = offset, where
-        self._weigh("database", _database_warning(offset, where))
+        if offset is not None:
+            self._weigh("database", _database_warning(offset, where))
 
     def note_peers(self, offsets: Mapping[str, Offset | None]) -> None:
-        """Each peer's clock (by its URL) as just read against this one (None: it did not say its time)."""
+        """Each peer's clock (by its URL) as just read against this one (None: it did not answer, or not with its
+        time: no longer shown, and whether it is beyond the tolerance is not known)."""
         known = {**self.peers}
         for url, offset in offsets.items():
             if offset is None:
                 known.pop(url, None)
-            else:
-                known[url] = offset
+                continue
+            known[url] = offset
             self._weigh(f"peer {url}", _peer_warning(offset, url))
         self.peers = known
 
@@ -145,7 +149,7 @@ class Timekeeper:
         said: list[Message] = []
         held = self.held_at(log_time) if log_time else None
         step = self.step
-        if step is not None and (held or self.watch.wall() - self._step_at < STEP_SHOWN_S):
+        if step is not None and (held or self.watch.steady() - self._step_at < STEP_SHOWN_S):
             said.append(step.message(held))
         elif held:  # no step seen: the log was written by a clock ahead of this one
             now = self.watch.wall()
