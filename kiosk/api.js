@@ -2,6 +2,7 @@
 // message is in the event's language (the server's message key rendered from the catalogue, else its
 // English text).
 
+import { proveServer } from "./proof.js";
 import { STRINGS as S, followLanguage } from "./strings.js";
 
 export class ApiError extends Error {
@@ -21,14 +22,40 @@ const KINDS = { 401: "unauthorized", 422: "invalid", 429: "rate_limited", 503: "
 // replaced), it sends the same request to the active server it names, else to the next one. A challenge
 // keeps its request id, so a retry there settles what the dead server recorded, never twice. Only a
 // device's requests (its token) and health follow: the TD console's session cookie is its server's.
+//
+// No other server is sent anything (a token, a request id, words) before it proves it is the hall's active
+// server (proof.js): asked to sign a fresh nonce with the digest of this device's token, which only the hall's
+// database holds. Whatever else answers at a hall server's address (a phone that took it) gets a nonce and a
+// hint, and the page says "call the TD": never a verdict it did not record. What a server says of its hall is
+// learnt from the page's own server, or from one that proved itself.
 const hall = storedJson("wordjudge.hall");
 let base = ""; // the server followed: "" is the page's own
+const proven = new Set(); // the other servers that proved themselves to this page, until one fails it
+let proofSecret = () => null; // what this page proves servers with: {value, of} (see proveWith)
+
+// The page's secret for proofs when a request carries no token: a device's token (of "device"), a console
+// session's CSRF token (of "session"). `secret` is a function: the value may change (a new pairing, a sign-in).
+export function proveWith(secret) {
+  proofSecret = secret;
+}
+
+const trusted = (server) => server === "" || proven.has(server);
 
 function learnHall(view) {
   const servers = view?.servers;
   if (Array.isArray(servers) && servers.length > 1 && servers.every((s) => typeof s === "string")) {
     hall.set({ servers });
   }
+}
+
+// Whether `server` (another origin) proved itself the hall's active server to this page: asked once, then
+// trusted until a request to it fails.
+async function provesItself(server, token) {
+  if (proven.has(server)) return true;
+  const secret = token ? { value: token, of: "device" } : proofSecret();
+  if (!secret?.value || !(await proveServer(server, secret.value, secret.of))) return false;
+  proven.add(server);
+  return true;
 }
 
 // The servers of this page's hall, as last learnt ([] outside a hall).
@@ -56,10 +83,17 @@ export async function api(path, options = {}) {
       base = server; // the server that answered is the active one: followed from now on
       return data;
     } catch (error) {
-      learnHall(error.body?.details);
-      learnHall(error.body?.hall); // a health report that answers 503 (a standby's) still says its hall
+      if (trusted(server)) {
+        learnHall(error.body?.details);
+        learnHall(error.body?.hall); // a health report that answers 503 (a standby's) still says its hall
+      }
+      proven.delete(server); // a server that failed a request proves itself again before the next
       const astray = error.kind === "network" || error.body?.code === "not_active";
-      const next = follows && astray ? nextServer(error.body?.details, tried) : null;
+      let next = follows && astray ? nextServer(trusted(server) ? error.body?.details : null, tried) : null;
+      while (next !== null && next !== location.origin && !(await provesItself(next, options.token))) {
+        tried.add(next); // it proved nothing: it is sent nothing
+        next = nextServer(null, tried);
+      }
       if (next === null) throw error;
       server = next === location.origin ? "" : next;
     }
@@ -110,7 +144,7 @@ async function request(server, path, { method = "GET", body, token, csrf, timeou
   }
   // The event's language, where the server says it: the page follows it (reloads in it) when it changes.
   if (path === "/api/event" || path === "/api/health") followLanguage(data.language);
-  if (path === "/api/health") learnHall(data.hall);
+  if (path === "/api/health" && trusted(server)) learnHall(data.hall);
   return data;
 }
 

@@ -3,7 +3,7 @@
 // Everything the server enforces (credentials, input rules, rate limit) is enforced there too;
 // this page only makes the protocol easy to follow and hard to get wrong.
 
-import { api, h, newRequestId } from "./api.js";
+import { api, h, newRequestId, proveWith } from "./api.js";
 import { STRINGS as S } from "./strings.js";
 import {
   countDown,
@@ -40,6 +40,8 @@ import {
 import { refusedTable, repeats, splitWords } from "./words.js";
 
 const DEVICE = enrolment("kiosk");
+// Another server of the hall proves itself to this device (its token) before it is sent anything (api.js).
+proveWith(() => ({ value: DEVICE.token(), of: "device" }));
 const DIVISION_KEY = "wordjudge.kiosk.division";
 const PENDING = DEVICE.pending; // a challenge that got no clear answer
 const ABANDONED_S = 30; // typed input left alone this long is cleared

@@ -5,7 +5,7 @@
 // connection goes again by itself once the server answers; a page opened while the server is away
 // (offline.js) says so and carries on by itself too.
 
-import { api, h, newRequestId } from "./api.js";
+import { api, h, newRequestId, proveWith } from "./api.js";
 import { STRINGS as S } from "./strings.js";
 import {
   countDown,
@@ -28,6 +28,8 @@ import { refusedOutright, settle } from "./pending.js";
 import { splitWords } from "./words.js";
 
 const DEVICE = enrolment("runner");
+// Another server of the hall proves itself to this device (its token) before it is sent anything (api.js).
+proveWith(() => ({ value: DEVICE.token(), of: "device" }));
 const PENDING = DEVICE.pending; // a slip sent that got no clear answer
 const app = document.getElementById("app");
 const state = { token: DEVICE.token(), me: null, event: null, division: null, pending: null };

@@ -1,10 +1,13 @@
 // What the TD console's modules share: requests with the session's CSRF token, tables, times.
 
-import { api, h, hallServers } from "./api.js";
+import { api, h, hallServers, proveWith } from "./api.js";
+import { proveServer } from "./proof.js";
 import { datePattern, parseDate } from "./i18n.js";
 import { LANGUAGE, STRINGS } from "./strings.js";
 
 export const session = { csrf: null };
+// Another server of the hall proves itself to this console's session (its CSRF token) before the banner names it.
+proveWith(() => ({ value: session.csrf, of: "session" }));
 
 // Every console request: the session cookie, and the CSRF token for anything that changes. Its answer, or
 // its failure, also says where this server stands in its hall (the banner below).
@@ -23,9 +26,11 @@ export async function call(path, options = {}) {
 }
 
 // A hall of two machines (deploy/hall.md): the console's session is its own server's, so it does not follow the
-// hall as devices do. When its server does not answer, or answers that it is not the active one, a banner above
-// the console links to the console of the active server it names, or else of the hall's other servers (learnt
-// from health), where the same TD account signs in. Any answer of the server hides it.
+// hall as devices do. When its server answers that it is not the active one, a banner above the console links to
+// the console of the active server it names (its own server is believed); when it does not answer, to those of
+// the hall's other servers (learnt from health) that prove themselves the hall's active server to this session
+// (proof.js), where the same TD account signs in: never to whatever answers at their address. Any answer of the
+// server hides it.
 const banner = h("div", { class: "servers-banner", id: "servers-banner", role: "alert", hidden: true });
 
 function consoleOf(server) {
@@ -37,11 +42,20 @@ function consoleOf(server) {
   }
 }
 
-function showServers(error) {
+let shownFor = null; // the error the banner was last made for: a later one replaces it
+
+async function showServers(error) {
+  shownFor = error;
   const astray = error && (error.kind === "network" || error.body?.code === "not_active");
-  const named = astray ? error.body?.details?.active_url : null;
+  const named = astray && error.kind !== "network" ? error.body?.details?.active_url : null;
   const active = typeof named === "string" && named !== location.origin ? named : null;
-  const servers = active ? [active] : astray ? hallServers().filter((s) => s !== location.origin) : [];
+  let servers = active ? [active] : [];
+  if (!active && astray) {
+    const others = hallServers().filter((s) => s !== location.origin);
+    const proofs = await Promise.all(others.map((s) => proveServer(s, session.csrf, "session")));
+    servers = others.filter((_, i) => proofs[i]);
+    if (shownFor !== error) return; // an answer came meanwhile
+  }
   const links = servers.map((server) => [server, consoleOf(server)]).filter(([, href]) => href);
   if (!links.length) {
     banner.hidden = true;

@@ -37,7 +37,7 @@ from .helpers import (
 from .wordgen import markov_words
 
 # the browser fixture, for the web clients' tests; --backend and a throwaway PostgreSQL (postgres_url, database_url)
-pytest_plugins = ["tests.browser", "tests.postgres"]
+pytest_plugins = ["tests.browser", "tests.postgres", "tests.hall_lab"]
 
 # The test workers (pytest-xdist) start after this file is read, with its environment. Where the machine says
 # PYTHONDONTWRITEBYTECODE, each worker would parse and assertion-rewrite some 400 modules (schemathesis,

@@ -19,7 +19,18 @@ MAX_LINES = 600
 # The command line and the app factory wire everything together: they may import what they wire.
 WIRING = {"app"}
 # The thin shells: routes, middleware and the web pages (FastAPI, Starlette), the command line (click).
-WEB = {"api", "api_access", "api_console", "api_event", "api_status", "app", "deps", "fast_challenge", "web"}
+WEB = {
+    "api",
+    "api_access",
+    "api_console",
+    "api_event",
+    "api_hall",
+    "api_status",
+    "app",
+    "deps",
+    "fast_challenge",
+    "web",
+}
 WEB |= {"transport"}  # the ASGI middleware that caps connections and bodies
 FRAMEWORKS = ("fastapi", "starlette", "click", "uvicorn")
 

@@ -5,20 +5,17 @@ never adjudicates again (see wordjudge/hall.py, wordjudge/serving.py)."""
 
 from __future__ import annotations
 
-import os
 import shutil
-import signal
 import threading
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import httpx2 as httpx
 import pytest
 from fastapi.testclient import TestClient
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, expect
 
 from wordjudge.access import ACCESS_FILE, AccessStore
 from wordjudge.app import create_app
@@ -31,132 +28,51 @@ from wordjudge.hall import (
     SPLIT,
     STANDBY,
     WAITING,
-    PeerSays,
-    Unready,
     alone,
     event_file_digest,
     latest_event_file,
-    parse_peers,
     promote,
     replicas,
+)
+from wordjudge.hall_event import BEFORE_TAKEOVER, adopt_event_file
+from wordjudge.hall_peers import (
+    PeerSays,
+    Unready,
+    parse_peers,
     rival,
     superseded_by,
     unready_for,
     unready_warning,
 )
+from wordjudge.hall_proof import KEY_FILE, make_key
 from wordjudge.lexicon import LexiconStore
 from wordjudge.messages import Message
 from wordjudge.profile import Catalog
 from wordjudge.records import Kind, RecordFilter
-from wordjudge.serving import (
-    ALONE_ALERT,
-    BEFORE_TAKEOVER,
-    UNREADY_ALERT,
-    Serving,
-    adopt_event_file,
-)
+from wordjudge.serving import ALONE_ALERT, UNREADY_ALERT, Serving
 from wordjudge.settings import Settings
 from wordjudge.wordlist import read_word_list
 
 from .browser import new_page, open_enrolled
 from .clocks import ShiftedClock
+from .hall_lab import (
+    SYNC_WAIT,
+    Acknowledged,
+    Hall,
+    challenge,
+    console_sign_in,
+    hall_server,
+    kill_machine,
+    settled_once,
+    step,
+    sync_standby_streams,
+)
 from .helpers import PASSWORD, LiveServer, free_port, write_event, write_list
 from .postgres import Cluster
 from .test_cli_access import run
 from .test_kiosk import hold_adjudicate, type_challenge
 
 pytestmark = pytest.mark.sqlite_only("starts PostgreSQL clusters of its own, or none: runs in the suite's first pass")
-
-SYNC_WAIT = 30  # seconds for a standby to stream synchronously, or a server to take over
-
-
-@dataclass
-class Hall:
-    """Two machines of a hall: each a cluster, a data folder and a server (not started)."""
-
-    primary: Cluster
-    standby: Cluster
-    a: LiveServer
-    b: LiveServer
-    url_a: str
-    url_b: str
-
-
-def _sync_standby_streams(primary: Cluster) -> None:
-    deadline = time.monotonic() + SYNC_WAIT
-    with primary.connect() as connection:
-        while connection.execute(
-            "SELECT count(*) FROM pg_stat_replication WHERE state = 'streaming' AND sync_state = 'sync'"
-        ).fetchone() != (1,):
-            assert time.monotonic() < deadline, "the standby did not stream synchronously"
-            time.sleep(0.1)
-
-
-def _server(data_dir: Path, url: str, port: int, peer_port: int) -> LiveServer:
-    server = LiveServer(data_dir)
-    server.port, server.base = port, f"http://127.0.0.1:{port}"
-    server.extra = (
-        "--database", url, "--public-url", server.base, "--peers", f"http://127.0.0.1:{peer_port}",
-        "--log-level", "warning",
-    )  # fmt: skip
-    return server
-
-
-@pytest.fixture
-def hall(tmp_path: Path, compiled_demo: Path, postgres_clusters: Callable[..., Cluster]) -> Iterator[Hall]:
-    primary = postgres_clusters()
-    database = primary.create_database("hall")  # before a synchronous standby is asked for: none streams yet
-    with primary.connect() as connection:
-        # As a TD's postgresql.conf (deploy/hall.md) would: ALTER SYSTEM, which the standby's copy keeps and its
-        # promotion (wordjudge standby promote) undoes; a -c flag would outrank both.
-        connection.execute("ALTER SYSTEM SET synchronous_standby_names = '*'")
-        connection.execute("ALTER SYSTEM SET wal_retrieve_retry_interval = '500ms'")  # a prompt promotion
-        connection.execute("SELECT pg_reload_conf()")
-    standby = primary.standby(primary.folder.parent / "standby")
-    _sync_standby_streams(primary)
-    folders = []
-    for name in ("a", "b"):
-        folder = tmp_path / name
-        shutil.copytree(compiled_demo, folder / "lexicons" / compiled_demo.name)
-        folders.append(folder)
-    port_a, port_b = free_port(), free_port()
-    url_a, url_b = primary.url(database), standby.url(database)
-    a = _server(folders[0], url_a, port_a, port_b)
-    b = _server(folders[1], url_b, port_b, port_a)
-    yield Hall(primary, standby, a, b, url_a, url_b)
-    for server in (a, b):
-        if server.process is not None and server.process.poll() is None:
-            server.stop()
-
-
-def _challenge(
-    base: str, token: str, request_id: str, words: str = "cat dog", *, timeout: float = 10
-) -> httpx.Response:
-    body = {"division": "Open", "table": 3, "round": 1, "words": words, "request_id": request_id}
-    headers = {"Authorization": f"Bearer {token}"}
-    return httpx.post(f"{base}/api/challenges", json=body, headers=headers, timeout=timeout)
-
-
-Acknowledged = dict[str, tuple[str, dict[str, Any]]]  # request id: the kiosk's token, the verdict it was shown
-
-
-def settled_once(server: LiveServer, url: str, acknowledged: Acknowledged, printed: HeadMark, *more: str) -> None:
-    """Every acknowledged request settles on ``server`` (the new active one) as it was; its log, in ``url``,
-    holds each once, and ``more`` besides, and verifies against ``printed``."""
-    for request_id, (token, view) in acknowledged.items():
-        retried = _challenge(server.base, token, request_id, " ".join(str(word) for word in view["words"]))
-        assert retried.status_code == 200, retried.text
-        assert (retried.json()["id"], retried.json()["verdict"], retried.json()["replayed"]) == (
-            view["id"], view["verdict"], True,
-        )  # fmt: skip
-    log = open_log(server.data_dir, url)
-    try:
-        ids = [record.request_id for record in log.find(RecordFilter(), limit=1000)]
-        verification = log.verify([printed])
-    finally:
-        log.close()
-    assert sorted(ids) == sorted([*acknowledged, *more])  # none lost, none twice
-    assert verification.ok, verification
 
 
 def _alerted(data_dir: Path, url: str, kind: str = ALONE_ALERT) -> bool:
@@ -165,19 +81,6 @@ def _alerted(data_dir: Path, url: str, kind: str = ALONE_ALERT) -> bool:
         return any(alert.kind == kind for alert in store.alerts.latest())
     finally:
         store.close()
-
-
-def _kill_machine(cluster: Cluster, server: LiveServer) -> None:
-    """kill -9 of a machine's PostgreSQL (its postmaster) and its server: a power cut, as far as they know."""
-    postmaster = int((cluster.data_dir / "postmaster.pid").read_text().split()[0])
-    assert server.process is not None
-    server.process.send_signal(signal.SIGKILL)
-    server.process.communicate(timeout=10)  # its output read and closed
-    server.process = None
-    os.kill(postmaster, signal.SIGKILL)
-    deadline = time.monotonic() + 10
-    while cluster.running() and time.monotonic() < deadline:
-        time.sleep(0.05)
 
 
 @pytest.mark.live
@@ -201,7 +104,7 @@ def test_the_standby_takes_over_with_no_verdict_lost_and_the_old_machine_never_a
     for number in range(12):
         words = "cat dog" if number % 3 else "cat zzxq"
         kiosk_token = tokens[number % 3]
-        response = _challenge(hall.a.base, kiosk_token, f"before-{number}", words)
+        response = challenge(hall.a.base, kiosk_token, f"before-{number}", words)
         assert response.status_code == 201, response.text
         acknowledged[f"before-{number}"] = (kiosk_token, response.json())
     docket = acknowledged["before-11"][1]
@@ -214,19 +117,19 @@ def test_the_standby_takes_over_with_no_verdict_lost_and_the_old_machine_never_a
     assert standing.status_code == 503
     assert (standing.json()["state"], standing.json()["hall"]["active_url"]) == (STANDBY, hall.a.base)
     assert standing.json()["server_id"] == a_health["server_id"]  # one server to a device
-    refused = _challenge(hall.b.base, token, "on-the-standby")
+    refused = challenge(hall.b.base, token, "on-the-standby")
     assert refused.status_code == 503
     assert refused.json()["code"] == "not_active"
     assert hall.a.base in refused.json()["error"]
     assert refused.json()["details"]["active_url"] == hall.a.base
 
-    # The TD cannot promote while the active server answers: the hall would have two.
-    early = run("standby", "promote", "--database", hall.url_b, "--yes")
+    # The TD cannot promote while the active server proves itself to the standby's server: the hall would have two.
+    early = run("standby", "promote", "--database", hall.url_b, "--port", str(hall.b.port), "--yes")
     assert early.exit_code == 1
-    assert f"{hall.a.base} still answers as the active server" in early.output
+    assert f"{hall.a.base} still proves itself the hall's active server" in early.output
 
     # The active machine dies; the TD promotes the standby; the kiosk's next challenge gets its verdict there.
-    _kill_machine(hall.primary, hall.a)
+    kill_machine(hall.primary, hall.a)
     died = time.monotonic()
     # Not as the server's own role: promotion is a superuser's, and the command says so before it changes anything.
     as_server = run("standby", "promote", "--database", hall.standby.url("hall", "not_super", "its-password"), "--yes")
@@ -234,7 +137,7 @@ def test_the_standby_takes_over_with_no_verdict_lost_and_the_old_machine_never_a
     assert "only a superuser of that server may do" in as_server.output
     promoted = run("standby", "promote", "--database", hall.url_b, "--yes")
     assert promoted.exit_code == 0, promoted.output
-    while (response := _challenge(hall.b.base, token, "after-failover-0")).status_code != 201:
+    while (response := challenge(hall.b.base, token, "after-failover-0")).status_code != 201:
         assert response.status_code == 503, response.text
         assert time.monotonic() - died < SYNC_WAIT, response.text
         time.sleep(0.1)
@@ -261,7 +164,7 @@ def test_the_standby_takes_over_with_no_verdict_lost_and_the_old_machine_never_a
     back = httpx.get(f"{hall.a.base}/api/health")
     assert back.status_code == 503
     assert (back.json()["state"], back.json()["hall"]["active_url"]) == (FENCED, hall.b.base)
-    fenced = _challenge(hall.a.base, token, "on-the-old-machine")
+    fenced = challenge(hall.a.base, token, "on-the-old-machine")
     assert fenced.status_code == 503
     assert fenced.json()["code"] == "not_active"
     assert f"replaced by {hall.b.base}" in fenced.json()["error"]
@@ -288,7 +191,7 @@ def test_a_standby_whose_clock_is_seconds_behind_takes_over_with_the_chain_verif
     token = added.stdout.strip()
     acknowledged: Acknowledged = {}
     for number in range(5):
-        response = _challenge(hall.a.base, token, f"before-{number}")
+        response = challenge(hall.a.base, token, f"before-{number}")
         assert response.status_code == 201, response.text
         acknowledged[f"before-{number}"] = (token, response.json())
     docket = acknowledged["before-4"][1]
@@ -311,13 +214,13 @@ def test_a_standby_whose_clock_is_seconds_behind_takes_over_with_the_chain_verif
         time.sleep(0.2)
 
     # The kiosks challenge until the machine dies: its last record is of the moment of its death.
-    last = _challenge(hall.a.base, token, "at-the-death")
+    last = challenge(hall.a.base, token, "at-the-death")
     assert last.status_code == 201, last.text
     acknowledged["at-the-death"] = (token, last.json())
-    _kill_machine(hall.primary, hall.a)
+    kill_machine(hall.primary, hall.a)
     promoted = run("standby", "promote", "--database", hall.url_b, "--yes")
     assert promoted.exit_code == 0, promoted.output
-    while (response := _challenge(hall.b.base, token, "after-failover-0")).status_code != 201:
+    while (response := challenge(hall.b.base, token, "after-failover-0")).status_code != 201:
         assert response.status_code == 503, response.text
         assert time.monotonic() < deadline + SYNC_WAIT, response.text
         time.sleep(0.1)
@@ -353,7 +256,7 @@ def test_a_server_steps_down_for_good_when_a_peer_took_over_after_it() -> None:
     said = [
         PeerSays("http://b:8000", ACTIVE, 3, "http://b:8000"),
         PeerSays("http://c:8000", STANDBY, 3, "http://b:8000"),
-        PeerSays("http://d:8000", error="connection refused"),
+        PeerSays("http://d:8000", unproven="no_answer"),
     ]
     assert superseded_by(2, said) == said[0]
     assert superseded_by(None, said) == said[0]  # a server with no epoch of its own: any active peer is ahead
@@ -372,7 +275,7 @@ def test_a_kiosk_page_follows_the_hall_to_the_standby_and_gets_its_verdict_there
     expect(page.locator("#app")).to_have_attribute("data-screen", "idle")
     # The kiosk learns the hall's servers from its server's health.
     page.wait_for_function("() => localStorage.getItem('wordjudge.hall') !== null")
-    _kill_machine(hall.primary, hall.a)
+    kill_machine(hall.primary, hall.a)
     promoted = run("standby", "promote", "--database", hall.url_b, "--yes")
     assert promoted.exit_code == 0, promoted.output
     while httpx.get(f"{hall.b.base}/api/health").status_code != 200:
@@ -389,13 +292,6 @@ def test_a_kiosk_page_follows_the_hall_to_the_standby_and_gets_its_verdict_there
     finally:
         log.close()
     assert (record.words, record.actor) == (("CAT", "DOG"), "kiosk 1")
-
-
-def _console_sign_in(page: Page) -> None:
-    page.locator("#name").fill("alice")
-    page.locator("#password").fill(PASSWORD)
-    page.locator("button[type=submit]").click()
-    expect(page.locator("#app")).to_have_attribute("data-screen", "overview")
 
 
 @pytest.mark.browser
@@ -418,13 +314,13 @@ def test_the_td_console_links_to_the_active_servers_console_from_a_standby_and_a
     expect(banner.get_by_role("link")).to_have_attribute("href", f"{hall.a.base}/td")
     banner.get_by_role("link", name=f"Open the console on {hall.a.base}").click()
     expect(page).to_have_url(f"{hall.a.base}/td")
-    _console_sign_in(page)
+    console_sign_in(page)
     expect(banner).to_be_hidden()  # the active server's console: nothing to say
     page.wait_for_function("() => localStorage.getItem('wordjudge.hall') !== null")  # learnt from health
 
     # The active machine dies and the standby takes over: the open console (its lists refresh every 5 s) says
     # its server does not answer, and links to the console of the hall's other server.
-    _kill_machine(hall.primary, hall.a)
+    kill_machine(hall.primary, hall.a)
     promoted = run("standby", "promote", "--database", hall.url_b, "--yes")
     assert promoted.exit_code == 0, promoted.output
     expect(banner).to_contain_text("If another server of the event has taken over, open the console there",
@@ -436,7 +332,7 @@ def test_the_td_console_links_to_the_active_servers_console_from_a_standby_and_a
         time.sleep(0.1)
     page.context.clear_cookies()  # two machines are two hosts: a's session cookie never reaches b (here: two ports)
     link.click()
-    _console_sign_in(page)  # the same account: TD accounts live in the database
+    console_sign_in(page)  # the same account: TD accounts live in the database
     expect(banner).to_be_hidden()
     page.context.close()
 
@@ -570,7 +466,7 @@ def test_a_fenced_server_whose_database_follows_the_active_one_again_is_its_stan
         promote(hall.url_b)
         while httpx.get(f"{hall.b.base}/api/health").status_code != 200:  # it took over: epoch 2
             time.sleep(0.1)
-        a.step()  # its peer answers active at a later epoch
+        step(a)  # its peer proves it is active at a later epoch
         assert (a.role, a.active_url, a.resources) == (FENCED, hall.b.base, None)
         _follow(hall)
         a.step()
@@ -635,7 +531,7 @@ def test_the_td_lets_the_hall_go_on_when_the_standby_dies_and_asks_for_it_again_
     added = run("device", "add", "kiosk", "--role", "kiosk", "--data-dir", hall.a.data_dir, "--database", hall.url_a)
     assert added.exit_code == 0, added.output
     token = added.stdout.strip()
-    assert _challenge(hall.a.base, token, "both-machines", "cat").status_code == 201
+    assert challenge(hall.a.base, token, "both-machines", "cat").status_code == 201
     streams = run("standby", "alone", "--database", hall.url_a, "--yes")
     assert streams.exit_code == 1
     assert "a synchronous standby streams from" in streams.output
@@ -655,10 +551,10 @@ def test_the_td_lets_the_hall_go_on_when_the_standby_dies_and_asks_for_it_again_
     assert "may not see its standbys' state" in run("standby", "status", "--database", on_a).output
 
     # The standby machine dies: a kiosk's challenge waits, unanswered, for a commit the standby never confirms.
-    _kill_machine(hall.standby, hall.b)
+    kill_machine(hall.standby, hall.b)
     answered: list[httpx.Response] = []
     waiting = threading.Thread(
-        target=lambda: answered.append(_challenge(hall.a.base, token, "while-it-died", "dog", timeout=60)), daemon=True
+        target=lambda: answered.append(challenge(hall.a.base, token, "while-it-died", "dog", timeout=60)), daemon=True
     )
     waiting.start()
     waiting.join(3)
@@ -675,7 +571,7 @@ def test_the_td_lets_the_hall_go_on_when_the_standby_dies_and_asks_for_it_again_
     assert went_on.exit_code == 0, went_on.output
     waiting.join(SYNC_WAIT)
     assert [response.status_code for response in answered] == [201]
-    alone_one = _challenge(hall.a.base, token, "on-one-machine", "cats")
+    alone_one = challenge(hall.a.base, token, "on-one-machine", "cats")
     assert alone_one.status_code == 201, alone_one.text
     warned = _until(lambda: httpx.get(f"{hall.a.base}/api/health").json(), lambda body: body["hall"]["alone"])
     assert any("this machine only" in warning for warning in warned["warnings"])
@@ -685,8 +581,8 @@ def test_the_td_lets_the_hall_go_on_when_the_standby_dies_and_asks_for_it_again_
     _until(lambda: replicas(hall.url_a), lambda streaming: any(row[1] == "streaming" for row in streaming or []))
     required = run("standby", "require", "--database", hall.url_a)
     assert required.exit_code == 0, required.output
-    _sync_standby_streams(hall.primary)
-    assert _challenge(hall.a.base, token, "both-again", "dogs").status_code == 201
+    sync_standby_streams(hall.primary)
+    assert challenge(hall.a.base, token, "both-again", "dogs").status_code == 201
     _until(lambda: httpx.get(f"{hall.a.base}/api/health").json(), lambda body: body["hall"]["alone"] is False)
     with hall.standby.connect("hall") as connection:
         on_both = {row[0] for row in connection.execute("SELECT request_id FROM records")}
@@ -699,6 +595,7 @@ def test_two_servers_whose_databases_are_not_one_never_both_adjudicate(
 ) -> None:
     # A TD's slip: each machine's database made on its own (not a standby of the other), each server started once
     # while the other was off. Both hold epoch 1, naming themselves: both thought they were the active server.
+    # Their data folders are one hall's, copied as set-up step 3 says: the same hall key.
     cluster = postgres_clusters()
     urls = [cluster.url(cluster.create_database(name)) for name in ("hall_a", "hall_b")]
     ports = [free_port(), free_port()]
@@ -706,8 +603,10 @@ def test_two_servers_whose_databases_are_not_one_never_both_adjudicate(
     for index, name in enumerate(("a", "b")):
         folder = tmp_path / name
         shutil.copytree(compiled_demo, folder / "lexicons" / compiled_demo.name)
-        servers.append(_server(folder, urls[index], ports[index], ports[1 - index]))
+        servers.append(hall_server(folder, urls[index], ports[index], ports[1 - index]))
     a, b = servers
+    make_key(a.data_dir)
+    shutil.copy2(a.data_dir / KEY_FILE, b.data_dir / KEY_FILE)
     try:
         b.start()
         assert httpx.get(f"{b.base}/api/health").json()["hall"]["epoch"] == 1
@@ -723,11 +622,11 @@ def test_two_servers_whose_databases_are_not_one_never_both_adjudicate(
         assert (
             f"{a.base} also says it is this hall's active server, at the same epoch (1)" in split.json()["reasons"][0]
         )
-        refused = _challenge(b.base, token, "on-the-split-one")
+        refused = challenge(b.base, token, "on-the-split-one")
         assert (refused.status_code, refused.json()["code"]) == (503, "not_active")
         assert "the two machines' databases are not one replicated database" in refused.json()["error"]
         # The first goes on (it sees the other split, not active), and the other stays split at its next looks.
-        assert _challenge(a.base, token, "on-the-first-one").status_code == 201
+        assert challenge(a.base, token, "on-the-first-one").status_code == 201
         time.sleep(2.5)
         assert httpx.get(f"{a.base}/api/health").json()["hall"]["role"] == ACTIVE
         assert httpx.get(f"{b.base}/api/health").json()["state"] == SPLIT
@@ -748,27 +647,33 @@ def test_a_split_server_takes_over_only_once_the_other_says_it_is_the_standby(
     url = cluster.url(cluster.create_database("hall"))
     shutil.copytree(compiled_demo, tmp_path / "lexicons" / compiled_demo.name)
     own, other = f"http://127.0.0.1:{free_port()}", f"http://127.0.0.1:{free_port()}"
-    answers: list[PeerSays] = [PeerSays(other, error="connection refused")]
-    monkeypatch.setattr("wordjudge.hall.ask_peers", lambda peers, **_: list(answers))
+    answers: list[PeerSays] = [PeerSays(other, unproven="no_answer")]
+    monkeypatch.setattr("wordjudge.hall_peers.ask_peers", lambda peers, key, **_: list(answers))
     serving = Serving(Settings(data_dir=tmp_path, database=url, public_url=own, peers=other))
     serving.start()
+
+    def said(answer: PeerSays) -> None:
+        answers[:] = [answer]
+        step(serving)
+
     try:
         assert (serving.role, serving.view()["epoch"]) == (ACTIVE, 1)
-        answers[:] = [PeerSays(other, ACTIVE, 1, other)]
-        serving.step()
+        said(PeerSays(other, ACTIVE, 1, other))
         assert (serving.role, serving.resources) == (SPLIT, None)
         assert serving.refusal().msg.key == "error.hall.split"
-        for meanwhile in (PeerSays(other, error="timed out"), PeerSays(other, SPLIT, 1), PeerSays(other, ACTIVE, 1)):
-            answers[:] = [meanwhile]
-            serving.step()
+        for meanwhile in (PeerSays(other, unproven="slow"), PeerSays(other, SPLIT, 1), PeerSays(other, ACTIVE, 1)):
+            said(meanwhile)
             assert serving.role == SPLIT, meanwhile
-        answers[:] = [PeerSays(other, STANDBY, 1, own)]
-        serving.step()
+        # An answer that proves nothing says nothing: not "standby".
+        said(PeerSays(other, unproven="not_signed"))
+        assert serving.role == SPLIT
+        said(PeerSays(other, STANDBY, 1, own))
         assert (serving.role, serving.view()["epoch"]) == (ACTIVE, 1)
         assert serving.resources is not None
-        # A peer active at a later epoch fences it, split or not.
-        answers[:] = [PeerSays(other, ACTIVE, 2, other)]
-        serving.step()
+        # A peer that proves it is active at a later epoch fences it, split or not; one that proves nothing, never.
+        said(PeerSays(other, unproven="not_signed"))
+        assert serving.role == ACTIVE
+        said(PeerSays(other, ACTIVE, 2, other))
         assert (serving.role, serving.active_url) == (FENCED, other)
     finally:
         serving.close()
@@ -778,7 +683,7 @@ def test_a_server_is_split_only_by_a_peer_active_at_its_own_epoch() -> None:
     said = [
         PeerSays("http://b", ACTIVE, 2),
         PeerSays("http://c", STANDBY, 3),
-        PeerSays("http://d", error="timed out"),
+        PeerSays("http://d", unproven="slow"),
         PeerSays("http://a", ACTIVE, 3),  # itself, as a peer list may name it
     ]
     assert rival(2, "http://a", said) == said[0]
@@ -804,7 +709,7 @@ def test_a_server_whose_database_waits_for_a_missing_standby_says_so_instead_of_
         a.step()
         assert a.role == WAITING
         hall.standby.start()
-        _sync_standby_streams(hall.primary)
+        sync_standby_streams(hall.primary)
         a.step()
         assert (a.role, a.view()["epoch"]) == (ACTIVE, 1)
         assert a.resources is not None

@@ -26,12 +26,12 @@ from wordjudge.chain import HEAD_HEX, HeadMark
 from wordjudge.hall import ACTIVE, STANDBY
 from wordjudge.serving import ALONE_ALERT
 
+from .hall_lab import Acknowledged, challenge, settled_once
 from .helpers import LiveServer, free_port
 from .netlab import Lab, lab
 from .patroni import MISSING, PatroniHall, installed, start_hall
 from .postgres import cluster_folder, remove_folder
 from .test_cli_access import run
-from .test_hall import Acknowledged, _challenge, settled_once
 
 pytestmark = [
     pytest.mark.sqlite_only("starts PostgreSQL clusters of its own, or none: runs in the suite's first pass"),
@@ -153,7 +153,7 @@ def _adjudicate(served: Served, count: int) -> Acknowledged:
     acknowledged: Acknowledged = {}
     for number in range(count):
         token, words = served.tokens[number % 4], "cat dog" if number % 3 else "cat zzxq"
-        response = _challenge(served.a.base, token, f"before-{number}", words)
+        response = challenge(served.a.base, token, f"before-{number}", words)
         assert response.status_code == 201, response.text
         acknowledged[f"before-{number}"] = (token, response.json())
     return acknowledged
@@ -164,7 +164,7 @@ def _first_verdict_on(server: LiveServer, token: str, request_id: str, limit: fl
     until it took over, or while the outcome is not known); return the seconds. A verdict recorded by a try whose
     answer was lost comes back as a replay (200)."""
     began = time.monotonic()
-    while (response := _challenge(server.base, token, request_id)).status_code not in (200, 201):
+    while (response := challenge(server.base, token, request_id)).status_code not in (200, 201):
         assert response.status_code == 503, response.text
         assert time.monotonic() - began < limit, f"no verdict {limit} s after the death"
         time.sleep(0.2)
@@ -211,12 +211,12 @@ def test_patroni_fails_over_by_itself_with_nothing_lost_and_the_hall_outlives_it
     _until("health says a standby follows again", lambda: _hall_says(b)["hall"]["alone"] is False, SETTLE)
     a.start()
     assert (_hall_says(a)["state"], _hall_says(a)["hall"]["active_url"]) == (STANDBY, b.base)
-    refused = _challenge(a.base, tokens[1], "on-the-old-machine")
+    refused = challenge(a.base, tokens[1], "on-the-old-machine")
     assert (refused.status_code, refused.json()["code"]) == (503, "not_active")
 
     # The standby dies: the hall goes on (Patroni stops waiting for it), and the TD is told at once.
     patroni_hall.kill("a")
-    response = _challenge(b.base, tokens[1], "standby-dead")
+    response = challenge(b.base, tokens[1], "standby-dead")
     assert response.status_code == 201, response.text
     _until("the TD is alerted again", lambda: _alerts(b.data_dir, served.url_b) == 2, 10)
     assert any("this machine only" in warning for warning in _hall_says(b)["warnings"])
@@ -234,16 +234,16 @@ def test_a_hung_active_machine_that_wakes_after_the_failover_takes_nothing_back(
     _first_verdict_on(b, tokens[0], "after-failover", HUNG_LIMIT)
     after = [f"after-failover-{n}" for n in range(3)]
     for request_id in after:
-        assert _challenge(b.base, tokens[1 + after.index(request_id)], request_id).status_code == 201
+        assert challenge(b.base, tokens[1 + after.index(request_id)], request_id).status_code == 201
 
     # The disk answers again: the old machine's Patroni learns it lost the key and demotes its PostgreSQL; the
     # hall stays on b, and the old server adjudicates nothing.
     patroni_hall.thaw()
     _until("the old machine follows the new one", lambda: patroni_hall.nodes["a"].says("replica"), SETTLE)
     assert patroni_hall.nodes["b"].says("primary")
-    woken = _challenge(a.base, tokens[2], "on-the-woken-machine")
+    woken = challenge(a.base, tokens[2], "on-the-woken-machine")
     assert (woken.status_code, woken.json()["code"]) == (503, "not_active")
-    assert _challenge(b.base, tokens[3], "after-waking").status_code == 201
+    assert challenge(b.base, tokens[3], "after-waking").status_code == 201
     _all_there_once(served, acknowledged, _printed(acknowledged, "before-3"), "after-failover", *after, "after-waking")
 
 

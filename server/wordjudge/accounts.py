@@ -201,6 +201,20 @@ class TdAccounts:
         self._database.touch(token_hash, "UPDATE sessions SET last_seen_at = ? WHERE id_hash = ?")
         return Session(token, csrf, Principal(name, Role.TD, CHANNELS[Role.TD]), expires_at)
 
+    def proof_key(self, hint: str) -> str | None:
+        """The digest of the CSRF token of the open session whose digest starts with ``hint`` (16 hex digits):
+        what the server proves itself the hall's with to that session's console (:mod:`wordjudge.hall_proof`).
+        None if none does."""
+        now = stored_time(self._database.now())
+        with self._database.read() as db:
+            rows = db.execute(
+                "SELECT s.csrf_token FROM sessions s JOIN tds t ON t.id = s.td_id"
+                " WHERE s.ended_at IS NULL AND s.expires_at > ? AND t.disabled_at IS NULL",
+                (now,),
+            ).fetchall()
+        keys = (digest(str(csrf)) for (csrf,) in rows)
+        return next((key for key in keys if key.startswith(hint)), None)
+
     def logout(self, token: str) -> None:
         """End a console session (nothing happens for an unknown one)."""
         with self._database.write() as db:

@@ -24,6 +24,7 @@ from .api import router as api_router
 from .api_access import router as access_router
 from .api_console import router as console_router
 from .api_event import router as event_router
+from .api_hall import router as hall_router
 from .api_status import router as status_router
 from .errors import AuditUnavailable, Misdirected, WordjudgeError, error_body
 from .fast_challenge import ChallengeFastPath, error_response
@@ -114,6 +115,7 @@ def create_app(
     app.include_router(console_router)
     app.include_router(event_router)
     app.include_router(status_router)
+    app.include_router(hall_router)
     mount_web(app)
     return app
 

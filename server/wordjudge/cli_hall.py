@@ -27,11 +27,22 @@ def standby() -> None:
 @standby.command("promote")
 @_DATABASE
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation (the TD has checked the active machine).")
-def standby_promote(url: str, yes: bool) -> None:
+@click.option(
+    "--port",
+    type=click.IntRange(1, 65535),
+    envvar="WORDJUDGE_PORT",
+    default=8000,
+    show_default=True,
+    help="The port of this machine's wordjudge server, which knows whether the active server still proves itself "
+    "the hall's. [env: WORDJUDGE_PORT]",
+)
+def standby_promote(url: str, yes: bool, port: int) -> None:
     """Make this machine's database (a standby) the hall's primary: its server becomes the active one, and the old
     active server is fenced (it never adjudicates again).
 
-    Refused while the active server still answers: stop it (or unplug its machine) first.
+    Refused while the active server still proves itself the hall's active server to this machine's server (an
+    answer signed with the hall key: anything else at its address proves nothing): stop it (or unplug its
+    machine) first.
     """
     from . import hall
 
@@ -40,7 +51,7 @@ def standby_promote(url: str, yes: bool) -> None:
         if not place.standby:
             raise InvalidInput("error.hall.not_standby", url=_shown(url))
         active = place.latest.server_url if place.latest else ""
-        if active and hall.ask_peers([active])[0].role == hall.ACTIVE:
+        if active and _proves_active(active, port):
             raise InvalidInput("error.hall.active_answers", active=active)
         where = active or "the active machine"
         if not yes:
@@ -139,3 +150,28 @@ def standby_status(url: str) -> None:
         click.echo(f"epoch {epoch.epoch}: {epoch.server_url or '(a server alone)'} active from {epoch.since}")
     if not stands.epochs:
         click.echo("no server has been active on this database yet")
+
+
+_PROVEN_WITHIN_S = 5.0  # how recent this machine's server's proven answer of the active server must be to count
+
+
+def _proves_active(active: str, port: int) -> bool:
+    """Whether this machine's server (on ``port``) heard ``active`` prove itself the hall's active server within
+    the last few seconds. A server that cannot be asked is said, and counts as not (the TD checks the machine)."""
+    import httpx  # here: only this command asks
+
+    try:
+        body = httpx.get(f"http://127.0.0.1:{port}/api/health", timeout=3).json()
+        peers = (body.get("hall") or {}).get("peers") or []
+    except (httpx.HTTPError, ValueError, AttributeError):
+        click.echo(
+            f"this machine's wordjudge server (port {port}) does not answer: whether {active} still proves itself "
+            "active could not be checked; make sure it is dead or cut off",
+            err=True,
+        )
+        return False
+    return any(
+        isinstance(peer, dict) and peer.get("url") == active and peer.get("proven") and peer.get("role") == "active"
+        and isinstance(peer.get("age_s"), int | float) and peer["age_s"] <= _PROVEN_WITHIN_S
+        for peer in peers
+    )  # fmt: skip

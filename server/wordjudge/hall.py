@@ -9,7 +9,8 @@ acknowledged, the standby has too). Each server names itself (``--public-url``) 
   its database is promoted (by ``wordjudge standby promote``, or by Patroni).
 - A server becoming active adds an **epoch** row naming itself to ``hall_servers``, the hall's history (one row
   per takeover), before it adjudicates anything. The row is replicated with the log.
-- A server that learns from a peer (its ``/api/health``) that another server is active at a later epoch is
+- A server that learns from a peer (its claim, signed with the hall key: :mod:`wordjudge.hall_peers`), while no
+  synchronous standby streams from its own database, that another server is active at a later epoch is
   **fenced**: it stops adjudicating and names the active one. Its database cannot acknowledge a record either:
   its synchronous standby no longer follows it, so every commit there waits for ever. Once its database is made
   to follow the active one's (pg_rewind or a fresh copy, by the TD or by Patroni), it is a standby again.
@@ -18,12 +19,12 @@ acknowledged, the standby has too). Each server names itself (``--public-url``) 
 - A server whose database would make every commit wait for a synchronous standby that does not follow it (the
   standby machine is off, or this machine was replaced and its old standby follows another) is **waiting**: it
   says so instead of hanging on its first commit, and takes over by itself once a standby streams.
-- A server that learns that a peer is active at its own epoch is **split**: the two databases are not one
-  replicated database (:func:`rival`). It adjudicates nothing, names the peer and says what to do, and takes
-  over once that peer serves as the standby.
-- The compiled lexicons are each data folder's, not the database's: a standby says in its health which of the
-  active server's lexicons and profiles its folder lacks or holds with another fingerprint (:class:`Unready`),
-  and the active server warns the TD of it.
+- A server that learns (a claim signed with the hall key) that a peer is active at its own epoch is **split**:
+  the two databases are not one replicated database (:func:`wordjudge.hall_peers.rival`). It adjudicates
+  nothing, names the peer and says what to do, and takes over once that peer serves as the standby.
+- The compiled lexicons are each data folder's, not the database's: a standby says in its claim which of the
+  active server's lexicons and profiles its folder lacks or holds with another fingerprint
+  (:class:`~wordjudge.hall_peers.Unready`), and the active server warns the TD of it.
 
 The server identity devices pair with is the hall's (the first epoch's, taken from the first server's data
 folder): every server of the hall is the same server to a device, which follows whichever is active.
@@ -37,27 +38,22 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
-from typing import Any
-from urllib.parse import urlsplit
+from typing import Any, TypeVar
 
 from . import postgres
-from .clock import Offset, seconds_of
+from .clock import Offset
 from .datadir import Identity
-from .errors import InvalidInput, WordjudgeError
-from .messages import Message
+from .errors import AuditUnavailable, InvalidInput, WordjudgeError
 from .postgres import Connection, PgMigration
-from .profile import Catalog
 
 log = logging.getLogger(__name__)
 
 ACTIVE, STANDBY, FENCED = "active", "standby", "fenced"
 WAITING = "waiting"  # its database would make every commit wait for a synchronous standby that is not there
 SPLIT = "split"  # another server says it is active at this server's own epoch: the two databases are not one
-PEER_TIMEOUT = 1.0  # seconds a peer has to answer its health: a dead machine must not hold the hall's loop
 
 PG_MIGRATIONS_TABLE = "hall_migrations"
 PG_MIGRATIONS: list[tuple[str, PgMigration]] = [
@@ -99,6 +95,23 @@ PG_MIGRATIONS: list[tuple[str, PgMigration]] = [
         REVOKE UPDATE, DELETE, TRUNCATE ON hall_event_files FROM PUBLIC;
         """,
     ),
+    (
+        # The id of the hall key its servers sign their claims with (wordjudge.hall_proof): the key itself is
+        # each server's folder's, never the database's; a folder holding another key is named.
+        "0003_hall_keys",
+        """
+        CREATE TABLE hall_keys (
+            seq BIGINT PRIMARY KEY CHECK (seq > 0),
+            key_id TEXT NOT NULL,
+            since TEXT NOT NULL DEFAULT to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"+00:00"')
+        );
+        CREATE TRIGGER hall_keys_append_only BEFORE UPDATE OR DELETE ON hall_keys
+            FOR EACH ROW EXECUTE FUNCTION hall_servers_append_only();
+        CREATE TRIGGER hall_keys_no_truncate BEFORE TRUNCATE ON hall_keys
+            FOR EACH STATEMENT EXECUTE FUNCTION hall_servers_append_only();
+        REVOKE UPDATE, DELETE, TRUNCATE ON hall_keys FROM PUBLIC;
+        """,
+    ),
 ]
 
 
@@ -119,124 +132,13 @@ class Epoch:
 @dataclass(frozen=True)
 class Place:
     """What a server's own database says of the hall: whether it is a standby, and the latest epoch (if any);
-    ``clock``: the database's clock against this server's (read across the query's round trip)."""
+    ``clock``: the database's clock against this server's (read across the query's round trip); ``key_id``: the
+    id of the hall key it records (None: none yet)."""
 
     standby: bool
     latest: Epoch | None
     clock: Offset | None = None
-
-
-@dataclass(frozen=True)
-class PeerSays:
-    """What a peer answered (its health's ``hall`` part), or why it did not (``error``).
-
-    ``lexicons``: an active peer's served lexicons and profiles, name: fingerprint (None if it did not say);
-    ``unready``: what a standby peer says it could not serve as the active server serves it."""
-
-    url: str
-    role: str | None = None
-    epoch: int | None = None
-    active_url: str | None = None
-    error: str | None = None
-    lexicons: Mapping[str, str] | None = None
-    unready: Unready | None = None
-    clock: Offset | None = None  # its clock against this server's, read across the round trip (None: not said)
-
-
-@dataclass(frozen=True)
-class Unready:
-    """The lexicons and profiles a standby's folder lacks (``lacks``), or holds in another edition than the
-    active server serves (``differs``: another fingerprint): with them it could not take over the event as
-    it is served."""
-
-    lacks: tuple[str, ...] = ()
-    differs: tuple[str, ...] = ()
-
-    def as_dict(self) -> dict[str, list[str]]:
-        return {"lacks": list(self.lacks), "differs": list(self.differs)}
-
-    @classmethod
-    def from_dict(cls, data: Any) -> Unready | None:
-        """What a peer's health says, if it is an :class:`Unready` that names something (names checked)."""
-        if not isinstance(data, dict):
-            return None
-        lists = [data.get(key) for key in ("lacks", "differs")]
-        if not all(isinstance(names, list) and len(names) <= PEER_NAMES_MAX for names in lists):
-            return None
-        lacks, differs = (tuple(name for name in names or () if _a_name(name)) for names in lists)
-        return cls(lacks, differs) if lacks or differs else None
-
-
-PEER_NAMES_MAX = 64  # names a peer's answer may list: more than any event serves
-
-
-def unready_for(data_dir: Path, served: Mapping[str, str]) -> Unready | None:
-    """What ``data_dir`` could not serve as ``served`` is served (the active server's lexicons and profiles,
-    name: fingerprint): the names it lacks or cannot open, and those whose fingerprint differs (another
-    edition, or other amendments). None if it could serve them all."""
-    catalog = Catalog(data_dir)
-    lacks, differs = [], []
-    for name, fingerprint in sorted(served.items()):
-        try:
-            profile = catalog.open(name)
-        except (WordjudgeError, OSError) as exc:
-            log.debug("cannot open %s: %s", name, exc)  # said once a change, by the standby (serving.py)
-            lacks.append(name)
-            continue
-        if profile.fingerprint != fingerprint:
-            differs.append(name)
-    return Unready(tuple(lacks), tuple(differs)) if lacks or differs else None
-
-
-def unready_warning(url: str, unready: Unready) -> Message:
-    """The TD's warning that the standby ``url`` could not take the event over as it is served."""
-    lacks, differs = ", ".join(unready.lacks), ", ".join(unready.differs)
-    if lacks and differs:
-        reason = Message("error.hall.lexicons_both", lacks=lacks, differs=differs)
-    elif lacks:
-        reason = Message("error.hall.lexicons_lacks", names=lacks)
-    else:
-        reason = Message("error.hall.lexicons_differ", names=differs)
-    return Message("error.hall.standby_unready", url=url, reason=reason)
-
-
-def _a_name(name: Any) -> bool:
-    return isinstance(name, str) and 0 < len(name) <= 64 and name.isprintable()
-
-
-def _served_lexicons(body: Mapping[str, Any]) -> dict[str, str] | None:
-    """An active peer's served lexicons (its health's ``lexicons``), name: fingerprint; None if it lists none."""
-    items = body.get("lexicons")
-    if not isinstance(items, list) or not items or len(items) > PEER_NAMES_MAX:
-        return None
-    served = {
-        item["name"]: item["fingerprint"] for item in items
-        if isinstance(item, dict) and _a_name(item.get("name")) and isinstance(item.get("fingerprint"), str)
-    }  # fmt: skip
-    return served or None
-
-
-def parse_peers(text: str) -> tuple[str, ...]:
-    """The peers' base URLs from a comma-separated setting, each without a trailing slash. Raises
-    :class:`ValueError` naming one that is not a server's address (see :func:`check_server_url`)."""
-    peers = [check_server_url(item).rstrip("/") for item in filter(None, (part.strip() for part in text.split(",")))]
-    return tuple(dict.fromkeys(peers))
-
-
-def check_server_url(text: str) -> str:
-    """Return ``text`` if it is a server's address: http(s), a host, a port from 1 to 65535 if any, no path
-    but "/". Raises :class:`ValueError` naming it, with an example, if not."""
-    try:
-        parts = urlsplit(text)
-        port = parts.port
-    except ValueError:
-        port = -1
-    if (
-        port == 0 or port == -1 or parts.scheme not in ("http", "https") or not parts.hostname
-        or parts.path.strip("/") or parts.query or parts.fragment or any(c.isspace() for c in text)
-    ):  # fmt: skip
-        raise ValueError(f"{text!r} is not a server's address such as http://192.168.1.11:8000")
-    return text
+    key_id: str | None = None
 
 
 def latest_epoch(connection: Connection) -> Epoch | None:
@@ -253,6 +155,14 @@ def history(connection: Connection) -> list[Epoch]:
     return [Epoch(int(r[0]), r[1], r[2], bool(r[3]), r[4]) for r in rows]
 
 
+def recorded_key(connection: Connection) -> str | None:
+    """The id of the hall key ``connection``'s database records (the latest), None if none."""
+    if connection.execute("SELECT to_regclass('hall_keys') IS NULL").fetchone() != (False,):
+        return None
+    row = connection.execute("SELECT key_id FROM hall_keys ORDER BY seq DESC LIMIT 1").fetchone()
+    return str(row[0]) if row else None
+
+
 def place(database: str) -> Place:
     """Where the database ``database`` stands: a standby or not, and its latest epoch. Raises
     :class:`psycopg.Error` if it cannot be reached."""
@@ -261,15 +171,16 @@ def place(database: str) -> Place:
         sent = time.time()
         standby, now = connection.execute("SELECT pg_is_in_recovery(), clock_timestamp()").fetchone() or (False, None)
         clock = Offset.read_across(now.timestamp(), sent, time.time()) if isinstance(now, datetime) else None
-        return Place(bool(standby), latest_epoch(connection), clock)
+        return Place(bool(standby), latest_epoch(connection), clock, recorded_key(connection))
     finally:
         connection.close()
 
 
-def take_over(database: str, server_url: str, folder: Identity) -> Epoch:
+def take_over(database: str, server_url: str, folder: Identity, key_id: str | None = None) -> Epoch:
     """Make the server at ``server_url`` the hall's active one: add an epoch naming it, unless the latest
     names it already; return the epoch it serves in. The first epoch takes ``folder``'s identity (the data
-    folder's); later ones keep the hall's.
+    folder's); later ones keep the hall's. ``key_id``: the id of the hall key in its folder, recorded if the
+    database records none yet.
 
     The commit waits for the synchronous standby, if one is set: a server whose standby was promoted without
     it (it is fenced) waits here for ever, and so never adjudicates. Raises :class:`psycopg.Error` and
@@ -282,6 +193,8 @@ def take_over(database: str, server_url: str, folder: Identity) -> Epoch:
         try:
             # Two servers taking over one database at once would make the same epoch: one waits for the other.
             connection.execute("SELECT pg_advisory_xact_lock(hashtext('wordjudge hall ' || current_schema()))")
+            if key_id is not None and recorded_key(connection) is None:
+                connection.execute("INSERT INTO hall_keys (seq, key_id) VALUES (1, ?)", (key_id,))
             latest = latest_epoch(connection)
             if latest is not None and latest.server_url == server_url:
                 connection.execute("COMMIT")
@@ -516,53 +429,23 @@ def alone(streaming: Iterable[tuple[str, str, str]] | None) -> bool | None:
     return not any(state == "streaming" and sync in ("sync", "quorum") for _, state, sync in streaming)
 
 
-def ask_peers(peers: Sequence[str], *, timeout: float = PEER_TIMEOUT) -> list[PeerSays]:
-    """Ask each peer's ``/api/health`` where it stands. Never raises: a peer that does not answer (or answers
-    something else) says why in ``error``."""
-    import httpx  # here: only a server with peers asks them
+# What a look at the hall may meet, to be tried again at the next: a database or a peer that cannot be reached.
+LOOK_FAILURES: tuple[type[BaseException], ...] = (WordjudgeError, OSError, *postgres.DatabaseError)
 
-    said = []
-    # Not verified: the peers' certificates are the hall's own, self-signed ones (what a false answer can do is
-    # said in docs/threat-model.md: fence this server, never give a verdict).
-    with httpx.Client(timeout=timeout, verify=False) as client:
-        for url in peers:
-            try:
-                sent = time.time()
-                body = client.get(f"{url}/api/health").json()
-                clock = _peer_clock(body.get("clock"), sent, time.time())
-                hall = body.get("hall") or {}
-                said.append(
-                    PeerSays(
-                        url, hall.get("role"), hall.get("epoch"), hall.get("active_url"),
-                        lexicons=_served_lexicons(body), unready=Unready.from_dict(hall.get("unready")), clock=clock,
-                    )
-                )  # fmt: skip
-            except (httpx.HTTPError, ValueError, AttributeError) as exc:
-                said.append(PeerSays(url, error=str(exc) or type(exc).__name__))
-    return said
+T = TypeVar("T")
 
 
-def _peer_clock(said: Any, sent: float, received: float) -> Offset | None:
-    """A peer's clock against this server's, from its health's ``clock`` (its ``time`` when it answered)."""
-    time_said = said.get("time") if isinstance(said, dict) else None
-    reading = seconds_of(time_said) if isinstance(time_said, str) else None
-    return Offset.read_across(reading, sent, received) if reading is not None else None
+def asked(database: str, look: Callable[[str], T]) -> T:
+    """``look(database)``, a failure to reach the database said as the catalogue says it. Raises
+    :class:`~wordjudge.errors.AuditUnavailable`."""
+    try:
+        return look(database)
+    except postgres.DatabaseError as exc:
+        raise AuditUnavailable(
+            "error.audit.cannot_open", path=postgres.shown(database), reason=postgres.describe(exc)
+        ) from exc
 
 
-def rival(epoch: int | None, own_url: str, said: Iterable[PeerSays]) -> PeerSays | None:
-    """A peer that says it is active at ``epoch``, this server's own (None: it has none): in one replicated
-    database an epoch names one server, so the two machines' databases are not one (each made on its own
-    machine, say). Neither may adjudicate: their verdicts would make two logs."""
-    if epoch is None:
-        return None
-    return next((peer for peer in said if peer.role == ACTIVE and peer.epoch == epoch and peer.url != own_url), None)
-
-
-def superseded_by(epoch: int | None, said: Iterable[PeerSays]) -> PeerSays | None:
-    """The peer that is active at a later epoch than ``epoch`` (this server's), if one says so: this server
-    must then never adjudicate again."""
-    later = [
-        peer for peer in said
-        if peer.role == ACTIVE and peer.epoch is not None and (epoch is None or peer.epoch > epoch)
-    ]  # fmt: skip
-    return max(later, key=lambda peer: peer.epoch or 0, default=None)
+def shown_database(database: str) -> str:
+    """The database as messages name it: its URL without the password."""
+    return postgres.shown(database)

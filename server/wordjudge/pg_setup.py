@@ -16,7 +16,7 @@ from . import access_db, audit_schema_pg, hall, postgres
 # index and the tallies are kept by the records' trigger (ON CONFLICT DO UPDATE); the access store is a
 # mutable store (revoking a device is an update), with nothing ever deleted.
 _GRANTS = {
-    "SELECT, INSERT": ("records", "checkpoints", "hall_servers", "hall_event_files"),
+    "SELECT, INSERT": ("records", "checkpoints", "hall_servers", "hall_event_files", "hall_keys"),
     "SELECT, INSERT, UPDATE": (
         "record_words", "tallies", "word_tallies", "devices", "pairing_codes", "tds", "sessions", "alerts",
     ),

@@ -6,14 +6,19 @@ A server alone (no peers) is active from its start, as it always was. In a hall 
 - its database a standby: **standby**, with no resources (no audit writer, no access store): every request
   but health is refused with :class:`~wordjudge.errors.NotActive`, naming the active server; :meth:`Serving.step`
   sees the database promoted and makes it active (resources opened and verified, a new epoch added);
-- a peer active at a later epoch than its own: **fenced**: it adjudicates nothing until its database follows
-  the active one's (made a standby again, by pg_rewind or a fresh copy), and is then a standby;
+- a peer that proves it is active at a later epoch than its own (a claim signed with the hall key over a fresh
+  nonce, :mod:`wordjudge.hall_peers`), while no synchronous standby streams from its database (one that does
+  proves this server was not superseded): **fenced**: it adjudicates nothing until its database follows the
+  active one's (made a standby again, by pg_rewind or a fresh copy), and is then a standby; or until a
+  synchronous standby streams from its database again, which proves it the hall's active server;
 - its database asking for a synchronous standby that does not follow it: **waiting** (its first commit would
   wait for ever), until one does; :meth:`Serving.step` looks again every second;
-- else **active**: its resources opened, its epoch added. While active, :meth:`Serving.step` asks the peers
-  and steps down (fenced) when one says it took over, steps down to standby when its database was made a
-  standby under it (Patroni demotes a primary that lost the hall's leadership), and tells the TD (an alert, a
-  health warning) when no synchronous standby follows: the verdicts then live on this machine only.
+- else **active**: its resources opened, its epoch added. While active, :meth:`Serving.step` steps down to
+  standby when its database was made a standby under it (Patroni demotes a primary that lost the hall's
+  leadership), tells the TD (an alert, a health warning) when no synchronous standby follows (the verdicts then
+  live on this machine only), and steps down (fenced) when a peer proves it took over. The peers are asked in a
+  thread of their own: the look never waits on one. An answer at a peer's address that proves nothing decides
+  nothing: the TD is warned of its address and what was wrong with it.
 
 Nothing here imports the web framework.
 """
@@ -25,18 +30,27 @@ import logging
 import socket
 import threading
 import time
-from collections.abc import Callable
-from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from argon2 import PasswordHasher
 
 from . import hall
-from .errors import AuditUnavailable, InvalidInput, NotActive, WordjudgeError
-from .event import EVENT_FILE, dump_event, load_event, write_event_file
-from .hall import ACTIVE, FENCED, SPLIT, STANDBY, WAITING, Epoch, PeerSays, Unready, unready_for, unready_warning
+from .errors import NotActive
+from .hall import ACTIVE, FENCED, LOOK_FAILURES, SPLIT, STANDBY, WAITING, Epoch, asked
+from .hall_event import adopt_event_file, served_file
+from .hall_peers import (
+    Claim,
+    PeerSays,
+    PeerWatch,
+    Unready,
+    hall_key,
+    rival,
+    signed,
+    superseded_by,
+    unready_for,
+    unready_warning,
+)
 from .messages import Message
-from .postgres import DatabaseError, describe, shown
 from .resources import Process, Resources
 from .settings import Settings
 from .timekeeping import Timekeeper
@@ -45,10 +59,9 @@ __all__ = ["Resources", "Serving"]  # the routes reach the resources through wha
 
 log = logging.getLogger(__name__)
 
-# What a look at the hall may meet, to be tried again at the next: a database or a peer that cannot be reached.
-_LOOK_FAILURES: tuple[type[BaseException], ...] = (WordjudgeError, OSError, *DatabaseError)
 ALONE_ALERT = "hall_alone"  # the alert's kind: no synchronous standby follows the active server
 UNREADY_ALERT = "hall_standby_unready"  # the alert's kind: the standby could not serve the event's lexicons as served
+UNPROVEN_ALERT = "hall_peer_unproven"  # the alert's kind: an answer at a peer's address does not prove it the hall's
 LEXICONS_EVERY_S = 5.0  # how often a standby looks whether its folder could serve what the active server serves
 
 
@@ -83,6 +96,12 @@ class Serving:
         self.split_with: PeerSays | None = None  # split: the peer that says it is active at this server's epoch
         # The clock: its steps told and put on record, its offsets from the database's and the peers' clocks.
         self.clock = Timekeeper(server=self.own_url or socket.gethostname(), alert=self._alert)
+        # The hall key (this folder's) its claims are signed with and its peers' checked against; the peers as
+        # last asked, in a thread of their own.
+        self.key = hall_key(settings.data_dir) if self.in_hall else None
+        self.recorded_key: str | None = None  # the id of the hall key the database records
+        self.watch = PeerWatch(self.peers, self.key)
+        self._unproven_alerted: set[str] = set()
 
     @property
     def in_hall(self) -> bool:
@@ -107,7 +126,9 @@ class Serving:
             if where.standby:
                 self._be(STANDBY, where.latest.server_url if where.latest else None)
                 log.warning("this server's database is a standby: serving as the hall's standby until promoted")
+                self._ask_peers()  # what the active server proves of itself, from the start on
                 return
+            self.alone = hall.alone(asked(database, hall.replicas))
             if self._gives_way(self._own_epoch(where.latest), self._ask_peers()):
                 return
             if self._waits(database):
@@ -135,7 +156,7 @@ class Serving:
                 self._step_split(database)
             else:
                 self._step_fenced(database)
-        except _LOOK_FAILURES as exc:
+        except LOOK_FAILURES as exc:
             log.warning("the hall could not be checked (%s): trying again", exc)
 
     def refusal(self) -> NotActive:
@@ -153,7 +174,8 @@ class Serving:
         return NotActive("error.hall.standby_unknown", details=details)
 
     def view(self) -> dict[str, Any]:
-        """The hall as health shows it: this server's role, its epoch, the active server, every server."""
+        """The hall as health shows it: this server's role, its epoch, the active server, every server, and what
+        each peer proved of itself when last asked."""
         return {
             "role": self.role,
             "epoch": self.epoch.epoch if self.epoch else None,
@@ -161,11 +183,27 @@ class Serving:
             "servers": self.servers,
             "alone": self.alone,
             "unready": self.unready.as_dict() if self.unready else None,
+            "key_id": self.key.id if self.key else None,
+            "peers": self.watch.view(),
         }
+
+    def claim(self, nonce: str) -> dict[str, Any]:
+        """This server's claim to a peer that asked with ``nonce`` (role, epoch, active server, time, lexicons
+        served or not servable), signed with the hall key (unsigned without one: it then proves nothing)."""
+        resources = self.resources
+        served = None
+        if resources is not None and self.role == ACTIVE:
+            served = {name: str(view["fingerprint"]) for name, view in resources.served.lexicon_views.items()}
+        view = self.view()
+        claim = Claim(
+            self.own_url, self.role, view["epoch"], view["active_url"], self.clock.view(None)["time"], nonce,
+            served, self.unready,
+        )  # fmt: skip
+        return signed(self.key, claim)
 
     def health_body(self) -> dict[str, Any]:
         """The health report of a server that is not active (503): why, and which server is."""
-        reason, warnings = self.refusal().msg, self.clock.warnings(None)
+        reason, warnings = self.refusal().msg, [*self.warnings(), *self.clock.warnings(None)]
         return {
             "ok": False, "status": 503, "state": self.role, "reasons": [reason.text()],
             "warnings": [warning.text() for warning in warnings], "reason_messages": [reason.as_dict()],
@@ -175,12 +213,24 @@ class Serving:
         }  # fmt: skip
 
     def warnings(self) -> list[Message]:
-        """The health warnings of an active hall server: no synchronous standby follows it; its standby could
-        not take the event over as it is served (it lacks a lexicon, or holds another edition)."""
-        if self.role != ACTIVE or not self.in_hall:
+        """The health warnings of a hall server: an answer at a peer's address that does not prove it the hall's;
+        this folder's hall key missing or not the one the database records; and, active, no synchronous standby
+        follows it, or its standby could not take the event over as it is served (it lacks a lexicon, or holds
+        another edition)."""
+        if not self.in_hall:
             return []
-        alone = Message("error.hall.alone") if self.alone else None
-        return [warning for warning in (alone, self.standby_warning) if warning is not None]
+        said = [*self.watch.warnings(), *self._key_warnings()]
+        if self.role == ACTIVE:
+            alone = Message("error.hall.alone") if self.alone else None
+            said += [warning for warning in (alone, self.standby_warning) if warning is not None]
+        return said
+
+    def _key_warnings(self) -> list[Message]:
+        if self.key is None:
+            return [Message("error.hall.no_key", recorded=self.recorded_key or "?")]
+        if self.recorded_key is not None and self.recorded_key != self.key.id:
+            return [Message("error.hall.other_key", own=self.key.id, recorded=self.recorded_key)]
+        return []
 
     def close(self) -> None:
         """Close the resources, if open."""
@@ -192,13 +242,30 @@ class Serving:
     # -- the steps ---------------------------------------------------------------------------------------
 
     def _place(self, database: str) -> hall.Place:
-        where = _asked(database, hall.place)
-        self.clock.note_database(where.clock, shown(database))
+        where = asked(database, hall.place)
+        self.clock.note_database(where.clock, hall.shown_database(database))
+        self.recorded_key = where.key_id
         return where
 
     def _ask_peers(self) -> list[PeerSays]:
-        said = hall.ask_peers(self.peers)
+        """Ask the peers now, and wait for their answers (at most a second): at the start alone."""
+        return self._heard(self.watch.ask())
+
+    def _latest_peers(self) -> list[PeerSays]:
+        """The peers' last answers, and ask again in the background: the look goes on meanwhile."""
+        self.watch.refresh()
+        return self._heard(self.watch.said)
+
+    def _heard(self, said: list[PeerSays]) -> list[PeerSays]:
+        """Note what the peers proved (their clocks) and alert the TD once of each address whose answer proves
+        nothing (until it proves itself, or stops answering)."""
         self.clock.note_peers({peer.url: peer.clock for peer in said})
+        for peer in said:
+            if peer.proven or not peer.answered:
+                self._unproven_alerted.discard(peer.url)
+            elif peer.url not in self._unproven_alerted and self._alert(UNPROVEN_ALERT, peer.warning()):
+                log.warning("%s", peer.warning().text())
+                self._unproven_alerted.add(peer.url)
         return said
 
     def _own_epoch(self, latest: Epoch | None) -> int | None:
@@ -209,7 +276,13 @@ class Serving:
         database = self.settings.database
         if database is not None:
             log.info("taking over as the active server (the commit waits for the synchronous standby, if one is set)")
-            self.epoch = hall.take_over(database, self.own_url, resources.served.server)
+            if self.in_hall and self.key is None and self.recorded_key is None:
+                # The hall's first server: it makes the hall key its peers prove themselves with (copied with the
+                # data folder to the other machine: deploy/hall.md).
+                self.key = self.watch.key = hall_key(self.settings.data_dir, make=True)
+            key_id = self.key.id if self.key else None
+            self.epoch = hall.take_over(database, self.own_url, resources.served.server, key_id)
+            self.recorded_key = self.recorded_key or key_id
             # Every server of the hall is one server to a device: the hall's identity, not the folder's.
             resources.served.server = dataclasses.replace(
                 resources.served.server, id=self.epoch.server_id, demo=self.epoch.demo
@@ -221,6 +294,7 @@ class Serving:
 
     def _step_standby(self, database: str) -> None:
         where = self._place(database)
+        self._latest_peers()  # what the active server proves of itself: its lexicons; and for `standby promote`
         if where.latest is not None:
             self.epoch = where.latest
             # Never itself: a database demoted under it still names it until it follows the active one's.
@@ -239,7 +313,7 @@ class Serving:
             self.epoch = where.latest
             self._be(STANDBY, self._active_in(where.latest))
             return
-        if self._gives_way(self._own_epoch(where.latest), self._ask_peers()):
+        if self._gives_way(self._own_epoch(where.latest), self._latest_peers()):
             return
         if not self._waits(database):
             log.warning("a synchronous standby follows this server's database now: taking over")
@@ -252,28 +326,32 @@ class Serving:
             self.epoch, self.split_with = where.latest, None
             self._be(STANDBY, self._active_in(where.latest))
             return
-        said = self._ask_peers()
-        ahead = hall.superseded_by(self._own_epoch(where.latest), said)
+        said = self._latest_peers()
+        ahead = superseded_by(self._own_epoch(where.latest), said)
         if ahead is not None:
             self._fence(ahead)
             return
         twin = self.split_with
-        # Only once the other says it is the standby: one that does not answer may still adjudicate, and one that
-        # is split too waits for this one (the TD stops the server whose database is not the hall's).
-        if twin is not None and any(peer.url == twin.url and peer.role == STANDBY for peer in said):
+        # Only once the other proves it is the standby: one that does not answer may still adjudicate, and one
+        # that is split too waits for this one (the TD stops the server whose database is not the hall's).
+        if twin is not None and any(peer.url == twin.url and peer.proven and peer.role == STANDBY for peer in said):
             log.warning("%s serves as the standby now: taking over", twin.url)
             self.split_with = None
             if not self._waits(database):
                 self._open_and_take_over(where.latest)
 
     def _gives_way(self, epoch: int | None, said: list[PeerSays]) -> bool:
-        """Whether this server, at ``epoch``, must not adjudicate by what its peers ``said``: fenced by a peer
-        active at a later epoch, or split by one active at the same (then it is so)."""
-        ahead = hall.superseded_by(epoch, said)
+        """Whether this server, at ``epoch``, must not adjudicate by what its peers ``said`` (proven claims
+        alone): fenced by a peer active at a later epoch, or split by one active at the same (then it is so).
+        Never while a synchronous standby streams from its database: that proves no other server took the hall
+        over."""
+        if self._followed():
+            return False
+        ahead = superseded_by(epoch, said)
         if ahead is not None:
             self._fence(ahead)
             return True
-        twin = hall.rival(epoch, self.own_url, said)
+        twin = rival(epoch, self.own_url, said)
         if twin is None:
             return False
         log.error(
@@ -286,7 +364,7 @@ class Serving:
 
     def _waits(self, database: str) -> bool:
         """Whether its database would hold every commit for a standby that is not there; if so, be waiting."""
-        if not _asked(database, hall.waits_for_standby):
+        if not asked(database, hall.waits_for_standby):
             return False
         if self.role != WAITING:
             log.error(
@@ -301,7 +379,7 @@ class Serving:
         and take over."""
         database = self.settings.database
         if database is not None and self._active_in(latest) is not None:
-            adopt_event_file(self.settings.data_dir, _asked(database, hall.latest_event_file))
+            adopt_event_file(self.settings.data_dir, asked(database, hall.latest_event_file))
         resources = self.resources or Resources.open(self.settings, hasher=self._hasher, process=self.process)
         # Before any record of this server's: a clock behind the log's last record (a machine behind the one
         # that wrote it, a clock set back while stopped) is measured by the full hold it brings.
@@ -326,13 +404,13 @@ class Serving:
         self._looking.start()
 
     def _look_at_lexicons(self) -> None:
-        said = self._ask_peers()
-        served = next((peer.lexicons for peer in said if peer.role == ACTIVE and peer.lexicons), None)
+        said = self.watch.said
+        served = next((peer.lexicons for peer in said if peer.proven and peer.role == ACTIVE and peer.lexicons), None)
         if served is None:  # as last seen: an active server that does not answer says nothing new
             return
         try:
             unready = unready_for(self.settings.data_dir, served)
-        except _LOOK_FAILURES as exc:
+        except LOOK_FAILURES as exc:
             log.warning("this folder's lexicons could not be looked at (%s): trying again", exc)
             return
         if self.role != STANDBY:  # it took over meanwhile: the event is its own now
@@ -348,9 +426,7 @@ class Serving:
         self.unready = unready
 
     def _step_active(self, database: str) -> None:
-        said = self._ask_peers()
-        if self._gives_way(self.epoch.epoch if self.epoch else None, said):
-            return
+        # The database first, the peers' last answers after: what the database says never waits on a peer.
         where = self._place(database)
         if where.standby:
             # Demoted under it (Patroni, its leader key lost): nothing can be committed here any more.
@@ -358,20 +434,30 @@ class Serving:
             self._step_down(STANDBY, self._active_in(where.latest))
             self.epoch = where.latest
             return
-        alone = hall.alone(hall.replicas(database))
+        self._note_alone(hall.alone(hall.replicas(database)))
+        self._keep_event_file(database)
+        said = self._latest_peers()
+        if self._gives_way(self.epoch.epoch if self.epoch else None, said):
+            return
+        self._note_standby(said)
+
+    def _note_alone(self, alone: bool | None) -> None:
         if alone and not self.alone:
             log.warning("no synchronous standby follows this server: the verdicts now live on this machine only")
             self._alert(ALONE_ALERT, Message("error.hall.alone"))
         elif self.alone and alone is False:
             log.info("a synchronous standby follows this server again")
         self.alone = alone
-        self._note_standby(said)
-        self._keep_event_file(database)
+
+    def _followed(self) -> bool:
+        """Whether a synchronous standby streams from this server's database (as last looked at): then no other
+        server can have taken the hall over, whatever is said."""
+        return self.alone is False
 
     def _note_standby(self, said: list[PeerSays]) -> None:
         """Warn the TD (health, and an alert when it changes) if a standby says it could not serve the event's
         lexicons as this server serves them; a standby that did not answer leaves the warning as it was."""
-        standbys = [peer for peer in said if peer.role == STANDBY]
+        standbys = [peer for peer in said if peer.proven and peer.role == STANDBY]
         if not standbys:
             return
         unready = next((peer for peer in standbys if peer.unready), None)
@@ -403,15 +489,15 @@ class Serving:
         resources = self.resources
         if resources is None or resources.served.event.demo or (self._keeping and self._keeping.is_alive()):
             return
-        body = dump_event(resources.served.event)
-        digest, epoch = hall.event_file_digest(body), self.epoch.epoch if self.epoch else 0
+        digest, body = served_file(resources.served.event)
+        epoch = self.epoch.epoch if self.epoch else 0
         if digest == self._kept:
             return
 
         def keep() -> None:
             try:
                 hall.keep_event_file(database, epoch, body)
-            except _LOOK_FAILURES as exc:
+            except LOOK_FAILURES as exc:
                 log.warning("the event could not be put on the hall's record (%s): trying again", exc)
                 return
             self._kept = digest
@@ -426,6 +512,13 @@ class Serving:
             log.warning("this server's database now follows the active server's: serving as the hall's standby")
             self.epoch = where.latest
             self._be(STANDBY, self._active_in(where.latest) or self.active_url)
+            return
+        self.alone = hall.alone(hall.replicas(database))
+        if self._followed():
+            # A synchronous standby streams from its database: no other server can have taken the hall over, so
+            # the claim it gave way to no longer holds (its claimant's database follows this one now).
+            log.warning("a synchronous standby follows this server's database: the hall's active server again")
+            self._open_and_take_over(where.latest)
 
     def _active_in(self, latest: Epoch | None) -> str | None:
         """The active server by a database's latest epoch: never this one (it is not active)."""
@@ -448,47 +541,3 @@ class Serving:
 
     def _be(self, role: str, active_url: str | None) -> None:
         self.role, self.active_url = role, active_url
-
-
-T = TypeVar("T")
-
-
-def _asked(database: str, look: Callable[[str], T]) -> T:
-    """``look(database)``, a failure to reach the database said as the catalogue says it."""
-    try:
-        return look(database)
-    except DatabaseError as exc:
-        raise AuditUnavailable("error.audit.cannot_open", path=shown(database), reason=describe(exc)) from exc
-
-
-BEFORE_TAKEOVER = "event-before-takeover.toml"  # this folder's own event file, set aside when the hall's is taken
-
-
-def adopt_event_file(data_dir: Path, kept: tuple[str, str] | None) -> bool:
-    """Serve the event the hall's last active server served (``kept``: its digest and text, from
-    :func:`wordjudge.hall.latest_event_file`): write it as ``data_dir``'s event file unless that file holds the
-    same event already; the folder's own file is kept as :data:`BEFORE_TAKEOVER`. Returns whether it was
-    written. Raises :class:`InvalidInput` if a file cannot be written."""
-    if kept is None:
-        return False
-    digest, body = kept
-    path = data_dir / EVENT_FILE
-    try:
-        own = path.read_text("utf-8")
-    except FileNotFoundError:
-        own = None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidInput("error.file.unreadable", path=str(path), reason=str(exc)) from exc
-    if own is not None:
-        try:
-            if hall.event_file_digest(dump_event(load_event(data_dir, check_lexicons=False))) == digest:
-                return False
-        except InvalidInput:
-            pass  # a file that does not load is not the hall's event: it is set aside
-        write_event_file(data_dir / BEFORE_TAKEOVER, own)
-    write_event_file(path, body)
-    log.warning(
-        "this folder's event file was not the event the hall's active server served last: that one is served "
-        "now (this folder's own is kept as %s)", BEFORE_TAKEOVER,
-    )  # fmt: skip
-    return True

@@ -116,14 +116,14 @@ class Settings(BaseSettings):
     @field_validator("public_url")
     @classmethod
     def _public_url(cls, value: str | None) -> str | None:
-        from .hall import check_server_url
+        from .hall_peers import check_server_url
 
         return None if value is None else check_server_url(value)
 
     @field_validator("peers")
     @classmethod
     def _peers(cls, value: str) -> str:
-        from .hall import parse_peers
+        from .hall_peers import parse_peers
 
         return ",".join(parse_peers(value))
 

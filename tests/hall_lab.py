@@ -1,0 +1,146 @@
+"""A hall of two machines on loopback, for the tests: two PostgreSQL clusters (the second a synchronous standby of
+the first), two data folders holding the same hall key, two ``wordjudge serve`` (not started): the ``hall``
+fixture, and what the hall's tests do with it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx2 as httpx
+import pytest
+from playwright.sync_api import Page, expect
+
+from wordjudge.audit import open_log
+from wordjudge.chain import HeadMark
+from wordjudge.hall_proof import KEY_FILE, make_key
+from wordjudge.records import RecordFilter
+from wordjudge.serving import Serving
+
+from .helpers import PASSWORD, LiveServer, free_port
+from .postgres import Cluster
+
+SYNC_WAIT = 30  # seconds for a standby to stream synchronously, or a server to take over
+
+
+@dataclass
+class Hall:
+    """Two machines of a hall: each a cluster, a data folder and a server (not started)."""
+
+    primary: Cluster
+    standby: Cluster
+    a: LiveServer
+    b: LiveServer
+    url_a: str
+    url_b: str
+
+
+def sync_standby_streams(primary: Cluster) -> None:
+    deadline = time.monotonic() + SYNC_WAIT
+    with primary.connect() as connection:
+        while connection.execute(
+            "SELECT count(*) FROM pg_stat_replication WHERE state = 'streaming' AND sync_state = 'sync'"
+        ).fetchone() != (1,):
+            assert time.monotonic() < deadline, "the standby did not stream synchronously"
+            time.sleep(0.1)
+
+
+def hall_server(data_dir: Path, url: str, port: int, peer_port: int) -> LiveServer:
+    server = LiveServer(data_dir)
+    server.port, server.base = port, f"http://127.0.0.1:{port}"
+    server.extra = (
+        "--database", url, "--public-url", server.base, "--peers", f"http://127.0.0.1:{peer_port}",
+        "--log-level", "warning",
+    )  # fmt: skip
+    return server
+
+
+@pytest.fixture
+def hall(tmp_path: Path, compiled_demo: Path, postgres_clusters: Callable[..., Cluster]) -> Iterator[Hall]:
+    primary = postgres_clusters()
+    database = primary.create_database("hall")  # before a synchronous standby is asked for: none streams yet
+    with primary.connect() as connection:
+        # As a TD's postgresql.conf (deploy/hall.md) would: ALTER SYSTEM, which the standby's copy keeps and its
+        # promotion (wordjudge standby promote) undoes; a -c flag would outrank both.
+        connection.execute("ALTER SYSTEM SET synchronous_standby_names = '*'")
+        connection.execute("ALTER SYSTEM SET wal_retrieve_retry_interval = '500ms'")  # a prompt promotion
+        connection.execute("SELECT pg_reload_conf()")
+    standby = primary.standby(primary.folder.parent / "standby")
+    sync_standby_streams(primary)
+    folders = []
+    for name in ("a", "b"):
+        folder = tmp_path / name
+        shutil.copytree(compiled_demo, folder / "lexicons" / compiled_demo.name)
+        folders.append(folder)
+    make_key(folders[0])  # the hall's key, copied with the data folder to the other machine (deploy/hall.md)
+    shutil.copy2(folders[0] / KEY_FILE, folders[1] / KEY_FILE)
+    port_a, port_b = free_port(), free_port()
+    url_a, url_b = primary.url(database), standby.url(database)
+    a = hall_server(folders[0], url_a, port_a, port_b)
+    b = hall_server(folders[1], url_b, port_b, port_a)
+    yield Hall(primary, standby, a, b, url_a, url_b)
+    for server in (a, b):
+        if server.process is not None and server.process.poll() is None:
+            server.stop()
+
+
+def challenge(base: str, token: str, request_id: str, words: str = "cat dog", *, timeout: float = 10) -> httpx.Response:
+    body = {"division": "Open", "table": 3, "round": 1, "words": words, "request_id": request_id}
+    headers = {"Authorization": f"Bearer {token}"}
+    return httpx.post(f"{base}/api/challenges", json=body, headers=headers, timeout=timeout)
+
+
+Acknowledged = dict[str, tuple[str, dict[str, Any]]]  # request id: the kiosk's token, the verdict it was shown
+
+
+def settled_once(server: LiveServer, url: str, acknowledged: Acknowledged, printed: HeadMark, *more: str) -> None:
+    """Every acknowledged request settles on ``server`` (the new active one) as it was; its log, in ``url``,
+    holds each once, and ``more`` besides, and verifies against ``printed``."""
+    for request_id, (token, view) in acknowledged.items():
+        retried = challenge(server.base, token, request_id, " ".join(str(word) for word in view["words"]))
+        assert retried.status_code == 200, retried.text
+        assert (retried.json()["id"], retried.json()["verdict"], retried.json()["replayed"]) == (
+            view["id"], view["verdict"], True,
+        )  # fmt: skip
+    log = open_log(server.data_dir, url)
+    try:
+        ids = [record.request_id for record in log.find(RecordFilter(), limit=1000)]
+        verification = log.verify([printed])
+    finally:
+        log.close()
+    assert sorted(ids) == sorted([*acknowledged, *more])  # none lost, none twice
+    assert verification.ok, verification
+
+
+def kill_machine(cluster: Cluster, server: LiveServer) -> None:
+    """kill -9 of a machine's PostgreSQL (its postmaster) and its server: a power cut, as far as they know."""
+    postmaster = int((cluster.data_dir / "postmaster.pid").read_text().split()[0])
+    assert server.process is not None
+    server.process.send_signal(signal.SIGKILL)
+    server.process.communicate(timeout=10)  # its output read and closed
+    server.process = None
+    os.kill(postmaster, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while cluster.running() and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+def step(serving: Serving) -> None:
+    """A look at the hall with the peers asked now: a server's own look asks them in the background, for the next
+    look (here the test says when they are asked)."""
+    serving.watch.refresh = lambda: None  # type: ignore[method-assign]
+    serving.watch.ask()
+    serving.step()
+
+
+def console_sign_in(page: Page) -> None:
+    page.locator("#name").fill("alice")
+    page.locator("#password").fill(PASSWORD)
+    page.locator("button[type=submit]").click()
+    expect(page.locator("#app")).to_have_attribute("data-screen", "overview")
