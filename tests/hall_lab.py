@@ -20,6 +20,7 @@ from playwright.sync_api import Page, expect
 from wordjudge.audit import open_log
 from wordjudge.chain import HeadMark
 from wordjudge.hall_proof import KEY_FILE, make_key
+from wordjudge.pg_setup import prepare
 from wordjudge.records import RecordFilter
 from wordjudge.serving import Serving
 
@@ -29,9 +30,14 @@ from .postgres import Cluster
 SYNC_WAIT = 30  # seconds for a standby to stream synchronously, or a server to take over
 
 
+SERVER_ROLE, SERVER_PASSWORD = "wordjudge", "the-servers-own-password"
+
+
 @dataclass
 class Hall:
-    """Two machines of a hall: each a cluster, a data folder and a server (not started)."""
+    """Two machines of a hall: each a cluster, a data folder and a server (not started). ``url_a``, ``url_b``: each
+    machine's database as the servers reach it, as their own role (deploy/hall.md: it may read and add records,
+    never change one); ``admin_a``, ``admin_b``: as a superuser (the TD's `standby` commands)."""
 
     primary: Cluster
     standby: Cluster
@@ -39,6 +45,8 @@ class Hall:
     b: LiveServer
     url_a: str
     url_b: str
+    admin_a: str
+    admin_b: str
 
 
 def sync_standby_streams(primary: Cluster) -> None:
@@ -65,6 +73,12 @@ def hall_server(data_dir: Path, url: str, port: int, peer_port: int) -> LiveServ
 def hall(tmp_path: Path, compiled_demo: Path, postgres_clusters: Callable[..., Cluster]) -> Iterator[Hall]:
     primary = postgres_clusters()
     database = primary.create_database("hall")  # before a synchronous standby is asked for: none streams yet
+    # As deploy/hall.md makes them: the server's own role, which owns nothing (`wordjudge database init
+    # --server-role`: the tables are the superuser's), and may see whether a standby follows.
+    primary.create_role(SERVER_ROLE, SERVER_PASSWORD)
+    with primary.connect() as connection:
+        connection.execute(f"GRANT pg_read_all_stats TO {SERVER_ROLE}")
+    prepare(primary.url(database), SERVER_ROLE)
     with primary.connect() as connection:
         # As a TD's postgresql.conf (deploy/hall.md) would: ALTER SYSTEM, which the standby's copy keeps and its
         # promotion (wordjudge standby promote) undoes; a -c flag would outrank both.
@@ -81,10 +95,10 @@ def hall(tmp_path: Path, compiled_demo: Path, postgres_clusters: Callable[..., C
     make_key(folders[0])  # the hall's key, copied with the data folder to the other machine (deploy/hall.md)
     shutil.copy2(folders[0] / KEY_FILE, folders[1] / KEY_FILE)
     port_a, port_b = free_port(), free_port()
-    url_a, url_b = primary.url(database), standby.url(database)
+    url_a, url_b = (cluster.url(database, SERVER_ROLE, SERVER_PASSWORD) for cluster in (primary, standby))
     a = hall_server(folders[0], url_a, port_a, port_b)
     b = hall_server(folders[1], url_b, port_b, port_a)
-    yield Hall(primary, standby, a, b, url_a, url_b)
+    yield Hall(primary, standby, a, b, url_a, url_b, primary.url(database), standby.url(database))
     for server in (a, b):
         if server.process is not None and server.process.poll() is None:
             server.stop()

@@ -156,6 +156,11 @@ ROUTES: list[Row] = [
     ("POST", lambda w: "/api/event/preview", lambda w: EVENT, (401, 403, 403, 401, 200, 403)),
     ("PUT", lambda w: "/api/event/round", lambda w: {"current_round": 2}, (401, 403, 403, 401, 200, 403)),
     ("GET", lambda w: "/api/lexicons/available", lambda w: None, (401, 403, 403, 401, 200, 403)),
+    # The hall's proofs: anyone may ask; a claim proves something only to a holder of the hall key, a proof only to
+    # the holder of the secret its hint names (none here: 404).
+    ("GET", lambda w: f"/api/hall/claim?nonce={'ab' * 16}", lambda w: None, (200, 200, 200, 200, 200, 200)),
+    ("GET", lambda w: f"/api/hall/proof?nonce={'ab' * 16}&hint={'0' * 16}&of=device", lambda w: None,
+     (404, 404, 404, 404, 404, 404)),
     ("DELETE", lambda w: "/api/session", lambda w: None, (401, 200, 200, 401, 200, 403)),  # last: ends the TD's session
 ]  # fmt: skip
 PUBLIC_PAGES = [

@@ -21,6 +21,7 @@ import pytest
 from click.testing import CliRunner
 
 from wordjudge.cli import main
+from wordjudge.pairing import PAIRING_TTL
 from wordjudge.settings import Settings, env_name, load_settings
 
 from .netlab import lab
@@ -259,3 +260,77 @@ def test_the_halls_chrony_files_keep_the_standby_on_the_active_machines_time(tmp
                 pid = tmp_path / name / "chronyd.pid"
                 if pid.is_file():
                     os.kill(int(pid.read_text().split()[0]), signal.SIGTERM)
+
+
+# -- the guides' commands, as the TD types them --------------------------------------------------------------
+
+_GUIDES = ("README.md", "hall.md")
+_INSTALLED = {"wj", "/opt/wordjudge/venv/bin/wordjudge"}  # what deploy/README.md's install puts on a machine
+
+
+def _commands(text: str) -> list[str]:
+    """Every command a guide has the TD type: each line of its code blocks, and each inline code span that starts
+    with ``sudo`` (the rest name commands in prose), joined where the guide wraps it."""
+    found = []
+    for block in re.findall(r"```[a-z]*\n(.*?)```", text, flags=re.S):
+        found += [line.strip() for line in block.splitlines() if line.strip() and not line.strip().startswith("#")]
+    for span in re.findall(r"(?<!`)`([^`]+)`(?!`)", re.sub(r"```.*?```", "", text, flags=re.S)):
+        command = " ".join(span.split())
+        if command.startswith("sudo "):
+            found.append(command)
+    return found
+
+
+def _program(words: list[str]) -> list[str]:
+    """The program and its arguments, past ``sudo`` and its options (``-u USER``)."""
+    while words and words[0] == "sudo":
+        words = words[1:]
+        while words and words[0].startswith("-"):
+            words = words[2:] if words[0] in ("-u", "-g") else words[1:]
+    return words
+
+
+def _wordjudge_calls(command: str) -> list[tuple[str, list[str]]]:
+    """The wordjudge invocations in a shell command: (the program as typed, its arguments)."""
+    calls = []
+    for part in re.split(r"&&|\|\||;|\|", command):
+        try:
+            words = _program(shlex.split(part.split(" #")[0]))
+        except ValueError:
+            continue
+        if words and (words[0] in _INSTALLED or words[0].endswith("wordjudge")) and "..." not in words:
+            calls.append((words[0], words[1:]))  # (a call with "..." in it stands for any command)
+    return calls
+
+
+@pytest.mark.parametrize("guide", _GUIDES)
+def test_every_wordjudge_command_in_the_deploy_guides_runs_on_the_documented_install(guide: str) -> None:
+    """Each wordjudge command of deploy/README.md and deploy/hall.md is one the documented install has on the
+    machine (`wj`, or the venv's own path: `sudo -u postgres wordjudge` was "command not found" there), and its
+    options are the command's (click parses them)."""
+    calls = [call for command in _commands((DEPLOY / guide).read_text("utf-8")) for call in _wordjudge_calls(command)]
+    assert len(calls) >= 6, calls
+    for program, arguments in calls:
+        assert program in _INSTALLED, f"{guide}: `{program} {' '.join(arguments)}` is not on the installed machine"
+        parsed = CliRunner().invoke(main, [*arguments, "--help"])
+        assert parsed.exit_code == 0, f"{guide}: wordjudge {' '.join(arguments)}: {parsed.output}"
+
+
+def test_the_hall_guide_keeps_the_log_out_of_the_servers_reach_and_its_steps_work() -> None:
+    """What the review found in deploy/hall.md, each against the install it refers to."""
+    text = (DEPLOY / "hall.md").read_text("utf-8")
+    commands = _commands(text)
+    # The server's role owns nothing: the database is made by postgres and prepared with --server-role.
+    assert not any("createdb -O" in command for command in commands)
+    assert any("database init" in command and "--server-role wordjudge" in command for command in commands)
+    # The superuser speaks over the socket (Debian's peer authentication), never TCP as postgres.
+    assert not any(re.search(r"postgres(ql)?://postgres@localhost", command) for command in commands)
+    assert not any(re.search(r"-U postgres\b", command) and "-h 127.0.0.1" in command for command in commands)
+    # pg_rewind is not on Debian's PATH (and needs wal_log_hints): the guide's steps do not run it.
+    assert not any(command.startswith(("pg_rewind", "sudo -u postgres pg_rewind")) for command in commands)
+    # The server role's password has a home: the settings file, root's alone.
+    assert "WORDJUDGE_DATABASE=postgresql://wordjudge:PASSWORD@localhost/hall" in text
+    assert "sudo chmod 0600 /etc/wordjudge/wordjudge.env" in commands
+    assert "sudo wj standby key" in commands  # the hall key, made once and copied with the folder
+    # The pairing codes' life is the code's.
+    assert f"for {PAIRING_TTL // 60} minutes" in (DEPLOY / "README.md").read_text("utf-8")

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx2 as httpx
+import psycopg
 import pytest
 from fastapi.testclient import TestClient
 from playwright.sync_api import Browser, expect
@@ -124,7 +125,7 @@ def test_the_standby_takes_over_with_no_verdict_lost_and_the_old_machine_never_a
     assert refused.json()["details"]["active_url"] == hall.a.base
 
     # The TD cannot promote while the active server proves itself to the standby's server: the hall would have two.
-    early = run("standby", "promote", "--database", hall.url_b, "--port", str(hall.b.port), "--yes")
+    early = run("standby", "promote", "--database", hall.admin_b, "--port", str(hall.b.port), "--yes")
     assert early.exit_code == 1
     assert f"{hall.a.base} still proves itself the hall's active server" in early.output
 
@@ -135,7 +136,7 @@ def test_the_standby_takes_over_with_no_verdict_lost_and_the_old_machine_never_a
     as_server = run("standby", "promote", "--database", hall.standby.url("hall", "not_super", "its-password"), "--yes")
     assert as_server.exit_code == 1
     assert "only a superuser of that server may do" in as_server.output
-    promoted = run("standby", "promote", "--database", hall.url_b, "--yes")
+    promoted = run("standby", "promote", "--database", hall.admin_b, "--yes")
     assert promoted.exit_code == 0, promoted.output
     while (response := challenge(hall.b.base, token, "after-failover-0")).status_code != 201:
         assert response.status_code == 503, response.text
@@ -218,7 +219,7 @@ def test_a_standby_whose_clock_is_seconds_behind_takes_over_with_the_chain_verif
     assert last.status_code == 201, last.text
     acknowledged["at-the-death"] = (token, last.json())
     kill_machine(hall.primary, hall.a)
-    promoted = run("standby", "promote", "--database", hall.url_b, "--yes")
+    promoted = run("standby", "promote", "--database", hall.admin_b, "--yes")
     assert promoted.exit_code == 0, promoted.output
     while (response := challenge(hall.b.base, token, "after-failover-0")).status_code != 201:
         assert response.status_code == 503, response.text
@@ -276,7 +277,7 @@ def test_a_kiosk_page_follows_the_hall_to_the_standby_and_gets_its_verdict_there
     # The kiosk learns the hall's servers from its server's health.
     page.wait_for_function("() => localStorage.getItem('wordjudge.hall') !== null")
     kill_machine(hall.primary, hall.a)
-    promoted = run("standby", "promote", "--database", hall.url_b, "--yes")
+    promoted = run("standby", "promote", "--database", hall.admin_b, "--yes")
     assert promoted.exit_code == 0, promoted.output
     while httpx.get(f"{hall.b.base}/api/health").status_code != 200:
         time.sleep(0.1)
@@ -321,7 +322,7 @@ def test_the_td_console_links_to_the_active_servers_console_from_a_standby_and_a
     # The active machine dies and the standby takes over: the open console (its lists refresh every 5 s) says
     # its server does not answer, and links to the console of the hall's other server.
     kill_machine(hall.primary, hall.a)
-    promoted = run("standby", "promote", "--database", hall.url_b, "--yes")
+    promoted = run("standby", "promote", "--database", hall.admin_b, "--yes")
     assert promoted.exit_code == 0, promoted.output
     expect(banner).to_contain_text("If another server of the event has taken over, open the console there",
                                    timeout=20_000)  # fmt: skip
@@ -433,7 +434,7 @@ def test_the_td_is_warned_while_the_standby_could_not_serve_the_events_lexicons_
 
 
 def test_a_role_that_may_not_see_the_standby_does_not_raise_a_false_alarm(hall: Hall) -> None:
-    assert alone(replicas(hall.url_a)) is False  # the superuser sees the synchronous standby streaming
+    assert alone(replicas(hall.admin_a)) is False  # the superuser sees the synchronous standby streaming
     hall.primary.create_role("watcher", "watcher-password")
     without_right = hall.primary.url("hall", user="watcher", password="watcher-password")
     assert replicas(without_right) is None  # PostgreSQL hides the state: not known, never "alone"
@@ -463,7 +464,7 @@ def test_a_fenced_server_whose_database_follows_the_active_one_again_is_its_stan
     try:
         assert (a.role, a.epoch.epoch if a.epoch else None) == (ACTIVE, 1)
         hall.b.start()
-        promote(hall.url_b)
+        promote(hall.admin_b)
         while httpx.get(f"{hall.b.base}/api/health").status_code != 200:  # it took over: epoch 2
             time.sleep(0.1)
         step(a)  # its peer proves it is active at a later epoch
@@ -485,7 +486,7 @@ def test_an_active_server_whose_database_is_made_a_standby_under_it_steps_down(h
     b = _serving(hall.b, hall.url_b, hall.a)
     try:
         assert (a.role, b.role) == (ACTIVE, STANDBY)
-        promote(hall.url_b)
+        promote(hall.admin_b)
         b.step()
         assert (b.role, b.epoch.epoch if b.epoch else None) == (ACTIVE, 2)
         _follow(hall)
@@ -532,13 +533,13 @@ def test_the_td_lets_the_hall_go_on_when_the_standby_dies_and_asks_for_it_again_
     assert added.exit_code == 0, added.output
     token = added.stdout.strip()
     assert challenge(hall.a.base, token, "both-machines", "cat").status_code == 201
-    streams = run("standby", "alone", "--database", hall.url_a, "--yes")
+    streams = run("standby", "alone", "--database", hall.admin_a, "--yes")
     assert streams.exit_code == 1
     assert "a synchronous standby streams from" in streams.output
-    on_standby = run("standby", "alone", "--database", hall.url_b, "--yes")
+    on_standby = run("standby", "alone", "--database", hall.admin_b, "--yes")
     assert on_standby.exit_code == 1
     assert "is a standby: run this on the active machine" in on_standby.output
-    assert "a synchronous standby streams from it" in run("standby", "status", "--database", hall.url_a).output
+    assert "a synchronous standby streams from it" in run("standby", "status", "--database", hall.admin_a).output
     # Each is a superuser's, and says so (not "no standby streams", which the role could not see).
     hall.primary.create_role("not_super", "its-password")  # as the server's role: it may read the hall's tables
     with hall.primary.connect("hall") as connection:
@@ -560,14 +561,14 @@ def test_the_td_lets_the_hall_go_on_when_the_standby_dies_and_asks_for_it_again_
     waiting.join(3)
     assert waiting.is_alive(), "a verdict was acknowledged that only one machine holds"
     assert not answered
-    stopped = run("standby", "status", "--database", hall.url_a).output
+    stopped = run("standby", "status", "--database", hall.admin_a).output
     assert "wait for a synchronous standby that does not stream: the hall is stopped" in stopped
-    nothing = run("standby", "require", "--database", hall.url_a)
+    nothing = run("standby", "require", "--database", hall.admin_a)
     assert nothing.exit_code == 1
     assert "no standby streams from" in nothing.output
 
     # The TD lets the hall go on: the waiting challenge gets its verdict, and the next ones too; health warns.
-    went_on = run("standby", "alone", "--database", hall.url_a, "--yes")
+    went_on = run("standby", "alone", "--database", hall.admin_a, "--yes")
     assert went_on.exit_code == 0, went_on.output
     waiting.join(SYNC_WAIT)
     assert [response.status_code for response in answered] == [201]
@@ -578,8 +579,8 @@ def test_the_td_lets_the_hall_go_on_when_the_standby_dies_and_asks_for_it_again_
 
     # The standby machine is back: it catches up, and once the TD requires it, every commit waits for it again.
     hall.standby.start()
-    _until(lambda: replicas(hall.url_a), lambda streaming: any(row[1] == "streaming" for row in streaming or []))
-    required = run("standby", "require", "--database", hall.url_a)
+    _until(lambda: replicas(hall.admin_a), lambda streaming: any(row[1] == "streaming" for row in streaming or []))
+    required = run("standby", "require", "--database", hall.admin_a)
     assert required.exit_code == 0, required.output
     sync_standby_streams(hall.primary)
     assert challenge(hall.a.base, token, "both-again", "dogs").status_code == 201
@@ -742,7 +743,7 @@ def test_the_standby_takes_over_with_the_event_the_active_server_served_last(hal
             time.sleep(0.1)
         # a dies; the standby, promoted, serves the event as a served it, not its folder's older file.
         hall.primary.stop("immediate")
-        promote(hall.url_b)
+        promote(hall.admin_b)
         b.step()
         assert b.role == ACTIVE
         assert b.resources is not None
@@ -767,3 +768,27 @@ def test_a_server_restarted_on_its_own_epoch_keeps_its_folders_event_file(tmp_pa
     assert adopt_event_file(tmp_path, (event_file_digest(other), other)) is True
     assert (tmp_path / EVENT_FILE).read_text() == other
     assert (tmp_path / BEFORE_TAKEOVER).read_text() == "this is not TOML ["
+
+
+def test_the_halls_server_role_can_add_records_but_never_rewrite_the_log(hall: Hall) -> None:
+    """The password in each machine's wordjudge.env is the server's own role's (deploy/hall.md: `database init
+    --server-role`): it may read and add records, never change, remove or unprotect one. Before, the guide made
+    that role own the database, and its password could drop the triggers and rewrite and rehash the log."""
+    hall.a.start()
+    added = run("device", "add", "kiosk 1", "--role", "kiosk", "--data-dir", hall.a.data_dir, "--database", hall.url_a)
+    assert challenge(hall.a.base, added.stdout.strip(), "a-record").status_code == 201
+    refused = []
+    with psycopg.connect(hall.url_a, autocommit=True) as connection:
+        for statement in (
+            "UPDATE records SET body = body", "DELETE FROM records", "TRUNCATE records",
+            "ALTER TABLE records DISABLE TRIGGER USER", "DROP TRIGGER records_no_update ON records",
+            "DELETE FROM checkpoints", "UPDATE hall_servers SET server_url = 'http://phone'",
+            "DELETE FROM hall_keys", "ALTER TABLE records DROP CONSTRAINT records_derived",
+        ):  # fmt: skip
+            try:
+                connection.execute(statement)
+            except psycopg.errors.InsufficientPrivilege:
+                refused.append(statement)
+    assert len(refused) == 9, refused
+    verified = run("audit", "verify", "--data-dir", hall.a.data_dir, "--database", hall.url_a)
+    assert verified.exit_code == 0, verified.output

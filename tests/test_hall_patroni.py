@@ -24,9 +24,11 @@ import pytest
 from wordjudge.access import ACCESS_FILE, AccessStore
 from wordjudge.chain import HEAD_HEX, HeadMark
 from wordjudge.hall import ACTIVE, STANDBY
+from wordjudge.hall_proof import KEY_FILE, make_key
+from wordjudge.pg_setup import prepare
 from wordjudge.serving import ALONE_ALERT
 
-from .hall_lab import Acknowledged, challenge, settled_once
+from .hall_lab import SERVER_PASSWORD, SERVER_ROLE, Acknowledged, challenge, settled_once
 from .helpers import LiveServer, free_port
 from .netlab import Lab, lab
 from .patroni import MISSING, PatroniHall, installed, start_hall
@@ -110,7 +112,12 @@ def _serve(patroni_hall: PatroniHall, folder: Path, compiled_demo: Path, kiosks:
     """``wordjudge serve`` beside each node's PostgreSQL (on its machine, in a lab), and ``kiosks`` kiosks."""
     node_a, node_b = patroni_hall.nodes["a"], patroni_hall.nodes["b"]
     node_a.cluster.create_database("hall")
-    url_a, url_b = node_a.cluster.url("hall"), node_b.cluster.url("hall")
+    # As deploy/hall.md sets it up: the server's role owns nothing (database init --server-role).
+    node_a.cluster.create_role(SERVER_ROLE, SERVER_PASSWORD)
+    with node_a.cluster.connect() as connection:
+        connection.execute(f"GRANT pg_read_all_stats TO {SERVER_ROLE}")
+    prepare(node_a.cluster.url("hall"), SERVER_ROLE)
+    url_a, url_b = (node.cluster.url("hall", SERVER_ROLE, SERVER_PASSWORD) for node in (node_a, node_b))
     ports = {"a": free_port(), "b": free_port()}
     bases = {name: f"http://{patroni_hall.host(name)}:{port}" for name, port in ports.items()}
     servers = []
@@ -124,6 +131,8 @@ def _serve(patroni_hall: PatroniHall, folder: Path, compiled_demo: Path, kiosks:
         server.prefix = patroni_hall.on(name)
         servers.append(server)
     a, b = servers
+    make_key(a.data_dir)  # the hall key, copied with the data folder (deploy/hall.md, set-up step 3)
+    shutil.copy2(a.data_dir / KEY_FILE, b.data_dir / KEY_FILE)
     try:
         a.start()
         b.start()

@@ -73,7 +73,7 @@ def lone_active(hall: Hall, kiosk: str) -> Hall:
         (folder / EVENT_FILE).write_text(_EVENT.format(name="Set up"))
     hall.a.start()
     hall.standby.stop("immediate")
-    alone = run("standby", "alone", "--database", hall.url_a, "--yes")
+    alone = run("standby", "alone", "--database", hall.admin_a, "--yes")
     assert alone.exit_code == 0, alone.output
     return hall
 
@@ -129,7 +129,7 @@ def test_a_replay_of_the_real_standbys_signed_answer_proves_nothing(hall: Hall, 
     forged = {**recorded, "claim": {**recorded["claim"], "role": ACTIVE, "epoch": 2}}
     hall.b.stop()
     hall.standby.stop("immediate")
-    assert run("standby", "alone", "--database", hall.url_a, "--yes").exit_code == 0
+    assert run("standby", "alone", "--database", hall.admin_a, "--yes").exit_code == 0
     for replayed in (recorded, forged):
         with FakePeer(hall.b.port, {"/api/hall/claim": json_answer(replayed)}) as fake:
             _until(lambda fake=fake: len(fake.heard) >= 2)
@@ -208,7 +208,7 @@ def test_a_server_gives_way_only_to_proven_claims_and_never_while_a_synchronous_
         assert a.role == ACTIVE
         # Without a standby following, only a proven claim fences it...
         hall.standby.stop("immediate")
-        assert run("standby", "alone", "--database", hall.url_a, "--yes").exit_code == 0
+        assert run("standby", "alone", "--database", hall.admin_a, "--yes").exit_code == 0
         answers[:] = [PeerSays(hall.b.base, unproven="not_signed")]
         step(a)
         assert a.role == ACTIVE
@@ -218,7 +218,7 @@ def test_a_server_gives_way_only_to_proven_claims_and_never_while_a_synchronous_
         # ...and once a synchronous standby streams from its database again, nobody can have taken over: it comes
         # back by itself (the claim it gave way to no longer holds).
         hall.standby.start()
-        required = run("standby", "require", "--database", hall.url_a)
+        required = run("standby", "require", "--database", hall.admin_a)
         assert required.exit_code == 0, required.output
         deadline = time.monotonic() + SYNC_WAIT
         while a.role != ACTIVE:

@@ -4,9 +4,11 @@ on without a dead standby (``alone``) and waiting for it again once it is back (
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
-from .cli_options import told
+from .cli_options import setting_options, told
 from .errors import InvalidInput
 
 _DATABASE = click.option(
@@ -175,3 +177,26 @@ def _proves_active(active: str, port: int) -> bool:
         and isinstance(peer.get("age_s"), int | float) and peer["age_s"] <= _PROVEN_WITHIN_S
         for peer in peers
     )  # fmt: skip
+
+
+@standby.command("key")
+@setting_options("data_dir")
+def standby_key(data_dir: Path | None) -> None:
+    """Make the hall key in this data folder (``hall.key``: the hall's servers sign what they say to each other
+    with it), or show the one there; then copy the folder to the hall's other machine (deploy/hall.md, set-up
+    step 3). Prints the key's id, as each server's health shows it."""
+    from .hall_peers import hall_key
+    from .settings import load_settings
+
+    folder = load_settings(data_dir=data_dir).data_dir
+    try:
+        had = hall_key(folder)
+        key = had or hall_key(folder, make=True)
+    except InvalidInput as exc:
+        raise click.ClickException(exc.message) from None
+    except OSError as exc:
+        raise click.ClickException(f"{folder.resolve()} cannot hold the hall key: {exc}") from None
+    assert key is not None
+    said = "holds" if had else "now holds"
+    click.echo(f"{(folder / 'hall.key').resolve()} {said} the hall key {key.id}: copy it with the data folder to the "
+               "hall's other machine (deploy/hall.md, set-up step 3)")  # fmt: skip

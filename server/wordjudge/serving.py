@@ -101,7 +101,8 @@ class Serving:
         self.key = hall_key(settings.data_dir) if self.in_hall else None
         self.recorded_key: str | None = None  # the id of the hall key the database records
         self.watch = PeerWatch(self.peers, self.key)
-        self._unproven_alerted: set[str] = set()
+        self._unproven_alerted: set[str] = set()  # the peers' addresses whose unproven answer the TD was alerted of
+        self._unproven_logged: set[str] = set()
 
     @property
     def in_hall(self) -> bool:
@@ -262,9 +263,14 @@ class Serving:
         self.clock.note_peers({peer.url: peer.clock for peer in said})
         for peer in said:
             if peer.proven or not peer.answered:
+                self._unproven_logged.discard(peer.url)
                 self._unproven_alerted.discard(peer.url)
-            elif peer.url not in self._unproven_alerted and self._alert(UNPROVEN_ALERT, peer.warning()):
+                continue
+            if peer.url not in self._unproven_logged:
                 log.warning("%s", peer.warning().text())
+                self._unproven_logged.add(peer.url)
+            # Alerted once an active server can (a standby has no store of alerts).
+            if peer.url not in self._unproven_alerted and self._alert(UNPROVEN_ALERT, peer.warning()):
                 self._unproven_alerted.add(peer.url)
         return said
 

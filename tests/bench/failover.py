@@ -54,6 +54,8 @@ from wordjudge.access import ACCESS_FILE, AccessStore
 from wordjudge.audit import open_log
 from wordjudge.auth import Role
 from wordjudge.chain import HEAD_HEX, HeadMark
+from wordjudge.hall_proof import KEY_FILE, make_key
+from wordjudge.pg_setup import prepare
 from wordjudge.records import RecordFilter
 
 from .bench_challenges import benchmark_event, free_port
@@ -176,10 +178,20 @@ def _hall(way: str, work: Path, kiosks: int) -> tuple[Machine, Machine, list[str
         primary, standby = _clusters_by_hand(work)
     name = "hall"
     machines: list[Machine] = []
+    # As deploy/hall.md sets it up: the server's role owns nothing (database init --server-role), and both data
+    # folders hold the hall key.
+    primary.create_role("wordjudge", "bench-password")
+    with primary.connect() as admin:
+        admin.execute("GRANT pg_read_all_stats TO wordjudge")
+    prepare(primary.url(name), "wordjudge")
     for label, cluster in (("a", primary), ("b", standby)):
         data_dir = work / f"data-{label}"
         data_dir.mkdir()
-        url = cluster.url(name)
+        if label == "a":
+            make_key(data_dir)
+        else:
+            shutil.copy2(machines[0].data_dir / KEY_FILE, data_dir / KEY_FILE)
+        url = cluster.url(name, "wordjudge", "bench-password")
         if label == "a":
             env, _, first = benchmark_event(data_dir, "kiosk-000", challenges_per_minute=0, database=url)
         else:
@@ -244,7 +256,8 @@ async def _fail_over(
             asked = time.monotonic()
             promote = await asyncio.to_thread(
                 subprocess.run,
-                [str(Path(sys.executable).with_name("wordjudge")), "standby", "promote", "--yes", "--database", b.url],
+                [str(Path(sys.executable).with_name("wordjudge")), "standby", "promote", "--yes", "--database",
+                 b.cluster.url("hall")],  # a superuser: promotion is PostgreSQL's own
                 env=b.env, capture_output=True, text=True,
             )  # fmt: skip
             promoted_in = time.monotonic() - asked  # the command's own time
