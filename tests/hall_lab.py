@@ -153,6 +153,15 @@ def step(serving: Serving) -> None:
     serving.step()
 
 
+def add_td(hall: Hall) -> None:
+    """A TD account, alice, as the TD adds one at the command line (its password: helpers.PASSWORD)."""
+    from .test_cli_access import run
+
+    added = run("td", "add", "alice", "--password-stdin", "--data-dir", hall.a.data_dir, "--database", hall.url_a,
+                stdin=PASSWORD + "\n")  # fmt: skip
+    assert added.exit_code == 0, added.output
+
+
 def console_sign_in(page: Page) -> None:
     page.locator("#name").fill("alice")
     page.locator("#password").fill(PASSWORD)

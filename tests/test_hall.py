@@ -60,6 +60,7 @@ from .hall_lab import (
     SYNC_WAIT,
     Acknowledged,
     Hall,
+    add_td,
     challenge,
     console_sign_in,
     hall_server,
@@ -304,9 +305,7 @@ def test_the_td_console_links_to_the_active_servers_console_from_a_standby_and_a
     console told the TD to call the TD."""
     hall.a.start()
     hall.b.start()
-    added = run("td", "add", "alice", "--password-stdin", "--data-dir", hall.a.data_dir, "--database", hall.url_a,
-                stdin=PASSWORD + "\n")  # fmt: skip
-    assert added.exit_code == 0, added.output
+    add_td(hall)
     page = new_page(browser, "desktop")
     banner = page.locator("#servers-banner")
     # On the standby: the console names the active server and opens its console.

@@ -105,6 +105,7 @@ class Served:
     url_a: str
     url_b: str
     tokens: list[str]
+    admin_a: str  # the database of a, as a superuser (the TD's `standby` commands)
 
 
 @contextlib.contextmanager
@@ -144,7 +145,7 @@ def _serve(patroni_hall: PatroniHall, folder: Path, compiled_demo: Path, kiosks:
             tokens.append(added.stdout.strip())
         assert _hall_says(a)["hall"]["role"] == ACTIVE
         assert (_hall_says(b)["state"], _hall_says(b)["hall"]["active_url"]) == (STANDBY, a.base)
-        yield Served(a, b, url_a, url_b, tokens)
+        yield Served(a, b, url_a, url_b, tokens, node_a.cluster.url("hall"))
     finally:
         patroni_hall.thaw()  # a server waiting on a frozen PostgreSQL cannot stop
         for server in (a, b):
@@ -196,7 +197,7 @@ def test_patroni_fails_over_by_itself_with_nothing_lost_and_the_hall_outlives_it
     acknowledged = _adjudicate(served, 8)
     # The TD-confirmed way's commands leave a Patroni hall to Patroni (a setting of theirs would fight its own).
     for command in (("alone", "--yes"), ("require",)):
-        told = run("standby", *command, "--database", served.url_a)
+        told = run("standby", *command, "--database", served.admin_a)  # as a superuser, as the TD would
         assert told.exit_code == 1
         assert "Patroni manages this PostgreSQL" in told.output
 

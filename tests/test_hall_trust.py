@@ -28,8 +28,7 @@ from wordjudge.settings import Settings
 
 from .browser import new_page, open_enrolled
 from .fake_peer import FakePeer, dripped_answer, huge_answer, json_answer
-from .hall_lab import SYNC_WAIT, Hall, challenge, console_sign_in, kill_machine, step
-from .helpers import PASSWORD
+from .hall_lab import SYNC_WAIT, Hall, add_td, challenge, console_sign_in, kill_machine, step
 from .test_cli_access import run
 from .test_kiosk import hold_adjudicate, type_challenge
 
@@ -274,9 +273,7 @@ def test_the_consoles_banner_never_sends_the_td_to_sign_in_where_nothing_proves_
 ) -> None:
     hall.a.start()
     hall.b.start()
-    added = run("td", "add", "alice", "--password-stdin", "--data-dir", hall.a.data_dir, "--database", hall.url_a,
-                stdin=PASSWORD + "\n")  # fmt: skip
-    assert added.exit_code == 0, added.output
+    add_td(hall)
     page = new_page(browser, "desktop")
     page.goto(f"{hall.a.base}/td")
     console_sign_in(page)

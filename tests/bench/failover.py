@@ -9,7 +9,8 @@ Each scenario starts afresh: a primary cluster and its synchronous standby (``sy
 on), ``wordjudge serve`` on each (``--peers`` naming the other), and
 ``--kiosks`` kiosks that challenge without pause. A kiosk is what kiosk.js does when its server fails it: the same
 request id is sent again, to the active server the refusal names (503 ``not_active``), or to the next server of
-the hall when there is no answer, until a verdict comes; then the next challenge. Scenarios:
+the hall when there is no answer, once that server proves it is the hall's active server (``/api/hall/proof``, as
+api.js does), until a verdict comes; then the next challenge. Scenarios:
 
 - **kill -9**: the active machine's PostgreSQL (postmaster) and server are killed at once;
 - **hung disk**: the active machine's PostgreSQL is frozen mid-write (SIGSTOP of all its processes: what a disk
@@ -54,7 +55,7 @@ from wordjudge.access import ACCESS_FILE, AccessStore
 from wordjudge.audit import open_log
 from wordjudge.auth import Role
 from wordjudge.chain import HEAD_HEX, HeadMark
-from wordjudge.hall_proof import KEY_FILE, make_key
+from wordjudge.hall_proof import KEY_FILE, digest, make_key, proof_mac
 from wordjudge.pg_setup import prepare
 from wordjudge.records import RecordFilter
 
@@ -83,7 +84,7 @@ class Kiosk:
                         f"{base}/api/challenges", json=body, headers={"Authorization": f"Bearer {self.token}"}
                     )
                 except httpx.TransportError:
-                    self.current = (self.current + 1) % len(self.servers)  # no answer: the next server
+                    await self._follow(client, (self.current + 1) % len(self.servers))  # no answer: the next server
                     await asyncio.sleep(0.2)
                     continue
                 if response.status_code in (200, 201):
@@ -95,10 +96,26 @@ class Kiosk:
                 details = response.json().get("details") or {}
                 active = details.get("active_url") if isinstance(details, dict) else None
                 if response.status_code == 503 and active in self.servers:
-                    self.current = self.servers.index(active)  # a standby or a fenced server names the active one
+                    # A standby or a fenced server names the active one.
+                    await self._follow(client, self.servers.index(active))
                 elif response.status_code != 503:
                     raise RuntimeError(f"{base}: {response.status_code} {response.text}")
                 await asyncio.sleep(0.2)
+
+    async def _follow(self, client: httpx.AsyncClient, index: int) -> None:
+        """Speak to server ``index`` from now on if it proves it is the hall's active server (as api.js does:
+        nothing is sent to a server before it proves itself); else stay."""
+        if index == self.current:
+            return
+        base, nonce, key = self.servers[index], uuid.uuid4().hex, digest(self.token)
+        try:
+            said = await client.get(f"{base}/api/hall/proof", params={"nonce": nonce, "hint": key[:16], "of": "device"})
+            body = said.json() if said.status_code == 200 else {}
+        except (httpx.TransportError, ValueError):
+            return
+        role, epoch = body.get("role"), body.get("epoch")
+        if role == "active" and body.get("mac") == proof_mac(key, nonce=nonce, url=base, role=role, epoch=epoch):
+            self.current = index
 
 
 @dataclass
