@@ -128,6 +128,9 @@ async function request(server, path, { method = "GET", body, token, csrf, timeou
   } catch {
     throw new ApiError(response.ok ? "other" : "network", response.status, S.httpStatus(response.status));
   }
+  // The event's language, where the server says it (a degraded health report too): the page follows it
+  // (reloads in it) when it changes.
+  if (path === "/api/event" || path === "/api/health") followLanguage(data?.language);
   if (!response.ok) {
     // "moved": this device's token came from another network address than its own; the device keeps its
     // token (the TD may accept the move) and tries again.
@@ -142,8 +145,6 @@ async function request(server, path, { method = "GET", body, token, csrf, timeou
       data,
     );
   }
-  // The event's language, where the server says it: the page follows it (reloads in it) when it changes.
-  if (path === "/api/event" || path === "/api/health") followLanguage(data.language);
   if (path === "/api/health" && trusted(server)) learnHall(data.hall);
   return data;
 }

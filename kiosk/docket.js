@@ -10,6 +10,7 @@
 
 import { api, h } from "./api.js";
 import { anyToken } from "./device.js";
+import { leadingVerdict, linked, standingNote, superseded } from "./standing.js";
 import { STRINGS as S } from "./strings.js";
 import { unverifiedBadges } from "./ui.js";
 
@@ -74,9 +75,10 @@ const verdictLine = (verdict) =>
   `${verdict === "acceptable" ? S.acceptableIcon : S.unacceptableIcon} ${verdictWord(verdict)}`;
 
 // How the challenge ended, when records were linked to it: the final verdict, what gave it, and each
-// linked record. Verdicts only: the server sends no per-word results and no notes.
+// linked record. Verdicts only: the server sends no per-word results and no notes. (The final verdict itself
+// leads the docket, with the consequence that stands: see render.)
 function finalBox(final) {
-  if (!final.linked.length) return null;
+  if (!linked(final)) return null;
   const by = final.decided_by;
   const waiting = final.awaiting_ruling;
   const reason = waiting
@@ -101,9 +103,6 @@ function finalBox(final) {
       `${S.docketFinal}: ${final.verdict ? verdictLine(final.verdict) : S.docketAwaiting}`,
     ),
     h("p", { class: "docket-final-by" }, reason),
-    by && by.kind !== "challenge" && by.consequence
-      ? h("p", {}, S.message(by.consequence.message, by.consequence.text))
-      : null,
     h("p", {}, h("strong", {}, `${S.docketLinked}:`)),
     h(
       "ol",
@@ -113,13 +112,30 @@ function finalBox(final) {
   );
 }
 
+// The docket's lead, its biggest line: the verdict that stands. After a re-check, reissue or ruling it is the
+// challenge's final verdict (or that the TD's ruling is awaited), with the consequence that stands; the
+// record's own verdict follows, said to be superseded (or confirmed) by the record that decided.
+function lead(r, final) {
+  const verdict = leadingVerdict(r, final);
+  const by = final.decided_by;
+  return [
+    h("p", { class: "docket-verdict" }, verdict ? verdictLine(verdict) : S.t("ui.docket.awaitingLead")),
+    linked(final) && by && by.id !== r.id && by.consequence
+      ? h("p", { class: "docket-final-consequence" }, S.message(by.consequence.message, by.consequence.text))
+      : null,
+    ((note) => (note ? h("p", { class: "docket-superseded" }, note) : null))(standingNote(S, r, final, verdictLine)),
+  ];
+}
+
 function render(docket, size) {
   const r = docket.record;
-  const ok = r.verdict === "acceptable";
-  // A code (list ID, log check) is typed or compared by someone: on narrow paper it takes the whole line.
-  const fact = (label, value, code = false) => [
+  const standing = leadingVerdict(r, docket.final);
+  const old = superseded(r, docket.final);
+  // A code (list ID, log check) is typed or compared by someone: on narrow paper it takes the whole line; so
+  // does a long value (words, a sentence, a name). Values break only between words (docket.css).
+  const fact = (label, value, kind = null) => [
     h("dt", {}, label),
-    h("dd", { class: code ? "code" : null }, typeof value === "number" ? S.formatNumber(value) : String(value)),
+    h("dd", { class: kind }, typeof value === "number" ? S.formatNumber(value) : String(value)),
   ];
   const controls = h(
     "p",
@@ -137,31 +153,35 @@ function render(docket, size) {
   );
   const article = h(
     "article",
-    { class: `docket ${ok ? "acceptable" : "unacceptable"}` },
+    { class: `docket ${standing ? standing : "awaiting"}` },
     h("h1", {}, S.docketTitles[r.kind] || S.docketTitle),
-    h("p", { class: "docket-verdict" }, verdictLine(r.verdict)),
+    lead(r, docket.final),
     r.parent_id ? h("p", { class: "docket-link" }, S.docketOf[r.kind](r.parent_id)) : null,
     finalBox(docket.final),
     h(
       "dl",
       {},
-      fact(F.event, r.event),
+      fact(F.event, r.event, "wide"),
       fact(F.division, r.division),
       r.round ? fact(F.round, r.round) : null,
       fact(F.table, r.table),
       // The words as the slip had them, in its order: one verdict for all of them, never one each.
-      fact(F.words, S.docketWords(r.words, r.word_count)),
-      fact(F.consequence, S.message(r.consequence.message, r.consequence.text)),
-      fact(F.lexicon, docket.lexicon_name),
+      fact(F.words, S.docketWords(r.words, r.word_count), "wide docket-words"),
+      fact(
+        old ? S.t("ui.docket.facts.consequenceSuperseded") : F.consequence,
+        S.message(r.consequence.message, r.consequence.text),
+        "wide",
+      ),
+      fact(F.lexicon, docket.lexicon_name, "wide"),
       docket.lexicon_unverified?.length
-        ? [h("dt", {}, ""), h("dd", { class: "docket-unverified" }, unverifiedBadges(docket.lexicon_unverified))]
+        ? [h("dt", {}, ""), h("dd", { class: "docket-unverified wide" }, unverifiedBadges(docket.lexicon_unverified))]
         : null,
-      fact(F.listId, docket.short_fingerprint, true),
-      fact(F.time, S.formatDate(r.created_at)),
+      fact(F.listId, docket.short_fingerprint, "code"),
+      fact(F.time, S.formatDate(r.created_at), "docket-time"),
       fact(F.id, `#${r.id}`),
       // The record's own place in the audit chain: with it, anyone can later check that the log holds this
       // record as it was (wordjudge audit verify --expect-head ID:HEX).
-      docket.head_text ? fact(F.head, docket.head_text, true) : null,
+      docket.head_text ? fact(F.head, docket.head_text, "code") : null,
     ),
     h("div", { class: "docket-qr" }, svg(docket.qr_svg)),
     h(
@@ -178,8 +198,10 @@ async function boot() {
   const size = SIZES.includes(params.get("size")) ? params.get("size") : "80mm";
   document.body.dataset.size = size;
   const id = params.get("id") || "";
+  // A page that shows no docket still says what it is (its heading) before why it shows none.
+  const refused = (...children) => app.replaceChildren(h("h1", {}, S.docketPageTitle), ...children);
   if (!/^[1-9][0-9]{0,15}$/.test(id)) {
-    app.replaceChildren(h("p", { class: "message", role: "alert" }, S.docketNoId));
+    refused(h("p", { class: "message", role: "alert" }, S.docketNoId));
     return;
   }
   const token = anyToken();
@@ -193,7 +215,7 @@ async function boot() {
         : error.kind === "unauthorized" && !token
           ? S.docketNotAllowed // neither a device's docket nor a signed-in TD: say so in plain words
           : error.message;
-    app.replaceChildren(h("p", { class: "message", role: "alert" }, message));
+    refused(h("p", { class: "message", role: "alert" }, message));
     if (error.kind === "network") {
       // Opened from the offline shell, or the server went away: the docket shows itself once it answers.
       app.append(h("p", { class: "hint" }, S.comesBack));

@@ -5,9 +5,30 @@
 // object {one, other} chosen by the numeric parameter `n`. The server renders the same catalogues
 // (server/wordjudge/messages.py): both follow the same rules, and the pseudo-language uses the same letters.
 
-export const LANGUAGES = ["en", "fr", "qps-ploc"];
+// The languages with a catalogue, and every language an event may name: one with its region (en-US, fr-CA)
+// says the same words as its base language and writes dates the region's way (dateOrder). The server's
+// messages.py holds the same lists.
+export const CATALOGUE_LANGUAGES = ["en", "fr", "qps-ploc"];
+export const LANGUAGES = [
+  "en", "en-AU", "en-CA", "en-GB", "en-IE", "en-IN", "en-NZ", "en-US", "en-ZA",
+  "fr", "fr-BE", "fr-CA", "fr-CH", "fr-FR",
+  "qps-ploc",
+]; // prettier-ignore
 export const DEFAULT_LANGUAGE = "en";
 export const PSEUDO_LANGUAGE = "qps-ploc";
+// Dates are day-first (27/11/2026) unless the region writes them otherwise: month-first in the United States,
+// ISO (2026-11-27) in Canada. As the server's messages.date_order: every screen, docket and export alike.
+const DAY_FIRST = ["day", "month", "year"];
+const DATE_ORDERS = {
+  "en-US": ["month", "day", "year"],
+  "en-CA": ["year", "month", "day"],
+  "fr-CA": ["year", "month", "day"],
+};
+
+// The language whose catalogue `lang` says things from: en for en-GB, fr for fr-CA.
+export function baseLanguage(lang) {
+  return CATALOGUE_LANGUAGES.includes(lang) ? lang : String(lang).split("-")[0];
+}
 
 const PLACEHOLDER = /\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 const PLAIN = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
@@ -18,9 +39,9 @@ const PSEUDO_LETTERS = new Map([...PLAIN].map((letter, i) => [letter, ACCENTED[i
 export const FALLBACK_OPEN = "⟪";
 export const FALLBACK_CLOSE = "⟫";
 
-// The locale Intl formats with: the pseudo-language formats as English.
+// The locale Intl formats numbers with: the base language (as the server does), the pseudo-language as English.
 export function intlLocale(lang) {
-  return lang === PSEUDO_LANGUAGE ? DEFAULT_LANGUAGE : lang;
+  return lang === PSEUDO_LANGUAGE ? DEFAULT_LANGUAGE : baseLanguage(lang);
 }
 
 // `text` in the pseudo-language: ⟦ + its letters accented + ⟧, its {placeholders} intact.
@@ -46,7 +67,7 @@ export function pseudoCatalogue(english) {
 
 // The CLDR plural category of n: "one" or "other" (English: n == 1; French: 0 <= n < 2).
 export function pluralCategory(n, lang) {
-  if (lang === "fr") return n >= 0 && n < 2 ? "one" : "other";
+  if (baseLanguage(lang) === "fr") return n >= 0 && n < 2 ? "one" : "other";
   return n === 1 ? "one" : "other";
 }
 
@@ -66,26 +87,6 @@ export function translator(catalogue, lang) {
   const locale = intlLocale(lang);
   const numbers = new Intl.NumberFormat(locale, { maximumFractionDigits: 3 });
   const percent = new Intl.NumberFormat(locale, { style: "percent", maximumFractionDigits: 0 });
-  const formats = {
-    time: { hour: "2-digit", minute: "2-digit", second: "2-digit" },
-    "short-time": { hour: "2-digit", minute: "2-digit" },
-    datetime: {
-      year: "numeric",
-      month: "2-digit",
-      day: "2-digit",
-      hour: "2-digit",
-      minute: "2-digit",
-      second: "2-digit",
-    },
-    "short-datetime": { year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit" },
-  };
-  const dates = Object.fromEntries(
-    // A 24-hour clock in every language: a tournament's times, as its schedule prints them.
-    Object.entries(formats).map(([style, options]) => [
-      style,
-      new Intl.DateTimeFormat(locale, { ...options, hourCycle: "h23" }),
-    ]),
-  );
 
   const formatNumber = (n) => numbers.format(n);
   const param = (value) =>
@@ -107,9 +108,25 @@ export function translator(catalogue, lang) {
     return lang === PSEUDO_LANGUAGE && text ? `${FALLBACK_OPEN}${text}${FALLBACK_CLOSE}` : text;
   }
 
+  // A date and time as the event writes it (dateParts), on a 24-hour clock: datetime, short-datetime (no
+  // seconds), time or short-time. The server's messages.format_datetime writes the same text.
   function formatDate(date, style = "datetime") {
     const moment = date instanceof Date ? date : new Date(date);
-    return (dates[style] || dates.datetime).format(moment);
+    const two = (n) => String(n).padStart(2, "0");
+    const value = {
+      year: String(moment.getFullYear()).padStart(4, "0"),
+      month: two(moment.getMonth() + 1),
+      day: two(moment.getDate()),
+      hour: two(moment.getHours()),
+      minute: two(moment.getMinutes()),
+    };
+    const seconds = `:${two(moment.getSeconds())}`;
+    const known = ["datetime", "short-datetime", "time", "short-time"].includes(style) ? style : "datetime";
+    const withSeconds = known === "datetime" || known === "time";
+    const parts = dateParts(lang);
+    const shown = known === "time" || known === "short-time" ? parts.slice(-3) : parts;
+    const text = shown.map((part) => (part.type === "literal" ? part.value : value[part.type])).join("");
+    return withSeconds ? text + seconds : text;
   }
 
   return {
@@ -130,21 +147,26 @@ export function merged(english, own) {
 
 // -- dates typed by people: in the order the language writes them ----------------------------------------
 
-// The parts of a date and time in the order the language writes them, e.g. ["month", "day", "year", "hour",
-// "minute"] in English, ["day", "month", "year", "hour", "minute"] in French, with the text between them.
+// The parts of a date and time in the order the event writes them, with the text between them: ["day",
+// "/", "month", "/", "year", ", ", "hour", ":", "minute"] in English, ["month", ...] in en-US, ["year", "-",
+// "month", "-", "day", " ", ...] where dates are ISO (en-CA, fr-CA). A date is shown and typed so.
 export function dateParts(lang) {
-  const format = new Intl.DateTimeFormat(intlLocale(lang), {
-    year: "numeric",
-    month: "2-digit",
-    day: "2-digit",
-    hour: "2-digit",
-    minute: "2-digit",
-    hourCycle: "h23",
-  });
-  return format
-    .formatToParts(new Date(2031, 10, 23, 13, 45))
-    .map((part) => ({ type: part.type, value: part.value }))
-    .filter((part) => part.type !== "dayPeriod");
+  const order = DATE_ORDERS[lang] || DAY_FIRST;
+  const iso = order[0] === "year";
+  const between = iso ? "-" : "/";
+  const gap = iso || baseLanguage(lang) === "fr" ? " " : ", ";
+  const literal = (value) => ({ type: "literal", value });
+  return [
+    { type: order[0], value: "" },
+    literal(between),
+    { type: order[1], value: "" },
+    literal(between),
+    { type: order[2], value: "" },
+    literal(gap),
+    { type: "hour", value: "" },
+    literal(":"),
+    { type: "minute", value: "" },
+  ];
 }
 
 export function dateOrder(lang) {

@@ -46,6 +46,7 @@ const DIVISION_KEY = "wordjudge.kiosk.division";
 const PENDING = DEVICE.pending; // a challenge that got no clear answer
 const ABANDONED_S = 30; // typed input left alone this long is cleared
 const SETTINGS_S = 60;
+const RETRY_BACK_MS = 3000; // how often the failure screen asks whether the server is back
 const HOLD_MS = 1200; // how long the opponent holds "Adjudicate"
 const VERDICT_GRACE_MS = 500; // presses this soon after a verdict appears do not clear it
 const HEALTH_EVERY_MS = 10000;
@@ -69,6 +70,9 @@ function clearAbandoned(seconds, line = null) {
 
 async function boot() {
   const code = new URLSearchParams(location.hash.slice(1)).get("pair"); // from a pairing QR code's link
+  // A kiosk never paired may not read the event yet, but its health check says the event's language: the
+  // pairing screen speaks it from the start (the page reloads in it, with its link, before anyone types).
+  if (!state.token || code) await api("/api/health", { timeoutMs: 3000 }).catch(() => {});
   // No way back into an old screen: the history holds one kiosk entry, and Back lands on idle.
   history.replaceState({ kiosk: true }, "", "/kiosk");
   history.pushState({ kiosk: true }, "", "/kiosk");
@@ -212,6 +216,11 @@ function renderServerState(line) {
 
 function divisions() {
   return state.event ? state.event.divisions : [];
+}
+
+// The division's name, for the challenge's screens of an event with several: the opponent checks it too.
+function divisionShown(division) {
+  return divisions().length > 1 ? division.name : null;
 }
 
 // The division this kiosk serves, if it serves only one: by enrolment, by the TD's setting, or the event's only one.
@@ -364,7 +373,7 @@ function showChallenger(division, draft = null) {
       {},
       heading(S.challengerTitle),
       h("button", { type: "button", class: "secondary cancel", id: "cancel", onclick: goIdle }, S.cancel),
-      lexiconBox(division.lexicon_view, false),
+      lexiconBox(division.lexicon_view, false, divisionShown(division)),
     ),
     h("div", { class: "screen-body" }, words.label, words.textarea, words.count, place.fields, words.tiles),
     h(
@@ -426,7 +435,7 @@ function showOpponent(division, draft) {
   const page = h(
     "section",
     { class: "screen framed opponent" },
-    h("header", {}, heading(S.opponentTitle), lexiconBox(division.lexicon_view, false)),
+    h("header", {}, heading(S.opponentTitle), lexiconBox(division.lexicon_view, false, divisionShown(division))),
     body,
     h(
       "div",
@@ -504,7 +513,8 @@ function showVerdict(division, record) {
   };
   later(tick, 1000);
   // A verdict stays its whole time unless a new press clears it: not the key that held the hold (nor its
-  // auto-repeat, which starts half a second in), only a key pressed after it was let go, or a tap.
+  // auto-repeat, which starts half a second in), only a key pressed after it was let go, or a tap, completed
+  // (its click: the tap then ends on the verdict, and nothing of the idle screen behind it reacts to it).
   const clear = (event) => {
     if (shownFor() < VERDICT_GRACE_MS) return;
     if (event.type === "keydown" && !freshKey(event)) return;
@@ -512,7 +522,7 @@ function showVerdict(division, record) {
     goIdle();
   };
   listen("keydown", clear);
-  listen("pointerdown", clear);
+  listen("click", clear);
 }
 
 // -- failures ------------------------------------------------------------------------------------
@@ -525,12 +535,13 @@ function showFailure(division, draft, error) {
     { type: "button", class: "primary", id: "retry", onclick: () => adjudicate(division, draft) },
     S.retry,
   );
+  const offline = error.kind === "network";
   const page = h(
     "section",
     { class: "screen failure", role: "alert" },
     heading(S.failedTitle),
     message,
-    h("p", { class: "hint" }, S.retryNote),
+    h("p", { class: "hint" }, offline ? S.retryByItself : S.retryNote),
     h(
       "div",
       { class: "actions" },
@@ -539,6 +550,7 @@ function showFailure(division, draft, error) {
     ),
   );
   show("failure", page);
+  if (offline) retryWhenBack(page, division, draft);
   const wait = retryAfter(error); // the rate limit: the wait the server asked for, counted down
   if (wait) {
     retry.disabled = true;
@@ -547,6 +559,19 @@ function showFailure(division, draft, error) {
       retry.disabled = false;
     });
   }
+}
+
+// The server is back once it answers at all (its health check, well or not): the challenge goes again by itself,
+// with its request id (never recorded twice), as the failure screen `page` says, unless the players left it.
+function retryWhenBack(page, division, draft) {
+  later(async () => {
+    try {
+      await api("/api/health", { timeoutMs: 2500 });
+    } catch (error) {
+      if (error.kind === "network") return page.isConnected && retryWhenBack(page, division, draft);
+    }
+    if (page.isConnected) adjudicate(division, draft);
+  }, RETRY_BACK_MS);
 }
 
 // -- TD settings ---------------------------------------------------------------------------------

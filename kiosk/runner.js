@@ -26,6 +26,8 @@ import {
 import { enrolment } from "./device.js";
 import { refusedOutright, settle } from "./pending.js";
 import { splitWords } from "./words.js";
+import { guardTaps } from "./tap-guard.js";
+import { leadingVerdict, standingNote } from "./standing.js";
 
 const DEVICE = enrolment("runner");
 // Another server of the hall proves itself to this device (its token) before it is sent anything (api.js).
@@ -35,10 +37,15 @@ const app = document.getElementById("app");
 const state = { token: DEVICE.token(), me: null, event: null, division: null, pending: null };
 const AGAIN_MS = 3000; // how often a screen waiting for the server asks again
 let timers = []; // the screen's own: a new screen stops them
+let screen = { name: "", shownAt: 0 }; // the screen shown: a new object for each
+// A tap belongs to the screen it began on (tap-guard.js): the second tap of a double tap on Check never
+// presses Send, nor does the tap on Send press Next on the verdict.
+guardTaps(() => screen);
 
 function show(name, element, focus) {
   for (const timer of timers) clearTimeout(timer);
   timers = [];
+  screen = { name, shownAt: performance.now() };
   app.replaceChildren(element);
   app.dataset.screen = name;
   (focus || element.querySelector("h1"))?.focus();
@@ -51,6 +58,9 @@ function later(fn, ms) {
 
 async function boot() {
   const code = new URLSearchParams(location.hash.slice(1)).get("pair"); // from a pairing QR code's link
+  // A handheld never paired may not read the event yet, but its health check says the event's language: the
+  // pairing screen speaks it from the start (the page reloads in it, with its link, before anyone types).
+  if (!state.token || code) await api("/api/health", { timeoutMs: 3000 }).catch(() => {});
   history.replaceState(null, "", "/runner");
   // Back to the network: a challenge that could not be sent goes again, with the same id.
   window.addEventListener("online", () => state.pending && send(state.pending));
@@ -223,18 +233,25 @@ async function loadRecent(list) {
   }
 }
 
+// A recent challenge: the verdict that stands leads (after a re-check, reissue or ruling, the final one, or that
+// the TD's ruling is awaited), then the challenge's own verdict said to be superseded (or confirmed).
 function recentItem(record) {
-  const ok = record.verdict === "acceptable";
+  const verdict = leadingVerdict(record, record.final);
+  const ok = verdict === "acceptable";
   const time = S.formatDate(record.created_at, "short-time");
+  const line = (v) =>
+    `${v === "acceptable" ? S.acceptableIcon : S.unacceptableIcon} ${v === "acceptable" ? S.acceptable : S.unacceptable}`;
+  const note = standingNote(S, record, record.final, line);
   return h(
     "li",
-    { class: ok ? "acceptable" : "unacceptable" },
-    h("span", { class: "mark", "aria-hidden": "true" }, ok ? S.acceptableIcon : S.unacceptableIcon),
+    { class: verdict ? (ok ? "acceptable" : "unacceptable") : "awaiting" },
+    h("span", { class: "mark", "aria-hidden": "true" }, verdict ? (ok ? S.acceptableIcon : S.unacceptableIcon) : "⚠"),
     h(
       "span",
       {},
-      `${ok ? S.acceptable : S.unacceptable} · ${S.recentLine(record.id, record.table, record.word_count, time)}`,
+      `${verdict ? (ok ? S.acceptable : S.unacceptable) : S.docketAwaiting} · ${S.recentLine(record.id, record.table, record.word_count, time)}`,
     ),
+    note ? h("small", { class: "superseded" }, note) : null,
     " ",
     h("a", { href: `/docket?id=${record.id}` }, S.printDocket),
   );

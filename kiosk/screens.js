@@ -4,6 +4,7 @@
 
 import { h } from "./api.js";
 import { STRINGS as S } from "./strings.js";
+import { guardTaps } from "./tap-guard.js";
 import { flash } from "./ui.js";
 
 const app = document.getElementById("app");
@@ -33,6 +34,9 @@ document.addEventListener(
   },
   true,
 );
+
+// A tap belongs to the screen it began on (tap-guard.js).
+guardTaps(() => screen);
 
 // A key pressed on this screen: not an auto-repeat, not one held since before the screen appeared.
 export function freshKey(event) {

@@ -12,11 +12,50 @@ function cell(text, className) {
   return td;
 }
 
+// The event served and the three pages' addresses (at the address this page was opened at), under the heading:
+// what a TD checks first after `wordjudge serve`.
+function eventLines(health) {
+  let event = $("#event-name");
+  if (!event) {
+    event = document.createElement("p");
+    event.id = "event-name";
+    event.className = "event";
+    const pages = document.createElement("ul");
+    pages.id = "pages";
+    pages.className = "hint pages";
+    $("main h1").after(event, pages);
+  }
+  event.textContent = S.t("ui.status.event", { event: health.event || "" });
+  // One line per page: its name (the catalogue's text, whole) and its address, a link.
+  const item = ([page, key]) => {
+    const a = document.createElement("a");
+    a.href = `/${page}`;
+    a.textContent = `${location.origin}/${page}`;
+    const li = document.createElement("li");
+    li.append(S.t(key), " ", a);
+    return li;
+  };
+  $("#pages").replaceChildren(
+    ...[
+      ["kiosk", "ui.status.pageKiosk"],
+      ["runner", "ui.status.pageHandheld"],
+      ["td", "ui.status.pageConsole"],
+    ].map(item),
+  );
+}
+
+// A reason or warning in the page's language (its catalogue key), else as the server wrote it.
+const said = (messages, texts) => texts.map((text, index) => S.message(messages?.[index], text));
+
 function render(health) {
   followLanguage(health.language); // a server that says its event's language
+  eventLines(health);
   // Degraded: the server answers but cannot stand behind a verdict (its health check says why).
   const degraded = health.state === "degraded";
-  const notes = [...(degraded ? health.reasons : []), ...(health.warnings || [])].map((note) => S.message(null, note));
+  const notes = [
+    ...(degraded ? said(health.reason_messages, health.reasons) : []),
+    ...said(health.warning_messages, health.warnings || []),
+  ];
   const state = degraded ? S.status.problem : S.status.running;
   $("#server-state").textContent = notes.length ? S.status.withNotes(state, notes.join("; ")) : state;
   // Warnings (low disk, a lexicon served UNVERIFIED) are worth a look: not green.

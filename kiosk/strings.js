@@ -9,7 +9,15 @@
 // `?lang=qps-ploc`, the pseudo-language that shows text left out of the catalogue) overrides it for
 // this browser tab, for translators and the tests; `?lang=` drops the override.
 
-import { DEFAULT_LANGUAGE, LANGUAGES, PSEUDO_LANGUAGE, merged, pseudoCatalogue, translator } from "./i18n.js";
+import {
+  DEFAULT_LANGUAGE,
+  LANGUAGES,
+  PSEUDO_LANGUAGE,
+  baseLanguage,
+  merged,
+  pseudoCatalogue,
+  translator,
+} from "./i18n.js";
 import { buildStrings } from "./texts.js";
 
 const REMEMBERED = "wordjudge.language"; // localStorage: the event's language, as last read
@@ -44,12 +52,15 @@ async function catalogueFile(lang) {
   return response.json();
 }
 
+// The catalogue of the language's base (en-GB speaks from en.json, fr-CA from fr.json); the full tag (en-US)
+// decides how dates are written.
 async function load(lang) {
   const english = await catalogueFile(DEFAULT_LANGUAGE);
   if (lang === PSEUDO_LANGUAGE) return pseudoCatalogue(english);
-  if (lang === DEFAULT_LANGUAGE || !LANGUAGES.includes(lang)) return english;
+  const base = baseLanguage(lang);
+  if (base === DEFAULT_LANGUAGE || !LANGUAGES.includes(lang)) return english;
   try {
-    return merged(english, await catalogueFile(lang));
+    return merged(english, await catalogueFile(base));
   } catch {
     return english; // a language this copy does not have: English rather than nothing
   }

@@ -3,6 +3,7 @@
 // sheet they print on (name, code and QR code per device, cut lines).
 
 import { h } from "./api.js";
+import { DEVICE_PREFIX, hallNames } from "./device-names.js";
 import { STRINGS } from "./strings.js";
 import { call, problem, svg, when } from "./td-common.js";
 
@@ -77,26 +78,9 @@ export function enrolView(onEnrolled, add) {
   );
 }
 
-// A role's name in the language as the start of device names ("kiosk-", "borne-"): letters without accents,
-// since a device's name is letters, digits, spaces, '.', '_' and '-' (access_db.check_name).
-function namePrefix(role) {
-  const name = STRINGS.role(role)
-    .normalize("NFD")
-    .replace(/[\u0300-\u036f]/g, "");
-  return `${name.replace(/[^A-Za-z0-9._-]+/g, "-").replace(/^-+|-+$/g, "") || role}-`;
-}
-
-// The names a hall's range gives: prefix + each number from..to, zero-padded to the wider of 2 digits and
-// the last number's ("kiosk-" 1..40: kiosk-01..kiosk-40); null for a range that is not one.
-export function hallNames(prefix, from, to) {
-  if (!/^\d+$/.test(from) || !/^\d+$/.test(to) || Number(to) < Number(from)) return null;
-  const width = Math.max(2, String(Number(to)).length);
-  const names = [];
-  for (let n = Number(from); n <= Number(to) && names.length <= MAX_CODES; n++) {
-    names.push(`${prefix}${String(n).padStart(width, "0")}`);
-  }
-  return names;
-}
+// A role's default start of device names: the one naming scheme (device-names.js), whatever the language, so
+// that the sheet's kiosk-07 is the kiosk-07 the command line and a loose code would name.
+const namePrefix = (role) => DEVICE_PREFIX[role] || `${role}-`;
 
 // A hall at once: named codes for a range of devices, one division for all or a division each, made all
 // or none (POST /api/pairing-sheets).
@@ -355,6 +339,7 @@ async function showSheet(codes, back) {
     h(
       "div",
       { class: "print-controls" },
+      h("h1", { class: "sheet-title" }, STRINGS.t("ui.console.sheet.title", { event })), // the screen's; not printed
       h("button", { type: "button", class: "primary", id: "print", onclick: () => window.print() }, C.print.print),
       h("button", { type: "button", class: "secondary", id: "print-back", onclick: back }, C.print.back),
     ),

@@ -30,12 +30,25 @@ export function finalMark(final) {
   return C.final.challenge(by.id);
 }
 
-// The final verdict as a feed cell or a record fact shows it: the verdict (or "awaiting a ruling"), the
-// mark saying what gave it, and the first verdict when it changed. `verdict` is the record's own.
-export function finalVerdict(final, verdict) {
+// A console text that texts.js does not shape (added for issue 35): ui.console.<key> with its params.
+export const ct = (key, params = {}) => STRINGS.t(`ui.console.${key}`, params);
+
+// The record that superseded `verdict` (a record's own, in the family `final` describes), or null: the final
+// verdict was given by another record (a re-check, reissue or ruling) and is not `verdict`. A re-check that
+// agreed, a ruling that confirmed, and a challenge awaiting a ruling supersede nothing.
+export function supersededBy(final, verdict, id) {
+  const by = final?.decided_by;
+  if (!by || by.id === id || final.verdict === null || final.verdict === verdict) return null;
+  return by;
+}
+
+// The final verdict as a feed cell or a record fact shows it: the verdict (or "awaiting a ruling") first, the
+// mark saying what gave it, and the record's own verdict marked superseded when it was. `verdict` is the
+// record's own, `id` its id.
+export function finalVerdict(final, verdict, id = null) {
   const mark = finalMark(final);
   if (!mark) return verdictText(verdict);
-  const changed = final.verdict !== verdict;
+  const superseded = supersededBy(final, verdict, id ?? final.challenge_id);
   return h(
     "span",
     { class: "final" },
@@ -46,7 +59,18 @@ export function finalVerdict(final, verdict) {
     ),
     " ",
     h("span", { class: "final-mark" }, `⚑ ${mark}`),
-    changed ? [" ", h("span", { class: "final-first" }, C.final.first(bare(verdict)))] : null,
+    superseded
+      ? [
+          " ",
+          h(
+            "span",
+            { class: "superseded" },
+            ct("final.superseded"),
+            " ",
+            h("span", { class: "superseded-verdict" }, verdictText(verdict)),
+          ),
+        ]
+      : null,
   );
 }
 
@@ -100,10 +124,14 @@ export async function showRecord(detail, id, { open, close }, answer = null) {
         fact(K.table, record.table),
         fact(K.actor, C.actorChannel(record.actor, STRINGS.channel(record.channel))),
         fact(K.words, record.words.join(" ")),
-        fact(K.verdict, verdictText(record.verdict)),
+        // The final verdict leads; the record's own follows, marked superseded when another record's replaced it.
         record.final && record.final.linked.length
-          ? fact(C.final.label, h("span", { id: "final-verdict" }, finalVerdict(record.final, record.verdict)))
+          ? fact(
+              C.final.label,
+              h("span", { id: "final-verdict" }, finalVerdict(record.final, record.verdict, record.id)),
+            )
           : null,
+        fact(K.verdict, ownVerdict(record)),
         fact(K.results, perWord(record)),
         fact(K.consequence, STRINGS.message(record.consequence.message, record.consequence.text)),
         fact(K.lexicon, `${record.lexicon} ${record.fingerprint}`),
@@ -131,6 +159,19 @@ export async function showRecord(detail, id, { open, close }, answer = null) {
     ),
   );
   (detail.querySelector(".answer") || detail.querySelector("#record-title")).focus();
+}
+
+// The record's own verdict; struck through, "superseded by ruling #9", when another record's replaced it.
+function ownVerdict(record) {
+  const by = supersededBy(record.final, record.verdict, record.id);
+  if (!by) return h("span", { id: "record-verdict" }, verdictText(record.verdict));
+  return h(
+    "span",
+    { id: "record-verdict", class: "superseded" },
+    h("span", { class: "superseded-verdict" }, verdictText(record.verdict)),
+    " ",
+    ct("final.supersededBy", { kind: C.kind(by.kind), id: String(by.id) }),
+  );
 }
 
 // A change record: who changed what, and the state before and after it (no words, verdict or docket).
@@ -187,15 +228,18 @@ function actions(record, reopen, answer) {
   const recheckNote = h("input", { id: "recheck-note", maxlength: "500" });
   const words = h("input", { id: "reissue-words", maxlength: "200" });
   const reason = h("input", { id: "reissue-reason", maxlength: "500" });
+  // No verdict chosen for the TD: a ruling is the TD's own choice, every time (the form starts again so).
   const verdict = h(
     "select",
-    { id: "ruling-verdict" },
+    { id: "ruling-verdict", required: true },
+    h("option", { value: "", selected: true }, ct("rulingChoose")),
     h("option", { value: "acceptable" }, STRINGS.acceptable),
     h("option", { value: "unacceptable" }, STRINGS.unacceptable),
   );
   const rulingNote = h("input", { id: "ruling-note", maxlength: "500" });
   // Each form answers below its own button: the new record's verdict (success), or why it was refused.
-  const form = (kind, title, fields, body) => {
+  // `check(note)`: before sending, false to send nothing (it said why, or the TD cancelled).
+  const form = (kind, title, fields, body, check = async () => true) => {
     const said = answer?.kind === kind;
     const note = h(
       "p",
@@ -208,10 +252,12 @@ function actions(record, reopen, answer) {
       "form",
       {
         class: `action action-${kind}`,
-        onsubmit: (event) => {
+        novalidate: true, // the form says what is missing, in the event's language
+        onsubmit: async (event) => {
           event.preventDefault();
           note.className = "message";
           note.textContent = "";
+          if (!(await check(note, event.submitter || event.target.querySelector("button[type=submit]")))) return;
           call(`/api/challenges/${record.id}/${kind}`, {
             method: "POST",
             body: { ...body(), request_id: newRequestId() },
@@ -244,6 +290,57 @@ function actions(record, reopen, answer) {
         h("label", { for: "ruling-note" }, C.note, rulingNote),
       ],
       () => ({ verdict: verdict.value, note: rulingNote.value }),
+      async (note, button) => {
+        if (!verdict.value) {
+          note.textContent = ct("rulingNoVerdict");
+          verdict.focus();
+          return false;
+        }
+        // A ruling that changes the final verdict is confirmed first, the change named.
+        const now = record.final && record.final.linked.length ? record.final.verdict : record.verdict;
+        if (now === null || now === verdict.value) return true;
+        const confirmed = await confirmRuling(button, now, verdict.value);
+        if (!confirmed) button.focus();
+        return confirmed;
+      },
     ),
   );
+}
+
+// The in-page question before a ruling that changes the final verdict (a modal dialog: Escape or Cancel, which
+// has the focus first, records nothing). Never window.confirm: a locked-down browser may not show it. Resolves
+// true when the TD confirms.
+function confirmRuling(near, from, to) {
+  const dialog = h(
+    "dialog",
+    { id: "ruling-dialog", class: "change-dialog", "aria-labelledby": "ruling-dialog-title" },
+    h(
+      "form",
+      { method: "dialog" },
+      h("h2", { id: "ruling-dialog-title" }, C.ruling),
+      h(
+        "p",
+        { id: "ruling-dialog-text", class: "ruling-change" },
+        ct("rulingChanges", { from: verdictText(from), to: verdictText(to) }),
+      ),
+      h(
+        "p",
+        { class: "dialog-buttons" },
+        h(
+          "button",
+          { type: "submit", value: "cancel", class: "secondary", id: "ruling-cancel", autofocus: true },
+          ct("rulingCancel"),
+        ),
+        h("button", { type: "submit", value: "confirm", class: "primary", id: "ruling-confirm" }, ct("rulingConfirm")),
+      ),
+    ),
+  );
+  (near.closest(".record-view") || document.body).append(dialog); // outside the ruling form: forms never nest
+  return new Promise((resolve) => {
+    dialog.addEventListener("close", () => {
+      dialog.remove();
+      resolve(dialog.returnValue === "confirm");
+    });
+    dialog.showModal();
+  });
 }

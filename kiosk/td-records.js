@@ -30,10 +30,21 @@ const WIDTHS = [
   "per-word",
 ];
 
+// What a cell shows only in the narrow list (beside an open record, app.css): the columns it stands for.
+const narrow = (...parts) => h("span", { class: "narrow-only" }, parts);
+const line = (text) => h("span", { class: "narrow-line" }, text);
+
 // One page of the list: a table of its own, columns fixed, so that a page added lays out that page alone, and
-// pages out of view are not laid out at all (app.css: content-visibility). Each has the column headers.
+// pages out of view are not laid out at all (app.css: content-visibility). Each has the column headers. Where the
+// list is narrow (a record open beside it), the time goes under the record's number, the place and device under
+// its kind, the per-word results in place of the words (app.css collapses the columns they leave).
 function pageTable(rows) {
   const body = h("tbody", {}, rows);
+  const heads = {
+    "c-id": [K.id, narrow(line(K.time))],
+    "c-kind": [K.kind, narrow(line(K.division), line(K.round), line(K.table), line(K.actor))],
+    "c-words": [h("span", { class: "wide-only" }, K.words), narrow(K.results)],
+  };
   const page = h(
     "div",
     { class: "feed-page" },
@@ -51,7 +62,7 @@ function pageTable(rows) {
         h(
           "tr",
           {},
-          COLUMNS.map((t, i) => h("th", { scope: "col", class: WIDTHS[i] === "per-word" ? "per-word" : null }, t)),
+          COLUMNS.map((t, i) => h("th", { scope: "col", class: WIDTHS[i] }, heads[WIDTHS[i]] ?? t)),
         ),
       ),
       body,
@@ -66,7 +77,7 @@ function isTextField(element) {
 
 // Dates are typed in the order the console shows them (the browser's own date picker follows the
 // browser's language, not the event's): the pattern is the field's placeholder.
-function filtersForm(onApply, note) {
+function filtersForm(onApply, note, onError) {
   const field = (name, label, attributes = {}) =>
     h("label", { for: `filter-${name}` }, label, h("input", { id: `filter-${name}`, name, ...attributes }));
   const date = { class: "date-field", maxlength: "40", autocomplete: "off", placeholder: typedDatePattern() };
@@ -90,6 +101,7 @@ function filtersForm(onApply, note) {
           params = query(form);
         } catch (error) {
           note.textContent = error.message;
+          onError();
           return;
         }
         note.textContent = "";
@@ -132,52 +144,65 @@ function filtersForm(onApply, note) {
   return form;
 }
 
+// The first cells of a row, with what the narrow list shows under them (see pageTable).
+function leadCells(record, open, place) {
+  const time = when(record.created_at);
+  return [
+    h(
+      "td",
+      { class: "c-id" },
+      h("button", { type: "button", class: "link open-record", onclick: () => open(record.id) }, `#${record.id}`),
+      narrow(line(time)),
+    ),
+    h("td", { class: "c-time" }, time),
+    h("td", { class: "c-kind" }, C.kind(record.kind), narrow(place ? line(place) : null, line(record.actor))),
+  ];
+}
+
 // A TD's change (event settings, a division, a TD account, a device): who changed what, no verdict.
 function changeRow(record, open) {
   return h(
     "tr",
     { class: "record change", "data-id": record.id },
-    h(
-      "td",
-      {},
-      h("button", { type: "button", class: "link open-record", onclick: () => open(record.id) }, `#${record.id}`),
-    ),
-    h("td", {}, when(record.created_at)),
-    h("td", {}, C.kind(record.kind)),
-    h("td", {}, record.division),
-    h("td", {}, ""),
-    h("td", {}, ""),
-    h("td", {}, record.actor),
-    h("td", { class: "change-what" }, STRINGS.message(record.change_message)),
-    h("td", {}, ""),
+    leadCells(record, open, record.division || null),
+    h("td", { class: "c-division" }, record.division),
+    h("td", { class: "c-round" }, ""),
+    h("td", { class: "c-table" }, ""),
+    h("td", { class: "c-actor" }, record.actor),
+    h("td", { class: "c-words change-what" }, STRINGS.message(record.change_message)),
+    h("td", { class: "c-verdict" }, ""),
     h("td", { class: "per-word" }, ""),
   );
 }
 
-function row(record, open) {
+// `final`: the final verdict of the record's challenge (a challenge's own; for a re-check, reissue or ruling,
+// its challenge's when the list has it), or null.
+function row(record, open, final = record.final) {
   if (record.kind === "change") return changeRow(record, open);
-  const final = record.final;
   const shown = final && final.linked.length ? final.verdict : record.verdict;
   const state = shown === null ? "awaiting" : shown === "acceptable" ? "acceptable" : "unacceptable";
+  const words = record.words.join(" ");
+  const results = record.results?.length ? perWord(record) : null;
   return h(
     "tr",
     { class: `record ${state}`, "data-id": record.id },
+    leadCells(record, open, C.rulings.place(record.division, record.table, record.round ?? null)),
+    h("td", { class: "c-division" }, record.division),
+    h("td", { class: "c-round" }, record.round ?? ""),
+    h("td", { class: "c-table" }, record.table),
+    h("td", { class: "c-actor" }, record.actor),
     h(
       "td",
-      {},
-      h("button", { type: "button", class: "link open-record", onclick: () => open(record.id) }, `#${record.id}`),
+      { class: "c-words" },
+      h("span", { class: results ? "words-plain has-results" : "words-plain" }, words),
+      results ? h("span", { class: "per-word narrow-only" }, perWord(record)) : null,
     ),
-    h("td", {}, when(record.created_at)),
-    h("td", {}, C.kind(record.kind)),
-    h("td", {}, record.division),
-    h("td", {}, record.round ?? ""),
-    h("td", {}, record.table),
-    h("td", {}, record.actor),
-    h("td", {}, record.words.join(" ")),
     h(
       "td",
-      { class: shown === null ? "verdict-awaiting" : shown === "acceptable" ? "verdict-ok" : "verdict-bad" },
-      finalVerdict(final, record.verdict),
+      {
+        class: `c-verdict ${shown === null ? "verdict-awaiting" : shown === "acceptable" ? "verdict-ok" : "verdict-bad"}`,
+      },
+      finalVerdict(final, record.verdict, record.id),
     ),
     h("td", { class: "per-word" }, perWord(record)),
   );
@@ -207,6 +232,17 @@ export function feedView(content) {
     spellcheck: "false",
     placeholder: C.searchHint,
     onfocus: () => search.select(), // a new scan replaces the last one
+    // A click into the box selects its text too (the click's own mouseup would put the caret in it instead).
+    onpointerdown: () => (search.dataset.clicked = document.activeElement === search ? "" : "1"),
+    onmouseup: (event) => {
+      if (search.dataset.clicked) event.preventDefault();
+      search.dataset.clicked = "";
+    },
+    // A docket's QR code scanned after other text (the caret put after it): the scan replaces it.
+    oninput: () => {
+      const scanned = search.value.match(/wordjudge:challenge:\d{0,16}(:[0-9a-f]{0,16})?$/i);
+      if (scanned && scanned.index > 0) search.value = scanned[0];
+    },
   });
 
   const close = () => {
@@ -248,13 +284,15 @@ export function feedView(content) {
     try {
       page = await call(`/api/challenges?limit=${PAGE}&${params}`);
     } catch (error) {
+      if (view.params !== params) return;
       problem(note, error);
+      stale();
       return;
     }
     if (view.params !== params) return; // another search or filter came meanwhile
     note.textContent = "";
     records.clear();
-    const first = pageTable(page.records.map((r) => remembered(r)));
+    const first = pageTable(rowsOf(page.records));
     body = first.body;
     pages.replaceChildren(first.page);
     if (!page.records.length) {
@@ -268,9 +306,35 @@ export function feedView(content) {
     follow(params, page.head.id ?? 0);
   };
 
+  // A record's row, with its challenge's final verdict: a re-check, reissue or ruling whose verdict another
+  // record's superseded says so too (when the list holds its challenge).
+  const familyFinal = (record) =>
+    record.final ??
+    [...records.values()].find((r) => r.final?.linked.some((step) => step.id === record.id))?.final ??
+    null;
+  const rowsOf = (list) => {
+    for (const record of list) records.set(record.id, record); // a page's challenges before its newer rulings
+    return list.map((record) => remembered(record));
+  };
+  // A search refused (or its filters): the list no longer answers what the TD asked, so it goes, with its count
+  // and export links; the message says why. The next search that succeeds shows a list again.
+  const stale = () => {
+    view.source?.close();
+    view.older = null;
+    view.matching = 0;
+    records.clear();
+    fresh.clear();
+    body = null;
+    pages.replaceChildren();
+    exports.replaceChildren();
+    count.replaceChildren();
+    older.hidden = true;
+    end.textContent = "";
+    status.textContent = "";
+  };
   const remembered = (record) => {
     records.set(record.id, record);
-    return row(record, open);
+    return row(record, open, familyFinal(record));
   };
 
   // The next older page (the button, or the TD scrolling to the end of the list).
@@ -281,7 +345,7 @@ export function feedView(content) {
       .then(
         (page) => {
           if (view.params !== params) return;
-          pages.append(pageTable(page.records.map((r) => remembered(r))).page);
+          pages.append(pageTable(rowsOf(page.records)).page);
           view.older = page.older;
           showCount();
         },
@@ -312,14 +376,18 @@ export function feedView(content) {
     // A re-check, reissue or ruling changed a challenge's final verdict: its row says so at once.
     source.addEventListener("final", (event) => {
       const final = JSON.parse(event.data);
-      const record = records.get(final.challenge_id);
-      const shown = pages.querySelector(`tr.record[data-id="${final.challenge_id}"]`);
-      if (!record || !shown) return;
-      record.final = final;
-      const focused = shown.contains(document.activeElement);
-      const updated = row(record, open);
-      shown.replaceWith(updated);
-      if (focused) updated.querySelector(".open-record").focus();
+      const challenge = records.get(final.challenge_id);
+      if (challenge) challenge.final = final;
+      // The challenge's row and those of its re-checks, reissues and rulings shown.
+      for (const id of [final.challenge_id, ...final.linked.map((step) => step.id)]) {
+        const record = records.get(id);
+        const shown = pages.querySelector(`tr.record[data-id="${id}"]`);
+        if (!record || !shown) continue;
+        const focused = shown.contains(document.activeElement);
+        const updated = row(record, open, id === final.challenge_id ? final : (familyFinal(record) ?? final));
+        shown.replaceWith(updated);
+        if (focused) updated.querySelector(".open-record").focus();
+      }
     });
   };
 
@@ -335,16 +403,25 @@ export function feedView(content) {
     try {
       params = query(filters);
     } catch (error) {
+      view.params = null; // a search under way is not shown when it comes
       note.textContent = error.message;
+      stale();
       return;
     }
     if (text) params.set("q", text);
     load(params);
   };
-  const filters = filtersForm((params) => {
-    if (search.value.trim() && !DOCKET.test(search.value)) params.set("q", search.value.trim());
-    load(params);
-  }, note);
+  const filters = filtersForm(
+    (params) => {
+      if (search.value.trim() && !DOCKET.test(search.value)) params.set("q", search.value.trim());
+      load(params);
+    },
+    note,
+    () => {
+      view.params = null;
+      stale();
+    },
+  );
 
   // Older pages come as the end of the list comes into view.
   const watcher = new IntersectionObserver((entries) => entries.some((e) => e.isIntersecting) && more(), {

@@ -221,13 +221,22 @@ function overviewView(content) {
       shown = now;
       const again = () => ((shown = ""), refresh());
       refill(devices, devicesTable(listed.devices, again));
+      const shownAlerts = raised.alerts.slice(0, ALERTS_SHOWN);
+      const moreAlerts = raised.alerts.length - shownAlerts.length;
       refill(
         alerts,
         raised.alerts.length
           ? h(
-              "ul",
-              { class: "alerts" },
-              raised.alerts.map((a) => alertItem(a, listed.devices, again)),
+              "div",
+              {},
+              h(
+                "ul",
+                { class: "alerts" },
+                shownAlerts.map((a) => alertItem(a, listed.devices, again, note)),
+              ),
+              moreAlerts
+                ? h("p", { class: "hint", id: "alerts-more" }, STRINGS.t("ui.console.alertsMore", { n: moreAlerts }))
+                : null,
             )
           : h("p", {}, C.noAlerts),
       );
@@ -308,24 +317,53 @@ function chainCheck() {
   );
 }
 
-// An alert, counted ("x 12") when it repeated; a device's move has its one-click acceptance beside it.
-function alertItem(alert, devices, refresh) {
+// The newest alerts the overview lists (the server keeps the newest of each kind); the rest are counted.
+const ALERTS_SHOWN = 10;
+
+// An alert, counted ("x 12") when it repeated; a device's move has its one-click acceptance beside it, and every
+// alert a button that acknowledges it (it leaves the list; if it happens again, it is listed again).
+function alertItem(alert, devices, refresh, note) {
   const count = alert.count > 1 ? ` ${C.alertRepeats(alert.count, when(alert.last_at))}` : "";
   const moved =
     alert.kind === "device_moved" && devices.find((d) => d.name === alert.actor && d.moved_to && !d.revoked_at);
+  const text = alertText(alert);
   return h(
     "li",
-    { class: `alert alert-${alert.kind}` },
-    `${C.alertLine(when(alert.created_at), alertText(alert))}${count} `,
+    { class: `alert alert-${alert.kind}`, "data-id": alert.id },
+    `${C.alertLine(when(alert.created_at), text)}${count} `,
     moved ? moveButton(moved, refresh) : null,
+    " ",
+    h(
+      "button",
+      {
+        type: "button",
+        class: "secondary small acknowledge",
+        "aria-label": STRINGS.t("ui.console.alertAcknowledgeNamed", { message: text }),
+        onclick: async () => {
+          try {
+            await call(`/api/alerts/${encodeURIComponent(alert.id)}/acknowledge`, { method: "POST" });
+            refresh();
+          } catch (error) {
+            problem(note, error);
+          }
+        },
+      },
+      STRINGS.t("ui.console.alertAcknowledge"),
+    ),
   );
 }
 
-// An alert's text: a message ({key, params}) rendered in the language, or the server's English text.
+// An ISO time in a server's text (e.g. "not heard from since 2026-11-27T14:02:11.000+00:00").
+const ISO_TIME = /\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})?/g;
+
+// An alert's text: a message ({key, params}) rendered in the language, or the server's English text; the times
+// in it as the console shows times.
 function alertText(alert) {
-  return typeof alert.message === "object"
-    ? STRINGS.message(alert.message, alert.text)
-    : STRINGS.message(null, alert.message);
+  const text =
+    typeof alert.message === "object"
+      ? STRINGS.message(alert.message, alert.text)
+      : STRINGS.message(null, alert.message);
+  return text.replace(ISO_TIME, (iso) => (Number.isNaN(Date.parse(iso)) ? iso : when(iso)));
 }
 
 function moveButton(device, refresh) {

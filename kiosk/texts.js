@@ -115,6 +115,7 @@ export function buildStrings(tr) {
     serverRefused: (message) => t("ui.serverRefused", { message }),
     retry: t("ui.retry"),
     retryNote: t("ui.retryNote"),
+    retryByItself: t("ui.retryByItself"),
     settling: t("ui.settling"),
     unsettledTitle: t("ui.unsettledTitle"),
     unsettled: (table, round) => t("ui.unsettled", { place: place(table, round) }),

@@ -62,10 +62,12 @@ export function heading(text, level = "h1") {
 
 // A lexicon as screens show it: name (DEMO for the demo), UNVERIFIED badges, and on a detail line of its
 // own the word count and the word-list ID (the short fingerprint, explained where a pointer rests on it).
-export function lexiconBox(view, large = true) {
+// `division`, when given, leads: where an event has several divisions, the pair sees which one they are in.
+export function lexiconBox(view, large = true, division = null) {
   return h(
     "div",
     { class: `lexicon${large ? " large" : ""}` },
+    division ? h("span", { class: "lexicon-division" }, S.divisionName(division)) : null,
     h("span", { class: "lexicon-name" }, view.shown_name),
     view.demo ? h("span", { class: "badge demo" }, S.demoNote) : null,
     unverifiedBadges(view.unverified),

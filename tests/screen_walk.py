@@ -24,6 +24,8 @@ from wordjudge.auth import Role
 from .browser import new_page
 from .helpers import PASSWORD, LiveServer, access_store
 
+AXE = Path(__file__).resolve().parent.parent / "node_modules" / "axe-core" / "axe.min.js"  # npm ci installs it
+
 # Names chosen so that none is an English word a screen could show: text that let English through would
 # not hide behind them.
 EVENT = "Kwx Qup"
@@ -94,6 +96,7 @@ class Walk:
     screens: dict[str, list[Seen]] = field(default_factory=dict)
     data: set[str] = field(default_factory=set)
     pages: dict[str, Page] = field(default_factory=dict)
+    axe: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # each screen's axe-core violations
 
     def seen(self) -> Iterator[Seen]:
         for texts in self.screens.values():
@@ -113,9 +116,30 @@ def collect(walk: Walk, page: Page, screen: str, shots: Path | None) -> None:
     texts: list[dict[str, Any]] = page.evaluate(COLLECT)
     assert texts, f"{screen}: nothing shown"
     walk.screens[screen] = [Seen(screen, t["text"], t["where"], t["address"]) for t in texts]
+    walk.axe[screen] = axe_violations(page)
     if shots is not None:
         shots.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(shots / f"{walk.lang}-{screen}.png"), full_page=True)
+
+
+def axe_violations(page: Page) -> list[dict[str, Any]]:
+    """What axe-core (the npm package of package.json, installed by ``npm ci``) finds wrong on ``page`` now, by
+    the WCAG 2.1 A and AA rules and best practices: each violation's rule, impact and the elements it names.
+
+    axe's source is evaluated by the browser's DevTools protocol, which the pages' Content-Security-Policy does
+    not govern: the pages themselves never run it."""
+    if not page.evaluate("() => typeof window.axe === 'object'"):
+        page.evaluate(AXE.read_text(encoding="utf-8"))
+    found: list[dict[str, Any]] = page.evaluate(
+        """async () => {
+            const result = await axe.run(document, { resultTypes: ["violations"] });
+            return result.violations.map((v) => ({
+                rule: v.id, impact: v.impact, help: v.help,
+                nodes: v.nodes.map((n) => n.target.join(" ")).slice(0, 5),
+            }));
+        }"""
+    )
+    return found
 
 
 def on_screen(page: Page, name: str) -> None:
@@ -137,6 +161,7 @@ def walk_every_screen(browser: Browser, server: LiveServer, lang: str, shots: Pa
         walk.data |= {words, words.upper(), *(" ".join(w.upper()) for w in words.split())}
     q = f"?lang={lang}"
     base = server.base
+    walk.data |= {f"{base}/{page}" for page in ("kiosk", "runner", "td")}  # the status page's links
 
     console = new_page(browser, "desktop")
     walk.pages["console"] = console
@@ -226,9 +251,11 @@ def walk_every_screen(browser: Browser, server: LiveServer, lang: str, shots: Pa
     challenge(WORDS_BAD)
     hold(kiosk)
     on_screen(kiosk, "failure")
+    kiosk.route("**/api/health", lose)  # the server stays out of reach: the failure screen stays as it is
     collect(walk, kiosk, "kiosk-failure-no-verdict", shots)
     kiosk.unroute("**/api/challenges", lose)
     kiosk.locator("#discard").click()
+    kiosk.unroute("**/api/health", lose)
     on_screen(kiosk, "idle")
     kiosk.route("**/api/challenges/requests/*", lose)
     kiosk.locator("button.division").first.click()
@@ -337,7 +364,10 @@ def walk_every_screen(browser: Browser, server: LiveServer, lang: str, shots: Pa
     console.locator("#filter-since").fill("99/99/2026")
     console.locator(".filters button[type=submit]").click()
     expect(console.locator("#filter-message")).not_to_be_empty()
+    expect(console.locator("tr.record")).to_have_count(0)  # a refused search shows no stale results
     console.locator("#filter-since").fill("")
+    console.locator(".filters button[type=submit]").click()
+    expect(console.locator("tr.record")).to_have_count(len(records))
     collect(walk, console, "console-feed", shots)
     adjudicated = next(r for r in records if r.verdict is not None)  # not the TD account's change record
     console.locator(f"tr.record[data-id='{adjudicated.id}'] button.link").click()

@@ -198,8 +198,8 @@ def test_a_pairing_code_enrols_one_device_once(store: AccessStore) -> None:
     code = store.pairing.create_code(Role.RUNNER, "B", by="alice")
     assert re.fullmatch(r"[0-9A-Z]{4}-[0-9A-Z]{4}-[0-9A-Z]{2}", code.code)
     enrolled = store.pairing.enrol(code.code.lower().replace("-", " "), client="10.0.0.5")
-    assert (enrolled.device.name, enrolled.device.role, enrolled.device.division) == ("runner-1", Role.RUNNER, "B")
-    assert store.devices.authenticate(enrolled.token, client="10.0.0.5").actor == "runner-1"
+    assert (enrolled.device.name, enrolled.device.role, enrolled.device.division) == ("handheld-01", Role.RUNNER, "B")
+    assert store.devices.authenticate(enrolled.token, client="10.0.0.5").actor == "handheld-01"
     with pytest.raises(Unauthorized, match="used already"):
         store.pairing.enrol(code.code, client="10.0.0.5")
     named = store.pairing.create_code(Role.KIOSK, None, "Hall kiosk", by="alice")
@@ -288,7 +288,7 @@ def test_wrong_codes_are_throttled_per_client_even_for_a_right_code(store: Acces
         store.pairing.enrol(code.code, client="10.0.0.66")
     assert 1 <= refused.value.retry_after <= limits.ENROL_WINDOW + 1
     assert [a.kind for a in store.alerts.latest()] == ["enrol_throttled"]
-    assert store.pairing.enrol(code.code, client="10.0.0.7").device.name == "kiosk-1"  # another client is not blocked
+    assert store.pairing.enrol(code.code, client="10.0.0.7").device.name == "kiosk-01"  # another client is not blocked
     clock.now += limits.ENROL_WINDOW
     with pytest.raises(Unauthorized):
         store.pairing.enrol("AAAA-0000-00", client="10.0.0.66")
@@ -447,7 +447,7 @@ def test_the_store_is_durable_and_shared_with_another_process(tmp_path: Path) ->
     connection = sqlite3.connect(tmp_path / ACCESS_FILE)
     assert connection.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert [row[0] for row in connection.execute("SELECT name FROM migrations")] == [
-        "0001_access", "0002_monitor_role", "0003_bound_devices_counted_alerts",
+        "0001_access", "0002_monitor_role", "0003_bound_devices_counted_alerts", "0004_acknowledged_alerts",
     ]  # fmt: skip
     connection.close()
 

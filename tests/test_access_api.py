@@ -146,6 +146,7 @@ ROUTES: list[Row] = [
     ("POST", lambda w: f"/api/devices/{w.fresh_move()}/accept-move", lambda w: {"client": "10.0.0.9"},
      (401, 403, 403, 401, 200, 403)),
     ("GET", lambda w: "/api/alerts", lambda w: None, (401, 403, 403, 401, 200, 403)),
+    ("POST", lambda w: "/api/alerts/999999/acknowledge", lambda w: None, (401, 403, 403, 401, 404, 403)),
     ("GET", lambda w: "/api/feed?seconds=0.2", lambda w: None, (401, 403, 403, 401, 200, 403)),
     ("GET", lambda w: "/api/export?format=jsonl", lambda w: None, (401, 403, 403, 401, 200, 403)),
     ("GET", lambda w: "/api/summary", lambda w: None, (401, 403, 403, 401, 200, 403)),
@@ -199,6 +200,7 @@ def test_every_route_as_every_caller(app: FastAPI, data_dir: Path) -> None:
         }
         table_routes = {(m, re.sub(r"/(victim|deputy|moved)-\d+/", "/{name}/", p)) for m, p in table_routes}
         table_routes = {(m, re.sub(r"/requests/[^/]+$", "/requests/{request_id}", p)) for m, p in table_routes}
+        table_routes = {(m, re.sub(r"/alerts/\d+/", "/alerts/{alert_id}/", p)) for m, p in table_routes}
         assert table_routes == schema_routes  # a new route must get a row here
         failures = []
         for caller, headers in world.headers.items():

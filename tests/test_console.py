@@ -126,6 +126,7 @@ def test_runner_docket_and_td_console_end_to_end(browser: Browser, server: LiveS
     console.locator("#ruling-verdict").select_option("acceptable")
     console.locator("#ruling-note").fill("errata: QI is valid; play stands")
     console.get_by_role("button", name="Record a ruling").last.click()
+    console.locator("#ruling-confirm").click()  # the ruling changes the final verdict: confirmed in the page
     expect(console.locator(".action-ruling .answer")).to_have_text(
         "Ruling recorded as #5: ✓ ACCEPTABLE, the final verdict"
     )

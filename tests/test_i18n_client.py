@@ -18,10 +18,11 @@ from wordjudge.auth import Role
 
 from .browser import new_page, serving
 from .helpers import PASSWORD, LiveServer, access_store, device_headers, td_headers, write_event
-from .screen_walk import DIVISIONS, EVENT, HANDHELD, KIOSK, TDS, TOKEN, Walk, walk_every_screen
+from .screen_walk import DIVISIONS, EVENT, HANDHELD, KIOSK, TDS, TOKEN, Walk, axe_violations, walk_every_screen
 
 LOCALES = Path(__file__).resolve().parent.parent / "kiosk" / "locales"
 EVIDENCE = Path("/work/helpers/evidence/i18n-client")
+AXE_RESULTS = Path(__file__).resolve().parent.parent / "build" / "axe"  # what axe-core found, screen by screen
 PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 PSEUDO_LETTERS = set("àƀçďèƒĝĥìĵķľɱñòþʠŕšţùṽŵẋýžÀƁÇĎÈƑĜĤÌĴĶĽṀÑÒÞǪŔŠŢÙṼŴẊÝŽ")
 
@@ -163,11 +164,13 @@ def texts(walk: Walk, prefixes: tuple[str, ...] = ("",)) -> list[str]:
 
 def test_one_word_for_one_thing_and_no_jargon_on_player_screens(browser: Browser, walk_server: LiveServer) -> None:
     walk = walk_every_screen(browser, walk_server, "en")
+    assert_accessible(walk)
     shown = texts(walk)
     # "pair" for giving a device its credential, never "enrol"; "handheld" for the device, never "runner"
     # (the runner is the person who carries it); a device is "Paired as", only a TD "Signed in".
     assert not [t for t in shown if re.search(r"enrol", t, re.I)], [t for t in shown if re.search("enrol", t, re.I)]
-    assert not [t for t in shown if re.search(r"\brunners?\b", t, re.I)]
+    # A page's address is not a word a person reads as one (the status page links /runner).
+    assert not [t for t in shown if re.search(r"\brunners?\b", re.sub(r"https?://\S+", "", t), re.I)]
     assert [t for t in shown if t.startswith("console-") and t.endswith(": handheld")], "the console says handheld"
     assert not [t for t in texts(walk, PLAYER_SCREENS) if "Signed in" in t]
     assert [t for t in texts(walk, ("handheld-entry",)) if f"Paired as {HANDHELD}" in t]
@@ -185,8 +188,28 @@ def test_one_word_for_one_thing_and_no_jargon_on_player_screens(browser: Browser
         page.context.close()
 
 
+def assert_accessible(walk: Walk) -> None:
+    """No screen of the walk breaks a rule axe-core checks (WCAG 2.1 A and AA, best practices); the results,
+    screen by screen, are kept in build/ for the record."""
+    AXE_RESULTS.mkdir(parents=True, exist_ok=True)
+    (AXE_RESULTS / f"axe-{walk.lang}.json").write_text(json.dumps(walk.axe, indent=1, ensure_ascii=False))
+    assert len(walk.axe) == len(walk.screens) > 30, "axe ran on every screen"
+    found = {screen: violations for screen, violations in walk.axe.items() if violations}
+    assert not found, json.dumps(found, indent=1, ensure_ascii=False)
+
+
+def test_the_accessibility_check_finds_what_it_looks_for(browser: Browser) -> None:
+    """axe-core, as the walk runs it, names a page's faults (a check that could not fail would prove nothing)."""
+    page = new_page(browser, "desktop")
+    page.set_content('<html lang="en"><title>t</title><body><img src="x.png"><button></button></body></html>')
+    rules = {violation["rule"] for violation in axe_violations(page)}
+    assert {"image-alt", "button-name", "page-has-heading-one"} <= rules, rules
+    page.context.close()
+
+
 def test_the_french_screens(browser: Browser, walk_server: LiveServer) -> None:
     walk = walk_every_screen(browser, walk_server, "fr", EVIDENCE)
+    assert_accessible(walk)
     shown = texts(walk)
     assert not [t for t in shown if re.search(r"\bui\.[a-z]", t)], "a key without its text"
     assert [t for t in texts(walk, ("kiosk-idle",)) if "Commencer une contestation" in t]
@@ -313,7 +336,8 @@ def test_dates_are_typed_in_the_order_the_console_shows_them(
 
 
 def with_language(language: str) -> Any:
-    """A route handler that answers GET /api/event as a server that keeps the event's language does."""
+    """A route handler that answers GET /api/event (or /api/health) as a server that keeps the event's language
+    does."""
 
     def handle(route: Route) -> None:
         if route.request.method != "GET":
@@ -338,11 +362,13 @@ def test_the_pages_follow_the_events_language(browser: Browser, walk_server: Liv
     page.route("**/api/event", with_language("fr"))
     page.goto(f"{walk_server.base}/kiosk")
     # The event is in French: the kiosk reloads in it, and remembers it for the screens it shows before it
-    # may read the event (pairing, here after the token is gone).
+    # may read the event (pairing, here after the token is gone), even with the server out of reach (a never
+    # paired kiosk that reaches it follows its health check's language: tests/test_first_screens.py).
     expect(page.locator("h2")).to_have_text("Contestataire : choisissez votre division")
     assert page.evaluate("document.documentElement.lang") == "fr"
     page.unroute("**/api/event")
     page.evaluate("localStorage.removeItem('wordjudge.kiosk.token')")
+    page.route("**/api/health", lambda route: route.abort())
     page.goto(f"{walk_server.base}/kiosk")
     expect(page.locator("h1")).to_have_text("Cette borne n’est pas appairée")
     page.context.close()
@@ -360,6 +386,8 @@ def test_the_pages_follow_the_events_language(browser: Browser, walk_server: Liv
             with_language(sent[-1]["language"] if sent else "en")(route)
 
     console.route("**/api/event", save)
+    # The server saying the new language in its health check too, as a server that saved it does.
+    console.route("**/api/health", lambda route: with_language(sent[-1]["language"] if sent else "en")(route))
     console.locator("#tab-event").click()
     console.locator("#event-language").select_option("fr")
     console.locator("#save-event").click()

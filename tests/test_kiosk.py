@@ -260,7 +260,8 @@ def test_abandoned_input_clears_after_30_seconds(browser: Browser, server: LiveS
     page.context.close()
 
 
-def test_server_down_mid_flow_then_back_makes_one_record(browser: Browser, server: LiveServer) -> None:
+def no_verdict_for_want_of_the_server(browser: Browser, server: LiveServer) -> Page:
+    """A kiosk whose challenge (table 21: CAT DOG) finds the server stopped: its "No verdict" screen."""
     page = new_page(browser)
     enrol(server, page)
     type_challenge(page, "21", "cat dog")
@@ -268,14 +269,35 @@ def test_server_down_mid_flow_then_back_makes_one_record(browser: Browser, serve
     server.stop()
     hold_adjudicate(page)
     on_screen(page, "failure")
+    return page
+
+
+def test_server_down_mid_flow_then_back_makes_one_record(browser: Browser, server: LiveServer) -> None:
+    page = no_verdict_for_want_of_the_server(browser, server)
     expect(page.locator(".failure-message")).to_have_text("Cannot reach the adjudication server: call the TD")
     expect(page.locator("body")).not_to_contain_text("ACCEPTABLE")
     screenshot(page, "kiosk-failure-small")
+    # The players press Try again before the kiosk's own look (its health check) sees the server back.
+    page.route("**/api/health", lambda route: route.abort())
     server.start()
     page.get_by_role("button", name="Try again").click()
     on_screen(page, "verdict")
     expect(page.locator(".verdict h1")).to_have_text("ACCEPTABLE")
     assert len(server.records()) == 1
+    page.context.close()
+
+
+def test_the_no_verdict_screen_sends_again_by_itself_once_the_server_is_back(
+    browser: Browser, server: LiveServer
+) -> None:
+    """Before, it waited for someone to press Try again (issue 35, item 9); the handheld already resent by itself."""
+    page = no_verdict_for_want_of_the_server(browser, server)
+    expect(page.locator(".hint")).to_contain_text("again by itself as soon as the server answers")
+    server.start()  # nobody presses Try again
+    expect(page.locator("#app")).to_have_attribute("data-screen", "verdict", timeout=15_000)
+    expect(page.locator(".verdict h1")).to_have_text("ACCEPTABLE")
+    (record,) = server.records()
+    assert (record.table, record.words) == ("21", ("CAT", "DOG"))
     page.context.close()
 
 
@@ -287,6 +309,7 @@ def test_a_lost_response_retried_gives_the_same_verdict_and_one_record(browser: 
     on_screen(page, "failure")
     assert len(server.records()) == 1
     assert lost[0].status == 201
+    page.route("**/api/health", lambda route: route.abort())  # Try again, before the kiosk's own look does
     page.get_by_role("button", name="Try again").click()
     on_screen(page, "verdict")
     expect(page.locator(".verdict")).to_contain_text("already adjudicated: same result")

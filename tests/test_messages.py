@@ -137,9 +137,11 @@ def test_the_pseudo_language_is_made_from_english_with_placeholders_kept() -> No
 
 def test_dates_follow_the_language() -> None:
     moment = datetime(2026, 11, 21, 9, 5, 3)
-    assert format_datetime(moment) == "21 Nov 2026, 09:05:03"
-    assert format_datetime(moment, "fr") == "21 nov. 2026, 09:05:03"
-    assert format_datetime(moment, "qps-ploc") == "21 Nov 2026, 09:05:03"
+    # Day-first unless the event's region writes dates otherwise (tests/test_dates.py has the rest).
+    assert format_datetime(moment) == "21/11/2026, 09:05:03"
+    assert format_datetime(moment, "fr") == "21/11/2026 09:05:03"
+    assert format_datetime(moment, "qps-ploc") == "21/11/2026, 09:05:03"
+    assert format_datetime(moment, "en-US") == "11/21/2026, 09:05:03"
 
 
 # -- the catalogues ---------------------------------------------------------------------------------

@@ -280,8 +280,11 @@ def test_health_warns_of_a_forced_list_and_each_view_carries_the_flag(
         assert response.status_code == 200  # the TD forced it: served, with a warning
         body = response.json()
         assert body["state"] == "ok"
-        [warning] = body["warnings"]
+        # Its warning, and the DEMO list's of division Demo (a real event served on the demo list: issue 35).
+        [warning, demo] = body["warnings"]
         assert warning.startswith(f"lexicon CSW24: {BADGE} (the name CSW24 claims CSW24, but this list is not CSW24")
+        assert "serves the DEMO list" in demo
+        assert "division Demo" in demo
         views = {view["name"]: view for view in body["lexicons"]}
         [claim] = views["CSW24"]["unverified"]
         assert (claim["claimed"], claim["verdict"], claim["badge"]) == ("CSW24", "mismatch", BADGE)

@@ -121,6 +121,14 @@ MIGRATIONS: Migrations = [
         CREATE INDEX alerts_kind ON alerts (kind, id);
         """,
     ),
+    (
+        # The TD acknowledges an alert (alerts.py): it leaves the console's list, kept on record with who and when.
+        "0004_acknowledged_alerts",
+        """
+        ALTER TABLE alerts ADD COLUMN acknowledged_at TEXT;
+        ALTER TABLE alerts ADD COLUMN acknowledged_by TEXT;
+        """,
+    ),
 ]
 
 
@@ -189,6 +197,13 @@ PG_MIGRATIONS: list[tuple[str, PgMigration]] = [
         CREATE INDEX alerts_kind ON alerts (kind, id);
         """,
     ),
+    (
+        "0004_acknowledged_alerts",
+        """
+        ALTER TABLE alerts ADD COLUMN acknowledged_at TEXT;
+        ALTER TABLE alerts ADD COLUMN acknowledged_by TEXT;
+        """,
+    ),
 ]
 
 
@@ -218,14 +233,28 @@ def nothing(*_: object) -> None:
     """A ``before_commit`` that does nothing (nobody puts the change on record: the command line)."""
 
 
-def check_free(db: AnyConnection, name: str) -> None:
-    """Raise :class:`Conflict` if a device or a TD has (or had) the name ``name``."""
+def check_free(db: AnyConnection, name: str, now: float | None = None) -> None:
+    """Raise :class:`Conflict` if a device or a TD has (or had) the name ``name``, or an open pairing code keeps it
+    for the device it will pair (at ``now``, the wall-clock time by default: see :func:`kept_names`)."""
     # One namespace for devices and TDs: the audit log names actors, and two must never look alike.
     taken = db.execute(
         "SELECT 'device' FROM devices WHERE name = ? UNION ALL SELECT 'TD' FROM tds WHERE name = ?", (name, name)
     ).fetchone()
     if taken:
         raise Conflict("error.name.taken_by_td" if taken[0] == "TD" else "error.name.taken_by_device", name=repr(name))
+    if name.casefold() in {kept.casefold() for kept in kept_names(db, now)}:
+        raise Conflict("error.name.kept_for_code", name=repr(name))
+
+
+def kept_names(db: AnyConnection, now: float | None = None) -> list[str]:
+    """The device names that pairing codes open at ``now`` (default: the wall-clock time) keep: a code's name is
+    decided when it is made, so that it never fails at the table for a name (:mod:`wordjudge.pairing`)."""
+    rows = db.execute(
+        "SELECT device_name FROM pairing_codes WHERE used_at IS NULL AND device_id IS NULL AND expires_at > ?"
+        " AND device_name IS NOT NULL",
+        (stored_time(time.time() if now is None else now),),
+    ).fetchall()
+    return [str(row[0]) for row in rows]
 
 
 class AccessDatabase:

@@ -12,7 +12,9 @@ neither bury the alerts that matter nor grow the server's memory:
 - the console's list takes the newest rows of each kind separately (:data:`LISTED_PER_KIND`), so
   one kind cannot push another off it;
 - the in-memory state is bounded: one entry per row added in the current window, which the caps
-  above bound.
+  above bound;
+- the TD acknowledges an alert (:meth:`Alerts.acknowledge`): it leaves the list, kept with who and when; the
+  same thing happening again is a new row.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import threading
 from dataclasses import dataclass
 
 from .access_db import AccessDatabase, stored_time
-from .errors import AccessUnavailable
+from .errors import AccessUnavailable, NotFound
 
 log = logging.getLogger(__name__)
 
@@ -131,12 +133,38 @@ class Alerts:
                     except AccessUnavailable as exc:
                         log.warning("cannot store an alert's count: %s", exc.message)
 
+    def acknowledge(self, alert_id: int, by: str) -> Alert:
+        """The TD has seen alert ``alert_id``: it leaves the list (its count written first); the same alert again
+        makes a new row. Acknowledging it again changes nothing. Raises :class:`NotFound` for no such alert."""
+        now = self._clock()
+        with self._lock:
+            for key, opened in list(self._open.items()):
+                if opened.row_id == alert_id:
+                    if opened.unsaved:
+                        self._save(opened, now)
+                    del self._open[key]
+            with self._database.write() as db:
+                db.execute(
+                    "UPDATE alerts SET acknowledged_at = ?, acknowledged_by = ?"
+                    " WHERE id = ? AND acknowledged_at IS NULL",
+                    (stored_time(now), by, alert_id),
+                )
+                row = db.execute(
+                    "SELECT id, created_at, kind, actor, message, count, last_at FROM alerts WHERE id = ?", (alert_id,)
+                ).fetchone()
+        if row is None:
+            raise NotFound("error.alert.not_found", id=str(alert_id))
+        id, created_at, kind, actor, message, count, last_at = row
+        return Alert(id, created_at, kind, actor, message, count, last_at or created_at)
+
     def latest(self, per_kind: int = LISTED_PER_KIND) -> list[Alert]:
-        """The newest alerts of each kind (at most ``per_kind`` each), newest first, counts up to date."""
+        """The newest alerts of each kind not acknowledged (at most ``per_kind`` each), newest first, counts up to
+        date."""
         with self._database.read() as db:
             rows = db.execute(
                 "SELECT id, created_at, kind, actor, message, count, last_at FROM ("
                 " SELECT *, row_number() OVER (PARTITION BY kind ORDER BY id DESC) AS newest FROM alerts"
+                " WHERE acknowledged_at IS NULL"
                 ") AS ranked WHERE newest <= ? ORDER BY id DESC",
                 (per_kind,),
             ).fetchall()

@@ -129,9 +129,11 @@ async def settle_request(
 def my_challenges(
     resources: ResourcesDep, who: PrincipalDep, limit: Annotated[int, Query(ge=1, le=100)] = 10
 ) -> dict[str, Any]:
-    """The caller's own latest records, newest first: verdicts only for a device (a runner's recent list)."""
+    """The caller's own latest records, newest first: verdicts only for a device (a runner's recent list), each
+    challenge with its `final` verdict after re-checks, reissues and rulings (as in GET /api/challenges)."""
     records = resources.audit.find(RecordFilter(actor=who.actor), limit=limit)
-    return {"records": [record_view(r, who) for r in records]}
+    finals = final_verdicts(resources.audit, records)
+    return {"records": [_with_final(record_view(r, who), finals.get(r.id)) for r in records]}
 
 
 @router.get("/challenges/{record_id}", tags=["challenges"])

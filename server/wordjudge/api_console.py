@@ -7,11 +7,11 @@ import asyncio
 import json
 import re
 from collections.abc import AsyncIterator
-from dataclasses import replace
+from dataclasses import asdict, replace
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Path, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response, StreamingResponse
 from fastapi.sse import EventSourceResponse, format_sse_event
@@ -19,7 +19,7 @@ from fastapi.sse import EventSourceResponse, format_sse_event
 from .auth import Principal
 from .deps import ERROR_RESPONSES, FilterDep, ResourcesDep, td_only
 from .export import ExportFormat, chunks
-from .final_verdict import corrections, final_verdicts, finals_of_linked
+from .final_verdict import corrections, final_verdicts, finals_of_linked, linked_families
 from .record_views import record_view
 from .records import RecordFilter
 from .summary import TOP_WORDS, from_tallies, summarise
@@ -114,6 +114,17 @@ def _json(data: dict[str, Any]) -> str:
     return json.dumps(data, ensure_ascii=False)
 
 
+@router.post("/alerts/{alert_id}/acknowledge", tags=["console"])
+def acknowledge_alert(
+    alert_id: Annotated[int, Path(ge=1, le=2**53)],
+    resources: ResourcesDep,
+    who: Annotated[Principal, td_only("error.td_only.see_alerts")],
+) -> dict[str, Any]:
+    """The TD has seen an alert: it leaves GET /api/alerts (kept on record); if it happens again, it is listed
+    again (TD). Answers the alert; 404 if there is no such alert."""
+    return asdict(resources.access.alerts.acknowledge(alert_id, by=who.actor))
+
+
 @router.get("/export", tags=["console"], response_class=Response, responses=_EXPORT_DOC)
 def export_records(
     resources: ResourcesDep,
@@ -126,7 +137,8 @@ def export_records(
     media = _EXPORT_MEDIA[format]
     # Streamed as it is read (in a worker thread, a piece at a time): constant memory at any size.
     return StreamingResponse(
-        chunks(resources.audit.iterate(where), format),
+        # Each challenge's row with its final verdict: the log's linked records, read once (few).
+        chunks(resources.audit.iterate(where), format, families=linked_families(resources.audit)),
         media_type=f"{media}; charset=utf-8",
         headers={"Content-Disposition": f'attachment; filename="wordjudge-{stamp}.{format.value}"'},
     )

@@ -27,9 +27,10 @@ from .cli_options import setting_options
 from .datadir import FolderInUse, ServerLock, lock_for_server, refuse_if_served, restrict_umask
 from .editions import load_registry, short
 from .errors import WordjudgeError
-from .event import EVENT_FILE, load_event, write_event_file
+from .event import EVENT_FILE, Event, load_event, write_event_file
 from .event import template as event_template
 from .lexicon import DEMO_NAME, Lexicon, Manifest
+from .links import device_url
 from .logs import configure_logging, uvicorn_json_config
 from .messages import Message, render
 from .processes import Process, Supervisor, end_with_parent
@@ -89,6 +90,7 @@ def _serve_in_processes(settings: Settings) -> None:
     # log stops the start here, said once; the copy of the event the others serve is written.
     first = Serving(settings, process=supervisor.process(0))
     first.start()
+    _say_served(settings, first.resources.served.event if first.resources else None)
     first.close()
     log.info("serving the event in %d processes, ports %d-%d", settings.processes, settings.port,
              settings.port + settings.processes - 1)  # fmt: skip
@@ -123,6 +125,8 @@ def _serve(settings: Settings, process: Process | None) -> None:
     # until its database is promoted.
     serving = Serving(settings, process=process)
     serving.start()
+    if process is None:  # one process: its banner (several: the supervisor's, once)
+        _say_served(settings, serving.resources.served.event if serving.resources else None)
     try:
         uvicorn.run(
             create_app(settings, serving=serving),
@@ -147,6 +151,47 @@ def _serve(settings: Settings, process: Process | None) -> None:
         )
     finally:
         serving.close()
+
+
+def _say_served(settings: Settings, served: Event | None) -> None:
+    """Say what a TD needs at the start: the event served, the three pages' addresses (where a kiosk or phone on the
+    LAN opens them) and, loudly, a real event served on the DEMO list. In JSON logs, as log lines; else printed."""
+    base = device_url(host=settings.host, port=settings.port, tls=settings.tls, public_url=settings.public_url).url
+    lines = [f"Serving the event {served.name!r}" if served else "Serving: no event yet (a standby of a hall)"]
+    lines += [f"  {label}: {base}/{page}" for label, page in _PAGES]
+    lines.append(f"  Status page: {base}/  (on this machine: {_local_base(settings)}/)")
+    warning = _demo_list_warning(served) if served else None
+    if settings.log_format == "json":
+        for line in lines:
+            log.info("%s", line.strip())
+        if warning:
+            log.warning("%s", warning)
+        return
+    click.echo("\n".join(lines), err=True)
+    if warning:
+        click.echo(warning, err=True)
+
+
+_PAGES = (("Kiosks", "kiosk"), ("Runners' handhelds", "runner"), ("TD console", "td"))
+
+
+def _local_base(settings: Settings) -> str:
+    host = "127.0.0.1" if settings.host in ("0.0.0.0", "::", "") else settings.host
+    host = f"[{host}]" if ":" in host else host
+    return f"{'https' if settings.tls else 'http'}://{host}:{settings.port}"
+
+
+def _demo_list_warning(served: Event) -> str | None:
+    """A loud line for a real event whose divisions use the DEMO list (None: it has none)."""
+    divisions = served.demo_list_divisions()
+    if not divisions:
+        return None
+    return (
+        f"WARNING: the event {served.name!r} would serve the DEMO list (ENABLE, not an official lexicon) in division "
+        f"{', '.join(divisions)}. Compile the event's list (wordjudge lexicon add FILE --name NAME), name it as the "
+        "division's lexicon in event.toml (or run wordjudge event init --replace, which names every compiled list), "
+        "and start wordjudge serve again"
+    )
 
 
 def _claim(settings: Settings) -> ServerLock:
@@ -502,10 +547,16 @@ def event_init(replace: bool, data_dir: Path | None) -> None:
     path = catalog.data_dir / EVENT_FILE
     if path.exists() and not replace:
         raise click.ClickException(f"{path} exists already (use --replace to overwrite it)")
-    names = [name for name in catalog.names() if name != DEMO_NAME]
+    names = [name for name in catalog.names() if name.casefold() != DEMO_NAME]
     say_folder(catalog.data_dir)
     write_event_file(path, event_template(names))
     click.echo(f"Wrote {path}: edit it, then check it with: wordjudge event show")
+    if not names:  # the template's divisions then name the demo list: said before anyone serves it
+        click.echo(
+            "WARNING: no word list is compiled in this folder, so the event file's division uses the DEMO list "
+            "(ENABLE, not an official lexicon). Compile the event's list first: wordjudge lexicon add FILE --name "
+            'NAME, then run wordjudge event init --replace (or set lexicon = "NAME" in the file)'
+        )
 
 
 @event.command("show")
@@ -524,6 +575,9 @@ def event_show(data_dir: Path | None) -> None:
         click.echo(
             f"Division {division.name}: {view['label']}; rule {division.rule.value} ({division.rule.description})"
         )
+    warning = _demo_list_warning(current)
+    if warning:
+        click.echo(warning)
     if not current.demo:  # what a running server does with an edit of the file (see ServedEvent.pick_up_event_file)
         click.echo(
             "A running wordjudge serve serves this file within 2 s of a change (its log says so); a file that does "

@@ -13,9 +13,9 @@ import segno
 
 from .access import ACCESS_FILE, AccessStore
 from .auth import Role, cli_principal
-from .cli_folder import say_folder, served_folder
+from .cli_folder import say_folder, say_if_not_served, served_folder
 from .cli_options import F, setting_options
-from .datadir import open_event_folder
+from .datadir import open_event_folder, serving_server
 from .event import load_event
 from .links import printed_pairing_links
 from .settings import Settings, load_settings
@@ -23,11 +23,15 @@ from .settings import Settings, load_settings
 
 @contextmanager
 def _store(
-    data_dir: Path | None, database: str | None, *, writes: bool = True
+    data_dir: Path | None, database: str | None, *, writes: bool = True, works: str | None = None
 ) -> Iterator[tuple[AccessStore, Settings]]:
+    """The access store of the server's folder. ``works``: what the command makes ("the code"), said to work only
+    once a server runs on the folder when none does, before it is made."""
     settings = served_folder(data_dir, database)  # never a new folder made by mistake, whose codes no server knows
     if writes:
         say_folder(settings.data_dir)
+    if works:
+        say_if_not_served(settings.data_dir, works)
     # A folder that served the demo and now has an event file: the demo's devices are set aside first.
     open_event_folder(settings.data_dir, demo=load_event(settings.data_dir).demo)
     store = AccessStore(settings.data_dir / ACCESS_FILE, database=settings.database).open()
@@ -65,7 +69,7 @@ def device() -> None:
 @_data_dir_option
 def device_add(name: str, role: str, division: str | None, data_dir: Path | None, database: str | None) -> None:
     """Enrol a device and print its token, once: clients send it as 'Authorization: Bearer TOKEN'."""
-    with _store(data_dir, database) as (store, settings):
+    with _store(data_dir, database, works="its token") as (store, settings):
         enrolled = store.devices.add(name, Role(role), _division(settings, division), by=cli_principal().actor)
     click.echo(f"Enrolled {enrolled.device.name} ({role}{f', division {division}' if division else ''}).", err=True)
     click.echo("Its token, shown this once (only its hash is kept):", err=True)
@@ -75,19 +79,20 @@ def device_add(name: str, role: str, division: str | None, data_dir: Path | None
 @device.command("pair")
 @click.option("--role", type=_ROLE, required=True, help="kiosk (self-adjudication) or runner (handheld).")
 @click.option("--division", help="Limit the device to this division of the event.")
-@click.option("--name", help="The device's name (default: kiosk-N or runner-N).")
+@click.option("--name", help="The device's name (default: the first free kiosk-NN or handheld-NN, e.g. kiosk-01).")
 @setting_options("data_dir", "database", "public_url", "host", "port", "mdns_name")
 def device_pair(role: str, division: str | None, name: str | None, data_dir: Path | None, **server: Any) -> None:
     """Print a one-time pairing code (30 minutes), and a QR code of its link for phones.
 
     The link points at --public-url, or else at NAME.local (--mdns-name) when --host is a LAN
-    address, with a link by IP address too, or else at --host and --port (as given to serve).
+    address, with a link by IP address too, or else at --host and --port (as given to serve; by default, those
+    of the server running on the data folder, as its server.lock records them).
     """
-    with _store(data_dir, server.get("database")) as (store, settings):
+    with _store(data_dir, server.get("database"), works="the code") as (store, settings):
         code = store.pairing.create_code(Role(role), _division(settings, division), name, by=cli_principal().actor)
-    served = load_settings(data_dir=data_dir, **server)
+    served = _running_server_settings(load_settings(data_dir=data_dir, **server))
     links = printed_pairing_links(served, code.role, code.code)
-    click.echo(f"Pairing code: {code.code}  (one {role}, until {code.expires_at} UTC)")
+    click.echo(f"Pairing code: {code.code}  ({code.device_name}: one {role}, until {code.expires_at} UTC)")
     click.echo(f"Link: {links.link}")
     if links.by_ip:
         click.echo(f"Or, for a device that cannot open {served.mdns_name.lower()}.local: {links.by_ip}")
@@ -95,6 +100,16 @@ def device_pair(role: str, division: str | None, name: str | None, data_dir: Pat
         click.echo(f"Note: {links.note}", err=True)
     if sys.stdout.isatty():
         segno.make(links.link, error="m").terminal(compact=True)
+
+
+def _running_server_settings(settings: Settings) -> Settings:
+    """``settings`` with the host and port of the server running on the data folder (server.lock), unless given."""
+    holder = serving_server(settings.data_dir)
+    if holder is None:
+        return settings
+    known = {"host": holder.host, "port": holder.port}
+    ran = {key: value for key, value in known.items() if value is not None and key not in settings.model_fields_set}
+    return settings.model_copy(update=ran)
 
 
 @device.command("list")
@@ -149,7 +164,8 @@ def _read_password(password_stdin: bool) -> str:
 @_data_dir_option
 def td_add(name: str, password_stdin: bool, data_dir: Path | None, database: str | None) -> None:
     """Add a TD (or deputy) who signs in to the console with NAME and a password (10+ characters)."""
-    served_folder(data_dir, database)  # a wrong folder is refused before the password is asked for
+    settings = served_folder(data_dir, database)  # a wrong folder is refused before the password is asked for
+    say_if_not_served(settings.data_dir, "this account")
     password = _read_password(password_stdin)
     with _store(data_dir, database) as (store, _):
         account = store.tds.add(name, password, by=cli_principal().actor)

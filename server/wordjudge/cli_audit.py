@@ -21,6 +21,7 @@ from .clock_steps import accept_step
 from .datadir import FolderInUse, refuse_if_served
 from .errors import AuditUnavailable, Conflict, InvalidInput
 from .export import ExportFormat, export
+from .final_verdict import linked_families
 from .input_rules import MAX_ROUND
 from .messages import Message, duration
 from .record_views import record_line
@@ -185,11 +186,12 @@ def audit_export(
     where = _filter(filters)
     log = _audit_log(load_settings(data_dir=data_dir, database=database))
     try:
+        families = linked_families(log)  # each challenge's final verdict, on its own row
         if output is None:
-            count = export(log.iterate(where), sys.stdout, ExportFormat(export_format))
+            count = export(log.iterate(where), sys.stdout, ExportFormat(export_format), families)
         else:
             with output.open("w", encoding="utf-8", newline="") as handle:
-                count = export(log.iterate(where), handle, ExportFormat(export_format))
+                count = export(log.iterate(where), handle, ExportFormat(export_format), families)
     finally:
         log.close()
     click.echo(f"exported {count} record(s)", err=True)

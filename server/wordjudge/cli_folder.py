@@ -17,6 +17,7 @@ from pathlib import Path
 import click
 
 from .audit_store import AUDIT_FILE, DATABASE_NOTE, check_place
+from .datadir import LockHolder, serving_server
 from .errors import InvalidInput
 from .event import EVENT_FILE
 from .settings import Settings, load_settings
@@ -62,3 +63,17 @@ def say_folder(data_dir: Path) -> None:
     """Print the absolute data folder a command writes in, on stderr (stdout stays what scripts read)."""
     note = "" if holds_an_event(data_dir) else " (new: no event and no audit log there yet)"
     click.echo(f"Data folder: {data_dir.resolve()}{note}", err=True)
+
+
+def say_if_not_served(data_dir: Path, works: str) -> LockHolder | None:
+    """The server running on ``data_dir`` (from its ``server.lock``), or None, said on stderr first: a code or
+    account made in a folder no server runs on (a ``wordjudge-data`` left by a serve from the wrong folder) is
+    known to no running server. ``works``: what works once a server runs there ("the code", "this account")."""
+    holder = serving_server(data_dir)
+    if holder is None:
+        click.echo(
+            f"Note: no server is running on this folder ({data_dir.resolve()}); {works} works once `wordjudge serve` "
+            "runs here (or run this command where the server runs, or with its --data-dir)",
+            err=True,
+        )
+    return holder

@@ -300,6 +300,22 @@ def refuse_if_served(data_dir: Path) -> None:
         os.close(fd)
 
 
+def serving_server(data_dir: Path) -> LockHolder | None:
+    """The server that holds ``data_dir``'s lock now (its pid, host and port as it wrote them in ``server.lock``),
+    or None if no server runs on the folder. Writes nothing."""
+    try:
+        fd = os.open(data_dir / LOCK_FILE, os.O_RDONLY)
+    except OSError:  # no lock file, no folder: no server
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)  # shared: commands holding it for a moment do not count
+    except BlockingIOError:
+        return _holder(fd)
+    finally:
+        os.close(fd)
+    return None
+
+
 def _in_use(data_dir: Path, holder: LockHolder) -> FolderInUse:
     return FolderInUse(
         f"another wordjudge server (pid {_known(holder.pid)}, port {_known(holder.port)}) is using this data "

@@ -93,7 +93,7 @@ class Devices:
 
         Raises :class:`Conflict` if the name is taken; the name and role must be checked already.
         """
-        check_free(db, name)
+        check_free(db, name, self._database.now())
         token = TOKEN_PREFIX + secrets.token_urlsafe(32)
         now = stored_time(self._database.now())
         db.execute(

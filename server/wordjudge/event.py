@@ -117,7 +117,8 @@ class EventSettings(BaseModel):
     language: Language = Field(
         default=DEFAULT_LANGUAGE,
         description=f"one of {', '.join(LANGUAGES)}: the language of the kiosks, handhelds, dockets, status page, "
-        "console and the command line's verdict lines (qps-ploc: a pseudo-language, for testing)",
+        "console and the command line's verdict lines, with its region's way of writing dates (day-first, "
+        "month-first in en-US, ISO in en-CA and fr-CA; qps-ploc: a pseudo-language, for testing)",
     )
     division: list[DivisionSettings] = Field(
         min_length=1, max_length=50, description="the divisions, in order: [[division]] with name, lexicon and rule"
@@ -173,6 +174,14 @@ class Event:
     def lexicons(self) -> list[str]:
         """The lexicons or profiles the divisions use, each once, in order."""
         return list(dict.fromkeys(d.lexicon for d in self.divisions))
+
+    def demo_list_divisions(self) -> list[str]:
+        """The divisions of a real event (an event file, not the demo) that use the DEMO list: an event file written
+        before the TD compiled the event's list (``event init`` names the demo list then). Every place that shows
+        the event (event init, event show, serve, health) warns of them."""
+        if self.demo:
+            return []
+        return [d.name for d in self.divisions if d.lexicon.casefold() == DEMO_NAME]
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -411,6 +420,8 @@ def template(lexicons: list[str]) -> str:
         f"kiosk_result_seconds = {DEFAULT_KIOSK_RESULT_SECONDS}  # how long a kiosk shows a verdict (3 to 120)",
         f'tables = "numbers"  # tables are numbers (1 to {MAX_TABLE}); "names": letters, digits and - (A7, top-2)',
         f'language = "{DEFAULT_LANGUAGE}"  # what screens, dockets and verdict lines say: en (English) or fr (French)',
+        "# dates are day-first (27/11/2026); a region writes them its way: en-US 11/27/2026, en-CA or fr-CA ISO",
+        "# (2026-11-27); also en-GB, en-AU, en-IE, en-IN, en-NZ, en-ZA, fr-FR, fr-BE, fr-CH (day-first)",
         "",
     ]
     for number, lexicon in enumerate(lexicons or [DEMO_NAME], start=1):

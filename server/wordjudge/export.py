@@ -3,6 +3,12 @@
 Exports are the TD's view: every field, per-word results included. JSON Lines keep each record's data as
 it is (an archive a program reads); CSV is for a person with a spreadsheet: one row per record, per-word
 results as ``QI ✓ ZA ✗`` and the consequence as its sentence.
+
+A challenge's row also carries its final verdict after its re-checks, reissues and rulings (each of which is a
+row of its own, with ``parent_id``): ``final_verdict`` (empty while a re-check awaits the TD's ruling),
+``final_source`` (``original``, ``recheck``, ``reissue``, ``ruling`` or ``awaiting_ruling``) and
+``final_record_id``, the record that gave it; so a sheet filtered on challenges counts each once, finally. Those
+columns are empty on the other rows, and on every row of an export made without the log's families.
 """
 
 from __future__ import annotations
@@ -10,12 +16,13 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from enum import StrEnum
 from typing import Any, TextIO
 
 from .chain import head_text
-from .records import Record
+from .final_verdict import LinkedFamilies, decision
+from .records import Kind, Record
 
 
 class ExportFormat(StrEnum):
@@ -25,7 +32,8 @@ class ExportFormat(StrEnum):
 
 CSV_COLUMNS = [
     "id", "created_at", "kind", "parent_id", "event", "division", "round", "table", "actor", "channel",
-    "words_typed", "words", "lexicon", "fingerprint", "verdict", "results", "rule", "consequence", "request_id",
+    "words_typed", "words", "lexicon", "fingerprint", "verdict", "final_verdict", "final_source", "final_record_id",
+    "results", "rule", "consequence", "request_id",
     "agrees", "note", "software_version", "prev_hash", "hash", "head", "salt", "change",
 ]  # fmt: skip
 # "change": a change record's change (what, subject, before, after), empty for an adjudication.
@@ -35,25 +43,38 @@ CSV_COLUMNS = [
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
-def record_data(record: Record) -> dict[str, Any]:
-    """A record as plain JSON-ready data, in export column order."""
+_COMPUTED = frozenset({"head", "final_verdict", "final_source", "final_record_id"})
+
+
+def record_data(record: Record, families: LinkedFamilies | None = None) -> dict[str, Any]:
+    """A record as plain JSON-ready data, in export column order; a challenge's final verdict from ``families``
+    (:func:`wordjudge.final_verdict.linked_families`), if given."""
     # Not dataclasses.asdict: its deep copies were most of an export's time.
-    data = {column: getattr(record, column) for column in CSV_COLUMNS if column != "head"}
+    data = {column: getattr(record, column) for column in CSV_COLUMNS if column not in _COMPUTED}
     data["head"] = head_text(record.id, record.hash)  # its place in the chain, as dockets print it
+    data |= _final(record, families)
     return {column: _plain(data[column]) for column in CSV_COLUMNS}
 
 
-def lines(records: Iterable[Record], format: ExportFormat) -> Iterator[str]:
-    """The export of ``records``, one line at a time (for CSV, the header first): nothing is held but a line."""
+def _final(record: Record, families: Mapping[int, Sequence[Any]] | None) -> dict[str, Any]:
+    if families is None or record.kind is not Kind.CHALLENGE:
+        return {"final_verdict": None, "final_source": None, "final_record_id": None}
+    final = decision(record, families.get(record.id, ()))
+    return {"final_verdict": final.verdict, "final_source": final.source, "final_record_id": final.record_id}
+
+
+def lines(records: Iterable[Record], format: ExportFormat, families: LinkedFamilies | None = None) -> Iterator[str]:
+    """The export of ``records``, one line at a time (for CSV, the header first): nothing is held but a line (and
+    ``families``, the log's few linked records, for the challenges' final verdicts)."""
     if format is ExportFormat.JSONL:
         for record in records:
-            yield json.dumps(record_data(record), ensure_ascii=False) + "\n"
+            yield json.dumps(record_data(record, families), ensure_ascii=False) + "\n"
         return
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     writer.writerow(CSV_COLUMNS)
     for record in records:
-        data = record_data(record)
+        data = record_data(record, families)
         writer.writerow([_neutralised(_readable(column, data[column])) for column in CSV_COLUMNS])
         yield buffer.getvalue()
         buffer.seek(0)
@@ -62,11 +83,13 @@ def lines(records: Iterable[Record], format: ExportFormat) -> Iterator[str]:
         yield buffer.getvalue()  # the header alone: there was no record
 
 
-def chunks(records: Iterable[Record], format: ExportFormat, size: int = 64 * 1024) -> Iterator[str]:
+def chunks(
+    records: Iterable[Record], format: ExportFormat, size: int = 64 * 1024, families: LinkedFamilies | None = None
+) -> Iterator[str]:
     """:func:`lines`, gathered in pieces of about ``size`` characters (for a streamed response)."""
     pending: list[str] = []
     held = 0
-    for line in lines(records, format):
+    for line in lines(records, format, families):
         pending.append(line)
         held += len(line)
         if held >= size:
@@ -76,8 +99,9 @@ def chunks(records: Iterable[Record], format: ExportFormat, size: int = 64 * 102
         yield "".join(pending)
 
 
-def export(records: Iterable[Record], out: TextIO, format: ExportFormat) -> int:
-    """Write ``records`` to ``out``; return how many were written."""
+def export(records: Iterable[Record], out: TextIO, format: ExportFormat, families: LinkedFamilies | None = None) -> int:
+    """Write ``records`` to ``out``; return how many were written. ``families``
+    (:func:`wordjudge.final_verdict.linked_families`) gives the challenges' final verdicts."""
     count = 0
 
     def counted() -> Iterator[Record]:
@@ -86,7 +110,7 @@ def export(records: Iterable[Record], out: TextIO, format: ExportFormat) -> int:
             count += 1
             yield record
 
-    for line in lines(counted(), format):
+    for line in lines(counted(), format, families):
         out.write(line)
     return count
 

@@ -353,3 +353,48 @@ def awaiting_ruling(audit: AuditLog, event: str) -> frozenset[int]:
     count disagreed and no ruling or reissue came after it (the module's rules, on each whole family). What the
     console's "needs a ruling" queue and the ``needs_ruling`` filter list."""
     return frozenset(found.challenge_id for found in corrections(audit, event).values() if found.final is None)
+
+
+# -- final verdicts in exports ----------------------------------------------------------------------------------
+
+# Every record that follows another (re-checks, reissues, rulings: few), read once for an export.
+_LINKED = "SELECT id, parent_id, kind, verdict, agrees FROM records WHERE parent_id IS NOT NULL ORDER BY id"
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What an export says of a challenge's final verdict: the verdict (None while awaiting the TD's ruling), what
+    gave it (``original``, ``recheck``, ``reissue``, ``ruling``; ``awaiting_ruling`` while none has), and the id
+    of the record that gave it."""
+
+    verdict: Verdict | None
+    source: str
+    record_id: int | None
+
+
+LinkedFamilies = dict[int, list[_Turn]]  # by challenge id, the records that follow it
+
+
+def linked_families(audit: AuditLog) -> LinkedFamilies:
+    """The re-checks, reissues and rulings of the whole log, by the id of the challenge each belongs to (its
+    parents climbed), in the order written: what :func:`decision` needs beside the challenge itself."""
+    rows = audit.select(_LINKED)
+    parent = {row[0]: row[1] for row in rows}
+    families: LinkedFamilies = {}
+    for record_id, parent_id, kind, verdict, agrees in rows:
+        top = parent_id
+        while top in parent:  # a ruling on a re-check: climb to the challenge
+            top = parent[top]
+        turn = _Turn(record_id, parent_id, _KINDS[kind], _VERDICTS[verdict], None if agrees is None else bool(agrees))
+        families.setdefault(top, []).append(turn)
+    return families
+
+
+def decision(challenge: Record, linked: Sequence[_Turn]) -> Decision:
+    """The final verdict of ``challenge`` after ``linked`` (its family's other records, from
+    :func:`linked_families`), by the module's rules."""
+    first = _Turn(challenge.id, None, Kind.CHALLENGE, verdict_of(challenge), None)
+    by, _, _ = _decide([first, *sorted(linked)])
+    if by is None:
+        return Decision(None, "awaiting_ruling", None)
+    return Decision(by.verdict, "original" if by.kind is Kind.CHALLENGE else by.kind.value, by.id)

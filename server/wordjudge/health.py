@@ -4,8 +4,9 @@ The server is **degraded** when it cannot stand behind a verdict: the audit log'
 failed (nothing has been committed since), its writer has stopped, or a served lexicon's
 compiled file is no longer the one verified at start (altered, replaced or missing). Low disk
 space on the data dir is a **warning**: worth a look, not yet a failure; so is a lexicon named like
-an edition it is not ("UNVERIFIED: not the official CSW24"), which the TD forced in, and an event file
-edited by hand that does not load (the server keeps serving the event it had). Every check is cheap
+an edition it is not ("UNVERIFIED: not the official CSW24"), which the TD forced in, an event file
+edited by hand that does not load (the server keeps serving the event it had), and a real event (an event
+file) whose divisions use the DEMO list. Every check is cheap
 (a ``stat`` per compiled trie, one ``statvfs``, counters the audit writer keeps), because
 monitors and kiosks ask often.
 
@@ -108,6 +109,8 @@ def check(
     hall_warnings: Sequence[Message] = (),
     clock: Mapping[str, Any] | None = None,
     clock_warnings: Sequence[Message] = (),
+    demo_list_divisions: Sequence[str] = (),
+    language: str | None = None,
 ) -> Health:
     """Check the server's state and build the health report (never raises for a failed check: it reports it).
 
@@ -116,6 +119,9 @@ def check(
     ``hall_warnings``: what the hall warns of (no synchronous standby follows; the standby could not take over).
     ``clock``: this server's clock (:meth:`~wordjudge.timekeeping.Timekeeper.view`), reported as it is;
     ``clock_warnings``: what it warns of (a step, record times held, another clock beyond the tolerance).
+    ``demo_list_divisions``: the divisions of a real event served on the DEMO list (``Event.demo_list_divisions``).
+    ``language``: the event's language, reported so that a page that may not read the event yet (a kiosk or
+    handheld never paired, the console's sign-in) speaks it from the first screen.
     """
     reasons: list[Message] = []
     # Only warnings: the event served is still a whole, verified one, so every verdict stands; a server that no
@@ -147,6 +153,10 @@ def check(
         reasons.append(
             Message("error.health.audit_failing", at=str(stats.last_failure_at), reason=str(stats.last_failure))
         )
+    if demo_list_divisions:  # a real event on the demo list: every verdict stands, on a list no tournament uses
+        warnings.append(
+            Message("error.health.demo_list", event=repr(event_name), divisions=", ".join(demo_list_divisions))
+        )
     free = free_bytes(data_dir)
     if free is not None and free < LOW_DISK_BYTES:
         warnings.append(Message("error.health.low_disk", free=round(free / 2**20), below=LOW_DISK_BYTES // 2**20))
@@ -164,6 +174,7 @@ def check(
         "warning_messages": [warning.as_dict() for warning in warnings],
         "version": __version__,
         "event": event_name,
+        "language": language,
         # Which server this is: a device remembers it from its pairing, and knows another server when it sees one.
         "server_id": server_id,
         "demo": any(item["demo"] for item in lexicon_views.values()) or event_demo,

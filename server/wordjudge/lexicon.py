@@ -258,8 +258,17 @@ class LexiconStore:
             return []
         return sorted(p.name for p in self.root.iterdir() if _NAME.fullmatch(p.name) and p.is_dir())
 
+    def resolve(self, name: str) -> str:
+        """The compiled lexicon ``name`` means, whatever its case (``csw24``: ``CSW24``), or ``name`` itself if none
+        is compiled under it: lexicon names match in any case everywhere, as in the event file."""
+        check_name(name)
+        if (self.root / name).is_dir():
+            return name
+        same = [known for known in self.names() if known.casefold() == name.casefold()]
+        return same[0] if len(same) == 1 else name
+
     def exists(self, name: str) -> bool:
-        return self.path(name).is_dir()
+        return self.path(self.resolve(name)).is_dir()
 
     def add(
         self,
@@ -281,9 +290,11 @@ class LexiconStore:
         """
         if not demo:
             check_new_name(name)
+        if self.exists(name):  # whatever its case: two lexicons that only the case tells apart would be one name
+            name = self.resolve(name)
+            if not replace:
+                raise LexiconExists("error.lexicon.exists", name=name, folder=str(self.root))
         target = self.path(name)
-        if target.exists() and not replace:
-            raise LexiconExists("error.lexicon.exists", name=name, folder=str(self.root))
         if not demo and not force:
             registry = registry or load_registry()
             claim = registry.claim(name, len(word_list.words), fingerprint(word_list.words))
@@ -315,7 +326,7 @@ class LexiconStore:
         return Lexicon.open(self._existing(name))
 
     def _existing(self, name: str) -> Path:
-        directory = self.path(name)
+        directory = self.path(self.resolve(name))
         if not directory.is_dir():
             known: str | Message = ", ".join(self.names()) or Message("error.none_yet")
             raise LexiconNotFound("error.lexicon.not_found", name=name, folder=str(self.root), known=known)

@@ -30,10 +30,31 @@ from datetime import datetime
 from importlib import resources
 from typing import Any, Final, Literal
 
-LANGUAGES = ("en", "fr", "qps-ploc")
-Language = Literal["en", "fr", "qps-ploc"]  # LANGUAGES, as a type (a test holds the two equal)
+# The languages wordjudge has a catalogue for; an event may name one with its region (en-US, fr-CA), which says
+# the same words as its base language and writes dates the region's way (see date_order).
+CATALOGUE_LANGUAGES = ("en", "fr", "qps-ploc")
+LANGUAGES = (
+    "en", "en-AU", "en-CA", "en-GB", "en-IE", "en-IN", "en-NZ", "en-US", "en-ZA",
+    "fr", "fr-BE", "fr-CA", "fr-CH", "fr-FR",
+    "qps-ploc",
+)  # fmt: skip
+# LANGUAGES, as a type (a test holds the two equal)
+Language = Literal[
+    "en", "en-AU", "en-CA", "en-GB", "en-IE", "en-IN", "en-NZ", "en-US", "en-ZA",
+    "fr", "fr-BE", "fr-CA", "fr-CH", "fr-FR",
+    "qps-ploc",
+]  # fmt: skip
 DEFAULT_LANGUAGE: Final = "en"
 PSEUDO_LANGUAGE: Final = "qps-ploc"
+DateOrder = tuple[str, str, str]
+DAY_FIRST: Final = ("day", "month", "year")
+# Dates are day-first (27/11/2026) unless the language's region writes them otherwise: month-first in the United
+# States, ISO (2026-11-27) in Canada. kiosk/i18n.js holds the same table: the clients write dates alike.
+_DATE_ORDERS: Final[dict[str, DateOrder]] = {
+    "en-US": ("month", "day", "year"),
+    "en-CA": ("year", "month", "day"),
+    "fr-CA": ("year", "month", "day"),
+}
 CATALOGUE_PACKAGE = "wordjudge.kiosk"
 CATALOGUE_FOLDER = "locales"
 
@@ -44,12 +65,9 @@ _PSEUDO = str.maketrans(
     "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ",
     "àƀçďèƒĝĥìĵķľɱñòþʠŕšţùṽŵẋýžÀƁÇĎÈƑĜĤÌĴĶĽṀÑÒÞǪŔŠŢÙṼŴẊÝŽ",
 )
-_MONTHS = {
-    "en": ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"),
-    "fr": ("janv.", "févr.", "mars", "avr.", "mai", "juin", "juil.", "août", "sept.", "oct.", "nov.", "déc."),
-}
 
 Template = str | dict[str, str]
+DateStyle = Literal["datetime", "short-datetime", "time", "short-time"]
 
 
 @dataclass(frozen=True, init=False)
@@ -97,12 +115,25 @@ def language(lang: str | None) -> str:
     return lang if lang in LANGUAGES else DEFAULT_LANGUAGE
 
 
+def base_language(lang: str) -> str:
+    """The language whose catalogue ``lang`` says things from: en for en-GB, fr for fr-CA (the pseudo-language
+    is its own)."""
+    return lang if lang in CATALOGUE_LANGUAGES else lang.split("-")[0]
+
+
+def date_order(lang: str) -> DateOrder:
+    """The order ``lang`` writes a date's day, month and year in: day-first but for the regions that do not."""
+    return _DATE_ORDERS.get(lang, DAY_FIRST)
+
+
 @functools.cache
 def catalogue(lang: str) -> dict[str, Template]:
-    """The catalogue of ``lang`` (``qps-ploc`` made from English). Raises :class:`ValueError` for a language
-    wordjudge does not speak, :class:`OSError` if the file cannot be read."""
+    """The catalogue of ``lang`` (its base language's for a regional tag; ``qps-ploc`` made from English). Raises
+    :class:`ValueError` for a language wordjudge does not speak, :class:`OSError` if the file cannot be read."""
     if lang not in LANGUAGES:
         raise ValueError(f"no catalogue for language {lang!r} (languages: {', '.join(LANGUAGES)})")
+    if lang not in CATALOGUE_LANGUAGES:
+        return catalogue(base_language(lang))
     if lang == PSEUDO_LANGUAGE:
         return {key: _pseudo_template(value) for key, value in catalogue(DEFAULT_LANGUAGE).items()}
     path = resources.files(CATALOGUE_PACKAGE).joinpath(CATALOGUE_FOLDER, f"{lang}.json")
@@ -124,7 +155,7 @@ def _pseudo_template(value: Template) -> Template:
 
 def plural_category(n: float, lang: str) -> str:
     """The CLDR plural category of ``n`` in ``lang``: ``one`` or ``other``."""
-    if lang == "fr":
+    if base_language(lang) == "fr":
         return "one" if 0 <= n < 2 else "other"
     return "one" if n == 1 else "other"
 
@@ -133,16 +164,29 @@ def format_number(n: float, lang: str = DEFAULT_LANGUAGE) -> str:
     """``n`` as the language writes it (as ``Intl.NumberFormat`` does): 1,234.5 in English, 1 234,5 in French
     (a narrow no-break space groups the digits). At most three decimals."""
     text = f"{n:,.3f}".rstrip("0") if isinstance(n, float) and not n.is_integer() else f"{int(n):,}"
-    if lang == "fr":
+    if base_language(lang) == "fr":
         return text.replace(",", _NARROW_NBSP).replace(".", ",")
     return text
 
 
-def format_datetime(moment: datetime, lang: str = DEFAULT_LANGUAGE) -> str:
-    """A date and time as the language writes it: 21 Nov 2026, 09:05:03 in English, 21 nov. 2026, 09:05:03
-    in French (in ``moment``'s own time zone)."""
-    months = _MONTHS.get(lang, _MONTHS[DEFAULT_LANGUAGE])
-    return f"{moment.day} {months[moment.month - 1]} {moment.year}, {moment:%H:%M:%S}"
+def format_datetime(moment: datetime, lang: str = DEFAULT_LANGUAGE, style: DateStyle = "datetime") -> str:
+    """A date and time as the event writes it (in ``moment``'s own time zone), on a 24-hour clock: 27/11/2026,
+    09:05:03 in English, 27/11/2026 09:05:03 in French, 11/27/2026, 09:05:03 in en-US, 2026-11-27 09:05:03 where
+    dates are ISO (en-CA, fr-CA). ``style`` as kiosk/i18n.js's formatDate: datetime, short-datetime (no seconds),
+    time, short-time. The same text as the clients'."""
+    time = f"{moment:%H:%M:%S}" if style in ("datetime", "time") else f"{moment:%H:%M}"
+    if style in ("time", "short-time"):
+        return time
+    order = date_order(lang)
+    parts = {"day": f"{moment.day:02d}", "month": f"{moment.month:02d}", "year": f"{moment.year:04d}"}
+    iso = order[0] == "year"
+    date = ("-" if iso else "/").join(parts[part] for part in order)
+    return f"{date}{_date_time_gap(lang, iso)}{time}"
+
+
+def _date_time_gap(lang: str, iso: bool) -> str:
+    """What stands between a date and its time: a comma and a space in English, a space in French and ISO."""
+    return " " if iso or base_language(lang) == "fr" else ", "
 
 
 def duration(seconds: float) -> Message:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from .access_db import AccessDatabase, check_free, check_name, digest, nothing, stored_time
+from .access_db import AccessDatabase, check_free, check_name, digest, kept_names, nothing, stored_time
 from .auth import Role
 from .devices import Devices, Enrolled, device_role, void_repair_codes
 from .errors import Conflict, InvalidInput, NotFound, Unauthorized
@@ -94,8 +94,8 @@ class Pairing:
         role = device_role(role, pairing=True)
         if not devices:
             raise InvalidInput("error.pairing.none_asked")
-        names = [check_name(name, "device") if name else None for name, _ in devices]
-        given = [name.casefold() for name in names if name]
+        asked = [check_name(name, "device") if name else None for name, _ in devices]
+        given = [name.casefold() for name in asked if name]
         twice = sorted({name for name in given if given.count(name) > 1})
         if twice:
             raise InvalidInput("error.pairing.name_twice", names=", ".join(twice))
@@ -103,10 +103,13 @@ class Pairing:
         now = self._database.now()
         expires_at = stored_time(now + PAIRING_TTL)
         with self._database.write() as db:
-            for name in names:
+            for name in asked:
                 if name:
-                    check_free(db, name)
+                    check_free(db, name, now)
             _check_room(db, now, len(codes))
+            # A name is decided when its code is made, and kept for it (check_free) until it is used or expires:
+            # a code never fails at the table for a name, where nobody can pick another.
+            names = _given_names(db, role, asked, now)
             db.executemany(
                 _INSERT_CODE,
                 [
@@ -159,6 +162,8 @@ class Pairing:
         return self._limits.try_code(client, lambda: self._use_code(code, client))
 
     def _use_code(self, code: str, client: str) -> Enrolled:
+        """Raises :class:`Unauthorized` for a bad code, :class:`Conflict` (``error.pairing.name_lost``: call the
+        TD) if the code's name was taken all the same (a code made by a version that did not keep names)."""
         canonical = normalise_code(code)
         if not canonical:
             raise Unauthorized("error.pairing.not_a_code", length=PAIRING_LENGTH, example=EXAMPLE)
@@ -176,16 +181,19 @@ class Pairing:
                 raise Unauthorized("error.pairing.used")
             if expires_at <= now:
                 raise Unauthorized("error.pairing.expired")
+            # Used first: the name it keeps is then free for the device it enrols (check_free).
+            db.execute("UPDATE pairing_codes SET used_at = ? WHERE code_hash = ?", (now, digest(canonical)))
             if device_id is not None:  # a re-pair code (create_repair_code): the device it names, a new token
                 enrolled = self._devices.repair(db, device_id, client)
             else:
-                enrolled = self._devices.insert(
-                    db, name or _next_name(db, Role(role)), Role(role), division, "pairing", client
-                )
+                name = name or _given_names(db, Role(role), [None], self._database.now())[0]
+                try:
+                    enrolled = self._devices.insert(db, name, Role(role), division, "pairing", client)
+                except Conflict:  # the device cannot pick another name: the TD must make it a new code
+                    raise Conflict("error.pairing.name_lost", name=repr(name)) from None
             db.execute(
-                "UPDATE pairing_codes SET used_at = ?, device_id = (SELECT id FROM devices WHERE name = ?)"
-                " WHERE code_hash = ?",
-                (now, enrolled.device.name, digest(canonical)),
+                "UPDATE pairing_codes SET device_id = (SELECT id FROM devices WHERE name = ?) WHERE code_hash = ?",
+                (enrolled.device.name, digest(canonical)),
             )
         return enrolled
 
@@ -215,10 +223,27 @@ def shown(code: str) -> str:
     return "-".join(code[i : i + 4] for i in range(0, len(code), 4))
 
 
-def _next_name(db: AnyConnection, role: Role) -> str:
-    """The first free name ``kiosk-N`` or ``runner-N``, for a device enrolled without one."""
+# The one naming scheme of devices, wherever they are paired (the command line, the console's code, its sheet of
+# codes: kiosk/device-names.js says the same): the device's word on the screens, '-', a number of 2 digits or more.
+DEVICE_PREFIX = {Role.KIOSK: "kiosk-", Role.RUNNER: "handheld-"}
+
+
+def default_device_name(role: Role, number: int) -> str:
+    """The name of the ``number``-th device of ``role`` (kiosk-01, handheld-07, kiosk-100)."""
+    return f"{DEVICE_PREFIX[role]}{number:02d}"
+
+
+def _given_names(db: AnyConnection, role: Role, asked: Sequence[str | None], now: float) -> list[str]:
+    """The names asked for, each ``None`` given the first free :func:`default_device_name` (not a device's, a
+    TD's or one an open pairing code keeps), each once."""
     taken = {row[0].casefold() for row in db.execute("SELECT name FROM devices UNION SELECT name FROM tds")}
-    number = 1
-    while f"{role.value}-{number}" in taken:
-        number += 1
-    return f"{role.value}-{number}"
+    taken |= {name.casefold() for name in kept_names(db, now) + [name for name in asked if name]}
+    names, number = [], 1
+    for name in asked:
+        if name is None:
+            while default_device_name(role, number).casefold() in taken:
+                number += 1
+            name = default_device_name(role, number)
+            taken.add(name.casefold())
+        names.append(name)
+    return names

@@ -285,9 +285,20 @@ class Catalog:
     def names(self) -> list[str]:
         return sorted(set(self.lexicons.names()) | set(self.profile_names()))
 
+    def resolve(self, name: str) -> str:
+        """The compiled lexicon, saved profile or demo list ``name`` means, whatever its case (``csw24``: ``CSW24``),
+        or ``name`` itself if none: lexicon and profile names match in any case everywhere."""
+        check_name(name)
+        if name.casefold() == DEMO_NAME:
+            return DEMO_NAME
+        if name in self.names():
+            return name
+        same = [known for known in self.names() if known.casefold() == name.casefold()]
+        return same[0] if len(same) == 1 else name
+
     def spec(self, name: str) -> ProfileSpec | None:
-        """The saved profile of that name, or None if ``name`` is not a saved profile."""
-        path = self.profiles_dir / f"{check_name(name)}.json"
+        """The saved profile of that name (whatever its case), or None if ``name`` is not a saved profile."""
+        path = self.profiles_dir / f"{self.resolve(name)}.json"
         return ProfileSpec.read(path) if path.is_file() else None
 
     def open(self, name: str) -> Profile:
@@ -296,6 +307,7 @@ class Catalog:
         The demo list's name opens the demo, compiling it first if needed. Raises
         :class:`LexiconNotFound`, :class:`LexiconIntegrityError` or :class:`ProfileError`.
         """
+        name = self.resolve(name)
         if name == DEMO_NAME:
             return Profile(name, open_demo(self.lexicons))
         spec = self.spec(name)
@@ -327,10 +339,13 @@ class Catalog:
         """
         check_new_name(name)
         if self.lexicons.exists(name):
-            raise LexiconExists("error.profile.lexicon_name", name=name)
+            raise LexiconExists("error.profile.lexicon_name", name=self.lexicons.resolve(name))
+        name = self.resolve(name)  # a profile replaced whatever the case it is named in
         path = self.profiles_dir / f"{name}.json"
         if path.exists() and not replace:
             raise LexiconExists("error.profile.exists", name=name)
+        base = self.lexicons.resolve(base)
+        secondary = self.lexicons.resolve(secondary) if secondary else None
         spec = ProfileSpec(
             name=name,
             base=base,

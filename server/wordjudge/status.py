@@ -31,6 +31,7 @@ def health_report(resources: Resources, serving: Serving | None = None) -> Healt
         hall_warnings=serving.warnings() if serving is not None else (),
         clock=serving.clock.view(log_time) if serving is not None else None,
         clock_warnings=serving.clock.warnings(log_time) if serving is not None else (),
+        demo_list_divisions=served.event.demo_list_divisions(), language=served.event.language,
     )  # fmt: skip
 
 

@@ -113,29 +113,33 @@ test("the English texts are those the pages showed before the catalogue", () => 
 
 test("dates and times follow the language, on a 24-hour clock", () => {
   const moment = new Date(2026, 10, 24, 9, 5, 3);
-  assert.equal(en.formatDate(moment), "11/24/2026, 09:05:03");
+  // Day-first unless the event's region writes dates otherwise (tests/test_dates.py: the same as the server).
+  assert.equal(en.formatDate(moment), "24/11/2026, 09:05:03");
   assert.equal(fr.formatDate(moment), "24/11/2026 09:05:03");
-  assert.equal(qps.formatDate(moment), "11/24/2026, 09:05:03"); // the pseudo-language formats as English
+  assert.equal(qps.formatDate(moment), "24/11/2026, 09:05:03"); // the pseudo-language formats as English
   assert.equal(fr.formatDate(moment, "time"), "09:05:03");
   assert.equal(en.formatDate(moment, "short-time"), "09:05");
   assert.equal(fr.formatPercent(0.5), "50\u00a0%"); // Intl puts a no-break space before % in French
 });
 
 test("a date is typed in the order the language shows dates in, and read back in that order", () => {
-  assert.deepEqual(dateOrder("en"), ["month", "day", "year", "hour", "minute"]);
+  assert.deepEqual(dateOrder("en"), ["day", "month", "year", "hour", "minute"]);
+  assert.deepEqual(dateOrder("en-US"), ["month", "day", "year", "hour", "minute"]);
   assert.deepEqual(dateOrder("fr"), ["day", "month", "year", "hour", "minute"]);
   const enSymbols = buildStrings(en).console.dateSymbols;
   const frSymbols = buildStrings(fr).console.dateSymbols;
-  assert.equal(datePattern("en", enSymbols), "mm/dd/yyyy, hh:mm");
+  assert.equal(datePattern("en", enSymbols), "dd/mm/yyyy, hh:mm");
+  assert.equal(datePattern("en-US", enSymbols), "mm/dd/yyyy, hh:mm");
   assert.equal(datePattern("fr", frSymbols), "jj/mm/aaaa hh:mm");
   const moment = new Date(2026, 10, 24, 9, 5);
   // What the console shows, typed back (seconds dropped), is the same moment.
   assert.deepEqual(parseDate(en.formatDate(moment, "short-datetime"), "en"), moment);
   assert.deepEqual(parseDate(fr.formatDate(moment, "short-datetime"), "fr"), moment);
   assert.deepEqual(parseDate("24/11/2026", "fr"), new Date(2026, 10, 24));
-  assert.equal(parseDate("24/11/2026", "en"), null); // no 24th month
-  assert.equal(parseDate("11/24/26", "en"), null); // a year has four digits
-  assert.equal(parseDate("2/30/2026", "en"), null); // no 30 February
-  assert.equal(parseDate("11/24/2026 25:00", "en"), null);
+  assert.deepEqual(parseDate("24/11/2026", "en"), new Date(2026, 10, 24)); // day-first in English too
+  assert.equal(parseDate("24/11/2026", "en-US"), null); // no 24th month
+  assert.equal(parseDate("24/11/26", "en"), null); // a year has four digits
+  assert.equal(parseDate("30/2/2026", "en"), null); // no 30 February
+  assert.equal(parseDate("24/11/2026 25:00", "en"), null);
   assert.equal(parseDate("tomorrow", "en"), null);
 });

@@ -1,0 +1,223 @@
+"""A tap never starts the wrong challenge (issue 35, item 1): with touch, at every kiosk size, a tap belongs to the
+screen it began on. Before, the kiosk cleared a verdict on the finger's press, and the same tap's click then
+landed on the idle screen behind it, on the division card under the finger: with two divisions, a tap at the
+centre opened Division B 6 times in 6 at all three kiosk sizes."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from wordjudge.auth import Role
+
+from .browser import open_enrolled, serving
+from .helpers import LiveServer, access_store, write_event
+from .test_kiosk import HOLD_S, enrol, hold_adjudicate, on_screen
+
+pytestmark = pytest.mark.browser
+
+KIOSK_SIZES = [(1024, 600), (1280, 800), (1920, 1080)]
+GRACE_S = 0.6  # past the verdict's own grace (500 ms), as a player's tap comes
+SETTLED_MS = 700  # past the kiosk's guard on a new screen (400 ms): a deliberate tap
+
+
+@pytest.fixture
+def two_divisions(data_dir: Path) -> Iterator[LiveServer]:
+    write_event(data_dir, [("A", "demo", "five-per-word"), ("B", "demo", "ten-per-word")], name="Two Divisions",
+                kiosk_result_seconds=30)  # fmt: skip
+    with serving(data_dir) as live:
+        yield live
+
+
+def _touch_page(browser: Browser, width: int, height: int) -> Page:
+    context = browser.new_context(viewport={"width": width, "height": height}, has_touch=True, is_mobile=False)
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    return page
+
+
+def _centre(page: Page, selector: str) -> tuple[float, float]:
+    page.locator(selector).first.scroll_into_view_if_needed()
+    box = page.locator(selector).first.bounding_box()
+    assert box is not None, selector
+    return box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+
+
+def _tap_centre(page: Page) -> None:
+    size = page.viewport_size
+    assert size is not None
+    page.touchscreen.tap(size["width"] / 2, size["height"] / 2)
+
+
+def _early_tap(page: Page, selector: str) -> None:
+    """A finger already on its way: it lands on ``selector`` of the screen just shown, 100 ms after it appeared."""
+    page.wait_for_timeout(100)
+    page.touchscreen.tap(*_centre(page, selector))
+
+
+def _touch_hold(page: Page, selector: str, seconds: float = HOLD_S, until: str | None = None) -> None:
+    """A finger held on ``selector`` for ``seconds``, or until the screen ``until`` shows (Playwright's
+    touchscreen only taps): touch events by CDP."""
+    x, y = _centre(page, selector)
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": [{"x": x, "y": y}]})
+    if until is None:
+        page.wait_for_timeout(seconds * 1000)
+    else:
+        page.wait_for_function(f"() => document.getElementById('app').dataset.screen === {until!r}", polling="raf")
+    cdp.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
+    cdp.detach()
+
+
+def _to_challenger(page: Page, division: str) -> None:
+    page.get_by_role("button", name=f"Division {division}").first.click()
+    on_screen(page, "challenger")
+    # The pair sees which division they are in, where the event has several.
+    expect(page.locator("#app header .lexicon")).to_contain_text(f"Division {division}")
+
+
+def _to_opponent(page: Page, division: str) -> None:
+    _to_challenger(page, division)
+    page.get_by_label("Table").fill("5")
+    page.get_by_label("Round").fill("2")
+    page.get_by_label("Words").press_sequentially("cat dog")
+    page.get_by_role("button", name="Done: hand over to the opponent").click()
+    on_screen(page, "opponent")
+    expect(page.locator("#app header .lexicon")).to_contain_text(f"Division {division}")
+
+
+def _to_verdict(page: Page, division: str) -> None:
+    _to_opponent(page, division)
+    hold_adjudicate(page)  # the mouse's release after the hold lands on the verdict: it must not clear it
+    on_screen(page, "verdict")
+
+
+@pytest.mark.parametrize(("width", "height"), KIOSK_SIZES)
+def test_the_tap_that_clears_a_verdict_starts_nothing_behind_it(
+    two_divisions: LiveServer, browser: Browser, width: int, height: int
+) -> None:
+    page = _touch_page(browser, width, height)
+    enrol(two_divisions, page)
+    for _ in range(3):
+        _to_verdict(page, "A")
+        time.sleep(0.3)
+        on_screen(page, "verdict")  # the hold's release did not clear it
+        time.sleep(GRACE_S)
+        _tap_centre(page)
+        on_screen(page, "idle")
+        page.wait_for_timeout(700)  # whatever the tap was going to do, it has done
+        on_screen(page, "idle")
+    page.context.close()
+
+
+@pytest.mark.parametrize(("width", "height"), KIOSK_SIZES)
+def test_a_tap_in_the_first_moments_of_a_new_screen_reaches_nothing(
+    two_divisions: LiveServer, browser: Browser, width: int, height: int
+) -> None:
+    """A finger already on its way when the screen changes under it, at each change that can happen under a
+    finger: the idle screen appears (the verdict's time ran out, or a key cleared it), the challenger's screen
+    appears (a double tap on a division card), the failure screen appears (no verdict): a tap 100 ms later
+    reaches nothing, and a deliberate tap once the screen has settled works as ever."""
+    page = _touch_page(browser, width, height)
+    enrol(two_divisions, page)
+    # verdict -> idle: a tap on Division B's card 100 ms later opens nothing.
+    _to_verdict(page, "A")
+    page.wait_for_timeout(GRACE_S * 1000)
+    page.keyboard.press("Escape")
+    on_screen(page, "idle")
+    card = 'button.division:has-text("Division B")'
+    _early_tap(page, card)
+    page.wait_for_timeout(SETTLED_MS)
+    on_screen(page, "idle")
+    page.touchscreen.tap(*_centre(page, card))
+    on_screen(page, "challenger")
+    expect(page.locator("#app header .lexicon")).to_contain_text("Division B")
+    # idle -> challenger: the second tap of a double tap lands on Cancel, and does not cancel.
+    page.locator("#cancel").click()
+    on_screen(page, "idle")
+    page.wait_for_timeout(SETTLED_MS)
+    page.touchscreen.tap(*_centre(page, card))
+    on_screen(page, "challenger")
+    _early_tap(page, "#cancel")
+    page.wait_for_timeout(SETTLED_MS)
+    on_screen(page, "challenger")
+    page.touchscreen.tap(*_centre(page, "#cancel"))
+    on_screen(page, "idle")
+    # opponent -> failure (no verdict: the server could not be reached): Discard, tapped at once, discards nothing.
+    # The finger holds Adjudicate until the failure screen shows, lets go, and taps where Discard now is.
+    page.route("**/api/challenges", lambda route: route.abort())
+    _to_opponent(page, "A")
+    _touch_hold(page, "#adjudicate", until="failure")
+    page.touchscreen.tap(*_centre(page, "#discard"))
+    page.wait_for_timeout(SETTLED_MS)
+    on_screen(page, "failure")
+    page.touchscreen.tap(*_centre(page, "#discard"))
+    on_screen(page, "idle")
+    page.context.close()
+
+
+@pytest.mark.parametrize(("width", "height"), KIOSK_SIZES)
+def test_a_finger_held_on_adjudicate_and_lifted_leaves_the_verdict(
+    two_divisions: LiveServer, browser: Browser, width: int, height: int
+) -> None:
+    """opponent -> verdict under a finger: the verdict appears while the finger still holds, and lifting it
+    neither clears the verdict nor presses anything on it."""
+    page = _touch_page(browser, width, height)
+    enrol(two_divisions, page)
+    _to_opponent(page, "A")
+    _touch_hold(page, "#adjudicate", HOLD_S + 0.7)  # lifted past the verdict's own grace
+    on_screen(page, "verdict")
+    page.wait_for_timeout(700)
+    on_screen(page, "verdict")
+    _tap_centre(page)  # a deliberate tap clears it
+    on_screen(page, "idle")
+    page.context.close()
+
+
+# -- the handheld: the same rule, on a phone ---------------------------------------------------------------------
+
+PHONE_SIZES = [(360, 640), (390, 844)]
+
+
+@pytest.mark.parametrize(("width", "height"), PHONE_SIZES)
+def test_a_double_tap_on_the_handheld_never_sends_nor_clears_behind_the_screen(
+    two_divisions: LiveServer, browser: Browser, width: int, height: int
+) -> None:
+    """entry -> check: the second tap of a double tap on "Check the slip" lands where Send now is, and sends
+    nothing; check -> verdict: a tap 100 ms after the verdict shows lands on Next, and the verdict stays."""
+    context = browser.new_context(viewport={"width": width, "height": height}, has_touch=True, is_mobile=True)
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    open_enrolled(page, two_divisions, "runner", _token(two_divisions, "handheld-01", Role.RUNNER))
+    on_screen(page, "entry")
+    page.get_by_label("Table").fill("7")
+    page.get_by_label("Round").fill("2")
+    page.get_by_label("Words").press_sequentially("cat dog")
+    page.wait_for_timeout(SETTLED_MS)  # a person types a slip in more than 400 ms
+    page.touchscreen.tap(*_centre(page, "#check"))
+    on_screen(page, "confirm")
+    _early_tap(page, "#send")
+    page.wait_for_timeout(SETTLED_MS)
+    on_screen(page, "confirm")
+    assert two_divisions.records() == []
+    page.touchscreen.tap(*_centre(page, "#send"))
+    on_screen(page, "verdict")
+    _early_tap(page, "#next")
+    page.wait_for_timeout(SETTLED_MS)
+    on_screen(page, "verdict")
+    page.touchscreen.tap(*_centre(page, "#next"))
+    on_screen(page, "entry")
+    assert len(two_divisions.records()) == 1
+    context.close()
+
+
+def _token(server: LiveServer, name: str, role: Role) -> str:
+    store = access_store(server.data_dir)
+    try:
+        return store.devices.add(name, role, None, by="test").token
+    finally:
+        store.close()
