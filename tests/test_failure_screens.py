@@ -54,7 +54,8 @@ def on_screen(page: Page, name: str, timeout: float = 10_000) -> None:
 
 def shell_ready(page: Page) -> None:
     """Wait until the page's service worker controls it: its cache of this version is then complete."""
-    page.wait_for_function("() => navigator.serviceWorker.controller !== null")
+    # The worker fills its cache with every client file first: on a loaded machine that can take a while.
+    page.wait_for_function("() => navigator.serviceWorker.controller !== null", timeout=30_000)
 
 
 def cached_urls(page: Page) -> dict[str, list[str]]:

@@ -251,6 +251,11 @@ def test_a_hung_active_machine_that_wakes_after_the_failover_takes_nothing_back(
     patroni_hall.thaw()
     _until("the old machine follows the new one", lambda: patroni_hall.nodes["a"].says("replica"), SETTLE)
     assert patroni_hall.nodes["b"].says("primary")
+    # Before its next look (each second) it may not know yet: no verdict all the same, since its database is a
+    # replica now (503, its access store cannot be written); once it has looked, it says who is active.
+    woken = challenge(a.base, tokens[2], "on-the-woken-machine")
+    assert woken.status_code == 503, woken.text
+    _until("the woken server knows it is not active", lambda: _hall_says(a).get("state") not in ("ok", "degraded"), 10)
     woken = challenge(a.base, tokens[2], "on-the-woken-machine")
     assert (woken.status_code, woken.json()["code"]) == (503, "not_active")
     assert challenge(b.base, tokens[3], "after-waking").status_code == 201
