@@ -89,6 +89,14 @@ def rewrite(path: Path, first: int, change: Callable[[Record], Record]) -> None:
     connection.close()
 
 
+def forget_checkpoints(path: Path) -> None:
+    """The forger who knows the checkpoints (where the chain was found intact, in the same file) deletes them too."""
+    connection = sqlite3.connect(path)
+    connection.execute("DELETE FROM checkpoints")
+    connection.commit()
+    connection.close()
+
+
 def verify(path: Path, *heads: str) -> tuple[bool, int | None, str]:
     result = AuditLog(path).verify([HeadMark.parse(text) for text in heads])
     return result.ok, result.first_bad_id, result.describe()
@@ -112,7 +120,11 @@ def test_a_rewritten_history_passes_alone_but_not_against_a_docket_or_a_witness(
     witnessed = [head_text(r.id, r.hash) for r in records]
     docket = head_text(records[11].id, records[11].hash)
     rewrite(path, 2, lambda r: replace(r, table="99"))
-    assert verify(path)[0]  # a chain rebuilt from record 2 on is a chain: alone, it cannot tell
+    ok, bad, said = verify(path)  # the checkpoint the log's close wrote at record 300 sees it (issue 36) ...
+    assert (ok, bad) == (False, 300)
+    assert "record 300 was checked before with hash" in said
+    forget_checkpoints(path)
+    assert verify(path)[0]  # ... but a chain rebuilt from record 2 on is a chain: alone, it cannot tell
     ok, bad, said = verify(path, docket)
     assert (ok, bad) == (False, 12)
     assert "does not match the head 12:" in said
@@ -133,7 +145,11 @@ def test_records_cut_off_the_end_fail_against_a_later_head(tmp_path: Path) -> No
     path = tmp_path / AUDIT_FILE
     records = a_log(path, 300)
     forge(path, "DELETE FROM records WHERE id > 290")
-    assert verify(path)[0]
+    ok, bad, said = verify(path)  # below the checkpoint at record 300: named without a head (issue 36) ...
+    assert (ok, bad) == (False, 300)
+    assert "record 300 was checked before with hash" in said
+    forget_checkpoints(path)
+    assert verify(path)[0]  # ... and with the checkpoints gone too, only a head beyond the cut can tell
     ok, bad, said = verify(path, head_text(296, records[295].hash))
     assert (ok, bad) == (False, 291)
     assert "the log ends at record 290" in said

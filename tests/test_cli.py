@@ -241,6 +241,30 @@ def test_audit_verify_names_the_first_bad_record(tmp_path: Path) -> None:
     assert "chain broken at record 17: its content was altered" in bad.stderr
 
 
+def test_audit_verify_names_a_cut_below_a_checkpoint_as_the_servers_start_does(tmp_path: Path) -> None:
+    # Issue 36: without heads, verify walked the chain alone and passed a log cut below its last checkpoint
+    # ("chain verified: 3 record(s)") that the server refuses to start on. It checks the checkpoints too.
+    data = tmp_path / "data"
+    log = _log_with_records(data, 5)  # closing wrote a checkpoint at record 5
+    connection = sqlite3.connect(log.path)
+    connection.executescript(  # the careful forger: records 4 and 5 gone, the trigger put back
+        f"DROP TRIGGER records_no_delete; DELETE FROM records WHERE id > 3;{dict(SCHEMA)['records_no_delete']};"
+    )
+    connection.close()
+    cut = run("audit", "verify", "--data-dir", data)
+    assert cut.exit_code == 1, cut.output
+    assert "record 5 was checked before with hash" in cut.stderr
+    assert "records were cut off" in cut.stderr
+    started = AuditLog(data / AUDIT_FILE)
+    started.start()  # the server's own start check says the same
+    try:
+        assert started.integrity.at_start is not None
+        assert not started.integrity.at_start.ok
+        assert "record 5 was checked before with hash" in started.integrity.at_start.describe()
+    finally:
+        started.close()
+
+
 def test_audit_verify_without_a_log(tmp_path: Path) -> None:
     result = run("audit", "verify", "--data-dir", tmp_path)
     assert result.exit_code == 1

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import logging
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -11,6 +13,8 @@ import fastapi.routing
 import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from wordjudge.app import create_app
 from wordjudge.auth import Role
@@ -18,7 +22,7 @@ from wordjudge.fast_challenge import ChallengeFastPath
 from wordjudge.lexicon import DEMO_NAME
 from wordjudge.settings import Settings
 
-from .helpers import device_headers, td_headers, write_event
+from .helpers import device_headers, examples, td_headers, write_event
 
 BODY = {"division": "Open", "table": 12, "round": 3, "words": "cat qi", "request_id": "fast-path-0001"}
 
@@ -128,3 +132,78 @@ def test_a_valid_challenge_is_served_without_fastapis_dependency_solver(
     assert refused.status_code == 422
     assert "body.colour" in refused.json()["error"]
     assert solved == ["/api/challenges"]  # anything but a valid challenge goes to FastAPI's route
+
+
+# -- any body at all: the fast path and the route agree, and neither answers 500 (issue 36, item 3) ------------
+
+_CLOSERS = {b"[": b"]", b'{"a":': b"}", b'{"words":[': b"]}"}
+_NESTING = st.builds(
+    lambda depth, opener, closed: opener * depth + (_CLOSERS[opener] * depth if closed else b""),
+    st.integers(min_value=1, max_value=20_000),
+    st.sampled_from([b"[", b'{"a":', b'{"words":[']),
+    st.booleans(),
+)
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=20,
+)
+_FIELDS = st.fixed_dictionaries(
+    {},
+    optional={"division": _JSON | st.just("Open"), "table": _JSON | st.just(1), "round": _JSON | st.just(1),
+              "words": _JSON | st.just("cat"), "request_id": _JSON | st.just("fuzzed-0001")},
+)  # fmt: skip
+_NESTED_FIELD = st.builds(
+    lambda depth, field: json.dumps({**BODY, field: "@"}).encode().replace(b'"@"', b"[" * depth + b"]" * depth),
+    st.integers(min_value=1, max_value=5000),
+    st.sampled_from(sorted(BODY)),
+)
+BODIES = st.one_of(
+    _NESTING,
+    _NESTED_FIELD,
+    _JSON.map(lambda value: json.dumps(value).encode()),
+    _FIELDS.map(lambda value: json.dumps(value).encode()),
+    st.binary(max_size=200),
+    st.text(max_size=200).map(lambda text: text.encode("utf-8", "surrogatepass")),
+)
+
+
+def _code(response: Any) -> Any:
+    try:
+        body = response.json()
+    except ValueError:
+        return None
+    return body.get("code") if isinstance(body, dict) else None
+
+
+def test_any_body_gets_the_same_answer_from_the_fast_path_and_the_route_and_never_a_500(
+    two_servers: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    fast, fast_headers = two_servers(True)
+    slow, slow_headers = two_servers(False)
+
+    @settings(max_examples=examples(300), deadline=None, suppress_health_check=list(HealthCheck))
+    @given(body=BODIES, owner=st.sampled_from([None, "kiosk", "td"]), declared=st.booleans())
+    def answers_alike(body: bytes, owner: str | None, declared: bool) -> None:
+        extra = {"Content-Type": "application/json" if declared else "text/plain"}
+        fast_answer = _send(fast, fast_headers, (owner, extra, body))
+        slow_answer = _send(slow, slow_headers, (owner, extra, body))
+        assert fast_answer.status_code < 500, (fast_answer.status_code, fast_answer.text[:300])
+        assert slow_answer.status_code < 500, (slow_answer.status_code, slow_answer.text[:300])
+        assert (fast_answer.status_code, _code(fast_answer)) == (slow_answer.status_code, _code(slow_answer))
+
+    with caplog.at_level(logging.ERROR):
+        answers_alike()
+        deep = b"[" * 2000 + b"]" * 2000  # the review's body, to each path, with a token and without
+        for owner in (None, "kiosk"):
+            for client, headers in ((fast, fast_headers), (slow, slow_headers)):
+                answer = _send(client, headers, (owner, {}, deep))
+                assert answer.status_code == 400, answer.text[:300]
+                assert _code(answer) == "bad_request"
+        # A route that reads its JSON body itself (the event, for the TD) refuses it too.
+        for opener, closer in ((b"[", b"]"), (b'{"a":', b"}")):
+            put = fast.put("/api/event", content=opener * 5000 + closer * 5000,
+                           headers={**fast_headers["td"], "Content-Type": "application/json"})  # fmt: skip
+            assert put.status_code == 422, put.text[:300]
+            assert _code(put) == "invalid_input"
+    assert [r for r in caplog.records if r.levelno >= logging.ERROR] == []

@@ -28,6 +28,7 @@ from wordjudge.access import ACCESS_FILE, AccessStore
 from wordjudge.alerts import LISTED_PER_KIND, NEW_PER_WINDOW
 from wordjudge.audit import AUDIT_FILE
 from wordjudge.auth import Role
+from wordjudge.errors import DeviceMoved
 from wordjudge.limits import LOGIN_FAILURES
 from wordjudge.records import Kind, Record, Verdict, record_hash
 
@@ -180,6 +181,28 @@ def test_a_token_copied_to_another_address_is_refused_and_the_td_accepts_a_real_
         assert moved.json()["bound_client"] == "127.0.0.2"
         assert phone.post(f"{live.base}/api/challenges", json=challenge(), headers=kiosk).status_code == 201
         assert hall.get(f"{live.base}/api/session", headers=kiosk).status_code == 403
+
+
+@pytest.mark.parametrize("last", ["kiosk", "copier"])
+def test_the_move_alert_names_the_address_accepting_it_binds_and_the_others_refused(data_dir: Path, last: str) -> None:
+    """Issue 36: the alert kept the first refused address of its minute while "Accept move" bound the latest, so
+    a copied token used once after a kiosk's DHCP change made the TD's accept bind the copier's address."""
+    store = access_store(data_dir)
+    try:
+        token = store.devices.add("kiosk-1", Role.KIOSK, by="test").token
+        store.devices.authenticate(token, client="10.0.0.5")  # bound here
+        moves = ["10.0.0.7", "10.0.0.66", "10.0.0.7", "10.0.0.7"]  # its new lease, the copier once, its new lease
+        for client in moves if last == "kiosk" else [*moves, "10.0.0.66"]:
+            with pytest.raises(DeviceMoved):
+                store.devices.authenticate(token, client=client)
+        binds = store.devices.get("kiosk-1").moved_to
+        [alert] = [a for a in store.alerts.latest() if a.kind == "device_moved"]
+    finally:
+        store.close()
+    assert binds == ("10.0.0.7" if last == "kiosk" else "10.0.0.66")
+    other = "10.0.0.66" if binds == "10.0.0.7" else "10.0.0.7"
+    assert f"kiosk-1's token was used from {binds}, not from 10.0.0.5" in alert.message, alert.message
+    assert f"also refused in the last minute from {other}" in alert.message, alert.message
 
 
 @pytest.mark.sqlite_only(

@@ -59,7 +59,7 @@ def test_every_setting_has_an_environment_twin(monkeypatch: pytest.MonkeyPatch, 
     assert set(Settings.model_fields) == {
         "data_dir", "database", "processes", "host", "port", "log_level", "log_format", "certfile", "keyfile", "public_url", "peers",
         "mdns_name",
-        "max_connections_per_client", "trusted_proxies", "language",
+        "max_connections_per_client", "max_requests_per_client", "trusted_proxies", "language",
     }  # fmt: skip
 
 

@@ -143,7 +143,7 @@ class TdAccounts:
         with self._checking:  # each check holds 64 MiB: a flood of logins must not take the machine's memory
             ok = self._verify(found[1] if found else self._dummy_hash, password)
         if found is None or not ok or found[2]:
-            if found is not None and not ok:
+            if not ok:  # an unknown name counts as a TD's wrong password does: paced and refused alike
                 self._name_failed(name, found, client)
             disabled = found is not None and ok
             if disabled:
@@ -152,10 +152,11 @@ class TdAccounts:
         self._limits.signed_in(client)
         return int(found[0])
 
-    def _name_failed(self, name: str, found: tuple[int, str, str | None], client: str) -> None:
-        """Count a wrong password for an existing TD, and tell the TD once someone keeps guessing it."""
+    def _name_failed(self, name: str, found: tuple[int, str, str | None] | None, client: str) -> None:
+        """Count a wrong password for ``name``, and tell the TD once someone keeps guessing a TD's name (an
+        alert is keyed by what it is about, never by a name the client made up)."""
         failures = self._limits.wrong_password(name)
-        if failures >= LOGIN_FAILURES:
+        if found is not None and failures >= LOGIN_FAILURES:
             with self._database.read() as db:
                 (stored_name,) = db.execute("SELECT name FROM tds WHERE id = ?", (found[0],)).fetchone()
             self._alerts.raise_alert(

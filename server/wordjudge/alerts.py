@@ -6,7 +6,8 @@ neither bury the alerts that matter nor grow the server's memory:
 
 - an alert is keyed by what it is about (a device, or a client address: never a name the client
   typed); the same kind and key again within :data:`WINDOW` seconds adds to the count of the
-  alert already shown instead of adding a row;
+  alert already shown instead of adding a row (its text stays the first one's, unless the caller says that
+  the latest text is the one to show: a device's move, whose "Accept move" binds the latest address);
 - each kind may add at most :data:`NEW_PER_WINDOW` rows a window; the rest of that kind are counted
   in one "suppressed" row, so a flood shows as one line with a number;
 - the console's list takes the newest rows of each kind separately (:data:`LISTED_PER_KIND`), so
@@ -57,6 +58,7 @@ class _Open:
     row_id: int
     opened: float
     saved_at: float
+    message: str = ""  # the text the row shows
     unsaved: int = 0
 
 
@@ -71,8 +73,9 @@ class Alerts:
         self._open: dict[tuple[str, str], _Open] = {}
         self.raised: collections.Counter[str] = collections.Counter()  # every alert by kind, since start (metrics)
 
-    def raise_alert(self, kind: str, actor: str, message: str) -> None:
-        """Tell the TD: add a row, or count it on the row of the same kind and actor in this window.
+    def raise_alert(self, kind: str, actor: str, message: str, *, latest: bool = False) -> None:
+        """Tell the TD: add a row, or count it on the row of the same kind and actor in this window (``latest``:
+        and show this text on it from now on, written at once when it differs).
 
         Never raises: an alert that cannot be stored (the disk is full) is logged, and the refusal
         it is about keeps its own error, instead of becoming one about the access store.
@@ -82,11 +85,11 @@ class Alerts:
             self.raised[kind] += 1  # every refusal counts, even one not given a row of its own
             self._forget_closed(now)
             try:
-                self._record(kind, actor, message, now)
+                self._record(kind, actor, message, now, latest)
             except AccessUnavailable as exc:
                 log.warning("cannot store the alert for the TD console: %s", exc.message)
 
-    def _record(self, kind: str, actor: str, message: str, now: float) -> None:
+    def _record(self, kind: str, actor: str, message: str, now: float, latest: bool) -> None:
         key = (kind, actor)
         if key not in self._open and sum(1 for k in self._open if k[0] == kind) >= NEW_PER_WINDOW:
             key = (kind, SUPPRESSED)
@@ -94,7 +97,9 @@ class Alerts:
         opened = self._open.get(key)
         if opened is not None:
             opened.unsaved += 1
-            if now - opened.saved_at >= _SAVE_EVERY:
+            if latest and message != opened.message:
+                self._save(opened, now, message)
+            elif now - opened.saved_at >= _SAVE_EVERY:
                 self._save(opened, now)
             return
         log.warning("alert %s: %s", kind, message)
@@ -104,15 +109,18 @@ class Alerts:
                 " RETURNING id",
                 (stored_time(now), kind, key[1], message, stored_time(now)),
             ).fetchone()
-        self._open[key] = _Open(int(row_id), now, now)
+        self._open[key] = _Open(int(row_id), now, now, message)
 
-    def _save(self, opened: _Open, now: float) -> None:
+    def _save(self, opened: _Open, now: float, message: str | None = None) -> None:
+        """Write the count ``opened`` gained (and ``message``, the row's new text, if given)."""
         with self._database.write() as db:
             db.execute(
-                "UPDATE alerts SET count = count + ?, last_at = ? WHERE id = ?",
-                (opened.unsaved, stored_time(now), opened.row_id),
+                "UPDATE alerts SET count = count + ?, last_at = ?, message = coalesce(?, message) WHERE id = ?",
+                (opened.unsaved, stored_time(now), message, opened.row_id),
             )
         opened.unsaved, opened.saved_at = 0, now
+        if message is not None:
+            opened.message = message
 
     def _forget_closed(self, now: float) -> None:
         """Write the last counts of the rows whose window has passed, and forget them."""

@@ -11,8 +11,9 @@ the hash of every head after it, and someone who cuts records off loses the head
 the link to the record before, the verdict against the per-word results, the consequence against
 the rule, the word count and the verdict, time never going backwards, parent links (to an
 earlier record of the same event, of a kind that may have that child), the schema (append-only
-triggers, generated columns) and every head given. It can start at a checkpoint (the server's
-start checks only what came after the last one).
+triggers, generated columns), every checkpoint (each record the log was once found intact up to must still be
+there with the same hash: a log cut or rehashed below its last checkpoint fails without any head) and every
+head given. It can start at a checkpoint (the server's start checks only what came after the last one).
 """
 
 from __future__ import annotations
@@ -315,10 +316,33 @@ def verify_chain(
     early = found[0] if found else None
     if early is not None and (bad is None or early[0] is None or bad[0] is None or early[0] <= bad[0]):
         bad = early
+    # A checkpoint's record that is there but changed: the record's own problem, if it has one, says more.
+    cut = _checkpoint_problem(connection)
+    if cut is not None and (bad is None or (bad[0] is not None and cut[0] < bad[0])):
+        bad = cut
     if bad is None:
         return Verification(True, walk.count, walk.head, since=start, heads=len(marks))
     head = walk.head if bad[0] is None or (walk.head.id or 0) < bad[0] else _head_before(connection, bad[0])
     return Verification(False, head.records - previous.records, head, bad[0], bad[1], since=start, heads=len(marks))
+
+
+# Every checkpoint against the record it names (issue 36): the first one whose record is gone or has another hash.
+_CHECKPOINTS = """SELECT c.record_id, c.hash, r.hash FROM checkpoints c LEFT JOIN records r ON r.id = c.record_id
+    WHERE c.record_id > 0 AND (r.hash IS NULL OR r.hash <> c.hash) ORDER BY c.record_id LIMIT 1"""
+
+
+def _checkpoint_problem(connection: AnyConnection) -> tuple[int, Message] | None:
+    """The first checkpoint the log no longer matches, as the start check says it (``chain.problem.checkpoint_*``):
+    a record the chain was once found intact up to, now missing (records were cut off) or with another hash (the
+    log was rewritten). What a checkpoint cannot see (records cut or rehashed after the last one, or the
+    checkpoints deleted too) needs a head from a docket or a witness."""
+    row = connection.execute(_CHECKPOINTS).fetchone()
+    if row is None:
+        return None
+    checked = {"id": str(row[0]), "hash": str(row[1])[:HEAD_HEX]}
+    if row[2] is None:
+        return int(row[0]), Message("chain.problem.checkpoint_missing", **checked)
+    return int(row[0]), Message("chain.problem.checkpoint_rewritten", **checked, now=str(row[2])[:HEAD_HEX])
 
 
 # The TD's acceptances of a step back in time (change records of what clock.step_accepted): few, found through the

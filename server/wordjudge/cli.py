@@ -65,7 +65,7 @@ def main() -> None:
 @main.command()
 @setting_options(
     "data_dir", "database", "processes", "host", "port", "log_level", "log_format", "certfile", "keyfile",
-    "public_url", "peers", "mdns_name", "max_connections_per_client", "trusted_proxies",
+    "public_url", "peers", "mdns_name", "max_connections_per_client", "max_requests_per_client", "trusted_proxies",
 )  # fmt: skip
 def serve(**flags: Any) -> None:
     """Start the adjudication server for the event in the data dir (a DEMO event if there is none)."""
@@ -120,7 +120,9 @@ def _serve(settings: Settings, process: Process | None) -> None:
     from .transport import connection_limits, guarded_protocol
 
     # Raises the open-file limit, and leaves room under it for the server's own files.
-    limits = connection_limits(settings.max_connections_per_client, settings.proxy_networks)
+    limits = connection_limits(
+        settings.max_connections_per_client, settings.proxy_networks, settings.max_requests_per_client
+    )
     # Before the server starts: a bad lexicon stops it with a clear message. In a hall, a standby opens nothing
     # until its database is promoted.
     serving = Serving(settings, process=process)

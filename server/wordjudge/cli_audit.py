@@ -76,9 +76,10 @@ def _record_filters(command: F) -> F:
 )
 @setting_options("data_dir", "database", "language")
 def audit_verify(heads: tuple[str, ...], heads_file: Path | None, **flags: Any) -> None:
-    """Check the whole log: its hash chain, each record's consistency, and every head given.
+    """Check the whole log: its hash chain, each record's consistency, its checkpoints, and every head given.
 
-    A head from a docket or a witness also catches a log rewritten after it, or cut off before it.
+    As the server's start check, names a log cut or rewritten below a checkpoint; a head from a docket or a
+    witness also catches a log rewritten after it, or cut off before it, past the last checkpoint.
     Names the first bad record and exits 1 if the log fails; exits 2 for a head that cannot be read.
     The result is said in the event's language (or --language's).
     """

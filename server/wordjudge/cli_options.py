@@ -31,6 +31,7 @@ SETTING_FLAGS: dict[str, tuple[str, dict[str, Any]]] = {
     "peers": ("--peers", {"metavar": "URL[,URL...]"}),
     "mdns_name": ("--mdns-name", {}),
     "max_connections_per_client": ("--max-connections-per-client", {"type": int}),
+    "max_requests_per_client": ("--max-requests-per-client", {"type": int}),
     "trusted_proxies": ("--trusted-proxies", {}),
     "language": ("--language", {"type": click.Choice(LANGUAGES)}),
 }

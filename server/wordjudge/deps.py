@@ -10,6 +10,7 @@ see the devices"), one for a monitor or the TD takes
 
 from __future__ import annotations
 
+import re
 import secrets
 from datetime import datetime
 from typing import Annotated, Any
@@ -38,6 +39,11 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
 SESSION_COOKIE = "wordjudge_session"
 CSRF_HEADER = "X-CSRF-Token"
 _SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
+# A device's credential, exactly: one Authorization header, "Bearer", one space and the token (RFC 6750's
+# token68). The HAProxy front of several processes routes each device on what follows those 7 characters
+# (deploy/haproxy/wordjudge.cfg): a header the server read otherwise ("bearer", two spaces, a tab, a second
+# header) could reach another process and its own count of the device's limit (issue 36).
+_BEARER = re.compile(r"Bearer ([A-Za-z0-9._~+/-]+=*)")
 
 
 # The dependencies are async although they do no I/O: FastAPI runs a sync dependency in a worker
@@ -79,12 +85,12 @@ async def authenticate(request: Request, resources: ResourcesDep) -> Principal:
     Raises :class:`Unauthorized` without a valid credential, :class:`Forbidden` for a console
     request that changes something without the session's CSRF token.
     """
-    authorization = request.headers.get("authorization")
-    if authorization is not None:
-        scheme, _, token = authorization.partition(" ")
-        if scheme.lower() != "bearer" or not token.strip():
+    credentials = request.headers.getlist("authorization")
+    if credentials:
+        bearer = _BEARER.fullmatch(credentials[0]) if len(credentials) == 1 else None
+        if bearer is None:
             raise Unauthorized("error.access.bad_authorization")
-        return await resources.access.devices.check(token.strip(), client=client_address(request))
+        return await resources.access.devices.check(bearer.group(1), client=client_address(request))
     cookie = request.cookies.get(SESSION_COOKIE)
     if cookie:
         session = resources.access.tds.authenticate(cookie)
@@ -207,7 +213,7 @@ async def json_object(request: Request) -> dict[str, Any]:
     """The request's body, a JSON object, for a route that checks it itself. Raises :class:`InvalidInput`."""
     try:
         data = await request.json()
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # RecursionError: nested deeper than the decoder goes
         raise InvalidInput("error.body.not_json", reason=str(exc)) from None
     if not isinstance(data, dict):
         raise InvalidInput("error.body.not_an_object")

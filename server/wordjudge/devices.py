@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import logging
 import secrets
+import threading
 from collections.abc import Callable, Collection
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from .access_db import AccessDatabase, check_free, check_name, digest, nothing, stored_time
-from .alerts import Alerts
+from .alerts import WINDOW, Alerts
 from .auth import CHANNELS, Principal, Role
 from .errors import AccessUnavailable, Conflict, DeviceMoved, InvalidInput, NotFound, Unauthorized
 from .lookups import Coalesced
@@ -32,6 +33,7 @@ TOKEN_PREFIX = "wj_"
 # off, unplugged or cut off, and the TD hears of it (:meth:`Devices.watch_offline`).
 ONLINE_WITHIN = 30
 _HASHES_A_QUERY = 256  # tokens looked up together, at most, in one query (well under either database's limit)
+_REFUSED_LISTED = 8  # other addresses a device's move alert names (the rest are counted)
 
 
 @dataclass(frozen=True)
@@ -72,6 +74,11 @@ class Devices:
         self._heard: dict[str, float] = {}
         self._silent: set[str] = set()  # devices whose silence the TD has been told of
         self._lookups: Coalesced[str, tuple[Any, ...]] = Coalesced(self._holders)
+        # The addresses each device's token was refused from in the last alert window, oldest first (when each
+        # was last): the move alert names the address that accepting the move binds, and these others (issue 36).
+        # At most _REFUSED_LISTED + 1 addresses a device.
+        self._refused: dict[str, dict[str, float]] = {}
+        self._moves_lock = threading.Lock()
 
     def add(self, name: str, role: Role, division: str | None = None, *, by: str) -> Enrolled:
         """Enrol a device directly (``wordjudge device add``) and return its token, shown this once.
@@ -207,13 +214,14 @@ class Devices:
         return self._admit(token_hash, await self._lookups.get(token_hash), client)
 
     def _holders(self, token_hashes: Collection[str]) -> dict[str, tuple[Any, ...]]:
-        """The devices holding these token hashes (name, role, division, revoked at, bound client), by hash."""
+        """The devices holding these token hashes (name, role, division, revoked at, bound client, moved to), by
+        hash."""
         hashes, found = list(token_hashes), {}
         with self._database.read() as db:
             for start in range(0, len(hashes), _HASHES_A_QUERY):
                 chunk = hashes[start : start + _HASHES_A_QUERY]
                 rows = db.execute(
-                    "SELECT token_hash, name, role, division, revoked_at, bound_client FROM devices"
+                    "SELECT token_hash, name, role, division, revoked_at, bound_client, moved_to FROM devices"
                     f" WHERE token_hash IN ({', '.join('?' * len(chunk))})",
                     tuple(chunk),
                 ).fetchall()
@@ -223,13 +231,13 @@ class Devices:
     def _admit(self, token_hash: str, holder: tuple[Any, ...] | None, client: str) -> Principal:
         if holder is None:
             raise Unauthorized("error.device.token_invalid")
-        name, role, division, revoked_at, bound_client = holder
+        name, role, division, revoked_at, bound_client, moved_to = holder
         if revoked_at:
             raise Unauthorized("error.device.revoked", name=name, at=revoked_at)
         if bound_client is None:
             self._bind(token_hash, client)
         elif bound_client != client:
-            self._refuse_move(name, bound_client, client)
+            self._refuse_move(name, bound_client, client, moved_to)
         self._heard[name] = self._database.now()
         self._silent.discard(name)  # heard again: its next silence is news
         self._database.touch(token_hash, "UPDATE devices SET last_seen_at = ? WHERE token_hash = ?")
@@ -274,9 +282,20 @@ class Devices:
                 (client, token_hash),
             )
 
-    def _refuse_move(self, name: str, bound_client: str, client: str) -> None:
+    def _refuse_move(self, name: str, bound_client: str, client: str, moved_to: str | None) -> None:
+        """Refuse a token used from ``client``: note it as where the device moved to (what "Accept move" binds:
+        always the latest address refused, written at once when it changes) and alert the TD, naming that address
+        and the others refused in the last alert window, so that the alert and the button never disagree."""
         now = self._database.now()
-        if self._database.due(f"moved {name} {client}", now):
+        with self._moves_lock:
+            refused = self._refused.setdefault(name, {})
+            for seen in [seen for seen, at in refused.items() if now - at >= WINDOW or seen == client]:
+                del refused[seen]
+            refused[client] = now
+            while len(refused) > _REFUSED_LISTED + 1:
+                del refused[next(iter(refused))]
+            others = [seen for seen in reversed(refused) if seen != client]
+        if moved_to != client or self._database.due(f"moved {name} {client}", now):
             try:
                 with self._database.write() as db:
                     db.execute(
@@ -285,12 +304,14 @@ class Devices:
                     )
             except AccessUnavailable as exc:
                 log.warning("cannot note that %s moved: %s", name, exc.message)
+        also = f"; also refused in the last minute from {', '.join(others)}" if others else ""
         self._alerts.raise_alert(
             "device_moved",
             name,
-            f"{name}'s token was used from {client}, not from {bound_client}, and refused: if the device "
-            "moved (a new cable or Wi-Fi address), accept the move in the console; if not, its token was "
-            "copied: revoke it",
+            f"{name}'s token was used from {client}, not from {bound_client}, and refused{also}: if the device "
+            f"moved to {client} (a new cable or Wi-Fi address), accept the move in the console; if not, its token "
+            "was copied: revoke it",
+            latest=True,
         )
         raise DeviceMoved("error.device.moved", name=name)
 

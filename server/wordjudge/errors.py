@@ -20,6 +20,7 @@ word or setting that is wrong and, where possible, what to do about it.
  ├── Misdirected             421  a request sent to a process of the event's server that answers verdicts only
      ├── RequestTimeout          408  a request that did not arrive in full within seconds
      ├── PayloadTooLarge         413  a request body over the server's limit (64 KiB)
+     ├── RequestHeadTooLarge     431  a request line and headers over the server's limit (16 KiB)
      ├── RateLimited             429  too many challenges, logins or pairing attempts:
      │                                try again after ``retry_after`` seconds
      ├── LexiconIntegrityError   503  a compiled lexicon that is missing, truncated
@@ -172,6 +173,14 @@ class PayloadTooLarge(WordjudgeError):
 
     code = "payload_too_large"
     status = 413
+
+
+class RequestHeadTooLarge(WordjudgeError):
+    """Raised (sent by the HTTP server itself) when a request's line and headers are over the server's limit; they
+    are refused as they arrive, never held."""
+
+    code = "request_head_too_large"
+    status = 431
 
 
 class RateLimited(WordjudgeError):

@@ -5,15 +5,21 @@ event must neither lift nor extend a limit), and each refusal raises an alert fo
 
 - challenges per device (a device that could ask freely would be a study oracle during a game);
 - failed sign-ins per client address, counted before the password is checked, so that
-  concurrent guesses cannot race past the limit; a TD name that keeps failing is slowed down,
-  never locked, so nobody can lock a TD out;
+  concurrent guesses cannot race past the limit; a name that keeps failing is slowed down,
+  never locked, so nobody can lock a TD out, and alike whether a TD has it or not, so that
+  neither the time a sign-in takes nor its refusal tells which names exist;
 - wrong pairing codes per client address and from all clients together.
+
+A client address is counted by :func:`~wordjudge.throttle.client_key`: an IPv6 client by its /64, as
+the connection cap counts it, so that one host taking many addresses of its /64 is one client.
 
 A restart forgets every count (see :mod:`wordjudge.throttle`).
 """
 
 from __future__ import annotations
 
+import hashlib
+import secrets
 import threading
 import time
 from collections.abc import Callable
@@ -22,12 +28,15 @@ from typing import TypeVar
 from .alerts import Alerts
 from .auth import Principal
 from .errors import RateLimited, Unauthorized
-from .throttle import Clock, FailureLimit, Pace, RateLimit
+from .throttle import Clock, FailureLimit, Pace, RateLimit, client_key
 
 LOGIN_FAILURES = 5  # failed sign-ins a client address may make ...
 LOGIN_WINDOW = 5 * 60  # ... per this many seconds; a TD name with this many wrong passwords ...
 LOGIN_PACE = 1.0  # ... is checked one attempt at a time, this many seconds apart ...
 LOGIN_PACE_MAX_WAIT = 10.0  # ... and an attempt that would wait longer than this for its turn is refused
+# Names whose wrong passwords are counted at once (held hashed): any name counts, a TD's or not, so this bounds
+# the memory a guesser inventing names can take; beyond it, the name failed longest ago is forgotten.
+NAMES_TRACKED = 10_000
 ENROL_FAILURES_PER_CLIENT = 5  # wrong pairing codes a client may try ...
 ENROL_FAILURES_TOTAL = 30  # ... and all clients together may try ...
 ENROL_WINDOW = 60  # ... per this many seconds
@@ -44,7 +53,8 @@ class Limits:
         self._alerts = alerts
         self._lock = threading.RLock()
         self.challenges = RateLimit(challenges_per_minute, clock=clock)
-        self._login_by_name = FailureLimit(LOGIN_FAILURES, LOGIN_WINDOW, clock=clock)
+        self._login_by_name = FailureLimit(LOGIN_FAILURES, LOGIN_WINDOW, clock=clock, max_keys=NAMES_TRACKED)
+        self._name_salt = secrets.token_bytes(16)  # names are held as keyed hashes, never as typed
         self._login_by_client = FailureLimit(LOGIN_FAILURES, LOGIN_WINDOW, clock=clock)
         self._login_pace = Pace(LOGIN_PACE, LOGIN_PACE_MAX_WAIT, clock=clock)
         self._enrol_by_client = FailureLimit(ENROL_FAILURES_PER_CLIENT, ENROL_WINDOW, clock=clock)
@@ -86,16 +96,15 @@ class Limits:
         """
         # Held while the code is checked: concurrent guesses are counted one after another, never past the limit.
         with self._lock:
-            wait = max(self._enrol_by_client.wait(client), self._enrol_total.wait(None))
+            key = client_key(client)
+            wait = max(self._enrol_by_client.wait(key), self._enrol_total.wait(None))
             if wait:
-                self._alerts.raise_alert(
-                    "enrol_throttled", client, f"too many wrong pairing codes (last from {client})"
-                )
+                self._alerts.raise_alert("enrol_throttled", key, f"too many wrong pairing codes (last from {client})")
                 raise RateLimited("error.rate.pairing", retry_after=wait)
             try:
                 return check()
             except Unauthorized:
-                self._enrol_by_client.fail(client)
+                self._enrol_by_client.fail(key)
                 self._enrol_total.fail(None)
                 raise
 
@@ -109,34 +118,40 @@ class Limits:
         :data:`LOGIN_WINDOW` seconds (alerting the TD), or for a name under a guessing attack from
         many addresses, when its turn is more than :data:`LOGIN_PACE_MAX_WAIT` seconds away.
         """
-        key = name.strip().casefold()
+        key, by = self._name_key(name), client_key(client)
         with self._lock:
-            wait = self._login_by_client.wait(client)
+            wait = self._login_by_client.wait(by)
             if wait:
-                shown = name.strip()[:40]
+                shown, last = name.strip()[:40], "" if by == client else f" from {client}"
                 self._alerts.raise_alert(
-                    "login_throttled", client, f"too many failed sign-ins from {client} (the last as {shown!r})"
+                    "login_throttled", by, f"too many failed sign-ins from {by} (the last{last} as {shown!r})"
                 )
                 raise RateLimited("error.rate.sign_ins", retry_after=wait)
             # Counted before the slow check and taken back if it succeeds: otherwise every guess sent at once
             # would pass the limit before the first of them had failed.
-            self._login_by_client.fail(client)
+            self._login_by_client.fail(by)
             # A name that has failed often, from anywhere, is checked one attempt at a time, LOGIN_PACE seconds
             # apart: guessing from many addresses slows down, and the right password from anywhere still works.
+            # Any name, a TD's or not: an unknown name is paced and refused exactly as a TD's would be.
             delay = self._login_pace.book(key) if self._login_by_name.count(key) >= LOGIN_FAILURES else 0.0
             if delay is None:
-                self._login_by_client.undo(client)
+                self._login_by_client.undo(by)
                 raise RateLimited("error.rate.sign_ins_as", retry_after=LOGIN_PACE, name=repr(name.strip()))
             return delay
 
     def signed_in(self, client: str) -> None:
         """Take back the failure :meth:`start_sign_in` counted for ``client``: the password was right."""
         with self._lock:
-            self._login_by_client.undo(client)
+            self._login_by_client.undo(client_key(client))
 
     def wrong_password(self, name: str) -> int:
-        """Count a wrong password for the TD named ``name``; return how many it has had in the window."""
-        key = name.strip().casefold()
+        """Count a wrong password for ``name`` (a TD's or not: both are paced alike); return how many it has had
+        in the window."""
+        key = self._name_key(name)
         with self._lock:
             self._login_by_name.fail(key)
             return self._login_by_name.count(key)
+
+    def _name_key(self, name: str) -> bytes:
+        """How ``name`` is held: a keyed hash of it as compared (trimmed, in any case), 16 bytes whatever its length."""
+        return hashlib.blake2b(name.strip().casefold().encode(), digest_size=16, key=self._name_salt).digest()

@@ -79,6 +79,14 @@ class Settings(BaseSettings):
         description="Connections one client address may hold open at once; more are closed at once "
         "(a browser opens up to 6 to one server).",
     )
+    max_requests_per_client: int = Field(
+        default=50,
+        ge=0,
+        le=1_000_000,
+        description="Requests one client address (an IPv6 client by its /64) may begin a second, in bursts of ten "
+        "seconds' worth; more get 429 and their connection is closed; 0: no limit. A console polls a few a "
+        "second at most, a page loads in about 30.",
+    )
     language: Language | None = Field(
         default=None,
         description="The language of the command line's verdict lines (en, fr; qps-ploc: a pseudo-language for "

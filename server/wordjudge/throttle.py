@@ -7,16 +7,34 @@ guesses count, and a :class:`Pace` (one at a time, so many seconds apart) that
 slows guessing down without refusing anyone. Each counts on the monotonic clock unless a test gives
 one it can move, and forgets idle keys so that many clients cannot make it grow without bound. A
 restart forgets every count, which is acceptable: a restart is rare and visible to the TD.
+
+Every per-address limit (sign-ins, the kiosk's TD check, pairing codes, connections, requests) counts a
+client under :func:`client_key`: an IPv6 client by its /64.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import time
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Callable, Hashable
 
 Clock = Callable[[], float]
 _PRUNE_AT = 10_000  # keys held before idle ones are dropped
+
+
+def client_key(host: str) -> str:
+    """The client a per-address limit counts ``host`` as: IPv4 as it is, IPv6 by its /64 (one host on a LAN
+    may take any address in its /64 at will), an IPv4-mapped IPv6 address as the IPv4 one."""
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return host
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return str(ipaddress.IPv6Network((address, 64), strict=False))
+    return str(address)
 
 
 class RateLimit:
@@ -58,13 +76,20 @@ class RateLimit:
 
 
 class FailureLimit:
-    """At most ``limit`` failures per key in any ``window`` seconds; beyond that, the key must wait."""
+    """At most ``limit`` failures per key in any ``window`` seconds; beyond that, the key must wait.
 
-    def __init__(self, limit: int, window: float, *, clock: Clock = time.monotonic) -> None:
+    With ``max_keys``, at most that many keys are held: a failure for a new key beyond it forgets the key
+    whose latest failure is the oldest (for keys a client makes up at will, such as the names it types).
+    """
+
+    def __init__(
+        self, limit: int, window: float, *, clock: Clock = time.monotonic, max_keys: int | None = None
+    ) -> None:
         self.limit = limit
         self.window = window
+        self.max_keys = max_keys
         self._clock = clock
-        self._failures: dict[Hashable, deque[float]] = {}
+        self._failures: OrderedDict[Hashable, deque[float]] = OrderedDict()  # oldest latest failure first
 
     def wait(self, key: Hashable) -> float:
         """0.0 if ``key`` may try now, else the seconds until it may."""
@@ -77,7 +102,10 @@ class FailureLimit:
     def fail(self, key: Hashable) -> None:
         """Count a failure for ``key``."""
         now = self._clock()
-        self._recent(key, now).append(now)
+        self._recent(key, now, keep=True).append(now)
+        self._failures.move_to_end(key)
+        while self.max_keys is not None and len(self._failures) > self.max_keys:
+            self._failures.popitem(last=False)
         if len(self._failures) > _PRUNE_AT:
             for idle in [k for k, times in self._failures.items() if not times or times[-1] <= now - self.window]:
                 del self._failures[idle]
@@ -96,8 +124,13 @@ class FailureLimit:
         """How many failures ``key`` has in the window now."""
         return len(self._recent(key, self._clock()))
 
-    def _recent(self, key: Hashable, now: float) -> deque[float]:
-        failures = self._failures.setdefault(key, deque())
+    def _recent(self, key: Hashable, now: float, *, keep: bool = False) -> deque[float]:
+        """``key``'s failures in the window; a key without any is held only if ``keep`` (to count one)."""
+        failures = self._failures.get(key)
+        if failures is None:
+            failures = deque()
+            if keep:
+                self._failures[key] = failures
         while failures and failures[0] <= now - self.window:
             failures.popleft()
         return failures

@@ -12,6 +12,12 @@ one client from taking the server off the air for every kiosk:
   that sends nothing is closed after as long), and one client address may hold at most
   ``max_connections_per_client`` connections (more are closed at once), and all clients together at
   most what the open-file limit leaves after :data:`FD_RESERVE` descriptors for the server's files.
+  A request's line and headers are at most :data:`MAX_HEAD` bytes, counted as they arrive (431 and
+  closed past it: httptools holds a header's value whole before handing it on, and uvicorn the URL and
+  every header, so they are refused before they are held); and one client address (an IPv6 client by its
+  /64, :func:`client_key`) begins at most ``requests_per_second`` requests a second, in bursts of
+  :data:`BURST_SECONDS` times as many (:class:`RateBuckets`): beyond that, 429 with Retry-After, and the
+  connection is closed, so that a pipelined flood is dropped unparsed. A trusted proxy is not counted.
 - :func:`raise_open_file_limit`: the soft limit of open files goes up to the hard one at start
   (systemd's default soft limit, 1,024, is what a slow-client flood used to exhaust).
 
@@ -34,7 +40,8 @@ from typing import Any, ClassVar
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
-from .errors import PayloadTooLarge, RequestTimeout
+from .errors import PayloadTooLarge, RateLimited, RequestHeadTooLarge, RequestTimeout, WordjudgeError
+from .throttle import client_key as client_key  # the one key of every per-address limit (re-exported)
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +55,11 @@ REQUEST_TIMEOUT = 5.0
 # Descriptors kept for the server's own files (SQLite databases and their journals, lexicons, the
 # web clients' files, logs, the thread pool's connections) when capping connections overall.
 FD_RESERVE = 256
+# A request's line and header block: a kiosk's is under 1 KiB, a console's (its cookie) under 2 KiB. 16 KiB is
+# HAProxy's default buffer for the whole head (tune.bufsize) and twice nginx's default header buffer.
+MAX_HEAD = 16 * 1024
+# A client address's requests may come in bursts of this many seconds' worth of its rate (a page's load).
+BURST_SECONDS = 10
 # Seconds between two log lines about the same refused address (a flood must not flood the log too).
 _LOG_EVERY = 60.0
 
@@ -139,6 +151,7 @@ class ConnectionLimits:
     per_client: int
     overall: int
     request_timeout: float = REQUEST_TIMEOUT
+    requests_per_second: int = 0  # per client address (0: not limited)
     trusted_proxies: tuple[Network, ...] = ()  # a proxy carries many clients: not capped per address
 
     def exempt(self, host: str) -> bool:
@@ -150,26 +163,49 @@ class ConnectionLimits:
         return any(address in network for network in self.trusted_proxies)
 
 
-def client_key(host: str) -> str:
-    """The address connections are counted under: IPv4 as it is, IPv6 by its /64 (one host on a LAN
-    may take any address in its /64 at will), an IPv4-mapped IPv6 address as the IPv4 one."""
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        return host
-    if isinstance(address, ipaddress.IPv6Address):
-        if address.ipv4_mapped is not None:
-            return str(address.ipv4_mapped)
-        return str(ipaddress.IPv6Network((address, 64), strict=False))
-    return str(address)
+class RateBuckets:
+    """A token bucket per client key: ``rate`` requests a second, ``burst`` at once; bounded memory."""
+
+    MAX_KEYS = 10_000  # past it, the keys whose bucket is full again are forgotten (they would start full anyway)
+
+    def __init__(self, rate: float, burst: float) -> None:
+        self.rate = rate
+        self.burst = burst
+        self._buckets: dict[str, tuple[float, float]] = {}  # key: (tokens, when counted)
+
+    def __len__(self) -> int:
+        return len(self._buckets)
+
+    def take(self, key: str, now: float) -> float:
+        """Take a request's token from ``key``'s bucket: 0.0 if there was one, else the seconds until there is."""
+        held = self._buckets.get(key)
+        if held is None:
+            if len(self._buckets) >= self.MAX_KEYS:
+                self._forget_full(now)
+            tokens = self.burst
+        else:
+            tokens = min(self.burst, held[0] + (now - held[1]) * self.rate)
+        if tokens >= 1.0:
+            self._buckets[key] = (tokens - 1.0, now)
+            return 0.0
+        self._buckets[key] = (tokens, now)
+        return (1.0 - tokens) / self.rate
+
+    def _forget_full(self, now: float) -> None:
+        full = [k for k, (tokens, at) in self._buckets.items() if tokens + (now - at) * self.rate >= self.burst]
+        for key in full:
+            del self._buckets[key]
+        if len(self._buckets) >= self.MAX_KEYS:  # that many addresses all busy: start again rather than grow
+            self._buckets.clear()
 
 
 @dataclass
 class _Counts:
-    """Open connections per client address, shared by every connection of one server."""
+    """Open connections and request rates per client address, shared by every connection of one server."""
 
     open: dict[str, int] = field(default_factory=dict)
     logged: dict[str, float] = field(default_factory=dict)
+    rates: RateBuckets | None = None
 
     def should_log(self, key: str) -> bool:
         now = time.monotonic()
@@ -196,6 +232,10 @@ class GuardedHttpProtocol(HttpToolsProtocol):
         self._counted: str | None = None  # the key this connection is counted under, once accepted
         self._receiving = False  # a request has begun and has not arrived in full
         self._headers_done = False  # ... and its headers are in (self.cycle is its cycle)
+        self._head = 0  # bytes of the request head under way fed to the parser (at most MAX_HEAD)
+        self._refusal: WordjudgeError | None = None  # raised from a parser callback, answered by send_400_response
+        self._rate_key: str | None = None  # the key this connection's requests are counted under
+        self._dropping = False  # refused while an answer was on its way: the rest is not read
 
     # -- connections: counted per address, closed at once over a cap
 
@@ -214,6 +254,8 @@ class GuardedHttpProtocol(HttpToolsProtocol):
                 return
             counts.open[key] = held + 1
             self._counted = key
+            if counts.rates is not None:
+                self._rate_key = key
         self._arm()  # a connection that sends nothing is closed too
 
     def _refuse(self, key: str, reason: str) -> None:
@@ -244,16 +286,36 @@ class GuardedHttpProtocol(HttpToolsProtocol):
         # start the clock even when they begin no request (blank lines between requests).
         if self.cycle is None or self.cycle.response_complete:
             self._arm()
-        super().data_received(data)
+        # Fed MAX_HEAD bytes at most at a time, so that a head is refused once past MAX_HEAD, before httptools
+        # (a header's value) or uvicorn (the URL, the headers) holds more: a head is counted from the piece it
+        # begins in, so at most MAX_HEAD more of it can come in the piece that ended the request before.
+        while data and not self._dropping and not self.transport.is_closing():
+            in_head = not (self._receiving and self._headers_done)
+            size = MAX_HEAD - self._head if in_head else MAX_HEAD
+            piece, data = (data, b"") if len(data) <= size else (data[:size], data[size:])
+            if in_head:
+                self._head += len(piece)
+            super().data_received(piece)
+            if in_head and self._head >= MAX_HEAD and not (self._receiving and self._headers_done):
+                self._refuse_request(RequestHeadTooLarge("error.http.head_too_large", limit=MAX_HEAD))
 
     def on_message_begin(self) -> None:
-        super().on_message_begin()
         self._receiving, self._headers_done = True, False
+        if self._rate_key is not None and self.counts.rates is not None:
+            wait = self.counts.rates.take(self._rate_key, time.monotonic())
+            if wait:
+                if self.counts.should_log(self._rate_key):
+                    log.warning("refusing requests from %s: over %d a second", self._rate_key,
+                                self.limits.requests_per_second, extra={"client": self._rate_key})  # fmt: skip
+                self._refusal = RateLimited("error.http.rate_limited", retry_after=wait)
+                raise _Refused  # stops the parser: uvicorn's handler calls send_400_response, which answers it
+        super().on_message_begin()
         self._arm()
 
     def on_headers_complete(self) -> None:
         super().on_headers_complete()
         self._headers_done = True
+        self._head = 0
 
     def on_message_complete(self) -> None:
         super().on_message_complete()
@@ -277,8 +339,29 @@ class GuardedHttpProtocol(HttpToolsProtocol):
             if self._headers_done:  # the app waits for the body: it gets a disconnect, its answer is dropped
                 self.cycle.disconnected = True
                 self.cycle.message_event.set()
-            self.transport.write(self._timeout_response())
+            self.transport.write(
+                self._error_response(RequestTimeout("error.http.timeout", seconds=round(self.limits.request_timeout)))
+            )
         log.debug("closing a connection whose request did not arrive in %.0f s", self.limits.request_timeout)
+        self.transport.close()
+
+    def send_400_response(self, msg: str) -> None:
+        refusal, self._refusal = self._refusal, None
+        if refusal is None:
+            super().send_400_response(msg)
+        else:
+            self._refuse_request(refusal)
+
+    def _refuse_request(self, error: WordjudgeError) -> None:
+        """Answer the request under way with ``error`` (when no other answer is on its way) and close."""
+        if self._may_answer():
+            self.transport.write(self._error_response(error))
+        elif self.cycle is not None:
+            self.cycle.keep_alive = False  # the answer on its way is the connection's last
+            self._dropping = True
+            self.transport.pause_reading()
+            return
+        self._disarm()
         self.transport.close()
 
     def _may_answer(self) -> bool:
@@ -289,11 +372,12 @@ class GuardedHttpProtocol(HttpToolsProtocol):
             return not self.cycle.response_started
         return self.cycle is None or self.cycle.response_complete
 
-    def _timeout_response(self) -> bytes:
-        error = RequestTimeout("error.http.timeout", seconds=round(self.limits.request_timeout))
+    def _error_response(self, error: WordjudgeError) -> bytes:
+        """``error`` as a whole HTTP response, in the one error shape, closing the connection."""
         content = json.dumps(error.body()).encode()
         lines = [STATUS_LINE[error.status]]
         lines += [name + b": " + value + b"\r\n" for name, value in self.server_state.default_headers]
+        lines += [name.lower().encode() + b": " + value.encode() + b"\r\n" for name, value in error.headers().items()]
         lines += [
             b"content-type: application/json\r\n",
             b"content-length: " + str(len(content)).encode() + b"\r\n",
@@ -303,6 +387,10 @@ class GuardedHttpProtocol(HttpToolsProtocol):
         return b"".join(lines)
 
 
+class _Refused(Exception):
+    """Raised in a parser callback to stop parsing a request refused there (its refusal is the protocol's)."""
+
+
 def guarded_protocol(limits: ConnectionLimits) -> type[GuardedHttpProtocol]:
     """The protocol class to give uvicorn (``http=``) for one server with these limits."""
 
@@ -310,7 +398,8 @@ def guarded_protocol(limits: ConnectionLimits) -> type[GuardedHttpProtocol]:
         pass
 
     Protocol.limits = limits
-    Protocol.counts = _Counts()
+    rate = limits.requests_per_second
+    Protocol.counts = _Counts(rates=RateBuckets(rate, rate * BURST_SECONDS) if rate else None)
     return Protocol
 
 
@@ -334,8 +423,13 @@ def raise_open_file_limit() -> int:
     return soft
 
 
-def connection_limits(per_client: int, trusted_proxies: Sequence[Network] = ()) -> ConnectionLimits:
+def connection_limits(
+    per_client: int, trusted_proxies: Sequence[Network] = (), requests_per_second: int = 0
+) -> ConnectionLimits:
     """The limits for a server in this process: the open-file limit raised, less a reserve for files."""
     soft = raise_open_file_limit()
     overall = max(soft - FD_RESERVE, 64) if soft != resource.RLIM_INFINITY else 1_000_000
-    return ConnectionLimits(per_client=per_client, overall=overall, trusted_proxies=tuple(trusted_proxies))
+    return ConnectionLimits(
+        per_client=per_client, overall=overall, trusted_proxies=tuple(trusted_proxies),
+        requests_per_second=requests_per_second,
+    )  # fmt: skip

@@ -142,7 +142,7 @@ def main() -> None:
     script.write_text(_LUA)
     env, command, token = benchmark_event(data_dir, "bench-kiosk", challenges_per_minute=0)
     server = subprocess.Popen(
-        [command, "serve", "--port", str(port)],
+        [command, "serve", "--max-requests-per-client", "0", "--port", str(port)],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,

@@ -120,7 +120,12 @@ def serve(data: Path) -> tuple[subprocess.Popen[str], str]:
     base = f"http://127.0.0.1:{port}"
     env = {**os.environ, "WORDJUDGE_DATA_DIR": str(data), "WORDJUDGE_LOG_LEVEL": "warning", "WORDJUDGE_MDNS_NAME": ""}
     script = Path(sys.executable).with_name("wordjudge")
-    server = subprocess.Popen([str(script), "serve", "--port", str(port)], env=env, stderr=subprocess.PIPE, text=True)
+    server = subprocess.Popen(
+        [str(script), "serve", "--max-requests-per-client", "0", "--port", str(port)],
+        env=env,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     wait_until_up(f"{base}/api/health", server, seconds=120)
     deadline = time.monotonic() + 600
     while httpx.get(f"{base}/api/health", timeout=10).json()["audit"]["integrity"]["whole"] == "running":

@@ -185,7 +185,12 @@ def measure(data: Path, size: int, words: list[str]) -> dict[str, Any]:
     token = access.devices.add(f"bench-kiosk-{size}", Role.KIOSK, by="bench").token
     access.close()
     started = time.perf_counter()
-    server = subprocess.Popen([str(script), "serve", "--port", str(port)], env=env, stderr=subprocess.PIPE, text=True)
+    server = subprocess.Popen(
+        [str(script), "serve", "--max-requests-per-client", "0", "--port", str(port)],
+        env=env,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     figures: dict[str, Any] = {}
     try:
         body = {"division": "A", "table": 1, "round": 1, "words": "cat dog", "request_id": uuid.uuid4().hex}

@@ -90,7 +90,11 @@ def server_rss(data_dir: Path, lists: dict[str, list[str]], token: str, env: dic
     base = f"http://127.0.0.1:{port}"
     command = str(Path(sys.executable).with_name("wordjudge"))
     server = subprocess.Popen(
-        [command, "serve", "--port", str(port)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+        [command, "serve", "--max-requests-per-client", "0", "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         wait_until_up(f"{base}/api/health", server)

@@ -265,7 +265,14 @@ def serving_wordjudge(
     on leaving."""
     data_dir, env = prepare_wordjudge(work, database)
     base = f"http://127.0.0.1:{free_port()}"
-    command = [str(Path(sys.executable).with_name("wordjudge")), "serve", "--port", base.rsplit(":", 1)[1]]
+    command = [
+        str(Path(sys.executable).with_name("wordjudge")),
+        "serve",
+        "--max-requests-per-client",
+        "0",
+        "--port",
+        base.rsplit(":", 1)[1],
+    ]
     server = subprocess.Popen(
         ["taskset", "-c", cores, *command], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
     )

@@ -128,7 +128,7 @@ class Machine:
     server: subprocess.Popen[bytes] | None = None
 
     def start_server(self, peer: str) -> None:
-        command = [str(Path(sys.executable).with_name("wordjudge")), "serve", "--port", self.base.rsplit(":", 1)[1],
+        command = [str(Path(sys.executable).with_name("wordjudge")), "serve", "--max-requests-per-client", "0", "--port", self.base.rsplit(":", 1)[1],
                    "--public-url", self.base, "--peers", peer]  # fmt: skip
         # Its output in a file, never a pipe nobody reads: a server that logs every second must not block on it.
         log = self.data_dir.parent / f"{self.data_dir.name}.log"

@@ -297,7 +297,11 @@ def main() -> None:
     subprocess.run([command, "td", "add", "soak-td", "--password-stdin"], env=env, input=PASSWORD + "\n",
                    capture_output=True, text=True, check=True)  # fmt: skip
     server = subprocess.Popen(
-        [command, "serve", "--port", str(port)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+        [command, "serve", "--max-requests-per-client", "0", "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         deadline = time.monotonic() + 60
