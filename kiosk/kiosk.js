@@ -4,7 +4,7 @@
 // this page only makes the protocol easy to follow and hard to get wrong.
 
 import { api, h, newRequestId, proveWith } from "./api.js";
-import { STRINGS as S } from "./strings.js";
+import { STRINGS as S, reloading } from "./strings.js";
 import {
   countDown,
   currentRound,
@@ -73,6 +73,7 @@ async function boot() {
   // A kiosk never paired may not read the event yet, but its health check says the event's language: the
   // pairing screen speaks it from the start (the page reloads in it, with its link, before anyone types).
   if (!state.token || code) await api("/api/health", { timeoutMs: 3000 }).catch(() => {});
+  if (reloading()) return; // in the event's language, with its link: nothing shown before that
   // No way back into an old screen: the history holds one kiosk entry, and Back lands on idle.
   history.replaceState({ kiosk: true }, "", "/kiosk");
   history.pushState({ kiosk: true }, "", "/kiosk");

@@ -6,7 +6,7 @@
 // (offline.js) says so and carries on by itself too.
 
 import { api, h, newRequestId, proveWith } from "./api.js";
-import { STRINGS as S } from "./strings.js";
+import { STRINGS as S, reloading } from "./strings.js";
 import {
   countDown,
   currentRound,
@@ -61,6 +61,7 @@ async function boot() {
   // A handheld never paired may not read the event yet, but its health check says the event's language: the
   // pairing screen speaks it from the start (the page reloads in it, with its link, before anyone types).
   if (!state.token || code) await api("/api/health", { timeoutMs: 3000 }).catch(() => {});
+  if (reloading()) return; // in the event's language, with its link: nothing shown before that
   history.replaceState(null, "", "/runner");
   // Back to the network: a challenge that could not be sent goes again, with the same id.
   window.addEventListener("online", () => state.pending && send(state.pending));

@@ -73,6 +73,13 @@ export const { t, message, formatNumber, formatDate } = tr;
 
 // The event's language, as the server says it: remembered, and the page reloads in it if it is another.
 // An override (?lang=) wins; a language this page cannot load is remembered all the same (no reload loop).
+let reloadingInto = null; // the language the page is reloading in, once followLanguage has asked for it
+
+// Whether the page is about to reload in another language: a screen shown now would be gone at once.
+export function reloading() {
+  return reloadingInto !== null;
+}
+
 export function followLanguage(language) {
   if (typeof language !== "string" || !language || OVERRIDE_LANGUAGE) return;
   if (language === ASKED) return;
@@ -81,6 +88,7 @@ export function followLanguage(language) {
   } catch {
     return; // cannot remember it: reloading would only come back to the same language
   }
+  reloadingInto = language;
   location.reload();
 }
 

@@ -40,6 +40,9 @@ def serving(data_dir: Path, tds: tuple[str, ...] = ()) -> Iterator[LiveServer]:
 def open_enrolled(page: Page, server: LiveServer, role: str, token: str) -> None:
     """Open the ``role`` page (kiosk, runner) on ``page`` as a device enrolled with ``token``, as after pairing."""
     page.goto(f"{server.base}/{role}")
+    # A screen of its own (pairing, if it holds no token yet): shown once the page speaks the event's language (it
+    # may reload into it first).
+    expect(page.locator("#app[data-screen]")).to_have_count(1)
     page.evaluate("([key, token]) => localStorage.setItem(key, token)", [f"wordjudge.{role}.token", token])
     page.goto(f"{server.base}/{role}")
 

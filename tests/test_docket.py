@@ -160,6 +160,8 @@ def _runner(browser: Browser, server: LiveServer) -> tuple[Page, dict[str, str]]
     store.close()
     page = new_page(browser, "phone")
     page.goto(f"{server.base}/runner")
+    # Its pairing screen: shown once the page speaks the event's language (it may reload into it first).
+    expect(page.locator("#app")).to_have_attribute("data-screen", "pair")
     page.evaluate("token => localStorage.setItem('wordjudge.runner.token', token)", token)
     return page, {"Authorization": f"Bearer {token}"}
 
