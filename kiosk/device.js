@@ -7,6 +7,7 @@
 // was revoked.
 
 import { api, storedJson } from "./api.js";
+import { reloading } from "./strings.js";
 
 const ROLES = ["kiosk", "runner"];
 const key = (role, what) => `wordjudge.${role}.${what}`;
@@ -68,4 +69,12 @@ async function answeringServer() {
     if (error.body?.server_id) return error.body; // degraded, but it says who it is
     throw error;
   }
+}
+
+// A device page that may not read the event yet (never paired, or opened from a pairing link): its health
+// check says the event's language, and the page reloads in it (with its link) before it shows anything.
+// Whether it is reloading now: then the caller shows nothing.
+export async function speakTheEventsLanguage() {
+  await api("/api/health", { timeoutMs: 3000 }).catch(() => {});
+  return reloading();
 }

@@ -4,7 +4,7 @@
 // this page only makes the protocol easy to follow and hard to get wrong.
 
 import { api, h, newRequestId, proveWith } from "./api.js";
-import { STRINGS as S, reloading } from "./strings.js";
+import { STRINGS as S } from "./strings.js";
 import {
   countDown,
   currentRound,
@@ -21,9 +21,10 @@ import {
   unsettledLines,
   unverifiedBadges,
   verdictPanel,
+  whenServerAnswers,
   wordsField,
 } from "./ui.js";
-import { enrolment } from "./device.js";
+import { enrolment, speakTheEventsLanguage } from "./device.js";
 import { refusedOutright, settle } from "./pending.js";
 import {
   abandonLine,
@@ -70,10 +71,7 @@ function clearAbandoned(seconds, line = null) {
 
 async function boot() {
   const code = new URLSearchParams(location.hash.slice(1)).get("pair"); // from a pairing QR code's link
-  // A kiosk never paired may not read the event yet, but its health check says the event's language: the
-  // pairing screen speaks it from the start (the page reloads in it, with its link, before anyone types).
-  if (!state.token || code) await api("/api/health", { timeoutMs: 3000 }).catch(() => {});
-  if (reloading()) return; // in the event's language, with its link: nothing shown before that
+  if ((!state.token || code) && (await speakTheEventsLanguage())) return; // never paired: in the event's language
   // No way back into an old screen: the history holds one kiosk entry, and Back lands on idle.
   history.replaceState({ kiosk: true }, "", "/kiosk");
   history.pushState({ kiosk: true }, "", "/kiosk");
@@ -551,7 +549,9 @@ function showFailure(division, draft, error) {
     ),
   );
   show("failure", page);
-  if (offline) retryWhenBack(page, division, draft);
+  // The server back (it answers at all): the challenge goes again by itself, with its request id (never recorded
+  // twice), as the screen says, unless the players left it.
+  if (offline) whenServerAnswers(page, later, RETRY_BACK_MS, () => adjudicate(division, draft));
   const wait = retryAfter(error); // the rate limit: the wait the server asked for, counted down
   if (wait) {
     retry.disabled = true;
@@ -560,19 +560,6 @@ function showFailure(division, draft, error) {
       retry.disabled = false;
     });
   }
-}
-
-// The server is back once it answers at all (its health check, well or not): the challenge goes again by itself,
-// with its request id (never recorded twice), as the failure screen `page` says, unless the players left it.
-function retryWhenBack(page, division, draft) {
-  later(async () => {
-    try {
-      await api("/api/health", { timeoutMs: 2500 });
-    } catch (error) {
-      if (error.kind === "network") return page.isConnected && retryWhenBack(page, division, draft);
-    }
-    if (page.isConnected) adjudicate(division, draft);
-  }, RETRY_BACK_MS);
 }
 
 // -- TD settings ---------------------------------------------------------------------------------

@@ -6,7 +6,7 @@
 // (offline.js) says so and carries on by itself too.
 
 import { api, h, newRequestId, proveWith } from "./api.js";
-import { STRINGS as S, reloading } from "./strings.js";
+import { STRINGS as S } from "./strings.js";
 import {
   countDown,
   currentRound,
@@ -21,9 +21,10 @@ import {
   tableRoundFields,
   unsettledLines,
   verdictPanel,
+  whenServerAnswers,
   wordsField,
 } from "./ui.js";
-import { enrolment } from "./device.js";
+import { enrolment, speakTheEventsLanguage } from "./device.js";
 import { refusedOutright, settle } from "./pending.js";
 import { splitWords } from "./words.js";
 import { guardTaps } from "./tap-guard.js";
@@ -58,10 +59,7 @@ function later(fn, ms) {
 
 async function boot() {
   const code = new URLSearchParams(location.hash.slice(1)).get("pair"); // from a pairing QR code's link
-  // A handheld never paired may not read the event yet, but its health check says the event's language: the
-  // pairing screen speaks it from the start (the page reloads in it, with its link, before anyone types).
-  if (!state.token || code) await api("/api/health", { timeoutMs: 3000 }).catch(() => {});
-  if (reloading()) return; // in the event's language, with its link: nothing shown before that
+  if ((!state.token || code) && (await speakTheEventsLanguage())) return; // never paired: in the event's language
   history.replaceState(null, "", "/runner");
   // Back to the network: a challenge that could not be sent goes again, with the same id.
   window.addEventListener("online", () => state.pending && send(state.pending));
@@ -404,7 +402,8 @@ function showNotSent(draft, error) {
     ),
   );
   show("not-sent", page);
-  if (offline) resendWhenBack(page, draft);
+  // The connection back (the server answers at all): the slip goes again by itself, with its request id.
+  if (offline) whenServerAnswers(page, later, AGAIN_MS, () => state.pending === draft && send(draft));
   if (wait) {
     retry.disabled = true; // nothing was recorded, and the server would refuse it again until then
     countDown(message, wait, S.rateLimited, () => {
@@ -412,19 +411,6 @@ function showNotSent(draft, error) {
       retry.disabled = false;
     });
   }
-}
-
-// The connection is back once the server answers at all (its health check, well or not): the slip not sent
-// goes again by itself, with its request id, as the not-sent screen `page` says it will.
-function resendWhenBack(page, draft) {
-  later(async () => {
-    try {
-      await api("/api/health", { timeoutMs: 4000 });
-    } catch (error) {
-      if (error.kind === "network") return page.isConnected && resendWhenBack(page, draft);
-    }
-    if (page.isConnected && state.pending === draft) send(draft);
-  }, AGAIN_MS);
 }
 
 boot();

@@ -302,3 +302,16 @@ export function unsettledLines(pending, error) {
     h("p", { class: "hint" }, error.kind === "network" ? S.unreachable : S.serverRefused(error.message)),
   ];
 }
+
+// Calls `then` once the server answers at all (its health check, well or not), asking every `ms` with
+// `schedule` (the screen's own timer: it stops with the screen), as long as `page` is still shown.
+export function whenServerAnswers(page, schedule, ms, then) {
+  schedule(async () => {
+    try {
+      await api("/api/health", { timeoutMs: 2500 });
+    } catch (error) {
+      if (error.kind === "network") return page.isConnected && whenServerAnswers(page, schedule, ms, then);
+    }
+    if (page.isConnected) then();
+  }, ms);
+}

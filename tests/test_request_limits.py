@@ -20,7 +20,7 @@ import httpx2 as httpx
 import pytest
 
 from wordjudge import transport
-from wordjudge.transport import client_key
+from wordjudge.throttle import client_key
 
 from .helpers import assert_message_is_the_error, device_headers, free_port, wait_for_health, write_event
 from .test_api import challenge

@@ -27,7 +27,8 @@ import httpx2 as httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from wordjudge.transport import MAX_BODY, REQUEST_TIMEOUT, ConnectionLimits, client_key
+from wordjudge.throttle import client_key
+from wordjudge.transport import MAX_BODY, REQUEST_TIMEOUT, ConnectionLimits
 
 from .helpers import (
     ERROR_KEYS,

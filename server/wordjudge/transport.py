@@ -41,7 +41,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
 from .errors import PayloadTooLarge, RateLimited, RequestHeadTooLarge, RequestTimeout, WordjudgeError
-from .throttle import client_key as client_key  # the one key of every per-address limit (re-exported)
+from .throttle import client_key  # the one key of every per-address limit
 
 log = logging.getLogger(__name__)
 
