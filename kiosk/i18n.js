@@ -3,7 +3,7 @@
 //
 // A catalogue is a flat object of dotted keys; a value is a text with {name} placeholders, or a plural
 // object {one, other} chosen by the numeric parameter `n`. The server renders the same catalogues
-// (server/wordjudge/messages.py): both follow the same rules, and the pseudo-language uses the same letters.
+// (server/wordjudge/base/messages.py): both follow the same rules, and the pseudo-language uses the same letters.
 
 // The languages with a catalogue, and every language an event may name: one with its region (en-US, fr-CA)
 // says the same words as its base language and writes dates the region's way (dateOrder). The server's

@@ -2,7 +2,7 @@
 // kiosk restarted during a power cut, a phone reloading on a dead Wi-Fi) and say so themselves, instead of the
 // browser's error page; they carry on by themselves once the server answers.
 //
-// The server heads this file with VERSION, SHELLS and FILES (wordjudge.web.service_worker): one cache per
+// The server heads this file with VERSION, SHELLS and FILES (wordjudge.web.pages.service_worker): one cache per
 // version holds the shell pages and every client file of that version, all filled at install. It never holds
 // an answer of the server's API (a verdict, a token, the event, a record): a page opened from the cache can
 // only say that the server cannot be reached, until it answers again.

@@ -15,14 +15,14 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from wordjudge.app import create_app
-from wordjudge.audit import note_place
-from wordjudge.auth import Role
-from wordjudge.demo import demo_source, open_demo
-from wordjudge.editions import canonical_form
-from wordjudge.lexicon import DEMO_NAME, Lexicon, LexiconStore
-from wordjudge.settings import Settings
-from wordjudge.wordlist import normalise
+from wordjudge.log.audit import note_place
+from wordjudge.model.auth import Role
+from wordjudge.service.settings import Settings
+from wordjudge.web.app import create_app
+from wordjudge.words.demo import demo_source, open_demo
+from wordjudge.words.editions import canonical_form
+from wordjudge.words.lexicon import DEMO_NAME, Lexicon, LexiconStore
+from wordjudge.words.wordlist import normalise
 
 from . import wordgen
 from .helpers import (
@@ -182,8 +182,8 @@ def quick_busy_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
     """SQLite connections opened from now on wait 0.2 s for a lock held elsewhere, not the server's 2 s
     (database.BUSY_TIMEOUT_MS): for a test that holds the audit log's lock on purpose, to see what is
     refused while it is held and that the next write succeeds. Ask for it before the app or log it affects."""
-    monkeypatch.setattr("wordjudge.database.BUSY_TIMEOUT_MS", 200)
-    monkeypatch.setattr("wordjudge.audit_store.BUSY_TIMEOUT_MS", 200)  # imported by name
+    monkeypatch.setattr("wordjudge.storage.database.BUSY_TIMEOUT_MS", 200)
+    monkeypatch.setattr("wordjudge.log.store.BUSY_TIMEOUT_MS", 200)  # imported by name
 
 
 @pytest.fixture

@@ -17,12 +17,12 @@ import httpx2 as httpx
 import pytest
 from playwright.sync_api import Page, expect
 
-from wordjudge.audit import open_log
-from wordjudge.chain import HeadMark
-from wordjudge.hall_proof import KEY_FILE, make_key
-from wordjudge.pg_setup import prepare
-from wordjudge.records import RecordFilter
-from wordjudge.serving import Serving
+from wordjudge.hall.pg_setup import prepare
+from wordjudge.hall.proof import KEY_FILE, make_key
+from wordjudge.log.audit import open_log
+from wordjudge.log.chain import HeadMark
+from wordjudge.model.records import RecordFilter
+from wordjudge.service.serving import Serving
 
 from .helpers import PASSWORD, LiveServer, free_port
 from .postgres import Cluster

@@ -22,13 +22,13 @@ from typing import IO, Any, TypeVar
 import httpx2 as httpx
 from argon2 import PasswordHasher
 
-from wordjudge.access import ACCESS_FILE, AccessStore
-from wordjudge.audit import AUDIT_FILE, AuditLog
-from wordjudge.audit_store import DATABASE_NOTE
-from wordjudge.auth import Role
-from wordjudge.deps import CSRF_HEADER, SESSION_COOKIE
-from wordjudge.messages import LANGUAGES, Message, catalogue
-from wordjudge.records import Record, RecordFilter
+from wordjudge.access.store import ACCESS_FILE, AccessStore
+from wordjudge.base.messages import LANGUAGES, Message, catalogue
+from wordjudge.log.audit import AUDIT_FILE, AuditLog
+from wordjudge.log.store import DATABASE_NOTE
+from wordjudge.model.auth import Role
+from wordjudge.model.records import Record, RecordFilter
+from wordjudge.web.deps import CSRF_HEADER, SESSION_COOKIE
 
 # Tests sign TDs in with cheap Argon2 settings (the hash records its own settings, so the server
 # checks it as it is), and the apps of the fixtures hash with them too (create_app's ``hasher``, which

@@ -45,7 +45,7 @@ import pytest
 from psycopg import sql
 from psycopg.rows import TupleRow
 
-from wordjudge.postgres import shown
+from wordjudge.storage.postgres import shown
 
 from .helpers import free_port
 

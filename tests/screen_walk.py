@@ -19,7 +19,7 @@ from typing import Any
 import httpx2 as httpx
 from playwright.sync_api import Browser, Page, Route, expect
 
-from wordjudge.auth import Role
+from wordjudge.model.auth import Role
 
 from .browser import new_page
 from .helpers import PASSWORD, LiveServer, access_store

@@ -14,12 +14,12 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from wordjudge.access import ACCESS_FILE
-from wordjudge.app import create_app
-from wordjudge.auth import Role
-from wordjudge.deps import CSRF_HEADER, SESSION_COOKIE
-from wordjudge.errors import DeviceMoved
-from wordjudge.settings import Settings
+from wordjudge.access.store import ACCESS_FILE
+from wordjudge.base.errors import DeviceMoved
+from wordjudge.model.auth import Role
+from wordjudge.service.settings import Settings
+from wordjudge.web.app import create_app
+from wordjudge.web.deps import CSRF_HEADER, SESSION_COOKIE
 
 from .helpers import (
     CHEAP_HASHER,

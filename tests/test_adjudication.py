@@ -6,18 +6,18 @@ from pathlib import Path
 
 import pytest
 
-from wordjudge.adjudication import Adjudicator
-from wordjudge.audit import AUDIT_FILE, AuditLog
-from wordjudge.auth import Principal, Role
-from wordjudge.errors import Forbidden, InvalidInput, NotFound, ProfileError
-from wordjudge.event import Division, Event
-from wordjudge.final_verdict import awaiting_ruling
-from wordjudge.input_rules import split_words
-from wordjudge.profile import Catalog
-from wordjudge.record_views import record_view
-from wordjudge.records import Entry, Kind, Verdict
-from wordjudge.rules import ChallengeRule
-from wordjudge.wordlist import parse_word_list
+from wordjudge.base.errors import Forbidden, InvalidInput, NotFound, ProfileError
+from wordjudge.judging.adjudication import Adjudicator
+from wordjudge.judging.final_verdict import awaiting_ruling
+from wordjudge.judging.record_views import record_view
+from wordjudge.log.audit import AUDIT_FILE, AuditLog
+from wordjudge.model.auth import Principal, Role
+from wordjudge.model.input_rules import split_words
+from wordjudge.model.records import Entry, Kind, Verdict
+from wordjudge.model.rules import ChallengeRule
+from wordjudge.tournament.event import Division, Event
+from wordjudge.words.profile import Catalog
+from wordjudge.words.wordlist import parse_word_list
 
 KIOSK = Principal("kiosk-1", Role.KIOSK, "kiosk")
 OTHER_KIOSK = Principal("kiosk-2", Role.KIOSK, "kiosk")

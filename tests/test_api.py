@@ -13,7 +13,7 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from wordjudge.audit import AUDIT_FILE
+from wordjudge.log.audit import AUDIT_FILE
 
 from .helpers import (
     ERROR_KEYS,

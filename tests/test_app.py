@@ -11,12 +11,12 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from wordjudge.app import create_app
-from wordjudge.errors import InvalidInput, LexiconIntegrityError, NotFound, WordjudgeError
-from wordjudge.lexicon import TRIE_FILE
-from wordjudge.resources import Resources
-from wordjudge.settings import Settings
-from wordjudge.web import SHELL_PAGES, WEB_DIR, asset_version, service_worker, web_files
+from wordjudge.base.errors import InvalidInput, LexiconIntegrityError, NotFound, WordjudgeError
+from wordjudge.service.resources import Resources
+from wordjudge.service.settings import Settings
+from wordjudge.web.app import create_app
+from wordjudge.web.pages import SHELL_PAGES, WEB_DIR, asset_version, service_worker, web_files
+from wordjudge.words.lexicon import TRIE_FILE
 
 from .helpers import StartServer, assert_error_shape, free_port, serve_process, write_event, write_list
 
@@ -124,8 +124,8 @@ def test_openapi_docs_are_served(client: TestClient) -> None:
 
 
 def test_event_lexicon_is_served_instead_of_the_demo(tmp_path: Path, data_dir: Path) -> None:
-    from wordjudge.lexicon import LexiconStore
-    from wordjudge.wordlist import read_word_list
+    from wordjudge.words.lexicon import LexiconStore
+    from wordjudge.words.wordlist import read_word_list
 
     LexiconStore(data_dir / "lexicons").add(read_word_list(write_list(tmp_path / "l.txt", ["aa", "ab"])), "SMALL")
     write_event(data_dir, [("A", "SMALL", "single")])

@@ -13,48 +13,72 @@ import inspect
 from pathlib import Path
 
 PACKAGE = Path(__file__).parent.parent / "server" / "wordjudge"
-MAX_SIBLINGS = 8
+# The layers, lowest first: a module imports modules of its own layer and of the layers below, never above.
+LAYERS = (
+    "base",
+    "model",
+    "storage",
+    "words",
+    "access",
+    "log",
+    "tournament",
+    "judging",
+    "hall",
+    "service",
+    "web",
+    "cli",
+)
+# The thin shells: the web (FastAPI, Starlette, uvicorn) and the command line (click); no layer below imports them.
+SHELLS = {"web", "cli"}
+FRAMEWORKS = ("fastapi", "starlette", "click", "uvicorn")
 MAX_PUBLIC_METHODS = 20
 MAX_LINES = 600
-# The command line and the app factory wire everything together: they may import what they wire.
-WIRING = {"app"}
-# The thin shells: routes, middleware and the web pages (FastAPI, Starlette), the command line (click).
-WEB = {
-    "api",
-    "api_access",
-    "api_console",
-    "api_event",
-    "api_hall",
-    "api_status",
-    "app",
-    "deps",
-    "fast_challenge",
-    "web",
-}
-WEB |= {"transport"}  # the ASGI middleware that caps connections and bodies
-FRAMEWORKS = ("fastapi", "starlette", "click", "uvicorn")
+MAX_FOLDER = 25  # modules in one folder (the anchors' biggest folder holds 44; uvicorn's 45 modules sit in 8)
+MAX_CHAIN = 12  # modules in the longest chain of module-level imports (the anchors: 4 to 12)
+
+
+def _name(path: Path) -> str:
+    """The dotted name of the module at ``path``, without the package's: ``log.audit``, ``web.routes.event``."""
+    parts = list(path.relative_to(PACKAGE).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
 def _modules() -> dict[str, ast.Module]:
-    return {path.stem: ast.parse(path.read_text("utf-8")) for path in sorted(PACKAGE.glob("*.py"))}
+    return {_name(path): ast.parse(path.read_text("utf-8")) for path in sorted(PACKAGE.rglob("*.py"))}
 
 
-def _is_cli(name: str) -> bool:
-    return name == "cli" or name.startswith("cli_") or name == "__main__"
+def _layer(name: str) -> str:
+    return name.split(".")[0]
 
 
-def siblings(tree: ast.Module) -> set[str]:
-    """The package's modules that ``tree`` imports (``from .x import``, ``from . import x``), wherever the
-    import is: at the top, under ``TYPE_CHECKING`` or inside a function."""
+def imported(name: str, tree: ast.Module, *, top_level_only: bool = False) -> set[str]:
+    """The package's modules that the module ``name`` imports, wherever the import is (at the top, under
+    ``TYPE_CHECKING``, inside a function), or with ``top_level_only`` only those run when it is imported.
+    ``from wordjudge.log import audit`` names ``log.audit``; ``from wordjudge.log.audit import AuditLog`` too."""
+    known = set(_modules_names())
     found: set[str] = set()
-    modules = {path.stem for path in PACKAGE.glob("*.py")}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.level == 1:
-            if node.module:
-                found.add(node.module.split(".")[0])
-            else:
-                found |= {alias.name for alias in node.names if alias.name in modules}
-    return found
+    nodes = tree.body if top_level_only else list(ast.walk(tree))
+    for node in nodes:
+        if (
+            isinstance(node, ast.ImportFrom)
+            and node.level == 0
+            and node.module
+            and node.module.split(".")[0] == "wordjudge"
+        ):
+            base = node.module.removeprefix("wordjudge").removeprefix(".")
+            subs = {f"{base}.{alias.name}".lstrip(".") for alias in node.names} & known
+            found |= subs or ({base} if base else set())
+        elif isinstance(node, ast.ImportFrom) and node.level > 0:
+            raise AssertionError(f"{name}: a relative import (wordjudge imports absolutely, as uvicorn does)")
+        elif isinstance(node, ast.Import):
+            found |= {
+                alias.name.removeprefix("wordjudge.") for alias in node.names if alias.name.startswith("wordjudge.")
+            }
+    return found - {name}
+
+
+def _modules_names() -> list[str]:
+    return [_name(path) for path in PACKAGE.rglob("*.py")]
 
 
 def external(tree: ast.Module) -> set[str]:
@@ -68,35 +92,84 @@ def external(tree: ast.Module) -> set[str]:
     return found
 
 
-def test_the_sibling_count_sees_every_kind_of_import() -> None:
+def test_imports_are_read_wherever_they_are() -> None:
     tree = ast.parse(
-        "from typing import TYPE_CHECKING\nfrom . import records, __version__\nfrom .audit import AuditLog\n"
-        "if TYPE_CHECKING:\n    from .event import Event\ndef f():\n    from .witness import Witness\n"
+        "from typing import TYPE_CHECKING\nfrom wordjudge.model import records\nfrom wordjudge import __version__\n"
+        "from wordjudge.log.audit import AuditLog\nif TYPE_CHECKING:\n    from wordjudge.tournament.event import Event\n"
+        "def f():\n    from wordjudge.log.witness import Witness\n"
     )
-    assert siblings(tree) == {"records", "audit", "event", "witness"}
+    assert imported("judging.x", tree) == {"model.records", "log.audit", "tournament.event", "log.witness"}
+    assert imported("judging.x", tree, top_level_only=True) == {"model.records", "log.audit"}
 
 
-def test_no_module_imports_more_than_eight_sibling_modules() -> None:
-    over = {
-        name: sorted(found)
+def test_every_module_sits_in_a_layer() -> None:
+    loose = [name for name in _modules() if name not in ("", "__main__") and _layer(name) not in LAYERS]
+    assert loose == [], f"modules outside the layers {LAYERS}: {loose}"
+
+
+def test_no_layer_imports_a_higher_one() -> None:
+    rank = {layer: n for n, layer in enumerate(LAYERS)}
+    upward = {
+        name: sorted(other for other in imported(name, tree) if other and rank[_layer(other)] > rank[_layer(name)])
         for name, tree in _modules().items()
-        if not _is_cli(name) and name not in WIRING and len(found := siblings(tree)) > MAX_SIBLINGS
+        if _layer(name) in rank
     }
-    assert over == {}, f"more than {MAX_SIBLINGS} sibling modules imported: {over}"
+    upward = {name: found for name, found in upward.items() if found}
+    assert upward == {}, f"imports of a higher layer: {upward}"
+    # The package's root is its version alone, imported by every layer.
+    assert imported("", _modules()[""]) == set()
 
 
 def test_the_domain_imports_neither_the_web_framework_nor_the_command_line() -> None:
     leaks = {
         name: sorted(found)
         for name, tree in _modules().items()
-        if not _is_cli(name) and name not in WEB and (found := external(tree) & set(FRAMEWORKS))
+        if _layer(name) not in SHELLS and name != "__main__" and (found := external(tree) & set(FRAMEWORKS))
     }
     assert leaks == {}, f"domain modules importing a framework: {leaks}"
 
 
+def test_no_folder_holds_more_than_twenty_five_modules() -> None:
+    folders = {
+        str(folder.relative_to(PACKAGE)): len(list(folder.glob("*.py")))
+        for folder in [PACKAGE, *PACKAGE.rglob("*/")]
+        if folder.name != "__pycache__"
+    }
+    assert max(folders.values()) <= MAX_FOLDER, f"split these folders: {folders}"
+    assert len(folders) >= len(LAYERS)
+
+
+def chain(graph: dict[str, set[str]]) -> list[str]:
+    """The longest chain of imports in ``graph`` (module -> the modules it imports at its top level)."""
+    longest: dict[str, list[str]] = {}
+
+    def walk(name: str, seen: frozenset[str]) -> list[str]:
+        if name not in longest:
+            best = [name]
+            for other in graph.get(name, set()) - seen:
+                path = [name, *walk(other, seen | {other})]
+                best = max(best, path, key=len)
+            longest[name] = best
+        return longest[name]
+
+    return max((walk(name, frozenset({name})) for name in graph), key=len)
+
+
+def test_the_chain_check_finds_the_longest_chain() -> None:
+    assert chain({"a": {"b", "c"}, "b": {"c"}, "c": {"d"}, "d": set()}) == ["a", "b", "c", "d"]
+
+
+def test_the_longest_chain_of_module_level_imports_is_short() -> None:
+    graph = {name: imported(name, tree, top_level_only=True) for name, tree in _modules().items()}
+    found = chain(graph)
+    assert len(found) <= MAX_CHAIN, f"{len(found)} modules: {' -> '.join(found)}"
+
+
 def test_no_module_passes_six_hundred_lines() -> None:
     long = {
-        path.name: n for path in PACKAGE.glob("*.py") if (n := len(path.read_text("utf-8").splitlines())) > MAX_LINES
+        str(path.relative_to(PACKAGE)): n
+        for path in PACKAGE.rglob("*.py")
+        if (n := len(path.read_text("utf-8").splitlines())) > MAX_LINES
     }
     assert long == {}, f"split these modules: {long}"
 
@@ -106,7 +179,7 @@ def _classes() -> list[type]:
     for name in _modules():
         if name == "__main__":  # importing it runs the command line
             continue
-        module = importlib.import_module(f"wordjudge.{name}")
+        module = importlib.import_module(f"wordjudge.{name}".rstrip("."))
         found += [
             cls
             for _, cls in inspect.getmembers(module, inspect.isclass)

@@ -14,13 +14,13 @@ from typing import Any
 
 import pytest
 
-from wordjudge.audit import AUDIT_FILE, AuditLog
-from wordjudge.audit_jobs import Task
-from wordjudge.chain import GENESIS_HASH
-from wordjudge.errors import AuditUnavailable, Conflict
-from wordjudge.event_changes import Change, change_entry
-from wordjudge.records import Appended, Entry, Kind, Record, RecordFilter, Verdict, record_hash
-from wordjudge.rules import ChallengeRule, consequence
+from wordjudge.base.errors import AuditUnavailable, Conflict
+from wordjudge.log.audit import AUDIT_FILE, AuditLog
+from wordjudge.log.chain import GENESIS_HASH
+from wordjudge.log.jobs import Task
+from wordjudge.model.records import Appended, Entry, Kind, Record, RecordFilter, Verdict, record_hash
+from wordjudge.model.rules import ChallengeRule, consequence
+from wordjudge.tournament.changes import Change, change_entry
 
 from .helpers import fill_disk
 

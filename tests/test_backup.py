@@ -14,13 +14,13 @@ import pytest
 from click.testing import CliRunner
 from fastapi.testclient import TestClient
 
-from wordjudge.app import create_app
-from wordjudge.audit import AUDIT_FILE, AuditLog
-from wordjudge.backup import backup_sqlite
-from wordjudge.cli import main
-from wordjudge.errors import AuditUnavailable, Conflict
-from wordjudge.lexicon import DEMO_NAME
-from wordjudge.settings import Settings
+from wordjudge.base.errors import AuditUnavailable, Conflict
+from wordjudge.cli.main import main
+from wordjudge.log.audit import AUDIT_FILE, AuditLog
+from wordjudge.service.settings import Settings
+from wordjudge.storage.backup import backup_sqlite
+from wordjudge.web.app import create_app
+from wordjudge.words.lexicon import DEMO_NAME
 
 from .helpers import StartServer, device_headers, write_event
 

@@ -17,15 +17,15 @@ import pytest
 from click.testing import CliRunner
 from fastapi.testclient import TestClient
 
-from wordjudge.app import create_app
-from wordjudge.audit import AUDIT_FILE, AuditLog
-from wordjudge.audit_schema import MIGRATIONS, SCHEMA
-from wordjudge.auth import Role
-from wordjudge.chain import HeadMark, head_text, verify_chain
-from wordjudge.cli import main
-from wordjudge.errors import AuditUnavailable
-from wordjudge.final_verdict import Correction, settle
-from wordjudge.records import (
+from wordjudge.base.errors import AuditUnavailable
+from wordjudge.cli.main import main
+from wordjudge.judging.final_verdict import Correction, settle
+from wordjudge.judging.summary import summarise
+from wordjudge.log.audit import AUDIT_FILE, AuditLog
+from wordjudge.log.chain import HeadMark, head_text, verify_chain
+from wordjudge.log.witness import Witness
+from wordjudge.model.auth import Role
+from wordjudge.model.records import (
     ENTRY_FIELDS,
     Appended,
     Record,
@@ -35,10 +35,10 @@ from wordjudge.records import (
     record_hash,
     verdict_of,
 )
-from wordjudge.resources import Resources
-from wordjudge.settings import Settings
-from wordjudge.summary import summarise
-from wordjudge.witness import Witness
+from wordjudge.service.resources import Resources
+from wordjudge.service.settings import Settings
+from wordjudge.storage.audit_schema import MIGRATIONS, SCHEMA
+from wordjudge.web.app import create_app
 
 from .helpers import Actors, StartServer, device_headers, run_async, write_event
 from .test_audit import entry, fill
@@ -136,7 +136,7 @@ def test_a_rewritten_history_passes_alone_but_not_against_a_docket_or_a_witness(
 
 
 def _read(path: Path) -> list[HeadMark]:
-    from wordjudge.chain import read_heads
+    from wordjudge.log.chain import read_heads
 
     return read_heads(path)
 
@@ -373,7 +373,7 @@ def test_a_log_with_a_dropped_trigger_is_served_for_reading_but_refuses_records(
 def test_the_start_checks_what_came_since_its_checkpoint_and_the_whole_log_in_the_background(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("wordjudge.audit._WHOLE_CHECK_AFTER", 0.1)  # a server waits 3 s: its first verdicts first
+    monkeypatch.setattr("wordjudge.log.audit._WHOLE_CHECK_AFTER", 0.1)  # a server waits 3 s: its first verdicts first
     path = tmp_path / AUDIT_FILE
     a_log(path, 200)  # its start wrote a checkpoint; so does each start after it
     log = AuditLog(path)
@@ -517,7 +517,7 @@ def test_a_write_fault_after_the_commit_answers_with_the_record_not_503(data_dir
     resources.audit.close()
     resources.audit = resources.challenges.audit = _FailingAfterCommit(data_dir / AUDIT_FILE)
     resources.audit.start()
-    from wordjudge.auth import Principal
+    from wordjudge.model.auth import Principal
 
     kiosk = Principal("kiosk-1", Role.KIOSK, "kiosk")
     try:

@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from wordjudge.audit import AUDIT_FILE, AuditLog
-from wordjudge.audit_schema import SCHEMA
-from wordjudge.cli import main
-from wordjudge.cli_options import SETTING_FLAGS
-from wordjudge.lexicon import DEMO_NAME
-from wordjudge.settings import Settings, env_name
+from wordjudge.cli.main import main
+from wordjudge.cli.options import SETTING_FLAGS
+from wordjudge.log.audit import AUDIT_FILE, AuditLog
+from wordjudge.service.settings import Settings, env_name
+from wordjudge.storage.audit_schema import SCHEMA
+from wordjudge.words.lexicon import DEMO_NAME
 
 from .helpers import write_list
 

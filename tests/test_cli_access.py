@@ -8,7 +8,7 @@ import httpx2 as httpx
 import pytest
 from click.testing import CliRunner, Result
 
-from wordjudge.cli import main
+from wordjudge.cli.main import main
 
 from .helpers import PASSWORD, StartServer, write_event
 

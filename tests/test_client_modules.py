@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from wordjudge.hall_proof import digest, proof_mac
-from wordjudge.input_rules import served
+from wordjudge.hall.proof import digest, proof_mac
+from wordjudge.model.input_rules import served
 
 JS_TESTS = Path(__file__).resolve().parent / "js"
 
@@ -35,7 +35,7 @@ def test_the_client_modules_pass_their_node_tests() -> None:
 
 
 def _proof_vector() -> str:
-    """A proof as the server makes it (wordjudge.hall_proof), for the client's check (tests/js/proof.test.mjs)."""
+    """A proof as the server makes it (wordjudge.hall.proof), for the client's check (tests/js/proof.test.mjs)."""
     secret, nonce, url = "wj_" + secrets.token_urlsafe(32), secrets.token_hex(16), "http://192.168.1.11:8000"
     key = digest(secret)
     mac = proof_mac(key, nonce=nonce, url=url, role="active", epoch=2)

@@ -25,15 +25,15 @@ from fastapi.testclient import TestClient
 from hypothesis import given
 from hypothesis import strategies as st
 
-from wordjudge.app import create_app
-from wordjudge.chain import STEP_ACCEPTED, verify_chain
-from wordjudge.clock import BEHIND_LOG, JUMPED_FORWARD, STEPPED_BACK, ClockWatch, Offset, record_time, stored
-from wordjudge.clock_steps import StepAcceptance, step_acceptance
-from wordjudge.event_changes import Change, change_entry
-from wordjudge.messages import Message
-from wordjudge.records import Kind, Record, RecordFilter
-from wordjudge.settings import Settings
-from wordjudge.timekeeping import ACTOR, STEP_ALERT, Timekeeper
+from wordjudge.base.clock import BEHIND_LOG, JUMPED_FORWARD, STEPPED_BACK, ClockWatch, Offset, record_time, stored
+from wordjudge.base.messages import Message
+from wordjudge.log.chain import STEP_ACCEPTED, verify_chain
+from wordjudge.model.records import Kind, Record, RecordFilter
+from wordjudge.service.settings import Settings
+from wordjudge.tournament.changes import Change, change_entry
+from wordjudge.tournament.clock_steps import StepAcceptance, step_acceptance
+from wordjudge.tournament.timekeeping import ACTOR, STEP_ALERT, Timekeeper
+from wordjudge.web.app import create_app
 
 from .clocks import ShiftedClock
 from .helpers import CHEAP_HASHER, LiveServer, access_store, audit_log, device_headers, td_headers
@@ -143,7 +143,7 @@ def test_an_offset_leaves_half_the_round_trip_unknown() -> None:
 def scripted_clock(monkeypatch: pytest.MonkeyPatch) -> Clocks:
     """The writer's clock, as the test sets it (the audit writer reads ``time_now``)."""
     clocks = Clocks()
-    monkeypatch.setattr("wordjudge.audit.time_now", clocks.wall)
+    monkeypatch.setattr("wordjudge.log.audit.time_now", clocks.wall)
     return clocks
 
 
@@ -294,7 +294,7 @@ def test_a_clock_stepped_while_serving_is_named_held_and_put_on_record(
 
 # -- several processes, their clocks a few milliseconds apart ------------------------------------------------
 
-# One writer of a server of several processes (wordjudge.processes): it appends ``count`` records from ``first`` on.
+# One writer of a server of several processes (wordjudge.service.processes): it appends ``count`` records from ``first`` on.
 _WRITER = """
 import sys
 from pathlib import Path
@@ -348,8 +348,8 @@ def log_written_before_the_fix(data_dir: Path, monkeypatch: pytest.MonkeyPatch, 
     noon = datetime(2026, 11, 27, 12, tzinfo=UTC).timestamp()
     readings = iter(noon + seconds for seconds in times)
     with monkeypatch.context() as patched:
-        patched.setattr("wordjudge.audit.record_time", lambda clock, previous: clock)
-        patched.setattr("wordjudge.audit.time_now", lambda: next(readings))
+        patched.setattr("wordjudge.log.audit.record_time", lambda clock, previous: clock)
+        patched.setattr("wordjudge.log.audit.time_now", lambda: next(readings))
         log = audit_log(data_dir)
         log.start()
         try:
@@ -379,7 +379,7 @@ def test_a_log_with_an_honest_step_back_is_accepted_by_the_td_and_served_again(
     assert acceptance.change is not None
     assert (acceptance.change["what"], acceptance.actor, acceptance.channel) == (STEP_ACCEPTED, "cli:root", "cli")
     # The server serves the log again: its start and its whole check pass, and challenges are recorded.
-    monkeypatch.setattr("wordjudge.audit._WHOLE_CHECK_AFTER", 0.0)
+    monkeypatch.setattr("wordjudge.log.audit._WHOLE_CHECK_AFTER", 0.0)
     kiosk = device_headers(data_dir, "kiosk-1")
     with TestClient(create_app(Settings(data_dir=data_dir), hasher=CHEAP_HASHER)) as client:
         deadline = time.monotonic() + 10

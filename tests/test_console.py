@@ -12,9 +12,9 @@ from click.testing import CliRunner
 from playwright.sync_api import Browser, Page, expect
 from pypdf import PdfReader
 
-from wordjudge.auth import Role
-from wordjudge.cli import main
-from wordjudge.errors import DeviceMoved
+from wordjudge.base.errors import DeviceMoved
+from wordjudge.cli.main import main
+from wordjudge.model.auth import Role
 
 from .browser import fits, new_page, runner_sends, screenshot, serving
 from .helpers import PASSWORD, LiveServer, access_store, write_event, write_list

@@ -14,11 +14,11 @@ import httpx2 as httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from wordjudge.app import create_app
-from wordjudge.event import EVENT_FILE, load_event
-from wordjudge.profile import Catalog
-from wordjudge.settings import Settings
-from wordjudge.wordlist import parse_word_list
+from wordjudge.service.settings import Settings
+from wordjudge.tournament.event import EVENT_FILE, load_event
+from wordjudge.web.app import create_app
+from wordjudge.words.profile import Catalog
+from wordjudge.words.wordlist import parse_word_list
 
 from .helpers import (
     Actors,
@@ -240,7 +240,7 @@ def test_the_live_feed_streams_new_records_to_the_td(data_dir: Path, live_server
 def test_the_live_feed_ends_when_asked_not_at_its_next_look(
     client: TestClient, actors: Actors, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("wordjudge.api_console.FEED_POLL_SECONDS", 30.0)  # looks for new records this far apart
+    monkeypatch.setattr("wordjudge.web.routes.console.FEED_POLL_SECONDS", 30.0)  # looks for new records this far apart
     started = time.monotonic()
     response = client.get("/api/feed?seconds=0.2", headers=actors.alice)
     assert response.status_code == 200
@@ -278,7 +278,7 @@ def test_a_recheck_that_disagrees_alerts_the_td_at_once(
     data_dir: Path, settings: Settings, actors: Actors, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Two lists that disagree on CAT, as after an errata fix: the re-check uses the one served then.
-    monkeypatch.setattr("wordjudge.app.EVENT_WATCH_SECONDS", 0.2)  # the file is looked at sooner (test_event_watch)
+    monkeypatch.setattr("wordjudge.web.app.EVENT_WATCH_SECONDS", 0.2)  # the file is looked at sooner (test_event_watch)
     Catalog(data_dir).lexicons.add(parse_word_list(b"QI\nDOG\n", source_name="errata.txt"), "ERRATA")
     write_event(data_dir, [("Open", "demo", "five-per-word")], name="Test Open")
     with TestClient(create_app(settings)) as client:

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from wordjudge.records import Kind, Verdict
+from wordjudge.model.records import Kind, Verdict
 
 from .browser import serving
 from .helpers import PASSWORD, LiveServer, audit_log, device_headers, write_event

@@ -21,8 +21,8 @@ from click.testing import CliRunner
 from playwright.sync_api import Browser, Dialog, Page, expect
 from pypdf import PdfReader
 
-from wordjudge.auth import Role
-from wordjudge.cli import main
+from wordjudge.cli.main import main
+from wordjudge.model.auth import Role
 
 from .browser import SCREENSHOTS, screenshot, serving
 from .helpers import PASSWORD, LiveServer, device_headers, td_headers, write_event, write_list

@@ -13,8 +13,8 @@ import httpx2 as httpx
 import pytest
 from playwright.sync_api import Browser, Page, Route, expect
 
-from wordjudge.auth import Role
-from wordjudge.event import load_event
+from wordjudge.model.auth import Role
+from wordjudge.tournament.event import load_event
 
 from .browser import fits, new_page, open_enrolled, screenshot, serving
 from .helpers import PASSWORD, LiveServer, access_store, write_event

@@ -10,12 +10,12 @@ import pytest
 from click.testing import CliRunner
 from fastapi.testclient import TestClient
 
-from wordjudge.access import ACCESS_FILE
-from wordjudge.app import create_app
-from wordjudge.audit import AUDIT_FILE, AuditLog
-from wordjudge.cli import main
-from wordjudge.datadir import IDENTITY_FILE, identity
-from wordjudge.settings import Settings
+from wordjudge.access.store import ACCESS_FILE
+from wordjudge.base.datadir import IDENTITY_FILE, identity
+from wordjudge.cli.main import main
+from wordjudge.log.audit import AUDIT_FILE, AuditLog
+from wordjudge.service.settings import Settings
+from wordjudge.web.app import create_app
 
 from .helpers import PASSWORD, access_store, device_headers, write_event
 

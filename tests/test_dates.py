@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from wordjudge import messages
-from wordjudge.errors import InvalidInput
-from wordjudge.event import dump_event, parse_event
-from wordjudge.messages import LANGUAGES, Message, format_datetime
+from wordjudge.base import messages
+from wordjudge.base.errors import InvalidInput
+from wordjudge.base.messages import LANGUAGES, Message, format_datetime
+from wordjudge.tournament.event import dump_event, parse_event
 
 from .helpers import Actors
 

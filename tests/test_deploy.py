@@ -20,9 +20,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from wordjudge.cli import main
-from wordjudge.pairing import PAIRING_TTL
-from wordjudge.settings import Settings, env_name, load_settings
+from wordjudge.access.pairing import PAIRING_TTL
+from wordjudge.cli.main import main
+from wordjudge.service.settings import Settings, env_name, load_settings
 
 from .netlab import lab
 
@@ -108,9 +108,9 @@ def test_the_unit_is_hardened(unit: dict[str, dict[str, list[str]]]) -> None:
 
 
 def test_the_stop_timeout_leaves_room_for_the_graceful_shutdown(unit: dict[str, dict[str, list[str]]]) -> None:
-    source = (ROOT / "server" / "wordjudge" / "cli.py").read_text()
+    source = (ROOT / "server" / "wordjudge" / "cli" / "main.py").read_text()
     graceful = re.findall(r"timeout_graceful_shutdown=(\d+)", source)
-    assert len(graceful) == 1, "cli.py should give uvicorn one timeout_graceful_shutdown"
+    assert len(graceful) == 1, "cli/main.py should give uvicorn one timeout_graceful_shutdown"
     stop = one(unit, "Service", "TimeoutStopSec")
     assert stop.isdigit(), f"TimeoutStopSec={stop}: give plain seconds"
     # After the open requests' grace period: mDNS goodbyes (under a second) and closing the audit log.

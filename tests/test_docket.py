@@ -21,8 +21,8 @@ from fastapi.testclient import TestClient
 from playwright.sync_api import Browser, Page, expect
 from pypdf import PdfReader
 
-from wordjudge.auth import Role
-from wordjudge.chain import head_text
+from wordjudge.log.chain import head_text
+from wordjudge.model.auth import Role
 
 from .browser import new_page, serving
 from .helpers import Actors, LiveServer, access_store, td_headers, write_event

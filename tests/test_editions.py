@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from wordjudge.editions import Edition, Match, Registry, canonical_form, fingerprint, load_registry
-from wordjudge.errors import InvalidInput
-from wordjudge.wordlist import read_word_list
+from wordjudge.base.errors import InvalidInput
+from wordjudge.words.editions import Edition, Match, Registry, canonical_form, fingerprint, load_registry
+from wordjudge.words.wordlist import read_word_list
 
 from .helpers import PROFILE, write_list
 

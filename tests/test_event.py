@@ -7,9 +7,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from wordjudge.cli import main
-from wordjudge.errors import InvalidInput
-from wordjudge.event import (
+from wordjudge.base.errors import InvalidInput
+from wordjudge.cli.main import main
+from wordjudge.model.rules import ChallengeRule
+from wordjudge.tournament.event import (
     Division,
     Event,
     demo_event,
@@ -21,9 +22,8 @@ from wordjudge.event import (
     template,
     with_current_round,
 )
-from wordjudge.profile import Catalog
-from wordjudge.rules import ChallengeRule
-from wordjudge.wordlist import parse_word_list
+from wordjudge.words.profile import Catalog
+from wordjudge.words.wordlist import parse_word_list
 
 from .helpers import fill_disk, write_event
 

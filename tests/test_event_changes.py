@@ -13,13 +13,13 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from wordjudge.audit import AUDIT_FILE, AuditLog
-from wordjudge.auth import Role
-from wordjudge.errors import AuditUnavailable
-from wordjudge.event import load_event
-from wordjudge.event_changes import Change, change_entry, describe
-from wordjudge.record_views import record_line
-from wordjudge.records import Kind, Verdict, from_body, record_body, record_hash
+from wordjudge.base.errors import AuditUnavailable
+from wordjudge.judging.record_views import record_line
+from wordjudge.log.audit import AUDIT_FILE, AuditLog
+from wordjudge.model.auth import Role
+from wordjudge.model.records import Kind, Verdict, from_body, record_body, record_hash
+from wordjudge.tournament.changes import Change, change_entry, describe
+from wordjudge.tournament.event import load_event
 
 from .helpers import Actors, assert_error_shape, device_headers
 from .test_audit import entry, fill

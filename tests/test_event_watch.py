@@ -17,9 +17,9 @@ import httpx2 as httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from wordjudge.app import create_app
-from wordjudge.event import EVENT_FILE
-from wordjudge.settings import Settings
+from wordjudge.service.settings import Settings
+from wordjudge.tournament.event import EVENT_FILE
+from wordjudge.web.app import create_app
 
 from .helpers import StartServer, device_headers, td_headers
 
@@ -41,7 +41,7 @@ PICKED_UP_WITHIN = 2 * LOOK_SECONDS + 8
 
 @pytest.fixture(autouse=True)
 def quick_looks(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("wordjudge.app.EVENT_WATCH_SECONDS", LOOK_SECONDS)
+    monkeypatch.setattr("wordjudge.web.app.EVENT_WATCH_SECONDS", LOOK_SECONDS)
 
 
 def eventually(check: Callable[[], Any], what: str) -> Any:

@@ -14,7 +14,7 @@ from typing import Any
 from click.testing import CliRunner
 from fastapi.testclient import TestClient
 
-from wordjudge.cli import main
+from wordjudge.cli.main import main
 
 from .helpers import Actors
 

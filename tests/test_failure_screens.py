@@ -20,8 +20,8 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 import wordjudge
-from wordjudge.auth import Role
-from wordjudge.web import SHELL_PAGES, WEB_DIR, asset_version
+from wordjudge.model.auth import Role
+from wordjudge.web.pages import SHELL_PAGES, WEB_DIR, asset_version
 
 from .browser import new_page, open_enrolled, runner_sends, screenshot, serving
 from .helpers import LiveServer, ServeProcess, access_store, td_headers, wait_for_health, write_event

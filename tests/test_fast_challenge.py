@@ -16,11 +16,11 @@ from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from wordjudge.app import create_app
-from wordjudge.auth import Role
-from wordjudge.fast_challenge import ChallengeFastPath
-from wordjudge.lexicon import DEMO_NAME
-from wordjudge.settings import Settings
+from wordjudge.model.auth import Role
+from wordjudge.service.settings import Settings
+from wordjudge.web.app import create_app
+from wordjudge.web.fast_challenge import ChallengeFastPath
+from wordjudge.words.lexicon import DEMO_NAME
 
 from .helpers import device_headers, examples, td_headers, write_event
 

@@ -32,13 +32,13 @@ from typing import Any
 import httpx2 as httpx
 import pytest
 
-from wordjudge.audit import AUDIT_FILE, AuditLog
-from wordjudge.chain import Verification
-from wordjudge.editions import load_registry
-from wordjudge.lexicon import DEMO_NAME, MANIFEST_FILE, TRIE_FILE, LexiconStore
-from wordjudge.profile import Catalog
-from wordjudge.records import Kind, Record
-from wordjudge.wordlist import parse_word_list
+from wordjudge.log.audit import AUDIT_FILE, AuditLog
+from wordjudge.log.chain import Verification
+from wordjudge.model.records import Kind, Record
+from wordjudge.words.editions import load_registry
+from wordjudge.words.lexicon import DEMO_NAME, MANIFEST_FILE, TRIE_FILE, LexiconStore
+from wordjudge.words.profile import Catalog
+from wordjudge.words.wordlist import parse_word_list
 
 from .helpers import assert_error_shape, audit_log, device_headers, fill_disk, free_port, write_event, write_list
 

@@ -1,4 +1,4 @@
-"""A challenge's final verdict after its re-checks, reissues and rulings (wordjudge.final_verdict), on chains
+"""A challenge's final verdict after its re-checks, reissues and rulings (wordjudge.judging.final_verdict), on chains
 written by the real adjudication service into a real audit log."""
 
 from __future__ import annotations
@@ -10,12 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from wordjudge.adjudication import Adjudicator
-from wordjudge.audit import AUDIT_FILE, AuditLog
-from wordjudge.auth import Principal, Role
-from wordjudge.errors import NotFound
-from wordjudge.event import Division, Event
-from wordjudge.final_verdict import (
+from wordjudge.base.errors import NotFound
+from wordjudge.judging.adjudication import Adjudicator
+from wordjudge.judging.final_verdict import (
     FinalVerdict,
     awaiting_ruling,
     corrections,
@@ -24,10 +21,13 @@ from wordjudge.final_verdict import (
     read_corrections,
     settle,
 )
-from wordjudge.profile import Catalog
-from wordjudge.records import Kind, Record, RecordFilter, Verdict
-from wordjudge.rules import ChallengeRule
-from wordjudge.wordlist import parse_word_list
+from wordjudge.log.audit import AUDIT_FILE, AuditLog
+from wordjudge.model.auth import Principal, Role
+from wordjudge.model.records import Kind, Record, RecordFilter, Verdict
+from wordjudge.model.rules import ChallengeRule
+from wordjudge.tournament.event import Division, Event
+from wordjudge.words.profile import Catalog
+from wordjudge.words.wordlist import parse_word_list
 
 KIOSK = Principal("kiosk-1", Role.KIOSK, "kiosk")
 ALICE = Principal("alice", Role.TD, "console")

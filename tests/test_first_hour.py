@@ -12,10 +12,10 @@ from click.testing import CliRunner, Result
 from fastapi.testclient import TestClient
 from playwright.sync_api import Browser, expect
 
-from wordjudge.cli import main
-from wordjudge.datadir import lock_for_server
-from wordjudge.lexicon import DEMO_NAME
-from wordjudge.settings import Settings
+from wordjudge.base.datadir import lock_for_server
+from wordjudge.cli.main import main
+from wordjudge.service.settings import Settings
+from wordjudge.words.lexicon import DEMO_NAME
 
 from .browser import new_page, screenshot
 from .helpers import PASSWORD, LiveServer, free_port, serve_process, wait_for_health, write_event, write_list
@@ -49,7 +49,7 @@ def test_event_show_and_health_warn_a_real_event_on_the_demo_list(data_dir: Path
     shown = run("event", "show", "--data-dir", data_dir)
     assert shown.exit_code == 0, shown.output
     assert DEMO_LIST_WARNING in shown.output
-    from wordjudge.app import create_app
+    from wordjudge.web.app import create_app
 
     from .helpers import CHEAP_HASHER
 

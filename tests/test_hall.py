@@ -18,12 +18,12 @@ import pytest
 from fastapi.testclient import TestClient
 from playwright.sync_api import Browser, expect
 
-from wordjudge.access import ACCESS_FILE, AccessStore
-from wordjudge.app import create_app
-from wordjudge.audit import open_log
-from wordjudge.chain import HEAD_HEX, HeadMark
-from wordjudge.event import EVENT_FILE, dump_event, load_event
-from wordjudge.hall import (
+from wordjudge.access.store import ACCESS_FILE, AccessStore
+from wordjudge.base.messages import Message
+from wordjudge.hall.event import BEFORE_TAKEOVER, adopt_event_file
+from wordjudge.hall.peers import PeerSays, Unready, parse_peers, rival, superseded_by, unready_for, unready_warning
+from wordjudge.hall.proof import KEY_FILE, make_key
+from wordjudge.hall.roles import (
     ACTIVE,
     FENCED,
     SPLIT,
@@ -35,24 +35,16 @@ from wordjudge.hall import (
     promote,
     replicas,
 )
-from wordjudge.hall_event import BEFORE_TAKEOVER, adopt_event_file
-from wordjudge.hall_peers import (
-    PeerSays,
-    Unready,
-    parse_peers,
-    rival,
-    superseded_by,
-    unready_for,
-    unready_warning,
-)
-from wordjudge.hall_proof import KEY_FILE, make_key
-from wordjudge.lexicon import LexiconStore
-from wordjudge.messages import Message
-from wordjudge.profile import Catalog
-from wordjudge.records import Kind, RecordFilter
-from wordjudge.serving import ALONE_ALERT, UNREADY_ALERT, Serving
-from wordjudge.settings import Settings
-from wordjudge.wordlist import read_word_list
+from wordjudge.log.audit import open_log
+from wordjudge.log.chain import HEAD_HEX, HeadMark
+from wordjudge.model.records import Kind, RecordFilter
+from wordjudge.service.serving import ALONE_ALERT, UNREADY_ALERT, Serving
+from wordjudge.service.settings import Settings
+from wordjudge.tournament.event import EVENT_FILE, dump_event, load_event
+from wordjudge.web.app import create_app
+from wordjudge.words.lexicon import LexiconStore
+from wordjudge.words.profile import Catalog
+from wordjudge.words.wordlist import read_word_list
 
 from .browser import new_page, open_enrolled
 from .clocks import ShiftedClock
@@ -648,7 +640,7 @@ def test_a_split_server_takes_over_only_once_the_other_says_it_is_the_standby(
     shutil.copytree(compiled_demo, tmp_path / "lexicons" / compiled_demo.name)
     own, other = f"http://127.0.0.1:{free_port()}", f"http://127.0.0.1:{free_port()}"
     answers: list[PeerSays] = [PeerSays(other, unproven="no_answer")]
-    monkeypatch.setattr("wordjudge.hall_peers.ask_peers", lambda peers, key, **_: list(answers))
+    monkeypatch.setattr("wordjudge.hall.peers.ask_peers", lambda peers, key, **_: list(answers))
     serving = Serving(Settings(data_dir=tmp_path, database=url, public_url=own, peers=other))
     serving.start()
 

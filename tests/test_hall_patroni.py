@@ -21,12 +21,12 @@ from typing import Any
 import httpx2 as httpx
 import pytest
 
-from wordjudge.access import ACCESS_FILE, AccessStore
-from wordjudge.chain import HEAD_HEX, HeadMark
-from wordjudge.hall import ACTIVE, STANDBY
-from wordjudge.hall_proof import KEY_FILE, make_key
-from wordjudge.pg_setup import prepare
-from wordjudge.serving import ALONE_ALERT
+from wordjudge.access.store import ACCESS_FILE, AccessStore
+from wordjudge.hall.pg_setup import prepare
+from wordjudge.hall.proof import KEY_FILE, make_key
+from wordjudge.hall.roles import ACTIVE, STANDBY
+from wordjudge.log.chain import HEAD_HEX, HeadMark
+from wordjudge.service.serving import ALONE_ALERT
 
 from .hall_lab import SERVER_PASSWORD, SERVER_ROLE, Acknowledged, challenge, settled_once
 from .helpers import LiveServer, free_port

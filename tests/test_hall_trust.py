@@ -18,13 +18,13 @@ import httpx2 as httpx
 import pytest
 from playwright.sync_api import Browser, expect
 
-from wordjudge.access import ACCESS_FILE, AccessStore
-from wordjudge.event import EVENT_FILE
-from wordjudge.hall import ACTIVE, FENCED, STANDBY, latest_event_file
-from wordjudge.hall_peers import Claim, PeerSays, signed
-from wordjudge.hall_proof import HallKey
-from wordjudge.serving import Serving
-from wordjudge.settings import Settings
+from wordjudge.access.store import ACCESS_FILE, AccessStore
+from wordjudge.hall.peers import Claim, PeerSays, signed
+from wordjudge.hall.proof import HallKey
+from wordjudge.hall.roles import ACTIVE, FENCED, STANDBY, latest_event_file
+from wordjudge.service.serving import Serving
+from wordjudge.service.settings import Settings
+from wordjudge.tournament.event import EVENT_FILE
 
 from .browser import new_page, open_enrolled
 from .fake_peer import FakePeer, dripped_answer, huge_answer, json_answer
@@ -203,7 +203,7 @@ def test_a_server_gives_way_only_to_proven_claims_and_never_while_a_synchronous_
     database proves nobody took the hall over, whatever is claimed; a fenced server whose database has such a
     standby again comes back by itself."""
     answers: list[PeerSays] = []
-    monkeypatch.setattr("wordjudge.hall_peers.ask_peers", lambda peers, key, **_: list(answers))
+    monkeypatch.setattr("wordjudge.hall.peers.ask_peers", lambda peers, key, **_: list(answers))
     a = Serving(Settings(data_dir=hall.a.data_dir, database=hall.url_a, public_url=hall.a.base, peers=hall.b.base))
     a.start()
     try:
@@ -304,7 +304,7 @@ def test_the_consoles_banner_never_sends_the_td_to_sign_in_where_nothing_proves_
 def test_a_device_proof_is_the_servers_word_for_its_own_address_only(hall: Hall, kiosk: str) -> None:
     """The proof endpoint: only the active server answers, only for a secret it knows, and signs its own address
     (a proof relayed from the hall's other server does not pass for this one)."""
-    from wordjudge.hall_proof import digest, proof_mac
+    from wordjudge.hall.proof import digest, proof_mac
 
     hall.a.start()
     hall.b.start()

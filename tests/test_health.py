@@ -18,11 +18,11 @@ from fastapi.testclient import TestClient
 from playwright.sync_api import Browser, expect
 from prometheus_client.parser import text_string_to_metric_families
 
-from wordjudge.audit import AUDIT_FILE
-from wordjudge.lexicon import TRIE_FILE
-from wordjudge.resources import Resources
-from wordjudge.settings import Settings
-from wordjudge.status import health_report
+from wordjudge.log.audit import AUDIT_FILE
+from wordjudge.service.resources import Resources
+from wordjudge.service.settings import Settings
+from wordjudge.service.status import health_report
+from wordjudge.words.lexicon import TRIE_FILE
 
 from .browser import new_page, open_enrolled, screenshot
 from .helpers import (
@@ -114,7 +114,7 @@ def test_a_lexicon_file_that_changes_after_start_makes_health_degraded(
 
 
 def test_low_disk_space_is_a_warning_not_degraded(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("wordjudge.health.LOW_DISK_BYTES", 2**62)
+    monkeypatch.setattr("wordjudge.tournament.health.LOW_DISK_BYTES", 2**62)
     response = client.get("/api/health")
     assert response.status_code == 200
     body = response.json()
@@ -177,7 +177,7 @@ def test_serve_with_json_logs_writes_json_lines_and_never_the_words(data_dir: Pa
         assert line["time"].endswith("Z")
         assert datetime.fromisoformat(line["time"]).utcoffset() is not None
     messages = [(line["logger"], line["message"]) for line in lines]
-    assert ("wordjudge.resources", "event Test Open") in messages  # wordjudge's own start-up lines
+    assert ("wordjudge.service.resources", "event Test Open") in messages  # wordjudge's own start-up lines
     assert any(logger == "uvicorn.error" and "Uvicorn running on" in m for logger, m in messages)  # uvicorn's
     access = [line for line in lines if line["logger"] == "uvicorn.access" and line.get("path") == "/api/challenges"]
     assert [(a["method"], a["status"]) for a in access] == [("POST", 201), ("POST", 200)]

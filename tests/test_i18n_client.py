@@ -14,7 +14,7 @@ import httpx2 as httpx
 import pytest
 from playwright.sync_api import Browser, Page, Route, expect
 
-from wordjudge.auth import Role
+from wordjudge.model.auth import Role
 
 from .browser import new_page, serving
 from .helpers import PASSWORD, LiveServer, access_store, device_headers, td_headers, write_event

@@ -14,7 +14,7 @@ import httpx2 as httpx
 import pytest
 from playwright.sync_api import APIResponse, Browser, Page, Route, expect
 
-from wordjudge.auth import Role
+from wordjudge.model.auth import Role
 
 from .browser import CHROMIUM, CHROMIUM_ARGS, fits, new_page, open_enrolled, screenshot, serving
 from .helpers import PASSWORD, LiveServer, access_store, write_event

@@ -30,7 +30,7 @@ import httpx2 as httpx
 import pytest
 from playwright.sync_api import Browser, expect
 
-from wordjudge.auth import Role
+from wordjudge.model.auth import Role
 
 from .browser import CHROMIUM, CHROMIUM_ARGS, SCREENSHOTS, serving
 from .helpers import LiveServer, access_store, free_port, write_event

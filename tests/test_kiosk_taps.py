@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from wordjudge.auth import Role
+from wordjudge.model.auth import Role
 
 from .browser import open_enrolled, serving
 from .helpers import LiveServer, access_store, write_event

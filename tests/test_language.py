@@ -14,14 +14,14 @@ import pytest
 from click.testing import CliRunner, Result
 from fastapi.testclient import TestClient
 
-from wordjudge.app import create_app
-from wordjudge.cli import main
-from wordjudge.errors import InvalidInput
-from wordjudge.event import EVENT_FILE, dump_event, load_event, parse_event
-from wordjudge.messages import Message
-from wordjudge.resources import Resources
-from wordjudge.settings import Settings
-from wordjudge.status import health_report
+from wordjudge.base.errors import InvalidInput
+from wordjudge.base.messages import Message
+from wordjudge.cli.main import main
+from wordjudge.service.resources import Resources
+from wordjudge.service.settings import Settings
+from wordjudge.service.status import health_report
+from wordjudge.tournament.event import EVENT_FILE, dump_event, load_event, parse_event
+from wordjudge.web.app import create_app
 
 from .helpers import Actors, assert_error_shape, log_place, write_event
 

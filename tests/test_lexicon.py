@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 
 from wordjudge import __version__
-from wordjudge.demo import open_demo, read_demo_list
-from wordjudge.editions import fingerprint
-from wordjudge.errors import InvalidInput, LexiconExists, LexiconIntegrityError, LexiconNotFound
-from wordjudge.lexicon import DEMO_NAME, MANIFEST_FILE, TRIE_FILE, Lexicon, LexiconStore, Manifest, file_sha256
-from wordjudge.wordlist import SourceFormat, WordList, parse_word_list
+from wordjudge.base.errors import InvalidInput, LexiconExists, LexiconIntegrityError, LexiconNotFound
+from wordjudge.words.demo import open_demo, read_demo_list
+from wordjudge.words.editions import fingerprint
+from wordjudge.words.lexicon import DEMO_NAME, MANIFEST_FILE, TRIE_FILE, Lexicon, LexiconStore, Manifest, file_sha256
+from wordjudge.words.wordlist import SourceFormat, WordList, parse_word_list
 
 from .wordgen import near_misses
 

@@ -1,4 +1,4 @@
-"""Lookups made together (wordjudge.lookups.Coalesced): one call for what was asked meanwhile, never an answer
+"""Lookups made together (wordjudge.base.lookups.Coalesced): one call for what was asked meanwhile, never an answer
 older than its question."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from wordjudge.errors import AccessUnavailable
-from wordjudge.lookups import Coalesced
+from wordjudge.base.errors import AccessUnavailable
+from wordjudge.base.lookups import Coalesced
 
 from .helpers import run_async
 

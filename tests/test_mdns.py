@@ -25,14 +25,14 @@ import pytest
 from click.testing import CliRunner, Result
 from fastapi.testclient import TestClient
 
-from wordjudge import mdns
-from wordjudge.app import create_app
-from wordjudge.cli import main
-from wordjudge.errors import InvalidInput
-from wordjudge.links import device_url
-from wordjudge.mdns import Advertisement, Advertiser, candidate_names, is_loopback_host, lan_addresses
-from wordjudge.messages import Message
-from wordjudge.settings import Settings, load_settings
+from wordjudge.base.errors import InvalidInput
+from wordjudge.base.messages import Message
+from wordjudge.cli.main import main
+from wordjudge.service import mdns
+from wordjudge.service.links import device_url
+from wordjudge.service.mdns import Advertisement, Advertiser, candidate_names, is_loopback_host, lan_addresses
+from wordjudge.service.settings import Settings, load_settings
+from wordjudge.web.app import create_app
 
 from .helpers import td_headers
 
@@ -343,7 +343,7 @@ def test_a_failure_to_announce_is_a_warning_never_a_crash(caplog: pytest.LogCapt
         raise mdns.MdnsError("wordjudge.local to wordjudge-9.local are all taken on this network")
 
     advertiser.start = refused  # type: ignore[method-assign]
-    with caplog.at_level("WARNING", logger="wordjudge.mdns"):
+    with caplog.at_level("WARNING", logger="wordjudge.service.mdns"):
         advertiser.start_in_background()
         advertiser.close()
     assert "not announcing wordjudge.local: wordjudge.local to wordjudge-9.local are all taken" in caplog.text

@@ -13,10 +13,8 @@ from typing import Any, get_args
 
 import pytest
 
-from wordjudge import errors
-from wordjudge.auth import Role
-from wordjudge.event_changes import FIELDS
-from wordjudge.messages import (
+from wordjudge.base import errors
+from wordjudge.base.messages import (
     DEFAULT_LANGUAGE,
     LANGUAGES,
     PLACEHOLDER,
@@ -31,8 +29,10 @@ from wordjudge.messages import (
     pseudo,
     render,
 )
-from wordjudge.records import Kind, Verdict, kind_message, verdict_message
-from wordjudge.rules import ChallengeRule, consequence, consequence_message, stored_consequence_message
+from wordjudge.model.auth import Role
+from wordjudge.model.records import Kind, Verdict, kind_message, verdict_message
+from wordjudge.model.rules import ChallengeRule, consequence, consequence_message, stored_consequence_message
+from wordjudge.tournament.changes import FIELDS
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVER = ROOT / "server" / "wordjudge"
@@ -206,7 +206,7 @@ def _calls() -> list[tuple[str, ast.expr, set[str]]]:
     # td_only and require_td take the key of their refusal ("only the TD may ...").
     callees = _error_classes() | {"Message", "Said", "td_only", "require_td"}
     calls = []
-    for path in sorted(SERVER.glob("*.py")):
+    for path in sorted(SERVER.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text("utf-8"))):
             if not isinstance(node, ast.Call) or not node.args:
                 continue
@@ -241,7 +241,7 @@ def test_every_error_is_raised_with_a_catalogue_key_never_with_text() -> None:
 def test_every_key_written_in_the_code_is_in_the_catalogue() -> None:
     english = catalogue("en")
     written = set()
-    for path in sorted(SERVER.glob("*.py")):
+    for path in sorted(SERVER.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text("utf-8"))):
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and SERVER_KEY.fullmatch(node.value):
                 written.add(node.value)

@@ -16,10 +16,10 @@ from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.samples import Sample
 
-from wordjudge.auth import Role
-from wordjudge.cli import main
-from wordjudge.errors import InvalidInput
-from wordjudge.metrics import CONTENT_TYPE, LATENCY_BUCKETS, Metrics, State
+from wordjudge.base.errors import InvalidInput
+from wordjudge.base.metrics import CONTENT_TYPE, LATENCY_BUCKETS, Metrics, State
+from wordjudge.cli.main import main
+from wordjudge.model.auth import Role
 
 from .helpers import Actors, access_store, assert_error_shape, device_headers, write_event
 
@@ -286,9 +286,9 @@ def test_a_monitor_is_enrolled_from_the_command_line_only(client: TestClient, da
 
 
 def test_an_access_store_from_before_monitors_keeps_its_devices_and_takes_monitors(tmp_path: Path) -> None:
-    from wordjudge.access import ACCESS_FILE, AccessStore
-    from wordjudge.access_db import MIGRATIONS, digest
-    from wordjudge.database import connect_writer, migrate
+    from wordjudge.access.store import ACCESS_FILE, AccessStore
+    from wordjudge.storage.access_db import MIGRATIONS, digest
+    from wordjudge.storage.database import connect_writer, migrate
 
     old = connect_writer(tmp_path / ACCESS_FILE)
     migrate(old, MIGRATIONS[:1])  # the store as the release before monitors left it, with a kiosk

@@ -23,10 +23,10 @@ from pathlib import Path
 import httpx2 as httpx
 import pytest
 
-from wordjudge.access import ACCESS_FILE, AccessStore
-from wordjudge.auth import Role
-from wordjudge.errors import RateLimited, Unauthorized
-from wordjudge.limits import ENROL_FAILURES_PER_CLIENT, LOGIN_FAILURES, LOGIN_PACE_MAX_WAIT
+from wordjudge.access.limits import ENROL_FAILURES_PER_CLIENT, LOGIN_FAILURES, LOGIN_PACE_MAX_WAIT
+from wordjudge.access.store import ACCESS_FILE, AccessStore
+from wordjudge.base.errors import RateLimited, Unauthorized
+from wordjudge.model.auth import Role
 
 from .helpers import (
     CHEAP_HASHER,

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from wordjudge import pairing
-from wordjudge.access import ACCESS_FILE, AccessStore
-from wordjudge.auth import Role
-from wordjudge.cli import main
-from wordjudge.errors import Conflict
+from wordjudge.access import pairing
+from wordjudge.access.store import ACCESS_FILE, AccessStore
+from wordjudge.base.errors import Conflict
+from wordjudge.cli.main import main
+from wordjudge.model.auth import Role
 
 from .helpers import CHEAP_HASHER, PASSWORD
 

@@ -17,17 +17,17 @@ import psycopg.errors
 import pytest
 from click.testing import CliRunner
 
-from wordjudge import audit_schema_pg
-from wordjudge.access import ACCESS_FILE, AccessStore
-from wordjudge.audit import AUDIT_FILE, AuditLog, open_log
-from wordjudge.audit_store import DATABASE_NOTE, note_place
-from wordjudge.auth import Role
-from wordjudge.chain import Verification
-from wordjudge.cli import main
-from wordjudge.datadir import open_event_folder
-from wordjudge.errors import AccessUnavailable, AuditUnavailable, InvalidInput, Unauthorized
-from wordjudge.postgres import shown
-from wordjudge.records import Kind, RecordFilter, Verdict
+from wordjudge.access.store import ACCESS_FILE, AccessStore
+from wordjudge.base.datadir import open_event_folder
+from wordjudge.base.errors import AccessUnavailable, AuditUnavailable, InvalidInput, Unauthorized
+from wordjudge.cli.main import main
+from wordjudge.log.audit import AUDIT_FILE, AuditLog, open_log
+from wordjudge.log.chain import Verification
+from wordjudge.log.store import DATABASE_NOTE, note_place
+from wordjudge.model.auth import Role
+from wordjudge.model.records import Kind, RecordFilter, Verdict
+from wordjudge.storage import audit_schema_pg
+from wordjudge.storage.postgres import shown
 
 from .helpers import CHEAP_HASHER, StartServer, free_port, serve_process
 from .postgres import Cluster

@@ -1,4 +1,4 @@
-"""One event served by several processes (``wordjudge serve --processes N``, wordjudge.processes): one chain ordered
+"""One event served by several processes (``wordjudge serve --processes N``, wordjudge.service.processes): one chain ordered
 by the database whichever process writes, a second server still refused, the processes but the first answering
 the verdict path alone, and a live server of two processes behind the HAProxy front of deploy/."""
 
@@ -16,12 +16,12 @@ import pytest
 from fastapi.testclient import TestClient
 from playwright.sync_api import Browser, expect
 
-from wordjudge.app import create_app
-from wordjudge.audit import AuditLog, open_log
-from wordjudge.errors import AuditUnavailable, InvalidInput
-from wordjudge.processes import Process
-from wordjudge.records import Kind, RecordFilter
-from wordjudge.settings import Settings, load_settings
+from wordjudge.base.errors import AuditUnavailable, InvalidInput
+from wordjudge.log.audit import AuditLog, open_log
+from wordjudge.model.records import Kind, RecordFilter
+from wordjudge.service.processes import Process
+from wordjudge.service.settings import Settings, load_settings
+from wordjudge.web.app import create_app
 
 from . import front
 from .browser import new_page
@@ -151,8 +151,8 @@ def test_only_process_0_tells_the_td_a_kiosk_went_silent(
 ) -> None:
     """A kiosk's polls go to process 0; another process hears its challenges alone, and must not alert the TD that
     it went silent between two of them."""
-    monkeypatch.setattr("wordjudge.devices.ONLINE_WITHIN", 0.5)
-    monkeypatch.setattr("wordjudge.app.EVENT_WATCH_SECONDS", 0.1)
+    monkeypatch.setattr("wordjudge.access.devices.ONLINE_WITHIN", 0.5)
+    monkeypatch.setattr("wordjudge.web.app.EVENT_WATCH_SECONDS", 0.1)
     settings = Settings(data_dir=data_dir, processes=2, public_url="http://192.0.2.1:8000")
     kiosk = device_headers(data_dir, "kiosk-1")
     with TestClient(create_app(settings, hasher=CHEAP_HASHER, process=Process(index, "server-a"))) as client:

@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
-from wordjudge.errors import InvalidInput, LexiconExists, LexiconIntegrityError, LexiconNotFound, ProfileError
-from wordjudge.lexicon import MANIFEST_FILE
-from wordjudge.profile import Catalog, Errata, Profile
-from wordjudge.wordlist import WordList, parse_word_list
+from wordjudge.base.errors import InvalidInput, LexiconExists, LexiconIntegrityError, LexiconNotFound, ProfileError
+from wordjudge.words.lexicon import MANIFEST_FILE
+from wordjudge.words.profile import Catalog, Errata, Profile
+from wordjudge.words.wordlist import WordList, parse_word_list
 
 
 def listed(text: str, name: str = "list.txt") -> WordList:
@@ -179,7 +179,7 @@ def test_a_manifest_whose_word_count_is_not_a_number_is_refused(catalog: Catalog
 
 def test_a_word_result_is_recorded_with_every_field_of_its_own() -> None:
     # as_dict is spelt out for speed: a field added to WordResult must not be left out of the record.
-    from wordjudge.profile import WordResult
+    from wordjudge.words.profile import WordResult
 
     result = WordResult("QI", False, None, "not in DEMO")
     assert result.as_dict() == result._asdict()

@@ -19,19 +19,19 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from wordjudge import errors
-from wordjudge.adjudication import Adjudicator
-from wordjudge.audit import AUDIT_FILE, AuditLog
-from wordjudge.auth import Principal, Role
-from wordjudge.errors import ErrorBody, InvalidInput, WordListError, error_body
-from wordjudge.event import Division, Event
-from wordjudge.input_rules import split_words
-from wordjudge.messages import Message
-from wordjudge.profile import Catalog
-from wordjudge.record_views import record_view, verdict_view
-from wordjudge.records import Record, Verdict
-from wordjudge.rules import ChallengeRule
-from wordjudge.wordlist import SourceFormat, normalise, parse_word_list, word_problem
+from wordjudge.base import errors
+from wordjudge.base.errors import ErrorBody, InvalidInput, WordListError, error_body
+from wordjudge.base.messages import Message
+from wordjudge.judging.adjudication import Adjudicator
+from wordjudge.judging.record_views import record_view, verdict_view
+from wordjudge.log.audit import AUDIT_FILE, AuditLog
+from wordjudge.model.auth import Principal, Role
+from wordjudge.model.input_rules import split_words
+from wordjudge.model.records import Record, Verdict
+from wordjudge.model.rules import ChallengeRule
+from wordjudge.tournament.event import Division, Event
+from wordjudge.words.profile import Catalog
+from wordjudge.words.wordlist import SourceFormat, normalise, parse_word_list, word_problem
 
 from .helpers import examples
 

@@ -1,9 +1,9 @@
 """The request's head and the request rate, held before the app (issue 36, items 1 and 8), against real servers.
 
-- A request line and header block over :data:`~wordjudge.transport.MAX_HEAD` bytes is refused (431, the one
+- A request line and header block over :data:`~wordjudge.web.transport.MAX_HEAD` bytes is refused (431, the one
   error shape) as it arrives, never held: httptools keeps a header's value whole before it hands it on, and
   uvicorn keeps every header and the whole URL, so without a limit a client held what it could send in 5 s.
-- One client address (an IPv6 client by its /64) gets :data:`~wordjudge.settings` ``max_requests_per_client``
+- One client address (an IPv6 client by its /64) gets :data:`~wordjudge.service.settings` ``max_requests_per_client``
   requests a second, in bursts; beyond that, 429 with Retry-After, and the connection is closed (a pipelined
   flood is dropped unread); another address is served as before.
 """
@@ -19,8 +19,8 @@ from pathlib import Path
 import httpx2 as httpx
 import pytest
 
-from wordjudge import transport
-from wordjudge.throttle import client_key
+from wordjudge.base.throttle import client_key
+from wordjudge.web import transport
 
 from .helpers import assert_message_is_the_error, device_headers, free_port, wait_for_health, write_event
 from .test_api import challenge

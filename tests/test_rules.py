@@ -4,7 +4,7 @@ import dataclasses
 
 import pytest
 
-from wordjudge.rules import ChallengeRule, consequence
+from wordjudge.model.rules import ChallengeRule, consequence
 
 
 @pytest.mark.parametrize(

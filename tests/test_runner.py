@@ -13,7 +13,7 @@ import pytest
 from playwright.sync_api import Browser, expect
 from pypdf import PdfReader
 
-from wordjudge.auth import Role
+from wordjudge.model.auth import Role
 
 from .browser import new_page, open_enrolled, runner_sends, screenshot, serving
 from .helpers import LiveServer, access_store, write_event

@@ -46,12 +46,12 @@ from hypothesis import HealthCheck, settings
 from schemathesis.core.failures import AcceptedNegativeData, Failure
 from schemathesis.python.asgi import shutdown_lifespans
 
-from wordjudge.app import create_app
-from wordjudge.auth import Role
-from wordjudge.deps import CSRF_HEADER, SESSION_COOKIE
-from wordjudge.errors import ErrorBody, error_schema
-from wordjudge.lexicon import DEMO_NAME
-from wordjudge.settings import Settings
+from wordjudge.base.errors import ErrorBody, error_schema
+from wordjudge.model.auth import Role
+from wordjudge.service.settings import Settings
+from wordjudge.web.app import create_app
+from wordjudge.web.deps import CSRF_HEADER, SESSION_COOKIE
+from wordjudge.words.lexicon import DEMO_NAME
 
 from .helpers import (
     CHEAP_HASHER,

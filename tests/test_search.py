@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from wordjudge.errors import InvalidInput
-from wordjudge.search import Search, parse_search
+from wordjudge.base.errors import InvalidInput
+from wordjudge.words.search import Search, parse_search
 
 from .helpers import Actors, assert_error_shape, audit_log, database_of
 

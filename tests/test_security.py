@@ -24,13 +24,13 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from wordjudge import __version__
-from wordjudge.access import ACCESS_FILE, AccessStore
-from wordjudge.alerts import LISTED_PER_KIND, NEW_PER_WINDOW
-from wordjudge.audit import AUDIT_FILE
-from wordjudge.auth import Role
-from wordjudge.errors import DeviceMoved
-from wordjudge.limits import LOGIN_FAILURES
-from wordjudge.records import Kind, Record, Verdict, record_hash
+from wordjudge.access.alerts import LISTED_PER_KIND, NEW_PER_WINDOW
+from wordjudge.access.limits import LOGIN_FAILURES
+from wordjudge.access.store import ACCESS_FILE, AccessStore
+from wordjudge.base.errors import DeviceMoved
+from wordjudge.log.audit import AUDIT_FILE
+from wordjudge.model.auth import Role
+from wordjudge.model.records import Kind, Record, Verdict, record_hash
 
 from .helpers import (
     CHEAP_HASHER,
@@ -326,8 +326,8 @@ def test_a_td_cannot_rule_on_their_own_adjudication(client: TestClient, actors: 
 
 def test_a_rate_limited_device_reusing_a_request_id_with_other_words_gets_409(data_dir: Path) -> None:
     write_event(data_dir, [("Open", "demo", "five-per-word")], challenges_per_minute=1)
-    from wordjudge.app import create_app
-    from wordjudge.settings import Settings
+    from wordjudge.service.settings import Settings
+    from wordjudge.web.app import create_app
 
     kiosk = device_headers(data_dir, "kiosk-1")
     with TestClient(create_app(Settings(data_dir=data_dir))) as client:

@@ -17,9 +17,9 @@ import httpx2 as httpx
 import pytest
 from click.testing import CliRunner, Result
 
-from wordjudge.audit import AUDIT_FILE
-from wordjudge.cli import main
-from wordjudge.datadir import FolderInUse, lock_for_server
+from wordjudge.base.datadir import FolderInUse, lock_for_server
+from wordjudge.cli.main import main
+from wordjudge.log.audit import AUDIT_FILE
 
 from .helpers import (
     PASSWORD,

@@ -6,9 +6,9 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from wordjudge.errors import InvalidInput
-from wordjudge.postgres import describe, shown
-from wordjudge.settings import Settings, load_settings
+from wordjudge.base.errors import InvalidInput
+from wordjudge.service.settings import Settings, load_settings
+from wordjudge.storage.postgres import describe, shown
 
 from .helpers import free_port
 from .postgres import Cluster

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from wordjudge.throttle import FailureLimit, RateLimit
+from wordjudge.base.throttle import FailureLimit, RateLimit
 
 
 class Clock:

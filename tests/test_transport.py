@@ -27,8 +27,8 @@ import httpx2 as httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from wordjudge.throttle import client_key
-from wordjudge.transport import MAX_BODY, REQUEST_TIMEOUT, ConnectionLimits
+from wordjudge.base.throttle import client_key
+from wordjudge.web.transport import MAX_BODY, REQUEST_TIMEOUT, ConnectionLimits
 
 from .helpers import (
     ERROR_KEYS,

@@ -16,15 +16,15 @@ from click.testing import CliRunner, Result
 from fastapi.testclient import TestClient
 from playwright.sync_api import Browser, expect
 
-from wordjudge.app import create_app
-from wordjudge.auth import Role
-from wordjudge.cli import main
-from wordjudge.editions import Claim, ClaimVerdict, Edition, Registry, fingerprint, load_registry
-from wordjudge.errors import InvalidInput, ProfileError
-from wordjudge.lexicon import LexiconStore
-from wordjudge.profile import Catalog
-from wordjudge.settings import Settings
-from wordjudge.wordlist import parse_word_list
+from wordjudge.base.errors import InvalidInput, ProfileError
+from wordjudge.cli.main import main
+from wordjudge.model.auth import Role
+from wordjudge.service.settings import Settings
+from wordjudge.web.app import create_app
+from wordjudge.words.editions import Claim, ClaimVerdict, Edition, Registry, fingerprint, load_registry
+from wordjudge.words.lexicon import LexiconStore
+from wordjudge.words.profile import Catalog
+from wordjudge.words.wordlist import parse_word_list
 
 from .browser import new_page, open_enrolled, screenshot, serving
 from .helpers import PASSWORD, LiveServer, access_store, device_headers, write_event, write_list

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wordjudge import wordlist
-from wordjudge.errors import WordListError
-from wordjudge.wordlist import SourceFormat, normalise, parse_word_list, read_word_list, word_problem
+from wordjudge.base.errors import WordListError
+from wordjudge.words import wordlist
+from wordjudge.words.wordlist import SourceFormat, normalise, parse_word_list, read_word_list, word_problem
 
 from .helpers import examples, write_list
 

@@ -33,7 +33,7 @@ from typing import Any
 import httpx2 as httpx
 
 from wordjudge import __version__
-from wordjudge.audit import AUDIT_FILE, AuditLog
+from wordjudge.log.audit import AUDIT_FILE, AuditLog
 
 CONCURRENCY = (1, 16, 64)
 TARGET = "at concurrency 64: challenge throughput >= 0.7 x health throughput, p99 <= 25 ms"

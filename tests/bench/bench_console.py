@@ -36,8 +36,8 @@ import httpx2 as httpx
 from playwright.sync_api import Page, sync_playwright
 
 from wordjudge import __version__
-from wordjudge.audit import AUDIT_FILE, AuditLog
-from wordjudge.demo import read_demo_list
+from wordjudge.log.audit import AUDIT_FILE, AuditLog
+from wordjudge.words.demo import read_demo_list
 
 from ..browser import CHROMIUM, CHROMIUM_ARGS
 from .bench_challenges import free_port, wait_until_up

@@ -24,8 +24,8 @@ import httpx2 as httpx
 from tests.helpers import device_headers, free_port, wait_for_health, write_event
 from tests.test_api import challenge
 from tests.test_transport import _start
-from wordjudge.demo import open_demo
-from wordjudge.lexicon import LexiconStore
+from wordjudge.words.demo import open_demo
+from wordjudge.words.lexicon import LexiconStore
 
 SECONDS = 8.0
 PIPELINE = b"GET /api/health HTTP/1.1\r\nHost: hall\r\n\r\n" * 100

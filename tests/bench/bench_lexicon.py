@@ -28,10 +28,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from wordjudge import __version__
-from wordjudge.demo import read_demo_list
-from wordjudge.lexicon import Lexicon, LexiconStore
-from wordjudge.profile import Errata, Profile
-from wordjudge.wordlist import read_word_list
+from wordjudge.words.demo import read_demo_list
+from wordjudge.words.lexicon import Lexicon, LexiconStore
+from wordjudge.words.profile import Errata, Profile
+from wordjudge.words.wordlist import read_word_list
 
 from ..wordgen import markov_words, near_misses
 

@@ -40,14 +40,14 @@ from typing import Any
 import httpx2 as httpx
 
 from wordjudge import __version__
-from wordjudge.access import ACCESS_FILE, AccessStore
-from wordjudge.audit import AUDIT_FILE, AuditLog
-from wordjudge.auth import Role
-from wordjudge.demo import read_demo_list
-from wordjudge.lexicon import LexiconStore
-from wordjudge.records import Entry, Kind, Verdict
-from wordjudge.rules import ChallengeRule, consequence
-from wordjudge.wordlist import SourceFormat, read_word_list
+from wordjudge.access.store import ACCESS_FILE, AccessStore
+from wordjudge.log.audit import AUDIT_FILE, AuditLog
+from wordjudge.model.auth import Role
+from wordjudge.model.records import Entry, Kind, Verdict
+from wordjudge.model.rules import ChallengeRule, consequence
+from wordjudge.words.demo import read_demo_list
+from wordjudge.words.lexicon import LexiconStore
+from wordjudge.words.wordlist import SourceFormat, read_word_list
 
 from ..wordgen import markov_words
 from .bench_challenges import free_port, wait_until_up

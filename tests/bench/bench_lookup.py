@@ -37,10 +37,10 @@ from pathlib import Path
 import httpx2 as httpx
 
 from wordjudge import __version__
-from wordjudge.demo import read_demo_list
-from wordjudge.lexicon import LexiconStore
-from wordjudge.profile import Errata, Profile
-from wordjudge.wordlist import SourceFormat, WordList
+from wordjudge.words.demo import read_demo_list
+from wordjudge.words.lexicon import LexiconStore
+from wordjudge.words.profile import Errata, Profile
+from wordjudge.words.wordlist import SourceFormat, WordList
 
 from ..wordgen import markov_words, near_misses
 from .bench_challenges import free_port, wait_until_up

@@ -4,7 +4,7 @@
 
 Pinned to one core. The record is a 2-word challenge as the server makes it. Inserts go in batches of
 100 rows, one statement a batch (as the writer does), WAL and synchronous=FULL, into the real schema
-(:data:`wordjudge.audit_schema.SCHEMA`), then into the same without its triggers (the word index and
+(:data:`wordjudge.storage.audit_schema.SCHEMA`), then into the same without its triggers (the word index and
 the tallies), then without the indexes as well: the differences are what each part costs per record.
 Times are per record, best of 3, with the 1-minute load average.
 """
@@ -23,8 +23,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from wordjudge import __version__
-from wordjudge.audit_schema import SCHEMA
-from wordjudge.records import ENTRY_FIELDS, Entry, Kind, Record, Verdict, record_body
+from wordjudge.model.records import ENTRY_FIELDS, Entry, Kind, Record, Verdict, record_body
+from wordjudge.storage.audit_schema import SCHEMA
 
 ENTRY = Entry(
     kind=Kind.CHALLENGE, parent_id=None, event="Benchmark", division="Open", round=1, table="7", actor="kiosk-001",

@@ -47,9 +47,9 @@ from pathlib import Path
 from typing import Any
 
 from wordjudge import __version__
-from wordjudge.access import ACCESS_FILE, AccessStore
-from wordjudge.audit import AUDIT_FILE, AuditLog
-from wordjudge.auth import Role
+from wordjudge.access.store import ACCESS_FILE, AccessStore
+from wordjudge.log.audit import AUDIT_FILE, AuditLog
+from wordjudge.model.auth import Role
 
 from .bench_challenges import benchmark_event, free_port, parse_wrk, wait_until_up
 

@@ -51,13 +51,13 @@ import psycopg
 
 from tests import patroni, postgres
 from tests.patroni import PatroniHall
-from wordjudge.access import ACCESS_FILE, AccessStore
-from wordjudge.audit import open_log
-from wordjudge.auth import Role
-from wordjudge.chain import HEAD_HEX, HeadMark
-from wordjudge.hall_proof import KEY_FILE, digest, make_key, proof_mac
-from wordjudge.pg_setup import prepare
-from wordjudge.records import RecordFilter
+from wordjudge.access.store import ACCESS_FILE, AccessStore
+from wordjudge.hall.pg_setup import prepare
+from wordjudge.hall.proof import KEY_FILE, digest, make_key, proof_mac
+from wordjudge.log.audit import open_log
+from wordjudge.log.chain import HEAD_HEX, HeadMark
+from wordjudge.model.auth import Role
+from wordjudge.model.records import RecordFilter
 
 from .bench_challenges import benchmark_event, free_port
 

@@ -11,9 +11,9 @@ import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
-from wordjudge.api import ChallengeIn
-from wordjudge.audit import AUDIT_FILE, AuditLog
-from wordjudge.records import Entry, Kind, Verdict
+from wordjudge.log.audit import AUDIT_FILE, AuditLog
+from wordjudge.model.records import Entry, Kind, Verdict
+from wordjudge.web.routes.judging import ChallengeIn
 
 _ANSWER = {"id": 1, "verdict": "acceptable", "words": ["CAT", "QI"], "word_count": 2}
 

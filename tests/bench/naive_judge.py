@@ -25,7 +25,7 @@ import uvicorn
 from fastapi import FastAPI
 from pydantic import BaseModel
 
-from wordjudge.demo import read_demo_list
+from wordjudge.words.demo import read_demo_list
 
 
 class Challenge(BaseModel):

@@ -44,8 +44,8 @@ from pathlib import Path
 import httpx2 as httpx
 
 from wordjudge import __version__
-from wordjudge.audit import AUDIT_FILE, AuditLog
-from wordjudge.deps import SESSION_COOKIE
+from wordjudge.log.audit import AUDIT_FILE, AuditLog
+from wordjudge.web.deps import SESSION_COOKIE
 
 from .bench_challenges import free_port
 

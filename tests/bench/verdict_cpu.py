@@ -26,9 +26,9 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from wordjudge.app import create_app
-from wordjudge.resources import Resources
-from wordjudge.settings import load_settings
+from wordjudge.service.resources import Resources
+from wordjudge.service.settings import load_settings
+from wordjudge.web.app import create_app
 
 from .bench_verdict import prepare_wordjudge
 from .naive_judge import build as build_naive

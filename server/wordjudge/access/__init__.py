@@ -1,0 +1,1 @@
+"""Access: devices, pairing codes, TD accounts and sessions, limits and alerts."""

@@ -1,0 +1,1 @@
+"""The command line: the ``wordjudge`` command and its groups (click)."""

@@ -1,0 +1,202 @@
+"""``wordjudge standby``: the hall's standby machine made active by the TD (``promote``), the active machine going
+on without a dead standby (``alone``) and waiting for it again once it is back (``require``), and the hall's history
+(``status``). See :mod:`wordjudge.hall.roles`; deploy/hall.md has the steps a TD follows when a machine dies."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from wordjudge.base.errors import InvalidInput
+from wordjudge.cli.options import setting_options, told
+
+_DATABASE = click.option(
+    "--database",
+    "url",
+    envvar="WORDJUDGE_DATABASE",
+    required=True,
+    metavar="postgresql://USER@HOST:PORT/DB",
+    help="This machine's database, as a superuser (promotion is PostgreSQL's own). [env: WORDJUDGE_DATABASE]",
+)
+
+
+@click.group()
+def standby() -> None:
+    """The hall's standby machine: its place, and taking over when the active machine dies."""
+
+
+@standby.command("promote")
+@_DATABASE
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation (the TD has checked the active machine).")
+@click.option(
+    "--port",
+    type=click.IntRange(1, 65535),
+    envvar="WORDJUDGE_PORT",
+    default=8000,
+    show_default=True,
+    help="The port of this machine's wordjudge server, which knows whether the active server still proves itself "
+    "the hall's. [env: WORDJUDGE_PORT]",
+)
+def standby_promote(url: str, yes: bool, port: int) -> None:
+    """Make this machine's database (a standby) the hall's primary: its server becomes the active one, and the old
+    active server is fenced (it never adjudicates again).
+
+    Refused while the active server still proves itself the hall's active server to this machine's server (an
+    answer signed with the hall key: anything else at its address proves nothing): stop it (or unplug its
+    machine) first.
+    """
+    from wordjudge.hall import roles as hall
+
+    with told(url):
+        place = hall.place(_checked(url))
+        if not place.standby:
+            raise InvalidInput("error.hall.not_standby", url=_shown(url))
+        active = place.latest.server_url if place.latest else ""
+        if active and _proves_active(active, port):
+            raise InvalidInput("error.hall.active_answers", active=active)
+        where = active or "the active machine"
+        if not yes:
+            click.confirm(
+                f"Make this machine the active one? {where} must be dead or cut off: it will never adjudicate again",
+                abort=True,
+            )
+        hall.promote(url)
+    click.echo(
+        f"{_shown(url)} promoted: this machine's server takes over within seconds (its health then says active); "
+        f"{where} is fenced. Kiosks and handhelds follow by themselves. This machine runs alone now: make the "
+        "other the standby again (deploy/hall.md) before it can take over in turn."
+    )
+
+
+@standby.command("alone")
+@_DATABASE
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation (the TD has checked the standby machine).")
+def standby_alone(url: str, yes: bool) -> None:
+    """On the active machine, when the standby machine is dead: go on without it. Every commit waits for the
+    synchronous standby, so the hall stops while it is gone; from this command on, the verdicts live on this
+    machine only.
+
+    The standby machine must be dead or switched off, and never promoted afterwards: it lacks every verdict given
+    from now on, until it follows this machine again (then run ``wordjudge standby require``).
+    """
+    from wordjudge.hall import roles as hall
+
+    with told(url):
+        if not yes:
+            click.confirm(
+                "Go on without the standby? It must be dead or switched off, and must never be promoted: it lacks "
+                "every verdict given from now on, until it follows this machine again",
+                abort=True,
+            )
+        hall.go_alone(_checked(url))
+    click.echo(
+        f"{_shown(url)} waits for no standby: the hall goes on, its verdicts on this machine only (health and the "
+        "console say so). When the standby machine is back and follows this one, run: wordjudge standby require"
+    )
+
+
+@standby.command("require")
+@_DATABASE
+def standby_require(url: str) -> None:
+    """On the active machine, once the standby machine is back and streams from it: make every commit wait for it
+    again, so that a verdict acknowledged is on both machines. Refused while no standby streams (the hall would
+    stop)."""
+    from wordjudge.hall import roles as hall
+
+    with told(url):
+        synchronous = hall.require_standby(_checked(url))
+    if not synchronous:
+        raise click.ClickException(
+            f"{_shown(url)} asked for a synchronous standby, but none was seen streaming synchronously within "
+            "10 s: the hall's commits wait for it. Check the standby (wordjudge standby status on it), or run "
+            "wordjudge standby alone again"
+        )
+    click.echo(f"{_shown(url)} waits for its synchronous standby again: every verdict is on both machines")
+
+
+def _checked(url: str) -> str:
+    from wordjudge.storage.postgres import check_url
+
+    return check_url(url)
+
+
+def _shown(url: str) -> str:
+    from wordjudge.storage.postgres import shown
+
+    return shown(url)
+
+
+@standby.command("status")
+@_DATABASE
+def standby_status(url: str) -> None:
+    """The hall's history (which server was active from when), and whether this database is a standby."""
+    from wordjudge.hall import roles as hall
+
+    with told(url):
+        stands = hall.standing(_checked(url))
+    click.echo(f"{_shown(url)}: {'a standby (read-only)' if stands.standby else 'takes writes (primary)'}")
+    if not stands.standby:
+        if stands.waits:
+            click.echo("its commits wait for a synchronous standby that does not stream: the hall is stopped "
+                       "(if the standby machine is dead: wordjudge standby alone)")  # fmt: skip
+        elif hall.alone(stands.streaming) is False:
+            click.echo("a synchronous standby streams from it: every verdict is on both machines")
+        elif stands.streaming:
+            click.echo("a standby streams from it, but its commits do not wait for it: wordjudge standby require")
+        elif stands.streaming is not None:
+            click.echo("no standby streams from it: its verdicts live on this machine only")
+        else:
+            click.echo("this user may not see its standbys' state: run this as the postgres user to see it")
+    for epoch in stands.epochs:
+        click.echo(f"epoch {epoch.epoch}: {epoch.server_url or '(a server alone)'} active from {epoch.since}")
+    if not stands.epochs:
+        click.echo("no server has been active on this database yet")
+
+
+_PROVEN_WITHIN_S = 5.0  # how recent this machine's server's proven answer of the active server must be to count
+
+
+def _proves_active(active: str, port: int) -> bool:
+    """Whether this machine's server (on ``port``) heard ``active`` prove itself the hall's active server within
+    the last few seconds. A server that cannot be asked is said, and counts as not (the TD checks the machine)."""
+    import httpx  # here: only this command asks
+
+    try:
+        body = httpx.get(f"http://127.0.0.1:{port}/api/health", timeout=3).json()
+        peers = (body.get("hall") or {}).get("peers") or []
+    except (httpx.HTTPError, ValueError, AttributeError):
+        click.echo(
+            f"this machine's wordjudge server (port {port}) does not answer: whether {active} still proves itself "
+            "active could not be checked; make sure it is dead or cut off",
+            err=True,
+        )
+        return False
+    return any(
+        isinstance(peer, dict) and peer.get("url") == active and peer.get("proven") and peer.get("role") == "active"
+        and isinstance(peer.get("age_s"), int | float) and peer["age_s"] <= _PROVEN_WITHIN_S
+        for peer in peers
+    )  # fmt: skip
+
+
+@standby.command("key")
+@setting_options("data_dir")
+def standby_key(data_dir: Path | None) -> None:
+    """Make the hall key in this data folder (``hall.key``: the hall's servers sign what they say to each other
+    with it), or show the one there; then copy the folder to the hall's other machine (deploy/hall.md, set-up
+    step 3). Prints the key's id, as each server's health shows it."""
+    from wordjudge.hall.peers import hall_key
+    from wordjudge.service.settings import load_settings
+
+    folder = load_settings(data_dir=data_dir).data_dir
+    try:
+        had = hall_key(folder)
+        key = had or hall_key(folder, make=True)
+    except InvalidInput as exc:
+        raise click.ClickException(exc.message) from None
+    except OSError as exc:
+        raise click.ClickException(f"{folder.resolve()} cannot hold the hall key: {exc}") from None
+    assert key is not None
+    said = "holds" if had else "now holds"
+    click.echo(f"{(folder / 'hall.key').resolve()} {said} the hall key {key.id}: copy it with the data folder to the "
+               "hall's other machine (deploy/hall.md, set-up step 3)")  # fmt: skip

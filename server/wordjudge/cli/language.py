@@ -1,0 +1,20 @@
+"""The language the command line says its verdict lines in: ``--language`` (or ``WORDJUDGE_LANGUAGE``), else
+the event's."""
+
+from __future__ import annotations
+
+from wordjudge.base.errors import WordjudgeError
+from wordjudge.base.messages import DEFAULT_LANGUAGE
+from wordjudge.service.settings import Settings
+from wordjudge.tournament.event import load_event
+
+
+def cli_language(settings: Settings) -> str:
+    """``settings.language`` if given, else the language of the event in the data folder (English for the demo
+    event, or when the event file does not load: the command still does its job)."""
+    if settings.language is not None:
+        return settings.language
+    try:
+        return load_event(settings.data_dir, check_lexicons=False).language
+    except WordjudgeError:
+        return DEFAULT_LANGUAGE

@@ -1,0 +1,53 @@
+"""Preparing a PostgreSQL database (or one event's schema in it) for wordjudge, as its owner.
+
+``wordjudge serve --database`` creates its tables itself when its role may. For the log to be append-only
+against the server itself, the tables are made by another role, their owner, and the server's role is given
+what it uses and no more: it may read and add records, never change or remove one, and it cannot disable or
+drop the triggers that refuse it (only an owner can). :func:`prepare` does both.
+"""
+
+from __future__ import annotations
+
+from psycopg import sql
+
+from wordjudge.hall import roles as hall
+from wordjudge.storage import access_db, audit_schema_pg, postgres
+
+# What the server's role may do, table by table: the records and their checkpoints are only added to; the word
+# index and the tallies are kept by the records' trigger (ON CONFLICT DO UPDATE); the access store is a
+# mutable store (revoking a device is an update), with nothing ever deleted.
+_GRANTS = {
+    "SELECT, INSERT": ("records", "checkpoints", "hall_servers", "hall_event_files", "hall_keys"),
+    "SELECT, INSERT, UPDATE": (
+        "record_words", "tallies", "word_tallies", "devices", "pairing_codes", "tds", "sessions", "alerts",
+    ),
+    "SELECT": (audit_schema_pg.MIGRATIONS_TABLE, access_db.PG_MIGRATIONS_TABLE, hall.PG_MIGRATIONS_TABLE),
+}  # fmt: skip
+
+
+def prepare(owner_url: str, server_role: str | None) -> list[str]:
+    """Create or migrate every table of the database (the schema its search path names) as the role of
+    ``owner_url``, and give ``server_role`` (if given) what the server needs and no more. Returns the
+    migrations applied.
+
+    Raises :class:`~wordjudge.base.errors.InvalidInput` for a standby or a schema that does not exist, and
+    :class:`psycopg.Error` for what the server refuses (a role that does not exist, no right to create).
+    """
+    connection = postgres.connect_writer(owner_url, application="wordjudge database init")
+    try:
+        applied = postgres.migrate(connection, audit_schema_pg.MIGRATIONS, table=audit_schema_pg.MIGRATIONS_TABLE)
+        applied += postgres.migrate(connection, access_db.PG_MIGRATIONS, table=access_db.PG_MIGRATIONS_TABLE)
+        applied += postgres.migrate(connection, hall.PG_MIGRATIONS, table=hall.PG_MIGRATIONS_TABLE)
+        if server_role is not None:
+            role = sql.Identifier(server_role)
+            with connection.raw.transaction():
+                (current,) = connection.execute("SELECT current_schema()").fetchone() or ("public",)
+                schema = sql.Identifier(current)
+                connection.raw.execute(sql.SQL("GRANT USAGE ON SCHEMA {} TO {}").format(schema, role))
+                for rights, tables in _GRANTS.items():
+                    names = sql.SQL(", ").join(sql.Identifier(table) for table in tables)
+                    connection.raw.execute(sql.SQL(f"GRANT {rights} ON {{}} TO {{}}").format(names, role))
+                connection.raw.execute(sql.SQL("GRANT USAGE ON ALL SEQUENCES IN SCHEMA {} TO {}").format(schema, role))
+    finally:
+        connection.close()
+    return applied

@@ -1,0 +1,1 @@
+"""Judging: adjudication, the challenge pipeline, final verdicts and what records show."""

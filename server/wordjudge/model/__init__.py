@@ -1,0 +1,1 @@
+"""The model: records, challenge rules, input rules and who may do what."""

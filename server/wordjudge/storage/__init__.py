@@ -1,0 +1,1 @@
+"""Storage: SQLite and PostgreSQL, their connections, schemas and migrations."""

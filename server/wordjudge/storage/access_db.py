@@ -1,0 +1,407 @@
+"""The access database (``access.sqlite3``): its schema, its connections, and what its parts share.
+
+Devices, pairing codes, TD accounts and sessions, and alerts each have their own module; they
+all read and write through one :class:`AccessDatabase`, which owns the connection, the lock
+that serialises its use, the migrations and the transactions (and a second connection that
+only writes last-seen times, off the request path). The rules the parts share live here too:
+how times and secrets are stored, and the one namespace of names.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, suppress
+from datetime import UTC, datetime
+from pathlib import Path
+
+from wordjudge.base.errors import AccessUnavailable, Conflict, InvalidInput, WordjudgeError
+from wordjudge.storage import postgres
+from wordjudge.storage.database import Migrations, connect_writer, migrate
+from wordjudge.storage.postgres import AnyConnection, DatabaseError, PgMigration
+
+log = logging.getLogger(__name__)
+
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ._-]{0,39}")
+_SEEN_EVERY = 60  # seconds between writes of a device's or session's last-seen time
+_SEEN_KEPT = 1000  # last-seen keys held before those older than a minute are dropped
+
+MIGRATIONS: Migrations = [
+    (
+        "0001_access",
+        """
+        CREATE TABLE devices (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE COLLATE NOCASE,
+            role TEXT NOT NULL CHECK (role IN ('kiosk', 'runner')),
+            division TEXT,
+            token_hash TEXT NOT NULL UNIQUE,
+            created_at TEXT NOT NULL,
+            created_by TEXT NOT NULL,
+            last_seen_at TEXT,
+            revoked_at TEXT,
+            revoked_by TEXT
+        );
+        CREATE TABLE pairing_codes (
+            code_hash TEXT PRIMARY KEY,
+            role TEXT NOT NULL CHECK (role IN ('kiosk', 'runner')),
+            division TEXT,
+            device_name TEXT,
+            created_at TEXT NOT NULL,
+            created_by TEXT NOT NULL,
+            expires_at TEXT NOT NULL,
+            used_at TEXT,
+            device_id INTEGER REFERENCES devices (id)
+        );
+        CREATE TABLE tds (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE COLLATE NOCASE,
+            password_hash TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            created_by TEXT NOT NULL,
+            disabled_at TEXT
+        );
+        CREATE TABLE sessions (
+            id_hash TEXT PRIMARY KEY,
+            td_id INTEGER NOT NULL REFERENCES tds (id),
+            csrf_token TEXT NOT NULL,
+            client TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            expires_at TEXT NOT NULL,
+            last_seen_at TEXT NOT NULL,
+            ended_at TEXT
+        );
+        CREATE TABLE alerts (
+            id INTEGER PRIMARY KEY,
+            created_at TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            actor TEXT NOT NULL,
+            message TEXT NOT NULL
+        );
+        """,
+    ),
+    (
+        # Devices may be monitors (Prometheus). SQLite cannot change a CHECK constraint, so the table is
+        # rebuilt, ids kept. Pairing codes keep theirs: a monitor is never enrolled by a pairing code.
+        "0002_monitor_role",
+        """
+        CREATE TABLE devices_new (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE COLLATE NOCASE,
+            role TEXT NOT NULL CHECK (role IN ('kiosk', 'runner', 'monitor')),
+            division TEXT,
+            token_hash TEXT NOT NULL UNIQUE,
+            created_at TEXT NOT NULL,
+            created_by TEXT NOT NULL,
+            last_seen_at TEXT,
+            revoked_at TEXT,
+            revoked_by TEXT
+        );
+        INSERT INTO devices_new SELECT id, name, role, division, token_hash, created_at, created_by,
+            last_seen_at, revoked_at, revoked_by FROM devices;
+        DROP TABLE devices;
+        ALTER TABLE devices_new RENAME TO devices;
+        """,
+    ),
+    (
+        # A device's token is bound to the client address it was first used from (bound_client); a use from
+        # another address is refused and noted (moved_to, moved_at) until the TD accepts the move. Alerts
+        # count their repeats instead of adding rows (alerts.py).
+        "0003_bound_devices_counted_alerts",
+        """
+        ALTER TABLE devices ADD COLUMN bound_client TEXT;
+        ALTER TABLE devices ADD COLUMN moved_to TEXT;
+        ALTER TABLE devices ADD COLUMN moved_at TEXT;
+        ALTER TABLE alerts ADD COLUMN count INTEGER NOT NULL DEFAULT 1;
+        ALTER TABLE alerts ADD COLUMN last_at TEXT;
+        CREATE INDEX alerts_kind ON alerts (kind, id);
+        """,
+    ),
+    (
+        # The TD acknowledges an alert (alerts.py): it leaves the console's list, kept on record with who and when.
+        "0004_acknowledged_alerts",
+        """
+        ALTER TABLE alerts ADD COLUMN acknowledged_at TEXT;
+        ALTER TABLE alerts ADD COLUMN acknowledged_by TEXT;
+        """,
+    ),
+]
+
+
+# The same tables in PostgreSQL, as the SQLite migrations leave them. Names compare in any case there as with
+# SQLite's NOCASE: a nondeterministic ICU collation, so that every query reads the same on both.
+PG_MIGRATIONS_TABLE = "access_migrations"
+PG_MIGRATIONS: list[tuple[str, PgMigration]] = [
+    (
+        "0001_access",
+        """
+        CREATE COLLATION IF NOT EXISTS wordjudge_nocase (provider = icu, locale = 'und-u-ks-level2',
+            deterministic = false);
+        CREATE TABLE devices (
+            id BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
+            name TEXT COLLATE wordjudge_nocase NOT NULL UNIQUE,
+            role TEXT NOT NULL CHECK (role IN ('kiosk', 'runner', 'monitor')),
+            division TEXT,
+            token_hash TEXT NOT NULL UNIQUE,
+            created_at TEXT NOT NULL,
+            created_by TEXT NOT NULL,
+            last_seen_at TEXT,
+            revoked_at TEXT,
+            revoked_by TEXT,
+            bound_client TEXT,
+            moved_to TEXT,
+            moved_at TEXT
+        );
+        CREATE TABLE pairing_codes (
+            code_hash TEXT PRIMARY KEY,
+            role TEXT NOT NULL CHECK (role IN ('kiosk', 'runner')),
+            division TEXT,
+            device_name TEXT,
+            created_at TEXT NOT NULL,
+            created_by TEXT NOT NULL,
+            expires_at TEXT NOT NULL,
+            used_at TEXT,
+            device_id BIGINT REFERENCES devices (id)
+        );
+        CREATE TABLE tds (
+            id BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
+            name TEXT COLLATE wordjudge_nocase NOT NULL UNIQUE,
+            password_hash TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            created_by TEXT NOT NULL,
+            disabled_at TEXT
+        );
+        CREATE TABLE sessions (
+            id_hash TEXT PRIMARY KEY,
+            td_id BIGINT NOT NULL REFERENCES tds (id),
+            csrf_token TEXT NOT NULL,
+            client TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            expires_at TEXT NOT NULL,
+            last_seen_at TEXT NOT NULL,
+            ended_at TEXT
+        );
+        CREATE TABLE alerts (
+            id BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
+            created_at TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            actor TEXT NOT NULL,
+            message TEXT NOT NULL,
+            count INTEGER NOT NULL DEFAULT 1,
+            last_at TEXT
+        );
+        CREATE INDEX alerts_kind ON alerts (kind, id);
+        """,
+    ),
+    (
+        "0004_acknowledged_alerts",
+        """
+        ALTER TABLE alerts ADD COLUMN acknowledged_at TEXT;
+        ALTER TABLE alerts ADD COLUMN acknowledged_by TEXT;
+        """,
+    ),
+]
+
+
+def stored_time(moment: float) -> str:
+    """A stored time: UTC, ISO 8601 with milliseconds, so that text order is time order."""
+    return datetime.fromtimestamp(moment, UTC).isoformat(timespec="milliseconds")
+
+
+def digest(secret: str) -> str:
+    """The stored form of a token, session id or pairing code: its SHA-256, in hex."""
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+_NAME_REFUSALS = {"name": "error.name.invalid", "td": "error.name.invalid_td", "device": "error.name.invalid_device"}
+
+
+def check_name(name: str, what: str = "name") -> str:
+    """A device's or TD's name: 1 to 40 letters, digits, spaces, '.', '_' or '-'; ``what`` is ``name``, ``td``
+    or ``device``, for the refusal. Raises :class:`InvalidInput`."""
+    name = name.strip()
+    if not _NAME.fullmatch(name):
+        raise InvalidInput(_NAME_REFUSALS[what], name=repr(name))
+    return name
+
+
+def nothing(*_: object) -> None:
+    """A ``before_commit`` that does nothing (nobody puts the change on record: the command line)."""
+
+
+def check_free(db: AnyConnection, name: str, now: float | None = None) -> None:
+    """Raise :class:`Conflict` if a device or a TD has (or had) the name ``name``, or an open pairing code keeps it
+    for the device it will pair (at ``now``, the wall-clock time by default: see :func:`kept_names`)."""
+    # One namespace for devices and TDs: the audit log names actors, and two must never look alike.
+    taken = db.execute(
+        "SELECT 'device' FROM devices WHERE name = ? UNION ALL SELECT 'TD' FROM tds WHERE name = ?", (name, name)
+    ).fetchone()
+    if taken:
+        raise Conflict("error.name.taken_by_td" if taken[0] == "TD" else "error.name.taken_by_device", name=repr(name))
+    if name.casefold() in {kept.casefold() for kept in kept_names(db, now)}:
+        raise Conflict("error.name.kept_for_code", name=repr(name))
+
+
+def kept_names(db: AnyConnection, now: float | None = None) -> list[str]:
+    """The device names that pairing codes open at ``now`` (default: the wall-clock time) keep: a code's name is
+    decided when it is made, so that it never fails at the table for a name (:mod:`wordjudge.access.pairing`)."""
+    rows = db.execute(
+        "SELECT device_name FROM pairing_codes WHERE used_at IS NULL AND device_id IS NULL AND expires_at > ?"
+        " AND device_name IS NOT NULL",
+        (stored_time(time.time() if now is None else now),),
+    ).fetchall()
+    return [str(row[0]) for row in rows]
+
+
+class AccessDatabase:
+    """The access store's SQLite file at ``path``, or the PostgreSQL database ``database`` if given: one
+    connection, used under one lock, and a second that only writes the last-seen times (:meth:`flush_touches`).
+    Thread-safe; :meth:`open` first. ``clock`` gives the wall-clock time that stored times record."""
+
+    def __init__(self, path: Path, clock: Callable[[], float] = time.time, *, database: str | None = None) -> None:
+        self.path = path
+        self.database = database
+        self.where = postgres.shown(database) if database else str(path)  # for messages: no password
+        self._clock = clock
+        self._lock = threading.RLock()
+        self._connection: AnyConnection | None = None
+        self._seen: dict[str, float] = {}  # what was last written when: credential hashes, devices' moves
+        # Its own lock, not the connection's: a request noting that it was seen must not wait for a query that
+        # another thread runs (the device checks made together, in PostgreSQL a round trip: wordjudge.base.lookups).
+        self._seen_lock = threading.Lock()
+        # Last-seen times noted by requests, written by flush_touches on a connection of its own.
+        self._touched: dict[tuple[str, str], str] = {}  # (sql, credential hash) -> stored time
+        self._touch_lock = threading.Lock()
+        self._flush_lock = threading.Lock()
+        self._flusher: AnyConnection | None = None
+
+    def open(self) -> None:
+        """Create or migrate the database. Raises :class:`AccessUnavailable`."""
+        try:
+            connection: AnyConnection
+            if self.database is None:
+                connection = sqlite = connect_writer(self.path)
+                migrate(sqlite, MIGRATIONS)
+            else:
+                connection = pg = postgres.connect_writer(self.database, application="wordjudge access")
+                postgres.migrate(pg, PG_MIGRATIONS, table=PG_MIGRATIONS_TABLE)
+            flusher = self._connect()
+        except WordjudgeError as exc:
+            raise AccessUnavailable("error.access_store.cannot_open", path=self.where, reason=exc.message) from exc
+        except _OPEN_FAILURES as exc:
+            raise AccessUnavailable(
+                "error.access_store.cannot_open", path=self.where, reason=postgres.reason(exc)
+            ) from exc
+        self._connection = connection
+        self._flusher = flusher
+
+    def _connect(self) -> AnyConnection:
+        if self.database is None:
+            return connect_writer(self.path)
+        return postgres.connect_writer(self.database, application="wordjudge access")
+
+    def _alive(self, connection: AnyConnection) -> AnyConnection:
+        """``connection``, or a new one if the server dropped it (PostgreSQL restarted, the network broke)."""
+        if not getattr(connection, "broken", False):
+            return connection
+        with suppress(*DatabaseError):
+            connection.close()
+        return self._connect()
+
+    def close(self) -> None:
+        """Write the last-seen times noted, then close the connections (nothing happens if they are closed already)."""
+        self.flush_touches()
+        with self._flush_lock:
+            if self._flusher is not None:
+                self._flusher.close()
+                self._flusher = None
+        with self._lock:
+            if self._connection is not None:
+                self._connection.close()
+                self._connection = None
+
+    def now(self) -> float:
+        """The wall-clock time, in seconds since the epoch (for :func:`stored_time`)."""
+        return self._clock()
+
+    def read(self) -> AbstractContextManager[AnyConnection]:
+        """The connection, under the lock, to read with. Raises :class:`AccessUnavailable`."""
+        return self._use(write=False)
+
+    def write(self) -> AbstractContextManager[AnyConnection]:
+        """The connection, under the lock, inside a write transaction (SQLite's ``BEGIN IMMEDIATE``) that commits
+        on leaving and rolls back on an exception. Raises :class:`AccessUnavailable`."""
+        return self._use(write=True)
+
+    @contextmanager
+    def _use(self, *, write: bool) -> Iterator[AnyConnection]:
+        with self._lock:
+            if self._connection is None:
+                raise AccessUnavailable("error.access_store.closed")
+            try:
+                connection = self._connection = self._alive(self._connection)
+                if not write:
+                    yield connection
+                    return
+                connection.execute(_BEGIN[postgres.dialect_of(connection)])
+                try:
+                    yield connection
+                except BaseException:
+                    with suppress(*DatabaseError):  # a connection lost: nothing to roll back
+                        connection.execute("ROLLBACK")
+                    raise
+                connection.execute("COMMIT")
+            except DatabaseError as exc:
+                raise AccessUnavailable(
+                    "error.access_store.cannot_use", path=self.where, reason=postgres.reason(exc)
+                ) from exc
+
+    def touch(self, credential_hash: str, sql: str) -> None:
+        """Note a last-seen time, at most once a minute per credential, for :meth:`flush_touches` to write with
+        ``sql`` (given the time and ``credential_hash``). Never raises, and never waits for the disk: a request
+        must not cost an fsync, and 200 kiosks first heard together each cost one a minute later, all on the
+        request path (issue 19)."""
+        now = self.now()
+        if self.due(credential_hash, now):
+            with self._touch_lock:
+                self._touched[(sql, credential_hash)] = stored_time(now)
+
+    def flush_touches(self) -> int:
+        """Write the last-seen times noted since the last flush, in one transaction on a connection of their
+        own, so that no request waits for it (the server calls this every second, from a worker thread).
+        Returns how many were written. Never raises: a stale last-seen time must not lock a device out."""
+        with self._touch_lock:  # only for the swap: a request noting a time never waits for the write
+            touched, self._touched = self._touched, {}
+        with self._flush_lock:
+            if not touched or self._flusher is None:
+                return 0
+            try:
+                connection = self._flusher = self._alive(self._flusher)
+                connection.execute(_BEGIN[postgres.dialect_of(connection)])
+                for (sql, credential_hash), seen in touched.items():
+                    connection.execute(sql, (seen, credential_hash))
+                connection.execute("COMMIT")
+            except DatabaseError as exc:
+                with suppress(*DatabaseError):
+                    connection.execute("ROLLBACK")
+                log.warning("cannot record %d last-seen time(s): %s", len(touched), exc)
+                return 0
+            return len(touched)
+
+    def due(self, key: str, now: float) -> bool:
+        """Whether a write keyed ``key`` is due (none in the last minute); if so, it counts as done now."""
+        with self._seen_lock:
+            if now - self._seen.get(key, now - _SEEN_EVERY) < _SEEN_EVERY:
+                return False
+            if len(self._seen) >= _SEEN_KEPT:  # keys of a minute ago are of no use: keep the map small
+                self._seen = {k: t for k, t in self._seen.items() if now - t < _SEEN_EVERY}
+            self._seen[key] = now
+            return True
+
+
+_OPEN_FAILURES: tuple[type[Exception], ...] = (OSError, *DatabaseError)
+_BEGIN = {"sqlite": "BEGIN IMMEDIATE", "postgresql": "BEGIN"}  # a write transaction, its lock taken first

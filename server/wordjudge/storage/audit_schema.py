@@ -1,0 +1,266 @@
+"""The audit log's schema: its migrations, and the tables, indexes and triggers it must have.
+
+A record is stored as its **body**, the canonical JSON of every field but its hash
+(:func:`wordjudge.model.records.record_body`): exactly the bytes the hash covers, so checking the chain
+is one SHA-256 over a stored string per record. Every other column is *generated* by SQLite from
+the body and stored, for filters and indexes: a column cannot say something its body does not.
+
+Around the records, kept in the same transaction by triggers (so no writer can forget them):
+``record_words`` (which records hold a word, for the word filter), ``tallies`` and
+``word_tallies`` (challenges and most-challenged words per event, division and round, for the
+summary at any size). ``checkpoints`` holds where the chain was last checked, so that a start
+checks only what came after (:mod:`wordjudge.log.chain`).
+
+:data:`SCHEMA` is what the database must hold, statement for statement; the chain check compares
+it with the file (a dropped append-only trigger, or a generated column made plain, is tampering).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import Any
+
+from wordjudge.model.records import Kind, Record, Verdict, record_body
+from wordjudge.storage.database import Migrations
+
+RECORDS_TABLE = """CREATE TABLE records (
+    id INTEGER PRIMARY KEY,
+    hash TEXT NOT NULL UNIQUE,
+    body TEXT NOT NULL,
+    kind TEXT GENERATED ALWAYS AS (json_extract(body, '$.kind')) STORED,
+    parent_id INTEGER GENERATED ALWAYS AS (json_extract(body, '$.parent_id')) STORED,
+    event TEXT GENERATED ALWAYS AS (json_extract(body, '$.event')) STORED,
+    division TEXT GENERATED ALWAYS AS (json_extract(body, '$.division')) STORED,
+    round INTEGER GENERATED ALWAYS AS (json_extract(body, '$.round')) STORED,
+    table_label TEXT GENERATED ALWAYS AS (json_extract(body, '$.table')) STORED,
+    actor TEXT GENERATED ALWAYS AS (json_extract(body, '$.actor')) STORED,
+    request_id TEXT GENERATED ALWAYS AS (json_extract(body, '$.request_id')) STORED,
+    created_at TEXT GENERATED ALWAYS AS (json_extract(body, '$.created_at')) STORED,
+    verdict TEXT GENERATED ALWAYS AS (json_extract(body, '$.verdict')) STORED,
+    agrees INTEGER GENERATED ALWAYS AS (json_extract(body, '$.agrees')) STORED,
+    rule TEXT GENERATED ALWAYS AS (json_extract(body, '$.rule')) STORED,
+    word_count INTEGER GENERATED ALWAYS AS (json_array_length(body, '$.words')) STORED,
+    result_count INTEGER GENERATED ALWAYS AS (json_array_length(body, '$.results')) STORED,
+    rejected INTEGER GENERATED ALWAYS AS (instr(body, '"acceptable":false') > 0) STORED
+)"""
+# "rejected": some per-word result is not acceptable. In canonical JSON the text '"acceptable":false' can only
+# be such a result: inside any string (a note, a typed word) its quotes would be escaped.
+
+# (name, statement): everything the records need, in the order it is created.
+SCHEMA: list[tuple[str, str]] = [
+    ("records", RECORDS_TABLE),
+    # Lists are newest first: an index on a filter's columns alone keeps id order among its matches, so that
+    # "WHERE division = ? ORDER BY id DESC LIMIT 100" reads 100 index entries instead of sorting a division.
+    ("records_request", "CREATE UNIQUE INDEX records_request ON records (actor, request_id)"),
+    ("records_parent", "CREATE INDEX records_parent ON records (parent_id)"),
+    ("records_division", "CREATE INDEX records_division ON records (division)"),
+    ("records_place", "CREATE INDEX records_place ON records (division, round, table_label)"),
+    # Tables are searched in any case (the console's "table b7" finds B7).
+    ("records_table", "CREATE INDEX records_table ON records (table_label COLLATE NOCASE)"),
+    ("records_actor", "CREATE INDEX records_actor ON records (actor)"),
+    ("records_verdict", "CREATE INDEX records_verdict ON records (verdict, division)"),
+    ("records_kind", "CREATE INDEX records_kind ON records (kind)"),
+    ("records_time", "CREATE INDEX records_time ON records (created_at)"),
+    (
+        "records_disagreements",
+        "CREATE INDEX records_disagreements ON records (parent_id) WHERE kind = 'recheck' AND agrees = 0",
+    ),
+    (
+        "record_words",
+        "CREATE TABLE record_words (word TEXT NOT NULL, record_id INTEGER NOT NULL, PRIMARY KEY (word, record_id))"
+        " WITHOUT ROWID",
+    ),
+    (
+        "tallies",
+        # scope 0: the event; 1: a division (round_key 0); 2: a division's round (round_key 0: no round).
+        """CREATE TABLE tallies (
+    event TEXT NOT NULL,
+    scope INTEGER NOT NULL,
+    division TEXT NOT NULL,
+    round_key INTEGER NOT NULL,
+    challenges INTEGER NOT NULL,
+    acceptable INTEGER NOT NULL,
+    first_id INTEGER NOT NULL,
+    PRIMARY KEY (event, scope, division, round_key)
+) WITHOUT ROWID""",
+    ),
+    (
+        "word_tallies",
+        """CREATE TABLE word_tallies (
+    event TEXT NOT NULL,
+    scope INTEGER NOT NULL,
+    division TEXT NOT NULL,
+    round_key INTEGER NOT NULL,
+    word TEXT NOT NULL,
+    challenges INTEGER NOT NULL,
+    first_id INTEGER NOT NULL,
+    PRIMARY KEY (event, scope, division, round_key, word)
+) WITHOUT ROWID""",
+    ),
+    (
+        "word_tallies_most",
+        "CREATE INDEX word_tallies_most ON word_tallies (event, scope, division, round_key, challenges DESC, first_id)",
+    ),
+    (
+        "checkpoints",
+        """CREATE TABLE checkpoints (
+    id INTEGER PRIMARY KEY,
+    record_id INTEGER NOT NULL,
+    hash TEXT NOT NULL,
+    checked_at TEXT NOT NULL,
+    whole INTEGER NOT NULL
+)""",
+    ),
+    (
+        "records_no_update",
+        """CREATE TRIGGER records_no_update BEFORE UPDATE ON records
+    BEGIN SELECT RAISE(ABORT, 'the audit log is append-only: records cannot be changed'); END""",
+    ),
+    (
+        "records_no_delete",
+        """CREATE TRIGGER records_no_delete BEFORE DELETE ON records
+    BEGIN SELECT RAISE(ABORT, 'the audit log is append-only: records cannot be deleted'); END""",
+    ),
+    (
+        "records_words",
+        """CREATE TRIGGER records_words AFTER INSERT ON records BEGIN
+    INSERT OR IGNORE INTO record_words (word, record_id) SELECT value, NEW.id FROM json_each(NEW.body, '$.words');
+END""",
+    ),
+    (
+        "records_tally",
+        # A challenge counts in its event, division and round; each of its words once (a set).
+        """CREATE TRIGGER records_tally AFTER INSERT ON records WHEN NEW.kind = 'challenge' BEGIN
+    INSERT INTO tallies (event, scope, division, round_key, challenges, acceptable, first_id)
+    VALUES (NEW.event, 0, '', 0, 1, NEW.verdict = 'acceptable', NEW.id),
+        (NEW.event, 1, NEW.division, 0, 1, NEW.verdict = 'acceptable', NEW.id),
+        (NEW.event, 2, NEW.division, coalesce(NEW.round, 0), 1, NEW.verdict = 'acceptable', NEW.id)
+    ON CONFLICT DO UPDATE SET challenges = challenges + 1, acceptable = acceptable + excluded.acceptable;
+    INSERT INTO word_tallies (event, scope, division, round_key, word, challenges, first_id)
+    SELECT NEW.event, s.scope, s.division, s.round_key, w.word, 1, NEW.id
+    FROM (SELECT DISTINCT value AS word FROM json_each(NEW.body, '$.words')) AS w,
+        (SELECT 0 AS scope, '' AS division, 0 AS round_key UNION ALL SELECT 1, NEW.division, 0
+         UNION ALL SELECT 2, NEW.division, coalesce(NEW.round, 0)) AS s
+    WHERE true
+    ON CONFLICT DO UPDATE SET challenges = challenges + 1;
+END""",
+    ),
+]
+APPEND_ONLY = ("records_no_update", "records_no_delete")
+
+
+def create_schema(connection: sqlite3.Connection) -> None:
+    """Create every table, index and trigger of :data:`SCHEMA` (in a fresh database or a migration)."""
+    for _, statement in SCHEMA:
+        connection.execute(statement)
+
+
+def missing_or_changed(connection: sqlite3.Connection) -> list[str]:
+    """The objects of :data:`SCHEMA` the database lacks or holds with other SQL (tampering or damage)."""
+    found = dict(connection.execute("SELECT name, sql FROM sqlite_master WHERE sql IS NOT NULL").fetchall())
+    return [name for name, statement in SCHEMA if _folded(found.get(name)) != _folded(statement)]
+
+
+def _folded(sql: str | None) -> str | None:
+    return " ".join(sql.split()) if sql is not None else None
+
+
+# -- migrations --------------------------------------------------------------------------------------------
+
+# The first layout kept every field in a column of its own and hashed their canonical encoding. Its columns,
+# as 0001 and 0002 made them, for 0003 to read.
+_V1_COLUMNS = [
+    "id", "created_at", "kind", "parent_id", "event", "division", "round", "table_label", "actor", "channel",
+    "words_typed", "words", "lexicon", "fingerprint", "verdict", "results", "rule", "consequence", "request_id",
+    "agrees", "note", "software_version", "prev_hash", "hash", "salt",
+]  # fmt: skip
+_V1_JSON = {"words_typed", "words", "results", "consequence"}
+
+
+def _v1_record(row: tuple[Any, ...]) -> Record:
+    data = dict(zip(_V1_COLUMNS, row, strict=True))
+    for name in _V1_JSON:
+        data[name] = json.loads(data[name])
+    data["table"] = data.pop("table_label")
+    data["kind"], data["verdict"] = Kind(data["kind"]), Verdict(data["verdict"])
+    data["agrees"] = None if data["agrees"] is None else bool(data["agrees"])
+    for name in ("words_typed", "words", "results"):
+        data[name] = tuple(data[name])
+    return Record(**data)
+
+
+def _to_bodies(connection: sqlite3.Connection) -> None:
+    """0003: store each record as its body, the exact bytes its hash covers; derive everything else.
+
+    Hashes are kept as they are: the body is the canonical encoding the old layout hashed, so an
+    intact record's hash matches its body, and an altered one's still does not (the evidence stays).
+    """
+    for name in ("records_no_update", "records_no_delete"):
+        connection.execute(f"DROP TRIGGER IF EXISTS {name}")
+    for name in ("records_parent", "records_division_round_table"):
+        connection.execute(f"DROP INDEX IF EXISTS {name}")
+    connection.execute("ALTER TABLE records RENAME TO records_v1")
+    create_schema(connection)
+    rows = connection.execute(f"SELECT {', '.join(_V1_COLUMNS)} FROM records_v1 ORDER BY id")
+    connection.executemany("INSERT INTO records (id, hash, body) VALUES (?, ?, ?)", map(_v2_row, rows))
+    connection.execute("DROP TABLE records_v1")
+
+
+def _v2_row(row: tuple[Any, ...]) -> tuple[int, str, str]:
+    try:
+        record = _v1_record(row)
+    except (ValueError, TypeError, KeyError) as exc:
+        raise sqlite3.DatabaseError(f"record {row[0]} cannot be read to upgrade the log ({exc})") from exc
+    return record.id, record.hash, record_body(record).decode()
+
+
+# Named migrations, applied in order, each once. Never edit one that has shipped: add another.
+MIGRATIONS: Migrations = [
+    (
+        "0001_records",
+        """
+        CREATE TABLE records (
+            id INTEGER PRIMARY KEY,
+            created_at TEXT NOT NULL,
+            kind TEXT NOT NULL CHECK (kind IN ('challenge', 'recheck', 'reissue', 'ruling')),
+            parent_id INTEGER REFERENCES records (id),
+            event TEXT NOT NULL,
+            division TEXT NOT NULL,
+            round INTEGER,
+            table_label TEXT NOT NULL,
+            actor TEXT NOT NULL,
+            channel TEXT NOT NULL,
+            words_typed TEXT NOT NULL,
+            words TEXT NOT NULL,
+            lexicon TEXT NOT NULL,
+            fingerprint TEXT NOT NULL,
+            verdict TEXT NOT NULL CHECK (verdict IN ('acceptable', 'unacceptable')),
+            results TEXT NOT NULL,
+            rule TEXT NOT NULL,
+            consequence TEXT NOT NULL,
+            request_id TEXT NOT NULL,
+            agrees INTEGER CHECK (agrees IN (0, 1)),
+            note TEXT,
+            software_version TEXT NOT NULL,
+            prev_hash TEXT NOT NULL,
+            hash TEXT NOT NULL UNIQUE,
+            UNIQUE (actor, request_id)
+        );
+        CREATE INDEX records_parent ON records (parent_id);
+        CREATE INDEX records_division_round_table ON records (division, round, table_label);
+        CREATE TRIGGER records_no_update BEFORE UPDATE ON records
+            BEGIN SELECT RAISE(ABORT, 'the audit log is append-only: records cannot be changed'); END;
+        CREATE TRIGGER records_no_delete BEFORE DELETE ON records
+            BEGIN SELECT RAISE(ABORT, 'the audit log is append-only: records cannot be deleted'); END;
+        """,
+    ),
+    # A random salt inside each record's hashed data, so that a hash reveals nothing of the per-word
+    # results (records.Record.salt). Older records keep no salt, and their hashes stay as they were.
+    ("0002_record_salt", "ALTER TABLE records ADD COLUMN salt TEXT;"),
+    ("0003_record_bodies", _to_bodies),
+    (
+        "0004_table_any_case",
+        "DROP INDEX records_table; CREATE INDEX records_table ON records (table_label COLLATE NOCASE);",
+    ),
+]

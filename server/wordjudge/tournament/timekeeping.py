@@ -1,0 +1,203 @@
+"""The server's clock as the TD sees it: a step told at once and put on record, record times held, and the clock
+compared with the database's and with the hall's other machines' (the rules are :mod:`wordjudge.base.clock`'s).
+
+Every second, while the server is active, :meth:`Timekeeper.look` looks at the clock. A step beyond the tolerance
+(back or forward), or a clock that reads before the log's last record when the log is opened (a restart after a
+correction, a takeover by a machine whose clock is behind), is:
+
+- logged, and an alert in the console (once a step, not once a record);
+- a health warning naming its size, while record times are held at the log's last record's (the clock reads
+  earlier) and for :data:`STEP_SHOWN_S` after it;
+- a change record in the log (the leading process's), so that a later reader knows why times were held.
+
+The hall's look (:mod:`wordjudge.service.serving`) hands in the database's clock and each peer's, read across a round
+trip: an offset beyond the tolerance is a health warning while it lasts, and an alert when it starts.
+Nothing here imports the web framework.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future
+from typing import TYPE_CHECKING, Any
+
+from wordjudge.base.clock import TOLERANCE_S, ClockStep, ClockWatch, Offset, seconds_of, stored
+from wordjudge.base.errors import AuditUnavailable
+from wordjudge.base.messages import Message
+from wordjudge.model.records import Kind, RecordFilter
+from wordjudge.tournament.changes import Change, change_entry
+
+if TYPE_CHECKING:
+    from wordjudge.log.audit import AuditLog
+    from wordjudge.model.records import Appended
+
+log = logging.getLogger(__name__)
+
+STEP_ALERT = "clock_step"  # the alert's kind: the clock stepped, or reads before the log's last record
+OFFSET_ALERT = "clock_offset"  # the alert's kind: the database's or a peer's clock differs from this one
+STEP_SHOWN_S = 900.0  # seconds health names a step once record times are no longer held for it
+ACTOR = "clock"  # who a clock record is by: the server's own watch of its clock
+CHANNEL = "server"
+
+Alert = Callable[[str, Message], bool]  # (kind, message): raise an alert; whether it could be (a server active)
+
+
+class Timekeeper:
+    """The clock of a server named ``server`` (its public URL, or its host name), its steps and its offsets.
+    ``alert`` raises the TD's alerts. Looked at from the server's loops, read by health from requests."""
+
+    def __init__(self, *, server: str, alert: Alert, watch: ClockWatch | None = None) -> None:
+        self.server = server
+        self._alert = alert
+        self.watch = watch or ClockWatch()
+        self.step: ClockStep | None = None  # the last step noted
+        self._step_at = 0.0  # when, by the watch's steady clock
+        self._log: object | None = None  # the log last compared with (a takeover opens another)
+        self._pending: ClockStep | None = None  # found as the log was opened, told at the next look
+        self.database: Offset | None = None  # the database's clock against this one (None: not read)
+        self._database_where = ""  # the database, as messages name it
+        self.peers: Mapping[str, Offset] = {}  # each hall peer's clock against this one, as last read
+        self._alerted: set[str] = set()  # the offsets the TD was alerted of that are still beyond the tolerance
+        self._logged: set[str] = set()  # the offsets logged as beyond the tolerance, and still beyond it
+        self._lock = threading.Lock()
+        self.watch.look()  # watched from the server's start on: a step before its first look is a step too
+
+    def look(self, audit: AuditLog, *, event: str, leads: bool) -> ClockStep | None:
+        """Look at the clock: a step since the last look; for a log not compared with yet, a clock behind its last
+        record. A step is logged and, where ``leads`` (the server's first process: the others share its clock),
+        alerted and put on record in ``audit`` for ``event``. Returns the step, if any. Never raises."""
+        with self._lock:
+            if audit is not self._log:  # a log not opened through opened(): compared now
+                self.opened(audit)
+            step, self._pending = self.watch.look() or self._pending, None
+            if step is None:
+                return None
+            self.step, self._step_at = step, self.watch.steady()
+        held = self.held_at(audit.head.time)
+        if not leads:  # the first process tells it: they share one clock
+            return step
+        log.warning("%s", step.message(held).text())
+        # A server started again while record times are still held for a step on record: told by health, not
+        # alerted nor recorded once more.
+        if not (step.behind_log and held and _on_record(audit, held)):
+            self._alert(STEP_ALERT, step.message(held))
+            self._put_on_record(audit, step, event, held)
+        return step
+
+    def opened(self, audit: AuditLog) -> None:
+        """The server opened ``audit`` (at its start, or taking over): its clock compared with the log's last
+        record now, before any record of its own is held, and told at the next :meth:`look`."""
+        self._log, self._pending = audit, self.watch.behind(audit.head.time)
+
+    def _put_on_record(self, audit: AuditLog, step: ClockStep, event: str, held: str | None) -> None:
+        change = Change(step.what, self.server, "", **step.change(held))
+        try:
+            written: Future[Appended] = audit.submit(change_entry(change, actor=ACTOR, event=event, channel=CHANNEL))
+        except Exception as exc:  # a log that refuses records (failed its check, closed): health says why
+            log.warning("the clock's step could not be put on record: %s", exc)
+            return
+        written.add_done_callback(_said_if_failed)
+
+    def held_at(self, log_time: str) -> str | None:
+        """The time record times are held at (the log's last record's) while this clock reads more than the
+        tolerance before it; None when they are not held."""
+        last = seconds_of(log_time)
+        if last is None or last - self.watch.wall() <= TOLERANCE_S:
+            return None
+        return log_time
+
+    def note_database(self, offset: Offset | None, where: str) -> None:
+        """The database's clock (at ``where``) as just read against this one (None: not read)."""
+        self.database, self._database_where = offset, where
+        if offset is not None:
+            self._weigh("database", _database_warning(offset, where))
+
+    def note_peers(self, offsets: Mapping[str, Offset | None]) -> None:
+        """Each peer's clock (by its URL) as just read against this one (None: it did not answer, or not with its
+        time: no longer shown, and whether it is beyond the tolerance is not known)."""
+        known = {**self.peers}
+        for url, offset in offsets.items():
+            if offset is None:
+                known.pop(url, None)
+                continue
+            known[url] = offset
+            self._weigh(f"peer {url}", _peer_warning(offset, url))
+        self.peers = known
+
+    def _weigh(self, key: str, said: Message | None) -> None:
+        """Alert the TD when the clock ``key`` names goes beyond the tolerance (``said``: the warning), once until
+        it is back within."""
+        if said is None:
+            if key in self._logged:
+                log.info("%s: its clock is within %s s of this server's again", key, TOLERANCE_S)
+            self._alerted.discard(key)
+            self._logged.discard(key)
+            return
+        if key not in self._logged:
+            log.warning("%s", said.text())
+            self._logged.add(key)
+        # Alerted once an active server can (a standby has no store of alerts): the console lists it then.
+        if key not in self._alerted and self._alert(OFFSET_ALERT, said):
+            self._alerted.add(key)
+
+    def warnings(self, log_time: str | None) -> list[Message]:
+        """What health warns of: a step (while record times are held, and :data:`STEP_SHOWN_S` after it), record
+        times held with no step seen (the log written by a clock ahead of this one), the database's clock or a
+        peer's beyond the tolerance. ``log_time``: the log's last record's time (None: no log open)."""
+        said: list[Message] = []
+        held = self.held_at(log_time) if log_time else None
+        step = self.step
+        if step is not None and (held or self.watch.steady() - self._step_at < STEP_SHOWN_S):
+            said.append(step.message(held))
+        elif held:  # no step seen: the log was written by a clock ahead of this one
+            now = self.watch.wall()
+            said.append(ClockStep(now - (seconds_of(held) or now), held, stored(now), behind_log=True).message(held))
+        if (database := _database_warning(self.database, self._database_where)) is not None:
+            said.append(database)
+        said += [warning for url, offset in self.peers.items() if (warning := _peer_warning(offset, url))]
+        return said
+
+    def view(self, log_time: str | None) -> dict[str, Any]:
+        """The clock as health shows it: this server's time (a peer reads it), the tolerance, how long record
+        times are held yet, the last step, the database's and the peers' offsets."""
+        held = self.held_at(log_time) if log_time else None
+        now = self.watch.wall()
+        return {
+            "time": stored(now),
+            "tolerance_s": TOLERANCE_S,
+            "held_until": held,
+            "held_s": round((seconds_of(held) or now) - now, 3) if held else 0,
+            "step": self.step.as_dict() if self.step else None,
+            "database": self.database.as_dict() if self.database else None,
+            "peers": [{"url": url, **offset.as_dict()} for url, offset in self.peers.items()],
+        }
+
+
+def _database_warning(offset: Offset | None, where: str) -> Message | None:
+    if offset is None or not offset.beyond():
+        return None
+    return offset.message("error.clock.database_offset", where=where)
+
+
+def _peer_warning(offset: Offset | None, url: str) -> Message | None:
+    if offset is None or not offset.beyond():
+        return None
+    return offset.message("error.clock.peer_offset", url=url)
+
+
+def _on_record(audit: AuditLog, held: str) -> bool:
+    """Whether the log's last clock record already says that record times are held at ``held``."""
+    try:
+        found = audit.find(RecordFilter(kind=Kind.CHANGE, actor=ACTOR), limit=1)
+    except AuditUnavailable:
+        return False
+    change = (found[0].change or {}) if found else {}
+    return str(change.get("what", "")).startswith("clock.") and (change.get("after") or {}).get("held") == held
+
+
+def _said_if_failed(written: Future[Appended]) -> None:
+    exc = written.exception()
+    if exc is not None:
+        log.warning("the clock's step could not be put on record: %s", exc)

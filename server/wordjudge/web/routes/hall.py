@@ -1,0 +1,49 @@
+"""The hall's proofs over HTTP (thin glue over :mod:`wordjudge.hall.proof` and :mod:`wordjudge.hall.peers`):
+``GET /api/hall/claim``, a server's signed claim for a peer; ``GET /api/hall/proof``, a server's proof to a device
+or a console that it is the hall's, before either sends it anything."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Query
+
+from wordjudge.base.errors import NotFound
+from wordjudge.hall.proof import check_hint, check_nonce, proof_mac
+from wordjudge.web.deps import ERROR_RESPONSES, ServingDep
+
+router = APIRouter(prefix="/api/hall", responses=ERROR_RESPONSES, tags=["hall"])
+
+_NONCE = Query(description="32 to 64 lower-case hex digits, fresh for each ask: the answer is signed over it.")
+
+
+@router.get("/claim")
+def hall_claim(serving: ServingDep, nonce: Annotated[str, _NONCE]) -> dict[str, Any]:
+    """This server's claim for a peer of its hall: its address, role, epoch, the active server, its time, the
+    lexicons it serves (active) or could not serve (standby), over `nonce`, signed with the hall key (`mac`;
+    null without one). Anyone may ask: it proves something only to a server holding the hall key."""
+    return serving.claim(check_nonce(nonce))
+
+
+@router.get("/proof")
+def hall_proof(
+    serving: ServingDep,
+    nonce: Annotated[str, _NONCE],
+    hint: Annotated[str, Query(description="The first 16 hex digits of the SHA-256 of the asker's secret.")],
+    of: Annotated[Literal["device", "session"], Query(description="A device's token, or a console's session.")],
+) -> dict[str, Any]:
+    """This server's proof, to a device (`of=device`: keyed with its token's digest) or a console (`of=session`:
+    with its CSRF token's), that it is the hall's active server: `mac` over `nonce`, its address, role and epoch.
+    Only the active server answers (a standby: 503 `not_active`); a secret it does not know: 404."""
+    check_nonce(nonce)
+    check_hint(hint)
+    resources = serving.resources
+    if resources is None:
+        raise serving.refusal()
+    access = resources.access
+    key = access.devices.proof_key(hint) if of == "device" else access.tds.proof_key(hint)
+    if key is None:
+        raise NotFound("error.hall.proof_unknown")
+    view = serving.view()
+    said = {"url": serving.own_url, "role": view["role"], "epoch": view["epoch"]}
+    return {**said, "mac": proof_mac(key, nonce=nonce, **said)}

@@ -1,0 +1,1 @@
+"""Words: word lists, lexicon editions, compiled lexicons and profiles, the console's search."""

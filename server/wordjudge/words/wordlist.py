@@ -1,0 +1,378 @@
+"""Reading word lists: the TD's source files, errata files, and words as typed.
+
+A source is a plain list (one word per line), a Zyzzyva-style text list (``WORD
+definition...``: the first token is the word) or a ``score WORD`` playability
+list, any of them optionally gzip-compressed. It is UTF-8 with or without a BOM,
+with LF, CRLF or CR line ends; blank lines are ignored, and so are comment lines:
+``#`` followed by a space, by nothing or by anything but a letter. ``#WORD`` (``#``
+right before a letter) is a word marked with ``#``, as some published lists mark new
+words: the word is read without the mark, and marked words are counted. The format
+is detected from the whole file, and an error for lines that are not words says
+which ``--format`` reads them, if one does.
+
+Words are compared in one normal form everywhere (:func:`normalise`): Unicode
+NFC, upper case. Nothing here assumes A-Z: a word is any run of Unicode letters
+(with combining marks after a letter), so lists with Ñ, Ç, Ä or Ł work as they are.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import itertools
+import re
+import unicodedata
+import zlib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+
+from wordjudge.base.errors import WordListError
+from wordjudge.base.messages import Message
+
+#: Called as ``progress(lines_done, lines_total)`` while a big list is read.
+Progress = Callable[[int, int], None]
+
+_GZIP_MAGIC = b"\x1f\x8b"
+_UTF8_BOM = b"\xef\xbb\xbf"
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+_INNER_SPACES = (b" ", b"\t", b"\x0b", b"\x0c")  # what bytes.split() splits a stripped line at
+_INNER_SPACE = re.compile(b"[" + b"".join(_INNER_SPACES) + b"]")
+_MARK = "#"  # starts a comment, or marks a word when a letter follows it at once
+_SHOWN_MARKED = 3  # marked words quoted in the reading summary
+_PROGRESS_EVERY = 20_000
+_SHOWN_INVALID = 10  # invalid lines quoted in an error message
+
+
+class SourceFormat(StrEnum):
+    """How the word is found on each line of a source file."""
+
+    AUTO = "auto"
+    PLAIN = "plain"  # the whole line is the word
+    ZYZZYVA = "zyzzyva"  # WORD definition...: the first token
+    PLAYABILITY = "playability"  # score WORD: the second token, after an integer
+
+    @property
+    def description(self) -> str:
+        """The format in words, for messages: "a Zyzzyva list (WORD definition...)"."""
+        return _DESCRIPTIONS[self]
+
+
+_DESCRIPTIONS = {
+    SourceFormat.AUTO: "a list of a format to detect",
+    SourceFormat.PLAIN: "a plain list (one word per line)",
+    SourceFormat.ZYZZYVA: "a Zyzzyva list (WORD definition...)",
+    SourceFormat.PLAYABILITY: "a playability list (score WORD)",
+}
+
+
+def normalise(text: str) -> str:
+    """Return ``text`` in wordjudge's one normal form: NFC, upper case, NFC again.
+
+    The second NFC is there because upper-casing can decompose a character.
+    """
+    if text.isascii():  # NFC leaves ASCII as it is, and so does upper-casing it: most lists, most challenges
+        return text.upper()
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", text).upper())
+
+
+def describe_char(char: str) -> str:
+    """Name a character for an error message, e.g. ``'-' (HYPHEN-MINUS)``."""
+    return f"{char!r} ({unicodedata.name(char, f'U+{ord(char):04X}')})"
+
+
+def word_problem(word: str) -> str | None:
+    """Say why ``word`` (already normalised) is not a word, or return None if it is one.
+
+    A word is one or more Unicode letters; a combining mark may follow a letter.
+    """
+    if not word:
+        return "it is empty"
+    if word.isalpha():  # the fast path: every character is a letter
+        return None
+    for index, char in enumerate(word):
+        category = unicodedata.category(char)
+        if category.startswith("L") or (category.startswith("M") and index > 0):
+            continue
+        if char.isspace():
+            return f"it has a space inside ({describe_char(char)})"
+        if category.startswith("N"):
+            return f"it has a digit {describe_char(char)}"
+        return f"it has {describe_char(char)}, which is not a letter"
+    return None
+
+
+@dataclass(frozen=True)
+class InvalidLine:
+    """A line of a source that holds no word, and why."""
+
+    line: int
+    content: str
+    reason: str
+
+    def describe(self, source: str) -> str:
+        shown = self.content if len(self.content) <= 60 else self.content[:57] + "..."
+        return f"{source}, line {self.line}: {shown!r}: {self.reason}"
+
+
+@dataclass
+class WordList:
+    """The words read from one source, with what was found on the way."""
+
+    source_name: str
+    source_sha256: str
+    format: SourceFormat
+    words: set[str] = field(default_factory=set)
+    lines: int = 0  # data lines: not blank, not comments
+    duplicates: int = 0
+    invalid: list[InvalidLine] = field(default_factory=list)
+    comments: int = 0  # comment lines skipped
+    marked: int = 0  # "#WORD" lines: words marked with '#', read without the mark
+    marked_lines: list[tuple[int, str]] = field(default_factory=list)  # the first few, as (line, content)
+    detected: bool = False  # the format was detected, not chosen
+
+    def sorted_words(self) -> list[str]:
+        """The unique words sorted by code point (the canonical order)."""
+        return sorted(self.words)
+
+
+def read_word_list(
+    path: Path,
+    *,
+    format: SourceFormat = SourceFormat.AUTO,
+    skip_invalid: bool = False,
+    progress: Progress | None = None,
+) -> WordList:
+    """Read the word-list file at ``path``.
+
+    Raises :class:`WordListError` if the file cannot be read, is not UTF-8 text
+    (plain or gzip), or has lines that are not words (unless ``skip_invalid``:
+    then they are left out and listed in ``WordList.invalid``).
+    """
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise WordListError("error.word_list.unreadable", path=str(path), reason=str(exc.strerror or exc)) from exc
+    return parse_word_list(data, source_name=path.name, format=format, skip_invalid=skip_invalid, progress=progress)
+
+
+def parse_word_list(
+    data: bytes,
+    *,
+    source_name: str,
+    format: SourceFormat = SourceFormat.AUTO,
+    skip_invalid: bool = False,
+    progress: Progress | None = None,
+) -> WordList:
+    """Parse the bytes of a word-list source; see :func:`read_word_list`."""
+    source_sha256 = hashlib.sha256(data).hexdigest()
+    lines = _text_lines(_decompress(data, source_name), source_name)
+    detected = format is SourceFormat.AUTO
+    if detected:
+        format = detect_format(lines)
+    result = _read_lines(lines, source_name, source_sha256, format, progress)
+    result.detected = detected
+    if result.invalid and not skip_invalid:
+        raise _invalid_lines_error(result, _better_format(lines, result))
+    return result
+
+
+def _read_lines(
+    lines: list[bytes], source_name: str, source_sha256: str, format: SourceFormat, progress: Progress | None = None
+) -> WordList:
+    result = WordList(source_name=source_name, source_sha256=source_sha256, format=format)
+    total = len(lines)
+    # A slice of lines between two progress reports at a time: line N (from 1) is reported, as done, just
+    # before it is read, for every N a multiple of _PROGRESS_EVERY; then (total, total) at the end.
+    bounds = [0, *range(_PROGRESS_EVERY - 1, total, _PROGRESS_EVERY), total]
+    for index, (begin, end) in enumerate(itertools.pairwise(bounds)):
+        if index and progress is not None:  # every slice but the first starts at a line reported
+            progress(begin + 1, total)
+        if not _read_letters_only(lines[begin:end], result):
+            _read_line_by_line(lines, begin, end, result)
+    if progress is not None:
+        progress(total, total)
+    return result
+
+
+def _read_letters_only(lines: list[bytes], result: WordList) -> bool:
+    """Read ``lines`` into ``result`` at once if every one is blank or ASCII letters only, as nearly every line
+    of a published list is, and return True; else read nothing and return False (:func:`_read_line_by_line`
+    reads them). In a plain or a Zyzzyva list such a line is the word itself, and upper-cased it is a word in
+    the normal form: reading it so gives what reading it line by line gives, several times faster."""
+    first = lines[0] if lines else b""
+    if result.format not in (SourceFormat.PLAIN, SourceFormat.ZYZZYVA) or (first and not first.isalpha()):
+        return False  # the first line tells most slices that will not do (a Zyzzyva list's) at once
+    joined = b"\n".join(lines)  # lines hold no line end: bytes.splitlines cut them there
+    if not (joined.isascii() and joined.replace(b"\n", b"").isalpha()):  # bytes.isalpha: ASCII letters only
+        return False
+    upper = joined.upper().decode("ascii").split("\n")  # ASCII: the normal form is the upper case
+    if len(upper) != len(lines):
+        return False
+    words = [word for word in upper if word]  # blank lines are skipped
+    before = len(result.words)
+    result.words.update(words)
+    result.lines += len(words)
+    result.duplicates += len(words) - (len(result.words) - before)
+    return True
+
+
+def _read_line_by_line(lines: list[bytes], begin: int, end: int, result: WordList) -> None:
+    """Read ``lines[begin:end]`` into ``result`` one line at a time: every rule of the format, every error."""
+    extract = _EXTRACTORS[result.format]
+    words = result.words
+    for number in range(begin + 1, end + 1):
+        raw = lines[number - 1]
+        try:
+            line = raw.decode("utf-8").strip()
+        except UnicodeDecodeError:
+            result.invalid.append(InvalidLine(number, raw.decode("utf-8", "replace").strip(), "it is not valid UTF-8"))
+            continue
+        if not line:
+            continue
+        marked = line.startswith(_MARK)
+        if marked:
+            if not line[1:2].isalpha():  # "# note", "#", "#-", "#1": a comment
+                result.comments += 1
+                continue
+            result.marked += 1
+            if len(result.marked_lines) < _SHOWN_MARKED:
+                result.marked_lines.append((number, line))
+        result.lines += 1
+        token, problem = extract(line[1:] if marked else line)
+        if problem is None:
+            word = normalise(token)
+            problem = word_problem(word)
+            if problem is None:
+                if word in words:
+                    result.duplicates += 1
+                else:
+                    words.add(word)
+                continue
+        if marked:
+            problem += f"; '{_MARK}' right before a letter marks a word: write '{_MARK} ' to make the line a comment"
+        result.invalid.append(InvalidLine(number, line, problem))
+
+
+def detect_format(lines: Iterable[bytes]) -> SourceFormat:
+    """Guess the format of a source from all its data lines (not blank, not comments).
+
+    Playability if nearly every line is ``integer token``; Zyzzyva if at least half
+    of the lines have more than one token (so a Zyzzyva export where some words have
+    no definition is still one); plain otherwise, so that a plain list with a few bad
+    lines is reported rather than silently cut at the space.
+    """
+    lines = lines if isinstance(lines, list) else list(lines)
+    joined = b"\n".join(lines)
+    if not any(space in joined for space in _INNER_SPACES):  # no line has two tokens: most plain lists, at once
+        return SourceFormat.PLAIN
+    return _detect_line_by_line(lines)
+
+
+def _detect_line_by_line(lines: list[bytes]) -> SourceFormat:
+    """:func:`detect_format`, looking at every line."""
+    data = scored = several = 0
+    for raw in lines:
+        line = raw.strip()
+        if not line:
+            continue
+        if line.startswith(b"#"):
+            if not line[1:5].decode("utf-8", "ignore")[:1].isalpha():
+                continue  # a comment
+            line = line[1:]  # a word marked with '#'
+        data += 1
+        if _INNER_SPACE.search(line) is None:  # one token: cheaper than splitting every line of a big list
+            continue
+        several += 1
+        tokens = line.split(maxsplit=2)
+        if len(tokens) == 2 and tokens[0].isdigit():
+            scored += 1
+    if not data:
+        return SourceFormat.PLAIN
+    if scored >= 0.9 * data:
+        return SourceFormat.PLAYABILITY
+    if several >= 0.5 * data:
+        return SourceFormat.ZYZZYVA
+    return SourceFormat.PLAIN
+
+
+def _better_format(lines: list[bytes], result: WordList) -> tuple[SourceFormat, int] | None:
+    """The format that reads the most of a source's lines as words, and how many it leaves unread,
+    if it reads more of them than the format used; else None. Only worked out for an error."""
+    best: tuple[SourceFormat, int] | None = None
+    for candidate in (SourceFormat.PLAIN, SourceFormat.ZYZZYVA, SourceFormat.PLAYABILITY):
+        if candidate is result.format:
+            continue
+        other = _read_lines(lines, result.source_name, result.source_sha256, candidate)
+        if len(other.invalid) < len(result.invalid) and (best is None or len(other.invalid) < best[1]):
+            best = (candidate, len(other.invalid))
+    return best
+
+
+def _decompress(data: bytes, source_name: str) -> bytes:
+    if not data.startswith(_GZIP_MAGIC):
+        return data
+    try:
+        return gzip.decompress(data)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise WordListError("error.word_list.bad_gzip", source=source_name, reason=str(exc)) from exc
+
+
+def _text_lines(data: bytes, source_name: str) -> list[bytes]:
+    if data.startswith(_UTF8_BOM):
+        data = data[len(_UTF8_BOM) :]
+    elif data.startswith(_UTF16_BOMS):
+        raise WordListError("error.word_list.utf16", source=source_name)
+    if b"\x00" in data[:4096]:
+        raise WordListError("error.word_list.binary", source=source_name)
+    # bytes.splitlines splits on LF, CRLF and CR only, so line numbers match what an editor shows.
+    return data.splitlines()
+
+
+def _plain(line: str) -> tuple[str, str | None]:
+    return line, None
+
+
+def _zyzzyva(line: str) -> tuple[str, str | None]:
+    return line.split(maxsplit=1)[0], None
+
+
+def _playability(line: str) -> tuple[str, str | None]:
+    tokens = line.split()
+    if len(tokens) != 2 or not tokens[0].isdigit():
+        return line, "expected 'score WORD' (a playability list)"
+    return tokens[1], None
+
+
+_EXTRACTORS: dict[SourceFormat, Callable[[str], tuple[str, str | None]]] = {
+    SourceFormat.PLAIN: _plain,
+    SourceFormat.ZYZZYVA: _zyzzyva,
+    SourceFormat.PLAYABILITY: _playability,
+}
+
+
+def _invalid_lines_error(result: WordList, better: tuple[SourceFormat, int] | None) -> WordListError:
+    source_name, invalid = result.source_name, result.invalid
+    how = (
+        Message("error.word_list.detected")
+        if result.detected
+        else Message("error.word_list.as_format", format=str(result.format))
+    )
+    shown = [bad.describe(source_name) for bad in invalid[:_SHOWN_INVALID]]
+    more: str | Message = ""
+    if len(invalid) > len(shown):
+        more = Message("error.word_list.more", n=len(invalid) - len(shown))
+    if better is not None:
+        fitted, left = better
+        outcome = Message("error.word_list.then_all") if not left else Message("error.word_list.then_left", n=left)
+        advice = Message(
+            "error.word_list.try_format", description=fitted.description, format=fitted.value, outcome=outcome
+        )
+    else:
+        advice = Message("error.word_list.fix")
+    details = [{"line": bad.line, "content": bad.content, "reason": bad.reason} for bad in invalid[:100]]
+    return WordListError(
+        "error.word_list.invalid_lines", source=source_name, n=len(invalid), format=result.format.description,
+        how=how, lines="\n  ".join(shown), more=more, advice=advice, details=details,
+    )  # fmt: skip
