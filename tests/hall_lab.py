@@ -63,9 +63,15 @@ def hall_server(data_dir: Path, url: str, port: int, peer_port: int) -> LiveServ
     server = LiveServer(data_dir)
     server.port, server.base = port, f"http://127.0.0.1:{port}"
     server.extra = (
-        "--database", url, "--public-url", server.base, "--peers", f"http://127.0.0.1:{peer_port}",
-        "--log-level", "warning",
-    )  # fmt: skip
+        "--database",
+        url,
+        "--public-url",
+        server.base,
+        "--peers",
+        f"http://127.0.0.1:{peer_port}",
+        "--log-level",
+        "warning",
+    )
     return server
 
 
@@ -120,8 +126,10 @@ def settled_once(server: LiveServer, url: str, acknowledged: Acknowledged, print
         retried = challenge(server.base, token, request_id, " ".join(str(word) for word in view["words"]))
         assert retried.status_code == 200, retried.text
         assert (retried.json()["id"], retried.json()["verdict"], retried.json()["replayed"]) == (
-            view["id"], view["verdict"], True,
-        )  # fmt: skip
+            view["id"],
+            view["verdict"],
+            True,
+        )
     log = open_log(server.data_dir, url)
     try:
         ids = [record.request_id for record in log.find(RecordFilter(), limit=1000)]
@@ -157,8 +165,17 @@ def add_td(hall: Hall) -> None:
     """A TD account, alice, as the TD adds one at the command line (its password: helpers.PASSWORD)."""
     from .test_cli_access import run
 
-    added = run("td", "add", "alice", "--password-stdin", "--data-dir", hall.a.data_dir, "--database", hall.url_a,
-                stdin=PASSWORD + "\n")  # fmt: skip
+    added = run(
+        "td",
+        "add",
+        "alice",
+        "--password-stdin",
+        "--data-dir",
+        hall.a.data_dir,
+        "--database",
+        hall.url_a,
+        stdin=PASSWORD + "\n",
+    )
     assert added.exit_code == 0, added.output
 
 

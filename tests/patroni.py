@@ -172,17 +172,20 @@ class PatroniHall:
         host = node.cluster.host
         api, postgresql = f"{host}:{node.api_port}", f"{host}:{node.cluster.port}"
         members = zip((self.host(machine) for machine in ETCD_MACHINES), self.etcd_ports, strict=True)
-        return _as_deployed(DEPLOY / "patroni.env", {
-            "PATRONI_NAME": node.name,
-            "PATRONI_RESTAPI_LISTEN": api,
-            "PATRONI_RESTAPI_CONNECT_ADDRESS": api,
-            "PATRONI_POSTGRESQL_LISTEN": postgresql,
-            "PATRONI_POSTGRESQL_CONNECT_ADDRESS": postgresql,
-            "PATRONI_ETCD3_HOSTS": ",".join(f"'{member}:{client}'" for member, client in members),
-            "PATRONI_SUPERUSER_PASSWORD": self.password,
-            "PATRONI_REPLICATION_PASSWORD": self.password,
-            "PATRONI_REWIND_PASSWORD": self.password,
-        })  # fmt: skip
+        return _as_deployed(
+            DEPLOY / "patroni.env",
+            {
+                "PATRONI_NAME": node.name,
+                "PATRONI_RESTAPI_LISTEN": api,
+                "PATRONI_RESTAPI_CONNECT_ADDRESS": api,
+                "PATRONI_POSTGRESQL_LISTEN": postgresql,
+                "PATRONI_POSTGRESQL_CONNECT_ADDRESS": postgresql,
+                "PATRONI_ETCD3_HOSTS": ",".join(f"'{member}:{client}'" for member, client in members),
+                "PATRONI_SUPERUSER_PASSWORD": self.password,
+                "PATRONI_REPLICATION_PASSWORD": self.password,
+                "PATRONI_REWIND_PASSWORD": self.password,
+            },
+        )
 
     def start(self, name: str) -> Node:
         """Start the Patroni of ``name`` (it bootstraps, clones or rewinds its PostgreSQL as it sees fit)."""
@@ -198,9 +201,14 @@ class PatroniHall:
             as_owner = False
         with (node.cluster.folder / "patroni.log").open("ab") as log:
             node.process = subprocess.Popen(
-                command, cwd=node.cluster.folder, env=environment, stdout=log, stderr=subprocess.STDOUT,
-                user=uid if as_owner else None, group=gid if as_owner else None,
-            )  # fmt: skip
+                command,
+                cwd=node.cluster.folder,
+                env=environment,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                user=uid if as_owner else None,
+                group=gid if as_owner else None,
+            )
         return node
 
     def host(self, machine: str) -> str:

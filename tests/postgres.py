@@ -324,8 +324,19 @@ class Cluster:
         flags = ["-p", str(self.port)]
         for name, value in options.items():
             flags += ["-c", f"{name}={value}"]
-        self.run("pg_ctl", "start", "-D", str(self.data_dir), "-l", str(self.log), "-w", "-t", str(START_TIMEOUT),
-                 "-o", shlex.join(flags))  # fmt: skip
+        self.run(
+            "pg_ctl",
+            "start",
+            "-D",
+            str(self.data_dir),
+            "-l",
+            str(self.log),
+            "-w",
+            "-t",
+            str(START_TIMEOUT),
+            "-o",
+            shlex.join(flags),
+        )
 
     def stop(self, mode: str = "fast") -> None:
         """Stop the server (``mode``: smart, fast or immediate, as pg_ctl's -m), if it runs."""
@@ -341,8 +352,14 @@ class Cluster:
         folder.mkdir(parents=True, exist_ok=True)
         os.chown(folder, *_owner_ids())
         self.run("pg_basebackup", "-D", str(folder / "data"), "-R", "-X", "stream", "-c", "fast", "-d", self.url())
-        standby = Cluster(folder, port or free_port(), self.bin_dir, self.superuser, self.password,
-                          {**(self.settings or {}), **settings})  # fmt: skip
+        standby = Cluster(
+            folder,
+            port or free_port(),
+            self.bin_dir,
+            self.superuser,
+            self.password,
+            {**(self.settings or {}), **settings},
+        )
         standby.start()
         return standby
 
@@ -392,8 +409,19 @@ def start_cluster(
     secret.write_text(password + "\n")
     os.chown(secret, *_owner_ids())
     try:
-        cluster.run("initdb", "-D", str(cluster.data_dir), "-U", superuser, f"--pwfile={secret}", "-E", "UTF8",
-                    "--locale=C.UTF-8", "--auth-local=trust", "--auth-host=scram-sha-256")  # fmt: skip
+        cluster.run(
+            "initdb",
+            "-D",
+            str(cluster.data_dir),
+            "-U",
+            superuser,
+            f"--pwfile={secret}",
+            "-E",
+            "UTF8",
+            "--locale=C.UTF-8",
+            "--auth-local=trust",
+            "--auth-host=scram-sha-256",
+        )
     finally:
         secret.unlink()
     (cluster.data_dir / "pg_hba.conf").write_text(

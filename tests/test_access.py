@@ -42,9 +42,13 @@ def store(tmp_path: Path, clock: Clock, request: pytest.FixtureRequest) -> Itera
     ``database_url`` (marked postgresql by the conftest, so that .ci/check runs it on both backends)."""
     database = request.getfixturevalue("database_url") if "database_url" in request.fixturenames else None
     opened = AccessStore(
-        tmp_path / ACCESS_FILE, clock=clock, monotonic=clock, hasher=CHEAP_HASHER, challenges_per_minute=3,
+        tmp_path / ACCESS_FILE,
+        clock=clock,
+        monotonic=clock,
+        hasher=CHEAP_HASHER,
+        challenges_per_minute=3,
         database=database,
-    ).open()  # fmt: skip
+    ).open()
     yield opened
     opened.close()
 
@@ -226,8 +230,12 @@ def test_a_device_paired_again_gets_a_new_token_for_its_new_address_and_the_old_
     enrolled = store.pairing.enrol(code.code, client="10.0.0.8")
     device = enrolled.device
     assert (device.name, device.role, device.division, device.revoked_at, device.bound_client) == (
-        "kiosk-07", Role.KIOSK, "A", None, "10.0.0.8",
-    )  # fmt: skip
+        "kiosk-07",
+        Role.KIOSK,
+        "A",
+        None,
+        "10.0.0.8",
+    )
     assert store.devices.authenticate(enrolled.token, client="10.0.0.8").actor == "kiosk-07"
     with pytest.raises(Unauthorized, match="not valid"):
         store.devices.authenticate(old, client="10.0.0.7")  # the old token is gone, not only revoked
@@ -447,8 +455,11 @@ def test_the_store_is_durable_and_shared_with_another_process(tmp_path: Path) ->
     connection = sqlite3.connect(tmp_path / ACCESS_FILE)
     assert connection.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert [row[0] for row in connection.execute("SELECT name FROM migrations")] == [
-        "0001_access", "0002_monitor_role", "0003_bound_devices_counted_alerts", "0004_acknowledged_alerts",
-    ]  # fmt: skip
+        "0001_access",
+        "0002_monitor_role",
+        "0003_bound_devices_counted_alerts",
+        "0004_acknowledged_alerts",
+    ]
     connection.close()
 
 

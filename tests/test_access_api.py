@@ -35,9 +35,12 @@ from .helpers import (
 
 CALLERS = ("anonymous", "kiosk", "runner", "revoked", "td", "monitor")
 EVENT = {
-    "name": "Test Open", "rounds": True, "challenges_per_minute": 0, "kiosk_result_seconds": 10,
+    "name": "Test Open",
+    "rounds": True,
+    "challenges_per_minute": 0,
+    "kiosk_result_seconds": 10,
     "division": [{"name": "Open", "lexicon": "demo", "rule": "five-per-word"}],
-}  # fmt: skip
+}
 _PER_WORD_KEYS = {"results", "source", "sources"}
 
 
@@ -124,34 +127,64 @@ ROUTES: list[Row] = [
     ("GET", lambda w: f"/api/challenges/{w.record}", lambda w: None, (401, 200, 404, 401, 200, 403)),
     ("GET", lambda w: "/api/challenges/mine", lambda w: None, (401, 200, 200, 401, 200, 403)),
     ("GET", lambda w: f"/api/challenges/{w.record}/docket", lambda w: None, (401, 200, 404, 401, 200, 403)),
-    ("POST", lambda w: f"/api/challenges/{w.record}/recheck", lambda w: {"request_id": uuid.uuid4().hex},
-     (401, 403, 403, 401, 201, 403)),
-    ("POST", lambda w: f"/api/challenges/{w.record}/reissue",
-     lambda w: {"words": "cats", "reason": "slip", "request_id": uuid.uuid4().hex}, (401, 403, 403, 401, 201, 403)),
-    ("POST", lambda w: f"/api/challenges/{w.record}/ruling",
-     lambda w: {"verdict": "acceptable", "note": "TD", "request_id": uuid.uuid4().hex}, (401, 403, 403, 401, 201, 403)),
+    (
+        "POST",
+        lambda w: f"/api/challenges/{w.record}/recheck",
+        lambda w: {"request_id": uuid.uuid4().hex},
+        (401, 403, 403, 401, 201, 403),
+    ),
+    (
+        "POST",
+        lambda w: f"/api/challenges/{w.record}/reissue",
+        lambda w: {"words": "cats", "reason": "slip", "request_id": uuid.uuid4().hex},
+        (401, 403, 403, 401, 201, 403),
+    ),
+    (
+        "POST",
+        lambda w: f"/api/challenges/{w.record}/ruling",
+        lambda w: {"verdict": "acceptable", "note": "TD", "request_id": uuid.uuid4().hex},
+        (401, 403, 403, 401, 201, 403),
+    ),
     ("GET", lambda w: "/api/audit/verify", lambda w: None, (401, 403, 403, 401, 200, 403)),
     ("GET", lambda w: "/api/audit/head", lambda w: None, (401, 403, 403, 401, 200, 200)),
     ("GET", lambda w: "/api/challenges/requests/never-sent-0001", lambda w: None, (401, 404, 404, 401, 404, 403)),
     ("POST", lambda w: "/api/session", lambda w: {"name": "bob", "password": PASSWORD}, (201, 201, 201, 201, 201, 201)),
-    ("POST", lambda w: "/api/td-check", lambda w: {"name": "bob", "password": PASSWORD}, (200, 200, 200, 200, 200, 200)),
+    (
+        "POST",
+        lambda w: "/api/td-check",
+        lambda w: {"name": "bob", "password": PASSWORD},
+        (200, 200, 200, 200, 200, 200),
+    ),
     ("GET", lambda w: "/api/session", lambda w: None, (401, 200, 200, 401, 200, 403)),
     ("POST", lambda w: "/api/pairing-codes", lambda w: {"role": "runner"}, (401, 403, 403, 401, 201, 403)),
-    ("POST", lambda w: "/api/pairing-sheets", lambda w: {"role": "runner", "devices": [{"name": w.fresh_sheet_name()}]},
-     (401, 403, 403, 401, 201, 403)),
+    (
+        "POST",
+        lambda w: "/api/pairing-sheets",
+        lambda w: {"role": "runner", "devices": [{"name": w.fresh_sheet_name()}]},
+        (401, 403, 403, 401, 201, 403),
+    ),
     ("POST", lambda w: "/api/enrol", lambda w: {"code": w.fresh_code()}, (201, 201, 201, 201, 201, 201)),
     ("GET", lambda w: "/api/devices", lambda w: None, (401, 403, 403, 401, 200, 403)),
     ("POST", lambda w: f"/api/devices/{w.fresh_device()}/revoke", lambda w: None, (401, 403, 403, 401, 200, 403)),
     ("POST", lambda w: f"/api/devices/{w.fresh_device()}/pairing-code", lambda w: None, (401, 403, 403, 401, 201, 403)),
-    ("POST", lambda w: f"/api/devices/{w.fresh_move()}/accept-move", lambda w: {"client": "10.0.0.9"},
-     (401, 403, 403, 401, 200, 403)),
+    (
+        "POST",
+        lambda w: f"/api/devices/{w.fresh_move()}/accept-move",
+        lambda w: {"client": "10.0.0.9"},
+        (401, 403, 403, 401, 200, 403),
+    ),
     ("GET", lambda w: "/api/alerts", lambda w: None, (401, 403, 403, 401, 200, 403)),
     ("POST", lambda w: "/api/alerts/999999/acknowledge", lambda w: None, (401, 403, 403, 401, 404, 403)),
     ("GET", lambda w: "/api/feed?seconds=0.2", lambda w: None, (401, 403, 403, 401, 200, 403)),
     ("GET", lambda w: "/api/export?format=jsonl", lambda w: None, (401, 403, 403, 401, 200, 403)),
     ("GET", lambda w: "/api/summary", lambda w: None, (401, 403, 403, 401, 200, 403)),
     ("GET", lambda w: "/api/tds", lambda w: None, (401, 403, 403, 401, 200, 403)),
-    ("POST", lambda w: "/api/tds", lambda w: {"name": w.fresh_name(), "password": PASSWORD}, (401, 403, 403, 401, 201, 403)),
+    (
+        "POST",
+        lambda w: "/api/tds",
+        lambda w: {"name": w.fresh_name(), "password": PASSWORD},
+        (401, 403, 403, 401, 201, 403),
+    ),
     ("POST", lambda w: f"/api/tds/{w.fresh_td()}/disable", lambda w: None, (401, 403, 403, 401, 200, 403)),
     ("PUT", lambda w: "/api/event", lambda w: EVENT, (401, 403, 403, 401, 200, 403)),
     ("POST", lambda w: "/api/event/preview", lambda w: EVENT, (401, 403, 403, 401, 200, 403)),
@@ -160,10 +193,14 @@ ROUTES: list[Row] = [
     # The hall's proofs: anyone may ask; a claim proves something only to a holder of the hall key, a proof only to
     # the holder of the secret its hint names (none here: 404).
     ("GET", lambda w: f"/api/hall/claim?nonce={'ab' * 16}", lambda w: None, (200, 200, 200, 200, 200, 200)),
-    ("GET", lambda w: f"/api/hall/proof?nonce={'ab' * 16}&hint={'0' * 16}&of=device", lambda w: None,
-     (404, 404, 404, 404, 404, 404)),
+    (
+        "GET",
+        lambda w: f"/api/hall/proof?nonce={'ab' * 16}&hint={'0' * 16}&of=device",
+        lambda w: None,
+        (404, 404, 404, 404, 404, 404),
+    ),
     ("DELETE", lambda w: "/api/session", lambda w: None, (401, 200, 200, 401, 200, 403)),  # last: ends the TD's session
-]  # fmt: skip
+]
 PUBLIC_PAGES = [
     "/",
     "/kiosk",
@@ -257,8 +294,12 @@ def test_sign_in_sets_a_strict_http_only_cookie_and_unsafe_requests_need_the_csr
     csrf = response.json()["csrf_token"]
     assert client.get("/api/challenges").status_code == 200  # the cookie alone is enough to read
     assert client.get("/api/session").json() == {
-        "actor": "alice", "role": "td", "channel": "console", "division": None, "csrf_token": csrf,
-    }  # fmt: skip
+        "actor": "alice",
+        "role": "td",
+        "channel": "console",
+        "division": None,
+        "csrf_token": csrf,
+    }
     no_token = client.post("/api/pairing-codes", json={"role": "kiosk"})
     assert "X-CSRF-Token" in assert_error_shape(no_token, 403, "forbidden")["error"]
     wrong_token = client.post("/api/pairing-codes", json={"role": "kiosk"}, headers={CSRF_HEADER: csrf + "x"})
@@ -368,8 +409,10 @@ def test_the_challenge_rate_limit_refuses_new_challenges_but_answers_retries(
     with TestClient(app) as client:
         sent = [challenge() for _ in range(3)]
         assert [client.post("/api/challenges", json=s, headers=actors.kiosk).status_code for s in sent] == [
-            201, 201, 429,
-        ]  # fmt: skip
+            201,
+            201,
+            429,
+        ]
         refused = client.post("/api/challenges", json=sent[2], headers=actors.kiosk)
         assert "too many challenges from this kiosk" in assert_error_shape(refused, 429, "rate_limited")["error"]
         retry = client.post("/api/challenges", json=sent[0], headers=actors.kiosk)  # lost response: still answered
@@ -378,8 +421,9 @@ def test_the_challenge_rate_limit_refuses_new_challenges_but_answers_retries(
         assert bad.status_code == 422
         assert client.post("/api/challenges", json=challenge(), headers=actors.kiosk2).status_code == 201
         assert client.post("/api/challenges", json=challenge(), headers=actors.kiosk2).status_code == 201
-        assert all(client.post("/api/challenges", json=challenge(), headers=actors.alice).status_code == 201
-                   for _ in range(5))  # fmt: skip
+        assert all(
+            client.post("/api/challenges", json=challenge(), headers=actors.alice).status_code == 201 for _ in range(5)
+        )
         alerts = client.get("/api/alerts", headers=actors.alice).json()["alerts"]
         assert [(a["kind"], a["actor"]) for a in alerts] == [("rate_limit", "kiosk-1")]
         assert client.get("/api/health").json()["audit"]["records"] == 9
@@ -427,10 +471,27 @@ def make_certificate(cert: Path, key: Path) -> None:
     import subprocess
 
     subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
-         "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
-        check=True, capture_output=True,
-    )  # fmt: skip
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+        ],
+        check=True,
+        capture_output=True,
+    )
 
 
 def test_a_hall_is_paired_from_one_printed_sheet_of_named_codes(client: TestClient, actors: Actors) -> None:
@@ -445,11 +506,17 @@ def test_a_hall_is_paired_from_one_printed_sheet_of_named_codes(client: TestClie
     enrolled = client.post("/api/enrol", json={"code": codes[6]["code"]}).json()["device"]
     assert (enrolled["name"], enrolled["division"], enrolled["role"]) == ("kiosk-07", "Open", "kiosk")
     # All or none: a name taken or given twice, or too many codes open, creates no code at all.
-    twice = client.post("/api/pairing-sheets", json={"role": "kiosk", "devices": [{"name": "k-a"}, {"name": "K-A"}]},
-                        headers=actors.alice)  # fmt: skip
+    twice = client.post(
+        "/api/pairing-sheets",
+        json={"role": "kiosk", "devices": [{"name": "k-a"}, {"name": "K-A"}]},
+        headers=actors.alice,
+    )
     assert "k-a is asked for twice" in assert_error_shape(twice, 422, "invalid_input")["error"]
-    taken = client.post("/api/pairing-sheets", json={"role": "kiosk", "devices": [{"name": "new-1"}, {"name": "kiosk-07"}]},
-                        headers=actors.alice)  # fmt: skip
+    taken = client.post(
+        "/api/pairing-sheets",
+        json={"role": "kiosk", "devices": [{"name": "new-1"}, {"name": "kiosk-07"}]},
+        headers=actors.alice,
+    )
     assert_error_shape(taken, 409, "conflict")
     more = [{"name": f"extra-{n}"} for n in range(30)]
     over = client.post("/api/pairing-sheets", json={"role": "runner", "devices": more}, headers=actors.alice)
@@ -459,7 +526,10 @@ def test_a_hall_is_paired_from_one_printed_sheet_of_named_codes(client: TestClie
             "/api/pairing-sheets", json={"role": "kiosk", "devices": [{"name": "new-1"}]}, headers=actors.alice
         ).status_code
         == 201
-    )  # fmt: skip  (new-1 was not taken by the refusal)
-    unknown = client.post("/api/pairing-sheets", json={"role": "kiosk", "devices": [{"name": "x", "division": "Nope"}]},
-                          headers=actors.alice)  # fmt: skip
+    )  # (new-1 was not taken by the refusal)
+    unknown = client.post(
+        "/api/pairing-sheets",
+        json={"role": "kiosk", "devices": [{"name": "x", "division": "Nope"}]},
+        headers=actors.alice,
+    )
     assert unknown.status_code in (404, 422)

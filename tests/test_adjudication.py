@@ -153,8 +153,11 @@ def test_tables_are_numbers_unless_the_event_names_them(adjudicator: Adjudicator
         assert raised.value.details == [{"field": "table", "message": "must be a number from 1 to 9999"}]
     tables: tuple[str | int, ...] = ("12", 12, " 7 ", "9999")
     assert [submit(adjudicator, "qi", table=t, rid=f"req-number-{n}").table for n, t in enumerate(tables)] == [
-        "12", "12", "7", "9999",
-    ]  # fmt: skip
+        "12",
+        "12",
+        "7",
+        "9999",
+    ]
     adjudicator.event = replace(adjudicator.event, tables="names")
     assert submit(adjudicator, "qi", table="top-1", rid="req-named-1").table == "top-1"
     assert submit(adjudicator, "qi", table="A7", rid="req-named-2").table == "A7"
@@ -233,8 +236,12 @@ def test_reissue_needs_a_reason_and_is_checked_against_its_lineage(adjudicator: 
     )
     reissue = adjudicator.audit.append_sync(entry).record
     assert (reissue.kind, reissue.words, reissue.verdict, reissue.agrees, reissue.note) == (
-        Kind.REISSUE, ("CATS", "DOGZ"), Verdict.UNACCEPTABLE, False, "slip said CATS DOGZ",
-    )  # fmt: skip
+        Kind.REISSUE,
+        ("CATS", "DOGZ"),
+        Verdict.UNACCEPTABLE,
+        False,
+        "slip said CATS DOGZ",
+    )
     with pytest.raises(Forbidden, match="someone else must re-adjudicate"):
         adjudicator.recheck(ALICE, reissue.id, request_id="recheck-2")
 

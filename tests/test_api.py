@@ -52,14 +52,36 @@ def test_unacceptable_verdict_does_not_say_which_word(client: TestClient, actors
     assert body["consequence"]["text"] == "Play comes off: tiles back to the rack, no score for the turn"
     assert body["consequence"]["message"] == {"key": "consequence.play_off", "params": {}}
     assert set(body) == {
-        "id", "kind", "parent_id", "created_at", "event", "division", "round", "table", "words", "word_count",
-        "repeated", "verdict", "lexicon", "fingerprint", "rule", "consequence", "agrees", "request_id", "hash",
-        "replayed", "kind_message", "verdict_message", "rule_message",
-    }  # fmt: skip
+        "id",
+        "kind",
+        "parent_id",
+        "created_at",
+        "event",
+        "division",
+        "round",
+        "table",
+        "words",
+        "word_count",
+        "repeated",
+        "verdict",
+        "lexicon",
+        "fingerprint",
+        "rule",
+        "consequence",
+        "agrees",
+        "request_id",
+        "hash",
+        "replayed",
+        "kind_message",
+        "verdict_message",
+        "rule_message",
+    }
     td = client.get(f"/api/challenges/{body['id']}", headers=actors.alice).json()
     assert [(r["word"], r["acceptable"], r["source"]) for r in td["results"]] == [
-        ("CAT", True, "demo"), ("QI", False, None), ("DOG", True, "demo"),
-    ]  # fmt: skip
+        ("CAT", True, "demo"),
+        ("QI", False, None),
+        ("DOG", True, "demo"),
+    ]
 
 
 def test_retry_returns_the_original_and_other_words_are_a_conflict(client: TestClient, actors: Actors) -> None:
@@ -105,8 +127,11 @@ def test_a_table_that_is_not_a_number_is_422_unless_the_event_names_its_tables(
 ) -> None:
     rules = event_client.get("/api/event", headers=actors.kiosk).json()["input_rules"]
     assert (rules["tables"], rules["table_pattern"], rules["table_chars"], rules["max_table"]) == (
-        "numbers", "[1-9][0-9]{0,3}", "[0-9]", 9999,
-    )  # fmt: skip
+        "numbers",
+        "[1-9][0-9]{0,3}",
+        "[0-9]",
+        9999,
+    )
     refused = event_client.post("/api/challenges", json=challenge(table="QUIXOTRY"), headers=actors.kiosk)
     body = assert_error_shape(refused, 422, "invalid_input")
     assert (
@@ -116,8 +141,9 @@ def test_a_table_that_is_not_a_number_is_422_unless_the_event_names_its_tables(
     assert event_client.post("/api/challenges", json=challenge(table="12"), headers=actors.kiosk).status_code == 201
     # The TD names the tables (as the console does): a label is then taken.
     division = [{"name": "Open", "lexicon": "demo", "rule": "five-per-word"}]
-    changed = event_client.put("/api/event", json={"name": "Test Open", "tables": "names", "division": division},
-                               headers=actors.alice)  # fmt: skip
+    changed = event_client.put(
+        "/api/event", json={"name": "Test Open", "tables": "names", "division": division}, headers=actors.alice
+    )
     assert changed.status_code == 200, changed.text
     assert 'tables = "names"' in (data_dir / "event.toml").read_text()
     named = event_client.get("/api/event", headers=actors.kiosk).json()

@@ -55,8 +55,9 @@ def test_backup_while_serving_then_restore_drill(
             threading.Event().wait(0.05)
         command = [str(Path(sys.executable).with_name("wordjudge")), "audit", "backup", str(tmp_path / "backups")]
         (tmp_path / "backups").mkdir()
-        done = subprocess.run(command, env={"WORDJUDGE_DATA_DIR": str(data_dir), "PATH": ""}, capture_output=True,
-                              text=True, timeout=60)  # fmt: skip
+        done = subprocess.run(
+            command, env={"WORDJUDGE_DATA_DIR": str(data_dir), "PATH": ""}, capture_output=True, text=True, timeout=60
+        )
         stop.set()
         writer.join()
     finally:
@@ -81,8 +82,9 @@ def test_backup_while_serving_then_restore_drill(
         assert client.get("/api/health").json()["audit"]["records"] == verified.records
         added = client.post("/api/challenges", json=challenge("emu"), headers=kiosk2)
         assert added.json()["id"] == verified.records + 1
-    after = CliRunner().invoke(main, ["audit", "verify", "--data-dir", str(restored),
-                                      "--expect-head", verified.head.text])  # fmt: skip
+    after = CliRunner().invoke(
+        main, ["audit", "verify", "--data-dir", str(restored), "--expect-head", verified.head.text]
+    )
     assert after.exit_code == 0, after.output
     assert f"chain verified: {verified.records + 1} record(s)" in after.output
 

@@ -450,8 +450,9 @@ def first_layout_log(path: Path, records: list[Record]) -> sqlite3.Connection:
     columns = [row[1] for row in old.execute("PRAGMA table_info(records)")]
     for record in records:
         row = {**record.__dict__, "table_label": record.table}
-        values = [json.dumps(row[c]) if c in ("words_typed", "words", "results", "consequence") else row[c]
-                  for c in columns]  # fmt: skip
+        values = [
+            json.dumps(row[c]) if c in ("words_typed", "words", "results", "consequence") else row[c] for c in columns
+        ]
         values = [v.value if hasattr(v, "value") else v for v in values]
         old.execute(f"INSERT INTO records ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})", values)
     return old
@@ -549,10 +550,16 @@ def test_the_summary_from_its_tallies_is_the_summary_of_the_records(client: Test
     reissue = {"words": "cat", "reason": "the board", "request_id": uuid.uuid4().hex}
     assert client.post("/api/challenges/4/reissue", json=reissue, headers=actors.bob).status_code == 201
     every = _all_records(client, actors, "")
-    finals = {r.id: settle([f for f in every if f.id == r.id or _family_of(f, every) == r.id]) for r in every
-              if r.kind.value == "challenge"}  # fmt: skip
-    changed = {cid: Correction(cid, every[cid - 1].division, every[cid - 1].round, verdict_of(every[cid - 1]), f.verdict)
-               for cid, f in finals.items() if f.verdict is not every[cid - 1].verdict}  # fmt: skip
+    finals = {
+        r.id: settle([f for f in every if f.id == r.id or _family_of(f, every) == r.id])
+        for r in every
+        if r.kind.value == "challenge"
+    }
+    changed = {
+        cid: Correction(cid, every[cid - 1].division, every[cid - 1].round, verdict_of(every[cid - 1]), f.verdict)
+        for cid, f in finals.items()
+        if f.verdict is not every[cid - 1].verdict
+    }
     assert sorted(changed) == [4, 7, 8]
     for query in ("", "?division=Open", "?division=Open&round=3"):
         fast = client.get(f"/api/summary{query}", headers=actors.alice).json()

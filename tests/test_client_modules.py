@@ -27,8 +27,12 @@ def test_the_client_modules_pass_their_node_tests() -> None:
     tests = sorted(str(path) for path in JS_TESTS.glob("*.test.mjs"))
     assert tests, f"no *.test.mjs in {JS_TESTS}"
     # The rules of an event that numbers its tables (the default), and of one whose TD names them.
-    env = {**os.environ, "WORDJUDGE_INPUT_RULES": json.dumps(served()),
-           "WORDJUDGE_INPUT_RULES_NAMED": json.dumps(served("names")), "WORDJUDGE_PROOF_VECTOR": _proof_vector()}  # fmt: skip
+    env = {
+        **os.environ,
+        "WORDJUDGE_INPUT_RULES": json.dumps(served()),
+        "WORDJUDGE_INPUT_RULES_NAMED": json.dumps(served("names")),
+        "WORDJUDGE_PROOF_VECTOR": _proof_vector(),
+    }
     run = subprocess.run([node, "--test", *tests], env=env, capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stdout + run.stderr
     assert "# fail 0" in run.stdout, run.stdout
@@ -39,7 +43,15 @@ def _proof_vector() -> str:
     secret, nonce, url = "wj_" + secrets.token_urlsafe(32), secrets.token_hex(16), "http://192.168.1.11:8000"
     key = digest(secret)
     mac = proof_mac(key, nonce=nonce, url=url, role="active", epoch=2)
-    return json.dumps({
-        "secret": secret, "key": key, "nonce": nonce, "url": url, "role": "active", "epoch": 2, "mac": mac,
-        "long_key_mac": hmac.new(b"k" * 100, b"a message", hashlib.sha256).hexdigest(),
-    })  # fmt: skip
+    return json.dumps(
+        {
+            "secret": secret,
+            "key": key,
+            "nonce": nonce,
+            "url": url,
+            "role": "active",
+            "epoch": 2,
+            "mac": mac,
+            "long_key_mac": hmac.new(b"k" * 100, b"a message", hashlib.sha256).hexdigest(),
+        }
+    )

@@ -517,9 +517,10 @@ def test_the_timekeeper_tells_a_step_once_and_a_clock_within_the_tolerance_never
         return True
 
     keeper = Timekeeper(
-        server="hall-a", alert=alert,
+        server="hall-a",
+        alert=alert,
         watch=ClockWatch(wall=scripted_clock.wall, steady=scripted_clock.steady),
-    )  # fmt: skip
+    )
     log = audit_log(data_dir)
     log.start()
     try:

@@ -26,8 +26,9 @@ pytestmark = pytest.mark.browser
 def server(data_dir: Path, tmp_path: Path) -> Iterator[LiveServer]:
     write_event(data_dir, [("Open", "demo", "five-per-word")], name="Console Open", challenges_per_minute=0)
     errata = write_list(tmp_path / "errata.txt", ["QI"])
-    added = CliRunner().invoke(main, ["profile", "add", "demo-qi", "--base", "demo", "--additions", str(errata),
-                                      "--data-dir", str(data_dir)])  # fmt: skip
+    added = CliRunner().invoke(
+        main, ["profile", "add", "demo-qi", "--base", "demo", "--additions", str(errata), "--data-dir", str(data_dir)]
+    )
     assert added.exit_code == 0, added.output
     with serving(data_dir, tds=("alice", "bob")) as live:
         yield live
@@ -97,8 +98,20 @@ def test_runner_docket_and_td_console_end_to_end(browser: Browser, server: LiveS
     screenshot(runner, "runner-docket-390x844")
     pdf = PdfReader(io.BytesIO(runner.pdf(prefer_css_page_size=True)))
     text = " ".join(page.extract_text() for page in pdf.pages)
-    for expected in ("UNACCEPTABLE", "Console Open", "Open", "Table", "7", "Round", "2", "CAT QI (2 words)", "DEMO",
-                     "List ID b819e7b67f8f", "#1", "Play comes off"):  # fmt: skip
+    for expected in (
+        "UNACCEPTABLE",
+        "Console Open",
+        "Open",
+        "Table",
+        "7",
+        "Round",
+        "2",
+        "CAT QI (2 words)",
+        "DEMO",
+        "List ID b819e7b67f8f",
+        "#1",
+        "Play comes off",
+    ):
         assert expected in text, (expected, text)
     assert "QI ✗" not in text  # the slip's words, never a result each (test_docket.py)
     assert round(float(pdf.pages[0].mediabox.width) / 72 * 25.4) == 80  # 80 mm paper
@@ -134,11 +147,18 @@ def test_runner_docket_and_td_console_end_to_end(browser: Browser, server: LiveS
     expect(console.locator(".record-view .needs-ruling")).to_have_count(0)
     records = server.records()
     assert [(r.kind.value, r.actor, r.parent_id) for r in records] == [
-        ("challenge", "Runner Ann", None), ("change", "alice", None),  # the lexicon change, on the record
-        ("recheck", "alice", 1), ("reissue", "alice", 1), ("ruling", "alice", 1),
-    ]  # fmt: skip
-    assert records[1].change == {"what": "division.lexicon", "subject": "Open", "before": {"lexicon": "demo"},
-                                 "after": {"lexicon": "demo-qi"}}  # fmt: skip
+        ("challenge", "Runner Ann", None),
+        ("change", "alice", None),  # the lexicon change, on the record
+        ("recheck", "alice", 1),
+        ("reissue", "alice", 1),
+        ("ruling", "alice", 1),
+    ]
+    assert records[1].change == {
+        "what": "division.lexicon",
+        "subject": "Open",
+        "before": {"lexicon": "demo"},
+        "after": {"lexicon": "demo-qi"},
+    }
     assert records[2].agrees is False
     assert str(records[3].verdict) == "unacceptable"  # QIS is in neither list
 

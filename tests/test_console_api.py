@@ -31,8 +31,7 @@ from .helpers import (
 
 
 def challenge(words: str, table: int = 1, round_number: int = 1, division: str = "Open") -> dict[str, Any]:
-    return {"division": division, "table": table, "round": round_number, "words": words,
-            "request_id": uuid.uuid4().hex}  # fmt: skip
+    return {"division": division, "table": table, "round": round_number, "words": words, "request_id": uuid.uuid4().hex}
 
 
 def test_export_follows_the_filters_and_carries_everything(client: TestClient, actors: Actors) -> None:
@@ -89,9 +88,15 @@ def test_td_accounts_from_the_console(client: TestClient, actors: Actors) -> Non
 
 def test_event_settings_change_what_is_served(event_client: TestClient, actors: Actors, data_dir: Path) -> None:
     event = {
-        "name": "Spring Open", "rounds": False, "challenges_per_minute": 2, "kiosk_result_seconds": 15,
-        "division": [{"name": "A", "lexicon": "demo", "rule": "double"}, {"name": "B", "lexicon": "demo", "rule": "single"}],
-    }  # fmt: skip
+        "name": "Spring Open",
+        "rounds": False,
+        "challenges_per_minute": 2,
+        "kiosk_result_seconds": 15,
+        "division": [
+            {"name": "A", "lexicon": "demo", "rule": "double"},
+            {"name": "B", "lexicon": "demo", "rule": "single"},
+        ],
+    }
     response = event_client.put("/api/event", json=event, headers=actors.alice)
     assert response.status_code == 200, response.text
     assert [d["name"] for d in response.json()["divisions"]] == ["A", "B"]
@@ -109,26 +114,30 @@ def test_event_settings_change_what_is_served(event_client: TestClient, actors: 
     )
     before = (data_dir / EVENT_FILE).read_text()
     bad = event_client.put(
-        "/api/event", json={**event, "division": [{"name": "A", "lexicon": "CSW99", "rule": "double"}]},
+        "/api/event",
+        json={**event, "division": [{"name": "A", "lexicon": "CSW99", "rule": "double"}]},
         headers=actors.alice,
-    )  # fmt: skip
+    )
     assert "no lexicon or profile named 'CSW99' is compiled" in assert_error_shape(bad, 422, "invalid_input")["error"]
     assert (data_dir / EVENT_FILE).read_text() == before  # refused: nothing changed
     typo = event_client.put(
-        "/api/event", json={**event, "division": [{"name": "A", "lexicon": "dmeo", "rule": "double"}]},
+        "/api/event",
+        json={**event, "division": [{"name": "A", "lexicon": "dmeo", "rule": "double"}]},
         headers=actors.alice,
-    )  # fmt: skip
+    )
     assert "'dmeo' is compiled (did you mean demo?); compiled: demo." in typo.json()["error"]
     assert (data_dir / EVENT_FILE).read_text() == before
     upper = event_client.put(  # B is removed, with challenges on record: confirmed (test_event_changes.py)
-        "/api/event", json={**event, "confirm": True, "division": [{"name": "A", "lexicon": "DEMO", "rule": "double"}]},
+        "/api/event",
+        json={**event, "confirm": True, "division": [{"name": "A", "lexicon": "DEMO", "rule": "double"}]},
         headers=actors.alice,
-    )  # fmt: skip
+    )
     assert upper.json()["divisions"][0]["lexicon"] == "demo"  # the compiled name, whatever the case typed
     wrong_rule = event_client.put(
-        "/api/event", json={**event, "division": [{"name": "A", "lexicon": "demo", "rule": "triple"}]},
+        "/api/event",
+        json={**event, "division": [{"name": "A", "lexicon": "demo", "rule": "triple"}]},
         headers=actors.alice,
-    )  # fmt: skip
+    )
     assert "'rule' must be one of" in assert_error_shape(wrong_rule, 422, "invalid_input")["error"]
 
 
@@ -163,9 +172,12 @@ def test_the_td_sets_the_current_round_and_every_device_reads_it(data_dir: Path,
         assert "current_round = 3\n" in path.read_text()  # refused: nothing changed
         # The event settings keep the current round; they cannot set it (one way to set it).
         settings_body = {
-            "name": "Spring Open", "rounds": True, "challenges_per_minute": 6, "kiosk_result_seconds": 10,
+            "name": "Spring Open",
+            "rounds": True,
+            "challenges_per_minute": 6,
+            "kiosk_result_seconds": 10,
             "division": [{"name": "Open", "lexicon": "demo", "rule": "double"}],
-        }  # fmt: skip
+        }
         assert client.put("/api/event", json=settings_body, headers=alice).json()["current_round"] == 3
         assert load_event(data_dir).current_round == 3
         assert_error_shape(
@@ -251,9 +263,12 @@ def test_the_demo_event_is_not_changed_into_a_real_one_inside_the_demos_log(
     client: TestClient, actors: Actors, data_dir: Path
 ) -> None:
     event = {
-        "name": "Spring Open", "rounds": True, "challenges_per_minute": 6, "kiosk_result_seconds": 10,
+        "name": "Spring Open",
+        "rounds": True,
+        "challenges_per_minute": 6,
+        "kiosk_result_seconds": 10,
         "division": [{"name": "A", "lexicon": "demo", "rule": "single"}],
-    }  # fmt: skip
+    }
     refused = client.put("/api/event", json=event, headers=actors.alice)
     assert "stop the server, write the event" in assert_error_shape(refused, 409, "conflict")["error"]
     assert not (data_dir / "event.toml").exists()  # nothing written: the demo stays the demo
@@ -283,28 +298,35 @@ def test_a_recheck_that_disagrees_alerts_the_td_at_once(
     write_event(data_dir, [("Open", "demo", "five-per-word")], name="Test Open")
     with TestClient(create_app(settings)) as client:
         first = client.post("/api/challenges", json=challenge("cat"), headers=actors.kiosk).json()
-        agreeing = client.post(f"/api/challenges/{first['id']}/recheck", json={"request_id": "recheck-0001"},
-                               headers=actors.bob)  # fmt: skip
+        agreeing = client.post(
+            f"/api/challenges/{first['id']}/recheck", json={"request_id": "recheck-0001"}, headers=actors.bob
+        )
         assert agreeing.json()["agrees"] is True
-        assert not [a for a in client.get("/api/alerts", headers=actors.alice).json()["alerts"]
-                    if a["kind"] == "needs_ruling"]  # fmt: skip
+        assert not [
+            a for a in client.get("/api/alerts", headers=actors.alice).json()["alerts"] if a["kind"] == "needs_ruling"
+        ]
         write_event(data_dir, [("Open", "ERRATA", "five-per-word")], name="Test Open")
         deadline = time.monotonic() + 10
         while client.get("/api/event", headers=actors.kiosk).json()["divisions"][0]["lexicon"] != "ERRATA":
             assert time.monotonic() < deadline, "the changed event file was not picked up"
             time.sleep(0.2)
-        recheck = client.post(f"/api/challenges/{first['id']}/recheck", json={"request_id": "recheck-0002"},
-                              headers=actors.bob)  # fmt: skip
+        recheck = client.post(
+            f"/api/challenges/{first['id']}/recheck", json={"request_id": "recheck-0002"}, headers=actors.bob
+        )
         assert (recheck.status_code, recheck.json()["agrees"]) == (201, False)
-        alerts = [a for a in client.get("/api/alerts", headers=actors.alice).json()["alerts"]
-                  if a["kind"] == "needs_ruling"]  # fmt: skip
+        alerts = [
+            a for a in client.get("/api/alerts", headers=actors.alice).json()["alerts"] if a["kind"] == "needs_ruling"
+        ]
         assert [a["actor"] for a in alerts] == [f"#{first['id']}"]
         assert f"re-check #{recheck.json()['id']} of challenge #{first['id']}" in alerts[0]["message"]
         queue = client.get("/api/challenges?needs_ruling=true", headers=actors.alice).json()["records"]
         assert [r["id"] for r in queue] == [first["id"]]
         # The slip did not match the board: the corrected words decide, and nothing waits for a ruling any more.
-        reissue = client.post(f"/api/challenges/{first['id']}/reissue", headers=actors.bob,
-                              json={"words": "qi", "reason": "board shows QI", "request_id": "reissue-0001"})  # fmt: skip
+        reissue = client.post(
+            f"/api/challenges/{first['id']}/reissue",
+            headers=actors.bob,
+            json={"words": "qi", "reason": "board shows QI", "request_id": "reissue-0001"},
+        )
         assert reissue.status_code == 201
         assert client.get("/api/challenges?needs_ruling=true", headers=actors.alice).json()["records"] == []
         assert queue[0]["needs_ruling"] is True  # before the reissue
@@ -354,8 +376,11 @@ def test_the_live_feed_carries_final_verdicts_and_each_ruling_updates_its_challe
     ).json()
     events = _feed(client, actors)
     assert [(kind, data.get("id", data.get("challenge_id"))) for kind, data in events] == [
-        ("record", first["id"]), ("record", second["id"]), ("record", ruling["id"]), ("final", first["id"]),
-    ]  # fmt: skip
+        ("record", first["id"]),
+        ("record", second["id"]),
+        ("record", ruling["id"]),
+        ("final", first["id"]),
+    ]
     listed = {r["id"]: r for r in client.get("/api/challenges", headers=actors.alice).json()["records"]}
     assert events[0][1]["final"] == listed[first["id"]]["final"]  # as the list says it
     assert events[0][1]["final"]["verdict"] == "acceptable"
@@ -371,8 +396,10 @@ def test_the_live_feed_carries_final_verdicts_and_each_ruling_updates_its_challe
     # Whatever the filters: a feed of challenges only still hears that the ruling changed one.
     only = _feed(client, actors, "&kind=challenge")
     assert [(kind, data.get("id", data.get("challenge_id"))) for kind, data in only] == [
-        ("record", first["id"]), ("record", second["id"]), ("final", first["id"]),
-    ]  # fmt: skip
+        ("record", first["id"]),
+        ("record", second["id"]),
+        ("final", first["id"]),
+    ]
 
 
 def test_every_filter_takes_names_in_any_case(data_dir: Path, settings: Settings) -> None:

@@ -21,8 +21,16 @@ from .test_audit import entry
 pytestmark = pytest.mark.browser
 
 SHOTS = Path("/work/scratch/shots")
-LONG = ("OVERSUBSCRIBING", "COUNTERCHARGING", "DISCONTINUANCES", "UNDERSTATEMENTS",
-        "TRANSFORMATIONS", "INTERCONNECTING", "MISREPRESENTING", "OVERSIMPLIFYING")  # fmt: skip
+LONG = (
+    "OVERSUBSCRIBING",
+    "COUNTERCHARGING",
+    "DISCONTINUANCES",
+    "UNDERSTATEMENTS",
+    "TRANSFORMATIONS",
+    "INTERCONNECTING",
+    "MISREPRESENTING",
+    "OVERSIMPLIFYING",
+)
 SIZES = {"1366x768": (1366, 768), "1440x900": (1440, 900)}
 LANGUAGES = ("en", "fr", "qps-ploc")
 
@@ -53,8 +61,9 @@ def long_entry(n: int, **kwargs: Any) -> Any:
 def long_words(data_dir: Path) -> Iterator[LiveServer]:
     """Challenges #1..#8 of 8 long words each (#3 and #6 unacceptable); #9 a ruling making #3 acceptable, #10 a
     re-check of #4."""
-    write_event(data_dir, [("A", "demo", "five-per-word"), ("B", "demo", "single")], name="Test Open",
-                challenges_per_minute=0)  # fmt: skip
+    write_event(
+        data_dir, [("A", "demo", "five-per-word"), ("B", "demo", "single")], name="Test Open", challenges_per_minute=0
+    )
     log = audit_log(data_dir)
     log.start()
     try:

@@ -39,12 +39,15 @@ REFRESHED = 12_000  # ms: lists refresh every 5 s (td-live.js REFRESH_MS), on a 
 @pytest.fixture
 def server(data_dir: Path, tmp_path: Path) -> Iterator[LiveServer]:
     write_event(
-        data_dir, [("Open", "demo", "five-per-word"), ("Premier", "demo", "double")], name="Hall Open",
+        data_dir,
+        [("Open", "demo", "five-per-word"), ("Premier", "demo", "double")],
+        name="Hall Open",
         challenges_per_minute=0,
-    )  # fmt: skip
+    )
     errata = write_list(tmp_path / "errata.txt", ["QI"])
-    added = CliRunner().invoke(main, ["profile", "add", "demo-qi", "--base", "demo", "--additions", str(errata),
-                                      "--data-dir", str(data_dir)])  # fmt: skip
+    added = CliRunner().invoke(
+        main, ["profile", "add", "demo-qi", "--base", "demo", "--additions", str(errata), "--data-dir", str(data_dir)]
+    )
     assert added.exit_code == 0, added.output
     with serving(data_dir, tds=("alice",)) as live:
         yield live
@@ -73,10 +76,17 @@ def send(server: LiveServer, headers: dict[str, str], words: str, table: int = 1
 def serve_errata(server: LiveServer, td: dict[str, str]) -> None:
     """The TD serves the amended list (QI is valid) in Open: a re-check of a QI challenge now disagrees."""
     event = httpx.get(f"{server.base}/api/event", headers=td).json()
-    body = {"name": event["name"], "rounds": True, "challenges_per_minute": 0, "kiosk_result_seconds": 10,
-            "confirm": True,  # a lexicon changed mid-event (test_event_changes.py)
-            "division": [{"name": "Open", "lexicon": "demo-qi", "rule": "five-per-word"},
-                         {"name": "Premier", "lexicon": "demo", "rule": "double"}]}  # fmt: skip
+    body = {
+        "name": event["name"],
+        "rounds": True,
+        "challenges_per_minute": 0,
+        "kiosk_result_seconds": 10,
+        "confirm": True,  # a lexicon changed mid-event (test_event_changes.py)
+        "division": [
+            {"name": "Open", "lexicon": "demo-qi", "rule": "five-per-word"},
+            {"name": "Premier", "lexicon": "demo", "rule": "double"},
+        ],
+    }
     assert httpx.put(f"{server.base}/api/event", json=body, headers=td).status_code == 200
 
 
@@ -191,9 +201,10 @@ def test_the_device_list_refreshes_itself_and_a_silent_kiosk_shows_offline_since
     expect(late_state).to_have_text("online", timeout=REFRESHED)
     # kiosk-05 falls silent: 30 s later it is offline since it was last heard, and the TD is alerted.
     heard = next(
-        d for d in httpx.get(f"{server.base}/api/devices", headers=td_headers(server.data_dir, "bob")).json()["devices"]
+        d
+        for d in httpx.get(f"{server.base}/api/devices", headers=td_headers(server.data_dir, "bob")).json()["devices"]
         if d["name"] == "kiosk-05"
-    )["last_seen_at"]  # fmt: skip
+    )["last_seen_at"]
     since = page.evaluate(
         "(iso) => new Intl.DateTimeFormat('en-GB', {hour: '2-digit', minute: '2-digit', hourCycle: 'h23'})"
         ".format(new Date(iso))",
@@ -220,8 +231,10 @@ def card_crops(pdf: Path, names: list[str]) -> dict[str, str]:
     pdftotext finds each name on the paper; the QR code is the square to its left on the same card
     (td-print.css: 4 mm padding, a 44 mm code, 3 mm gap), cut out at :data:`DPI` by pdftoppm and read by zbarimg.
     """
-    pdftotext, pdftoppm, zbarimg = (tool(t, p) for t, p in
-                                    (("pdftotext", "poppler-utils"), ("pdftoppm", "poppler-utils"), ("zbarimg", "zbar-tools")))  # fmt: skip
+    pdftotext, pdftoppm, zbarimg = (
+        tool(t, p)
+        for t, p in (("pdftotext", "poppler-utils"), ("pdftoppm", "poppler-utils"), ("zbarimg", "zbar-tools"))
+    )
     bbox = subprocess.run([pdftotext, "-bbox", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
     found: dict[str, tuple[int, float, float]] = {}
     for number, page in enumerate(bbox.split("<page ")[1:], start=1):
@@ -234,9 +247,30 @@ def card_crops(pdf: Path, names: list[str]) -> dict[str, str]:
         left, top = (x - 53 * MM) * DPI / 72, (y - 6 * MM) * DPI / 72
         size = 52 * MM * DPI / 72
         stem = pdf.with_name(f"card-{name}")
-        subprocess.run([pdftoppm, "-r", str(DPI), "-f", str(number), "-l", str(number), "-x", str(int(left)),
-                        "-y", str(int(top)), "-W", str(int(size)), "-H", str(int(size)), "-png", "-singlefile",
-                        str(pdf), str(stem)], check=True)  # fmt: skip
+        subprocess.run(
+            [
+                pdftoppm,
+                "-r",
+                str(DPI),
+                "-f",
+                str(number),
+                "-l",
+                str(number),
+                "-x",
+                str(int(left)),
+                "-y",
+                str(int(top)),
+                "-W",
+                str(int(size)),
+                "-H",
+                str(int(size)),
+                "-png",
+                "-singlefile",
+                str(pdf),
+                str(stem),
+            ],
+            check=True,
+        )
         read = subprocess.run(
             [zbarimg, "--quiet", "--raw", str(stem.with_suffix(".png"))], capture_output=True, text=True
         )
@@ -276,9 +310,12 @@ def test_a_hall_is_paired_from_one_printed_a4_sheet_and_every_code_stays_listed(
     expect(cards).to_have_count(13)
     expect(page.locator(".sheet-page")).to_have_count(2)
     shown = {
-        card.get_attribute("data-name") or "": (card.locator(".sheet-code").inner_text(), card.locator(".sheet-link").inner_text())
+        card.get_attribute("data-name") or "": (
+            card.locator(".sheet-code").inner_text(),
+            card.locator(".sheet-link").inner_text(),
+        )
         for card in cards.all()
-    }  # fmt: skip
+    }
     assert list(shown)[:3] == ["Runner Ann", "kiosk-01", "kiosk-02"]  # in the order they were made
     shots(page, "console-pairing-sheet")
     pdf = tmp_path / "sheet.pdf"
@@ -389,8 +426,14 @@ def test_a_round_report_per_division_and_the_feed_print_on_a4_with_final_verdict
     pdf = PdfReader(io.BytesIO(page.pdf(prefer_css_page_size=True)))
     assert (round(float(pdf.pages[0].mediabox.width)), round(float(pdf.pages[0].mediabox.height))) == A4_POINTS
     text = " ".join(p.extract_text() for p in pdf.pages)
-    for expected in ("Hall Open", "Round report: division Open, round 1", "Rulings pending", "Most challenged words",
-                     f"ruled ACCEPTABLE by the TD (carol), #{ruling}", "Final verdict ACCEPTABLE"):  # fmt: skip
+    for expected in (
+        "Hall Open",
+        "Round report: division Open, round 1",
+        "Rulings pending",
+        "Most challenged words",
+        f"ruled ACCEPTABLE by the TD (carol), #{ruling}",
+        "Final verdict ACCEPTABLE",
+    ):
         assert expected in text, (expected, text)
     assert "Back to the console" not in text  # the page's buttons stay off the paper
     expect(page.locator(".results, .word-ok, .word-bad")).to_have_count(0)  # never per-word results on paper
@@ -418,8 +461,13 @@ def test_a_round_report_per_division_and_the_feed_print_on_a4_with_final_verdict
 def test_a_report_says_no_round_for_a_challenge_made_without_one(browser: Browser, server: LiveServer) -> None:
     td = td_headers(server.data_dir, "bob")
     event = httpx.get(f"{server.base}/api/event", headers=td).json()
-    body = {"name": event["name"], "rounds": False, "challenges_per_minute": 0, "kiosk_result_seconds": 10,
-            "division": [{"name": d["name"], "lexicon": d["lexicon"], "rule": d["rule"]} for d in event["divisions"]]}  # fmt: skip
+    body = {
+        "name": event["name"],
+        "rounds": False,
+        "challenges_per_minute": 0,
+        "kiosk_result_seconds": 10,
+        "division": [{"name": d["name"], "lexicon": d["lexicon"], "rule": d["rule"]} for d in event["divisions"]],
+    }
     assert httpx.put(f"{server.base}/api/event", json=body, headers=td).status_code == 200
     kiosk = device_headers(server.data_dir, "table-kiosk", Role.KIOSK)
     send(server, kiosk, "cat", table=9, round=None)

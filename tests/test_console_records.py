@@ -25,8 +25,9 @@ RECORDS = 250  # challenges #1..#250: odd ones in division A, even in B; every t
 @pytest.fixture
 def hall(data_dir: Path) -> Iterator[LiveServer]:
     """A server whose log holds 250 challenges (more than two pages of the feed), with TDs alice and bob."""
-    write_event(data_dir, [("A", "demo", "five-per-word"), ("B", "demo", "single")], name="Test Open",
-                challenges_per_minute=0)  # fmt: skip
+    write_event(
+        data_dir, [("A", "demo", "five-per-word"), ("B", "demo", "single")], name="Test Open", challenges_per_minute=0
+    )
     log = audit_log(data_dir)
     log.start()
     try:

@@ -38,9 +38,10 @@ def set_round(server: LiveServer, current_round: int | None) -> None:
     session = store.tds.login("alice", PASSWORD, client="test")
     store.close()
     response = httpx.put(
-        f"{server.base}/api/event/round", json={"current_round": current_round},
+        f"{server.base}/api/event/round",
+        json={"current_round": current_round},
         headers={"Cookie": f"wordjudge_session={session.token}", "X-CSRF-Token": session.csrf_token},
-    )  # fmt: skip
+    )
     assert response.status_code == 200, response.text
 
 

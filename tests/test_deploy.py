@@ -95,11 +95,20 @@ def test_the_unit_runs_as_its_own_user_on_its_own_data(unit: dict[str, dict[str,
 
 def test_the_unit_is_hardened(unit: dict[str, dict[str, list[str]]]) -> None:
     expected = {
-        "NoNewPrivileges": "yes", "ProtectSystem": "strict", "ProtectHome": "yes", "PrivateTmp": "yes",
-        "PrivateDevices": "yes", "ProtectKernelTunables": "yes", "ProtectKernelModules": "yes",
-        "ProtectControlGroups": "yes", "RestrictSUIDSGID": "yes", "RestrictNamespaces": "yes",
-        "LockPersonality": "yes", "MemoryDenyWriteExecute": "yes", "CapabilityBoundingSet": "",
-    }  # fmt: skip
+        "NoNewPrivileges": "yes",
+        "ProtectSystem": "strict",
+        "ProtectHome": "yes",
+        "PrivateTmp": "yes",
+        "PrivateDevices": "yes",
+        "ProtectKernelTunables": "yes",
+        "ProtectKernelModules": "yes",
+        "ProtectControlGroups": "yes",
+        "RestrictSUIDSGID": "yes",
+        "RestrictNamespaces": "yes",
+        "LockPersonality": "yes",
+        "MemoryDenyWriteExecute": "yes",
+        "CapabilityBoundingSet": "",
+    }
     for key, value in expected.items():
         assert one(unit, "Service", key) == value, key
     families = one(unit, "Service", "RestrictAddressFamilies").split()
@@ -193,8 +202,10 @@ def test_systemd_accepts_the_unit_and_rates_it_safe(tmp_path: Path) -> None:
     assert verified.stderr.strip() == "", verified.stderr  # no warnings either
     rated = subprocess.run(
         ["systemd-analyze", "security", "--offline=yes", "--no-pager", str(copy)],
-        capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     level = re.search(r"Overall exposure level for \S+: ([\d.]+) (\w+)", rated.stdout)
     assert level, rated.stdout + rated.stderr
     assert float(level.group(1)) <= 2.0, rated.stdout  # systemd's "OK" band
@@ -241,16 +252,22 @@ def test_the_halls_chrony_files_keep_the_standby_on_the_active_machines_time(tmp
             assert checked.returncode == 0, checked.stderr
             started = subprocess.run(
                 hall.run(name, "chronyd", "-x", "-u", "root", "-f", str(conf), "-l", str(folder / "chronyd.log")),
-                capture_output=True, text=True, check=False, timeout=10,
-            )  # fmt: skip
+                capture_output=True,
+                text=True,
+                check=False,
+                timeout=10,
+            )
             assert started.returncode == 0, started.stderr
         try:
             deadline = time.monotonic() + 30
             while True:
                 sources = subprocess.run(
                     hall.run("b", "chronyc", "-h", str(sockets["b"]), "-n", "sources"),
-                    capture_output=True, text=True, check=False, timeout=10,
-                ).stdout  # fmt: skip
+                    capture_output=True,
+                    text=True,
+                    check=False,
+                    timeout=10,
+                ).stdout
                 if f"^* {hall.addresses['a']}" in sources:
                     break
                 assert time.monotonic() < deadline, sources

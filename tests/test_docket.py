@@ -43,10 +43,14 @@ def challenge(words: str, table: int = 1) -> dict[str, Any]:
 def _ruled(client: TestClient, actors: Actors) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
     """A runner's challenge CAT QI (unacceptable on the demo list), re-checked by alice, ruled on by bob."""
     made = client.post("/api/challenges", json=challenge("cat qi"), headers=actors.runner).json()
-    recheck = client.post(f"/api/challenges/{made['id']}/recheck", json={"request_id": uuid.uuid4().hex},
-                          headers=actors.alice).json()  # fmt: skip
-    ruling = client.post(f"/api/challenges/{made['id']}/ruling", headers=actors.bob, json={
-        "verdict": "acceptable", "note": "errata: QI is valid", "request_id": uuid.uuid4().hex}).json()  # fmt: skip
+    recheck = client.post(
+        f"/api/challenges/{made['id']}/recheck", json={"request_id": uuid.uuid4().hex}, headers=actors.alice
+    ).json()
+    ruling = client.post(
+        f"/api/challenges/{made['id']}/ruling",
+        headers=actors.bob,
+        json={"verdict": "acceptable", "note": "errata: QI is valid", "request_id": uuid.uuid4().hex},
+    ).json()
     return made, recheck, ruling
 
 
@@ -58,11 +62,14 @@ def test_a_docket_gives_the_final_verdict_after_a_ruling(client: TestClient, act
     final = docket["final"]
     assert (final["challenge_id"], final["verdict"], final["changed"]) == (made["id"], "acceptable", True)
     assert (final["decided_by"]["kind"], final["decided_by"]["id"], final["decided_by"]["actor"]) == (
-        "ruling", ruling["id"], "bob",
-    )  # fmt: skip
+        "ruling",
+        ruling["id"],
+        "bob",
+    )
     assert [(s["kind"], s["id"], s["verdict"]) for s in final["linked"]] == [
-        ("recheck", recheck["id"], "unacceptable"), ("ruling", ruling["id"], "acceptable"),
-    ]  # fmt: skip
+        ("recheck", recheck["id"], "unacceptable"),
+        ("ruling", ruling["id"], "acceptable"),
+    ]
     # The TD's docket of the re-check belongs to the same challenge, and says so.
     of_recheck = client.get(f"/api/challenges/{recheck['id']}/docket", headers=actors.alice).json()
     assert (of_recheck["record"]["kind"], of_recheck["record"]["parent_id"]) == ("recheck", made["id"])
@@ -71,8 +78,11 @@ def test_a_docket_gives_the_final_verdict_after_a_ruling(client: TestClient, act
 
 def test_a_docket_gives_a_reissues_corrected_words_and_verdict(client: TestClient, actors: Actors) -> None:
     made = client.post("/api/challenges", json=challenge("cat qi"), headers=actors.kiosk).json()
-    reissue = client.post(f"/api/challenges/{made['id']}/reissue", headers=actors.alice, json={
-        "words": "cat ox", "reason": "the board shows OX", "request_id": uuid.uuid4().hex}).json()  # fmt: skip
+    reissue = client.post(
+        f"/api/challenges/{made['id']}/reissue",
+        headers=actors.alice,
+        json={"words": "cat ox", "reason": "the board shows OX", "request_id": uuid.uuid4().hex},
+    ).json()
     final = client.get(f"/api/challenges/{made['id']}/docket", headers=actors.kiosk).json()["final"]
     assert (final["verdict"], final["words"], final["decided_by"]["id"]) == ("acceptable", ["CAT", "OX"], reissue["id"])
 
@@ -240,8 +250,10 @@ def test_the_size_buttons_show_the_chosen_size_and_print_it(browser: Browser, se
         buttons[chosen].click()
         for size, button in buttons.items():
             expect(button).to_have_attribute("aria-pressed", "true" if size == chosen else "false")
-        pressed, other = (b.evaluate("b => getComputedStyle(b).backgroundColor") for b in
-                          (buttons[chosen], next(b for s, b in buttons.items() if s != chosen)))  # fmt: skip
+        pressed, other = (
+            b.evaluate("b => getComputedStyle(b).backgroundColor")
+            for b in (buttons[chosen], next(b for s, b in buttons.items() if s != chosen))
+        )
         assert pressed != other  # seen, not only announced
         assert page.evaluate("location.search").endswith(f"size={chosen}")  # a reload keeps it
         pdf = PdfReader(io.BytesIO(page.pdf(prefer_css_page_size=True)))
@@ -256,22 +268,29 @@ def test_a_docket_shows_the_words_and_the_final_verdict_never_which_word_failed(
     page, headers = _runner(browser, server)
     made = httpx.post(f"{server.base}/api/challenges", json=challenge("cat qi", table=9), headers=headers).json()
     alice, bob = td_headers(server.data_dir, "alice"), td_headers(server.data_dir, "bob")
-    recheck = httpx.post(f"{server.base}/api/challenges/{made['id']}/recheck", headers=alice,
-                         json={"request_id": uuid.uuid4().hex}).json()  # fmt: skip
-    ruling = httpx.post(f"{server.base}/api/challenges/{made['id']}/ruling", headers=bob, json={
-        "verdict": "acceptable", "note": "errata: QI is valid", "request_id": uuid.uuid4().hex}).json()  # fmt: skip
+    recheck = httpx.post(
+        f"{server.base}/api/challenges/{made['id']}/recheck", headers=alice, json={"request_id": uuid.uuid4().hex}
+    ).json()
+    ruling = httpx.post(
+        f"{server.base}/api/challenges/{made['id']}/ruling",
+        headers=bob,
+        json={"verdict": "acceptable", "note": "errata: QI is valid", "request_id": uuid.uuid4().hex},
+    ).json()
     later = httpx.post(f"{server.base}/api/challenges", json=challenge("dog"), headers=headers).json()
     _open(page, server, made["id"], "80mm")
     pdf, _ = _print(page, tmp_path / "ruled.pdf")
     text = " ".join(p.extract_text() for p in pdf.pages)
     for expected in (
-        "UNACCEPTABLE", "CAT QI (2 words)",
-        "Final verdict: ✓ ACCEPTABLE", f"ruled ACCEPTABLE by the TD (bob), #{ruling['id']}",
+        "UNACCEPTABLE",
+        "CAT QI (2 words)",
+        "Final verdict: ✓ ACCEPTABLE",
+        f"ruled ACCEPTABLE by the TD (bob), #{ruling['id']}",
         "Play stands: challenger loses 10 points (2 words x 5)",
-        f"#{recheck['id']} re-check: UNACCEPTABLE", f"#{ruling['id']} TD ruling (bob): ACCEPTABLE",
+        f"#{recheck['id']} re-check: UNACCEPTABLE",
+        f"#{ruling['id']} TD ruling (bob): ACCEPTABLE",
         # Its own place in the chain, not the log's head now (a later record exists).
         head_text(made["id"], made["hash"]),
-    ):  # fmt: skip
+    ):
         assert expected in " ".join(text.split()), (expected, text)
     assert head_text(later["id"], later["hash"]) not in text
     for secret in ("QI ✗", "✗ QI", "errata", "not in"):  # no per-word result, no TD's note

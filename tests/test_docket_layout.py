@@ -45,11 +45,15 @@ def _ruled(server: LiveServer, headers: dict[str, str], words: str, table: int =
     """A runner's challenge, re-checked by alice (agreeing) and ruled the other way by bob."""
     made = httpx.post(f"{server.base}/api/challenges", json=challenge(words, table, 12), headers=headers).json()
     alice, bob = td_headers(server.data_dir, "alice"), td_headers(server.data_dir, "bob")
-    recheck = httpx.post(f"{server.base}/api/challenges/{made['id']}/recheck", headers=alice,
-                         json={"request_id": uuid.uuid4().hex}).json()  # fmt: skip
+    recheck = httpx.post(
+        f"{server.base}/api/challenges/{made['id']}/recheck", headers=alice, json={"request_id": uuid.uuid4().hex}
+    ).json()
     other = "unacceptable" if made["verdict"] == "acceptable" else "acceptable"
-    ruling = httpx.post(f"{server.base}/api/challenges/{made['id']}/ruling", headers=bob, json={
-        "verdict": other, "note": "errata", "request_id": uuid.uuid4().hex}).json()  # fmt: skip
+    ruling = httpx.post(
+        f"{server.base}/api/challenges/{made['id']}/ruling",
+        headers=bob,
+        json={"verdict": other, "note": "errata", "request_id": uuid.uuid4().hex},
+    ).json()
     return made, recheck, ruling
 
 

@@ -56,13 +56,31 @@ def test_unknown_division_lists_the_divisions(tmp_path: Path) -> None:
         ({"name": "E"}, r"needs at least one \[\[division\]\]"),
         ({"name": "E", "colour": "red", "division": []}, "unknown key.*colour"),
         ({"name": "E", "rounds": "yes", "division": []}, "'rounds' must be true or false"),
-        ({"name": "E", "tables": "letters", "division": []}, r"""'tables' must be "numbers" \(1 to 9999\) or "names" \("""),
-        ({"name": "E", "division": [{"name": "A", "lexicon": "X", "rule": "seven"}]}, "division 1 \\(A\\): 'rule' must be one of single, five-per-word"),
+        (
+            {"name": "E", "tables": "letters", "division": []},
+            r"""'tables' must be "numbers" \(1 to 9999\) or "names" \(""",
+        ),
+        (
+            {"name": "E", "division": [{"name": "A", "lexicon": "X", "rule": "seven"}]},
+            "division 1 \\(A\\): 'rule' must be one of single, five-per-word",
+        ),
         ({"name": "E", "division": [{"name": "A", "lexicon": "../x", "rule": "single"}]}, "cannot name a lexicon"),
-        ({"name": "E", "division": [{"name": "A", "lexicon": "X", "rule": "single", "pin": 1}]}, "division 1: unknown key"),
-        ({"name": "E", "division": [{"name": "A", "lexicon": "X", "rule": "single"}, {"name": "a", "lexicon": "Y", "rule": "single"}]}, "two divisions are named 'a'"),
+        (
+            {"name": "E", "division": [{"name": "A", "lexicon": "X", "rule": "single", "pin": 1}]},
+            "division 1: unknown key",
+        ),
+        (
+            {
+                "name": "E",
+                "division": [
+                    {"name": "A", "lexicon": "X", "rule": "single"},
+                    {"name": "a", "lexicon": "Y", "rule": "single"},
+                ],
+            },
+            "two divisions are named 'a'",
+        ),
     ],
-)  # fmt: skip
+)
 def test_bad_event_files_name_what_is_wrong(data: dict[str, object], message: str) -> None:
     with pytest.raises(InvalidInput, match=message):
         parse_event(data, "event.toml")
@@ -130,11 +148,17 @@ def test_an_event_file_is_replaced_whole_or_not_at_all_on_a_full_disk(small_disk
     ("division", "message"),
     [
         ({"name": "A", "lexicon": "demo"}, r"division 1 \(A\): 'rule' is missing: give one of single, five-per-word"),
-        ({"name": "A", "rule": "single"}, r"division 1 \(A\): 'lexicon' is missing: name a compiled lexicon or profile"),
+        (
+            {"name": "A", "rule": "single"},
+            r"division 1 \(A\): 'lexicon' is missing: name a compiled lexicon or profile",
+        ),
         ({"lexicon": "demo", "rule": "single"}, r"division 1: 'name' is missing: give the division's name"),
-        ({"name": "A", "lexicon": "demo", "rules": "single"}, r"unknown key\(s\) rules .*'rules': did you mean 'rule'\?"),
+        (
+            {"name": "A", "lexicon": "demo", "rules": "single"},
+            r"unknown key\(s\) rules .*'rules': did you mean 'rule'\?",
+        ),
     ],
-)  # fmt: skip
+)
 def test_a_missing_key_is_named_missing_never_none(division: dict[str, str], message: str) -> None:
     with pytest.raises(InvalidInput, match=message) as raised:
         parse_event({"name": "E", "division": [division]}, "event.toml")

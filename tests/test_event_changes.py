@@ -183,8 +183,11 @@ def test_a_rule_change_mid_event_is_refused_without_confirm_and_previewed(
     (record,) = _changes(client, actors)
     assert (record["kind"], record["actor"], record["division"], record["verdict"]) == ("change", "alice", "Open", None)
     assert record["change"] == {
-        "what": "division.rule", "subject": "Open", "before": {"rule": "five-per-word"}, "after": {"rule": "ten-per-word"},
-    }  # fmt: skip
+        "what": "division.rule",
+        "subject": "Open",
+        "before": {"rule": "five-per-word"},
+        "after": {"rule": "ten-per-word"},
+    }
     assert record["change_message"]["key"] == "change.division.rule"
     assert client.get("/api/audit/verify", headers=actors.alice).json()["ok"] is True
 
@@ -343,8 +346,13 @@ def test_audit_tail_says_who_changed_what(tmp_path: Path) -> None:
 
 
 def test_a_change_is_said_with_the_settings_names_in_the_language_never_their_keys() -> None:
-    settings = Change("event.settings", "Test Open", "", {"kiosk_result_seconds": 10, "rounds": True},
-                      {"kiosk_result_seconds": 20, "rounds": False})  # fmt: skip
+    settings = Change(
+        "event.settings",
+        "Test Open",
+        "",
+        {"kiosk_result_seconds": 10, "rounds": True},
+        {"kiosk_result_seconds": 20, "rounds": False},
+    )
     assert describe(settings).text("en") == (
         "event settings: seconds a kiosk shows a verdict: 10 -> 20, round numbers: yes -> no"
     )
@@ -352,8 +360,9 @@ def test_a_change_is_said_with_the_settings_names_in_the_language_never_their_ke
         "réglages du tournoi\u202f: secondes d’affichage du verdict sur la borne\u202f: 10 -> 20,"
         " numéros de ronde\u202f: oui -> non"
     )
-    added = Change("division.added", "Premier", "Premier", None, {"name": "Premier", "lexicon": "demo",
-                                                                   "rule": "double"})  # fmt: skip
+    added = Change(
+        "division.added", "Premier", "Premier", None, {"name": "Premier", "lexicon": "demo", "rule": "double"}
+    )
     said = describe(added).text("en")
     assert said.startswith("division Premier added (name: Premier, lexicon: demo, rule: ")
     assert "rule: double" not in said  # the rule by its description, not its key

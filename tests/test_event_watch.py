@@ -94,12 +94,15 @@ def test_a_hand_edit_is_served_within_seconds(
     )
     event = eventually(lambda: (e := served.get("/api/event", headers=kiosk).json())["current_round"] == 6 and e, "")
     assert (event["name"], event["divisions"][0]["lexicon"], event["divisions"][0]["rule"]) == (
-        "Spring Open 2", "demo", "double",
-    )  # fmt: skip
+        "Spring Open 2",
+        "demo",
+        "double",
+    )
     verdict = served.post(
-        "/api/challenges", json={"division": "Open", "table": 1, "round": 6, "words": "qi", "request_id": "hand-0001"},
+        "/api/challenges",
+        json={"division": "Open", "table": 1, "round": 6, "words": "qi", "request_id": "hand-0001"},
         headers=kiosk,
-    ).json()  # fmt: skip
+    ).json()
     assert (verdict["event"], verdict["rule"]) == ("Spring Open 2", "double")
     assert "event.toml changed: now serving Spring Open 2, 1 division(s), current round 6" in caplog.text
     assert warnings(served) == []
@@ -120,10 +123,12 @@ def test_a_hand_edit_that_does_not_load_is_not_served_and_health_says_why_until_
     kiosk = device_headers(data_dir, "kiosk-1")
     for broken, problem in (
         (EVENT.replace('rule = "five-per-word"', "rule = five-per-word"), "event.toml: not valid TOML"),
-        (EVENT.replace('lexicon = "demo"', 'lexicon = "dmeo"'),
-         "division 1 (Open): no lexicon or profile named 'dmeo' is compiled (did you mean demo?)"),
+        (
+            EVENT.replace('lexicon = "demo"', 'lexicon = "dmeo"'),
+            "division 1 (Open): no lexicon or profile named 'dmeo' is compiled (did you mean demo?)",
+        ),
         (EVENT.replace('rule = "five-per-word"\n', ""), "division 1 (Open): 'rule' is missing"),
-    ):  # fmt: skip
+    ):
         event_file.write_text(broken)
         warning = eventually(functools.partial(_warnings_about, served, problem), f"a warning about {problem}")
         assert len(warning) == 1
@@ -155,9 +160,12 @@ def test_the_consoles_own_writes_are_not_taken_for_hand_edits(
     alice = td_headers(data_dir, "alice")
     assert served.put("/api/event/round", json={"current_round": 2}, headers=alice).status_code == 200
     body = {
-        "name": "Spring Open", "rounds": True, "challenges_per_minute": 6, "kiosk_result_seconds": 10,
+        "name": "Spring Open",
+        "rounds": True,
+        "challenges_per_minute": 6,
+        "kiosk_result_seconds": 10,
         "division": [{"name": "Open", "lexicon": "demo", "rule": "single"}],
-    }  # fmt: skip
+    }
     assert served.put("/api/event", json=body, headers=alice).status_code == 200
     time.sleep(3 * LOOK_SECONDS + 0.5)  # several looks at the file the console wrote
     assert "changed: now serving" not in caplog.text

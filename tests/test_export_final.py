@@ -30,18 +30,32 @@ def _event(client: TestClient, actors: Actors) -> dict[str, int]:
     re-check disagrees (a ruling awaited) cannot happen on one list, so the ruled one stands for the turned ones."""
     plain = client.post("/api/challenges", json=challenge("cat"), headers=actors.runner).json()
     ruled = client.post("/api/challenges", json=challenge("cat qi", 2), headers=actors.runner).json()
-    ruling = client.post(f"/api/challenges/{ruled['id']}/ruling", headers=actors.bob, json={
-        "verdict": "acceptable", "note": "errata", "request_id": uuid.uuid4().hex}).json()  # fmt: skip
+    ruling = client.post(
+        f"/api/challenges/{ruled['id']}/ruling",
+        headers=actors.bob,
+        json={"verdict": "acceptable", "note": "errata", "request_id": uuid.uuid4().hex},
+    ).json()
     checked = client.post("/api/challenges", json=challenge("dog", 3), headers=actors.runner).json()
-    recheck = client.post(f"/api/challenges/{checked['id']}/recheck", headers=actors.alice,
-                          json={"request_id": uuid.uuid4().hex}).json()  # fmt: skip
+    recheck = client.post(
+        f"/api/challenges/{checked['id']}/recheck", headers=actors.alice, json={"request_id": uuid.uuid4().hex}
+    ).json()
     slip = client.post("/api/challenges", json=challenge("cat zzz", 4), headers=actors.runner).json()
-    reissue = client.post(f"/api/challenges/{slip['id']}/reissue", headers=actors.alice, json={
-        "words": "cat zoo", "reason": "slip miscopied", "request_id": uuid.uuid4().hex}).json()  # fmt: skip
+    reissue = client.post(
+        f"/api/challenges/{slip['id']}/reissue",
+        headers=actors.alice,
+        json={"words": "cat zoo", "reason": "slip miscopied", "request_id": uuid.uuid4().hex},
+    ).json()
     assert ruling["verdict"] == "acceptable", ruling
     assert reissue["verdict"] == "acceptable", reissue
-    return {"plain": plain["id"], "ruled": ruled["id"], "ruling": ruling["id"], "checked": checked["id"],
-            "recheck": recheck["id"], "slip": slip["id"], "reissue": reissue["id"]}  # fmt: skip
+    return {
+        "plain": plain["id"],
+        "ruled": ruled["id"],
+        "ruling": ruling["id"],
+        "checked": checked["id"],
+        "recheck": recheck["id"],
+        "slip": slip["id"],
+        "reissue": reissue["id"],
+    }
 
 
 def test_the_csv_export_carries_each_challenges_final_verdict_on_its_own_row(
@@ -70,7 +84,11 @@ def test_the_jsonl_export_carries_the_final_verdict_as_data(client: TestClient, 
     records = {line["id"]: line for line in lines}
     ruled = records[ids["ruled"]]
     assert (ruled["verdict"], ruled["final_verdict"], ruled["final_source"], ruled["final_record_id"]) == (
-        "unacceptable", "acceptable", "ruling", ids["ruling"])  # fmt: skip
+        "unacceptable",
+        "acceptable",
+        "ruling",
+        ids["ruling"],
+    )
     assert records[ids["plain"]]["final_source"] == "original"
     assert records[ids["ruling"]]["final_verdict"] is None
 

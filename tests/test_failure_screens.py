@@ -34,8 +34,12 @@ CHROMIUM_ERROR = re.compile("can’t be reached|ERR_CONNECTION_REFUSED")
 
 @pytest.fixture
 def server(data_dir: Path) -> Iterator[LiveServer]:
-    write_event(data_dir, [("A", "demo", "five-per-word"), ("B", "demo", "single")], name="Failure Open",
-                challenges_per_minute=1)  # fmt: skip
+    write_event(
+        data_dir,
+        [("A", "demo", "five-per-word"), ("B", "demo", "single")],
+        name="Failure Open",
+        challenges_per_minute=1,
+    )
     with serving(data_dir) as live:
         yield live
 
@@ -93,8 +97,11 @@ def open_runner(page: Page, server: LiveServer) -> None:
 
 def open_docket(page: Page, server: LiveServer) -> None:
     runner = token(server, "runner-1", Role.RUNNER)
-    sent = httpx.post(f"{server.base}/api/challenges", headers={"Authorization": f"Bearer {runner}"},
-                      json={"division": "A", "table": "4", "round": 1, "words": "cat", "request_id": "docket-1"})  # fmt: skip
+    sent = httpx.post(
+        f"{server.base}/api/challenges",
+        headers={"Authorization": f"Bearer {runner}"},
+        json={"division": "A", "table": "4", "round": 1, "words": "cat", "request_id": "docket-1"},
+    )
     assert sent.status_code == 201, sent.text
     page.goto(f"{server.base}/runner")
     page.evaluate("token => localStorage.setItem('wordjudge.runner.token', token)", runner)
@@ -118,8 +125,12 @@ SHELLS: dict[str, tuple[Callable[[Browser], Page], Callable[[Page, LiveServer], 
     # page: (its screen, how it is opened, what it shows once the server is back)
     "kiosk": (kiosk_page, open_kiosk, lambda page: on_screen(page, "idle")),
     "runner": (phone_page, open_runner, lambda page: on_screen(page, "entry")),
-    "docket": (phone_page, open_docket, lambda page: expect(page.locator(".docket-verdict")).to_contain_text("ACCEPTABLE")),
-}  # fmt: skip
+    "docket": (
+        phone_page,
+        open_docket,
+        lambda page: expect(page.locator(".docket-verdict")).to_contain_text("ACCEPTABLE"),
+    ),
+}
 
 
 @pytest.mark.parametrize("shell", list(SHELLS))
@@ -158,8 +169,11 @@ class InstalledCopy(LiveServer):
     def __init__(self, data_dir: Path, folder: Path) -> None:
         super().__init__(data_dir)
         self.package = folder / "wordjudge"
-        shutil.copytree(Path(wordjudge.__file__).parent, self.package,
-                        ignore=shutil.ignore_patterns("__pycache__", "kiosk", "lexicons"))  # fmt: skip
+        shutil.copytree(
+            Path(wordjudge.__file__).parent,
+            self.package,
+            ignore=shutil.ignore_patterns("__pycache__", "kiosk", "lexicons"),
+        )
         shutil.copytree(WEB_DIR, self.web, ignore=shutil.ignore_patterns("__pycache__"))
         (self.package / "lexicons").symlink_to(Path(str(package_files.files("wordjudge.lexicons"))))
 

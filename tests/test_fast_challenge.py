@@ -150,9 +150,14 @@ _JSON = st.recursive(
 )
 _FIELDS = st.fixed_dictionaries(
     {},
-    optional={"division": _JSON | st.just("Open"), "table": _JSON | st.just(1), "round": _JSON | st.just(1),
-              "words": _JSON | st.just("cat"), "request_id": _JSON | st.just("fuzzed-0001")},
-)  # fmt: skip
+    optional={
+        "division": _JSON | st.just("Open"),
+        "table": _JSON | st.just(1),
+        "round": _JSON | st.just(1),
+        "words": _JSON | st.just("cat"),
+        "request_id": _JSON | st.just("fuzzed-0001"),
+    },
+)
 _NESTED_FIELD = st.builds(
     lambda depth, field: json.dumps({**BODY, field: "@"}).encode().replace(b'"@"', b"[" * depth + b"]" * depth),
     st.integers(min_value=1, max_value=5000),
@@ -202,8 +207,11 @@ def test_any_body_gets_the_same_answer_from_the_fast_path_and_the_route_and_neve
                 assert _code(answer) == "bad_request"
         # A route that reads its JSON body itself (the event, for the TD) refuses it too.
         for opener, closer in ((b"[", b"]"), (b'{"a":', b"}")):
-            put = fast.put("/api/event", content=opener * 5000 + closer * 5000,
-                           headers={**fast_headers["td"], "Content-Type": "application/json"})  # fmt: skip
+            put = fast.put(
+                "/api/event",
+                content=opener * 5000 + closer * 5000,
+                headers={**fast_headers["td"], "Content-Type": "application/json"},
+            )
             assert put.status_code == 422, put.text[:300]
             assert _code(put) == "invalid_input"
     assert [r for r in caplog.records if r.levelno >= logging.ERROR] == []

@@ -75,8 +75,10 @@ class Server:
             self.process = subprocess.Popen(
                 [str(WORDJUDGE), "serve", "--port", str(self.port), "--log-level", "warning"],
                 env={**os.environ, "WORDJUDGE_DATA_DIR": str(self.data_dir)},
-                stdout=out, stderr=subprocess.STDOUT, text=True,
-            )  # fmt: skip
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                text=True,
+            )
         deadline = time.monotonic() + START_TIMEOUT_S
         while True:
             try:
@@ -137,8 +139,11 @@ def wordjudge(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [str(WORDJUDGE), *args],
         env={**os.environ, "WORDJUDGE_DATA_DIR": str(data_dir)},
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120,
-    )  # fmt: skip
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=120,
+    )
 
 
 def refused_start(data_dir: Path) -> str:
@@ -150,8 +155,10 @@ def refused_start(data_dir: Path) -> str:
     process = subprocess.Popen(
         [str(WORDJUDGE), "serve", "--port", str(port)],
         env={**os.environ, "WORDJUDGE_DATA_DIR": str(data_dir)},
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     deadline = time.monotonic() + START_TIMEOUT_S
     while process.poll() is None:
         try:
@@ -250,10 +257,13 @@ class Challenge:
             and record.words == tuple(word.upper() for word in self.typed)
             and (record.table, record.round, record.division) == (str(self.table), self.round, "Open")
             and str(record.verdict) == ("acceptable" if self.acceptable else "unacceptable")
-            and (record.id, str(record.verdict), record.hash) == (
-                self.answer.get("id"), self.answer.get("verdict"), self.answer.get("hash"),
+            and (record.id, str(record.verdict), record.hash)
+            == (
+                self.answer.get("id"),
+                self.answer.get("verdict"),
+                self.answer.get("hash"),
             )
-        )  # fmt: skip
+        )
 
 
 def make_challenges(rng: random.Random, actor: str, count: int) -> list[Challenge]:
@@ -267,7 +277,9 @@ def make_challenges(rng: random.Random, actor: str, count: int) -> list[Challeng
         acceptable = all(word.lower() in ACCEPTABLE for word in typed)
         request_id = f"{actor}-{n:04d}-{rng.getrandbits(32):08x}"
         separator = rng.choice([" ", ", ", "\n"])
-        challenges.append(Challenge(actor, request_id, tuple(typed), separator, rng.randint(1, 60), rng.randint(1, 12), acceptable))  # fmt: skip
+        challenges.append(
+            Challenge(actor, request_id, tuple(typed), separator, rng.randint(1, 60), rng.randint(1, 12), acceptable)
+        )
     return challenges
 
 

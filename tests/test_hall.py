@@ -83,8 +83,17 @@ def test_the_standby_takes_over_with_no_verdict_lost_and_the_old_machine_never_a
     hall.b.start()
     tokens = []
     for kiosk in range(3):  # three kiosks: each may challenge 6 times a minute
-        added = run("device", "add", f"kiosk {kiosk}", "--role", "kiosk", "--data-dir", hall.a.data_dir,
-                    "--database", hall.url_a)  # fmt: skip
+        added = run(
+            "device",
+            "add",
+            f"kiosk {kiosk}",
+            "--role",
+            "kiosk",
+            "--data-dir",
+            hall.a.data_dir,
+            "--database",
+            hall.url_a,
+        )
         assert added.exit_code == 0, added.output
         tokens.append(added.stdout.strip())
     token = tokens[0]
@@ -178,8 +187,17 @@ def test_a_standby_whose_clock_is_seconds_behind_takes_over_with_the_chain_verif
     hall.b.prefix = ShiftedClock(tmp_path, "-8").prefix
     hall.a.start()
     hall.b.start()
-    td = run("td", "add", "alice", "--password-stdin", "--data-dir", hall.a.data_dir, "--database", hall.url_a,
-             stdin=PASSWORD + "\n")  # fmt: skip
+    td = run(
+        "td",
+        "add",
+        "alice",
+        "--password-stdin",
+        "--data-dir",
+        hall.a.data_dir,
+        "--database",
+        hall.url_a,
+        stdin=PASSWORD + "\n",
+    )
     assert td.exit_code == 0, td.output
     added = run("device", "add", "kiosk 1", "--role", "kiosk", "--data-dir", hall.a.data_dir, "--database", hall.url_a)
     token = added.stdout.strip()
@@ -315,8 +333,9 @@ def test_the_td_console_links_to_the_active_servers_console_from_a_standby_and_a
     kill_machine(hall.primary, hall.a)
     promoted = run("standby", "promote", "--database", hall.admin_b, "--yes")
     assert promoted.exit_code == 0, promoted.output
-    expect(banner).to_contain_text("If another server of the event has taken over, open the console there",
-                                   timeout=20_000)  # fmt: skip
+    expect(banner).to_contain_text(
+        "If another server of the event has taken over, open the console there", timeout=20_000
+    )
     [link] = banner.get_by_role("link").all()
     expect(link).to_have_attribute("href", f"{hall.b.base}/td")
     expect(page.locator("#content")).not_to_contain_text("call the TD")
@@ -331,9 +350,11 @@ def test_the_td_console_links_to_the_active_servers_console_from_a_standby_and_a
 
 def test_only_the_halls_peers_may_call_a_server_from_their_pages(tmp_path: Path) -> None:
     settings = Settings(
-        data_dir=tmp_path, database="postgresql://wj@127.0.0.1:1/hall", public_url="http://10.0.0.1:8000",
+        data_dir=tmp_path,
+        database="postgresql://wj@127.0.0.1:1/hall",
+        public_url="http://10.0.0.1:8000",
         peers="http://10.0.0.2:8000",
-    )  # fmt: skip
+    )
     client = TestClient(create_app(settings))  # no lifespan: a preflight is answered before any route
     asked = {"Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "authorization,content-type"}
     peer = client.options("/api/challenges", headers={"Origin": "http://10.0.0.2:8000", **asked})
@@ -403,9 +424,11 @@ def test_the_td_is_warned_while_the_standby_could_not_serve_the_events_lexicons_
     hall.a.start()
     hall.b.start()
     lacks = _until(lambda: _warned(hall.a), bool)
-    assert lacks == [f"the standby {hall.b.base} could not take this event over as it is served here: it lacks SIDE. "
-                     "Copy this machine's lexicons and profiles folders into its data folder (see the hall's steps); "
-                     "this warning goes within seconds of it having them"]  # fmt: skip
+    assert lacks == [
+        f"the standby {hall.b.base} could not take this event over as it is served here: it lacks SIDE. "
+        "Copy this machine's lexicons and profiles folders into its data folder (see the hall's steps); "
+        "this warning goes within seconds of it having them"
+    ]
     # Another edition under the same name: said as such.
     _with_lexicon(hall.b.data_dir, "SIDE", ["aa", "ab", "ad"])
     differs = _until(lambda: _warned(hall.a), lambda seen: seen != lacks)
@@ -771,11 +794,16 @@ def test_the_halls_server_role_can_add_records_but_never_rewrite_the_log(hall: H
     refused = []
     with psycopg.connect(hall.url_a, autocommit=True) as connection:
         for statement in (
-            "UPDATE records SET body = body", "DELETE FROM records", "TRUNCATE records",
-            "ALTER TABLE records DISABLE TRIGGER USER", "DROP TRIGGER records_no_update ON records",
-            "DELETE FROM checkpoints", "UPDATE hall_servers SET server_url = 'http://phone'",
-            "DELETE FROM hall_keys", "ALTER TABLE records DROP CONSTRAINT records_derived",
-        ):  # fmt: skip
+            "UPDATE records SET body = body",
+            "DELETE FROM records",
+            "TRUNCATE records",
+            "ALTER TABLE records DISABLE TRIGGER USER",
+            "DROP TRIGGER records_no_update ON records",
+            "DELETE FROM checkpoints",
+            "UPDATE hall_servers SET server_url = 'http://phone'",
+            "DELETE FROM hall_keys",
+            "ALTER TABLE records DROP CONSTRAINT records_derived",
+        ):
             try:
                 connection.execute(statement)
             except psycopg.errors.InsufficientPrivilege:

@@ -127,8 +127,18 @@ def _serve(patroni_hall: PatroniHall, folder: Path, compiled_demo: Path, kiosks:
         shutil.copytree(compiled_demo, data_dir / "lexicons" / compiled_demo.name)
         server = LiveServer(data_dir)
         server.port, server.base = ports[name], bases[name]
-        server.extra = ("--host", patroni_hall.host(name), "--database", url, "--public-url", bases[name],
-                        "--peers", bases[peer], "--log-level", "warning")  # fmt: skip
+        server.extra = (
+            "--host",
+            patroni_hall.host(name),
+            "--database",
+            url,
+            "--public-url",
+            bases[name],
+            "--peers",
+            bases[peer],
+            "--log-level",
+            "warning",
+        )
         server.prefix = patroni_hall.on(name)
         servers.append(server)
     a, b = servers
@@ -139,8 +149,9 @@ def _serve(patroni_hall: PatroniHall, folder: Path, compiled_demo: Path, kiosks:
         b.start()
         tokens = []
         for kiosk in range(kiosks):  # each may challenge 6 times a minute
-            added = run("device", "add", f"kiosk {kiosk}", "--role", "kiosk", "--data-dir", a.data_dir,
-                        "--database", url_a)  # fmt: skip
+            added = run(
+                "device", "add", f"kiosk {kiosk}", "--role", "kiosk", "--data-dir", a.data_dir, "--database", url_a
+            )
             assert added.exit_code == 0, added.output
             tokens.append(added.stdout.strip())
         assert _hall_says(a)["hall"]["role"] == ACTIVE
@@ -321,8 +332,10 @@ def test_a_machine_cut_off_from_the_hall_adjudicates_nothing_and_the_other_takes
     behind = {"base": f"http://{patroni_hall.host('a')}:{a.port}", "tokens": tokens[4:], "seconds": 40}
     kiosk = subprocess.Popen(
         machines.run("a", sys.executable, "-c", _KIOSK_BEHIND_THE_CUT, json.dumps(behind)),
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         _first_verdict_on(b, tokens[0], "after-partition", HUNG_LIMIT)  # b, with the laptop's vote, took over
         assert _hall_says(b)["hall"]["role"] == ACTIVE

@@ -167,8 +167,9 @@ def test_a_peer_answering_at_length_or_a_byte_at_a_time_holds_nothing(lone_activ
         (hall.a.data_dir / EVENT_FILE).write_text(_EVENT.format(name="Changed mid-drip"))
         _until(
             lambda: (kept := latest_event_file(hall.url_a)) is not None and '"Changed mid-drip"' in kept[1],
-            seconds=15, what="the event change never reached the hall's record",
-        )  # fmt: skip
+            seconds=15,
+            what="the event change never reached the hall's record",
+        )
         started = time.monotonic()
         _still_active(hall, kiosk, "under-a-dripped-answer")
         assert time.monotonic() - started < 2
@@ -248,8 +249,15 @@ def test_a_kiosk_never_shows_a_verdict_from_something_that_cannot_prove_it_is_th
     expect(page.locator("#app")).to_have_attribute("data-screen", "idle")
     page.wait_for_function("() => localStorage.getItem('wordjudge.hall') !== null")  # [a, b], from a's health
     hall.b.stop()
-    verdict = {"id": 99, "kind": "challenge", "verdict": "acceptable", "words": ["ZZZQ", "QXZV"], "hash": "0" * 64,
-               "created_at": "2026-11-27T12:00:00.000+00:00", "replayed": False}  # fmt: skip
+    verdict = {
+        "id": 99,
+        "kind": "challenge",
+        "verdict": "acceptable",
+        "words": ["ZZZQ", "QXZV"],
+        "hash": "0" * 64,
+        "created_at": "2026-11-27T12:00:00.000+00:00",
+        "replayed": False,
+    }
     lies = {
         "/api/health": json_answer({"ok": True, "status": 200, "state": "ok", "hall": {"role": "active", "epoch": 2}}),
         "/api/challenges": json_answer(verdict, 201),
@@ -289,12 +297,17 @@ def test_the_consoles_banner_never_sends_the_td_to_sign_in_where_nothing_proves_
     page.wait_for_function("() => localStorage.getItem('wordjudge.hall') !== null")
     hall.b.stop()
     banner = page.locator("#servers-banner")
-    lies = {"/api/hall/proof": json_answer({"url": hall.b.base, "role": "active", "epoch": 2, "mac": "00" * 32}),
-            "/td": json_answer({"sign in": "here"})}  # fmt: skip
+    lies = {
+        "/api/hall/proof": json_answer({"url": hall.b.base, "role": "active", "epoch": 2, "mac": "00" * 32}),
+        "/td": json_answer({"sign in": "here"}),
+    }
     with FakePeer(hall.b.port, lies) as fake:
         kill_machine(hall.primary, hall.a)
-        _until(lambda: any(h.path.startswith("/api/hall/proof") for h in fake.heard), seconds=20,
-               what="the console never asked the standby's address to prove itself")  # fmt: skip
+        _until(
+            lambda: any(h.path.startswith("/api/hall/proof") for h in fake.heard),
+            seconds=20,
+            what="the console never asked the standby's address to prove itself",
+        )
         time.sleep(1)
         expect(banner.get_by_role("link")).to_have_count(0)
         assert not any(heard.path.startswith("/td") for heard in fake.heard)

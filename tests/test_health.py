@@ -146,14 +146,21 @@ def test_a_lexicon_added_by_an_event_change_is_stamped_when_verified(
     manifest = data_dir / "lexicons" / "SECOND" / "manifest.json"
     manifest.write_text(manifest.read_text().replace('"name": "demo"', '"name": "SECOND"'))
     event = {
-        "name": "Two", "rounds": True, "challenges_per_minute": 6, "kiosk_result_seconds": 10,
-        "division": [{"name": "A", "lexicon": "demo", "rule": "single"}, {"name": "B", "lexicon": "SECOND", "rule": "single"}],
-    }  # fmt: skip
+        "name": "Two",
+        "rounds": True,
+        "challenges_per_minute": 6,
+        "kiosk_result_seconds": 10,
+        "division": [
+            {"name": "A", "lexicon": "demo", "rule": "single"},
+            {"name": "B", "lexicon": "SECOND", "rule": "single"},
+        ],
+    }
     assert event_client.put("/api/event", json=event, headers=actors.alice).status_code == 200, "event change"
     body = event_client.get("/api/health").json()
     assert [(x["name"], x["verified"], x["on_disk"]) for x in body["lexicons"]] == [
-        ("demo", True, "unchanged"), ("SECOND", True, "unchanged"),
-    ]  # fmt: skip
+        ("demo", True, "unchanged"),
+        ("SECOND", True, "unchanged"),
+    ]
     first, second = (x["verified_at"] for x in body["lexicons"])
     assert second > first  # verified when the event change opened it
 
@@ -184,10 +191,18 @@ def test_serve_with_json_logs_writes_json_lines_and_never_the_words(data_dir: Pa
     adjudications = [line for line in lines if line["logger"] == "wordjudge.adjudications"]
     assert len(adjudications) == 2
     first, retry = adjudications
-    assert {key: first[key] for key in ("id", "kind", "division", "table", "round", "verdict", "actor", "replayed")} == {
-        "id": 1, "kind": "challenge", "division": "Open", "table": "7", "round": 2, "verdict": "unacceptable",
-        "actor": "kiosk-1", "replayed": False,
-    }  # fmt: skip
+    assert {
+        key: first[key] for key in ("id", "kind", "division", "table", "round", "verdict", "actor", "replayed")
+    } == {
+        "id": 1,
+        "kind": "challenge",
+        "division": "Open",
+        "table": "7",
+        "round": 2,
+        "verdict": "unacceptable",
+        "actor": "kiosk-1",
+        "replayed": False,
+    }
     assert first["latency_ms"] > 0
     assert (retry["id"], retry["replayed"]) == (1, True)
     assert "zyzzyvas" not in output.lower()  # neither the words ...

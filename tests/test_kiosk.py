@@ -121,8 +121,12 @@ def test_an_acceptable_challenge_through_every_screen(browser: Browser, server: 
     screenshot(page, f"kiosk-verdict-acceptable-{size}")
     (record,) = server.records()
     assert (record.words, record.table, record.round, record.actor, record.channel) == (
-        ("CAT", "DOG"), "12", 3, "kiosk-1", "kiosk",
-    )  # fmt: skip
+        ("CAT", "DOG"),
+        "12",
+        3,
+        "kiosk-1",
+        "kiosk",
+    )
     page.context.close()
 
 
@@ -385,11 +389,19 @@ def test_the_deploy_launcher_opens_the_kiosk_in_chromium(server: LiveServer, tmp
     launcher = Path(__file__).resolve().parent.parent / "deploy" / "kiosk-chromium.sh"
     done = subprocess.run(
         [str(launcher), server.base, *CHROMIUM_ARGS, "--virtual-time-budget=5000", "--dump-dom"],
-        env={**os.environ, "WORDJUDGE_KIOSK_PROFILE": str(tmp_path / "profile"), "WORDJUDGE_CHROMIUM": str(CHROMIUM),
-             # No lock-down policy here (tests/test_kiosk_lockdown.py has it), and --dump-dom ends Chromium.
-             "WORDJUDGE_KIOSK_UNLOCKED": "1", "WORDJUDGE_KIOSK_RESTART": "0"},
-        capture_output=True, text=True, timeout=60, check=True,
-    )  # fmt: skip
+        env={
+            **os.environ,
+            "WORDJUDGE_KIOSK_PROFILE": str(tmp_path / "profile"),
+            "WORDJUDGE_CHROMIUM": str(CHROMIUM),
+            # No lock-down policy here (tests/test_kiosk_lockdown.py has it), and --dump-dom ends Chromium.
+            "WORDJUDGE_KIOSK_UNLOCKED": "1",
+            "WORDJUDGE_KIOSK_RESTART": "0",
+        },
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
     assert 'data-screen="pair"' in done.stdout  # the page ran: an unenrolled kiosk asks for its code
     assert "This kiosk is not paired" in done.stdout
     assert (tmp_path / "profile").is_dir()  # a persistent profile keeps the enrolment
@@ -451,13 +463,20 @@ def test_an_idle_kiosk_shows_the_tds_event_changes(browser: Browser, server: Liv
     page.clock.install()
     enrol(server, page)
     event = {
-        "name": "Renamed Open", "rounds": True, "challenges_per_minute": 6, "kiosk_result_seconds": 10,
-        "division": [{"name": "A", "lexicon": "demo", "rule": "single"}, {"name": "B", "lexicon": "demo", "rule": "double"}],
-    }  # fmt: skip
+        "name": "Renamed Open",
+        "rounds": True,
+        "challenges_per_minute": 6,
+        "kiosk_result_seconds": 10,
+        "division": [
+            {"name": "A", "lexicon": "demo", "rule": "single"},
+            {"name": "B", "lexicon": "demo", "rule": "double"},
+        ],
+    }
     changed = httpx.put(
-        f"{server.base}/api/event", json=event,
+        f"{server.base}/api/event",
+        json=event,
         headers={"Cookie": f"wordjudge_session={session.token}", "X-CSRF-Token": session.csrf_token},
-    )  # fmt: skip
+    )
     assert changed.status_code == 200, changed.text
     page.clock.fast_forward(11_000)
     expect(page.locator("h1")).to_have_text("Renamed Open")

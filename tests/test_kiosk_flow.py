@@ -23,9 +23,15 @@ DONE = "Done: hand over to the opponent"
 SIZES = [(800, 480), (1024, 600), (1280, 800), (1920, 1080)]
 FITS = "() => { const box = document.querySelector('.opponent .screen-body'); return box.scrollHeight <= box.clientHeight; }"
 LONGEST = [
-    "OVERSUBSCRIBING", "EXTEMPORISATION", "COUNTERCHARGING", "REINVESTIGATING",
-    "UNSELFCONSCIOUS", "ACCEPTABILITIES", "INTERNALISATION", "MISPRONUNCIATES",
-]  # fmt: skip
+    "OVERSUBSCRIBING",
+    "EXTEMPORISATION",
+    "COUNTERCHARGING",
+    "REINVESTIGATING",
+    "UNSELFCONSCIOUS",
+    "ACCEPTABILITIES",
+    "INTERNALISATION",
+    "MISPRONUNCIATES",
+]
 WORD_SETS = {
     "1 word of 2": ["QI"],
     "1 word of 15": LONGEST[:1],
@@ -128,8 +134,11 @@ _IN_VIEW = """(elements) => elements.map((element) => {
 def _not_in_view(page: Page, controls: list[Locator], where: str) -> list[str]:
     handles = [control.element_handle() for control in controls]
     found: list[dict[str, Any]] = page.evaluate(_IN_VIEW, handles)
-    problems = [f"{where}: {c['name']!r} {'is covered' if c['inside'] else 'is not inside the window'}"
-                for c in found if not (c["inside"] and c["drawn"])]  # fmt: skip
+    problems = [
+        f"{where}: {c['name']!r} {'is covered' if c['inside'] else 'is not inside the window'}"
+        for c in found
+        if not (c["inside"] and c["drawn"])
+    ]
     if not fits(page):
         problems.append(f"{where}: the page itself scrolls")
     return problems

@@ -46,10 +46,28 @@ SETTLE_S = 1.2  # what a key opens (a window, a dialog, a tab) is on screen by t
 MAX_CHANGED = 500  # pixels: a text caret; the smallest dialog Chromium shows covers some 80,000
 # The issue's keys first, then the rest of Chromium's shortcuts that open something or close the kiosk.
 KEYS = [
-    "ctrl+n", "ctrl+t", "ctrl+o", "ctrl+h", "ctrl+p", "ctrl+shift+Delete", "alt+F4", "F11", "F12",
-    "ctrl+shift+n", "ctrl+shift+m", "ctrl+j", "ctrl+s", "ctrl+u", "shift+Escape", "ctrl+shift+o", "F1",
-    "alt+Home", "alt+f", "ctrl+w", "ctrl+shift+q",
-]  # fmt: skip
+    "ctrl+n",
+    "ctrl+t",
+    "ctrl+o",
+    "ctrl+h",
+    "ctrl+p",
+    "ctrl+shift+Delete",
+    "alt+F4",
+    "F11",
+    "F12",
+    "ctrl+shift+n",
+    "ctrl+shift+m",
+    "ctrl+j",
+    "ctrl+s",
+    "ctrl+u",
+    "shift+Escape",
+    "ctrl+shift+o",
+    "F1",
+    "alt+Home",
+    "alt+f",
+    "ctrl+w",
+    "ctrl+shift+q",
+]
 
 
 def _need_a_mount_namespace() -> None:
@@ -68,8 +86,15 @@ def _need_a_mount_namespace() -> None:
 def _in_namespace(etc_copy: Path, *command: str | Path) -> list[str]:
     """``command`` in a private mount namespace whose /etc/chromium is ``etc_copy``."""
     unshare = ["unshare", "--mount", "--propagation", "private"]
-    return [*unshare, "sh", "-c", 'mount --bind "$1" /etc/chromium && shift && exec "$@"', "sh", str(etc_copy),
-            *map(str, command)]  # fmt: skip
+    return [
+        *unshare,
+        "sh",
+        "-c",
+        'mount --bind "$1" /etc/chromium && shift && exec "$@"',
+        "sh",
+        str(etc_copy),
+        *map(str, command),
+    ]
 
 
 class Display:
@@ -85,10 +110,23 @@ class Display:
         self._read, write = os.pipe()
         with (directory / "xvfb.log").open("wb") as log:
             self.process = subprocess.Popen(
-                ["Xvfb", "-displayfd", str(write), "-screen", "0", f"{WIDTH}x{HEIGHT}x24", "-nolisten", "tcp",
-                 "-noreset", "-fbdir", str(directory)],
-                pass_fds=(write,), stdout=subprocess.DEVNULL, stderr=log,
-            )  # fmt: skip
+                [
+                    "Xvfb",
+                    "-displayfd",
+                    str(write),
+                    "-screen",
+                    "0",
+                    f"{WIDTH}x{HEIGHT}x24",
+                    "-nolisten",
+                    "tcp",
+                    "-noreset",
+                    "-fbdir",
+                    str(directory),
+                ],
+                pass_fds=(write,),
+                stdout=subprocess.DEVNULL,
+                stderr=log,
+            )
         os.close(write)
         ready, _, _ = select.select([self._read], [], [], 20)
         number = os.read(self._read, 16).decode().strip() if ready else ""
@@ -212,10 +250,11 @@ class Kiosk:
         """Install the policy and start the kiosk; return its window once it shows the kiosk page."""
         flags = [arg for arg in CHROMIUM_ARGS if arg != "--headless"] + [
             # Xvfb has no window manager to make the kiosk full screen.
-            "--window-position=0,0", f"--window-size={WIDTH},{HEIGHT}",
+            "--window-position=0,0",
+            f"--window-size={WIDTH},{HEIGHT}",
             # Lists the tabs (/json/list) and opens one (/json/new); the policy refuses it any page's content.
             f"--remote-debugging-port={self.devtools.rsplit(':', 1)[1]}",
-        ]  # fmt: skip
+        ]
         base = self.server.base
         then = '"$1" "$2" && shift 2 && exec "$@"'  # the setup, then the launcher
         command = _in_namespace(self.etc, "sh", "-c", then, "sh", SETUP, base, LAUNCHER, base, *flags)
@@ -442,8 +481,13 @@ def _fake_chromium(tmp_path: Path) -> Path:
 
 
 def _launch(tmp_path: Path, url: str, **env: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "WORDJUDGE_CHROMIUM": str(_fake_chromium(tmp_path)),
-           "WORDJUDGE_KIOSK_PROFILE": str(tmp_path / "profile"), "WORDJUDGE_KIOSK_RESTART": "0", **env}  # fmt: skip
+    env = {
+        **os.environ,
+        "WORDJUDGE_CHROMIUM": str(_fake_chromium(tmp_path)),
+        "WORDJUDGE_KIOSK_PROFILE": str(tmp_path / "profile"),
+        "WORDJUDGE_KIOSK_RESTART": "0",
+        **env,
+    }
     return subprocess.run([str(LAUNCHER), url], env=env, capture_output=True, text=True, timeout=30, check=False)
 
 
@@ -469,23 +513,33 @@ def test_the_launcher_wants_the_policy_for_its_own_address(tmp_path: Path) -> No
     etc = tmp_path / "etc-chromium"
     shutil.copytree(ETC_CHROMIUM, etc, symlinks=True)
     env = {**os.environ, "WORDJUDGE_CHROMIUM": str(CHROMIUM)}
-    setup = subprocess.run(_in_namespace(etc, SETUP, "http://wordjudge.local:8000/"), env=env, capture_output=True,
-                           text=True, timeout=30, check=True)  # fmt: skip
+    setup = subprocess.run(
+        _in_namespace(etc, SETUP, "http://wordjudge.local:8000/"),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    )
     assert not (ETC_CHROMIUM / POLICY).exists()
     assert f"wrote /etc/chromium/{POLICY}" in setup.stdout
     policy = json.loads((etc / POLICY).read_text())
     assert policy["URLAllowlist"] == ["http://wordjudge.local:8000"]
     assert policy["URLBlocklist"][0] == "*"
     assert (policy["DeveloperToolsAvailability"], policy["IncognitoModeAvailability"]) == (2, 1)
-    env |= {"WORDJUDGE_CHROMIUM": str(_fake_chromium(tmp_path)), "WORDJUDGE_KIOSK_RESTART": "0",
-            "WORDJUDGE_KIOSK_PROFILE": str(tmp_path / "profile")}  # fmt: skip
+    env |= {
+        "WORDJUDGE_CHROMIUM": str(_fake_chromium(tmp_path)),
+        "WORDJUDGE_KIOSK_RESTART": "0",
+        "WORDJUDGE_KIOSK_PROFILE": str(tmp_path / "profile"),
+    }
     for url, status in [
         ("http://wordjudge.local:8000", 0),
         ("http://wordjudge.local:8001", 1),
         ("https://wordjudge.local:8000", 1),
     ]:
-        run = subprocess.run(_in_namespace(etc, LAUNCHER, url), env=env, capture_output=True, text=True, timeout=30,
-                             check=False)  # fmt: skip
+        run = subprocess.run(
+            _in_namespace(etc, LAUNCHER, url), env=env, capture_output=True, text=True, timeout=30, check=False
+        )
         assert run.returncode == status, (url, run.stderr)
         assert ("not locked down" in run.stderr) == (status == 1)
 
@@ -507,10 +561,16 @@ def test_the_launcher_stops_restarting_a_chromium_that_fails_at_once(tmp_path: P
     sleep = tmp_path / "bin" / "sleep"
     sleep.write_text(f'#!/bin/sh\necho "$@" >> {tmp_path / "slept"}\n')
     sleep.chmod(0o755)
-    env = {**os.environ, "WORDJUDGE_CHROMIUM": str(failing), "WORDJUDGE_KIOSK_UNLOCKED": "1",
-           "WORDJUDGE_KIOSK_PROFILE": str(tmp_path / "profile"), "PATH": f"{sleep.parent}:{os.environ['PATH']}"}  # fmt: skip
-    run = subprocess.run([str(LAUNCHER), "http://192.0.2.7:8000"], env=env, capture_output=True, text=True,
-                         timeout=60, check=False)  # fmt: skip
+    env = {
+        **os.environ,
+        "WORDJUDGE_CHROMIUM": str(failing),
+        "WORDJUDGE_KIOSK_UNLOCKED": "1",
+        "WORDJUDGE_KIOSK_PROFILE": str(tmp_path / "profile"),
+        "PATH": f"{sleep.parent}:{os.environ['PATH']}",
+    }
+    run = subprocess.run(
+        [str(LAUNCHER), "http://192.0.2.7:8000"], env=env, capture_output=True, text=True, timeout=60, check=False
+    )
     assert run.returncode == 1
     assert run.stderr.count("starting it again") == 4
     assert "five times in a row (last status 3): giving up" in run.stderr
@@ -574,8 +634,9 @@ def test_a_kiosk_on_the_halls_plain_http_opens_its_offline_shell_with_the_setups
     etc = tmp_path / "etc-chromium"
     shutil.copytree(ETC_CHROMIUM, etc, symlinks=True)
     env = {**os.environ, "WORDJUDGE_CHROMIUM": str(CHROMIUM)}
-    subprocess.run(_in_namespace(etc, SETUP, server.base), env=env, capture_output=True, text=True, timeout=30,
-                   check=True)  # fmt: skip
+    subprocess.run(
+        _in_namespace(etc, SETUP, server.base), env=env, capture_output=True, text=True, timeout=30, check=True
+    )
     # Only the setup's secure-origin rule: the rest of the lock-down (every other address blocked, about:blank
     # too) would stop Playwright from driving the browser, and is tested above with the real launcher.
     policy = json.loads((etc / POLICY).read_text())

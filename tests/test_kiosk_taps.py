@@ -27,8 +27,12 @@ SETTLED_MS = 700  # past the kiosk's guard on a new screen (400 ms): a deliberat
 
 @pytest.fixture
 def two_divisions(data_dir: Path) -> Iterator[LiveServer]:
-    write_event(data_dir, [("A", "demo", "five-per-word"), ("B", "demo", "ten-per-word")], name="Two Divisions",
-                kiosk_result_seconds=30)  # fmt: skip
+    write_event(
+        data_dir,
+        [("A", "demo", "five-per-word"), ("B", "demo", "ten-per-word")],
+        name="Two Divisions",
+        kiosk_result_seconds=30,
+    )
     with serving(data_dir) as live:
         yield live
 

@@ -200,9 +200,12 @@ class Server:
         env = {**os.environ, "WORDJUDGE_DATA_DIR": str(data_dir), "WORDJUDGE_HOST": "0.0.0.0"}
         env.pop("WORDJUDGE_MDNS_NAME", None)
         self.process = subprocess.Popen(
-            lan.run(namespace, script, "serve", *flags), env=env, stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, text=True,
-        )  # fmt: skip
+            lan.run(namespace, script, "serve", *flags),
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
         self.lines: list[str] = []
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
@@ -273,9 +276,12 @@ print(json.dumps(out))
 
 def _probe(lan: Lan, namespace: str, **args: object) -> dict[str, object]:
     done = subprocess.run(
-        lan.run(namespace, sys.executable, "-c", _PROBE, json.dumps(args)), capture_output=True, text=True,
-        timeout=60, env={**os.environ, "PYTHONWARNINGS": "error"},
-    )  # fmt: skip
+        lan.run(namespace, sys.executable, "-c", _PROBE, json.dumps(args)),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONWARNINGS": "error"},
+    )
     assert done.returncode == 0, done.stderr
     result: dict[str, object] = json.loads(done.stdout)
     return result
@@ -292,9 +298,12 @@ def test_a_device_on_the_lan_finds_the_server_as_wordjudge_local(lan: Lan, data_
     try:
         server.wait_for(r"mDNS: this server is http://wordjudge\.local:8000 \(" + re.escape(lan.a_ip) + r"\)")
         seen = _probe(
-            lan, lan.b, hostname="wordjudge.local", seconds=10,
+            lan,
+            lan.b,
+            hostname="wordjudge.local",
+            seconds=10,
             service=["_http._tcp.local.", "wordjudge._http._tcp.local."],
-        )  # fmt: skip
+        )
         assert seen["addresses"] == [lan.a_ip]
         assert seen["service"] == {"server": "wordjudge.local.", "port": 8000, "addresses": [lan.a_ip]}
         assert seen["health"] is True

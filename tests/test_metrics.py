@@ -67,10 +67,28 @@ def test_rendered_text_parses_with_awkward_label_values_and_cumulative_buckets()
     assert "# TYPE wordjudge_adjudication_seconds histogram\n" in text
     assert 'division="say \\"hi\\"\\\\back\\nslash, {braces}=, ünïcode"' in text  # backslash, quote, newline escaped
     families = parse(text)
-    assert value(families, "wordjudge_adjudications", "wordjudge_adjudications_total",
-                 kind="challenge", division=awkward, verdict="acceptable") == 2  # fmt: skip
-    assert value(families, "wordjudge_adjudications", "wordjudge_adjudications_total",
-                 kind="challenge", division="", verdict="unacceptable") == 1  # fmt: skip
+    assert (
+        value(
+            families,
+            "wordjudge_adjudications",
+            "wordjudge_adjudications_total",
+            kind="challenge",
+            division=awkward,
+            verdict="acceptable",
+        )
+        == 2
+    )
+    assert (
+        value(
+            families,
+            "wordjudge_adjudications",
+            "wordjudge_adjudications_total",
+            kind="challenge",
+            division="",
+            verdict="unacceptable",
+        )
+        == 1
+    )
     assert value(families, "wordjudge_lexicon_info", name=awkward, fingerprint="ab" * 32, demo="false") == 1
     histogram = "wordjudge_adjudication_seconds"
     buckets = [
@@ -78,8 +96,19 @@ def test_rendered_text_parses_with_awkward_label_values_and_cumulative_buckets()
         for s in families[histogram]
         if s.name.endswith("_bucket") and s.labels["kind"] == "recheck"
     ]
-    assert buckets == [("0.001", 0), ("0.0025", 1), ("0.005", 2), ("0.01", 2), ("0.025", 2), ("0.05", 3),
-                       ("0.1", 3), ("0.25", 3), ("0.5", 4), ("1.0", 4), ("+Inf", 5)]  # cumulative, the bound included  # fmt: skip
+    assert buckets == [
+        ("0.001", 0),
+        ("0.0025", 1),
+        ("0.005", 2),
+        ("0.01", 2),
+        ("0.025", 2),
+        ("0.05", 3),
+        ("0.1", 3),
+        ("0.25", 3),
+        ("0.5", 4),
+        ("1.0", 4),
+        ("+Inf", 5),
+    ]  # cumulative, the bound included
     assert value(families, histogram, f"{histogram}_count", kind="recheck") == 5
     assert value(families, histogram, f"{histogram}_sum", kind="recheck") == pytest.approx(7.5555)
 
@@ -98,8 +127,17 @@ def test_each_metrics_has_its_own_registry() -> None:
     first, second = Metrics(), Metrics()
     state = State(version="9.9", healthy=True)
     first.adjudicated("challenge", "Open", "acceptable", 0.004, replayed=False)
-    assert value(parse(first.render(state)), "wordjudge_adjudications", "wordjudge_adjudications_total",
-                 kind="challenge", division="Open", verdict="acceptable") == 1  # fmt: skip
+    assert (
+        value(
+            parse(first.render(state)),
+            "wordjudge_adjudications",
+            "wordjudge_adjudications_total",
+            kind="challenge",
+            division="Open",
+            verdict="acceptable",
+        )
+        == 1
+    )
     assert parse(second.render(state))["wordjudge_adjudications"] == []
 
 
@@ -107,8 +145,10 @@ def test_a_total_taken_from_elsewhere_never_goes_down() -> None:
     totals = [5, 3, 8]  # an older reading comes after a newer one (two scrapes at once)
     metrics = Metrics()
     states = [State(version="9.9", healthy=True, audit_commits=total, free_bytes=None) for total in totals]
-    seen = [value(parse(metrics.render(state)), "wordjudge_audit_commits", "wordjudge_audit_commits_total")
-            for state in states]  # fmt: skip
+    seen = [
+        value(parse(metrics.render(state)), "wordjudge_audit_commits", "wordjudge_audit_commits_total")
+        for state in states
+    ]
     assert seen == [5, 5, 8]
 
 
@@ -133,11 +173,21 @@ def test_the_server_metrics_render_the_state_read_at_scrape_time() -> None:
         )
     )
     families = parse(metrics.render(states[-1]))
-    assert value(families, "wordjudge_adjudications", "wordjudge_adjudications_total",
-                 kind="challenge", division="Open", verdict="acceptable") == 1  # fmt: skip
+    assert (
+        value(
+            families,
+            "wordjudge_adjudications",
+            "wordjudge_adjudications_total",
+            kind="challenge",
+            division="Open",
+            verdict="acceptable",
+        )
+        == 1
+    )
     assert value(families, "wordjudge_replayed", "wordjudge_replayed_total", kind="challenge") == 1
-    assert value(families, "wordjudge_adjudication_seconds", "wordjudge_adjudication_seconds_count",
-                 kind="challenge") == 1  # fmt: skip
+    assert (
+        value(families, "wordjudge_adjudication_seconds", "wordjudge_adjudication_seconds_count", kind="challenge") == 1
+    )
     assert value(families, "wordjudge_devices_online", role="kiosk") == 1
     assert value(families, "wordjudge_devices_enrolled", role="kiosk") == 2
     assert value(families, "wordjudge_devices_online", role="runner") == 0  # every role is there, even at 0

@@ -149,11 +149,16 @@ def test_every_filter_and_the_tallies_read_the_same_as_in_sqlite(tmp_path: Path,
             fill(log, 120)
             log.append_sync(child(500, Kind.RECHECK, 3, "td-alice"))
         filters = [
-            RecordFilter(division="A"), RecordFilter(table="1"), RecordFilter(kind=Kind.RECHECK),
-            RecordFilter(word="QI", round=3), RecordFilter(words=("QI", "WORD12")), RecordFilter(actor="td-bob"),
-            RecordFilter(hash_prefix=logs[0].head.hash[:4]), RecordFilter(needs_ruling=True, awaiting=frozenset({3, 5})),
+            RecordFilter(division="A"),
+            RecordFilter(table="1"),
+            RecordFilter(kind=Kind.RECHECK),
+            RecordFilter(word="QI", round=3),
+            RecordFilter(words=("QI", "WORD12")),
+            RecordFilter(actor="td-bob"),
+            RecordFilter(hash_prefix=logs[0].head.hash[:4]),
+            RecordFilter(needs_ruling=True, awaiting=frozenset({3, 5})),
             RecordFilter(needs_ruling=False, awaiting=frozenset({3, 5})),
-        ]  # fmt: skip
+        ]
         for where in filters:
             sqlite, pg = ([r.id for r in log.find(where, limit=1000)] for log in logs)
             if where.hash_prefix is None:  # hashes differ between the two logs (their salts)
@@ -264,8 +269,9 @@ def test_a_log_made_with_generated_columns_is_brought_up_and_reads_the_same(tmp_
         admin.execute("INSERT INTO audit_migrations VALUES ('0001_records', 'x'), ('0002_index_per_statement', 'x')")
         with admin.cursor() as cursor:
             cursor.executemany("INSERT INTO records (id, hash, body) VALUES (%s, %s, %s)", rows)
-        assert admin.execute("SELECT count(*) FROM pg_attribute WHERE attrelid = 'records'::regclass"
-                             " AND attgenerated = 's'").fetchone() == (15,)  # fmt: skip
+        assert admin.execute(
+            "SELECT count(*) FROM pg_attribute WHERE attrelid = 'records'::regclass AND attgenerated = 's'"
+        ).fetchone() == (15,)
     pg = AuditLog(tmp_path / AUDIT_FILE, database=postgres_url)
     pg.start()
     try:
@@ -273,8 +279,9 @@ def test_a_log_made_with_generated_columns_is_brought_up_and_reads_the_same(tmp_
         assert pg.integrity.at_start.ok, pg.integrity.at_start.describe()
         with _admin(postgres_url) as admin:
             assert admin.execute(f"SELECT id, {columns} FROM records ORDER BY id").fetchall() == before
-            assert admin.execute("SELECT count(*) FROM pg_attribute WHERE attrelid = 'records'::regclass"
-                                 " AND attgenerated = 's'").fetchone() == (0,)  # fmt: skip
+            assert admin.execute(
+                "SELECT count(*) FROM pg_attribute WHERE attrelid = 'records'::regclass AND attgenerated = 's'"
+            ).fetchone() == (0,)
         for log in (sqlite, pg):
             for future in [log.submit(entry(n, actor=f"kiosk-{n % 4}")) for n in range(31, 91)]:
                 future.result()
@@ -484,8 +491,9 @@ def test_the_access_store_in_postgresql_comes_back_after_a_lost_connection(tmp_p
     try:
         token = store.devices.add("kiosk-1", Role.KIOSK, "A", by="alice").token
         with _admin(postgres_url) as admin:
-            admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = "
-                          "'wordjudge access'")  # fmt: skip
+            admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'wordjudge access'"
+            )
         with pytest.raises(AccessUnavailable, match="cannot be used"):  # the request that finds it gone
             store.devices.authenticate(token, client="k")
         assert store.devices.authenticate(token, client="k").actor == "kiosk-1"  # the next one, on a new connection

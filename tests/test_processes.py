@@ -177,12 +177,16 @@ def test_only_process_0_tells_the_td_a_kiosk_went_silent(
             "leave --certfile and --keyfile out",
         ),
         (
-            {"processes": 2, "public_url": "http://192.0.2.1:8000", "peers": "http://192.0.2.2:8000",
-             "database": "postgresql://wordjudge@192.0.2.3/wordjudge"},
+            {
+                "processes": 2,
+                "public_url": "http://192.0.2.1:8000",
+                "peers": "http://192.0.2.2:8000",
+                "database": "postgresql://wordjudge@192.0.2.3/wordjudge",
+            },
             "runs in one process",
         ),
     ],
-)  # fmt: skip
+)
 def test_processes_that_cannot_serve_are_refused_naming_why(flags: dict[str, object], said: str) -> None:
     with pytest.raises(InvalidInput, match=said):
         load_settings(**flags)
@@ -291,9 +295,18 @@ def _processes(data_dir: Path, count: int) -> tuple[subprocess.Popen[str], int, 
     while port <= front_port < port + count:
         front_port = free_port()
     server = serve_process(
-        data_dir, "--processes", str(count), "--port", str(port), "--public-url", f"http://127.0.0.1:{front_port}",
-        "--trusted-proxies", "127.0.0.1", "--log-level", "warning",
-    )  # fmt: skip
+        data_dir,
+        "--processes",
+        str(count),
+        "--port",
+        str(port),
+        "--public-url",
+        f"http://127.0.0.1:{front_port}",
+        "--trusted-proxies",
+        "127.0.0.1",
+        "--log-level",
+        "warning",
+    )
     try:
         for k in range(count):
             wait_for_health(f"http://127.0.0.1:{port + k}", server)
@@ -307,9 +320,10 @@ def _processes(data_dir: Path, count: int) -> tuple[subprocess.Popen[str], int, 
 # One runner's header spelt 24 ways (issue 36): the front hashed the raw header and the server took any case of
 # "Bearer" and any spaces, so each spelling could meet another process and its own count of the device's limit.
 _SPELLINGS = [
-    f"{scheme}{space}" for scheme in ("Bearer", "bearer", "BEARER", "bEaReR")
+    f"{scheme}{space}"
+    for scheme in ("Bearer", "bearer", "BEARER", "bEaReR")
     for space in (" ", "  ", "   ", "\t", " \t", "\t ")
-][1:]  # fmt: skip
+][1:]
 
 
 @pytest.mark.parametrize("count", [2, 4])
@@ -367,9 +381,16 @@ def test_the_processes_stop_when_their_supervisor_is_killed(data_dir: Path) -> N
     """kill -9 of ``serve --processes 2`` frees the data folder: its processes must not go on serving without it."""
     port = free_ports(2)
     server = serve_process(
-        data_dir, "--processes", "2", "--port", str(port), "--public-url", "http://127.0.0.1:9",
-        "--log-level", "warning",
-    )  # fmt: skip
+        data_dir,
+        "--processes",
+        "2",
+        "--port",
+        str(port),
+        "--public-url",
+        "http://127.0.0.1:9",
+        "--log-level",
+        "warning",
+    )
     try:
         for k in range(2):
             wait_for_health(f"http://127.0.0.1:{port + k}", server)

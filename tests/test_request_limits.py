@@ -110,9 +110,15 @@ def _run_head_attacks(port: int, pid: int, kiosk: dict[str, str], kiosk_port: in
 
 
 def _head_attack_watched(
-    name: str, port: int, pid: int, start: bytes, filler: Iterator[bytes], size: int, kiosk: dict[str, str],
+    name: str,
+    port: int,
+    pid: int,
+    start: bytes,
+    filler: Iterator[bytes],
+    size: int,
+    kiosk: dict[str, str],
     kiosk_port: int,
-) -> list[str]:  # fmt: skip
+) -> list[str]:
     before = _rss(pid)
     peak = before
     done = threading.Event()

@@ -38,8 +38,13 @@ def test_successful_challenge_takes_the_play_off_and_never_penalises_the_challen
 
 def test_the_standard_list_is_complete() -> None:
     assert [r.value for r in ChallengeRule] == [
-        "single", "five-per-word", "five-per-turn", "ten-per-word", "ten-per-turn", "double",
-    ]  # fmt: skip
+        "single",
+        "five-per-word",
+        "five-per-turn",
+        "ten-per-word",
+        "ten-per-turn",
+        "double",
+    ]
     assert all(rule.description for rule in ChallengeRule)
 
 

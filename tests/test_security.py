@@ -79,15 +79,31 @@ def _guess(view: dict[str, Any], acceptable: tuple[bool, ...], *, actor: str, ty
         for w, ok in zip(view["words"], acceptable, strict=True)
     )
     return Record(
-        kind=Kind(view["kind"]), parent_id=view["parent_id"], event=view["event"], division=view["division"],
-        round=view["round"], table=view["table"], actor=actor, channel="kiosk", words_typed=tuple(typed),
-        words=tuple(view["words"]), lexicon=lexicon, fingerprint=view["fingerprint"], verdict=Verdict(view["verdict"]),
-        results=results, rule=view["rule"], request_id=view["request_id"],
+        kind=Kind(view["kind"]),
+        parent_id=view["parent_id"],
+        event=view["event"],
+        division=view["division"],
+        round=view["round"],
+        table=view["table"],
+        actor=actor,
+        channel="kiosk",
+        words_typed=tuple(typed),
+        words=tuple(view["words"]),
+        lexicon=lexicon,
+        fingerprint=view["fingerprint"],
+        verdict=Verdict(view["verdict"]),
+        results=results,
+        rule=view["rule"],
+        request_id=view["request_id"],
         # As stored: the answer's consequence less its message (for screens, never hashed).
         consequence={key: value for key, value in view["consequence"].items() if key != "message"},
-        agrees=view["agrees"], note=None, id=view["id"], created_at=view["created_at"], software_version=__version__,
+        agrees=view["agrees"],
+        note=None,
+        id=view["id"],
+        created_at=view["created_at"],
+        software_version=__version__,
         prev_hash=prev,
-    )  # fmt: skip
+    )
 
 
 def test_a_device_cannot_work_out_which_word_failed_from_its_record(
@@ -108,9 +124,10 @@ def test_a_device_cannot_work_out_which_word_failed_from_its_record(
     assert len(bytes.fromhex(record.salt)) == 16  # 128 random bits
     salt = record.salt
     salted = [
-        a for a in guesses
+        a
+        for a in guesses
         if record_hash(replace(_guess(view, a, actor="kiosk-1", typed=typed, prev=prev), salt=salt)) == view["hash"]
-    ]  # fmt: skip
+    ]
     assert salted == [truth]
 
 
@@ -125,11 +142,13 @@ def test_no_device_reachable_answer_carries_the_salt_or_per_word_results(
         client.get("/api/challenges/mine", headers=actors.runner),
         client.get(f"/api/challenges/{view['id']}", headers=actors.runner),
         client.get(f"/api/challenges/{view['id']}/docket", headers=actors.runner),
-        client.post("/api/challenges", json={**challenge("cat qzx"), "request_id": view["request_id"]},
-                    headers=actors.runner),  # a retry
-        client.post("/api/challenges", json={**challenge("cat dog"), "request_id": view["request_id"]},
-                    headers=actors.runner),  # a conflict
-    ]  # fmt: skip
+        client.post(
+            "/api/challenges", json={**challenge("cat qzx"), "request_id": view["request_id"]}, headers=actors.runner
+        ),  # a retry
+        client.post(
+            "/api/challenges", json={**challenge("cat dog"), "request_id": view["request_id"]}, headers=actors.runner
+        ),  # a conflict
+    ]
     assert [a.status_code for a in answers] == [200, 200, 200, 200, 200, 409]
     for answer in answers:
         assert salt not in answer.text
@@ -227,8 +246,10 @@ def _td(live: LiveServer, name: str) -> dict[str, str]:
         store.close()
     response = httpx.post(f"{live.base}/api/session", json={"name": name, "password": PASSWORD})
     assert response.status_code == 201
-    return {"Cookie": f"wordjudge_session={response.cookies['wordjudge_session']}",
-            "X-CSRF-Token": response.json()["csrf_token"]}  # fmt: skip
+    return {
+        "Cookie": f"wordjudge_session={response.cookies['wordjudge_session']}",
+        "X-CSRF-Token": response.json()["csrf_token"],
+    }
 
 
 # -- 3. and 4. sign-in throttling has no race, and nobody can lock a TD out ----------------------------
@@ -361,8 +382,13 @@ def test_csv_export_neutralises_formulas(client: TestClient, actors: Actors) -> 
 def test_an_event_name_with_a_control_character_is_refused_and_the_file_always_loads(
     event_client: TestClient, actors: Actors, data_dir: Path, name: str
 ) -> None:
-    event = {"name": "Spring Open", "rounds": True, "challenges_per_minute": 6, "kiosk_result_seconds": 10,
-             "division": [{"name": "Open", "lexicon": "demo", "rule": "five-per-word"}]}  # fmt: skip
+    event = {
+        "name": "Spring Open",
+        "rounds": True,
+        "challenges_per_minute": 6,
+        "kiosk_result_seconds": 10,
+        "division": [{"name": "Open", "lexicon": "demo", "rule": "five-per-word"}],
+    }
     assert event_client.put("/api/event", json=event, headers=actors.alice).status_code == 200
     refused = event_client.put("/api/event", json={**event, "name": name}, headers=actors.alice)
     assert "U+" in assert_error_shape(refused, 422, "invalid_input")["error"]

@@ -57,10 +57,23 @@ def test_every_setting_has_an_environment_twin(monkeypatch: pytest.MonkeyPatch, 
     assert settings.database == "postgresql://wordjudge@db.example:5433/hall"
     assert settings.peers == "https://hall-a.local:8443,https://10.0.0.2:8443"
     assert set(Settings.model_fields) == {
-        "data_dir", "database", "processes", "host", "port", "log_level", "log_format", "certfile", "keyfile", "public_url", "peers",
+        "data_dir",
+        "database",
+        "processes",
+        "host",
+        "port",
+        "log_level",
+        "log_format",
+        "certfile",
+        "keyfile",
+        "public_url",
+        "peers",
         "mdns_name",
-        "max_connections_per_client", "max_requests_per_client", "trusted_proxies", "language",
-    }  # fmt: skip
+        "max_connections_per_client",
+        "max_requests_per_client",
+        "trusted_proxies",
+        "language",
+    }
 
 
 def test_tls_needs_both_files_and_they_must_exist(tmp_path: Path) -> None:
@@ -178,9 +191,18 @@ def test_a_url_is_shown_without_its_password_whatever_it_holds() -> None:
 
 
 @pytest.mark.parametrize(
-    "url", ["notaurl", "http://hall-a:notaport", "http://hall-a:99999", "http://[::1", "http://hall-a:0",
-            "http://hall-a/kiosk", "http://hall-a:8000?x=1", "ftp://hall-a"],
-)  # fmt: skip
+    "url",
+    [
+        "notaurl",
+        "http://hall-a:notaport",
+        "http://hall-a:99999",
+        "http://[::1",
+        "http://hall-a:0",
+        "http://hall-a/kiosk",
+        "http://hall-a:8000?x=1",
+        "ftp://hall-a",
+    ],
+)
 def test_a_public_url_or_peer_that_is_no_servers_address_is_named_with_an_example(url: str) -> None:
     """Before, a public URL was checked against a pattern that the message showed as it was (and took any
     digits for a port), and a peer's port was not read: ':notaport' was taken."""
@@ -204,17 +226,21 @@ def test_a_public_url_or_peer_that_is_no_servers_address_is_named_with_an_exampl
             r"needs --database .* and --public-url",
         ),
         (
-            {"peers": "http://hall-b:8000/", "database": "postgresql://wj@localhost/hall",
-             "public_url": "http://hall-b:8000"},
+            {
+                "peers": "http://hall-b:8000/",
+                "database": "postgresql://wj@localhost/hall",
+                "public_url": "http://hall-b:8000",
+            },
             r"http://hall-b:8000 is this server \(--public-url\), not one of its peers",
         ),
     ],
-)  # fmt: skip
+)
 def test_a_hall_of_servers_is_refused_unless_whole_naming_what_is_missing(given: dict[str, str], said: str) -> None:
     with pytest.raises(InvalidInput, match=said):
         load_settings(**given)
     hall = load_settings(
-        peers="http://hall-b:8000/, http://hall-b:8000", database="postgresql://wj@localhost/hall",
+        peers="http://hall-b:8000/, http://hall-b:8000",
+        database="postgresql://wj@localhost/hall",
         public_url="http://hall-a:8000",
-    )  # fmt: skip
+    )
     assert hall.peers == "http://hall-b:8000"

@@ -234,10 +234,34 @@ def test_no_format_is_suggested_when_none_reads_more_lines() -> None:
 # and bytes that are not UTF-8.
 _LETTERS = st.text(alphabet="abcxyzABCXYZ", min_size=1, max_size=6).map(str.encode)
 _OTHER = st.sampled_from(
-    ["", "  ", "# note", "#", "#AARGH", "#-", "##AB", "été", "ÉTÉ", "straße", "кот", "e\u0301", "\u0301e", "cat dog",
-     "12 cat", "7\tcat", "cat some def [n]", "cat\tdef", "cat\x0cdog", "x1", "a-b", "  cat  ", "cat\u00a0", "\x0bcat",
-     "cat\t"]
-).map(str.encode) | st.sampled_from([b"\xff\xfe", b"caf\xe9", b"\xc3"])  # fmt: skip
+    [
+        "",
+        "  ",
+        "# note",
+        "#",
+        "#AARGH",
+        "#-",
+        "##AB",
+        "été",
+        "ÉTÉ",
+        "straße",
+        "кот",
+        "e\u0301",
+        "\u0301e",
+        "cat dog",
+        "12 cat",
+        "7\tcat",
+        "cat some def [n]",
+        "cat\tdef",
+        "cat\x0cdog",
+        "x1",
+        "a-b",
+        "  cat  ",
+        "cat\u00a0",
+        "\x0bcat",
+        "cat\t",
+    ]
+).map(str.encode) | st.sampled_from([b"\xff\xfe", b"caf\xe9", b"\xc3"])
 
 
 @settings(max_examples=examples(200))

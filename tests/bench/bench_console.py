@@ -160,8 +160,10 @@ def timings(page: Page) -> dict[str, float]:
     ids = [int(i) for i in page.locator("tr.record").evaluate_all("rows => rows.map(r => r.dataset.id)")]
     head = ids[0]
     picks = [head * k // 7 for k in range(1, RUNS + 1)]  # spread over the log, each once
-    hashes = {i: page.evaluate("(id) => fetch(`/api/challenges/${id}`).then(r => r.json()).then(r => r.hash)", i)
-              for i in picks}  # fmt: skip
+    hashes = {
+        i: page.evaluate("(id) => fetch(`/api/challenges/${id}`).then(r => r.json()).then(r => r.hash)", i)
+        for i in picks
+    }
     words = page.evaluate(
         "(ids) => Promise.all(ids.map(id => fetch(`/api/challenges/${id}`).then(r => r.json()).then(r => r.words[0])))",
         picks,

@@ -99,8 +99,10 @@ def run(limit: str) -> None:
             server.terminate()
             server.communicate(timeout=30)
         print(f"--max-requests-per-client {limit}: kiosk alone: {_figures(alone)}")
-        print(f"  while 127.0.0.3 floods: {_figures(flooded)}; the flood got {counts[0]:,} answers 200, "
-              f"{counts[1]:,} answers 429 in {SECONDS + 1:.0f} s")  # fmt: skip
+        print(
+            f"  while 127.0.0.3 floods: {_figures(flooded)}; the flood got {counts[0]:,} answers 200, "
+            f"{counts[1]:,} answers 429 in {SECONDS + 1:.0f} s"
+        )
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

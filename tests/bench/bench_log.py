@@ -128,9 +128,17 @@ class Filler:
         ok = self.random.random() > 0.33
         if not ok:
             words = (*words[:-1], "QZX" + words[-1])  # not a word
-        return self._entry(Kind.CHALLENGE, None, ok, words, None, self.random.choice(DIVISIONS),
-                           self.random.randint(1, 20), str(self.random.randint(1, 150)),
-                           f"kiosk-{self.random.randint(1, 60)}")  # fmt: skip
+        return self._entry(
+            Kind.CHALLENGE,
+            None,
+            ok,
+            words,
+            None,
+            self.random.choice(DIVISIONS),
+            self.random.randint(1, 20),
+            str(self.random.randint(1, 150)),
+            f"kiosk-{self.random.randint(1, 60)}",
+        )
 
     def _child(self, kind: Kind) -> Entry:
         parent, parent_ok, division, round_number, table, words = self.random.choice(self.challenges)
@@ -138,21 +146,47 @@ class Filler:
         return self._entry(kind, parent, ok, words, ok == parent_ok, division, round_number, table, "benchtd")
 
     def _entry(
-        self, kind: Kind, parent: int | None, ok: bool, words: tuple[str, ...], agrees: bool | None, division: str,
-        round_number: int, table: str, actor: str,
-    ) -> Entry:  # fmt: skip
+        self,
+        kind: Kind,
+        parent: int | None,
+        ok: bool,
+        words: tuple[str, ...],
+        agrees: bool | None,
+        division: str,
+        round_number: int,
+        table: str,
+        actor: str,
+    ) -> Entry:
         # The last word decides (a re-check that disagrees found it otherwise): results agree with the verdict.
-        results = () if kind is Kind.RULING else tuple(
-            {"word": w, "acceptable": ok or n < len(words) - 1, "source": None, "reason": "bench"}
-            for n, w in enumerate(words)
-        )  # fmt: skip
+        results = (
+            ()
+            if kind is Kind.RULING
+            else tuple(
+                {"word": w, "acceptable": ok or n < len(words) - 1, "source": None, "reason": "bench"}
+                for n, w in enumerate(words)
+            )
+        )
         return Entry(
-            kind=kind, parent_id=parent, event="Bench Open", division=division, round=round_number, table=table,
-            actor=actor, channel="kiosk", words_typed=words, words=words, lexicon="DEMOLIST", fingerprint="f" * 64,
-            verdict=Verdict.ACCEPTABLE if ok else Verdict.UNACCEPTABLE, results=results, rule="five-per-word",
+            kind=kind,
+            parent_id=parent,
+            event="Bench Open",
+            division=division,
+            round=round_number,
+            table=table,
+            actor=actor,
+            channel="kiosk",
+            words_typed=words,
+            words=words,
+            lexicon="DEMOLIST",
+            fingerprint="f" * 64,
+            verdict=Verdict.ACCEPTABLE if ok else Verdict.UNACCEPTABLE,
+            results=results,
+            rule="five-per-word",
             consequence=consequence(ChallengeRule.FIVE_PER_WORD, ok, len(words)).as_dict(),
-            request_id=uuid.uuid4().hex, agrees=agrees, note="bench" if kind is not Kind.CHALLENGE else None,
-        )  # fmt: skip
+            request_id=uuid.uuid4().hex,
+            agrees=agrees,
+            note="bench" if kind is not Kind.CHALLENGE else None,
+        )
 
 
 def rss_kib(pid: int) -> int:
@@ -310,9 +344,8 @@ def render(results: dict[int, dict[str, Any]], fill_times: dict[int, float]) -> 
         "",
         "| | " + " | ".join(f"{size:,} records" for size in sizes) + " |",
         "|---|" + "---|" * len(sizes),
-        "| writing them (s, through the writer) | "
-        + " | ".join(f"{fill_times[s]:.0f}" for s in sizes) + " |",
-    ]  # fmt: skip
+        "| writing them (s, through the writer) | " + " | ".join(f"{fill_times[s]:.0f}" for s in sizes) + " |",
+    ]
     for row in rows:
         cells = [results[s][row] for s in sizes]
         shown = [f"{c:.1f}" if isinstance(c, float) else str(c) for c in cells]

@@ -156,9 +156,13 @@ def main() -> None:
             random.Random(1).shuffle(queries)
             plain = Profile(NAMES[label], lexicon)
             amended = Profile(
-                "amended", lexicon, additions=Errata(("ZZZZZZ",)), removals=Errata((words[0],)),
-                secondary=store.open(NAMES[label]), secondary_min_length=9,
-            )  # fmt: skip
+                "amended",
+                lexicon,
+                additions=Errata(("ZZZZZZ",)),
+                removals=Errata((words[0],)),
+                secondary=store.open(NAMES[label]),
+                secondary_min_length=9,
+            )
             typed = [query.lower() for query in queries]
             found = sum(result.acceptable for result in map(plain.lookup, queries))
             assert found == QUERIES // 2, found
@@ -186,10 +190,13 @@ def main() -> None:
     finally:
         shutil.rmtree(work, ignore_errors=True)
     cpu = next(
-        (line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-         if line.startswith("model name")),
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        ),
         platform.processor(),
-    )  # fmt: skip
+    )
     lines = [
         f"Measured {datetime.now(UTC):%Y-%m-%d %H:%M} UTC on {cpu}, pinned to core {core}, Python "
         f"{platform.python_version()}, wordjudge {__version__}; load average {load:.2f} at the start. "

@@ -27,13 +27,27 @@ from wordjudge.model.records import ENTRY_FIELDS, Entry, Kind, Record, Verdict, 
 from wordjudge.storage.audit_schema import SCHEMA
 
 ENTRY = Entry(
-    kind=Kind.CHALLENGE, parent_id=None, event="Benchmark", division="Open", round=1, table="7", actor="kiosk-001",
-    channel="kiosk", words_typed=("cat", "qi"), words=("CAT", "QI"), lexicon="demo", fingerprint="0" * 64,
+    kind=Kind.CHALLENGE,
+    parent_id=None,
+    event="Benchmark",
+    division="Open",
+    round=1,
+    table="7",
+    actor="kiosk-001",
+    channel="kiosk",
+    words_typed=("cat", "qi"),
+    words=("CAT", "QI"),
+    lexicon="demo",
+    fingerprint="0" * 64,
     verdict=Verdict.UNACCEPTABLE,
-    results=({"word": "CAT", "acceptable": True, "source": "demo", "reason": "in demo"},
-             {"word": "QI", "acceptable": False, "source": None, "reason": "not in demo"}),
-    rule="five-per-word", consequence={"text": "Play comes off"}, request_id="bench-0000000000",
-)  # fmt: skip
+    results=(
+        {"word": "CAT", "acceptable": True, "source": "demo", "reason": "in demo"},
+        {"word": "QI", "acceptable": False, "source": None, "reason": "not in demo"},
+    ),
+    rule="five-per-word",
+    consequence={"text": "Play comes off"},
+    request_id="bench-0000000000",
+)
 BATCH = 100
 
 
@@ -42,10 +56,13 @@ def build(count: int) -> list[tuple[int, str, str]]:
     rows, previous = [], "0" * 64
     for n in range(1, count + 1):
         unhashed = Record(
-            **{**{name: getattr(ENTRY, name) for name in ENTRY_FIELDS}, "request_id": f"bench-{n:010d}"}, id=n,
-            created_at=datetime.now(UTC).isoformat(timespec="milliseconds"), software_version=__version__,
-            prev_hash=previous, salt=secrets.token_hex(16),
-        )  # fmt: skip
+            **{**{name: getattr(ENTRY, name) for name in ENTRY_FIELDS}, "request_id": f"bench-{n:010d}"},
+            id=n,
+            created_at=datetime.now(UTC).isoformat(timespec="milliseconds"),
+            software_version=__version__,
+            prev_hash=previous,
+            salt=secrets.token_hex(16),
+        )
         body = record_body(unhashed)
         record = replace(unhashed, hash=hashlib.sha256(body).hexdigest())
         rows.append((n, record.hash, body.decode()))

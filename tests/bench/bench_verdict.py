@@ -191,10 +191,13 @@ class Bench:
 
     def wrk_warm(self, url: str, tokens: Path) -> None:
         subprocess.run(
-            self.pinned(self.load_cores, ["wrk", "-t1", "-c16", "-d2s", "-s", str(self.work / "challenge.lua"), url,
-                                          "--", "warm", str(tokens)]),
-            capture_output=True, check=True,
-        )  # fmt: skip
+            self.pinned(
+                self.load_cores,
+                ["wrk", "-t1", "-c16", "-d2s", "-s", str(self.work / "challenge.lua"), url, "--", "warm", str(tokens)],
+            ),
+            capture_output=True,
+            check=True,
+        )
 
     def naive(self, durable: bool) -> None:
         port = free_port()
@@ -205,9 +208,12 @@ class Bench:
         if durable:
             command += ["--durable", str(folder)]
         server = subprocess.Popen(
-            self.pinned(self.server_cores, command), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+            self.pinned(self.server_cores, command),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
             env={**os.environ, "PYTHONPATH": os.pathsep.join([str(Path.cwd()), os.environ.get("PYTHONPATH", "")])},
-        )  # fmt: skip
+        )
         token_file = self.work / "tokens.txt"
         if not token_file.exists():
             token_file.write_text("none\n")

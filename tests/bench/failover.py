@@ -128,8 +128,18 @@ class Machine:
     server: subprocess.Popen[bytes] | None = None
 
     def start_server(self, peer: str) -> None:
-        command = [str(Path(sys.executable).with_name("wordjudge")), "serve", "--max-requests-per-client", "0", "--port", self.base.rsplit(":", 1)[1],
-                   "--public-url", self.base, "--peers", peer]  # fmt: skip
+        command = [
+            str(Path(sys.executable).with_name("wordjudge")),
+            "serve",
+            "--max-requests-per-client",
+            "0",
+            "--port",
+            self.base.rsplit(":", 1)[1],
+            "--public-url",
+            self.base,
+            "--peers",
+            peer,
+        ]
         # Its output in a file, never a pipe nobody reads: a server that logs every second must not block on it.
         log = self.data_dir.parent / f"{self.data_dir.name}.log"
         with log.open("a") as output:
@@ -273,10 +283,18 @@ async def _fail_over(
             asked = time.monotonic()
             promote = await asyncio.to_thread(
                 subprocess.run,
-                [str(Path(sys.executable).with_name("wordjudge")), "standby", "promote", "--yes", "--database",
-                 b.cluster.url("hall")],  # a superuser: promotion is PostgreSQL's own
-                env=b.env, capture_output=True, text=True,
-            )  # fmt: skip
+                [
+                    str(Path(sys.executable).with_name("wordjudge")),
+                    "standby",
+                    "promote",
+                    "--yes",
+                    "--database",
+                    b.cluster.url("hall"),
+                ],  # a superuser: promotion is PostgreSQL's own
+                env=b.env,
+                capture_output=True,
+                text=True,
+            )
             promoted_in = time.monotonic() - asked  # the command's own time
             if promote.returncode != 0:
                 raise RuntimeError(f"promote failed: {promote.stderr}")
@@ -314,15 +332,21 @@ async def _fail_over(
     for request_id in recorded:
         counts[request_id] = counts.get(request_id, 0) + 1
     return {
-        "way": "Patroni (automatic)" if managed is not None else "TD's promote", "scenario": label, "kiosks": kiosks, "acknowledged_before": acknowledged_before,
-        "acknowledged": len(acknowledged), "lost": len(set(acknowledged) - set(counts)),
+        "way": "Patroni (automatic)" if managed is not None else "TD's promote",
+        "scenario": label,
+        "kiosks": kiosks,
+        "acknowledged_before": acknowledged_before,
+        "acknowledged": len(acknowledged),
+        "lost": len(set(acknowledged) - set(counts)),
         "twice": sum(1 for n in counts.values() if n > 1),
         "recorded_unacknowledged": len(set(counts) - set(acknowledged)),
-        "promote_s": promoted_in, "first_verdict_s": first_verdict, "all_kiosks_s": all_back,
+        "promote_s": promoted_in,
+        "first_verdict_s": first_verdict,
+        "all_kiosks_s": all_back,
         "chain": "verifies" if verification.ok else f"FAILED: {verification}",
         "heads": f"{len(printed)} checked" if verification.ok else "FAILED",
         "old_primary_only": old_acknowledged_after,
-    }  # fmt: skip
+    }
 
 
 def _held(cluster: postgres.Cluster) -> set[str]:

@@ -45,13 +45,25 @@ def build(data_dir: Path) -> FastAPI:
         audit: AuditLog = request.state.audit
         appended = await audit.append(
             Entry(
-                kind=Kind.CHALLENGE, parent_id=None, event="Floor", division=body.division, round=body.round,
-                table=str(body.table), actor="floor", channel="kiosk", words_typed=("cat", "qi"),
-                words=("CAT", "QI"), lexicon="demo", fingerprint="0" * 64, verdict=Verdict.ACCEPTABLE,
+                kind=Kind.CHALLENGE,
+                parent_id=None,
+                event="Floor",
+                division=body.division,
+                round=body.round,
+                table=str(body.table),
+                actor="floor",
+                channel="kiosk",
+                words_typed=("cat", "qi"),
+                words=("CAT", "QI"),
+                lexicon="demo",
+                fingerprint="0" * 64,
+                verdict=Verdict.ACCEPTABLE,
                 results=({"word": "CAT", "acceptable": True}, {"word": "QI", "acceptable": True}),
-                rule="single", consequence={"text": "Play stands"}, request_id=body.request_id,
+                rule="single",
+                consequence={"text": "Play stands"},
+                request_id=body.request_id,
             )
-        )  # fmt: skip
+        )
         return JSONResponse({**_ANSWER, "id": appended.record.id}, status_code=201)
 
     return app

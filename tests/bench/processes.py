@@ -89,9 +89,22 @@ def serving(work: Path, cores: str, processes: int, database: str | None) -> Ite
     while port <= front_port < port + processes:
         front_port = free_port()
     # Devices reach the event through its front: its address is the server's public URL.
-    command = [str(Path(sys.executable).with_name("wordjudge")), "serve", "--max-requests-per-client", "0", "--processes", str(processes),
-               "--host", "127.0.0.1", "--port", str(port), "--trusted-proxies", "127.0.0.1",
-               "--public-url", f"http://127.0.0.1:{front_port}"]  # fmt: skip
+    command = [
+        str(Path(sys.executable).with_name("wordjudge")),
+        "serve",
+        "--max-requests-per-client",
+        "0",
+        "--processes",
+        str(processes),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--trusted-proxies",
+        "127.0.0.1",
+        "--public-url",
+        f"http://127.0.0.1:{front_port}",
+    ]
     if database is not None:
         command += ["--database", database]
     errors = work / "wordjudge.log"

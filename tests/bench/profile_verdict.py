@@ -125,10 +125,12 @@ def main() -> None:
     parser.add_argument("--load-cores", default="1")
     parser.add_argument("--save", type=Path, help="keep py-spy's raw samples in this file")
     parser.add_argument(
-        "--state", choices=("sqlite", "postgresql", "standby"), default="sqlite",
+        "--state",
+        choices=("sqlite", "postgresql", "standby"),
+        default="sqlite",
         help="where the log and access store live: the data folder, a throwaway PostgreSQL cluster, or one with a "
         "synchronous standby (tests/bench/verdict_postgres.py's)",
-    )  # fmt: skip
+    )
     args = parser.parse_args()
     spy = Path(sys.executable).with_name("py-spy")
     if not spy.exists():
@@ -141,21 +143,49 @@ def main() -> None:
             if args.state != "sqlite":
                 database = stack.enter_context(cluster(postgres.cluster_folder(), standby=args.state == "standby"))
             server, base, _ = stack.enter_context(serving_wordjudge(work, args.server_cores, database))
-            wrk = ["taskset", "-c", args.load_cores, "wrk", "-t1", f"-c{args.connections}", "--latency",
-                   "-s", str(work / "challenge.lua"), f"{base}/api/challenges"]  # fmt: skip
-            subprocess.run([*wrk[:5], "-d3s", *wrk[5:], "--", "warm", str(work / "tokens.txt")], check=True,
-                           capture_output=True)  # fmt: skip
+            wrk = [
+                "taskset",
+                "-c",
+                args.load_cores,
+                "wrk",
+                "-t1",
+                f"-c{args.connections}",
+                "--latency",
+                "-s",
+                str(work / "challenge.lua"),
+                f"{base}/api/challenges",
+            ]
+            subprocess.run(
+                [*wrk[:5], "-d3s", *wrk[5:], "--", "warm", str(work / "tokens.txt")], check=True, capture_output=True
+            )
             load = __import__("os").getloadavg()[0]
             sampler = subprocess.Popen(
-                [str(spy), "record", "--pid", str(server.pid), "--format", "raw", "--rate", "250", "--threads",
-                 "--duration", str(args.seconds), "--output", str(raw_file), "--nonblocking"],
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            )  # fmt: skip
+                [
+                    str(spy),
+                    "record",
+                    "--pid",
+                    str(server.pid),
+                    "--format",
+                    "raw",
+                    "--rate",
+                    "250",
+                    "--threads",
+                    "--duration",
+                    str(args.seconds),
+                    "--output",
+                    str(raw_file),
+                    "--nonblocking",
+                ],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
             time.sleep(0.5)
             done = subprocess.run(
                 [*wrk[:5], f"-d{args.seconds - 1}s", *wrk[5:], "--", uuid.uuid4().hex[:8], str(work / "tokens.txt")],
-                check=True, capture_output=True, text=True,
-            )  # fmt: skip
+                check=True,
+                capture_output=True,
+                text=True,
+            )
             sampler.wait(timeout=args.seconds + 30)
         rate = next(line for line in done.stdout.splitlines() if "Requests/sec" in line).split()[-1]
         layers, loop, writer, functions, idle = parse(raw_file.read_text())

@@ -121,9 +121,12 @@ async def kiosk(run: Run, http: httpx.AsyncClient, token: str, name: str, rate: 
         nonlocal counter, last_mine
         counter += 1
         body = {
-            "division": "Open", "table": rng.randint(1, 60), "round": 1 + int(run.now() // 600),
-            "words": " ".join(rng.sample(WORDS, rng.randint(1, 4))), "request_id": f"{name}-{counter:06d}-soak",
-        }  # fmt: skip
+            "division": "Open",
+            "table": rng.randint(1, 60),
+            "round": 1 + int(run.now() // 600),
+            "words": " ".join(rng.sample(WORDS, rng.randint(1, 4))),
+            "request_id": f"{name}-{counter:06d}-soak",
+        }
         began = time.monotonic()
         try:
             response = await http.post("/api/challenges", json=body, headers=headers)
@@ -237,10 +240,13 @@ def window(run: Run, kind: str, start: float, end: float) -> str:
 def report(run: Run, args: argparse.Namespace, records: int, commits: int, verified: str) -> str:
     seconds = args.minutes * 60
     cpu = next(
-        (line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-         if line.startswith("model name")),
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        ),
         platform.processor(),
-    )  # fmt: skip
+    )
     last = (max(0, seconds - 60), seconds)
     same = " First and last minute are the same minute in a 1-minute run." if seconds <= 60 else ""
     lines = [
@@ -289,13 +295,22 @@ def main() -> None:
     )
     tokens = [
         subprocess.run(
-            [command, "device", "add", f"kiosk-{n + 1}", "--role", "kiosk"], env=env, capture_output=True, text=True,
+            [command, "device", "add", f"kiosk-{n + 1}", "--role", "kiosk"],
+            env=env,
+            capture_output=True,
+            text=True,
             check=True,
         ).stdout.strip()
         for n in range(args.kiosks)
-    ]  # fmt: skip
-    subprocess.run([command, "td", "add", "soak-td", "--password-stdin"], env=env, input=PASSWORD + "\n",
-                   capture_output=True, text=True, check=True)  # fmt: skip
+    ]
+    subprocess.run(
+        [command, "td", "add", "soak-td", "--password-stdin"],
+        env=env,
+        input=PASSWORD + "\n",
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     server = subprocess.Popen(
         [command, "serve", "--max-requests-per-client", "0", "--port", str(port)],
         env=env,

@@ -33,21 +33,34 @@ from wordjudge.web.app import create_app
 from .bench_verdict import prepare_wordjudge
 from .naive_judge import build as build_naive
 
-App = Callable[[dict[str, Any], Callable[[], Awaitable[dict[str, Any]]], Callable[[dict[str, Any]], Awaitable[None]]],
-               Awaitable[None]]  # fmt: skip
+App = Callable[
+    [dict[str, Any], Callable[[], Awaitable[dict[str, Any]]], Callable[[dict[str, Any]], Awaitable[None]]],
+    Awaitable[None],
+]
 
 
 async def call(app: App, state: dict[str, Any], body: bytes, token: str) -> int:
     """One POST /api/challenges through ``app``; returns the status."""
     scope = {
-        "type": "http", "asgi": {"version": "3.0", "spec_version": "2.3"}, "http_version": "1.1", "method": "POST",
-        "scheme": "http", "path": "/api/challenges", "raw_path": b"/api/challenges", "root_path": "",
-        "query_string": b"", "client": ("127.0.0.1", 40000), "server": ("127.0.0.1", 8000), "state": dict(state),
+        "type": "http",
+        "asgi": {"version": "3.0", "spec_version": "2.3"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": "/api/challenges",
+        "raw_path": b"/api/challenges",
+        "root_path": "",
+        "query_string": b"",
+        "client": ("127.0.0.1", 40000),
+        "server": ("127.0.0.1", 8000),
+        "state": dict(state),
         "headers": [
-            (b"host", b"127.0.0.1:8000"), (b"content-type", b"application/json"),
-            (b"authorization", b"Bearer " + token.encode()), (b"content-length", str(len(body)).encode()),
+            (b"host", b"127.0.0.1:8000"),
+            (b"content-type", b"application/json"),
+            (b"authorization", b"Bearer " + token.encode()),
+            (b"content-length", str(len(body)).encode()),
         ],
-    }  # fmt: skip
+    }
     sent = False
     status = 0
 

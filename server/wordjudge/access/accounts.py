@@ -12,16 +12,19 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
-from wordjudge.access.alerts import Alerts
 from wordjudge.access.limits import LOGIN_FAILURES, LOGIN_WINDOW, Limits
 from wordjudge.base.errors import InvalidInput, NotFound, Unauthorized
 from wordjudge.model.auth import CHANNELS, Principal, Role
 from wordjudge.storage.access_db import AccessDatabase, check_free, check_name, digest, nothing, stored_time
-from wordjudge.storage.postgres import AnyConnection
+
+if TYPE_CHECKING:
+    from wordjudge.access.alerts import Alerts
+    from wordjudge.storage.postgres import AnyConnection
 
 SESSION_TTL = 14 * 3600  # a console session lasts a tournament day
 _MIN_PASSWORD = 10

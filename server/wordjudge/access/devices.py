@@ -17,14 +17,16 @@ import secrets
 import threading
 from collections.abc import Callable, Collection
 from dataclasses import asdict, dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wordjudge.access.alerts import WINDOW, Alerts
 from wordjudge.base.errors import AccessUnavailable, Conflict, DeviceMoved, InvalidInput, NotFound, Unauthorized
 from wordjudge.base.lookups import Coalesced
 from wordjudge.model.auth import CHANNELS, Principal, Role
 from wordjudge.storage.access_db import AccessDatabase, check_free, check_name, digest, nothing, stored_time
-from wordjudge.storage.postgres import AnyConnection
+
+if TYPE_CHECKING:
+    from wordjudge.storage.postgres import AnyConnection
 
 log = logging.getLogger(__name__)
 
@@ -338,10 +340,19 @@ class Devices:
 
 _DEVICE_COLUMNS = ", ".join(
     [
-        "name", "role", "division", "created_at", "created_by", "last_seen_at", "revoked_at", "revoked_by",
-        "bound_client", "moved_to", "moved_at",
+        "name",
+        "role",
+        "division",
+        "created_at",
+        "created_by",
+        "last_seen_at",
+        "revoked_at",
+        "revoked_by",
+        "bound_client",
+        "moved_to",
+        "moved_at",
     ]
-)  # fmt: skip
+)
 
 
 def void_repair_codes(db: AnyConnection, device_id: int, now: float) -> None:

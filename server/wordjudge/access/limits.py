@@ -23,12 +23,14 @@ import secrets
 import threading
 import time
 from collections.abc import Callable
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-from wordjudge.access.alerts import Alerts
 from wordjudge.base.errors import RateLimited, Unauthorized
 from wordjudge.base.throttle import Clock, FailureLimit, Pace, RateLimit, client_key
-from wordjudge.model.auth import Principal
+
+if TYPE_CHECKING:
+    from wordjudge.access.alerts import Alerts
+    from wordjudge.model.auth import Principal
 
 LOGIN_FAILURES = 5  # failed sign-ins a client address may make ...
 LOGIN_WINDOW = 5 * 60  # ... per this many seconds; a TD name with this many wrong passwords ...

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from argon2 import PasswordHasher
 
@@ -28,8 +29,10 @@ from wordjudge.access.alerts import Alerts
 from wordjudge.access.devices import Devices
 from wordjudge.access.limits import Limits
 from wordjudge.access.pairing import Pairing
-from wordjudge.base.throttle import Clock
 from wordjudge.storage.access_db import AccessDatabase
+
+if TYPE_CHECKING:
+    from wordjudge.base.throttle import Clock
 
 ACCESS_FILE = "access.sqlite3"
 

@@ -246,9 +246,13 @@ def error_body(status: int, code: str, message: Message, details: Any = None) ->
     Raises :class:`KeyError` for a message the English catalogue cannot render.
     """
     return {
-        "ok": False, "status": status, "code": code, "error": message.text(), "details": details,
+        "ok": False,
+        "status": status,
+        "code": code,
+        "error": message.text(),
+        "details": details,
         "message": message.as_dict(),
-    }  # fmt: skip
+    }
 
 
 class MessageBody(BaseModel):

@@ -34,16 +34,40 @@ from typing import Any, Final, Literal
 # the same words as its base language and writes dates the region's way (see date_order).
 CATALOGUE_LANGUAGES = ("en", "fr", "qps-ploc")
 LANGUAGES = (
-    "en", "en-AU", "en-CA", "en-GB", "en-IE", "en-IN", "en-NZ", "en-US", "en-ZA",
-    "fr", "fr-BE", "fr-CA", "fr-CH", "fr-FR",
+    "en",
+    "en-AU",
+    "en-CA",
+    "en-GB",
+    "en-IE",
+    "en-IN",
+    "en-NZ",
+    "en-US",
+    "en-ZA",
+    "fr",
+    "fr-BE",
+    "fr-CA",
+    "fr-CH",
+    "fr-FR",
     "qps-ploc",
-)  # fmt: skip
+)
 # LANGUAGES, as a type (a test holds the two equal)
 Language = Literal[
-    "en", "en-AU", "en-CA", "en-GB", "en-IE", "en-IN", "en-NZ", "en-US", "en-ZA",
-    "fr", "fr-BE", "fr-CA", "fr-CH", "fr-FR",
+    "en",
+    "en-AU",
+    "en-CA",
+    "en-GB",
+    "en-IE",
+    "en-IN",
+    "en-NZ",
+    "en-US",
+    "en-ZA",
+    "fr",
+    "fr-BE",
+    "fr-CA",
+    "fr-CH",
+    "fr-FR",
     "qps-ploc",
-]  # fmt: skip
+]
 DEFAULT_LANGUAGE: Final = "en"
 PSEUDO_LANGUAGE: Final = "qps-ploc"
 DateOrder = tuple[str, str, str]

@@ -88,8 +88,10 @@ class Metrics:
         # The labelled children, found once: prometheus_client's labels() checks and locks on every call.
         children = self._children.get((kind, division, verdict))
         if children is None:
-            children = (self.adjudications.labels(kind=kind, division=division, verdict=verdict),
-                        self.latency.labels(kind=kind))  # fmt: skip
+            children = (
+                self.adjudications.labels(kind=kind, division=division, verdict=verdict),
+                self.latency.labels(kind=kind),
+            )
             if len(self._children) < 10_000:  # divisions are few; never grow without bound all the same
                 self._children[kind, division, verdict] = children
         children[0].inc()
@@ -130,9 +132,10 @@ class _Scrape:
             refusals.add_metric([reason], self._total(refusals.name, reason, state.refusals.get(reason, 0)))
         yield refusals
         online = GaugeMetricFamily(
-            "wordjudge_devices_online", "Enrolled devices, not revoked, seen in the last 2 minutes, by role.",
+            "wordjudge_devices_online",
+            "Enrolled devices, not revoked, seen in the last 2 minutes, by role.",
             labels=("role",),
-        )  # fmt: skip
+        )
         enrolled = GaugeMetricFamily(
             "wordjudge_devices_enrolled", "Enrolled devices not revoked, by role.", labels=("role",)
         )

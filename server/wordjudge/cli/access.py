@@ -121,9 +121,11 @@ def device_list(data_dir: Path | None, database: str | None) -> None:
     if not devices:
         click.echo("No devices enrolled (wordjudge device add, or wordjudge device pair).")
     for item in devices:
-        state = f"revoked {item.revoked_at} by {item.revoked_by}" if item.revoked_at else (
-            "online" if item.online else "offline"
-        )  # fmt: skip
+        state = (
+            f"revoked {item.revoked_at} by {item.revoked_by}"
+            if item.revoked_at
+            else ("online" if item.online else "offline")
+        )
         click.echo(
             f"{item.name}  {item.role.value}  division {item.division or 'any'}  "
             f"last seen {item.last_seen_at or 'never'}  {state}"

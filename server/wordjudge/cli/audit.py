@@ -146,8 +146,9 @@ def audit_accept_clock_step(record_id: int, **flags: Any) -> None:
         try:
             refuse_if_served(settings.data_dir)
         except FolderInUse as exc:
-            said = Message("cli.clock_step.served_folder", pid=str(exc.holder.pid or "?"),
-                           path=str(settings.data_dir.resolve()))  # fmt: skip
+            said = Message(
+                "cli.clock_step.served_folder", pid=str(exc.holder.pid or "?"), path=str(settings.data_dir.resolve())
+            )
             raise click.ClickException(said.text(lang)) from None
     log = _audit_log(settings)
     try:
@@ -163,9 +164,14 @@ def audit_accept_clock_step(record_id: int, **flags: Any) -> None:
         raise click.ClickException(outcome.text(lang))
     record, step = outcome
     accepted = Message(
-        "cli.clock_step.accepted", id=str(step.id), time=step.time, previous=step.previous,
-        size=duration(step.seconds), record=str(record.id), actor=record.actor,
-    )  # fmt: skip
+        "cli.clock_step.accepted",
+        id=str(step.id),
+        time=step.time,
+        previous=step.previous,
+        size=duration(step.seconds),
+        record=str(record.id),
+        actor=record.actor,
+    )
     click.echo(accepted.text(lang))
     if step.others:
         click.echo(Message("cli.clock_step.others", ids=", ".join(map(str, step.others))).text(lang))

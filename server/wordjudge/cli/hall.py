@@ -138,8 +138,10 @@ def standby_status(url: str) -> None:
     click.echo(f"{_shown(url)}: {'a standby (read-only)' if stands.standby else 'takes writes (primary)'}")
     if not stands.standby:
         if stands.waits:
-            click.echo("its commits wait for a synchronous standby that does not stream: the hall is stopped "
-                       "(if the standby machine is dead: wordjudge standby alone)")  # fmt: skip
+            click.echo(
+                "its commits wait for a synchronous standby that does not stream: the hall is stopped "
+                "(if the standby machine is dead: wordjudge standby alone)"
+            )
         elif hall.alone(stands.streaming) is False:
             click.echo("a synchronous standby streams from it: every verdict is on both machines")
         elif stands.streaming:
@@ -173,10 +175,14 @@ def _proves_active(active: str, port: int) -> bool:
         )
         return False
     return any(
-        isinstance(peer, dict) and peer.get("url") == active and peer.get("proven") and peer.get("role") == "active"
-        and isinstance(peer.get("age_s"), int | float) and peer["age_s"] <= _PROVEN_WITHIN_S
+        isinstance(peer, dict)
+        and peer.get("url") == active
+        and peer.get("proven")
+        and peer.get("role") == "active"
+        and isinstance(peer.get("age_s"), int | float)
+        and peer["age_s"] <= _PROVEN_WITHIN_S
         for peer in peers
-    )  # fmt: skip
+    )
 
 
 @standby.command("key")
@@ -198,5 +204,7 @@ def standby_key(data_dir: Path | None) -> None:
         raise click.ClickException(f"{folder.resolve()} cannot hold the hall key: {exc}") from None
     assert key is not None
     said = "holds" if had else "now holds"
-    click.echo(f"{(folder / 'hall.key').resolve()} {said} the hall key {key.id}: copy it with the data folder to the "
-               "hall's other machine (deploy/hall.md, set-up step 3)")  # fmt: skip
+    click.echo(
+        f"{(folder / 'hall.key').resolve()} {said} the hall key {key.id}: copy it with the data folder to the "
+        "hall's other machine (deploy/hall.md, set-up step 3)"
+    )

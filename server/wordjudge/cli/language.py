@@ -3,10 +3,14 @@ the event's."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from wordjudge.base.errors import WordjudgeError
 from wordjudge.base.messages import DEFAULT_LANGUAGE
-from wordjudge.service.settings import Settings
 from wordjudge.tournament.event import load_event
+
+if TYPE_CHECKING:
+    from wordjudge.service.settings import Settings
 
 
 def cli_language(settings: Settings) -> str:

@@ -50,6 +50,7 @@ def adopt_event_file(data_dir: Path, kept: tuple[str, str] | None) -> bool:
     write_event_file(path, body)
     log.warning(
         "this folder's event file was not the event the hall's active server served last: that one is served "
-        "now (this folder's own is kept as %s)", BEFORE_TAKEOVER,
-    )  # fmt: skip
+        "now (this folder's own is kept as %s)",
+        BEFORE_TAKEOVER,
+    )
     return True

@@ -41,11 +41,14 @@ ANSWER_MAX_BYTES = 64 * 1024  # a claim is a few hundred bytes; more is not one
 PEER_NAMES_MAX = 64  # names a claim may list: more than any event serves
 # What can be wrong with an answer at a peer's address, and how the TD is told it.
 UNPROVEN = {
-    "no_answer": "error.hall.unproven.no_answer", "slow": "error.hall.unproven.slow",
-    "large": "error.hall.unproven.large", "not_a_claim": "error.hall.unproven.not_a_claim",
-    "no_key": "error.hall.unproven.no_key", "not_signed": "error.hall.unproven.not_signed",
+    "no_answer": "error.hall.unproven.no_answer",
+    "slow": "error.hall.unproven.slow",
+    "large": "error.hall.unproven.large",
+    "not_a_claim": "error.hall.unproven.not_a_claim",
+    "no_key": "error.hall.unproven.no_key",
+    "not_signed": "error.hall.unproven.not_signed",
     "other_server": "error.hall.unproven.other_server",
-}  # fmt: skip
+}
 
 
 @dataclass(frozen=True)
@@ -88,10 +91,15 @@ class Claim:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "url": self.url, "role": self.role, "epoch": self.epoch, "active_url": self.active_url,
-            "time": self.time, "nonce": self.nonce, "lexicons": dict(self.lexicons) if self.lexicons else None,
+            "url": self.url,
+            "role": self.role,
+            "epoch": self.epoch,
+            "active_url": self.active_url,
+            "time": self.time,
+            "nonce": self.nonce,
+            "lexicons": dict(self.lexicons) if self.lexicons else None,
             "unready": self.unready.as_dict() if self.unready else None,
-        }  # fmt: skip
+        }
 
     @classmethod
     def from_dict(cls, data: Any) -> Claim | None:
@@ -201,9 +209,10 @@ def _fetch(url: str, deadline: float, max_bytes: int) -> bytes:
         sock = _UNVERIFIED.wrap_socket(raw, server_hostname=host) if tls else raw
         connection = h11.Connection(h11.CLIENT, max_incomplete_event_size=max_bytes)
         request = h11.Request(
-            method="GET", target=f"{parts.path}?{parts.query}",
+            method="GET",
+            target=f"{parts.path}?{parts.query}",
             headers=[("Host", parts.netloc), ("Accept", "application/json"), ("Connection", "close")],
-        )  # fmt: skip
+        )
         sock.sendall((connection.send(request) or b"") + (connection.send(h11.EndOfMessage()) or b""))
         return _body(sock, connection, left, max_bytes)
     except TimeoutError:
@@ -326,9 +335,15 @@ def check_server_url(text: str) -> str:
     except ValueError:
         port = -1
     if (
-        port == 0 or port == -1 or parts.scheme not in ("http", "https") or not parts.hostname
-        or parts.path.strip("/") or parts.query or parts.fragment or any(c.isspace() for c in text)
-    ):  # fmt: skip
+        port == 0
+        or port == -1
+        or parts.scheme not in ("http", "https")
+        or not parts.hostname
+        or parts.path.strip("/")
+        or parts.query
+        or parts.fragment
+        or any(c.isspace() for c in text)
+    ):
         raise ValueError(f"{text!r} is not a server's address such as http://192.168.1.11:8000")
     return text
 
@@ -346,9 +361,10 @@ def superseded_by(epoch: int | None, said: Iterable[PeerSays]) -> PeerSays | Non
     """The peer that proves it is active at a later epoch than ``epoch`` (this server's), if one does: this
     server must then never adjudicate again."""
     later = [
-        peer for peer in said
+        peer
+        for peer in said
         if peer.proven and peer.role == ACTIVE and peer.epoch is not None and (epoch is None or peer.epoch > epoch)
-    ]  # fmt: skip
+    ]
     return max(later, key=lambda peer: peer.epoch or 0, default=None)
 
 

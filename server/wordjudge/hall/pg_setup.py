@@ -19,10 +19,17 @@ from wordjudge.storage import access_db, audit_schema_pg, postgres
 _GRANTS = {
     "SELECT, INSERT": ("records", "checkpoints", "hall_servers", "hall_event_files", "hall_keys"),
     "SELECT, INSERT, UPDATE": (
-        "record_words", "tallies", "word_tallies", "devices", "pairing_codes", "tds", "sessions", "alerts",
+        "record_words",
+        "tallies",
+        "word_tallies",
+        "devices",
+        "pairing_codes",
+        "tds",
+        "sessions",
+        "alerts",
     ),
     "SELECT": (audit_schema_pg.MIGRATIONS_TABLE, access_db.PG_MIGRATIONS_TABLE, hall.PG_MIGRATIONS_TABLE),
-}  # fmt: skip
+}
 
 
 def prepare(owner_url: str, server_role: str | None) -> list[str]:

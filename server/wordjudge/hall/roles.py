@@ -41,13 +41,15 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from wordjudge.base.clock import Offset
-from wordjudge.base.datadir import Identity
 from wordjudge.base.errors import AuditUnavailable, InvalidInput, WordjudgeError
 from wordjudge.storage import postgres
-from wordjudge.storage.postgres import Connection, PgMigration
+
+if TYPE_CHECKING:
+    from wordjudge.base.datadir import Identity
+    from wordjudge.storage.postgres import Connection, PgMigration
 
 log = logging.getLogger(__name__)
 

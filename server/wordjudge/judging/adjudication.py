@@ -15,10 +15,9 @@ This module builds the records; :mod:`wordjudge.log.audit` stores them.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from wordjudge.base.errors import Forbidden, InvalidInput, NotFound, ProfileError
-from wordjudge.log.audit import AuditLog
-from wordjudge.model.auth import Principal
 from wordjudge.model.input_rules import (
     MAX_LETTERS,
     MAX_WORDS,
@@ -30,8 +29,12 @@ from wordjudge.model.input_rules import (
 )
 from wordjudge.model.records import Entry, Kind, Record, Verdict, check_request_id, kind_message
 from wordjudge.model.rules import consequence
-from wordjudge.tournament.event import Division, Event
-from wordjudge.words.profile import Profile
+
+if TYPE_CHECKING:
+    from wordjudge.log.audit import AuditLog
+    from wordjudge.model.auth import Principal
+    from wordjudge.tournament.event import Division, Event
+    from wordjudge.words.profile import Profile
 
 # What the TD may do to a record, and how each is refused.
 _TD_ONLY = {"recheck": "error.td_only.recheck", "reissue": "error.td_only.reissue"}
@@ -40,9 +43,10 @@ _NOT_A_CHALLENGE = {
     "reissue": "error.record.reissue_not_a_challenge",
 }
 _SOMEONE_ELSE = {
-    "recheck": "error.record.someone_else_recheck", "reissue": "error.record.someone_else_reissue",
+    "recheck": "error.record.someone_else_recheck",
+    "reissue": "error.record.someone_else_reissue",
     "ruling": "error.record.someone_else_ruling",
-}  # fmt: skip
+}
 
 
 class Adjudicator:
@@ -70,9 +74,13 @@ class Adjudicator:
         for position, (entry, word) in enumerate(zip(typed, normalised, strict=True), start=1):
             if not (MIN_LETTERS <= len(word) <= MAX_LETTERS):
                 raise InvalidInput(
-                    "error.words.length", position=position, word=repr(entry), n=len(word), min=MIN_LETTERS,
+                    "error.words.length",
+                    position=position,
+                    word=repr(entry),
+                    n=len(word),
+                    min=MIN_LETTERS,
                     max=MAX_LETTERS,
-                )  # fmt: skip
+                )
         return typed, normalised
 
     def _entry(
@@ -131,18 +139,32 @@ class Adjudicator:
         principal.require_division(chosen.name)
         typed, normalised = self.checked_words(chosen, words)
         return self._entry(
-            principal, Kind.CHALLENGE, chosen, check_table(table, self.event), check_round(round_number, self.event),
-            typed, normalised, request_id,
-        )  # fmt: skip
+            principal,
+            Kind.CHALLENGE,
+            chosen,
+            check_table(table, self.event),
+            check_round(round_number, self.event),
+            typed,
+            normalised,
+            request_id,
+        )
 
     def recheck(self, principal: Principal, parent_id: int, *, request_id: str, note: str | None = None) -> Entry:
         """Re-adjudicate the same words, by someone other than the original adjudicator (WESPA 3.10.10)."""
         parent = self._parent(principal, parent_id, "recheck")
         division = self._division_of(parent)
         return self._entry(
-            principal, Kind.RECHECK, division, parent.table, parent.round, parent.words_typed, parent.words,
-            request_id, parent=parent, note=check_note(note),
-        )  # fmt: skip
+            principal,
+            Kind.RECHECK,
+            division,
+            parent.table,
+            parent.round,
+            parent.words_typed,
+            parent.words,
+            request_id,
+            parent=parent,
+            note=check_note(note),
+        )
 
     def reissue(
         self, principal: Principal, parent_id: int, *, words: str | Sequence[str], reason: str, request_id: str
@@ -152,9 +174,17 @@ class Adjudicator:
         division = self._division_of(parent)
         typed, normalised = self.checked_words(division, words)
         return self._entry(
-            principal, Kind.REISSUE, division, parent.table, parent.round, typed, normalised, request_id,
-            parent=parent, note=check_note(reason, required="reason"),
-        )  # fmt: skip
+            principal,
+            Kind.REISSUE,
+            division,
+            parent.table,
+            parent.round,
+            typed,
+            normalised,
+            request_id,
+            parent=parent,
+            note=check_note(reason, required="reason"),
+        )
 
     def ruling(self, principal: Principal, parent_id: int, *, verdict: Verdict, note: str, request_id: str) -> Entry:
         """The TD's final ruling on a challenge (typically after a disagreeing re-adjudication)."""

@@ -11,15 +11,18 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from wordjudge.access.store import AccessStore
 from wordjudge.base.errors import AuditUnavailable, RateLimited
-from wordjudge.base.metrics import Metrics
 from wordjudge.judging.adjudication import Adjudicator
-from wordjudge.log.audit import AuditLog
-from wordjudge.model.auth import Principal
 from wordjudge.model.records import Appended, Entry, Kind, conflicting_request, verdict_of
-from wordjudge.tournament.served import ServedEvent
+
+if TYPE_CHECKING:
+    from wordjudge.access.store import AccessStore
+    from wordjudge.base.metrics import Metrics
+    from wordjudge.log.audit import AuditLog
+    from wordjudge.model.auth import Principal
+    from wordjudge.tournament.served import ServedEvent
 
 log = logging.getLogger(__name__)
 # One line per adjudication answered: ids, kind, place, verdict, actor, latency. Never the words or
@@ -147,15 +150,28 @@ class ChallengeService:
         if not adjudication_log.isEnabledFor(logging.INFO):  # --log-level warning: not even the fields' cost
             return appended
         fields = {
-            "id": record.id, "parent_id": record.parent_id, "kind": record.kind.value, "division": record.division,
-            "table": record.table, "round": record.round, "verdict": verdict.value, "actor": record.actor,
-            "replayed": appended.replayed, "latency_ms": round(seconds * 1000, 2),
-        }  # fmt: skip
+            "id": record.id,
+            "parent_id": record.parent_id,
+            "kind": record.kind.value,
+            "division": record.division,
+            "table": record.table,
+            "round": record.round,
+            "verdict": verdict.value,
+            "actor": record.actor,
+            "replayed": appended.replayed,
+            "latency_ms": round(seconds * 1000, 2),
+        }
         adjudication_log.info(
             "%s #%d: %s (division %s, table %s, round %s, by %s%s, %.1f ms)",
-            record.kind.value, record.id, verdict.value, record.division, record.table,
-            record.round if record.round is not None else "-", record.actor,
-            ", a retry: the original record" if appended.replayed else "", seconds * 1000,
+            record.kind.value,
+            record.id,
+            verdict.value,
+            record.division,
+            record.table,
+            record.round if record.round is not None else "-",
+            record.actor,
+            ", a retry: the original record" if appended.replayed else "",
+            seconds * 1000,
             extra=fields,
-        )  # fmt: skip
+        )
         return appended

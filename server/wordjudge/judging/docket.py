@@ -4,14 +4,16 @@ code of its id and that place."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wordjudge.base.qr import qr_svg
-from wordjudge.judging.final_verdict import FinalVerdict
 from wordjudge.judging.record_views import verdict_view
 from wordjudge.log.chain import Head, head_text
-from wordjudge.model.records import Record
 from wordjudge.words.editions import short
+
+if TYPE_CHECKING:
+    from wordjudge.judging.final_verdict import FinalVerdict
+    from wordjudge.model.records import Record
 
 
 def docket_qr_text(record: Record) -> str:

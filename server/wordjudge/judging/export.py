@@ -31,11 +31,37 @@ class ExportFormat(StrEnum):
 
 
 CSV_COLUMNS = [
-    "id", "created_at", "kind", "parent_id", "event", "division", "round", "table", "actor", "channel",
-    "words_typed", "words", "lexicon", "fingerprint", "verdict", "final_verdict", "final_source", "final_record_id",
-    "results", "rule", "consequence", "request_id",
-    "agrees", "note", "software_version", "prev_hash", "hash", "head", "salt", "change",
-]  # fmt: skip
+    "id",
+    "created_at",
+    "kind",
+    "parent_id",
+    "event",
+    "division",
+    "round",
+    "table",
+    "actor",
+    "channel",
+    "words_typed",
+    "words",
+    "lexicon",
+    "fingerprint",
+    "verdict",
+    "final_verdict",
+    "final_source",
+    "final_record_id",
+    "results",
+    "rule",
+    "consequence",
+    "request_id",
+    "agrees",
+    "note",
+    "software_version",
+    "prev_hash",
+    "hash",
+    "head",
+    "salt",
+    "change",
+]
 # "change": a change record's change (what, subject, before, after), empty for an adjudication.
 # A spreadsheet runs a cell that starts with one of these as a formula (CSV injection): a note typed by a TD or
 # a device's name could then reach out of the sheet. In CSV only, such a cell gets a leading apostrophe, which

@@ -22,13 +22,15 @@ import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar
 from weakref import WeakKeyDictionary
 
 from wordjudge.base.errors import NotFound
-from wordjudge.log.audit import AuditLog
 from wordjudge.model.records import Kind, Record, Verdict, kind_message, verdict_message, verdict_of
 from wordjudge.model.rules import stored_consequence_message
+
+if TYPE_CHECKING:
+    from wordjudge.log.audit import AuditLog
 
 
 @dataclass(frozen=True)
@@ -54,18 +56,31 @@ class Step:
             record.rule, verdict is Verdict.ACCEPTABLE, len(record.words), record.consequence
         )
         return cls(
-            kind=record.kind, id=record.id, parent_id=record.parent_id, verdict=verdict,
-            agrees=record.agrees, actor=record.actor, created_at=record.created_at, words=record.words,
+            kind=record.kind,
+            id=record.id,
+            parent_id=record.parent_id,
+            verdict=verdict,
+            agrees=record.agrees,
+            actor=record.actor,
+            created_at=record.created_at,
+            words=record.words,
             consequence={**record.consequence, "message": said.as_dict()},
-        )  # fmt: skip
+        )
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "kind": self.kind.value, "id": self.id, "parent_id": self.parent_id, "verdict": self.verdict.value,
-            "agrees": self.agrees, "actor": self.actor, "created_at": self.created_at, "words": list(self.words),
-            "consequence": self.consequence, "kind_message": kind_message(self.kind).as_dict(),
+            "kind": self.kind.value,
+            "id": self.id,
+            "parent_id": self.parent_id,
+            "verdict": self.verdict.value,
+            "agrees": self.agrees,
+            "actor": self.actor,
+            "created_at": self.created_at,
+            "words": list(self.words),
+            "consequence": self.consequence,
+            "kind_message": kind_message(self.kind).as_dict(),
             "verdict_message": verdict_message(self.verdict).as_dict(),
-        }  # fmt: skip
+        }
 
 
 @dataclass(frozen=True)

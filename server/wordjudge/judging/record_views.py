@@ -11,15 +11,17 @@ from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wordjudge.base.messages import Message, format_datetime
-from wordjudge.log.audit import AuditLog
-from wordjudge.model.auth import Principal
 from wordjudge.model.records import Record, Verdict, kind_message, verdict_message
 from wordjudge.model.rules import ChallengeRule, stored_consequence_message
 from wordjudge.tournament.changes import describe
 from wordjudge.words.editions import short
+
+if TYPE_CHECKING:
+    from wordjudge.log.audit import AuditLog
+    from wordjudge.model.auth import Principal
 
 _RULES = {rule.value for rule in ChallengeRule}
 
@@ -94,14 +96,32 @@ def verdict_view(record: Record) -> dict[str, Any]:
 def change_view(record: Record) -> dict[str, Any]:
     """A change record as the console shows it: who changed what, before and after; no words, no verdict."""
     return {
-        "id": record.id, "kind": record.kind.value, "parent_id": None, "created_at": record.created_at,
-        "event": record.event, "division": record.division, "round": None, "table": "", "words": [],
-        "word_count": 0, "repeated": [], "verdict": None, "lexicon": "", "fingerprint": "", "rule": "",
-        "consequence": None, "kind_message": kind_message(record.kind).as_dict(), "verdict_message": None,
-        "rule_message": None, "agrees": None, "request_id": record.request_id, "change": record.change,
-        "change_message": describe(record.change or {}).as_dict(), "actor": record.actor,
+        "id": record.id,
+        "kind": record.kind.value,
+        "parent_id": None,
+        "created_at": record.created_at,
+        "event": record.event,
+        "division": record.division,
+        "round": None,
+        "table": "",
+        "words": [],
+        "word_count": 0,
+        "repeated": [],
+        "verdict": None,
+        "lexicon": "",
+        "fingerprint": "",
+        "rule": "",
+        "consequence": None,
+        "kind_message": kind_message(record.kind).as_dict(),
+        "verdict_message": None,
+        "rule_message": None,
+        "agrees": None,
+        "request_id": record.request_id,
+        "change": record.change,
+        "change_message": describe(record.change or {}).as_dict(),
+        "actor": record.actor,
         "hash": record.hash if record.hash_is_public else None,
-    }  # fmt: skip
+    }
 
 
 @lru_cache(maxsize=1024)
@@ -123,10 +143,19 @@ def record_line(record: Record, lang: str) -> str:
     failed = [r["word"] for r in record.results if not r["acceptable"]]
     link = Message("cli.tail.of", parent=str(record.parent_id)) if record.parent_id else ""
     line = Message(
-        "cli.tail.line", id=str(record.id), time=shown, kind=kind_message(record.kind), link=link,
-        division=record.division, round=str(record.round) if record.round is not None else "-", table=record.table,
-        actor=record.actor, words=" ".join(record.words), verdict=verdict_message(record.verdict),
+        "cli.tail.line",
+        id=str(record.id),
+        time=shown,
+        kind=kind_message(record.kind),
+        link=link,
+        division=record.division,
+        round=str(record.round) if record.round is not None else "-",
+        table=record.table,
+        actor=record.actor,
+        words=" ".join(record.words),
+        verdict=verdict_message(record.verdict),
         failed=Message("cli.tail.failed", words=" ".join(failed)) if failed else "",
-        lexicon=record.lexicon, fingerprint=short(record.fingerprint),
-    )  # fmt: skip
+        lexicon=record.lexicon,
+        fingerprint=short(record.fingerprint),
+    )
     return line.text(lang)

@@ -16,10 +16,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from wordjudge.judging.final_verdict import Correction
 from wordjudge.model.records import Kind, Record, Verdict
+
+if TYPE_CHECKING:
+    from wordjudge.judging.final_verdict import Correction
 
 TOP_WORDS = 10
 

@@ -453,9 +453,13 @@ class AuditLog(LogReader):
             # transaction where other processes write too, and read from the database by a promoted standby.
             time = record_time(stored(time_now()), time)
             record, body = chained(
-                entry, id=record_id, created_at=time, software_version=__version__, prev_hash=previous,
+                entry,
+                id=record_id,
+                created_at=time,
+                software_version=__version__,
+                prev_hash=previous,
                 salt=salts[32 * n : 32 * n + 32],
-            )  # fmt: skip
+            )
             records.append((record, body))
             previous = record.hash
         return records

@@ -185,17 +185,25 @@ class Verification:
         """The outcome as the API sends it: ``problem`` and ``description`` in English, ``message`` (and
         ``problem_message``) as catalogue keys with their parameters."""
         return {
-            "ok": self.ok, "records": self.records, "head": self.head.as_dict(), "first_bad_id": self.first_bad_id,
-            "problem": self.problem.text() if self.problem else None, "since": self.since, "heads": self.heads,
-            "description": self.describe(), "message": self.message().as_dict(),
+            "ok": self.ok,
+            "records": self.records,
+            "head": self.head.as_dict(),
+            "first_bad_id": self.first_bad_id,
+            "problem": self.problem.text() if self.problem else None,
+            "since": self.since,
+            "heads": self.heads,
+            "description": self.describe(),
+            "message": self.message().as_dict(),
             "problem_message": self.problem.as_dict() if self.problem else None,
-        }  # fmt: skip
+        }
 
 
 _VERIFIED = {
-    (False, False): "chain.verified", (True, False): "chain.verified_since", (False, True): "chain.verified_heads",
+    (False, False): "chain.verified",
+    (True, False): "chain.verified_since",
+    (False, True): "chain.verified_heads",
     (True, True): "chain.verified_since_heads",
-}  # fmt: skip
+}
 
 
 class _Broken(Exception):

@@ -15,11 +15,13 @@ from concurrent.futures import Future
 from contextlib import suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wordjudge.base.messages import Message
-from wordjudge.log.chain import Verification
-from wordjudge.model.records import Appended, Entry
+
+if TYPE_CHECKING:
+    from wordjudge.log.chain import Verification
+    from wordjudge.model.records import Appended, Entry
 
 
 @dataclass

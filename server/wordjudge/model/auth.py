@@ -13,9 +13,12 @@ from __future__ import annotations
 import getpass
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from wordjudge.base.errors import Forbidden, NotFound
-from wordjudge.model.records import Record
+
+if TYPE_CHECKING:
+    from wordjudge.model.records import Record
 
 
 class Role(StrEnum):

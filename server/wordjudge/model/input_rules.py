@@ -82,9 +82,12 @@ def check_table(table: str | int, event: EventShape) -> str:
     if isinstance(table, bool) or not _TABLES[event.tables].fullmatch(label):
         rule = Message(TABLE_RULES[event.tables], max=str(MAX_TABLE))
         raise InvalidInput(
-            "error.table.not_the_events", table=repr(str(table)), event=event.name, rule=rule,
+            "error.table.not_the_events",
+            table=repr(str(table)),
+            event=event.name,
+            rule=rule,
             details=[{"field": "table", "message": Message("error.table.must_be", rule=rule).text()}],
-        )  # fmt: skip
+        )
     return label
 
 

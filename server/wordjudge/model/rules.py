@@ -59,9 +59,11 @@ class Consequence:
     def as_dict(self) -> dict[str, Any]:
         # Spelt out, not dataclasses.asdict (slow: a deep copy); in field order, as asdict gave it.
         return {
-            "play_stands": self.play_stands, "challenger_penalty": self.challenger_penalty,
-            "challenger_loses_turn": self.challenger_loses_turn, "text": self.text,
-        }  # fmt: skip
+            "play_stands": self.play_stands,
+            "challenger_penalty": self.challenger_penalty,
+            "challenger_loses_turn": self.challenger_loses_turn,
+            "text": self.text,
+        }
 
 
 def consequence(rule: ChallengeRule, acceptable: bool, word_count: int) -> Consequence:

@@ -8,12 +8,14 @@ from __future__ import annotations
 import ipaddress
 import re
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from wordjudge.base.messages import Message
-from wordjudge.model.auth import Role
 from wordjudge.service.mdns import LOOPBACK_NAMES, Advertisement, Advertiser, is_loopback_host, lan_addresses
-from wordjudge.service.settings import Settings
+
+if TYPE_CHECKING:
+    from wordjudge.model.auth import Role
+    from wordjudge.service.settings import Settings
 
 
 def pairing_link(base_url: str, role: Role, code: str) -> str:
@@ -91,9 +93,13 @@ def server_url(settings: Settings, advertiser: Advertiser | None, seen_at: str |
     """Where a kiosk or phone on the LAN opens the server running with ``settings`` (announcing with
     ``advertiser``, if any), for pairing links and QR codes: see :func:`device_url`."""
     return device_url(
-        host=settings.host, port=settings.port, tls=settings.tls, public_url=settings.public_url,
-        advertisement=advertiser.advertisement if advertiser else None, seen_at=seen_at,
-    )  # fmt: skip
+        host=settings.host,
+        port=settings.port,
+        tls=settings.tls,
+        public_url=settings.public_url,
+        advertisement=advertiser.advertisement if advertiser else None,
+        seen_at=seen_at,
+    )
 
 
 class PrintedLinks(NamedTuple):

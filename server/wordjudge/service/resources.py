@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from argon2 import PasswordHasher
 
@@ -20,8 +21,10 @@ from wordjudge.log.audit import AuditLog, note_place, open_log, probe
 from wordjudge.service.mdns import Advertiser, is_loopback_host
 from wordjudge.service.processes import Process as Process  # one of a server's processes (for Serving too)
 from wordjudge.service.processes import event_source, leads, share_event
-from wordjudge.service.settings import Settings
 from wordjudge.tournament.served import ServedEvent
+
+if TYPE_CHECKING:
+    from wordjudge.service.settings import Settings
 
 log = logging.getLogger(__name__)
 

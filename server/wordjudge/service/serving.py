@@ -30,7 +30,7 @@ import logging
 import socket
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from argon2 import PasswordHasher
 
@@ -52,8 +52,10 @@ from wordjudge.hall.peers import (
 )
 from wordjudge.hall.roles import ACTIVE, FENCED, LOOK_FAILURES, SPLIT, STANDBY, WAITING, Epoch, asked
 from wordjudge.service.resources import Process, Resources
-from wordjudge.service.settings import Settings
 from wordjudge.tournament.timekeeping import Timekeeper
+
+if TYPE_CHECKING:
+    from wordjudge.service.settings import Settings
 
 __all__ = ["Resources", "Serving"]  # the routes reach the resources through what serves them
 
@@ -197,21 +199,32 @@ class Serving:
             served = {name: str(view["fingerprint"]) for name, view in resources.served.lexicon_views.items()}
         view = self.view()
         claim = Claim(
-            self.own_url, self.role, view["epoch"], view["active_url"], self.clock.view(None)["time"], nonce,
-            served, self.unready,
-        )  # fmt: skip
+            self.own_url,
+            self.role,
+            view["epoch"],
+            view["active_url"],
+            self.clock.view(None)["time"],
+            nonce,
+            served,
+            self.unready,
+        )
         return signed(self.key, claim)
 
     def health_body(self) -> dict[str, Any]:
         """The health report of a server that is not active (503): why, and which server is."""
         reason, warnings = self.refusal().msg, [*self.warnings(), *self.clock.warnings(None)]
         return {
-            "ok": False, "status": 503, "state": self.role, "reasons": [reason.text()],
-            "warnings": [warning.text() for warning in warnings], "reason_messages": [reason.as_dict()],
+            "ok": False,
+            "status": 503,
+            "state": self.role,
+            "reasons": [reason.text()],
+            "warnings": [warning.text() for warning in warnings],
+            "reason_messages": [reason.as_dict()],
             "warning_messages": [warning.as_dict() for warning in warnings],
-            "server_id": self.epoch.server_id if self.epoch else None, "hall": self.view(),
+            "server_id": self.epoch.server_id if self.epoch else None,
+            "hall": self.view(),
             "clock": self.clock.view(None),
-        }  # fmt: skip
+        }
 
     def warnings(self) -> list[Message]:
         """The health warnings of a hall server: an answer at a peer's address that does not prove it the hall's;
@@ -362,8 +375,10 @@ class Serving:
             return False
         log.error(
             "%s also says it is the hall's active server at epoch %s: the two databases are not one replicated "
-            "database, so this server adjudicates nothing (deploy/hall.md)", twin.url, twin.epoch,
-        )  # fmt: skip
+            "database, so this server adjudicates nothing (deploy/hall.md)",
+            twin.url,
+            twin.epoch,
+        )
         self.split_with = twin
         self._step_down(SPLIT, None)
         return True
@@ -425,8 +440,10 @@ class Serving:
             if unready is not None:
                 log.warning(
                     "this folder could not serve the event as the active server does: it lacks %s; other "
-                    "fingerprints: %s", ", ".join(unready.lacks) or "nothing", ", ".join(unready.differs) or "none",
-                )  # fmt: skip
+                    "fingerprints: %s",
+                    ", ".join(unready.lacks) or "nothing",
+                    ", ".join(unready.differs) or "none",
+                )
             else:
                 log.info("this folder holds every lexicon and profile the active server serves")
         self.unready = unready
@@ -484,9 +501,11 @@ class Serving:
             # In a thread of its own: where commits wait for a standby (the TD-confirmed way), the alert's does
             # too, and the watcher must go on looking, and health warning, meanwhile.
             threading.Thread(
-                target=resources.access.alerts.raise_alert, args=(kind, "hall", message.text()),
-                name="hall alert", daemon=True,
-            ).start()  # fmt: skip
+                target=resources.access.alerts.raise_alert,
+                args=(kind, "hall", message.text()),
+                name="hall alert",
+                daemon=True,
+            ).start()
         return resources is not None
 
     def _keep_event_file(self, database: str) -> None:
@@ -533,8 +552,10 @@ class Serving:
     def _fence(self, ahead: PeerSays) -> None:
         log.error(
             "%s took over as the active server (epoch %s): this server adjudicates nothing until its database "
-            "follows the active server's", ahead.url, ahead.epoch,
-        )  # fmt: skip
+            "follows the active server's",
+            ahead.url,
+            ahead.epoch,
+        )
         self._step_down(FENCED, ahead.url)
 
     def _step_down(self, role: str, active_url: str | None) -> None:

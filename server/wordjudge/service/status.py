@@ -25,15 +25,21 @@ def health_report(resources: Resources, serving: Serving | None = None) -> Healt
     served = resources.served
     log_time = resources.audit.head.time
     return check_health(
-        event_name=served.event.name, event_demo=served.event.demo, lexicon_views=served.lexicon_views,
-        verified=served.verified, audit=resources.audit, data_dir=resources.settings.data_dir,
-        server_id=resources.served.server.id, event_file=served.event_file_problem,
+        event_name=served.event.name,
+        event_demo=served.event.demo,
+        lexicon_views=served.lexicon_views,
+        verified=served.verified,
+        audit=resources.audit,
+        data_dir=resources.settings.data_dir,
+        server_id=resources.served.server.id,
+        event_file=served.event_file_problem,
         hall=serving.view() if serving is not None else None,
         hall_warnings=serving.warnings() if serving is not None else (),
         clock=serving.clock.view(log_time) if serving is not None else None,
         clock_warnings=serving.clock.warnings(log_time) if serving is not None else (),
-        demo_list_divisions=served.event.demo_list_divisions(), language=served.event.language,
-    )  # fmt: skip
+        demo_list_divisions=served.event.demo_list_divisions(),
+        language=served.event.language,
+    )
 
 
 def metrics_text(resources: Resources) -> str:

@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wordjudge.model.records import Kind, Record, Verdict, record_body
-from wordjudge.storage.database import Migrations
+
+if TYPE_CHECKING:
+    from wordjudge.storage.database import Migrations
 
 RECORDS_TABLE = """CREATE TABLE records (
     id INTEGER PRIMARY KEY,
@@ -171,10 +173,32 @@ def _folded(sql: str | None) -> str | None:
 # The first layout kept every field in a column of its own and hashed their canonical encoding. Its columns,
 # as 0001 and 0002 made them, for 0003 to read.
 _V1_COLUMNS = [
-    "id", "created_at", "kind", "parent_id", "event", "division", "round", "table_label", "actor", "channel",
-    "words_typed", "words", "lexicon", "fingerprint", "verdict", "results", "rule", "consequence", "request_id",
-    "agrees", "note", "software_version", "prev_hash", "hash", "salt",
-]  # fmt: skip
+    "id",
+    "created_at",
+    "kind",
+    "parent_id",
+    "event",
+    "division",
+    "round",
+    "table_label",
+    "actor",
+    "channel",
+    "words_typed",
+    "words",
+    "lexicon",
+    "fingerprint",
+    "verdict",
+    "results",
+    "rule",
+    "consequence",
+    "request_id",
+    "agrees",
+    "note",
+    "software_version",
+    "prev_hash",
+    "hash",
+    "salt",
+]
 _V1_JSON = {"words_typed", "words", "results", "consequence"}
 
 

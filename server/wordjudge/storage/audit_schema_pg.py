@@ -10,7 +10,10 @@ from a check) is found as tampering, as on SQLite.
 
 from __future__ import annotations
 
-from wordjudge.storage.postgres import Connection, PgMigration
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from wordjudge.storage.postgres import Connection, PgMigration
 
 MIGRATIONS_TABLE = "audit_migrations"
 
@@ -282,7 +285,10 @@ def missing_or_changed(connection: Connection) -> list[str]:
         shown = text.replace(" ON " + text.split(" ON ", 1)[-1].split(" ", 1)[0], " ON records", 1) if text else ""
         if enabled not in ("O", "A") or shown != f"CREATE TRIGGER {name} {definition}":
             found.append(name)
-    found += [f"{name} (a rule)" for (name,) in connection.execute(
-        "SELECT rulename FROM pg_rules WHERE schemaname = current_schema() AND tablename = 'records'"
-    ).fetchall()]  # fmt: skip
+    found += [
+        f"{name} (a rule)"
+        for (name,) in connection.execute(
+            "SELECT rulename FROM pg_rules WHERE schemaname = current_schema() AND tablename = 'records'"
+        ).fetchall()
+    ]
     return found

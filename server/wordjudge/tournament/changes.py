@@ -16,16 +16,18 @@ from __future__ import annotations
 import secrets
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from wordjudge.access.devices import Device
 from wordjudge.base.errors import AuditUnavailable, Conflict
 from wordjudge.base.messages import Message, duration
-from wordjudge.log.audit import AuditLog
 from wordjudge.model.auth import Role
 from wordjudge.model.records import Entry, Kind, Record
 from wordjudge.model.rules import ChallengeRule
 from wordjudge.tournament.event import EVENT_FILE, Division, Event
+
+if TYPE_CHECKING:
+    from wordjudge.access.devices import Device
+    from wordjudge.log.audit import AuditLog
 
 CHANNEL = "console"
 # The changes that need the TD's confirmation once their division has a challenge on record.
@@ -36,12 +38,17 @@ _SERVING = (Role.KIOSK, Role.RUNNER)
 _RULES = {rule.value for rule in ChallengeRule}
 # Every kind of change a record may name, and how it is said.
 WHATS = {
-    "event.settings": "change.event.settings", "division.added": "change.division.added",
-    "division.removed": "change.division.removed", "division.name": "change.division.name",
-    "division.lexicon": "change.division.lexicon", "division.rule": "change.division.rule",
-    "td.added": "change.td.added", "td.disabled": "change.td.disabled", "device.revoked": "change.device.revoked",
+    "event.settings": "change.event.settings",
+    "division.added": "change.division.added",
+    "division.removed": "change.division.removed",
+    "division.name": "change.division.name",
+    "division.lexicon": "change.division.lexicon",
+    "division.rule": "change.division.rule",
+    "td.added": "change.td.added",
+    "td.disabled": "change.td.disabled",
+    "device.revoked": "change.device.revoked",
     "device.repair_code": "change.device.repair_code",
-}  # fmt: skip
+}
 
 
 @dataclass(frozen=True)
@@ -164,11 +171,13 @@ def require_confirmed(weighed: Sequence[Weighed], confirmed: bool) -> None:
     for item in weighed:
         if item.needs_confirmation:
             raise Conflict(
-                "error.event.confirm", change=describe(item.change), division=item.change.division,
+                "error.event.confirm",
+                change=describe(item.change),
+                division=item.change.division,
                 challenges=Message("change.challenges", n=item.challenges or 0),
                 devices=Message("change.devices", n=sum((item.devices or {}).values())),
                 details=[w.as_dict() for w in weighed],
-            )  # fmt: skip
+            )
 
 
 def describe(change: Change | dict[str, Any]) -> Message:
@@ -183,22 +192,31 @@ def describe(change: Change | dict[str, Any]) -> Message:
     if what == "event.settings":  # each setting from its old value to its new one: "name: 10 -> 20, ..."
         said: str | Message = ""
         for key in reversed(list(after or before)):
-            one = Message("change.from_to", name=_name(key), before=_value(key, before.get(key)),
-                          after=_value(key, after.get(key)))  # fmt: skip
+            one = Message(
+                "change.from_to",
+                name=_name(key),
+                before=_value(key, before.get(key)),
+                after=_value(key, after.get(key)),
+            )
             said = one if said == "" else Message("change.and", first=one, rest=said)
         return Message("change.event.settings", subject=str(change.get("subject", "")), changes=said)
     return Message(
-        WHATS.get(what, "change.other"), subject=str(change.get("subject", "")), what=what,
-        before=_said(before, named), after=_said(after, named),
-    )  # fmt: skip
+        WHATS.get(what, "change.other"),
+        subject=str(change.get("subject", "")),
+        what=what,
+        before=_said(before, named),
+        after=_said(after, named),
+    )
 
 
 # The clock's own records (wordjudge.tournament.timekeeping) and the TD's acceptance of a step back
 # (wordjudge.tournament.clock_steps).
 _CLOCK = {
-    "clock.stepped_back": "change.clock.stepped_back", "clock.jumped_forward": "change.clock.jumped_forward",
-    "clock.behind_log": "change.clock.behind_log", "clock.step_accepted": "change.clock.step_accepted",
-}  # fmt: skip
+    "clock.stepped_back": "change.clock.stepped_back",
+    "clock.jumped_forward": "change.clock.jumped_forward",
+    "clock.behind_log": "change.clock.behind_log",
+    "clock.step_accepted": "change.clock.step_accepted",
+}
 
 
 def _clock_change(what: str, subject: Any, before: dict[str, Any], after: dict[str, Any]) -> Message:
@@ -245,8 +263,9 @@ def _value(key: str, value: Any) -> str | Message:
 def device_revoked(device: Device) -> Change:
     """A device revoked: its role and division, from not revoked to revoked."""
     state = {"role": device.role.value, "division": device.division}
-    return Change("device.revoked", device.name, device.division or "", {**state, "revoked": False},
-                  {**state, "revoked": True})  # fmt: skip
+    return Change(
+        "device.revoked", device.name, device.division or "", {**state, "revoked": False}, {**state, "revoked": True}
+    )
 
 
 def repair_code_made(device: str, division: str | None, *, was_revoked: bool) -> Change:
@@ -265,10 +284,25 @@ def td_disabled(name: str, *, was_disabled: bool) -> Change:
 def change_entry(change: Change, *, actor: str, event: str, channel: str = CHANNEL) -> Entry:
     """The change record of ``change`` made by ``actor`` (through ``channel``): no words, results or verdict."""
     return Entry(
-        kind=Kind.CHANGE, parent_id=None, event=event, division=change.division, round=None, table="", actor=actor,
-        channel=channel, words_typed=(), words=(), lexicon="", fingerprint="", verdict=None, results=(), rule="",
-        consequence={}, request_id=f"change-{secrets.token_hex(12)}", change=change.as_dict(),
-    )  # fmt: skip
+        kind=Kind.CHANGE,
+        parent_id=None,
+        event=event,
+        division=change.division,
+        round=None,
+        table="",
+        actor=actor,
+        channel=channel,
+        words_typed=(),
+        words=(),
+        lexicon="",
+        fingerprint="",
+        verdict=None,
+        results=(),
+        rule="",
+        consequence={},
+        request_id=f"change-{secrets.token_hex(12)}",
+        change=change.as_dict(),
+    )
 
 
 def record_changes(audit: AuditLog, old: Event, new: Event, *, actor: str) -> list[Record]:

@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING
 from wordjudge.base.clock import seconds_of
 from wordjudge.base.messages import Message
 from wordjudge.log.chain import STEP_ACCEPTED, record_stamp, verify_chain
-from wordjudge.model.records import Entry, Record
-from wordjudge.storage.postgres import AnyConnection
 from wordjudge.tournament.changes import Change, change_entry
 
 if TYPE_CHECKING:
     from wordjudge.log.audit import AuditLog
+    from wordjudge.model.records import Entry, Record
+    from wordjudge.storage.postgres import AnyConnection
 
 CHANNEL = "cli"  # the TD accepts a step at the server machine's command line
 
@@ -45,9 +45,12 @@ class StepAcceptance:
     def change(self) -> Change:
         """The acceptance's change (``before``: the record before; ``after``: the one accepted, by its hash)."""
         return Change(
-            STEP_ACCEPTED, str(self.id), "", {"id": self.id - 1, "time": self.previous},
+            STEP_ACCEPTED,
+            str(self.id),
+            "",
+            {"id": self.id - 1, "time": self.previous},
             {"id": self.id, "time": self.time, "hash": self.hash, "seconds": round(self.seconds, 3)},
-        )  # fmt: skip
+        )
 
 
 def step_acceptance(connection: AnyConnection, record_id: int) -> StepAcceptance | Message:

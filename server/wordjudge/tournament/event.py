@@ -61,9 +61,10 @@ def _printable(text: str) -> str:
         if unicodedata.category(char)[0] == "C" or unicodedata.category(char) in ("Zl", "Zp"):
             name = unicodedata.name(char, "a control character")
             raise PydanticCustomError(
-                "wordjudge", "has U+{code} ({name}): use letters, digits, spaces and punctuation",
+                "wordjudge",
+                "has U+{code} ({name}): use letters, digits, spaces and punctuation",
                 {"code": f"{ord(char):04X}", "name": name},
-            )  # fmt: skip
+            )
     return text.strip()
 
 
@@ -99,17 +100,23 @@ class EventSettings(BaseModel):
     name: Name = Field(description=f"the event's name (1 to {_MAX_NAME} characters)")
     rounds: bool = Field(default=True, description="true or false: whether challenges carry a round number")
     current_round: int | None = Field(
-        default=None, ge=1, le=MAX_ROUND,
+        default=None,
+        ge=1,
+        le=MAX_ROUND,
         description=f"a round number from 1 to {MAX_ROUND} (or left out): the round under way",
-    )  # fmt: skip
+    )
     challenges_per_minute: int = Field(
-        default=DEFAULT_CHALLENGES_PER_MINUTE, ge=0, le=600,
+        default=DEFAULT_CHALLENGES_PER_MINUTE,
+        ge=0,
+        le=600,
         description="a whole number from 0 (no limit) to 600: challenges a minute per kiosk or handheld",
-    )  # fmt: skip
+    )
     kiosk_result_seconds: int = Field(
-        default=DEFAULT_KIOSK_RESULT_SECONDS, ge=3, le=120,
+        default=DEFAULT_KIOSK_RESULT_SECONDS,
+        ge=3,
+        le=120,
         description="a whole number of seconds from 3 to 120: how long a kiosk shows a verdict",
-    )  # fmt: skip
+    )
     tables: Tables = Field(
         default="numbers",
         description=f'"numbers" (1 to {MAX_TABLE}) or "names" (letters, digits and -): how the tables are labelled',
@@ -141,10 +148,14 @@ class Division:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "name": self.name, "lexicon": self.lexicon, "rule": self.rule.value, "rule_text": self.rule.description,
+            "name": self.name,
+            "lexicon": self.lexicon,
+            "rule": self.rule.value,
+            "rule_text": self.rule.description,
             # The rule and its description as catalogue keys, for screens to say in the event's language.
-            "rule_message": self.rule.message.as_dict(), "rule_text_message": self.rule.description_message.as_dict(),
-        }  # fmt: skip
+            "rule_message": self.rule.message.as_dict(),
+            "rule_text_message": self.rule.description_message.as_dict(),
+        }
 
 
 @dataclass(frozen=True)
@@ -275,11 +286,15 @@ def parse_event(data: dict[str, Any], where: Where = EVENT_FILE, *, lexicons: Se
             raise InvalidInput("error.event.division_twice", where=where, name=repr(entry.name))
         divisions.append(Division(entry.name, lexicon, entry.rule))
     return Event(
-        name=settings.name, divisions=tuple(divisions), rounds=settings.rounds, current_round=settings.current_round,
-        challenges_per_minute=settings.challenges_per_minute, kiosk_result_seconds=settings.kiosk_result_seconds,
+        name=settings.name,
+        divisions=tuple(divisions),
+        rounds=settings.rounds,
+        current_round=settings.current_round,
+        challenges_per_minute=settings.challenges_per_minute,
+        kiosk_result_seconds=settings.kiosk_result_seconds,
         tables=settings.tables,
         language=settings.language,
-    )  # fmt: skip
+    )
 
 
 def parse_event_change(
@@ -401,9 +416,11 @@ def match_lexicon(name: str, known: Sequence[str]) -> str:
     compiled: str | Message = ", ".join(known) or Message("error.none")
     if close:
         raise InvalidInput(
-            "error.lexicon.not_compiled_close", name=repr(name), close=joined(list(close), "error.list.or"),
+            "error.lexicon.not_compiled_close",
+            name=repr(name),
+            close=joined(list(close), "error.list.or"),
             compiled=compiled,
-        )  # fmt: skip
+        )
     raise InvalidInput("error.lexicon.not_compiled", name=repr(name), compiled=compiled)
 
 
@@ -433,12 +450,15 @@ def template(lexicons: list[str]) -> str:
 def dump_event(event: Event) -> str:
     """The event as the TOML of an event file (what :func:`load_event` reads back), written by tomli-w."""
     settings = EventSettings(
-        name=event.name, rounds=event.rounds, current_round=event.current_round,
-        challenges_per_minute=event.challenges_per_minute, kiosk_result_seconds=event.kiosk_result_seconds,
+        name=event.name,
+        rounds=event.rounds,
+        current_round=event.current_round,
+        challenges_per_minute=event.challenges_per_minute,
+        kiosk_result_seconds=event.kiosk_result_seconds,
         tables=event.tables,
         language=event.language,
         division=[DivisionSettings(name=d.name, lexicon=d.lexicon, rule=d.rule) for d in event.divisions],
-    )  # fmt: skip
+    )
     data = settings.model_dump(mode="json", exclude_none=True)
     # Each division as a [[division]] table, as the TD writes them (tomli-w would inline short ones).
     tables = "".join(f"\n[[division]]\n{tomli_w.dumps(division)}" for division in data.pop("division"))

@@ -26,10 +26,10 @@ from typing import TYPE_CHECKING, Any
 from wordjudge import __version__
 from wordjudge.base.messages import Message
 from wordjudge.words.lexicon import TRIE_FILE
-from wordjudge.words.profile import Profile
 
 if TYPE_CHECKING:
     from wordjudge.log.audit import AuditLog
+    from wordjudge.words.profile import Profile
 
 LOW_DISK_BYTES = 100 * 2**20  # below this much free space on the data dir's disk, health warns
 
@@ -135,8 +135,9 @@ def check(
         if on_disk != "unchanged":
             files = ", ".join(f"{shown} {state}" for shown, state in states.items() if state != "unchanged")
             reasons.append(Message("error.health.lexicon_changed", name=name, files=files))
-        lexicons.append({**view, "verified": stamp is not None, "verified_at": stamp.at if stamp else None,
-                         "on_disk": on_disk})  # fmt: skip
+        lexicons.append(
+            {**view, "verified": stamp is not None, "verified_at": stamp.at if stamp else None, "on_disk": on_disk}
+        )
         # Named like an edition it is not: the TD forced it in, so the server serves it, but says so.
         warnings.extend(
             Message("error.health.unverified", name=name, badge=c["badge"], description=c["description"])

@@ -185,9 +185,12 @@ class ServedEvent:
                 )
         if event != served:
             log.info(
-                "%s changed: now serving %s, %d division(s), current round %s", EVENT_FILE, event.name,
-                len(event.divisions), event.current_round if event.current_round is not None else "not set",
-            )  # fmt: skip
+                "%s changed: now serving %s, %d division(s), current round %s",
+                EVENT_FILE,
+                event.name,
+                len(event.divisions),
+                event.current_round if event.current_round is not None else "not set",
+            )
             for division in event.divisions:
                 label = self.lexicon_views[division.lexicon]["label"]
                 log.info("division %s: %s, rule %s", division.name, label, division.rule)

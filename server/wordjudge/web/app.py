@@ -105,9 +105,12 @@ def create_app(
         # A device that followed the hall's active server here still runs the page of the server it was loaded
         # from: its requests come from that origin (a peer's), with its token and no cookie.
         app.add_middleware(
-            CORSMiddleware, allow_origins=peers, allow_methods=["GET", "POST"],
-            allow_headers=["Authorization", "Content-Type", "Accept"], max_age=600,
-        )  # fmt: skip
+            CORSMiddleware,
+            allow_origins=peers,
+            allow_methods=["GET", "POST"],
+            allow_headers=["Authorization", "Content-Type", "Accept"],
+            max_age=600,
+        )
     if process is not None and not process.leads:
         app.add_middleware(VerdictsOnly, process=process, url=settings.public_url or "")
     app.add_middleware(SecurityHeaders, hsts=settings.tls, connect=peers)

@@ -186,11 +186,21 @@ def record_filter(
     # The queue's challenges, decided on each whole family (a reissue or ruling settles a disagreement).
     awaiting = None if needs_ruling is None else awaiting_ruling(resources.audit, resources.served.event.name)
     return RecordFilter(
-        division=division, round=round, table=table or found.table, kind=kind, verdict=verdict, actor=actor,
-        since=utc_time(since, "since") if since else None, until=utc_time(until, "until") if until else None,
-        needs_ruling=needs_ruling, awaiting=awaiting, word=normalise(word) if word else None, words=found.words,
-        record_id=found.record_id, hash_prefix=found.hash_prefix,
-    )  # fmt: skip
+        division=division,
+        round=round,
+        table=table or found.table,
+        kind=kind,
+        verdict=verdict,
+        actor=actor,
+        since=utc_time(since, "since") if since else None,
+        until=utc_time(until, "until") if until else None,
+        needs_ruling=needs_ruling,
+        awaiting=awaiting,
+        word=normalise(word) if word else None,
+        words=found.words,
+        record_id=found.record_id,
+        hash_prefix=found.hash_prefix,
+    )
 
 
 FilterDep = Annotated[RecordFilter, Depends(record_filter)]

@@ -77,9 +77,13 @@ class ChallengeFastPath:
             resources = resources_of(request.state.serving)
             who = await get_principal(await authenticate(request, resources))
             appended = await resources.challenges.adjudicate(
-                who, division=challenge.division, table=challenge.table, round_number=challenge.round,
-                words=challenge.words, request_id=challenge.request_id,
-            )  # fmt: skip
+                who,
+                division=challenge.division,
+                table=challenge.table,
+                round_number=challenge.round,
+                words=challenge.words,
+                request_id=challenge.request_id,
+            )
             response = appended_response(appended.record, appended.replayed, who)
         except WordjudgeError as exc:
             response = error_response(exc)

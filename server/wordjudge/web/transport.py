@@ -305,8 +305,12 @@ class GuardedHttpProtocol(HttpToolsProtocol):
             wait = self.counts.rates.take(self._rate_key, time.monotonic())
             if wait:
                 if self.counts.should_log(self._rate_key):
-                    log.warning("refusing requests from %s: over %d a second", self._rate_key,
-                                self.limits.requests_per_second, extra={"client": self._rate_key})  # fmt: skip
+                    log.warning(
+                        "refusing requests from %s: over %d a second",
+                        self._rate_key,
+                        self.limits.requests_per_second,
+                        extra={"client": self._rate_key},
+                    )
                 self._refusal = RateLimited("error.http.rate_limited", retry_after=wait)
                 raise _Refused  # stops the parser: uvicorn's handler calls send_400_response, which answers it
         super().on_message_begin()
@@ -430,6 +434,8 @@ def connection_limits(
     soft = raise_open_file_limit()
     overall = max(soft - FD_RESERVE, 64) if soft != resource.RLIM_INFINITY else 1_000_000
     return ConnectionLimits(
-        per_client=per_client, overall=overall, trusted_proxies=tuple(trusted_proxies),
+        per_client=per_client,
+        overall=overall,
+        trusted_proxies=tuple(trusted_proxies),
         requests_per_second=requests_per_second,
-    )  # fmt: skip
+    )

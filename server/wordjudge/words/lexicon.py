@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import marisa_trie
 
@@ -35,7 +35,9 @@ from wordjudge.base.errors import InvalidInput, LexiconExists, LexiconIntegrityE
 from wordjudge.base.messages import Message
 from wordjudge.base.schemas import strict_json
 from wordjudge.words.editions import Registry, canonical_form, fingerprint, load_registry
-from wordjudge.words.wordlist import WordList
+
+if TYPE_CHECKING:
+    from wordjudge.words.wordlist import WordList
 
 MANIFEST_FILE = "manifest.json"
 TRIE_FILE = "words.marisa"
@@ -238,9 +240,11 @@ class Lexicon:
         actual = hashlib.sha256(canonical_form(self.words())).hexdigest()
         if actual != self.manifest.fingerprint:
             raise LexiconIntegrityError(
-                "error.lexicon.fingerprint", path=str(self.directory / TRIE_FILE), actual=actual,
+                "error.lexicon.fingerprint",
+                path=str(self.directory / TRIE_FILE),
+                actual=actual,
                 expected=self.manifest.fingerprint,
-            )  # fmt: skip
+            )
 
 
 class LexiconStore:
@@ -301,9 +305,12 @@ class LexiconStore:
             if claim is not None and claim.unverified:
                 remedy = claim.remedy(lambda edition: f"--name {edition}")
                 raise InvalidInput(
-                    "error.lexicon.claim_refused", name=name, problem=claim.problem(), remedy=remedy,
+                    "error.lexicon.claim_refused",
+                    name=name,
+                    problem=claim.problem(),
+                    remedy=remedy,
                     details=claim.as_dict(),
-                )  # fmt: skip
+                )
         if not target.exists():
             return compile_lexicon(word_list, target, name, demo=demo)
         old = target.with_name(f".{name}.old")

@@ -237,9 +237,13 @@ class Profile:
             outside = [char for char in word if char not in self._letters]
             if outside:
                 raise InvalidInput(
-                    "error.words.not_a_letter", position=position, word=repr(typed.strip()),
-                    char=describe_char(outside[0]), lexicon=self.name, letters=self.alphabet,
-                )  # fmt: skip
+                    "error.words.not_a_letter",
+                    position=position,
+                    word=repr(typed.strip()),
+                    char=describe_char(outside[0]),
+                    lexicon=self.name,
+                    letters=self.alphabet,
+                )
             normalised.append(word)
         return normalised
 
@@ -383,9 +387,12 @@ def _check_claim(profile: Profile) -> None:
         what = f"its base lexicon {base.name}"
         remedy = claim.remedy(lambda edition: f"e.g. {edition}-errata")
         raise ProfileError(
-            "error.profile.claim_refused", name=profile.name, problem=claim.problem(what), remedy=remedy,
+            "error.profile.claim_refused",
+            name=profile.name,
+            problem=claim.problem(what),
+            remedy=remedy,
             details=claim.as_dict(what),
-        )  # fmt: skip
+        )
 
 
 def _errata_notes(profile: Profile) -> list[str]:

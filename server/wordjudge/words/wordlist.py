@@ -373,6 +373,13 @@ def _invalid_lines_error(result: WordList, better: tuple[SourceFormat, int] | No
         advice = Message("error.word_list.fix")
     details = [{"line": bad.line, "content": bad.content, "reason": bad.reason} for bad in invalid[:100]]
     return WordListError(
-        "error.word_list.invalid_lines", source=source_name, n=len(invalid), format=result.format.description,
-        how=how, lines="\n  ".join(shown), more=more, advice=advice, details=details,
-    )  # fmt: skip
+        "error.word_list.invalid_lines",
+        source=source_name,
+        n=len(invalid),
+        format=result.format.description,
+        how=how,
+        lines="\n  ".join(shown),
+        more=more,
+        advice=advice,
+        details=details,
+    )

@@ -53,14 +53,23 @@ async def login(body: LoginIn, request: Request, resources: ResourcesDep) -> JSO
         resources.access.tds.login, body.name, body.password, client=client_address(request)
     )
     response = JSONResponse(
-        {"actor": session.principal.actor, "role": "td", "csrf_token": session.csrf_token,
-         "expires_at": session.expires_at},
+        {
+            "actor": session.principal.actor,
+            "role": "td",
+            "csrf_token": session.csrf_token,
+            "expires_at": session.expires_at,
+        },
         status_code=201,
-    )  # fmt: skip
+    )
     response.set_cookie(
-        SESSION_COOKIE, session.token, max_age=SESSION_TTL, path="/", secure=resources.settings.tls,
-        httponly=True, samesite="strict",
-    )  # fmt: skip
+        SESSION_COOKIE,
+        session.token,
+        max_age=SESSION_TTL,
+        path="/",
+        secure=resources.settings.tls,
+        httponly=True,
+        samesite="strict",
+    )
     return response
 
 

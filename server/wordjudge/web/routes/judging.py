@@ -77,9 +77,13 @@ async def submit_challenge(body: ChallengeIn, resources: ResourcesDep, who: Prin
     the same id for different words is a 409.
     """
     appended = await resources.challenges.adjudicate(
-        who, division=body.division, table=body.table, round_number=body.round, words=body.words,
+        who,
+        division=body.division,
+        table=body.table,
+        round_number=body.round,
+        words=body.words,
         request_id=body.request_id,
-    )  # fmt: skip
+    )
     return appended_response(appended.record, appended.replayed, who)
 
 

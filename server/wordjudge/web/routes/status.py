@@ -64,10 +64,12 @@ _HEALTH_REPORT = {"application/json": {"schema": {"type": "object"}}}
     tags=["status"],
     responses={
         200: {"description": "The server is ok (`state`: ok).", "content": _HEALTH_REPORT},
-        503: {"description": "Degraded (`state`: degraded): the same report, `reasons` says why.",
-              "content": _HEALTH_REPORT},
+        503: {
+            "description": "Degraded (`state`: degraded): the same report, `reasons` says why.",
+            "content": _HEALTH_REPORT,
+        },
     },
-)  # fmt: skip
+)
 async def health(serving: ServingDep) -> JSONResponse:
     """Whether the server can do its job: 200 and `state` ok, or 503 and `state` degraded with its `reasons`
     (`status` is the HTTP code, as in an error body).
