@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import functools
+import os
+import shlex
+import shutil
+import subprocess
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -62,12 +68,81 @@ def runner_sends(runner: Page, table: str, words: str) -> None:
     expect(runner.locator("#app")).to_have_attribute("data-screen", "confirm")
 
 
+# Debian's chromium obeys the managed policies in this folder, for every profile on the machine: where
+# deploy/kiosk-setup.sh has locked a kiosk's Chromium down to its server's origin, every page the tests open is
+# blocked, and Playwright says only "Cannot read properties of undefined (reading '_page')". The browser tests'
+# Chromium sees an empty folder here instead, in a private mount namespace; the machine's is left as it is.
+POLICIES = Path("/etc/chromium/policies")
+
+
+def managed_policies() -> list[Path]:
+    """The managed Chromium policies installed on this machine (deploy/kiosk-setup.sh writes one)."""
+    return sorted((POLICIES / "managed").glob("*.json"))
+
+
+def _unshare() -> list[str]:
+    """A private mount namespace: as root, or in a user namespace of its own (where the kernel allows it)."""
+    mount = ["--mount", "--propagation", "private"]
+    return ["unshare", *mount] if os.geteuid() == 0 else ["unshare", "--user", "--map-root-user", *mount]
+
+
+def _without_policies(empty: Path, *command: str) -> list[str]:
+    """``command`` in a private mount namespace whose ``/etc/chromium/policies`` is the empty folder ``empty``."""
+    script = f'mount --bind "$0" {shlex.quote(str(POLICIES))} && exec "$@"'
+    return [*_unshare(), "sh", "-c", script, str(empty), *command]
+
+
+@functools.cache
+def policies_hidden() -> str | None:
+    """None if the browser tests can give Chromium an empty policy folder here, else why they cannot."""
+    if shutil.which("unshare") is None:
+        return "unshare (util-linux) is missing"
+    with tempfile.TemporaryDirectory() as empty:
+        probe = [*_without_policies(Path(empty), "sh", "-c", f"! ls {shlex.quote(str(POLICIES))}/managed/*.json")]
+        tried = subprocess.run(probe, capture_output=True, text=True, check=False)
+    return None if tried.returncode == 0 else f"a private mount namespace fails here: {tried.stderr.strip()}"
+
+
+def pytest_report_header() -> str | None:
+    found = managed_policies()
+    if not found:
+        return None
+    names = ", ".join(map(str, found))
+    why_not = policies_hidden()
+    if why_not is None:
+        return f"chromium: managed policy {names} (a kiosk lock-down?) hidden from the browser tests' Chromium"
+    return (
+        f"chromium: managed policy {names} (deploy/kiosk-setup.sh's kiosk lock-down?) is in force and blocks the "
+        f"browser tests' pages ({why_not}): run them as root, or remove it while they run"
+    )
+
+
 @pytest.fixture(scope="session")
-def browser() -> Iterator[Browser]:
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
     if not CHROMIUM.exists():
         pytest.fail(f"{CHROMIUM} is missing: apt-get install chromium (.ci/check installs it)")
+    executable = CHROMIUM
+    found = managed_policies()
+    if found and policies_hidden() is None:  # Chromium started by a script that hides them first
+        folder = tmp_path_factory.mktemp("chromium")
+        (folder / "no-policies").mkdir()
+        executable = folder / "chromium"
+        command = shlex.join(_without_policies(folder / "no-policies", str(CHROMIUM)))
+        executable.write_text(f'#!/bin/sh\n# {CHROMIUM} without {POLICIES} (tests/browser.py)\nexec {command} "$@"\n')
+        executable.chmod(0o755)
     with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        launched = playwright.chromium.launch(executable_path=str(executable), args=CHROMIUM_ARGS)
+        if found and executable == CHROMIUM:
+            try:  # a page, which the kiosk's lock-down refuses: fail saying why, not with Playwright's riddle
+                context = launched.new_context()
+                context.new_page()
+                context.close()
+            except Exception as exc:
+                launched.close()
+                pytest.fail(
+                    f"a managed Chromium policy is installed ({', '.join(map(str, found))}: deploy/kiosk-setup.sh's "
+                    f"kiosk lock-down?) and Chromium opens no page under it ({policies_hidden()}): {exc}"
+                )
         yield launched
         launched.close()
 
@@ -78,6 +153,11 @@ def new_page(browser: Browser, size: str = "small") -> Page:
     page = context.new_page()
     page.set_default_timeout(10_000)
     return page
+
+
+def drawn(page: Page) -> None:
+    """Wait until the page has drawn what was just changed (a scroll, a new window size): two frames later."""
+    page.evaluate("() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))")
 
 
 def screenshot(page: Page, name: str) -> Path:

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import inspect
 import os
 import shutil
 import subprocess
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import CodeType, FunctionType
+from typing import Any
 
 import pytest
 from fastapi import FastAPI
@@ -24,13 +27,15 @@ from wordjudge.words.editions import canonical_form
 from wordjudge.words.lexicon import DEMO_NAME, Lexicon, LexiconStore
 from wordjudge.words.wordlist import normalise
 
-from . import wordgen
+from . import helpers, wordgen
 from .helpers import (
     CHEAP_HASHER,
     PROFILE,
     Actors,
     LiveServer,
+    ServeProcess,
     device_headers,
+    serve_process,
     td_headers,
     write_event,
 )
@@ -46,22 +51,110 @@ pytest_plugins = ["tests.browser", "tests.postgres", "tests.hall_lab"]
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 
+# What a plain ``pytest`` leaves out (pyproject.toml's addopts): the tests that start a live server, a browser or a
+# PostgreSQL cluster. Any ``-m`` given replaces it: ``-m ""`` runs every test (as .ci/check does), ``-m live`` those.
+DEFAULT_SELECTION = "not live and not browser and not cluster"
+SLOW_KINDS = {
+    "live": "start a wordjudge server",
+    "browser": "drive Chromium",
+    "cluster": "start a PostgreSQL cluster",
+}
+
+
+def _is_server_start(obj: object) -> bool:
+    """Whether ``obj`` is one of the ways the tests start ``wordjudge serve``: everything that starts one goes
+    through these (tests/helpers.py) or a ``subprocess.Popen`` of ``serve`` (seen in the code that calls it)."""
+    return obj is LiveServer or obj is serve_process or obj is ServeProcess
+
+
+def _codes_of(obj: object) -> list[tuple[CodeType, dict[str, Any]]]:
+    """The code of a function, or of a class's methods, each with the globals it runs with."""
+    functions = list(vars(obj).values()) if isinstance(obj, type) else [obj]
+    functions = [inspect.unwrap(function) for function in functions if callable(function)]  # @contextmanager's
+    return [(function.__code__, function.__globals__) for function in functions if isinstance(function, FunctionType)]
+
+
+def _starts(code: CodeType, where: dict[str, Any], found: Callable[[object], bool], seen: set[CodeType]) -> bool:
+    """Whether ``code`` (run with globals ``where``) may reach something ``found`` says yes to: through the names
+    it uses, the tests' own functions and classes they name (in any tests module), and the code nested in it."""
+    if code in seen:
+        return False
+    seen.add(code)
+    if "Popen" in code.co_names and found(code):  # a subprocess.Popen of what ``found`` sees in its constants
+        return True
+    for name in code.co_names:
+        obj = where.get(name)
+        if obj is None:
+            continue
+        if found(obj):
+            return True
+        ours = str(getattr(obj, "__module__", "") or "").startswith("tests.")
+        if ours and any(_starts(inner, inner_globals, found, seen) for inner, inner_globals in _codes_of(obj)):
+            return True
+    return any(isinstance(const, CodeType) and _starts(const, where, found, seen) for const in code.co_consts)
+
+
+def _reaches(item: pytest.Item, found: Callable[[object], bool]) -> bool:
+    """Whether the test, or a fixture it uses, may reach something ``found`` says yes to (_starts)."""
+    functions = [getattr(item, "obj", None)]
+    fixture_info = getattr(item, "_fixtureinfo", None)
+    if fixture_info is not None:
+        functions += [fixturedef.func for defs in fixture_info.name2fixturedefs.values() for fixturedef in defs]
+    seen: set[CodeType] = set()
+    for function in functions:
+        function = inspect.unwrap(function) if callable(function) else function
+        if isinstance(function, FunctionType) and _starts(function.__code__, function.__globals__, found, seen):
+            return True
+    return False
+
+
+def _serves(obj: object) -> bool:
+    if isinstance(obj, CodeType):  # a Popen whose command is ``... serve ...``
+        return "serve" in obj.co_consts
+    return _is_server_start(obj)
+
+
+def _drives_chromium(obj: object) -> bool:
+    from .browser import CHROMIUM  # a plugin of this file's: imported once the plugins are
+
+    return obj is CHROMIUM
+
+
 @pytest.hookimpl(tryfirst=True)  # before -m selects: a module that forgot its marker is still left out
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark every test that drives the browser ``browser`` and ``live``, and every test that starts a server
-    through ``live_server`` ``live``, whatever its module says: the fast suite (``-m "not live and not browser"``)
-    then never starts a browser or a server (the i18n screen walks, unmarked, once took half its time)."""
+    """Mark, whatever its module says, every test that drives Chromium (the ``browser`` fixture, or Debian's
+    chromium started otherwise) ``browser`` and ``live``, and every test that starts a ``wordjudge serve``
+    (``live_server``, :class:`LiveServer`, ``serving``, ``serve_process``, a Popen of ``serve``: in the test, its
+    fixtures or the tests' own code they call) ``live``: the fast suite then never starts a browser or a server
+    (the i18n screen walks, unmarked, once took half its time). tests/postgres.py marks ``cluster``."""
     for item in items:
         names = set(getattr(item, "fixturenames", ()))
-        if "browser" in names:
+        if "browser" in names or _reaches(item, _drives_chromium):
             item.add_marker(pytest.mark.browser)
-        if names & {"browser", "live_server"}:
+            item.add_marker(pytest.mark.live)
+        elif "live_server" in names or _reaches(item, _serves):
             item.add_marker(pytest.mark.live)
 
 
-def pytest_report_header() -> str:
+@pytest.fixture(autouse=True)
+def _servers_only_in_live_tests(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test not marked ``live`` that starts a server anyway (in a way the marking above did not see) fails,
+    saying so, rather than slowing the fast suite unnoticed."""
+    helpers.SERVERS_UNMARKED = None if request.node.get_closest_marker("live") else request.node.nodeid
+    yield
+    helpers.SERVERS_UNMARKED = None
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
     other = "a fifth of the examples; WORDJUDGE_TESTS=full runs them all" if PROFILE == "fast" else "every example"
-    return f"randomised tests: {PROFILE} profile ({other})"
+    lines = [f"randomised tests: {PROFILE} profile ({other})"]
+    if config.option.markexpr == DEFAULT_SELECTION:
+        kinds = ", ".join(f"{kind} (they {what})" for kind, what in SLOW_KINDS.items())
+        lines.append(
+            f'left out (the fast suite): tests marked {kinds}; -m "" runs every test (as .ci/check does), '
+            "-m live (or browser, cluster) only those"
+        )
+    return lines
 
 
 @pytest.fixture(scope="session")

@@ -241,9 +241,19 @@ class ServeProcess(subprocess.Popen[str]):
         return self._said, ""
 
 
+# The node id of the running test if it is not marked ``live`` (conftest.py sets it): serve_process refuses to start
+# a server for it, saying why, rather than let it slow the fast suite (which leaves the ``live`` tests out) unseen.
+SERVERS_UNMARKED: str | None = None
+
+
 def serve_process(data_dir: Path, *extra: str, prefix: Sequence[str] = ()) -> ServeProcess:
     """``wordjudge serve`` on ``data_dir`` with ``extra`` flags (its output: see ServeProcess); run by ``prefix``
     if given (``ip netns exec NAMESPACE``: on another machine of a lab)."""
+    if SERVERS_UNMARKED is not None:
+        raise AssertionError(
+            f"{SERVERS_UNMARKED} starts a server but is not marked live: mark it @pytest.mark.live, or start it "
+            "through something conftest.py's marking sees (live_server, LiveServer, serving, serve_process)"
+        )
     script = Path(sys.executable).with_name("wordjudge")
     env = {**os.environ, "WORDJUDGE_DATA_DIR": str(data_dir)}
     return ServeProcess([*prefix, str(script), "serve", *extra], env)
@@ -286,6 +296,26 @@ StartServer = Callable[..., LiveServer]
 
 
 T = TypeVar("T")
+
+
+def eventually(check: Callable[[], T], what: str, *, seconds: float = 10, every: float = 0.05) -> T:
+    """Poll ``check`` until what it returns is true, and return that; fail saying ``what`` did not happen (and
+    what ``check`` last returned) after ``seconds``. For a test that waits for something it can see: a fixed
+    sleep is either too short on a loaded machine or longer than needed on an idle one."""
+    deadline = time.monotonic() + seconds
+    while not (seen := check()):
+        assert time.monotonic() < deadline, f"{what}: not after {seconds} s (last: {seen!r})"
+        time.sleep(every)
+    return seen
+
+
+def alert_kinds(data_dir: Path) -> list[str]:
+    """The kinds of the data dir's latest alerts for the TD, newest first, as another process reads them."""
+    store = access_store(data_dir)
+    try:
+        return [alert.kind for alert in store.alerts.latest()]
+    finally:
+        store.close()
 
 
 def run_async(coroutine: Coroutine[Any, Any, T]) -> T:

@@ -52,6 +52,8 @@ from .helpers import free_port
 BACKENDS = ("sqlite", "postgresql")
 BACKEND_ENV = "WORDJUDGE_TEST_BACKEND"
 BACKEND_KEY = pytest.StashKey[str]()
+# The fixtures that start a cluster, or give a test the binaries to start its own (marked ``cluster``).
+CLUSTER_FIXTURES = {"postgres_bin_dir", "postgres_cluster", "postgres_url", "postgres_clusters"}
 
 DEBIAN_VERSIONS = Path("/usr/lib/postgresql")  # <major>/bin/{initdb,pg_ctl,postgres}: package postgresql-<major>
 SERVER_TOOLS = ("initdb", "pg_ctl", "postgres")
@@ -96,12 +98,16 @@ def pytest_report_header(config: pytest.Config) -> str:
 
 @pytest.hookimpl(tryfirst=True)  # before -m selects, as conftest.py's marking
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark every test that takes ``database_url`` ``postgresql``: it runs on the backend in force. On
-    PostgreSQL, skip those marked ``sqlite_only`` (they read or damage the data folder's SQLite files)."""
+    """Mark every test that takes ``database_url`` ``postgresql``: it runs on the backend in force; and every test
+    that takes a cluster's fixtures ``cluster`` (the fast suite leaves those out: database_url, which starts one
+    only on ``--backend postgresql``, does not count). On PostgreSQL, skip those marked ``sqlite_only`` (they read or damage the data folder's SQLite files)."""
     on_postgresql = config.stash.get(BACKEND_KEY, "sqlite") == "postgresql"
     for item in items:
-        if "database_url" in getattr(item, "fixturenames", ()):
+        names = set(getattr(item, "fixturenames", ()))
+        if "database_url" in names:
             item.add_marker(pytest.mark.postgresql)
+        if names & CLUSTER_FIXTURES:
+            item.add_marker(pytest.mark.cluster)
         marker = item.get_closest_marker("sqlite_only")
         if on_postgresql and marker is not None:
             item.add_marker(pytest.mark.skip(reason=f"SQLite only: {marker.args[0] if marker.args else ''}"))

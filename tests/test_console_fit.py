@@ -14,7 +14,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from wordjudge.model.records import Kind, Verdict
 
-from .browser import serving
+from .browser import drawn, serving
 from .helpers import PASSWORD, LiveServer, audit_log, device_headers, write_event
 from .test_audit import entry
 
@@ -163,7 +163,7 @@ def test_the_feed_with_a_record_open_fits_with_eight_long_words(
     page.locator("tr.record[data-id='3'] button.open-record").click()
     expect(page.locator("#record-title")).to_contain_text("3")
     page.locator("tr.record[data-id='3']").evaluate("row => row.scrollIntoView({block: 'center'})")  # the ruled one
-    page.wait_for_timeout(200)  # the layout settles
+    drawn(page)  # the layout settles
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / f"after-console-feed-record-{lang}-{size}.png"))
     problems = page.evaluate(MEASURE)

@@ -24,7 +24,7 @@ from pypdf import PdfReader
 from wordjudge.cli.main import main
 from wordjudge.model.auth import Role
 
-from .browser import SCREENSHOTS, screenshot, serving
+from .browser import SCREENSHOTS, drawn, screenshot, serving
 from .helpers import PASSWORD, LiveServer, device_headers, td_headers, write_event, write_list
 
 pytestmark = pytest.mark.browser
@@ -102,7 +102,7 @@ def shots(page: Page, name: str) -> None:
     """Screenshots at both console sizes, for a person to look at."""
     for size, (width, height) in SIZES.items():
         page.set_viewport_size({"width": width, "height": height})
-        page.wait_for_timeout(200)
+        drawn(page)
         screenshot(page, f"{name}-{size}")
 
 

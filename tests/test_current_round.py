@@ -74,7 +74,7 @@ def test_the_kiosk_prefills_the_tds_round_never_the_last_challenges(browser: Bro
     page.get_by_role("button", name=DONE).click()
     hold_adjudicate(page)
     on_screen(page, "verdict")
-    page.wait_for_timeout(600)
+    page.wait_for_timeout(600)  # the verdict ignores keys in its first half second: let it pass
     page.keyboard.press("x")
     on_screen(page, "idle")
     # The next challenge does not carry round 3 over: the last challenge's round is not this one's.
@@ -109,7 +109,7 @@ def test_the_kiosk_prefills_the_tds_round_never_the_last_challenges(browser: Bro
     screenshot(page, "kiosk-opponent-round-small")
     hold_adjudicate(page)
     on_screen(page, "verdict")
-    page.wait_for_timeout(600)
+    page.wait_for_timeout(600)  # the verdict ignores keys in its first half second: let it pass
     page.keyboard.press("x")
     start(page, "10", "emu")
     expect(page.get_by_label("Round")).to_have_value("4")  # the TD's round again, not the 5 just typed
@@ -191,7 +191,7 @@ def test_a_challenge_begun_while_the_kiosk_reads_the_event_is_never_sent_back_to
     for route in held:
         route.continue_()  # the answer arrives with the challenge begun
     page.unroute("**/api/event")
-    page.wait_for_timeout(500)
+    page.wait_for_timeout(500)  # lets the answer arrive and be read: the challenge is not drawn over
     on_screen(page, "challenger")  # the challenge in progress is kept
     expect(page.get_by_label("Words")).to_have_value("dog")
     expect(page.get_by_label("Round")).to_have_value("5")  # untouched, it follows the TD's round

@@ -301,11 +301,11 @@ def test_the_kiosks_rate_limit_wait_counts_down(browser: Browser, server: LiveSe
         page.get_by_role("button", name="Done: hand over to the opponent").click()
         page.locator("#adjudicate").hover()
         page.mouse.down()
-        page.wait_for_timeout(1_600)
+        page.wait_for_timeout(1_600)  # the hold (the kiosk asks 1.2 s)
         page.mouse.up()
         if table == "1":
             on_screen(page, "verdict")
-            page.wait_for_timeout(600)
+            page.wait_for_timeout(600)  # the verdict ignores keys in its first half second: let it pass
             page.keyboard.press("Escape")
             on_screen(page, "idle")
     on_screen(page, "failure")
@@ -384,7 +384,7 @@ def test_an_error_line_is_the_apps_own_and_goes_when_the_text_is_fixed(
     assert table.evaluate("input => input.form.checkValidity()") is True
     screenshot(page, f"{device}-missing-table")
     page.get_by_label("Words").fill("cat qi")  # not the table (one edit, no half-typed word): the line stays
-    page.wait_for_timeout(300)
+    page.wait_for_timeout(300)  # lets the page react if it would: the line must not go
     expect(line).to_have_text("Type the table number")
     table.fill("7")  # fixed: the line goes at once (a passing message would stay 6 s)
     expect(line).to_have_text("", timeout=1_000)
@@ -406,7 +406,7 @@ def test_the_servers_refusal_of_a_slip_goes_once_the_slip_is_edited(browser: Bro
     line = page.locator("#word-message")
     expect(line).to_have_text("words: DOG is refused")
     page.get_by_label("Round").fill("2")  # the same as sent: still refused
-    page.wait_for_timeout(300)
+    page.wait_for_timeout(300)  # lets the page react if it would: the refusal must stay
     expect(line).to_have_text("words: DOG is refused")
     page.get_by_label("Words").press("Backspace")  # edited: the server will say again
     expect(line).to_have_text("", timeout=1_000)

@@ -642,12 +642,12 @@ def test_two_servers_whose_databases_are_not_one_never_both_adjudicate(
         assert "the two machines' databases are not one replicated database" in refused.json()["error"]
         # The first goes on (it sees the other split, not active), and the other stays split at its next looks.
         assert challenge(a.base, token, "on-the-first-one").status_code == 201
-        time.sleep(2.5)
+        time.sleep(2.5)  # lets two looks of the hall pass: nothing changes (not an event to poll for)
         assert httpx.get(f"{a.base}/api/health").json()["hall"]["role"] == ACTIVE
         assert httpx.get(f"{b.base}/api/health").json()["state"] == SPLIT
         # Stopped, the first one says nothing: the split one does not take that for the other's consent.
         a.stop()
-        time.sleep(2.5)
+        time.sleep(2.5)  # lets two looks pass without the first one: still split
         assert httpx.get(f"{b.base}/api/health").json()["state"] == SPLIT
     finally:
         for server in servers:

@@ -308,7 +308,7 @@ def test_the_consoles_banner_never_sends_the_td_to_sign_in_where_nothing_proves_
             seconds=20,
             what="the console never asked the standby's address to prove itself",
         )
-        time.sleep(1)
+        time.sleep(1)  # lets the console act on the lie if it would: it shows no link (a thing that must not happen)
         expect(banner.get_by_role("link")).to_have_count(0)
         assert not any(heard.path.startswith("/td") for heard in fake.heard)
     page.context.close()

@@ -209,7 +209,7 @@ def test_only_the_opponents_hold_executes(browser: Browser, server: LiveServer) 
     on_screen(page, "challenger")
     expect(page.get_by_label("Words")).to_have_value("cat cat")  # Back keeps the words for correcting
     page.get_by_role("button", name="Done: hand over to the opponent").click()
-    page.wait_for_timeout(500)
+    page.wait_for_timeout(500)  # past the new screen's guard on keys (400 ms), as a player's hands come
     page.locator("#adjudicate").focus()
     page.keyboard.down(" ")  # keyboard-only: the opponent holds Space on the button
     page.wait_for_timeout(HOLD_S * 1000)
@@ -227,7 +227,7 @@ def test_the_verdict_clears_and_leaves_nothing_behind(browser: Browser, server: 
     page.keyboard.press("x")  # within the first half second: ignored
     on_screen(page, "verdict")
     expect(page.locator(".clears")).to_have_text(re.compile(r"Clears in [1-5] s"))
-    page.wait_for_timeout(600)
+    page.wait_for_timeout(600)  # the verdict ignores keys in its first half second: let it pass
     page.keyboard.press("x")
     on_screen(page, "idle")
     assert "CAT" not in page.content()
@@ -238,7 +238,7 @@ def test_the_verdict_clears_and_leaves_nothing_behind(browser: Browser, server: 
     on_screen(page, "idle")
     adjudicate(page, "3", "gnu")
     on_screen(page, "verdict")
-    page.wait_for_timeout(5500)
+    expect(page.locator("#app")).to_have_attribute("data-screen", "idle", timeout=10_000)  # by itself, after 5 s
     on_screen(page, "idle")
     assert "GNU" not in page.content().upper().replace("GNU GENERAL", "")
     assert page.evaluate("getSelection().toString()") == ""
@@ -427,7 +427,7 @@ def test_a_whole_challenge_by_keyboard_alone(browser: Browser, server: LiveServe
     page.wait_for_timeout(HOLD_S * 1000)
     page.keyboard.up(" ")
     on_screen(page, "verdict")
-    page.wait_for_timeout(600)
+    page.wait_for_timeout(600)  # the verdict ignores keys in its first half second: let it pass
     page.keyboard.press("Escape")
     on_screen(page, "idle")
     (record,) = server.records()

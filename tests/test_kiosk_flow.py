@@ -82,7 +82,7 @@ def test_a_held_key_never_clears_the_verdict_only_a_fresh_press_or_a_tap(browser
     page = new_page(browser)
     enrol(server, page)
     to_opponent(page, "12", "cat dog")
-    page.wait_for_timeout(500)
+    page.wait_for_timeout(500)  # past the new screen's guard on keys (400 ms)
     page.locator("#adjudicate").focus()
     page.keyboard.down(" ")  # the opponent holds Space, as the screen invites, and keeps it down
     on_screen(page, "verdict")
@@ -108,7 +108,7 @@ def test_a_held_key_never_clears_the_verdict_only_a_fresh_press_or_a_tap(browser
     hold_adjudicate(page)
     on_screen(page, "verdict")
     expect(page.locator(".clears")).to_contain_text("tap the screen or press any key")  # on a touch screen too
-    page.wait_for_timeout(600)
+    page.wait_for_timeout(600)  # the verdict ignores keys in its first half second: let it pass
     shown = time.monotonic()
     page.mouse.click(10, 10)
     on_screen(page, "idle")
@@ -285,7 +285,7 @@ def test_the_keyboard_follows_words_table_round_done_and_never_lands_in_a_trap(
     page.keyboard.press("Enter")
     on_screen(page, "opponent")
     expect(page.locator(".table-round")).to_have_text("Table 7, round 4")
-    page.wait_for_timeout(300)
+    page.wait_for_timeout(300)  # the opponent reads the words
     page.keyboard.press("Enter")  # a key tap on the hold: not a hold, and it says so
     expect(page.locator("#hold-message")).to_have_text("Keep holding until the bar is full")
     page.locator("#adjudicate").click()  # a tap, likewise

@@ -108,7 +108,7 @@ def test_the_tap_that_clears_a_verdict_starts_nothing_behind_it(
     enrol(two_divisions, page)
     for _ in range(3):
         _to_verdict(page, "A")
-        time.sleep(0.3)
+        time.sleep(0.3)  # lets the release act if it would: it does not clear the verdict
         on_screen(page, "verdict")  # the hold's release did not clear it
         time.sleep(GRACE_S)
         _tap_centre(page)
@@ -175,7 +175,7 @@ def test_a_finger_held_on_adjudicate_and_lifted_leaves_the_verdict(
     _to_opponent(page, "A")
     _touch_hold(page, "#adjudicate", HOLD_S + 0.7)  # lifted past the verdict's own grace
     on_screen(page, "verdict")
-    page.wait_for_timeout(700)
+    page.wait_for_timeout(700)  # lets the lift act if it would: the verdict stays
     on_screen(page, "verdict")
     _tap_centre(page)  # a deliberate tap clears it
     on_screen(page, "idle")

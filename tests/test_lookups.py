@@ -56,7 +56,7 @@ def test_lookups_asked_while_a_call_runs_are_made_together_in_the_next() -> None
         lookups = Coalesced(store.fetch)
         first = await _held_call(store, lookups, "a")
         later = [asyncio.ensure_future(lookups.get(key)) for key in ("b", "c", "b", "zz")]
-        await asyncio.sleep(0.01)
+        await asyncio.sleep(0.01)  # lets them run as far as they would: none may join the running call
         assert store.calls == [["a"]]  # nothing asked meanwhile joined the running call
         store.hold.set()
         assert await first == 1
@@ -75,7 +75,7 @@ def test_an_answer_comes_from_a_call_started_after_it_was_asked() -> None:
         before = await _held_call(store, lookups, "a")
         del store.values["a"]  # revoked while the first call runs
         after = asyncio.ensure_future(lookups.get("a"))
-        await asyncio.sleep(0.01)
+        await asyncio.sleep(0.01)  # lets it run as far as it would before the first call ends
         store.hold.set()
         assert await before == 1  # its query started before the change
         assert await after is None
@@ -103,7 +103,7 @@ def test_a_lookup_whose_request_went_away_leaves_the_others_answered() -> None:
         first = await _held_call(store, lookups, "a")
         gone = asyncio.ensure_future(lookups.get("b"))
         kept = asyncio.ensure_future(lookups.get("b"))
-        await asyncio.sleep(0.01)
+        await asyncio.sleep(0.01)  # lets both wait on the next call before one goes
         gone.cancel()
         store.hold.set()
         assert await first == 1
@@ -129,7 +129,7 @@ def test_each_event_loop_has_its_calls() -> None:
         loop = asyncio.new_event_loop()
         loop.run_until_complete(abandoned())
         asked[0].cancel()  # its server stopped: its request went away
-        loop.run_until_complete(asyncio.sleep(0))
+        loop.run_until_complete(asyncio.sleep(0))  # one turn of the loop: the cancellation is delivered
         loop.close()  # its call still running, whose answer it will never take
 
     asked: list[asyncio.Future[int | None]] = []

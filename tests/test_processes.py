@@ -32,6 +32,7 @@ from .helpers import (
     assert_error_shape,
     database_of,
     device_headers,
+    eventually,
     free_port,
     free_ports,
     serve_process,
@@ -75,7 +76,8 @@ def test_the_processes_of_one_server_append_to_one_chain_in_the_databases_order(
         assert {record.request_id for record in records} == {entry(n).request_id for n in range(1, 121)}
         verification = logs[1].verify()
         assert verification.ok, verification.describe()
-        time.sleep(0.3)  # the head of the log another process wrote is read again after a quarter of a second
+        # The head of the log another process wrote is read again after a quarter of a second.
+        eventually(lambda: logs[0].head == logs[1].head == verification.head, "the other process's head is read")
         assert logs[0].head == logs[1].head == verification.head
         # A retry of a request another process recorded gets that record, not a second one.
         (original,) = [record for record in records if record.request_id == entry(1).request_id]
@@ -157,7 +159,7 @@ def test_only_process_0_tells_the_td_a_kiosk_went_silent(
     kiosk = device_headers(data_dir, "kiosk-1")
     with TestClient(create_app(settings, hasher=CHEAP_HASHER, process=Process(index, "server-a"))) as client:
         assert client.post("/api/challenges", json=challenge(), headers=kiosk).status_code == 201
-        time.sleep(1.5)
+        time.sleep(1.5)  # lets the kiosk's 0.5 s online window and a few looks (0.1 s) pass: alerted or not, by now
     store = access_store(data_dir)  # the server stopped: its alerts are written
     try:
         kinds = [alert.kind for alert in store.alerts.latest()]
@@ -217,7 +219,13 @@ def test_two_processes_behind_the_front_serve_one_event(data_dir: Path, tmp_path
                     assert answer.status_code == 201, answer.text
                     ids.append(answer.json()["id"])
             assert sorted(ids) == list(range(1, 17))
-            time.sleep(0.3)  # the head another process wrote is read again after a quarter of a second
+            # The head another process wrote is read again after a quarter of a second.
+            eventually(
+                lambda: all(
+                    httpx.get(f"http://127.0.0.1:{port + k}/api/health").json()["audit"]["id"] == 16 for k in range(2)
+                ),
+                "both processes name the chain's head",
+            )
             for k in range(2):
                 audit = httpx.get(f"http://127.0.0.1:{port + k}/api/health").json()["audit"]
                 assert audit["commits"] > 0, (k, audit)  # each process wrote some of them
@@ -234,7 +242,7 @@ def test_two_processes_behind_the_front_serve_one_event(data_dir: Path, tmp_path
 
             listener = threading.Thread(target=listen)
             listener.start()
-            time.sleep(1)
+            time.sleep(1)  # the feed is open and waiting by then, to carry the record live (after_id keeps a late one)
             alone = httpx.post(f"http://127.0.0.1:{port + 1}/api/challenges", json=challenge(), headers=kiosks[1])
             assert alone.status_code == 201, alone.text
             listener.join()

@@ -147,7 +147,7 @@ def _head_attack_watched(
         sent, answer = _head_attack(port, start, filler, size)
     finally:
         took = time.monotonic() - started
-        time.sleep(0.5)
+        time.sleep(0.5)  # the memory and the kiosk are measured a while after the attack too
         done.set()
         for thread in threads:
             thread.join(timeout=10)

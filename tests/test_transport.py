@@ -245,7 +245,7 @@ def test_three_300_mib_bodies_leave_the_memory_alone(data_dir: Path, framing: st
         for thread in attackers:
             thread.join(timeout=120)
         took = time.monotonic() - started
-        time.sleep(1)
+        time.sleep(1)  # the memory is measured once the server has had a second to give back what it took
         after = _rss(server.pid)
         sampling = False
         sampler.join()
