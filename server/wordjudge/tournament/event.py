@@ -19,13 +19,14 @@ Several divisions may use different lexicons (CSW and NWL side by side). With no
 event file, the server runs a demo event: one division on the DEMO lexicon. Lexicon names are
 matched to the compiled ones whatever their case (``csw24`` is ``CSW24``). A running server serves
 the TD's edits to the file within seconds, or says why not (``ServedEvent.pick_up_event_file``).
+What the server writes to the file (the console's changes, the round) is edited into it: the TD's comments
+and layout stay (:mod:`wordjudge.tournament.event_file`).
 """
 
 from __future__ import annotations
 
 import difflib
 import os
-import re
 import tomllib
 import unicodedata
 from collections.abc import Sequence
@@ -33,15 +34,16 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Annotated, Any
 
-import tomli_w
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import ErrorDetails, PydanticCustomError
+from tomlkit.exceptions import TOMLKitError
 
-from wordjudge.base.datadir import write_atomic
 from wordjudge.base.errors import InvalidInput
+from wordjudge.base.files import write_atomic
 from wordjudge.base.messages import DEFAULT_LANGUAGE, LANGUAGES, Language, Message, joined
 from wordjudge.model.input_rules import MAX_ROUND, MAX_TABLE, Tables
 from wordjudge.model.rules import ChallengeRule
+from wordjudge.tournament.event_file import TableEdit, edit_file, kept_places, new_file
 from wordjudge.words.lexicon import DEMO_NAME, check_name
 from wordjudge.words.profile import Catalog
 
@@ -447,9 +449,8 @@ def template(lexicons: list[str]) -> str:
     return "\n".join(lines)
 
 
-def dump_event(event: Event) -> str:
-    """The event as the TOML of an event file (what :func:`load_event` reads back), written by tomli-w."""
-    settings = EventSettings(
+def _settings(event: Event) -> EventSettings:
+    return EventSettings(
         name=event.name,
         rounds=event.rounds,
         current_round=event.current_round,
@@ -459,15 +460,30 @@ def dump_event(event: Event) -> str:
         language=event.language,
         division=[DivisionSettings(name=d.name, lexicon=d.lexicon, rule=d.rule) for d in event.divisions],
     )
-    data = settings.model_dump(mode="json", exclude_none=True)
-    # Each division as a [[division]] table, as the TD writes them (tomli-w would inline short ones).
-    tables = "".join(f"\n[[division]]\n{tomli_w.dumps(division)}" for division in data.pop("division"))
-    return f"# wordjudge event file, written by the TD console.\n{tomli_w.dumps(data)}{tables}"
+
+
+def dump_event(event: Event) -> str:
+    """The event as the TOML of a new event file (what :func:`load_event` reads back): the file the console
+    writes where there is none, and the text a hall keeps of the event served."""
+    data = _settings(event).model_dump(mode="json", exclude_none=True)
+    divisions = data.pop("division")
+    return new_file("wordjudge event file, written by the TD console.", data, "division", divisions)
 
 
 def save_event(data_dir: Path, event: Event) -> Path:
-    """Write ``<data_dir>/event.toml`` atomically (a crash leaves the old file or the new one, whole)."""
-    return write_event_file(data_dir / EVENT_FILE, dump_event(event))
+    """Write ``event`` to ``<data_dir>/event.toml`` atomically (a crash leaves the old file or the new one, whole).
+
+    The file the TD wrote is edited, not replaced: only the settings and divisions that change are written
+    (:func:`edit_event_text`), so the TD's comments and layout stay. Where there is no file, or one that does
+    not load (a hand edit the console's change overrides), the whole event is written (:func:`dump_event`).
+    Raises :class:`InvalidInput` if the file cannot be written.
+    """
+    path = data_dir / EVENT_FILE
+    try:
+        text = edit_event_text(path.read_text("utf-8"), event, str(path))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, InvalidInput):
+        text = dump_event(event)
+    return write_event_file(path, text)
 
 
 def write_event_file(path: Path, text: str) -> Path:
@@ -479,7 +495,7 @@ def write_event_file(path: Path, text: str) -> Path:
 
 
 def save_current_round(data_dir: Path, event: Event) -> Path | None:
-    """Write ``event``'s current round to ``<data_dir>/event.toml``, changing only that line of the file
+    """Write ``event``'s current round to ``<data_dir>/event.toml``, changing only its ``current_round`` key
     (the TD's own comments and layout stay); return the file, or None for the demo event (which has none:
     its round lives as long as the server).
 
@@ -495,45 +511,74 @@ def save_current_round(data_dir: Path, event: Event) -> Path | None:
         return save_event(data_dir, event)
     except (OSError, UnicodeDecodeError) as exc:
         raise InvalidInput("error.file.unreadable", path=str(path), reason=str(exc)) from exc
-    return write_event_file(path, with_current_round(text, event.current_round, str(path)))
-
-
-def with_current_round(text: str, current_round: int | None, where: str = EVENT_FILE) -> str:
-    """The event file ``text`` with its ``current_round`` line set to ``current_round`` (removed for None).
-
-    The line is changed in place, or added after ``rounds`` (else before the first table). The result is
-    read back: if it is not the same event with the new round (an unusual layout), the event is written
-    out whole instead. Raises :class:`InvalidInput` if ``text`` itself does not load.
-    """
     try:
-        before = parse_event(tomllib.loads(text), where)
+        before = _read_event_text(text, str(path))
     except tomllib.TOMLDecodeError as exc:
-        raise InvalidInput("error.event.round_not_toml", path=where, reason=str(exc)) from exc
+        raise InvalidInput("error.event.round_not_toml", path=str(path), reason=str(exc)) from exc
     except InvalidInput as exc:
         raise InvalidInput("error.event.round_file_refused", problem=exc.msg) from exc
-    wanted = replace(before, current_round=current_round)
-    lines = text.splitlines(keepends=True)
-    end = next((i for i, line in enumerate(lines) if line.lstrip().startswith("[")), len(lines))
-    setting = [] if current_round is None else [f"current_round = {current_round}\n"]
-    found = next((i for i in range(end) if _ROUND_LINE.match(lines[i])), None)
-    if found is not None:
-        lines[found : found + 1] = setting
-    elif setting:
-        at = next((i + 1 for i in range(end) if _ROUNDS_LINE.match(lines[i])), end)
-        if at and not lines[at - 1].endswith("\n"):
-            lines[at - 1] += "\n"
-        lines[at:at] = setting
-    changed = "".join(lines)
+    # The file's own event with the new round: what the TD changed by hand meanwhile stays the TD's.
+    return write_event_file(path, edit_event_text(text, replace(before, current_round=event.current_round)))
+
+
+def _read_event_text(text: str, where: str) -> Event:
+    """The event an event file's text holds, lexicon names as written. Raises :class:`tomllib.TOMLDecodeError`
+    or :class:`InvalidInput`."""
+    return parse_event(tomllib.loads(text), where)
+
+
+# The event's settings in the order a file lists them (a key the file lacks is added after the one before it).
+_KEYS = ("name", "rounds", "current_round", "challenges_per_minute", "kiosk_result_seconds", "tables", "language")
+
+
+def edit_event_text(text: str, event: Event, where: str = EVENT_FILE) -> str:
+    """The event file ``text`` edited to hold ``event`` (:func:`~wordjudge.tournament.event_file.edit_file`), the
+    TD's comments and layout kept: only the settings and divisions' keys whose meaning changes are written (a
+    lexicon's case is no change), divisions added or removed. A division is matched by name whatever its case,
+    else by its place (renamed, it keeps its table). Read back: where it is not ``event`` (a layout not edited
+    here), the event is written whole (:func:`dump_event`). Raises :class:`tomllib.TOMLDecodeError` or
+    :class:`InvalidInput` if ``text`` does not load.
+    """
+    before = _read_event_text(text, where)
+    wanted = _settings(event).model_dump(mode="json")
+    settings = {key: wanted[key] for key in _KEYS if getattr(before, key) != getattr(event, key)}
+    tables = None
+    if not _same_divisions(before.divisions, event.divisions):
+        places = kept_places([d.name for d in before.divisions], [d.name for d in event.divisions])
+        tables = [
+            TableEdit(was, _changed(None if was is None else before.divisions[was], now), whole)
+            for was, now, whole in zip(places, event.divisions, wanted["division"], strict=True)
+        ]
     try:
-        if parse_event(tomllib.loads(changed), where) == wanted:
-            return changed
-    except (tomllib.TOMLDecodeError, InvalidInput):
+        edited = edit_file(text, settings, _KEYS, "division", tables)
+        if _same_event(_read_event_text(edited, where), event):
+            return edited
+    except (TOMLKitError, tomllib.TOMLDecodeError, InvalidInput, TypeError, ValueError, KeyError):
         pass
-    return dump_event(wanted)
+    return dump_event(event)
 
 
-_ROUND_LINE = re.compile(r"\s*current_round\s*=")
-_ROUNDS_LINE = re.compile(r"\s*rounds\s*=")
+def _changed(old: Division | None, now: Division) -> list[str]:
+    """The keys of a division's table to write: those whose meaning changed (a lexicon's case is no change)."""
+    if old is None:
+        return []
+    same = {"name": old.name == now.name, "lexicon": old.lexicon.casefold() == now.lexicon.casefold()}
+    return [key for key, kept in {**same, "rule": old.rule is now.rule}.items() if not kept]
+
+
+def _same_divisions(first: Sequence[Division], second: Sequence[Division]) -> bool:
+    """The same divisions in the same order, a lexicon named in any case being the same lexicon."""
+    return len(first) == len(second) and all(
+        (a.name, a.lexicon.casefold(), a.rule) == (b.name, b.lexicon.casefold(), b.rule)
+        for a, b in zip(first, second, strict=True)
+    )
+
+
+def _same_event(read: Event, event: Event) -> bool:
+    """Whether an event file read back (lexicons as written) holds ``event``."""
+    return replace(read, divisions=event.divisions, demo=event.demo) == event and _same_divisions(
+        read.divisions, event.divisions
+    )
 
 
 def file_stamp(path: Path) -> tuple[int, int, int] | None:
