@@ -9,7 +9,8 @@ fast suite's time, and .ci/check (the full profile) runs both phases in full. Fo
 
 - never a 5xx;
 - every 4xx in the one documented error shape (``errors.error_body``, ``errors.ErrorBody`` in the schema);
-- schemathesis' own checks: the status code, content type and body are those the schema documents, a
+- schemathesis' own checks: the status code, content type and body are those the schema documents (each
+  success answer's model: wordjudge.web.answers*; response schema and content type conformance on), a
   405 names every method the path answers, a schema-violating request is refused, and a schema-valid
   one gets a 2xx or one of the refusals this API documents (401, 403, 404, 409, 422, 429);
 - the credential in use keeps working: no request takes the caller's own access away.
@@ -105,6 +106,10 @@ CONFIG = schemathesis.Config.from_dict(
             "fuzzing": {"enabled": True},
         },
         "checks": {
+            # Every answer is what its operation documents: its content type, and its body (the models of
+            # wordjudge.web.answers*), not only its status code.
+            "response_schema_conformance": {"enabled": True},
+            "content_type_conformance": {"enabled": True},
             # A schema-valid request may still be refused for what a schema cannot say: an unknown division,
             # a word outside the lexicon's alphabet (422), a record that is not there (404), a TD's route (403).
             "positive_data_acceptance": {"expected-statuses": ["2xx", "401", "403", "404", "409", "422", "429"]},

@@ -21,7 +21,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 from wordjudge.base.errors import Forbidden, InvalidInput, Unauthorized, error_schema
 from wordjudge.judging.final_verdict import awaiting_ruling
 from wordjudge.model.auth import Principal
-from wordjudge.model.input_rules import MAX_ROUND
+from wordjudge.model.input_rules import MAX_ROUND, Name
 from wordjudge.model.records import Kind, RecordFilter, Verdict, utc_time
 from wordjudge.service.serving import Resources, Serving  # the resources are reached through what serves them
 from wordjudge.words.search import MAX_QUERY, SEARCH_HELP, known_name, parse_search
@@ -215,7 +215,7 @@ class StrictBody(BaseModel):
 class LoginIn(StrictBody):
     """A TD's name and password."""
 
-    name: str = Field(max_length=40)
+    name: Name = Field()
     password: str = Field(max_length=1000)
 
 

@@ -18,8 +18,25 @@ from wordjudge.access.devices import Device
 from wordjudge.access.pairing import EXAMPLE, MAX_OPEN_CODES, PairingCode
 from wordjudge.base.qr import qr_svg
 from wordjudge.model.auth import Principal, Role
+from wordjudge.model.input_rules import Name
 from wordjudge.service.links import DeviceUrl, pairing_link, server_url
 from wordjudge.tournament.changes import device_revoked, put_on_record, repair_code_made, td_added, td_disabled
+from wordjudge.web.answers import answer
+from wordjudge.web.answers_access import (
+    AlertsAnswer,
+    DeviceAnswer,
+    DevicesAnswer,
+    DisabledAnswer,
+    EnrolledAnswer,
+    PairingCodeAnswer,
+    PairingSheetAnswer,
+    SessionAnswer,
+    SignedOutAnswer,
+    TdAccountAnswer,
+    TdAccountsAnswer,
+    TdCheckAnswer,
+    WhoamiAnswer,
+)
 from wordjudge.web.deps import (
     ERROR_RESPONSES,
     SESSION_COOKIE,
@@ -33,20 +50,20 @@ from wordjudge.web.deps import (
 
 router = APIRouter(prefix="/api", responses=ERROR_RESPONSES)
 
-_DeviceName = Annotated[str, Path(max_length=40, description="The device's name.")]
+_DeviceName = Annotated[Name, Path(description="The device's name.")]
 
 
 class PairingCodeIn(StrictBody):
     role: Literal["kiosk", "runner"]
     division: str | None = Field(default=None, max_length=100, description="Limit the device to one division.")
-    name: str | None = Field(default=None, max_length=40, description="The device's name (default: kiosk-N).")
+    name: Name | None = Field(default=None, description="The device's name (default: kiosk-N).")
 
 
 class EnrolIn(StrictBody):
     code: str = Field(max_length=20, description=f"The pairing code the TD gave, e.g. {EXAMPLE}.")
 
 
-@router.post("/session", status_code=201, tags=["access"])
+@router.post("/session", status_code=201, tags=["access"], response_model=SessionAnswer)
 async def login(body: LoginIn, request: Request, resources: ResourcesDep) -> JSONResponse:
     """Sign a TD in: sets the session cookie and returns the CSRF token that unsafe requests must send."""
     session = await run_in_threadpool(
@@ -73,8 +90,8 @@ async def login(body: LoginIn, request: Request, resources: ResourcesDep) -> JSO
     return response
 
 
-@router.post("/td-check", tags=["access"])
-async def check_td(body: LoginIn, request: Request, resources: ResourcesDep) -> dict[str, Any]:
+@router.post("/td-check", tags=["access"], response_model=TdCheckAnswer)
+async def check_td(body: LoginIn, request: Request, resources: ResourcesDep) -> JSONResponse:
     """Check a TD's name and password without signing in (a kiosk's settings screen asks for them).
 
     Throttled like signing in; opens no session and sets no cookie.
@@ -82,11 +99,11 @@ async def check_td(body: LoginIn, request: Request, resources: ResourcesDep) -> 
     principal = await run_in_threadpool(
         resources.access.tds.check, body.name, body.password, client=client_address(request)
     )
-    return {"ok": True, "actor": principal.actor, "role": principal.role.value}
+    return answer({"ok": True, "actor": principal.actor, "role": principal.role.value})
 
 
-@router.get("/session", tags=["access"])
-async def whoami(request: Request, who: PrincipalDep) -> dict[str, Any]:
+@router.get("/session", tags=["access"], response_model=WhoamiAnswer)
+async def whoami(request: Request, who: PrincipalDep) -> JSONResponse:
     """Who this credential belongs to: name, role, division; for a console session, its CSRF token."""
     body: dict[str, Any] = {
         "actor": who.actor,
@@ -97,10 +114,10 @@ async def whoami(request: Request, who: PrincipalDep) -> dict[str, Any]:
     csrf_token = getattr(request.state, "csrf_token", None)  # set when a console session signed the request
     if csrf_token:
         body["csrf_token"] = csrf_token
-    return body
+    return answer(body)
 
 
-@router.delete("/session", tags=["access"])
+@router.delete("/session", tags=["access"], response_model=SignedOutAnswer)
 async def logout(request: Request, resources: ResourcesDep, who: PrincipalDep) -> JSONResponse:
     """Sign the TD out: the session ends on the server and the cookie is cleared."""
     if SESSION_COOKIE in request.cookies:
@@ -110,13 +127,13 @@ async def logout(request: Request, resources: ResourcesDep, who: PrincipalDep) -
     return response
 
 
-@router.post("/pairing-codes", status_code=201, tags=["access"])
+@router.post("/pairing-codes", status_code=201, tags=["access"], response_model=PairingCodeAnswer)
 def create_pairing_code(
     body: PairingCodeIn,
     request: Request,
     resources: ResourcesDep,
     who: Annotated[Principal, td_only("error.td_only.pairing_codes")],
-) -> dict[str, Any]:
+) -> JSONResponse:
     """A one-time code (30 minutes) that enrols one kiosk or handheld, with a QR code of its pairing link (TD).
 
     The link points at `--public-url`, else at the server's mDNS name (`wordjudge.local`) when it is
@@ -126,11 +143,11 @@ def create_pairing_code(
     division = resources.served.event.division(body.division).name if body.division else None
     code = resources.access.pairing.create_code(Role(body.role), division, body.name, by=who.actor)
     base = server_url(resources.settings, resources.mdns, seen_at=str(request.base_url))
-    return _handed_out(code, base) | _link_note(base)
+    return answer(_handed_out(code, base) | _link_note(base), 201)
 
 
 class SheetDeviceIn(StrictBody):
-    name: str = Field(max_length=40, description="The device's name, e.g. kiosk-07.")
+    name: Name = Field(description="The device's name, e.g. kiosk-07.")
     division: str | None = Field(default=None, max_length=100, description="Limit the device to one division.")
 
 
@@ -139,13 +156,13 @@ class PairingSheetIn(StrictBody):
     devices: list[SheetDeviceIn] = Field(min_length=1, max_length=MAX_OPEN_CODES)
 
 
-@router.post("/pairing-sheets", status_code=201, tags=["access"])
+@router.post("/pairing-sheets", status_code=201, tags=["access"], response_model=PairingSheetAnswer)
 def create_pairing_sheet(
     body: PairingSheetIn,
     request: Request,
     resources: ResourcesDep,
     who: Annotated[Principal, td_only("error.td_only.pairing_codes")],
-) -> dict[str, Any]:
+) -> JSONResponse:
     """One code per named device, all or none, to print on one sheet (a hall: kiosk-01..kiosk-40) (TD).
 
     Each code is as `POST /pairing-codes` makes it (with its link and QR code); they live 30 minutes.
@@ -154,28 +171,28 @@ def create_pairing_sheet(
     wanted = [(d.name, event.division(d.division).name if d.division else None) for d in body.devices]
     codes = resources.access.pairing.create_codes(Role(body.role), wanted, by=who.actor)
     base = server_url(resources.settings, resources.mdns, seen_at=str(request.base_url))
-    return {"codes": [_handed_out(code, base) for code in codes]} | _link_note(base)
+    return answer({"codes": [_handed_out(code, base) for code in codes]} | _link_note(base), 201)
 
 
-@router.post("/enrol", status_code=201, tags=["access"])
-def enrol(body: EnrolIn, request: Request, resources: ResourcesDep) -> dict[str, Any]:
+@router.post("/enrol", status_code=201, tags=["access"], response_model=EnrolledAnswer)
+def enrol(body: EnrolIn, request: Request, resources: ResourcesDep) -> JSONResponse:
     """Swap a pairing code for this device's token, shown this once; send it as `Authorization: Bearer`."""
     enrolled = resources.access.pairing.enrol(body.code, client=client_address(request))
     # The device keeps which server it paired with: facing another one later, it says so and keeps its token.
     server = {"server_id": resources.served.server.id, "event": resources.served.event.name}
-    return {"token": enrolled.token, "device": enrolled.device.as_dict(), **server}
+    return answer({"token": enrolled.token, "device": enrolled.device.as_dict(), **server}, 201)
 
 
-@router.get("/devices", tags=["access"])
-def devices(resources: ResourcesDep, who: Annotated[Principal, td_only("error.td_only.see_devices")]) -> dict[str, Any]:
+@router.get("/devices", tags=["access"], response_model=DevicesAnswer)
+def devices(resources: ResourcesDep, who: Annotated[Principal, td_only("error.td_only.see_devices")]) -> JSONResponse:
     """Every enrolled device with its role, division, last-seen time and state (TD)."""
-    return {"devices": [device.as_dict() for device in resources.access.devices.all()]}
+    return answer({"devices": [device.as_dict() for device in resources.access.devices.all()]})
 
 
-@router.post("/devices/{name}/revoke", tags=["access"])
+@router.post("/devices/{name}/revoke", tags=["access"], response_model=DeviceAnswer)
 def revoke_device(
     name: _DeviceName, resources: ResourcesDep, who: Annotated[Principal, td_only("error.td_only.revoke_devices")]
-) -> dict[str, Any]:
+) -> JSONResponse:
     """Revoke a device: its next request fails (TD). Put on record first (a `change` record `device.revoked`
     naming its role and division; 503 if it cannot be, and the device stays as it was); revoking a revoked
     device changes nothing."""
@@ -183,16 +200,16 @@ def revoke_device(
     def put_on_record_first(device: Device) -> None:
         put_on_record(resources.audit, [device_revoked(device)], actor=who.actor, event=resources.served.event.name)
 
-    return resources.access.devices.revoke(name, by=who.actor, before_commit=put_on_record_first).as_dict()
+    return answer(resources.access.devices.revoke(name, by=who.actor, before_commit=put_on_record_first).as_dict())
 
 
-@router.post("/devices/{name}/pairing-code", status_code=201, tags=["access"])
+@router.post("/devices/{name}/pairing-code", status_code=201, tags=["access"], response_model=PairingCodeAnswer)
 def repair_device(
     name: _DeviceName,
     request: Request,
     resources: ResourcesDep,
     who: Annotated[Principal, td_only("error.td_only.repair")],
-) -> dict[str, Any]:
+) -> JSONResponse:
     """A one-time code (30 minutes) that pairs this kiosk or handheld again, as `POST /pairing-codes` makes one (TD).
 
     For a device replaced, wiped, or revoked by mistake: the device that enrols with the code becomes `name`
@@ -208,7 +225,7 @@ def repair_device(
 
     code = resources.access.pairing.create_repair_code(name, by=who.actor, before_commit=put_on_record_first)
     base = server_url(resources.settings, resources.mdns, seen_at=str(request.base_url))
-    return _handed_out(code, base) | _link_note(base)
+    return answer(_handed_out(code, base) | _link_note(base), 201)
 
 
 def _handed_out(code: PairingCode, base: DeviceUrl) -> dict[str, Any]:
@@ -226,40 +243,40 @@ class MoveIn(StrictBody):
     client: str = Field(max_length=100, description="The address the device's token was refused from (moved_to).")
 
 
-@router.post("/devices/{name}/accept-move", tags=["access"])
+@router.post("/devices/{name}/accept-move", tags=["access"], response_model=DeviceAnswer)
 def accept_move(
     name: _DeviceName,
     body: MoveIn,
     resources: ResourcesDep,
     who: Annotated[Principal, td_only("error.td_only.accept_move")],
-) -> dict[str, Any]:
+) -> JSONResponse:
     """Let a device's token work from the new address it was refused from (it moved: a new cable, Wi-Fi) (TD).
 
     409 if the token was last refused from another address than `client` (it moved again since).
     """
-    return resources.access.devices.accept_move(name, body.client, by=who.actor).as_dict()
+    return answer(resources.access.devices.accept_move(name, body.client, by=who.actor).as_dict())
 
 
-@router.get("/alerts", tags=["access"])
-def alerts(resources: ResourcesDep, who: Annotated[Principal, td_only("error.td_only.see_alerts")]) -> dict[str, Any]:
+@router.get("/alerts", tags=["access"], response_model=AlertsAnswer)
+def alerts(resources: ResourcesDep, who: Annotated[Principal, td_only("error.td_only.see_alerts")]) -> JSONResponse:
     """Alerts for the TD, newest first: rate limits, throttled guessing, devices that moved, lost writes (TD).
 
     Repeats within a minute are counted (`count`, `last_at`) rather than listed; the newest of each kind are
     listed, so a flood of one kind cannot hide another.
     """
-    return {"alerts": [asdict(alert) for alert in resources.access.alerts.latest()]}
+    return answer({"alerts": [asdict(alert) for alert in resources.access.alerts.latest()]})
 
 
-@router.get("/tds", tags=["access"])
-def tds(resources: ResourcesDep, who: Annotated[Principal, td_only("error.td_only.see_tds")]) -> dict[str, Any]:
+@router.get("/tds", tags=["access"], response_model=TdAccountsAnswer)
+def tds(resources: ResourcesDep, who: Annotated[Principal, td_only("error.td_only.see_tds")]) -> JSONResponse:
     """The TD accounts (TD)."""
-    return {"tds": [vars(account) for account in resources.access.tds.all()]}
+    return answer({"tds": [vars(account) for account in resources.access.tds.all()]})
 
 
-@router.post("/tds", status_code=201, tags=["access"])
+@router.post("/tds", status_code=201, tags=["access"], response_model=TdAccountAnswer)
 async def add_td(
     body: LoginIn, resources: ResourcesDep, who: Annotated[Principal, td_only("error.td_only.add_tds")]
-) -> dict[str, Any]:
+) -> JSONResponse:
     """Add a TD or deputy account (TD), put on record first (a `change` record `td.added`; 503 if it cannot be)."""
 
     def put_on_record_first(name: str) -> None:
@@ -270,15 +287,15 @@ async def add_td(
     account = await run_in_threadpool(
         resources.access.tds.add, body.name, body.password, by=who.actor, before_commit=put_on_record_first
     )
-    return vars(account)
+    return answer(vars(account), 201)
 
 
-@router.post("/tds/{name}/disable", tags=["access"])
+@router.post("/tds/{name}/disable", tags=["access"], response_model=DisabledAnswer)
 def disable_td(
-    name: Annotated[str, Path(max_length=40)],
+    name: Annotated[Name, Path()],
     resources: ResourcesDep,
     who: Annotated[Principal, td_only("error.td_only.disable_tds")],
-) -> dict[str, Any]:
+) -> JSONResponse:
     """Disable a TD account and end its sessions (TD; not one's own), put on record first (a `change` record
     `td.disabled`; 503 if it cannot be)."""
     who.require_not_own_account(name)
@@ -289,4 +306,4 @@ def disable_td(
         put_on_record(resources.audit, [change], actor=who.actor, event=resources.served.event.name)
 
     resources.access.tds.disable(name, before_commit=put_on_record_first)
-    return {"ok": True, "name": name.strip()}
+    return answer({"ok": True, "name": name.strip()})

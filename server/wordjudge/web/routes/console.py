@@ -22,6 +22,9 @@ from wordjudge.judging.record_views import record_view
 from wordjudge.judging.summary import TOP_WORDS, from_tallies, summarise
 from wordjudge.model.auth import Principal
 from wordjudge.model.records import RecordFilter
+from wordjudge.web.answers import answer
+from wordjudge.web.answers_access import AlertAnswer
+from wordjudge.web.answers_records import SummaryAnswer
 from wordjudge.web.deps import ERROR_RESPONSES, FilterDep, ResourcesDep, td_only
 
 router = APIRouter(prefix="/api", responses=ERROR_RESPONSES)
@@ -114,15 +117,15 @@ def _json(data: dict[str, Any]) -> str:
     return json.dumps(data, ensure_ascii=False)
 
 
-@router.post("/alerts/{alert_id}/acknowledge", tags=["console"])
+@router.post("/alerts/{alert_id}/acknowledge", tags=["console"], response_model=AlertAnswer)
 def acknowledge_alert(
     alert_id: Annotated[int, Path(ge=1, le=2**53)],
     resources: ResourcesDep,
     who: Annotated[Principal, td_only("error.td_only.see_alerts")],
-) -> dict[str, Any]:
+) -> Response:
     """The TD has seen an alert: it leaves GET /api/alerts (kept on record); if it happens again, it is listed
     again (TD). Answers the alert; 404 if there is no such alert."""
-    return asdict(resources.access.alerts.acknowledge(alert_id, by=who.actor))
+    return answer(asdict(resources.access.alerts.acknowledge(alert_id, by=who.actor)))
 
 
 @router.get("/export", tags=["console"], response_class=Response, responses=_EXPORT_DOC)
@@ -144,10 +147,10 @@ def export_records(
     )
 
 
-@router.get("/summary", tags=["console"])
+@router.get("/summary", tags=["console"], response_model=SummaryAnswer)
 def summary(
     resources: ResourcesDep, who: Annotated[Principal, td_only("error.td_only.summary")], where: FilterDep
-) -> dict[str, Any]:
+) -> Response:
     """The event's challenges per division and round with their final verdicts (after re-checks, reissues and
     rulings), the share acceptable, the most challenged words (TD).
 
@@ -161,5 +164,5 @@ def summary(
     changed = corrections(resources.audit, event)
     if where == RecordFilter(division=where.division, round=where.round) and (where.round is None or where.division):
         counts, words = resources.audit.tallies(event, TOP_WORDS)  # kept with the log: a few rows at any size
-        return from_tallies(counts, words, changed.values(), where.division, where.round)
-    return summarise(resources.audit.iterate(replace(where, event=event)), changed)
+        return answer(from_tallies(counts, words, changed.values(), where.division, where.round))
+    return answer(summarise(resources.audit.iterate(replace(where, event=event)), changed))

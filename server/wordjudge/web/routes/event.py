@@ -6,12 +6,21 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends
+from fastapi.responses import JSONResponse
 
 from wordjudge.base.errors import InvalidInput
 from wordjudge.model.auth import Principal
 from wordjudge.service.resources import Resources
 from wordjudge.tournament.changes import event_changes, put_on_record, require_confirmed, weigh
 from wordjudge.tournament.event import Event, EventSettings, RoundSetting, known_lexicons, parse_event_change
+from wordjudge.web.answers import answer
+from wordjudge.web.answers_event import (
+    AvailableLexiconsAnswer,
+    EventAnswer,
+    LexiconAnswer,
+    PreviewAnswer,
+    ServedEventAnswer,
+)
 from wordjudge.web.deps import ERROR_RESPONSES, PrincipalDep, ResourcesDep, json_object, td_only
 from wordjudge.words.profile import Catalog
 
@@ -47,29 +56,29 @@ _EVENT_BODY = {
 }
 
 
-@router.get("/event", tags=["event"])
-def event(resources: ResourcesDep, who: PrincipalDep) -> dict[str, Any]:
+@router.get("/event", tags=["event"], response_model=ServedEventAnswer)
+def event(resources: ResourcesDep, who: PrincipalDep) -> JSONResponse:
     """The event and its divisions, each with its lexicon and challenge rule.
 
     `current_round`: the round under way (set by the TD; null if not set), which kiosks and handhelds
     pre-fill. `input_rules`: the limits a challenge must keep (words, letters, round, table) and the
     challenge rules a division may have, as the server checks them. `server_id`: the identity of this
     data folder (as in /api/health), which enrolled devices compare with the server they belong to."""
-    return resources.served.view()
+    return answer(resources.served.view())
 
 
-@router.get("/lexicons", tags=["event"])
-def lexicons(resources: ResourcesDep, who: PrincipalDep) -> list[dict[str, Any]]:
+@router.get("/lexicons", tags=["event"], response_model=list[LexiconAnswer])
+def lexicons(resources: ResourcesDep, who: PrincipalDep) -> JSONResponse:
     """The lexicons and profiles served, with their fingerprints and the editions they match."""
-    return list(resources.served.lexicon_views.values())
+    return answer(list(resources.served.lexicon_views.values()))
 
 
-@router.put("/event", tags=["console"], openapi_extra=_EVENT_BODY)
+@router.put("/event", tags=["console"], openapi_extra=_EVENT_BODY, response_model=EventAnswer)
 def replace_event(
     resources: ResourcesDep,
     who: Annotated[Principal, td_only("error.td_only.change_event")],
     body: Annotated[dict[str, Any], Depends(json_object)],
-) -> dict[str, Any]:
+) -> JSONResponse:
     """Change the event: name, divisions with their lexicon and rule, rate limit, kiosk result time (TD).
 
     Each change is written to the audit log as a `change` record (the TD, what changed, before and after),
@@ -91,15 +100,15 @@ def replace_event(
         put_on_record(resources.audit, [item.change for item in weighed], actor=who.actor, event=asked.name)
 
     resources.served.replace_event(event, before_serving=put_on_record_first)
-    return resources.served.event.as_dict()
+    return answer(resources.served.event.as_dict())
 
 
-@router.post("/event/preview", tags=["console"], openapi_extra=_EVENT_BODY)
+@router.post("/event/preview", tags=["console"], openapi_extra=_EVENT_BODY, response_model=PreviewAnswer)
 def preview_event(
     resources: ResourcesDep,
     who: Annotated[Principal, td_only("error.td_only.change_event")],
     body: Annotated[dict[str, Any], Depends(json_object)],
-) -> dict[str, Any]:
+) -> JSONResponse:
     """What PUT /api/event with this body would change, changing nothing (TD): each change (`what`, `subject`,
     `division`, `before`, `after`, `message`), with the kiosks and handhelds serving its division
     (`devices`: not revoked, enrolled for it or for every division), its challenges on record, and whether
@@ -108,10 +117,12 @@ def preview_event(
     event = _asked_for(resources, body)
     served = resources.served.event
     weighed = weigh(event_changes(served, event), resources.audit, resources.access.devices.all(), event=served.name)
-    return {
-        "changes": [item.as_dict() for item in weighed],
-        "needs_confirmation": any(item.needs_confirmation for item in weighed),
-    }
+    return answer(
+        {
+            "changes": [item.as_dict() for item in weighed],
+            "needs_confirmation": any(item.needs_confirmation for item in weighed),
+        }
+    )
 
 
 def _confirmed(body: dict[str, Any]) -> bool:
@@ -129,21 +140,23 @@ def _asked_for(resources: Resources, body: dict[str, Any]) -> Event:
     return parse_event_change(body, resources.served.event.current_round, lexicons=lexicons)
 
 
-@router.put("/event/round", tags=["console"])
+@router.put("/event/round", tags=["console"], response_model=EventAnswer)
 def set_current_round(
     body: RoundSetting, resources: ResourcesDep, who: Annotated[Principal, td_only("error.td_only.set_round")]
-) -> dict[str, Any]:
+) -> JSONResponse:
     """Set the round under way (TD): every kiosk and handheld pre-fills it in a new challenge (null: none).
 
     Written to the event file's `current_round` line and served at once. Refused (422) when the event has
     no rounds, or when the event file holds a hand edit that does not load.
     """
-    return resources.served.set_current_round(body.current_round, who.actor).as_dict()
+    return answer(resources.served.set_current_round(body.current_round, who.actor).as_dict())
 
 
-@router.get("/lexicons/available", tags=["console"])
+@router.get("/lexicons/available", tags=["console"], response_model=AvailableLexiconsAnswer)
 def available_lexicons(
     resources: ResourcesDep, who: Annotated[Principal, td_only("error.td_only.see_lexicons")]
-) -> dict[str, Any]:
+) -> JSONResponse:
     """The compiled lexicons and profiles in the data dir that a division may use (TD)."""
-    return {"names": Catalog(resources.settings.data_dir).names(), "served": list(resources.served.lexicon_views)}
+    return answer(
+        {"names": Catalog(resources.settings.data_dir).names(), "served": list(resources.served.lexicon_views)}
+    )

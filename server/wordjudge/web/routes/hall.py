@@ -4,12 +4,15 @@ or a console that it is the hall's, before either sends it anything."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query
+from fastapi.responses import JSONResponse
 
 from wordjudge.base.errors import NotFound
 from wordjudge.hall.proof import check_hint, check_nonce, proof_mac
+from wordjudge.web.answers import answer
+from wordjudge.web.answers_status import ClaimAnswer, ProofAnswer
 from wordjudge.web.deps import ERROR_RESPONSES, ServingDep
 
 router = APIRouter(prefix="/api/hall", responses=ERROR_RESPONSES, tags=["hall"])
@@ -17,21 +20,21 @@ router = APIRouter(prefix="/api/hall", responses=ERROR_RESPONSES, tags=["hall"])
 _NONCE = Query(description="32 to 64 lower-case hex digits, fresh for each ask: the answer is signed over it.")
 
 
-@router.get("/claim")
-def hall_claim(serving: ServingDep, nonce: Annotated[str, _NONCE]) -> dict[str, Any]:
+@router.get("/claim", response_model=ClaimAnswer)
+def hall_claim(serving: ServingDep, nonce: Annotated[str, _NONCE]) -> JSONResponse:
     """This server's claim for a peer of its hall: its address, role, epoch, the active server, its time, the
     lexicons it serves (active) or could not serve (standby), over `nonce`, signed with the hall key (`mac`;
     null without one). Anyone may ask: it proves something only to a server holding the hall key."""
-    return serving.claim(check_nonce(nonce))
+    return answer(serving.claim(check_nonce(nonce)))
 
 
-@router.get("/proof")
+@router.get("/proof", response_model=ProofAnswer)
 def hall_proof(
     serving: ServingDep,
     nonce: Annotated[str, _NONCE],
     hint: Annotated[str, Query(description="The first 16 hex digits of the SHA-256 of the asker's secret.")],
     of: Annotated[Literal["device", "session"], Query(description="A device's token, or a console's session.")],
-) -> dict[str, Any]:
+) -> JSONResponse:
     """This server's proof, to a device (`of=device`: keyed with its token's digest) or a console (`of=session`:
     with its CSRF token's), that it is the hall's active server: `mac` over `nonce`, its address, role and epoch.
     Only the active server answers (a standby: 503 `not_active`); a secret it does not know: 404."""
@@ -46,4 +49,4 @@ def hall_proof(
         raise NotFound("error.hall.proof_unknown")
     view = serving.view()
     said = {"url": serving.own_url, "role": view["role"], "epoch": view["epoch"]}
-    return {**said, "mac": proof_mac(key, nonce=nonce, **said)}
+    return answer({**said, "mac": proof_mac(key, nonce=nonce, **said)})

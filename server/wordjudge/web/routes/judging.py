@@ -13,14 +13,22 @@ from wordjudge.judging.docket import docket_view
 from wordjudge.judging.final_verdict import FinalVerdict, final_verdict, final_verdicts
 from wordjudge.judging.record_views import record_view
 from wordjudge.model.auth import Principal
-from wordjudge.model.input_rules import MAX_NOTE
+from wordjudge.model.input_rules import MAX_NOTE, RequestId
 from wordjudge.model.records import Record, RecordFilter, Verdict
+from wordjudge.web.answers import answer
+from wordjudge.web.answers_records import (
+    AppendedAnswer,
+    DocketAnswer,
+    RecordAnswer,
+    RecordsAnswer,
+    RecordsPageAnswer,
+)
 from wordjudge.web.deps import ERROR_RESPONSES, FilterDep, PrincipalDep, ResourcesDep, StrictBody, td_only
 
 router = APIRouter(prefix="/api", responses=ERROR_RESPONSES)
 
 _RecordId = Annotated[int, Path(ge=1, le=2**53, description="The record's id.")]
-_RequestId = Annotated[str, Field(min_length=8, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")]
+_RequestId = RequestId
 _Words = Annotated[
     str | list[Annotated[str, Field(max_length=100)]],
     Field(description="The words, as a list or as one string separated by spaces, commas or new lines."),
@@ -58,7 +66,9 @@ class RulingIn(StrictBody):
 
 
 # A retry with a request_id already recorded answers 200 with that record (and "replayed": true), not 201.
-_REPLAYED: dict[int | str, dict[str, Any]] = {200: {"description": "A retry: the record that request_id made"}}
+_REPLAYED: dict[int | str, dict[str, Any]] = {
+    200: {"description": "A retry: the record that request_id made", "model": AppendedAnswer}
+}
 
 
 def appended_response(record: Record, replayed: bool, principal: Principal) -> JSONResponse:
@@ -68,7 +78,7 @@ def appended_response(record: Record, replayed: bool, principal: Principal) -> J
     return JSONResponse(view, status_code=200 if replayed else 201)
 
 
-@router.post("/challenges", status_code=201, tags=["challenges"], responses=_REPLAYED)
+@router.post("/challenges", status_code=201, tags=["challenges"], response_model=AppendedAnswer, responses=_REPLAYED)
 async def submit_challenge(body: ChallengeIn, resources: ResourcesDep, who: PrincipalDep) -> JSONResponse:
     """Adjudicate a challenge: one verdict for all its words, returned once its record is committed.
 
@@ -87,14 +97,14 @@ async def submit_challenge(body: ChallengeIn, resources: ResourcesDep, who: Prin
     return appended_response(appended.record, appended.replayed, who)
 
 
-@router.get("/challenges", tags=["challenges"])
+@router.get("/challenges", tags=["challenges"], response_model=RecordsPageAnswer)
 def list_challenges(
     resources: ResourcesDep,
     who: Annotated[Principal, td_only("error.td_only.list_log")],
     where: FilterDep,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
     before_id: Annotated[int | None, Query(ge=1, le=2**53)] = None,
-) -> dict[str, Any]:
+) -> JSONResponse:
     """The audit log's records, newest first, filtered, at most `limit`; older pages with `before_id` (TD only).
 
     `matching` counts every record the filters match (all pages), on the first page only (null on older
@@ -104,20 +114,22 @@ def list_challenges(
     records = resources.audit.find(where, limit=limit + 1, before_id=before_id)
     page = records[:limit]
     finals = final_verdicts(resources.audit, page)
-    return {
-        "records": [_with_final(record_view(r, who), finals.get(r.id)) for r in page],
-        "matching": resources.audit.count(where) if before_id is None else None,
-        "older": page[-1].id if len(records) > limit else None,
-        "head": resources.audit.head.as_dict(),
-    }
+    return answer(
+        {
+            "records": [_with_final(record_view(r, who), finals.get(r.id)) for r in page],
+            "matching": resources.audit.count(where) if before_id is None else None,
+            "older": page[-1].id if len(records) > limit else None,
+            "head": resources.audit.head.as_dict(),
+        }
+    )
 
 
-@router.get("/challenges/requests/{request_id}", tags=["challenges"])
+@router.get("/challenges/requests/{request_id}", tags=["challenges"], response_model=RecordAnswer)
 async def settle_request(
-    request_id: Annotated[str, Path(min_length=8, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")],
+    request_id: Annotated[RequestId, Path()],
     resources: ResourcesDep,
     who: PrincipalDep,
-) -> dict[str, Any]:
+) -> JSONResponse:
     """What became of a request this caller sent and got no clear answer to: its record, or 404 (never recorded).
 
     Answered once every request that reached the server before this one is written or refused, so a
@@ -126,27 +138,27 @@ async def settle_request(
     record = await resources.audit.settled(who.actor, request_id)
     if record is None:
         raise NotFound("error.request.not_recorded", request_id=request_id, actor=who.actor)
-    return record_view(record, who)
+    return answer(record_view(record, who))
 
 
-@router.get("/challenges/mine", tags=["challenges"])
+@router.get("/challenges/mine", tags=["challenges"], response_model=RecordsAnswer)
 def my_challenges(
     resources: ResourcesDep, who: PrincipalDep, limit: Annotated[int, Query(ge=1, le=100)] = 10
-) -> dict[str, Any]:
+) -> JSONResponse:
     """The caller's own latest records, newest first: verdicts only for a device (a runner's recent list), each
     challenge with its `final` verdict after re-checks, reissues and rulings (as in GET /api/challenges)."""
     records = resources.audit.find(RecordFilter(actor=who.actor), limit=limit)
     finals = final_verdicts(resources.audit, records)
-    return {"records": [_with_final(record_view(r, who), finals.get(r.id)) for r in records]}
+    return answer({"records": [_with_final(record_view(r, who), finals.get(r.id)) for r in records]})
 
 
-@router.get("/challenges/{record_id}", tags=["challenges"])
-def read_challenge(record_id: _RecordId, resources: ResourcesDep, who: PrincipalDep) -> dict[str, Any]:
+@router.get("/challenges/{record_id}", tags=["challenges"], response_model=RecordAnswer)
+def read_challenge(record_id: _RecordId, resources: ResourcesDep, who: PrincipalDep) -> JSONResponse:
     """One record: its verdict for the device that submitted it; everything, with links, for the TD."""
     record = resources.challenges.adjudicator.get_record(record_id)
     who.require_may_see(record)
     final = final_verdict(resources.audit, record.id) if record.verdict is not None else None  # a change: none
-    return _with_final(record_view(record, who, resources.audit), final)
+    return answer(_with_final(record_view(record, who, resources.audit), final))
 
 
 def _with_final(view: dict[str, Any], final: FinalVerdict | None) -> dict[str, Any]:
@@ -159,17 +171,24 @@ def _with_final(view: dict[str, Any], final: FinalVerdict | None) -> dict[str, A
     return view | {"final": final.as_dict(), "needs_ruling": final.awaiting_ruling is not None}
 
 
-@router.get("/challenges/{record_id}/docket", tags=["challenges"])
-def docket(record_id: _RecordId, resources: ResourcesDep, who: PrincipalDep) -> dict[str, Any]:
+@router.get("/challenges/{record_id}/docket", tags=["challenges"], response_model=DocketAnswer)
+def docket(record_id: _RecordId, resources: ResourcesDep, who: PrincipalDep) -> JSONResponse:
     """What a printed docket shows of a record: its words and verdict, never per-word results; the final verdict
     after its re-checks, reissues and rulings; its place in the chain; a QR code of its id."""
     record = resources.challenges.adjudicator.get_record(record_id)
     who.require_may_see(record)
     final = final_verdict(resources.audit, record.id)
-    return docket_view(record, resources.served.lexicon_views.get(record.lexicon), resources.audit.head, final)
+    view = docket_view(record, resources.served.lexicon_views.get(record.lexicon), resources.audit.head, final)
+    return answer(view)
 
 
-@router.post("/challenges/{record_id}/recheck", status_code=201, tags=["challenges"], responses=_REPLAYED)
+@router.post(
+    "/challenges/{record_id}/recheck",
+    status_code=201,
+    tags=["challenges"],
+    response_model=AppendedAnswer,
+    responses=_REPLAYED,
+)
 async def recheck(record_id: _RecordId, body: RecheckIn, resources: ResourcesDep, who: PrincipalDep) -> JSONResponse:
     """Re-adjudicate the same words; someone other than the original adjudicator must do it (WESPA 3.10.10)."""
     entry = resources.challenges.adjudicator.recheck(who, record_id, request_id=body.request_id, note=body.note)
@@ -177,7 +196,13 @@ async def recheck(record_id: _RecordId, body: RecheckIn, resources: ResourcesDep
     return appended_response(appended.record, appended.replayed, who)
 
 
-@router.post("/challenges/{record_id}/reissue", status_code=201, tags=["challenges"], responses=_REPLAYED)
+@router.post(
+    "/challenges/{record_id}/reissue",
+    status_code=201,
+    tags=["challenges"],
+    response_model=AppendedAnswer,
+    responses=_REPLAYED,
+)
 async def reissue(record_id: _RecordId, body: ReissueIn, resources: ResourcesDep, who: PrincipalDep) -> JSONResponse:
     """Adjudicate corrected words for a slip that did not match the board, with the reason (WESPA 3.10.11)."""
     entry = resources.challenges.adjudicator.reissue(
@@ -187,7 +212,13 @@ async def reissue(record_id: _RecordId, body: ReissueIn, resources: ResourcesDep
     return appended_response(appended.record, appended.replayed, who)
 
 
-@router.post("/challenges/{record_id}/ruling", status_code=201, tags=["challenges"], responses=_REPLAYED)
+@router.post(
+    "/challenges/{record_id}/ruling",
+    status_code=201,
+    tags=["challenges"],
+    response_model=AppendedAnswer,
+    responses=_REPLAYED,
+)
 async def ruling(record_id: _RecordId, body: RulingIn, resources: ResourcesDep, who: PrincipalDep) -> JSONResponse:
     """Record the TD's final ruling on a challenge, with a note."""
     entry = resources.challenges.adjudicator.ruling(

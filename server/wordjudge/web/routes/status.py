@@ -4,7 +4,7 @@ TD may too): ``GET /metrics``, the server's metrics for Prometheus (thin glue ov
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Query
 from fastapi.concurrency import run_in_threadpool
@@ -15,6 +15,9 @@ from wordjudge.base.metrics import CONTENT_TYPE
 from wordjudge.log.chain import Head, HeadMark
 from wordjudge.model.auth import Principal
 from wordjudge.service.status import health_report, metrics_text
+from wordjudge.web.answers import answer
+from wordjudge.web.answers_records import HeadAnswer, VerificationAnswer
+from wordjudge.web.answers_status import HealthAnswer
 from wordjudge.web.deps import ERROR_RESPONSES, MetricsReaderDep, ResourcesDep, ServingDep, td_only
 
 router = APIRouter(responses=ERROR_RESPONSES)
@@ -37,36 +40,34 @@ async def metrics(resources: ResourcesDep, who: MetricsReaderDep) -> Response:
     return Response(text, media_type=CONTENT_TYPE)
 
 
-@router.get("/api/audit/head", tags=["audit"])
+@router.get("/api/audit/head", tags=["audit"], response_model=HeadAnswer)
 def audit_head(
     resources: ResourcesDep,
     who: MetricsReaderDep,
     at: Annotated[int | None, Query(ge=1, le=2**53, description="A record's id: its head then.")] = None,
-) -> dict[str, Any]:
+) -> JSONResponse:
     """The audit log's head (or the head at record `at`), for a witness (a monitor's token) or a TD.
 
     A witness (`wordjudge witness`) writes it down every few seconds on another machine; `wordjudge
     audit verify --heads FILE` then checks the log against every head written.
     """
     if at is None:
-        return resources.audit.head.as_dict()
+        return answer(resources.audit.head.as_dict())
     record = resources.audit.get(at)
     if record is None:
         raise NotFound("error.record.not_found", id=str(at))
-    return Head(at, record.id, record.hash).as_dict()
-
-
-_HEALTH_REPORT = {"application/json": {"schema": {"type": "object"}}}
+    return answer(Head(at, record.id, record.hash).as_dict())
 
 
 @router.get(
     "/api/health",
     tags=["status"],
+    response_model=HealthAnswer,
     responses={
-        200: {"description": "The server is ok (`state`: ok).", "content": _HEALTH_REPORT},
+        200: {"description": "The server is ok (`state`: ok)."},
         503: {
             "description": "Degraded (`state`: degraded): the same report, `reasons` says why.",
-            "content": _HEALTH_REPORT,
+            "model": HealthAnswer,
         },
     },
 )
@@ -93,15 +94,15 @@ async def health(serving: ServingDep) -> JSONResponse:
     return JSONResponse(report.body, status_code=200 if report.ok else 503)
 
 
-@router.get("/api/audit/verify", tags=["audit"])
+@router.get("/api/audit/verify", tags=["audit"], response_model=VerificationAnswer)
 def verify_audit(
     resources: ResourcesDep,
     who: Annotated[Principal, td_only("error.td_only.verify_log")],
     head: Annotated[list[str] | None, Query(description="Heads shown elsewhere (ID:HEX), e.g. a docket's.")] = None,
-) -> dict[str, Any]:
+) -> JSONResponse:
     """Check the whole log: its hash chain, each record's consistency, and each head given (TD only).
 
     Names the first bad record.
     """
     marks = [HeadMark.parse(text, "head") for text in head or []]
-    return resources.audit.verify(marks).as_dict()
+    return answer(resources.audit.verify(marks).as_dict())
