@@ -13,6 +13,7 @@ import { anyToken } from "./device.js";
 import { leadingVerdict, linked, standingNote, superseded } from "./standing.js";
 import { STRINGS as S } from "./strings.js";
 import { unverifiedBadges } from "./ui.js";
+import { decidedBy, verdictText, verdictWord } from "./verdict-words.js";
 
 const SIZES = ["58mm", "80mm", "a6"];
 const PX_PER_MM = 96 / 25.4; // CSS pixels
@@ -70,37 +71,25 @@ function svg(markup) {
   return document.importNode(parsed, true);
 }
 
-const verdictWord = (verdict) => (verdict === "acceptable" ? S.acceptable : S.unacceptable);
-const verdictLine = (verdict) =>
-  `${verdict === "acceptable" ? S.acceptableIcon : S.unacceptableIcon} ${verdictWord(verdict)}`;
-
 // How the challenge ended, when records were linked to it: the final verdict, what gave it, and each
 // linked record. Verdicts only: the server sends no per-word results and no notes. (The final verdict itself
 // leads the docket, with the consequence that stands: see render.)
 function finalBox(final) {
   if (!linked(final)) return null;
-  const by = final.decided_by;
-  const waiting = final.awaiting_ruling;
-  const reason = waiting
-    ? S.docketAwaitingBy(waiting.id, verdictWord(waiting.verdict))
-    : by.kind === "ruling"
-      ? S.docketDecidedBy.ruling(verdictWord(by.verdict), by.actor, by.id)
-      : by.kind === "reissue"
-        ? S.docketDecidedBy.reissue(by.id, by.words.join(" "))
-        : S.docketDecidedBy[by.kind](by.id);
+  const reason = decidedBy(S, final);
   const step = (s) =>
     s.kind === "ruling"
-      ? S.docketStep.ruling(s.id, verdictWord(s.verdict), s.actor)
+      ? S.docketStep.ruling(s.id, verdictWord(S, s.verdict), s.actor)
       : s.kind === "reissue"
-        ? S.docketStep.reissue(s.id, verdictWord(s.verdict), s.words.join(" "))
-        : S.docketStep.recheck(s.id, verdictWord(s.verdict));
+        ? S.docketStep.reissue(s.id, verdictWord(S, s.verdict), s.words.join(" "))
+        : S.docketStep.recheck(s.id, verdictWord(S, s.verdict));
   return h(
     "section",
     { class: "docket-final" },
     h(
       "p",
       { class: "docket-final-verdict" },
-      `${S.docketFinal}: ${final.verdict ? verdictLine(final.verdict) : S.docketAwaiting}`,
+      `${S.docketFinal}: ${final.verdict ? verdictText(S, final.verdict) : S.docketAwaiting}`,
     ),
     h("p", { class: "docket-final-by" }, reason),
     h("p", {}, h("strong", {}, `${S.docketLinked}:`)),
@@ -119,11 +108,11 @@ function lead(r, final) {
   const verdict = leadingVerdict(r, final);
   const by = final.decided_by;
   return [
-    h("p", { class: "docket-verdict" }, verdict ? verdictLine(verdict) : S.t("ui.docket.awaitingLead")),
+    h("p", { class: "docket-verdict" }, verdict ? verdictText(S, verdict) : S.t("ui.docket.awaitingLead")),
     linked(final) && by && by.id !== r.id && by.consequence
       ? h("p", { class: "docket-final-consequence" }, S.message(by.consequence.message, by.consequence.text))
       : null,
-    ((note) => (note ? h("p", { class: "docket-superseded" }, note) : null))(standingNote(S, r, final, verdictLine)),
+    ((note) => (note ? h("p", { class: "docket-superseded" }, note) : null))(standingNote(S, r, final)),
   ];
 }
 

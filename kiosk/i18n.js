@@ -1,23 +1,22 @@
 // The catalogue formatter shared by every page (and unit-tested in Node: nothing here touches the DOM):
-// placeholders, plurals, the pseudo-language, numbers and dates in the event's language.
+// placeholders, plurals, the pseudo-language, numbers and dates in the event's language. Plurals, numbers and
+// the parts of a date come from the browser's Intl (PluralRules, NumberFormat, DateTimeFormat).
 //
 // A catalogue is a flat object of dotted keys; a value is a text with {name} placeholders, or a plural
 // object {one, other} chosen by the numeric parameter `n`. The server renders the same catalogues
-// (server/wordjudge/base/messages.py): both follow the same rules, and the pseudo-language uses the same letters.
+// (server/wordjudge/base/messages.py): both say the same, and the pseudo-language uses the same letters.
 
-// The languages with a catalogue, and every language an event may name: one with its region (en-US, fr-CA)
-// says the same words as its base language and writes dates the region's way (dateOrder). The server's
-// messages.py holds the same lists.
+// The languages this copy has a catalogue file for (locales/<lang>.json; the pseudo-language is made from
+// English). Every language an event may name is the server's to say (GET /api/event: input_rules.languages):
+// one with its region (en-US, fr-CA) says the same words as its base language and writes dates the region's
+// way (dateOrder). A page picks its language before the server answers (strings.js), from these files.
 export const CATALOGUE_LANGUAGES = ["en", "fr", "qps-ploc"];
-export const LANGUAGES = [
-  "en", "en-AU", "en-CA", "en-GB", "en-IE", "en-IN", "en-NZ", "en-US", "en-ZA",
-  "fr", "fr-BE", "fr-CA", "fr-CH", "fr-FR",
-  "qps-ploc",
-]; // prettier-ignore
 export const DEFAULT_LANGUAGE = "en";
 export const PSEUDO_LANGUAGE = "qps-ploc";
 // Dates are day-first (27/11/2026) unless the region writes them otherwise: month-first in the United States,
-// ISO (2026-11-27) in Canada. As the server's messages.date_order: every screen, docket and export alike.
+// ISO (2026-11-27) in Canada. As the server's messages.date_order: every screen, docket and export alike. (Not
+// Intl's order: it writes "en" month-first and en-ZA year-first, fr-CH with dots, en-CA with a comma and fr-CA's
+// time as "09 h 05": Intl gives the numbers, this table their order and the text between them.)
 const DAY_FIRST = ["day", "month", "year"];
 const DATE_ORDERS = {
   "en-US": ["month", "day", "year"],
@@ -65,10 +64,27 @@ export function pseudoCatalogue(english) {
   );
 }
 
-// The CLDR plural category of n: "one" or "other" (English: n == 1; French: 0 <= n < 2).
+// Whether `lang` is one a page may speak before the server says which: a well-formed tag whose base language
+// has a catalogue here (en, en-GB, fr-CA, qps-ploc; not de, nor "english").
+export function speakable(lang) {
+  if (typeof lang !== "string" || !lang) return false;
+  try {
+    const [canonical] = Intl.getCanonicalLocales(lang); // qps-ploc is qps-Ploc to Intl
+    return canonical.toLowerCase() === lang.toLowerCase() && CATALOGUE_LANGUAGES.includes(baseLanguage(lang));
+  } catch {
+    return false; // not a language tag
+  }
+}
+
+const pluralRules = new Map(); // locale -> Intl.PluralRules
+
+// The CLDR plural category of n, from Intl.PluralRules: "one" or "other" (English: n == 1; French: 0 <= n < 2).
+// The catalogues have those two forms: French's "many" (a million) says "other", as does a negative count
+// (Intl reads -1 as one), as the server's messages.plural_category says.
 export function pluralCategory(n, lang) {
-  if (baseLanguage(lang) === "fr") return n >= 0 && n < 2 ? "one" : "other";
-  return n === 1 ? "one" : "other";
+  const locale = intlLocale(lang);
+  if (!pluralRules.has(locale)) pluralRules.set(locale, new Intl.PluralRules(locale));
+  return n >= 0 && pluralRules.get(locale).select(n) === "one" ? "one" : "other";
 }
 
 // The placeholder names a catalogue value uses (every plural form's).
@@ -87,6 +103,17 @@ export function translator(catalogue, lang) {
   const locale = intlLocale(lang);
   const numbers = new Intl.NumberFormat(locale, { maximumFractionDigits: 3 });
   const percent = new Intl.NumberFormat(locale, { style: "percent", maximumFractionDigits: 0 });
+  // A date's numbers, two digits each (the year four), 24-hour; placed in the event's order by formatDate.
+  const dateNumbers = new Intl.DateTimeFormat(locale, {
+    year: "numeric",
+    month: "2-digit",
+    day: "2-digit",
+    hour: "2-digit",
+    minute: "2-digit",
+    second: "2-digit",
+    hourCycle: "h23",
+    numberingSystem: "latn",
+  });
 
   const formatNumber = (n) => numbers.format(n);
   const param = (value) =>
@@ -112,15 +139,11 @@ export function translator(catalogue, lang) {
   // seconds), time or short-time. The server's messages.format_datetime writes the same text.
   function formatDate(date, style = "datetime") {
     const moment = date instanceof Date ? date : new Date(date);
-    const two = (n) => String(n).padStart(2, "0");
-    const value = {
-      year: String(moment.getFullYear()).padStart(4, "0"),
-      month: two(moment.getMonth() + 1),
-      day: two(moment.getDate()),
-      hour: two(moment.getHours()),
-      minute: two(moment.getMinutes()),
-    };
-    const seconds = `:${two(moment.getSeconds())}`;
+    const value = Object.fromEntries(
+      dateNumbers.formatToParts(moment).map((part) => [part.type, part.value]), // in the page's time zone
+    );
+    value.year = value.year.padStart(4, "0");
+    const seconds = `:${value.second}`;
     const known = ["datetime", "short-datetime", "time", "short-time"].includes(style) ? style : "datetime";
     const withSeconds = known === "datetime" || known === "time";
     const parts = dateParts(lang);

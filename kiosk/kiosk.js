@@ -565,7 +565,7 @@ function showFailure(division, draft, error) {
 // -- TD settings ---------------------------------------------------------------------------------
 
 function showTdLogin() {
-  const name = h("input", { id: "td-name", autocomplete: "off", maxlength: "40" });
+  const name = h("input", { id: "td-name", autocomplete: "off", maxlength: String(state.event.input_rules.max_name) });
   const password = h("input", { id: "td-password", type: "password", autocomplete: "off", maxlength: "1000" });
   const note = h("p", { class: "message", role: "alert" });
   const form = h(

@@ -29,6 +29,7 @@ import { refusedOutright, settle } from "./pending.js";
 import { splitWords } from "./words.js";
 import { guardTaps } from "./tap-guard.js";
 import { leadingVerdict, standingNote } from "./standing.js";
+import { verdictMark, verdictWord } from "./verdict-words.js";
 
 const DEVICE = enrolment("runner");
 // Another server of the hall proves itself to this device (its token) before it is sent anything (api.js).
@@ -236,19 +237,16 @@ async function loadRecent(list) {
 // the TD's ruling is awaited), then the challenge's own verdict said to be superseded (or confirmed).
 function recentItem(record) {
   const verdict = leadingVerdict(record, record.final);
-  const ok = verdict === "acceptable";
   const time = S.formatDate(record.created_at, "short-time");
-  const line = (v) =>
-    `${v === "acceptable" ? S.acceptableIcon : S.unacceptableIcon} ${v === "acceptable" ? S.acceptable : S.unacceptable}`;
-  const note = standingNote(S, record, record.final, line);
+  const note = standingNote(S, record, record.final);
   return h(
     "li",
-    { class: verdict ? (ok ? "acceptable" : "unacceptable") : "awaiting" },
-    h("span", { class: "mark", "aria-hidden": "true" }, verdict ? (ok ? S.acceptableIcon : S.unacceptableIcon) : "⚠"),
+    { class: verdict ? (verdict === "acceptable" ? "acceptable" : "unacceptable") : "awaiting" },
+    h("span", { class: "mark", "aria-hidden": "true" }, verdict ? verdictMark(S, verdict) : "⚠"),
     h(
       "span",
       {},
-      `${verdict ? (ok ? S.acceptable : S.unacceptable) : S.docketAwaiting} · ${S.recentLine(record.id, record.table, record.word_count, time)}`,
+      `${verdict ? verdictWord(S, verdict) : S.docketAwaiting} · ${S.recentLine(record.id, record.table, record.word_count, time)}`,
     ),
     note ? h("small", { class: "superseded" }, note) : null,
     " ",

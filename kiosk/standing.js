@@ -3,6 +3,8 @@
 // record's own verdict when another record decided ("✗ UNACCEPTABLE: superseded by TD ruling #54"). The
 // docket and the runner's recent list say it alike. Pure (no DOM): `S` is the page's STRINGS.
 
+import { verdictText } from "./verdict-words.js";
+
 // Whether `final` (the API's final verdict of the record's challenge) has anything linked to the challenge.
 export function linked(final) {
   return Boolean(final && final.linked && final.linked.length);
@@ -15,12 +17,11 @@ export function leadingVerdict(record, final) {
 }
 
 // The record's own verdict, said as superseded or confirmed by the record that decided, or awaiting the TD's
-// ruling; null when nothing is linked or the record itself decided. `verdictLine(v)` says a verdict ("✓
-// ACCEPTABLE").
-export function standingNote(S, record, final, verdictLine) {
+// ruling; null when nothing is linked or the record itself decided.
+export function standingNote(S, record, final) {
   if (!linked(final)) return null;
   const by = final.decided_by;
-  const own = verdictLine(record.verdict);
+  const own = verdictText(S, record.verdict);
   if (!by) {
     const waiting = final.awaiting_ruling;
     return S.t("ui.docket.standing.awaiting", { verdict: own, id: String(waiting ? waiting.id : "") });

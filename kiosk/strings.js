@@ -11,11 +11,11 @@
 
 import {
   DEFAULT_LANGUAGE,
-  LANGUAGES,
   PSEUDO_LANGUAGE,
   baseLanguage,
   merged,
   pseudoCatalogue,
+  speakable,
   translator,
 } from "./i18n.js";
 import { buildStrings } from "./texts.js";
@@ -58,7 +58,7 @@ async function load(lang) {
   const english = await catalogueFile(DEFAULT_LANGUAGE);
   if (lang === PSEUDO_LANGUAGE) return pseudoCatalogue(english);
   const base = baseLanguage(lang);
-  if (base === DEFAULT_LANGUAGE || !LANGUAGES.includes(lang)) return english;
+  if (base === DEFAULT_LANGUAGE || !speakable(lang)) return english;
   try {
     return merged(english, await catalogueFile(base));
   } catch {
@@ -66,7 +66,9 @@ async function load(lang) {
   }
 }
 
-export const LANGUAGE = LANGUAGES.includes(ASKED) ? ASKED : DEFAULT_LANGUAGE;
+// Chosen before the server answers (the page speaks at once): the event's languages are the server's to list, so
+// any tag this copy has the catalogue of is taken (the server only ever names one it accepts).
+export const LANGUAGE = speakable(ASKED) ? ASKED : DEFAULT_LANGUAGE;
 const tr = translator(await load(LANGUAGE), LANGUAGE);
 export const STRINGS = buildStrings(tr);
 export const { t, message, formatNumber, formatDate } = tr;

@@ -1,9 +1,8 @@
 // The TD console's set-up views: TD accounts, event settings, and the summary (pairing: td-pairing.js).
 
 import { h } from "./api.js";
-import { LANGUAGES } from "./i18n.js";
 import { STRINGS, followLanguage } from "./strings.js";
-import { call, problem, ruleName, ruleText, table, when } from "./td-common.js";
+import { call, limited, problem, ruleName, ruleText, table, when } from "./td-common.js";
 
 const C = STRINGS.console;
 const K = C.columns;
@@ -48,7 +47,7 @@ export function accountsView(me) {
       ),
     );
   };
-  const name = h("input", { id: "td-new-name", maxlength: "40" });
+  const name = limited(h("input", { id: "td-new-name" }), "max_name");
   const password = h("input", {
     id: "td-new-password",
     type: "password",
@@ -111,13 +110,15 @@ export function eventView(content) {
         max: "120",
         value: event.kiosk_result_seconds,
       });
-      // The language of every screen: offered once the server keeps one for the event.
+      // The language of every screen, one of those the server lists: offered once it keeps one for the event.
       const language =
         typeof event.language === "string"
           ? h(
               "select",
               { id: "event-language" },
-              LANGUAGES.map((l) => h("option", { value: l, selected: l === event.language }, STRINGS.languageName(l))),
+              event.input_rules.languages.map((l) =>
+                h("option", { value: l, selected: l === event.language }, STRINGS.languageName(l)),
+              ),
             )
           : null;
       const rows = h("tbody", {});

@@ -152,3 +152,25 @@ export function query(form) {
   }
   return params;
 }
+
+// The event's input rules (GET /api/event's input_rules: the limits the server keeps), read once a TD is signed in.
+let rulesRead = null;
+export function inputRules() {
+  rulesRead ??= call("/api/event").then(
+    (event) => event.input_rules,
+    (error) => {
+      rulesRead = null; // asked again next time
+      throw error;
+    },
+  );
+  return rulesRead;
+}
+
+// `input`, kept as typed to the server's limit `key` of the input rules (max_name, max_note): set when they are read.
+export function limited(input, key) {
+  inputRules().then(
+    (rules) => input.setAttribute("maxlength", String(rules[key])),
+    () => {}, // the server's own check still refuses a longer one
+  );
+  return input;
+}

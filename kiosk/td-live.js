@@ -5,6 +5,7 @@
 import { h } from "./api.js";
 import { STRINGS } from "./strings.js";
 import { call, when } from "./td-common.js";
+import { verdictWord } from "./verdict-words.js";
 
 const C = STRINGS.console;
 const R = C.rulings;
@@ -79,7 +80,7 @@ function showRulingCount() {
 
 function rulingRow(record, open) {
   const waiting = record.final?.awaiting_ruling;
-  const verdict = (v) => (v === "acceptable" ? STRINGS.acceptable : STRINGS.unacceptable);
+  const verdict = (v) => verdictWord(STRINGS, v);
   return h(
     "li",
     { class: "ruling-item", "data-id": record.id },

@@ -5,7 +5,7 @@
 import { h } from "./api.js";
 import { DEVICE_PREFIX, hallNames } from "./device-names.js";
 import { STRINGS } from "./strings.js";
-import { call, problem, svg, when } from "./td-common.js";
+import { call, limited, problem, svg, when } from "./td-common.js";
 
 const C = STRINGS.console;
 const K = C.columns;
@@ -42,7 +42,7 @@ export function enrolView(onEnrolled, add) {
     h("option", { value: "runner" }, STRINGS.role("runner")),
   );
   const division = h("select", { id: "pair-division", name: "division" }, h("option", { value: "" }, C.anyDivision));
-  const name = h("input", { id: "pair-name", name: "name", maxlength: "40" });
+  const name = limited(h("input", { id: "pair-name", name: "name" }), "max_name");
   const message = h("p", { class: "message", role: "alert" });
   divisionOptions(division);
   return h(

@@ -5,15 +5,14 @@
 import { h } from "./api.js";
 import { STRINGS } from "./strings.js";
 import { call, problem, table, when } from "./td-common.js";
+import { decidedBy, verdictText as said, verdictWord } from "./verdict-words.js";
 
 const C = STRINGS.console;
 const K = C.columns;
 const R = C.report;
 const PAGE = 1000; // the API's largest page
 
-const verdictWord = (verdict) => (verdict === "acceptable" ? STRINGS.acceptable : STRINGS.unacceptable);
-const verdictText = (verdict) =>
-  `${verdict === "acceptable" ? STRINGS.acceptableIcon : STRINGS.unacceptableIcon} ${verdictWord(verdict)}`;
+const verdictText = (verdict) => said(STRINGS, verdict);
 const roundText = (round) => (round === null || round === undefined ? C.noRound : String(round));
 
 // What a challenge came to, for paper: its final verdict and, when something after it decided, what did
@@ -21,19 +20,10 @@ const roundText = (round) => (round === null || round === undefined ? C.noRound 
 export function finalText(record) {
   const final = record.final;
   if (!final) return verdictText(record.verdict);
-  if (final.verdict === null) {
-    const waiting = final.awaiting_ruling;
-    return waiting ? STRINGS.docketAwaitingBy(waiting.id, verdictWord(waiting.verdict)) : STRINGS.docketAwaiting;
-  }
+  if (final.verdict === null) return final.awaiting_ruling ? decidedBy(STRINGS, final) : STRINGS.docketAwaiting;
   const by = final.decided_by;
   if (!final.linked.length || !by || by.kind === "challenge") return verdictText(final.verdict);
-  const how =
-    by.kind === "ruling"
-      ? STRINGS.docketDecidedBy.ruling(verdictWord(by.verdict), by.actor, by.id)
-      : by.kind === "reissue"
-        ? STRINGS.docketDecidedBy.reissue(by.id, by.words.join(" "))
-        : STRINGS.docketDecidedBy[by.kind](by.id);
-  return `${verdictText(final.verdict)} · ${how}`;
+  return `${verdictText(final.verdict)} · ${decidedBy(STRINGS, final)}`;
 }
 
 // Every record the filters `params` match, newest first, at most `most`, and how many match in all.
@@ -206,7 +196,7 @@ function filterText(key, value) {
   };
   const shown =
     key === "verdict"
-      ? verdictWord(value)
+      ? verdictWord(STRINGS, value)
       : key === "since" || key === "until"
         ? when(value)
         : key === "kind"

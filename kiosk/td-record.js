@@ -1,22 +1,18 @@
 // The TD console's record view: one record with its per-word results (the TD's only), its challenge's
 // final verdict and what gave it, its linked records (kind and verdict), and the re-check, reissue and
-// ruling forms, each answering where it was used with the new record's verdict. Also the verdict texts
-// and the final-verdict mark the feed's rows share.
+// ruling forms, each answering where it was used with the new record's verdict. Also the final-verdict mark
+// the feed's rows share (a verdict in words: verdict-words.js).
 
 import { h, newRequestId } from "./api.js";
 import { STRINGS } from "./strings.js";
-import { call, problem, when } from "./td-common.js";
+import { call, limited, problem, when } from "./td-common.js";
+import { verdictMark, verdictText as said, verdictWord } from "./verdict-words.js";
 
 const C = STRINGS.console;
 const K = C.columns;
 
-export function verdictText(verdict) {
-  return verdict === "acceptable"
-    ? `${STRINGS.acceptableIcon} ${STRINGS.acceptable}`
-    : `${STRINGS.unacceptableIcon} ${STRINGS.unacceptable}`;
-}
-
-const bare = (verdict) => (verdict === "acceptable" ? STRINGS.acceptable : STRINGS.unacceptable);
+const verdictText = (verdict) => said(STRINGS, verdict);
+const bare = (verdict) => verdictWord(STRINGS, verdict);
 
 // What gave a challenge its final verdict, in words: "ruled ACCEPTABLE by alice, #54", "awaiting a ruling:
 // re-check #52 gave UNACCEPTABLE"...; null for a challenge nothing was linked to.
@@ -82,7 +78,7 @@ export function perWord(record) {
       h(
         "span",
         { class: r.acceptable ? "word-ok" : "word-bad" },
-        `${r.word} ${r.acceptable ? STRINGS.acceptableIcon : STRINGS.unacceptableIcon}${r.source ? ` (${r.source})` : ""}`, // data
+        `${r.word} ${verdictMark(STRINGS, r.acceptable ? "acceptable" : "unacceptable")}${r.source ? ` (${r.source})` : ""}`, // data
       ),
     ),
   );
@@ -225,9 +221,9 @@ function answerText(created) {
 }
 
 function actions(record, reopen, answer) {
-  const recheckNote = h("input", { id: "recheck-note", maxlength: "500" });
+  const recheckNote = limited(h("input", { id: "recheck-note" }), "max_note");
   const words = h("input", { id: "reissue-words", maxlength: "200" });
-  const reason = h("input", { id: "reissue-reason", maxlength: "500" });
+  const reason = limited(h("input", { id: "reissue-reason" }), "max_note");
   // No verdict chosen for the TD: a ruling is the TD's own choice, every time (the form starts again so).
   const verdict = h(
     "select",
@@ -236,7 +232,7 @@ function actions(record, reopen, answer) {
     h("option", { value: "acceptable" }, STRINGS.acceptable),
     h("option", { value: "unacceptable" }, STRINGS.unacceptable),
   );
-  const rulingNote = h("input", { id: "ruling-note", maxlength: "500" });
+  const rulingNote = limited(h("input", { id: "ruling-note" }), "max_note");
   // Each form answers below its own button: the new record's verdict (success), or why it was refused.
   // `check(note)`: before sending, false to send nothing (it said why, or the TD cancelled).
   const form = (kind, title, fields, body, check = async () => true) => {

@@ -46,6 +46,9 @@ async function boot() {
 }
 
 function showLogin() {
+  // Before a session the console cannot read the input rules (GET /api/event is for the signed-in): the one
+  // limit the page keeps without them, the server's MAX_NAME (model/input_rules.py), until the server serves it
+  // to anyone.
   const name = h("input", { id: "name", autocomplete: "username", maxlength: "40" });
   const password = h("input", {
     id: "password",

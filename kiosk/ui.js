@@ -4,6 +4,7 @@
 import { api, h } from "./api.js";
 import { STRINGS as S } from "./strings.js";
 import { isRound, isTable, refusal, splitWords, tooShort } from "./words.js";
+import { verdictMark, verdictWord } from "./verdict-words.js";
 
 const MESSAGE_MS = 6000;
 
@@ -282,8 +283,8 @@ export function verdictPanel(record, { middle = [], facts = [], after = [] } = {
   return h(
     "section",
     { class: `screen verdict ${ok ? "acceptable" : "unacceptable"}`, role: "alert" },
-    h("p", { class: "verdict-icon", "aria-hidden": "true" }, ok ? S.acceptableIcon : S.unacceptableIcon),
-    heading(ok ? S.acceptable : S.unacceptable),
+    h("p", { class: "verdict-icon", "aria-hidden": "true" }, verdictMark(S, record.verdict)),
+    heading(verdictWord(S, record.verdict)),
     middle,
     h("p", { class: "verdict-words" }, S.verdictLine(record.word_count, record.table, record.round)),
     h("p", { class: "consequence" }, S.message(record.consequence.message, record.consequence.text)),

@@ -13,9 +13,14 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from pydantic import TypeAdapter, ValidationError
 
+from wordjudge.base.errors import InvalidInput
+from wordjudge.base.messages import LANGUAGES
 from wordjudge.hall.proof import digest, proof_mac
-from wordjudge.model.input_rules import served
+from wordjudge.model.input_rules import RequestId, check_note, served
+from wordjudge.model.records import check_request_id
+from wordjudge.storage.access_db import check_name
 
 JS_TESTS = Path(__file__).resolve().parent / "js"
 
@@ -55,3 +60,28 @@ def _proof_vector() -> str:
             "long_key_mac": hmac.new(b"k" * 100, b"a message", hashlib.sha256).hexdigest(),
         }
     )
+
+
+def test_the_served_limits_are_those_the_server_checks() -> None:
+    """What the clients keep as typed (a name's, a note's length, the languages) is what the server refuses beyond,
+    and the request id's type and its check are one rule."""
+    rules = served()
+    assert rules["languages"] == list(LANGUAGES)
+    assert check_name("n" * rules["max_name"]) == "n" * rules["max_name"]
+    with pytest.raises(InvalidInput):
+        check_name("n" * (rules["max_name"] + 1))
+    assert check_note("x" * rules["max_note"]) == "x" * rules["max_note"]
+    with pytest.raises(InvalidInput):
+        check_note("x" * (rules["max_note"] + 1))
+    as_type = TypeAdapter(RequestId)
+    for request_id in ("abcdefgh", "A_b-" * 16, "abcdefg", "a" * 65, "abcdefgh!", "abcdéfgh"):
+        try:
+            as_type.validate_python(request_id)
+            typed = True
+        except ValidationError:
+            typed = False
+        try:
+            checked = check_request_id(request_id) == request_id
+        except InvalidInput:
+            checked = False
+        assert typed == checked, request_id

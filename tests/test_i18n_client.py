@@ -267,7 +267,7 @@ def test_the_consoles_keyboard_focus_is_clearly_visible(browser: Browser, walk_s
     for tab in ("overview", "feed", "devices", "event"):
         page.locator(f"#tab-{tab}").click()
         expect(page.locator("#app")).to_have_attribute("data-screen", tab)
-        page.wait_for_timeout(300)
+        page.wait_for_timeout(300)  # the tab's data, fetched as it opens, is drawn (the page says no "done")
         page.locator(f"#tab-{tab}").focus()
         for _ in range(12):  # the controls after the tab: buttons, links, fields, selects
             page.keyboard.press("Tab")
@@ -293,7 +293,7 @@ def test_no_console_table_has_an_empty_header(browser: Browser, walk_server: Liv
         page.locator(f"#tab-{tab}").click()
         expect(page.locator("#app")).to_have_attribute("data-screen", tab)
         expect(page.locator("table").first).to_be_visible()
-        page.wait_for_timeout(300)
+        page.wait_for_timeout(300)  # the tab's other tables, fetched as it opens, are drawn (no "done" to wait for)
         for th in page.locator("th").all():
             headers += 1
             assert th.inner_text().strip() or (th.get_attribute("aria-label") or "").strip(), f"{tab}: empty <th>"

@@ -13,6 +13,7 @@ import {
   pluralCategory,
   pseudo,
   pseudoCatalogue,
+  speakable,
   translator,
 } from "../../kiosk/i18n.js";
 import { buildStrings } from "../../kiosk/texts.js";
@@ -142,4 +143,24 @@ test("a date is typed in the order the language shows dates in, and read back in
   assert.equal(parseDate("30/2/2026", "en"), null); // no 30 February
   assert.equal(parseDate("24/11/2026 25:00", "en"), null);
   assert.equal(parseDate("tomorrow", "en"), null);
+});
+
+test("every language the server lists is one a page speaks, and no other", () => {
+  const rules = JSON.parse(process.env.WORDJUDGE_INPUT_RULES ?? "null");
+  assert.ok(rules, "WORDJUDGE_INPUT_RULES must hold the server's input_rules (run through pytest)");
+  for (const lang of rules.languages) {
+    assert.ok(speakable(lang), lang);
+    const tr = translator(EN, lang);
+    assert.match(tr.formatDate(new Date(2026, 10, 24, 9, 5, 3)), /^(24\/11\/2026|11\/24\/2026|2026-11-24),? 09:05:03$/);
+  }
+  for (const lang of ["de", "english", "fr_CA", "", null, "EN"]) assert.equal(speakable(lang), false, String(lang));
+});
+
+test("plurals come from Intl, in the catalogues' two forms: a million in French and a negative count are other", () => {
+  assert.equal(pluralCategory(1_000_000, "fr"), "other"); // Intl: "many"
+  assert.equal(pluralCategory(-1, "en"), "other"); // Intl: "one"
+  assert.equal(pluralCategory(1, "en-US"), "one");
+  assert.equal(pluralCategory(0, "fr-CA"), "one");
+  assert.equal(pluralCategory(1, "qps-ploc"), "one"); // the pseudo-language counts as English
+  assert.equal(fr.t("ui.words", { n: 1_000_000 }), `1${NNBSP}000${NNBSP}000 mots`);
 });

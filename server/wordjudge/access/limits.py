@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from wordjudge.base.errors import RateLimited, Unauthorized
 from wordjudge.base.throttle import Clock, FailureLimit, Pace, RateLimit, client_key
+from wordjudge.model.input_rules import MAX_NAME
 
 if TYPE_CHECKING:
     from wordjudge.access.alerts import Alerts
@@ -124,7 +125,7 @@ class Limits:
         with self._lock:
             wait = self._login_by_client.wait(by)
             if wait:
-                shown, last = name.strip()[:40], "" if by == client else f" from {client}"
+                shown, last = name.strip()[:MAX_NAME], "" if by == client else f" from {client}"
                 self._alerts.raise_alert(
                     "login_throttled", by, f"too many failed sign-ins from {by} (the last{last} as {shown!r})"
                 )

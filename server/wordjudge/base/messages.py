@@ -28,29 +28,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from importlib import resources
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, get_args
 
 # The languages wordjudge has a catalogue for; an event may name one with its region (en-US, fr-CA), which says
 # the same words as its base language and writes dates the region's way (see date_order).
 CATALOGUE_LANGUAGES = ("en", "fr", "qps-ploc")
-LANGUAGES = (
-    "en",
-    "en-AU",
-    "en-CA",
-    "en-GB",
-    "en-IE",
-    "en-IN",
-    "en-NZ",
-    "en-US",
-    "en-ZA",
-    "fr",
-    "fr-BE",
-    "fr-CA",
-    "fr-CH",
-    "fr-FR",
-    "qps-ploc",
-)
-# LANGUAGES, as a type (a test holds the two equal)
+# Every language an event may name, listed once (as a type); the clients read them from GET /api/event
+# (input_rules.served: ``languages``).
 Language = Literal[
     "en",
     "en-AU",
@@ -68,6 +52,7 @@ Language = Literal[
     "fr-FR",
     "qps-ploc",
 ]
+LANGUAGES: Final[tuple[str, ...]] = get_args(Language)
 DEFAULT_LANGUAGE: Final = "en"
 PSEUDO_LANGUAGE: Final = "qps-ploc"
 DateOrder = tuple[str, str, str]

@@ -1,16 +1,18 @@
-"""The challenge input rules, written once: the server checks every challenge against them, and serves
-them to the kiosk, the handheld and the console in ``GET /api/event`` (the clients refuse as typed what
-the server would refuse), so that no client restates a limit.
+"""The input rules, written once: the server checks every challenge, request id and name against them, and
+serves what the clients need to the kiosk, the handheld and the console in ``GET /api/event`` (the clients
+refuse as typed what the server would refuse), so that no client restates a limit.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any, Literal, Protocol
+from typing import Annotated, Any, Literal, Protocol
+
+from pydantic import StringConstraints
 
 from wordjudge.base.errors import InvalidInput
-from wordjudge.base.messages import Message
+from wordjudge.base.messages import LANGUAGES, Message
 from wordjudge.model.rules import ChallengeRule
 
 MAX_WORDS = 8  # a play forms at most 8 words, so a challenge has 1 to 8
@@ -18,6 +20,21 @@ MIN_LETTERS = 2
 MAX_LETTERS = 15  # the board is 15 squares wide
 MAX_ROUND = 999
 MAX_NOTE = 500  # a re-check's, reissue's or ruling's note, in characters
+# A device's or TD's name: 1 to MAX_NAME letters, digits, spaces, '.', '_' or '-', starting with a letter or digit
+# (storage.access_db.check_name refuses any other in words).
+MAX_NAME = 40
+NAME_PATTERN = rf"[A-Za-z0-9][A-Za-z0-9 ._-]{{0,{MAX_NAME - 1}}}"
+# A request id, made by the client for each new challenge (reused on a retry): 8 to 64 ASCII letters, digits,
+# '_' or '-' (ASCII only: \w and isalnum() take other scripts); records.check_request_id refuses any other.
+MIN_REQUEST_ID, MAX_REQUEST_ID = 8, 64
+REQUEST_ID_CHARS = "A-Za-z0-9_-"
+REQUEST_ID_PATTERN = rf"[{REQUEST_ID_CHARS}]{{{MIN_REQUEST_ID},{MAX_REQUEST_ID}}}"
+# The two as types, for a request body or a path (pydantic and FastAPI check them; 422 as for any field).
+RequestId = Annotated[
+    str,
+    StringConstraints(min_length=MIN_REQUEST_ID, max_length=MAX_REQUEST_ID, pattern=rf"^[{REQUEST_ID_CHARS}]+$"),
+]
+Name = Annotated[str, StringConstraints(max_length=MAX_NAME)]  # the rest is check_name's, in words
 # How an event labels its tables (event.toml's ``tables``): numbers, unless the TD names them, so that a
 # word typed into the table field ("Table QUIXOTRY") is refused, not recorded.
 Tables = Literal["numbers", "names"]
@@ -29,13 +46,17 @@ TABLE_RULES: dict[str, str] = {"numbers": "error.table.rule_numbers", "names": "
 
 
 def served(tables: Tables = "numbers") -> dict[str, Any]:
-    """The rules as ``GET /api/event`` serves them: the input limits, what a table label is for an event whose
-    tables are ``tables``, and the challenge rules a division may have (value and description, in order)."""
+    """The rules as ``GET /api/event`` serves them: the input limits (a challenge's, a name's, a note's), the
+    languages an event may speak, what a table label is for an event whose tables are ``tables``, and the
+    challenge rules a division may have (value and description, in order)."""
     return {
         "max_words": MAX_WORDS,
         "min_letters": MIN_LETTERS,
         "max_letters": MAX_LETTERS,
         "max_round": MAX_ROUND,
+        "max_name": MAX_NAME,
+        "max_note": MAX_NOTE,
+        "languages": list(LANGUAGES),
         "tables": tables,
         "max_table": MAX_TABLE,
         "table_pattern": TABLE_PATTERNS[tables],
@@ -53,6 +74,7 @@ def served(tables: Tables = "numbers") -> dict[str, Any]:
 
 
 _SEPARATORS = re.compile(r"[\s,]+")
+
 _TABLES = {tables: re.compile(pattern) for tables, pattern in TABLE_PATTERNS.items()}
 
 
