@@ -16,8 +16,9 @@ from typing import Any
 import click
 
 from wordjudge import __version__
-from wordjudge.base.datadir import FolderInUse, ServerLock, lock_for_server, refuse_if_served, restrict_umask
+from wordjudge.base.datadir import FolderInUse, ServerLock, lock_for_server, refuse_if_served
 from wordjudge.base.errors import WordjudgeError
+from wordjudge.base.files import restrict_umask
 from wordjudge.base.logs import configure_logging, uvicorn_json_config
 from wordjudge.cli.access import device, td
 from wordjudge.cli.audit import audit, witness

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from wordjudge import __version__
 from wordjudge.base.metrics import State
-from wordjudge.tournament.health import Health
+from wordjudge.tournament.health import EventSeen, HallSeen, Health
 from wordjudge.tournament.health import check as check_health
 
 if TYPE_CHECKING:  # the routes hand the resources in: the type only
@@ -23,22 +23,27 @@ def health_report(resources: Resources, serving: Serving | None = None) -> Healt
     :mod:`wordjudge.tournament.health`);
     with ``serving``, its place in its hall and its clock too."""
     served = resources.served
-    log_time = resources.audit.head.time
+    event = EventSeen(
+        served.event.name,
+        served.event.demo,
+        served.event.language,
+        served.event.demo_list_divisions(),
+        served.event_file_problem,
+    )
+    hall = None
+    if serving is not None:
+        log_time = resources.audit.head.time
+        hall = HallSeen(
+            serving.view(), serving.warnings(), serving.clock.view(log_time), serving.clock.warnings(log_time)
+        )
     return check_health(
-        event_name=served.event.name,
-        event_demo=served.event.demo,
+        event=event,
         lexicon_views=served.lexicon_views,
         verified=served.verified,
         audit=resources.audit,
         data_dir=resources.settings.data_dir,
-        server_id=resources.served.server.id,
-        event_file=served.event_file_problem,
-        hall=serving.view() if serving is not None else None,
-        hall_warnings=serving.warnings() if serving is not None else (),
-        clock=serving.clock.view(log_time) if serving is not None else None,
-        clock_warnings=serving.clock.warnings(log_time) if serving is not None else (),
-        demo_list_divisions=served.event.demo_list_divisions(),
-        language=served.event.language,
+        server_id=served.server.id,
+        hall=hall,
     )
 
 

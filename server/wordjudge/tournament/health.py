@@ -95,38 +95,52 @@ class Health:
     body: dict[str, Any]
 
 
+@dataclass(frozen=True)
+class EventSeen:
+    """What the health report says of the event served: its name, whether it is the demo, its language (a page
+    that may not read the event yet, a kiosk never paired or the console's sign-in, speaks it from the first
+    screen), the divisions of a real event served on the DEMO list (``Event.demo_list_divisions``), and why the
+    event file on disk is not the event served (a hand edit that does not load), if so."""
+
+    name: str
+    demo: bool
+    language: str | None = None
+    demo_list_divisions: Sequence[str] = ()
+    file_problem: Message | None = None
+
+
+@dataclass(frozen=True)
+class HallSeen:
+    """What the health report says of this server's place in its hall (:meth:`~wordjudge.service.serving.Serving.view`)
+    and of its clock (:meth:`~wordjudge.tournament.timekeeping.Timekeeper.view`), each reported as it is, and what
+    each warns of (no synchronous standby follows, the standby could not take over; a step, record times held,
+    another clock beyond the tolerance)."""
+
+    view: Mapping[str, Any] | None = None
+    warnings: Sequence[Message] = ()
+    clock: Mapping[str, Any] | None = None
+    clock_warnings: Sequence[Message] = ()
+
+
 def check(
     *,
-    event_name: str,
-    event_demo: bool,
+    event: EventSeen,
     lexicon_views: Mapping[str, dict[str, Any]],
     verified: Mapping[str, Verified],
     audit: AuditLog,
     data_dir: Path,
     server_id: str,
-    event_file: Message | None = None,
-    hall: Mapping[str, Any] | None = None,
-    hall_warnings: Sequence[Message] = (),
-    clock: Mapping[str, Any] | None = None,
-    clock_warnings: Sequence[Message] = (),
-    demo_list_divisions: Sequence[str] = (),
-    language: str | None = None,
+    hall: HallSeen | None = None,
 ) -> Health:
     """Check the server's state and build the health report (never raises for a failed check: it reports it).
-
-    ``event_file``: why the event file on disk is not the event served (a hand edit that does not load), if so.
-    ``hall``: this server's place in its hall (:meth:`~wordjudge.service.serving.Serving.view`), reported as it is;
-    ``hall_warnings``: what the hall warns of (no synchronous standby follows; the standby could not take over).
-    ``clock``: this server's clock (:meth:`~wordjudge.tournament.timekeeping.Timekeeper.view`), reported as it is;
-    ``clock_warnings``: what it warns of (a step, record times held, another clock beyond the tolerance).
-    ``demo_list_divisions``: the divisions of a real event served on the DEMO list (``Event.demo_list_divisions``).
-    ``language``: the event's language, reported so that a page that may not read the event yet (a kiosk or
-    handheld never paired, the console's sign-in) speaks it from the first screen.
-    """
+    ``hall``: for a server that knows its hall and its clock (see :class:`HallSeen`)."""
+    hall = hall or HallSeen()
     reasons: list[Message] = []
     # Only warnings: the event served is still a whole, verified one, so every verdict stands; a server that no
     # standby follows still writes every verdict durably, on this machine only.
-    warnings: list[Message] = [warning for warning in (event_file, *hall_warnings, *clock_warnings) if warning]
+    warnings: list[Message] = [
+        warning for warning in (event.file_problem, *hall.warnings, *hall.clock_warnings) if warning
+    ]
     lexicons = []
     for name, view in lexicon_views.items():
         stamp = verified.get(name)
@@ -154,9 +168,9 @@ def check(
         reasons.append(
             Message("error.health.audit_failing", at=str(stats.last_failure_at), reason=str(stats.last_failure))
         )
-    if demo_list_divisions:  # a real event on the demo list: every verdict stands, on a list no tournament uses
+    if event.demo_list_divisions:  # a real event on the demo list: every verdict stands, on a list no tournament uses
         warnings.append(
-            Message("error.health.demo_list", event=repr(event_name), divisions=", ".join(demo_list_divisions))
+            Message("error.health.demo_list", event=repr(event.name), divisions=", ".join(event.demo_list_divisions))
         )
     free = free_bytes(data_dir)
     if free is not None and free < LOW_DISK_BYTES:
@@ -174,11 +188,11 @@ def check(
         "reason_messages": [reason.as_dict() for reason in reasons],
         "warning_messages": [warning.as_dict() for warning in warnings],
         "version": __version__,
-        "event": event_name,
-        "language": language,
+        "event": event.name,
+        "language": event.language,
         # Which server this is: a device remembers it from its pairing, and knows another server when it sees one.
         "server_id": server_id,
-        "demo": any(item["demo"] for item in lexicon_views.values()) or event_demo,
+        "demo": any(item["demo"] for item in lexicon_views.values()) or event.demo,
         "lexicons": lexicons,
         "audit": {
             # Not Head.as_dict(): dataclasses.asdict would be half the cost of this whole check.
@@ -198,10 +212,10 @@ def check(
         },
         "disk": {"free_bytes": free, "warn_below_bytes": LOW_DISK_BYTES},
     }
-    if hall is not None:
-        body["hall"] = dict(hall)
-    if clock is not None:
-        body["clock"] = dict(clock)
+    if hall.view is not None:
+        body["hall"] = dict(hall.view)
+    if hall.clock is not None:
+        body["clock"] = dict(hall.clock)
     return Health(ok, reason_texts, warning_texts, free, body)
 
 

@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING, Any
 import marisa_trie
 
 from wordjudge import __version__
-from wordjudge.base.datadir import fsync_path
 from wordjudge.base.errors import InvalidInput, LexiconExists, LexiconIntegrityError, LexiconNotFound
+from wordjudge.base.files import fsync_path
 from wordjudge.base.messages import Message
 from wordjudge.base.schemas import strict_json
 from wordjudge.words.editions import Registry, canonical_form, fingerprint, load_registry

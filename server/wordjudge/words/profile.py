@@ -34,8 +34,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from wordjudge.base.datadir import write_atomic
 from wordjudge.base.errors import InvalidInput, LexiconExists, LexiconNotFound, ProfileError
+from wordjudge.base.files import write_atomic
 from wordjudge.base.messages import Message
 from wordjudge.base.schemas import strict_json
 from wordjudge.words.demo import open_demo
