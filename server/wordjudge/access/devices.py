@@ -211,7 +211,7 @@ class Devices:
         quicker than any hand-off.
         """
         token_hash = digest(token)
-        if self._database.database is None:
+        if self._database.dialect.in_folder:
             return self._admit(token_hash, self._holders([token_hash]).get(token_hash), client)
         return self._admit(token_hash, await self._lookups.get(token_hash), client)
 

@@ -29,12 +29,12 @@ from wordjudge.access.alerts import Alerts
 from wordjudge.access.devices import Devices
 from wordjudge.access.limits import Limits
 from wordjudge.access.pairing import Pairing
+from wordjudge.storage.access_db import ACCESS_FILE as ACCESS_FILE  # where the store's file is named
 from wordjudge.storage.access_db import AccessDatabase
+from wordjudge.storage.dialect import StateLocation
 
 if TYPE_CHECKING:
     from wordjudge.base.throttle import Clock
-
-ACCESS_FILE = "access.sqlite3"
 
 
 class AccessStore:
@@ -53,8 +53,12 @@ class AccessStore:
         monotonic: Clock = time.monotonic,
         hasher: PasswordHasher | None = None,
         database: str | None = None,
+        location: StateLocation | None = None,
     ) -> None:
-        self.database = AccessDatabase(path, clock, database=database)
+        # ``location``: where the store lives (``database``, with path's folder, says the same while callers move).
+        if location is None:
+            location = StateLocation(path.parent, database)
+        self.database = AccessDatabase(path, clock, location=location)
         self.alerts = Alerts(self.database)
         self.limits = Limits(self.alerts, challenges_per_minute=challenges_per_minute, clock=monotonic)
         self.devices = Devices(self.database, self.alerts)

@@ -34,7 +34,7 @@ def _store(
         say_if_not_served(settings.data_dir, works)
     # A folder that served the demo and now has an event file: the demo's devices are set aside first.
     open_event_folder(settings.data_dir, demo=load_event(settings.data_dir).demo)
-    store = AccessStore(settings.data_dir / ACCESS_FILE, database=settings.database).open()
+    store = AccessStore(settings.data_dir / ACCESS_FILE, location=settings.location).open()
     try:
         yield store, settings
     finally:

@@ -38,7 +38,7 @@ def audit() -> None:
 def _audit_log(settings: Settings) -> AuditLog:
     """The event's log, where the settings say (raises :class:`click.ClickException` for the wrong place)."""
     try:
-        return open_log(settings.data_dir, settings.database)
+        return open_log(settings.location)
     except InvalidInput as exc:
         raise click.ClickException(exc.message) from None
 
@@ -116,7 +116,7 @@ def audit_backup(destination: str, **flags: Any) -> None:
     command exits 1 if it does not verify. A log in PostgreSQL is copied by PostgreSQL's own tools.
     """
     settings = load_settings(**flags)
-    if _audit_log(settings).database is not None:
+    if not _audit_log(settings).location.dialect.in_folder:
         raise click.ClickException(
             "this event's log is in PostgreSQL: copy it with pg_dump (or keep a standby); "
             "`wordjudge audit backup` copies a log kept in the data folder"
@@ -142,7 +142,7 @@ def audit_accept_clock_step(record_id: int, **flags: Any) -> None:
     """
     settings = load_settings(**flags)
     lang = cli_language(settings)
-    if settings.database is None:  # a log in PostgreSQL: a server's writer holds its lock (below)
+    if settings.location.dialect.in_folder:  # else a writer's lock (below)
         try:
             refuse_if_served(settings.data_dir)
         except FolderInUse as exc:

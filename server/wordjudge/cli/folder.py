@@ -45,7 +45,7 @@ def served_folder(data_dir: Path | None, database: str | None = None) -> Setting
     the one given (or none), before anything is written."""
     settings = load_settings(data_dir=data_dir, database=database)
     try:
-        check_place(settings.data_dir, settings.database)
+        check_place(settings.location)
     except InvalidInput as exc:
         raise click.ClickException(exc.message) from None
     if "data_dir" in settings.model_fields_set or holds_an_event(settings.data_dir):

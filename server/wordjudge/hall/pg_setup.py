@@ -12,6 +12,7 @@ from psycopg import sql
 
 from wordjudge.hall import roles as hall
 from wordjudge.storage import access_db, audit_schema_pg, postgres
+from wordjudge.storage.dialect import POSTGRESQL
 
 # What the server's role may do, table by table: the records and their checkpoints are only added to; the word
 # index and the tallies are kept by the records' trigger (ON CONFLICT DO UPDATE); the access store is a
@@ -42,9 +43,9 @@ def prepare(owner_url: str, server_role: str | None) -> list[str]:
     """
     connection = postgres.connect_writer(owner_url, application="wordjudge database init")
     try:
-        applied = postgres.migrate(connection, audit_schema_pg.MIGRATIONS, table=audit_schema_pg.MIGRATIONS_TABLE)
-        applied += postgres.migrate(connection, access_db.PG_MIGRATIONS, table=access_db.PG_MIGRATIONS_TABLE)
-        applied += postgres.migrate(connection, hall.PG_MIGRATIONS, table=hall.PG_MIGRATIONS_TABLE)
+        applied = POSTGRESQL.migrate(connection, audit_schema_pg.MIGRATIONS, audit_schema_pg.MIGRATIONS_TABLE)
+        applied += POSTGRESQL.migrate(connection, access_db.PG_MIGRATIONS, access_db.PG_MIGRATIONS_TABLE)
+        applied += POSTGRESQL.migrate(connection, hall.PG_MIGRATIONS, hall.PG_MIGRATIONS_TABLE)
         if server_role is not None:
             role = sql.Identifier(server_role)
             with connection.raw.transaction():

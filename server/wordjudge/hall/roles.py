@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from wordjudge.base.clock import Offset
 from wordjudge.base.errors import AuditUnavailable, InvalidInput, WordjudgeError
 from wordjudge.storage import postgres
+from wordjudge.storage.dialect import POSTGRESQL
 
 if TYPE_CHECKING:
     from wordjudge.base.datadir import Identity
@@ -190,7 +191,7 @@ def take_over(database: str, server_url: str, folder: Identity, key_id: str | No
     """
     connection = postgres.connect_writer(database, application="wordjudge hall")
     try:
-        postgres.migrate(connection, PG_MIGRATIONS, table=PG_MIGRATIONS_TABLE)
+        POSTGRESQL.migrate(connection, PG_MIGRATIONS, PG_MIGRATIONS_TABLE)
         connection.execute("BEGIN")
         try:
             # Two servers taking over one database at once would make the same epoch: one waits for the other.

@@ -18,7 +18,6 @@ record's family from the audit log first. Neither says anything of per-word resu
 
 from __future__ import annotations
 
-import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -279,7 +278,7 @@ WHERE id != challenge_id"""
 
 def _in_dialect(audit: AuditLog, sql: str) -> str:
     """``sql`` as the log's database takes it: PostgreSQL has no index hints (its planner picks the same indexes)."""
-    return sql if audit.dialect == "sqlite" else re.sub(r" INDEXED BY \w+", "", sql)
+    return audit.dialect.text.hinted(sql)
 
 
 class _Turn(NamedTuple):

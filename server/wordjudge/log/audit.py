@@ -70,6 +70,7 @@ from wordjudge.model.records import (
     conflicting_request,
     from_row,
 )
+from wordjudge.storage.dialect import StateLocation
 from wordjudge.storage.postgres import AnyConnection, DatabaseError, IntegrityError, reason
 
 log = logging.getLogger(__name__)
@@ -93,8 +94,16 @@ class AuditLog(LogReader):
     ``postgresql://`` URL) if given. :meth:`start` the writer to append; reading works without it
     (:class:`~wordjudge.log.reading.LogReader`)."""
 
-    def __init__(self, path: Path, *, database: str | None = None, shared: str | None = None) -> None:
-        super().__init__(path, database=database)
+    def __init__(
+        self,
+        path: Path,
+        *,
+        database: str | None = None,
+        location: StateLocation | None = None,
+        shared: str | None = None,
+    ) -> None:
+        # ``location``: where the log lives (``database``, with path's folder, says the same while callers move).
+        super().__init__(path, location=location if location is not None else StateLocation.of(path.parent, database))
         self.shared = shared  # a server's token, its processes all writing the log (wordjudge.service.processes)
         self._seen: tuple[float, Head] | None = None  # shared: the database's head, and when it was read
         self._queue: queue.Queue[Any] = queue.Queue()
@@ -150,7 +159,7 @@ class AuditLog(LogReader):
             self._checker.start()
 
     def _connect_writer(self) -> AnyConnection:
-        return open_writer(self.path, self.database, self.where, shared=self.shared)
+        return open_writer(self.location, self.path.name, shared=self.shared)
 
     def _check_whole(self) -> None:
         main, side = self._checking
@@ -306,7 +315,7 @@ class AuditLog(LogReader):
         return await asyncio.wrap_future(future)
 
     def _run(self, connection: Any) -> None:
-        stopping, turn = False, writer_turn(self.path, self.database, self.shared)
+        stopping, turn = False, writer_turn(self.location, self.path.name, self.shared)
         while not stopping:
             first = self._queue.get()
             if first is _STOP:
@@ -377,10 +386,8 @@ class AuditLog(LogReader):
         meanwhile wait, to be written together in the next batch.
         """
         self._since_wal_copy = 0
-        if self.database is not None:  # PostgreSQL copies its own WAL, in its own processes
-            return
         try:
-            connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+            self.location.dialect.copy_wal(connection)  # PostgreSQL copies its own WAL, in its own processes
         except sqlite3.Error as exc:  # a busy or failing disk: the pages stay in the WAL, and the next copy tries
             log.warning("cannot copy the audit log's write-ahead log into %s: %s", self.path.name, exc)
 
@@ -510,10 +517,11 @@ class AuditLog(LogReader):
         return Appended(record, replayed=False)
 
 
-def open_log(data_dir: Path, database: str | None, *, shared: str | None = None) -> AuditLog:
-    """The event's audit log: ``data_dir``'s SQLite file, or the PostgreSQL database ``database`` names, once
-    :func:`~wordjudge.log.store.check_place` agrees that the event's log is there (``shared``: see
-    :class:`AuditLog`). Raises :class:`InvalidInput`.
+def open_log(place: StateLocation | Path, database: str | None = None, *, shared: str | None = None) -> AuditLog:
+    """The event's audit log where ``place`` says (its data folder's SQLite file, or a PostgreSQL database; a
+    data folder and ``database`` say the same while callers move), once :func:`~wordjudge.log.store.check_place`
+    agrees that the event's log is there (``shared``: see :class:`AuditLog`). Raises :class:`InvalidInput`.
     """
-    check_place(data_dir, database)
-    return AuditLog(data_dir / AUDIT_FILE, database=database, shared=shared)
+    where = StateLocation.given(place, database)
+    check_place(where)
+    return AuditLog(where.file(AUDIT_FILE), location=StateLocation.of(where.folder, where.url), shared=shared)

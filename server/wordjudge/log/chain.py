@@ -23,7 +23,7 @@ import json
 import re
 import sqlite3
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -35,7 +35,8 @@ from wordjudge.model.input_rules import MAX_WORDS
 from wordjudge.model.records import Kind, Verdict, canonical
 from wordjudge.model.rules import ChallengeRule, consequence
 from wordjudge.storage import audit_schema, audit_schema_pg
-from wordjudge.storage.postgres import AnyConnection, DatabaseError, dialect_of
+from wordjudge.storage.dialect import dialect_of
+from wordjudge.storage.postgres import AnyConnection, DatabaseError
 
 GENESIS_HASH = "0" * 64
 HEAD_HEX = 16  # hex digits of a head as printed: 64 bits, beyond any forger's reach
@@ -248,9 +249,9 @@ _BAD_ROWS_PG = """SELECT id, kind, verdict, word_count, result_count, rejected, 
 
 def missing_or_changed(connection: Any) -> list[str]:
     """The parts of the log's schema the database lacks or holds otherwise (tampering or damage)."""
-    if dialect_of(connection) == "sqlite":
-        return audit_schema.missing_or_changed(connection)
-    return audit_schema_pg.missing_or_changed(connection)
+    checks: tuple[Callable[[Any], list[str]], Callable[[Any], list[str]]]
+    checks = (audit_schema.missing_or_changed, audit_schema_pg.missing_or_changed)
+    return dialect_of(connection).pick(*checks)(connection)
 
 
 def verify_chain(
@@ -399,11 +400,7 @@ _CONSEQUENCE_PG = """SELECT r.id, r.rule, r.verdict, r.word_count, e.text, r.kin
 def _consequence_problem(connection: Any, start: int) -> tuple[int, Message] | None:
     """The first record whose consequence is not what its rule gives its word count and verdict (or whose rule
     or word count no record can have)."""
-    if dialect_of(connection) == "sqlite":
-        row = _consequence_row_sqlite(connection, start)
-    else:  # the table of consequences as arrays, joined as a relation (a read-only session makes no table)
-        columns = [list(column) for column in zip(*_consequences(), strict=True)]
-        row = connection.execute(_CONSEQUENCE_PG, (*columns, start)).fetchone()
+    row = dialect_of(connection).pick(_consequence_row_sqlite, _consequence_row_pg)(connection, start)
     if row is None:
         return None
     record_id, rule, verdict, words, text, kind = row
@@ -437,6 +434,13 @@ def _consequence_row_sqlite(connection: sqlite3.Connection, start: int) -> tuple
     return row
 
 
+def _consequence_row_pg(connection: Any, start: int) -> tuple[Any, ...] | None:
+    # The table of consequences as arrays, joined as a relation (a read-only session makes no table).
+    columns = [list(column) for column in zip(*_consequences(), strict=True)]
+    row: tuple[Any, ...] | None = connection.execute(_CONSEQUENCE_PG, (*columns, start)).fetchone()
+    return row
+
+
 def _shown(value: Any) -> Any:
     """A value read from a record as a message's parameter: a number as a number, anything else as its text."""
     return value if isinstance(value, int) else str(value)
@@ -445,12 +449,11 @@ def _shown(value: Any) -> Any:
 def _sql_problem(connection: Any, start: int, deep: bool) -> tuple[int | None, Message] | None:
     """The first problem the database finds alone: a damaged SQLite file (``deep``), a record at odds with itself,
     a bad link. (PostgreSQL checks its own pages as it reads them, with data checksums where the cluster has them.)"""
-    sqlite = dialect_of(connection) == "sqlite"
-    if deep and sqlite:
-        check = connection.execute("PRAGMA quick_check").fetchone()[0]
-        if check != "ok":
-            return None, Message("chain.problem.damaged_file", check=str(check))
-    row = connection.execute(_BAD_ROWS if sqlite else _BAD_ROWS_PG, (start,)).fetchone()
+    dialect = dialect_of(connection)
+    damage = dialect.damage(connection) if deep else None
+    if damage is not None:
+        return None, Message("chain.problem.damaged_file", check=damage)
+    row = connection.execute(dialect.pick(_BAD_ROWS, _BAD_ROWS_PG), (start,)).fetchone()
     bad: tuple[int | None, Message] | None = None
     if row is not None:
         record_id, kind, verdict, words, results, rejected, agrees, change = row

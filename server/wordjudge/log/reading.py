@@ -18,26 +18,27 @@ from wordjudge.base.errors import AuditUnavailable
 from wordjudge.log.chain import HeadMark, Verification, verify_chain
 from wordjudge.log.store import connect_reader
 from wordjudge.model.records import SELECT_RECORDS, Record, RecordFilter, from_row
-from wordjudge.storage import postgres
+from wordjudge.storage.dialect import StateLocation
 from wordjudge.storage.postgres import AnyConnection, DatabaseError, reason
 
 
 class LogReader:
-    """The log in ``path`` (a SQLite file), or in the PostgreSQL database ``database`` names (a ``postgresql://``
-    URL) if given, read on read-only connections opened as needed and kept for the next read."""
+    """The log in ``path`` (a SQLite file), or where ``location`` says (a PostgreSQL database) if given, read on
+    read-only connections opened as needed and kept for the next read."""
 
-    def __init__(self, path: Path, *, database: str | None = None) -> None:
+    def __init__(self, path: Path, *, location: StateLocation | None = None) -> None:
         self.path = path
-        self.database = database if postgres.is_url(database) else None
+        self.location = location if location is not None else StateLocation(path.parent)  # default: path's file
+        self.database = self.location.url
         # What messages and logs call the log: its file, or its database URL without the password.
-        self.where = postgres.shown(self.database) if self.database else str(path)
-        self.dialect = "postgresql" if self.database else "sqlite"  # whose SQL :meth:`select` takes
+        self.where = self.location.shown(path.name)
+        self.dialect = self.location.dialect  # whose SQL :meth:`select` takes
         self._readers: queue.LifoQueue[Any] = queue.LifoQueue()  # sqlite3 or postgres connections
         self._all_readers: list[Any] = []
         self._readers_lock = threading.Lock()
 
     def _connect_reader(self) -> AnyConnection:
-        return connect_reader(self.path, self.database, self.where)
+        return connect_reader(self.location, self.path.name)
 
     def close_readers(self) -> None:
         """Close every read-only connection."""
@@ -51,7 +52,7 @@ class LogReader:
         try:
             connection = self._readers.get_nowait()
         except queue.Empty:
-            if self.database is None and not self.path.exists():
+            if self.location.dialect.absent(self.location, self.path.name):
                 raise AuditUnavailable("error.audit.missing", path=str(self.path)) from None
             try:
                 connection = self._connect_reader()
@@ -93,7 +94,7 @@ class LogReader:
 
     def find(self, where: RecordFilter, *, limit: int = 100, before_id: int | None = None) -> list[Record]:
         """Records matching ``where``, newest first, at most ``limit``, with ids below ``before_id`` if given."""
-        clause, params = where.where(self.dialect)
+        clause, params = where.where(self.dialect.text)
         if before_id is not None:
             clause += (" AND" if clause else " WHERE") + " r.id < ?"
             params.append(before_id)
@@ -104,7 +105,7 @@ class LogReader:
 
     def count(self, where: RecordFilter) -> int:
         """How many records match ``where``."""
-        clause, params = where.where(self.dialect)
+        clause, params = where.where(self.dialect.text)
         with self._reader() as connection:
             return int(connection.execute(f"SELECT count(*) FROM records r{clause}", params).fetchone()[0])
 
@@ -116,7 +117,7 @@ class LogReader:
 
     def iterate(self, where: RecordFilter | None = None, *, after_id: int = 0) -> Iterator[Record]:
         """Every record matching ``where`` with an id above ``after_id``, oldest first (read as it goes)."""
-        clause, params = (where or RecordFilter()).where(self.dialect)
+        clause, params = (where or RecordFilter()).where(self.dialect.text)
         clause += (" AND" if clause else " WHERE") + " r.id > ?"
         with self._reader() as connection:
             for row in connection.execute(f"{SELECT_RECORDS}{clause} ORDER BY r.id", [*params, after_id]):

@@ -10,19 +10,27 @@ from __future__ import annotations
 
 import fcntl
 import os
-import sqlite3
-from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from collections.abc import Sequence
+from contextlib import AbstractContextManager, suppress
 from pathlib import Path
 
-from wordjudge.access.store import ACCESS_FILE
 from wordjudge.base.datadir import DATABASE_NOTE as DATABASE_NOTE
 from wordjudge.base.errors import AuditUnavailable, Conflict, InvalidInput, WordjudgeError
 from wordjudge.log.chain import Head, insert_checkpoint, read_head
 from wordjudge.storage import audit_schema_pg, postgres
+from wordjudge.storage.access_db import ACCESS_FILE
 from wordjudge.storage.audit_schema import MIGRATIONS
-from wordjudge.storage.database import BUSY_TIMEOUT_MS, connect_writer, migrate
-from wordjudge.storage.postgres import AnyConnection, DatabaseError, dialect_of, reason
+from wordjudge.storage.database import BUSY_TIMEOUT_MS as BUSY_TIMEOUT_MS  # the readers' wait (tests patch it)
+from wordjudge.storage.dialect import (
+    POSTGRESQL,
+    SQLITE,
+    SQLITE_MIGRATIONS_TABLE,
+    StateLocation,
+    Step,
+    WriterKeys,
+    dialect_of,
+)
+from wordjudge.storage.postgres import AnyConnection, DatabaseError, reason
 
 AUDIT_FILE = "audit.sqlite3"
 # DATABASE_NOTE (datadir): beside the event, the database its state is in (its URL without the password), so that
@@ -43,77 +51,46 @@ _STARTING_KEY = "hashtext('wordjudge audit start ' || current_schema())"
 _CHAIN_KEY = "hashtext('wordjudge audit chain ' || current_schema())"
 
 
-def open_writer(path: Path, database: str | None, where: str, *, shared: str | None = None) -> AnyConnection:
-    """The writer's connection to the log (the file ``path``, or ``database``), migrated to the newest schema.
+_KEYS = WriterKeys(writer=_WRITER_KEY, server=_SERVER_KEY, starting=_STARTING_KEY)
+
+# The log's schema in each dialect, and the table that lists its migrations.
+_SCHEMA: dict[str, tuple[Sequence[tuple[str, Step]], str]] = {
+    SQLITE.name: (MIGRATIONS, SQLITE_MIGRATIONS_TABLE),
+    POSTGRESQL.name: (audit_schema_pg.MIGRATIONS, audit_schema_pg.MIGRATIONS_TABLE),
+}
+
+
+def open_writer(location: StateLocation, file: str = AUDIT_FILE, *, shared: str | None = None) -> AnyConnection:
+    """The writer's connection to the log (the file ``file`` at ``location``, or its database), migrated to the
+    newest schema.
 
     ``shared``: the token of a server of several processes, each with a writer of its own (else this writer is
     the log's only one). Raises what the backend raises, :class:`InvalidInput` for a PostgreSQL standby, and
-    :class:`Conflict` if another server writes the log in ``database`` (``where`` names it).
+    :class:`Conflict` if another server writes the log in the database.
     """
-    if database is None:
-        # One server a data folder (its lock, datadir.lock_for_server): the processes of one server alone share
-        # the file, and SQLite's write lock orders their batches (chain_head, writer_turn).
-        connection = connect_writer(path)
-        # Its commits never stop to copy the WAL into the file: the writer does it after answering (_copy_wal).
-        connection.execute("PRAGMA wal_autocheckpoint = 0")
-        migrate(connection, MIGRATIONS)
-        return connection
-    pg = postgres.connect_writer(database, application="wordjudge audit writer")
+    dialect = location.dialect
+    # SQLite: one server a data folder (its lock, datadir.lock_for_server): the processes of one server alone
+    # share the file, and SQLite's write lock orders their batches (chain_head, writer_turn).
+    connection = dialect.connect_writer(location, file, application="wordjudge audit writer")
     try:
+        # Its commits never stop to copy the WAL into the file: the writer does it after answering (_copy_wal).
+        dialect.defer_checkpoints(connection)
         # Held for the connection's life: a second server started on the same log is refused here, not left to
         # fork the chain.
-        if not (_join_server(pg, shared) if shared else _take_log(pg)):
-            raise Conflict("error.audit.other_writer", database=where)
-        postgres.migrate(pg, audit_schema_pg.MIGRATIONS, table=audit_schema_pg.MIGRATIONS_TABLE)
+        if not dialect.take_writer(connection, _KEYS, shared):
+            raise Conflict("error.audit.other_writer", database=location.shown(file))
+        dialect.migrate(connection, *_SCHEMA[dialect.name])
     except BaseException:
-        pg.close()
+        dialect.close_writer(connection)
         raise
-    return pg
+    return connection
 
 
 def close_writer(connection: AnyConnection) -> None:
     """Close the writer's connection, its PostgreSQL locks on the log let go first: a server closing the
     connection alone lets them go when the database's backend has ended, a moment later, and a server started
     at once on the log was refused meanwhile."""
-    if dialect_of(connection) != "sqlite":
-        with suppress(*DatabaseError):  # a connection lost: its locks went with it
-            connection.execute("SELECT pg_advisory_unlock_all()")
-    connection.close()
-
-
-def _take_log(pg: AnyConnection) -> bool:
-    """The log for this writer alone: False if any other writer holds it."""
-    return bool(pg.execute(f"SELECT pg_try_advisory_lock({_WRITER_KEY})").fetchone() == (True,))
-
-
-def _join_server(pg: AnyConnection, token: str) -> bool:
-    """The log for the processes of the server ``token`` names: False if another server writes it.
-
-    The writers of one server hold the writer's key shared and their server's key shared. A newcomer finds the
-    writer's key free (nobody writes the log), or held by its own server (it cannot take its server's key
-    alone), or by another (it can): then it is refused. Newcomers look one at a time.
-    """
-    pg.execute("BEGIN")
-    try:
-        pg.execute(f"SELECT pg_advisory_xact_lock({_STARTING_KEY})")
-        alone = pg.execute(f"SELECT pg_try_advisory_lock({_WRITER_KEY})").fetchone() == (True,)
-        if not alone:
-            others = pg.execute(f"SELECT pg_try_advisory_lock({_SERVER_KEY})", (token,)).fetchone() == (True,)
-            if others:  # none of this server's processes holds its key: the log is another server's
-                pg.execute(f"SELECT pg_advisory_unlock({_SERVER_KEY})", (token,))
-                pg.execute("COMMIT")
-                return False
-        # A server of one process holds the writer's key exclusive: then this fails.
-        joined = pg.execute(f"SELECT pg_try_advisory_lock_shared({_WRITER_KEY})").fetchone() == (True,)
-        if alone:  # the exclusive hold, once the shared one is taken
-            pg.execute(f"SELECT pg_advisory_unlock({_WRITER_KEY})")
-        if joined:
-            pg.execute(f"SELECT pg_advisory_lock_shared({_SERVER_KEY})", (token,))
-        pg.execute("COMMIT")
-        return bool(joined)
-    except BaseException:
-        rollback(pg)
-        raise
+    dialect_of(connection).close_writer(connection)
 
 
 def chain_head(connection: AnyConnection) -> Head:
@@ -121,8 +98,7 @@ def chain_head(connection: AnyConnection) -> Head:
     and none until this transaction ends: SQLite's ``BEGIN IMMEDIATE`` holds its write lock already; PostgreSQL
     takes the chain's lock, held until the transaction ends (the head is read by the next statement, whose
     snapshot comes after the lock)."""
-    if dialect_of(connection) != "sqlite":
-        connection.execute(f"SELECT pg_advisory_xact_lock({_CHAIN_KEY})")
+    dialect_of(connection).lock_in_transaction(connection, _CHAIN_KEY)
     return read_head(connection)
 
 
@@ -156,65 +132,53 @@ class _NoTurn:
         return None
 
 
-def writer_turn(path: Path, database: str | None, shared: str | None) -> _FileTurn | _NoTurn:
+def writer_turn(location: StateLocation, file: str, shared: str | None) -> _FileTurn | _NoTurn:
     """What a writer holds while it writes a batch: for the processes of one server (``shared``) writing the SQLite
-    file ``path``, its turn (:class:`_FileTurn`); else nothing (a log's only writer, or PostgreSQL's lock)."""
-    if shared is None or database is not None:
+    file ``file`` at ``location``, its turn (:class:`_FileTurn`); else nothing (a log's only writer, or
+    PostgreSQL's lock)."""
+    if shared is None or not location.dialect.in_folder:
         return _NoTurn()
+    path = location.file(file)
     return _FileTurn(path.with_name(path.name + ".turn"))
 
 
-def probe(database: str | None, *, alone: bool = False) -> None:
-    """Check that the PostgreSQL database ``database`` (if any) takes writes: reachable, the password right, not
+def probe(location: StateLocation, *, alone: bool = False) -> None:
+    """Check that the PostgreSQL database at ``location`` (if any) takes writes: reachable, the password right, not
     a standby; and, for a server that is to write its log ``alone`` (one process), that no other server writes
     it. Raises :class:`AuditUnavailable` naming what is wrong."""
-    if database is None:
+    if location.dialect.in_folder:  # the data folder's files: the server's own lock on it (datadir) says the rest
         return
-    where = postgres.shown(database)
+    where, dialect = location.shown(AUDIT_FILE), location.dialect
     try:
-        pg = postgres.connect_writer(database, application="wordjudge start")
+        connection = dialect.connect_writer(location, AUDIT_FILE, application="wordjudge start")
         try:
             # Only a look (let go at once): the writer takes the log for good when it starts, and a server that
             # came in between is refused there. Said here, the refusal comes before the data folder is prepared.
-            if alone and not _take_log(pg):
+            if alone and not dialect.take_writer(connection, _KEYS, None):
                 raise Conflict("error.audit.other_writer", database=where)
         finally:
-            close_writer(pg)
+            dialect.close_writer(connection)
     except WordjudgeError as exc:
         raise AuditUnavailable("error.audit.cannot_open", path=where, reason=exc.message) from exc
     except DatabaseError as exc:
         raise AuditUnavailable("error.audit.cannot_open", path=where, reason=reason(exc)) from exc
 
 
-def connect_reader(path: Path, database: str | None, where: str) -> AnyConnection:
+def connect_reader(location: StateLocation, file: str = AUDIT_FILE) -> AnyConnection:
     """A read-only connection to the log. Raises what the backend raises, or :class:`AuditUnavailable` for a
     PostgreSQL database that holds no log."""
-    if database is not None:
-        pg = postgres.connect(database, read_only=True, application="wordjudge audit reader")
-        if pg.execute("SELECT to_regclass('records') IS NULL").fetchone() != (False,):
-            pg.close()
-            raise AuditUnavailable("error.audit.missing", path=where)
-        return pg
-    connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False, isolation_level=None)
-    connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-    try:
-        connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
-    except sqlite3.OperationalError:
-        if os.access(path.parent, os.W_OK):
-            raise
-        # A log on read-only media (a backup, a copy on a stick): WAL readers need to create the
-        # -shm file, which they cannot there. Nobody can write to it either, so read it as immutable.
+    dialect = location.dialect
+    connection = dialect.connect_reader(location, file, application="wordjudge audit reader")
+    if dialect.lacks(connection, "records"):
         connection.close()
-        connection = sqlite3.connect(
-            f"file:{path}?mode=ro&immutable=1", uri=True, check_same_thread=False, isolation_level=None
-        )
+        raise AuditUnavailable("error.audit.missing", path=location.shown(file))
     return connection
 
 
 def begin(connection: AnyConnection) -> None:
     """Open a write transaction: on SQLite, ``BEGIN IMMEDIATE`` (the lock first, so that a CLI command and the
     server queue instead of failing half-way)."""
-    connection.execute("BEGIN IMMEDIATE" if dialect_of(connection) == "sqlite" else "BEGIN")
+    dialect_of(connection).begin_write(connection)
 
 
 def write_checkpoint(connection: AnyConnection, head: Head, *, whole: bool) -> None:
@@ -236,42 +200,30 @@ def rollback(connection: AnyConnection) -> None:
         connection.execute("ROLLBACK")
 
 
-@contextmanager
-def undone_alone(connection: AnyConnection, needed: bool = True) -> Iterator[None]:
+def undone_alone(connection: AnyConnection, needed: bool = True) -> AbstractContextManager[None]:
     """A statement that, if it fails, is undone alone, the transaction going on: SQLite does so by itself;
     PostgreSQL aborts the whole transaction unless the statement has a savepoint of its own (if ``needed``:
     a caller that undoes the whole transaction on failure spares the savepoint's two round trips)."""
-    if dialect_of(connection) == "sqlite" or not needed:
-        yield
-        return
-    connection.execute("SAVEPOINT wordjudge_statement")
-    try:
-        yield
-    except BaseException:
-        connection.execute("ROLLBACK TO SAVEPOINT wordjudge_statement")
-        raise
-    connection.execute("RELEASE SAVEPOINT wordjudge_statement")
+    return dialect_of(connection).undone_alone(connection, needed)
 
 
-@contextmanager
-def at_once(connection: AnyConnection, wanted: bool = True) -> Iterator[None]:
+def at_once(connection: AnyConnection, wanted: bool = True) -> AbstractContextManager[None]:
     """The statements run within (if ``wanted``) sent to PostgreSQL without waiting for each one's answer
     (psycopg's pipeline mode): a batch's BEGIN, INSERT and COMMIT cost one round trip, not one each, and the
     writer's turn is that much shorter (issue 21). A statement's error may then come out of a later statement
     or at the end: the caller undoes the whole transaction. On SQLite, the statements run as they come."""
-    if dialect_of(connection) == "sqlite" or not wanted:
-        yield
-        return
-    with connection.pipeline():  # type: ignore[attr-defined]
-        yield
+    return dialect_of(connection).at_once(connection, wanted)
 
 
-def check_place(data_dir: Path, database: str | None) -> None:
-    """Check that the event in ``data_dir`` keeps its log and access state in ``database`` (None: in its files).
+def check_place(place: StateLocation | Path, database: str | None = None) -> None:
+    """Check that the event keeps its log and access state where ``place`` says (its data folder's files, or a
+    database; a data folder and ``database``, None for its files, say the same while callers move).
 
     Raises :class:`InvalidInput`, writing nothing, for a database other than the event's, none where the event
     has one, or one given for an event whose log is already a file there.
     """
+    where = StateLocation.given(place, database)
+    data_dir, database = where.folder, where.url
     noted_file = data_dir / DATABASE_NOTE
     noted = noted_file.read_text("utf-8").strip() if noted_file.is_file() else None
     if database is None:
@@ -286,9 +238,12 @@ def check_place(data_dir: Path, database: str | None) -> None:
             raise InvalidInput("error.database.file_here", url=shown, path=str(kept))
 
 
-def note_place(data_dir: Path, database: str | None) -> None:
-    """Write down beside the event that its log is in ``database`` (once it was opened there): see
-    :data:`DATABASE_NOTE`. Raises :class:`OSError`."""
+def note_place(place: StateLocation | Path, database: str | None = None) -> None:
+    """Write down beside the event that its log is in the database ``place`` names (once it was opened there):
+    see :data:`DATABASE_NOTE` (a data folder and ``database``, as for :func:`check_place`). Raises
+    :class:`OSError`."""
+    where = StateLocation.given(place, database)
+    data_dir, database = where.folder, where.url
     noted_file = data_dir / DATABASE_NOTE
     if database is not None and not noted_file.is_file():
         noted_file.write_text(postgres.shown(database) + "\n", "utf-8")

@@ -11,13 +11,15 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, Protocol
 
 from wordjudge.base.errors import Conflict, InvalidInput
 from wordjudge.base.messages import Message
+from wordjudge.model.input_rules import REQUEST_ID_PATTERN
 
 
 class Kind(StrEnum):
@@ -189,6 +191,14 @@ class Appended:
     replayed: bool
 
 
+class FilterSql(Protocol):
+    """What a filter's SQL needs of its backend: :class:`wordjudge.storage.dialect.SqlText` (a layer above)."""
+
+    def equal_any_case(self, column: str) -> str: ...
+
+    def one_of(self, column: str, values: Sequence[int], *, negated: bool = False) -> tuple[str, Any]: ...
+
+
 @dataclass(frozen=True)
 class RecordFilter:
     """What to list or export; every field is optional."""
@@ -211,7 +221,7 @@ class RecordFilter:
     record_id: int | None = None
     hash_prefix: str | None = None  # lower-case hex: the record's hash starts with it (a docket's QR code)
 
-    def where(self, dialect: str = "sqlite") -> tuple[str, list[Any]]:
+    def where(self, dialect: FilterSql) -> tuple[str, list[Any]]:
         """The SQL ``WHERE`` clause (empty if nothing is asked) and its parameters, in ``dialect``'s words."""
         clauses: list[str] = []
         params: list[Any] = []
@@ -227,9 +237,8 @@ class RecordFilter:
                 clauses.append(f"r.{column} = ?")
                 params.append(str(value) if isinstance(value, StrEnum) else value)
         if self.table is not None:
-            # In any case: SQLite's NOCASE and PostgreSQL's lower() each use the records_table index.
-            any_case = "r.table_label = ? COLLATE NOCASE" if dialect == "sqlite" else "lower(r.table_label) = lower(?)"
-            clauses.append(any_case)
+            # In any case: through the records_table index (SQLite's NOCASE, PostgreSQL's lower()).
+            clauses.append(dialect.equal_any_case("r.table_label"))
             params.append(self.table)
         if self.record_id is not None:
             clauses.append("r.id = ?")
@@ -251,12 +260,9 @@ class RecordFilter:
         if self.needs_ruling is not None:
             if self.awaiting is None:
                 raise ValueError("needs_ruling selects by `awaiting`: give the challenges awaiting a ruling")
-            if dialect == "sqlite":
-                clauses.append(f"r.id {'' if self.needs_ruling else 'NOT '}IN (SELECT value FROM json_each(?))")
-                params.append(json.dumps(sorted(self.awaiting)))
-            else:
-                clauses.append(f"{'' if self.needs_ruling else 'NOT '}(r.id = ANY(?::bigint[]))")
-                params.append(sorted(self.awaiting))
+            clause, param = dialect.one_of("r.id", sorted(self.awaiting), negated=not self.needs_ruling)
+            clauses.append(clause)
+            params.append(param)
         return (" WHERE " + " AND ".join(clauses)) if clauses else "", params
 
 
@@ -298,4 +304,4 @@ def check_request_id(request_id: str) -> str:
     return request_id
 
 
-_REQUEST_ID = re.compile(r"[A-Za-z0-9_-]{8,64}")  # ASCII only: \w and isalnum() take other scripts
+_REQUEST_ID = re.compile(REQUEST_ID_PATTERN)

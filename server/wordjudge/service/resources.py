@@ -61,17 +61,17 @@ class Resources:
         """
         # A database that cannot be reached, or that another server writes, stops the start before anything is
         # written in the data folder (the server's identity, a demo set aside, the access store).
-        probe(settings.database, alone=process is None)
+        probe(settings.location, alone=process is None)
         served = ServedEvent.open(settings.data_dir, source=event_source(process))
         event, views = served.event, served.lexicon_views
-        audit = open_log(settings.data_dir, settings.database, shared=process.token if process else None)
+        audit = open_log(settings.location, shared=process.token if process else None)
         try:
             audit.start(check_whole=leads(process))  # one whole check a server
             access = AccessStore(
                 settings.data_dir / ACCESS_FILE,
                 challenges_per_minute=event.challenges_per_minute,
                 hasher=hasher,
-                database=settings.database,
+                location=settings.location,
             ).open()
         except BaseException:
             audit.close()
@@ -80,7 +80,7 @@ class Resources:
         challenges = ChallengeService(served, audit, access, metrics)
         served.on_change = challenges.serve
         try:
-            note_place(settings.data_dir, audit.database)
+            note_place(audit.location)
             share_event(served, process, audit)
         except BaseException:
             audit.close()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -20,6 +20,9 @@ from wordjudge.base.errors import InvalidInput
 from wordjudge.base.logs import LogFormat, LogLevel
 from wordjudge.base.messages import Language
 from wordjudge.service.mdns import NAME_PATTERN
+
+if TYPE_CHECKING:
+    from wordjudge.storage.dialect import StateLocation
 
 ENV_PREFIX = "WORDJUDGE_"
 
@@ -98,6 +101,13 @@ class Settings(BaseSettings):
         "127.0.0.1): their X-Forwarded-For names the client. Empty: no proxy, a client is the address it "
         "connects from.",
     )
+
+    @property
+    def location(self) -> StateLocation:
+        """Where the event's state lives: the data folder's files, or the PostgreSQL database ``database`` names."""
+        from wordjudge.storage.dialect import StateLocation  # here: psycopg loads only where a database is named
+
+        return StateLocation(self.data_dir, self.database)
 
     @field_validator("database")
     @classmethod

@@ -14,21 +14,34 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, suppress
 from datetime import UTC, datetime
 from pathlib import Path
 
 from wordjudge.base.errors import AccessUnavailable, Conflict, InvalidInput, WordjudgeError
+from wordjudge.model.input_rules import NAME_PATTERN
 from wordjudge.storage import postgres
-from wordjudge.storage.database import Migrations, connect_writer, migrate
+from wordjudge.storage.database import Migrations
+from wordjudge.storage.dialect import POSTGRESQL, SQLITE, SQLITE_MIGRATIONS_TABLE, StateLocation, Step
 from wordjudge.storage.postgres import AnyConnection, DatabaseError, PgMigration
 
+ACCESS_FILE = "access.sqlite3"  # the access store's file in the data folder (SQLite)
 log = logging.getLogger(__name__)
 
-_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ._-]{0,39}")
+_NAME = re.compile(NAME_PATTERN)
 _SEEN_EVERY = 60  # seconds between writes of a device's or session's last-seen time
 _SEEN_KEPT = 1000  # last-seen keys held before those older than a minute are dropped
+
+# A migration the same on both backends (written once: later ones should be too, where the SQL allows).
+# The TD acknowledges an alert (alerts.py): it leaves the console's list, kept on record with who and when.
+_ACKNOWLEDGED_ALERTS: tuple[str, Step] = (
+    "0004_acknowledged_alerts",
+    """
+        ALTER TABLE alerts ADD COLUMN acknowledged_at TEXT;
+        ALTER TABLE alerts ADD COLUMN acknowledged_by TEXT;
+        """,
+)
 
 MIGRATIONS: Migrations = [
     (
@@ -121,14 +134,7 @@ MIGRATIONS: Migrations = [
         CREATE INDEX alerts_kind ON alerts (kind, id);
         """,
     ),
-    (
-        # The TD acknowledges an alert (alerts.py): it leaves the console's list, kept on record with who and when.
-        "0004_acknowledged_alerts",
-        """
-        ALTER TABLE alerts ADD COLUMN acknowledged_at TEXT;
-        ALTER TABLE alerts ADD COLUMN acknowledged_by TEXT;
-        """,
-    ),
+    _ACKNOWLEDGED_ALERTS,
 ]
 
 
@@ -197,13 +203,7 @@ PG_MIGRATIONS: list[tuple[str, PgMigration]] = [
         CREATE INDEX alerts_kind ON alerts (kind, id);
         """,
     ),
-    (
-        "0004_acknowledged_alerts",
-        """
-        ALTER TABLE alerts ADD COLUMN acknowledged_at TEXT;
-        ALTER TABLE alerts ADD COLUMN acknowledged_by TEXT;
-        """,
-    ),
+    _ACKNOWLEDGED_ALERTS,
 ]
 
 
@@ -221,8 +221,8 @@ _NAME_REFUSALS = {"name": "error.name.invalid", "td": "error.name.invalid_td", "
 
 
 def check_name(name: str, what: str = "name") -> str:
-    """A device's or TD's name: 1 to 40 letters, digits, spaces, '.', '_' or '-'; ``what`` is ``name``, ``td``
-    or ``device``, for the refusal. Raises :class:`InvalidInput`."""
+    """A device's or TD's name, as :data:`~wordjudge.model.input_rules.NAME_PATTERN` says; ``what`` is ``name``,
+    ``td`` or ``device``, for the refusal. Raises :class:`InvalidInput`."""
     name = name.strip()
     if not _NAME.fullmatch(name):
         raise InvalidInput(_NAME_REFUSALS[what], name=repr(name))
@@ -258,14 +258,22 @@ def kept_names(db: AnyConnection, now: float | None = None) -> list[str]:
 
 
 class AccessDatabase:
-    """The access store's SQLite file at ``path``, or the PostgreSQL database ``database`` if given: one
+    """The access store's SQLite file at ``path``, or where ``location`` says (a PostgreSQL database): one
     connection, used under one lock, and a second that only writes the last-seen times (:meth:`flush_touches`).
     Thread-safe; :meth:`open` first. ``clock`` gives the wall-clock time that stored times record."""
 
-    def __init__(self, path: Path, clock: Callable[[], float] = time.time, *, database: str | None = None) -> None:
+    def __init__(
+        self,
+        path: Path,
+        clock: Callable[[], float] = time.time,
+        *,
+        location: StateLocation | None = None,
+    ) -> None:
         self.path = path
-        self.database = database
-        self.where = postgres.shown(database) if database else str(path)  # for messages: no password
+        self.location = location if location is not None else StateLocation(path.parent)  # default: path's file
+        self.database = self.location.url
+        self.dialect = self.location.dialect
+        self.where = self.location.shown(path.name)  # for messages: no password
         self._clock = clock
         self._lock = threading.RLock()
         self._connection: AnyConnection | None = None
@@ -282,13 +290,12 @@ class AccessDatabase:
     def open(self) -> None:
         """Create or migrate the database. Raises :class:`AccessUnavailable`."""
         try:
-            connection: AnyConnection
-            if self.database is None:
-                connection = sqlite = connect_writer(self.path)
-                migrate(sqlite, MIGRATIONS)
-            else:
-                connection = pg = postgres.connect_writer(self.database, application="wordjudge access")
-                postgres.migrate(pg, PG_MIGRATIONS, table=PG_MIGRATIONS_TABLE)
+            connection = self._connect()
+            try:
+                self.dialect.migrate(connection, *_SCHEMA[self.dialect.name])
+            except BaseException:
+                connection.close()
+                raise
             flusher = self._connect()
         except WordjudgeError as exc:
             raise AccessUnavailable("error.access_store.cannot_open", path=self.where, reason=exc.message) from exc
@@ -300,9 +307,7 @@ class AccessDatabase:
         self._flusher = flusher
 
     def _connect(self) -> AnyConnection:
-        if self.database is None:
-            return connect_writer(self.path)
-        return postgres.connect_writer(self.database, application="wordjudge access")
+        return self.dialect.connect_writer(self.location, self.path.name, application="wordjudge access")
 
     def _alive(self, connection: AnyConnection) -> AnyConnection:
         """``connection``, or a new one if the server dropped it (PostgreSQL restarted, the network broke)."""
@@ -347,7 +352,7 @@ class AccessDatabase:
                 if not write:
                     yield connection
                     return
-                connection.execute(_BEGIN[postgres.dialect_of(connection)])
+                self.dialect.begin_write(connection)
                 try:
                     yield connection
                 except BaseException:
@@ -381,7 +386,7 @@ class AccessDatabase:
                 return 0
             try:
                 connection = self._flusher = self._alive(self._flusher)
-                connection.execute(_BEGIN[postgres.dialect_of(connection)])
+                self.dialect.begin_write(connection)
                 for (sql, credential_hash), seen in touched.items():
                     connection.execute(sql, (seen, credential_hash))
                 connection.execute("COMMIT")
@@ -404,4 +409,8 @@ class AccessDatabase:
 
 
 _OPEN_FAILURES: tuple[type[Exception], ...] = (OSError, *DatabaseError)
-_BEGIN = {"sqlite": "BEGIN IMMEDIATE", "postgresql": "BEGIN"}  # a write transaction, its lock taken first
+# The store's schema in each dialect, and the table that lists its migrations.
+_SCHEMA: dict[str, tuple[Sequence[tuple[str, Step]], str]] = {
+    SQLITE.name: (MIGRATIONS, SQLITE_MIGRATIONS_TABLE),
+    POSTGRESQL.name: (PG_MIGRATIONS, PG_MIGRATIONS_TABLE),
+}

@@ -11,8 +11,9 @@ Around the records, kept in the same transaction by triggers (so no writer can f
 summary at any size). ``checkpoints`` holds where the chain was last checked, so that a start
 checks only what came after (:mod:`wordjudge.log.chain`).
 
-:data:`SCHEMA` is what the database must hold, statement for statement; the chain check compares
-it with the file (a dropped append-only trigger, or a generated column made plain, is tampering).
+The tables and indexes are described once for both backends (:mod:`wordjudge.storage.audit_tables`); the
+triggers are SQLite's own. :data:`SCHEMA` is what the database must hold, statement for statement; the chain
+check compares it with the file (a dropped append-only trigger, or a generated column made plain, is tampering).
 """
 
 from __future__ import annotations
@@ -22,98 +23,18 @@ import sqlite3
 from typing import TYPE_CHECKING, Any
 
 from wordjudge.model.records import Kind, Record, Verdict, record_body
+from wordjudge.storage.audit_tables import RECORDS, TABLES_AND_INDEXES
+from wordjudge.storage.dialect import SQLITE
 
 if TYPE_CHECKING:
     from wordjudge.storage.database import Migrations
 
-RECORDS_TABLE = """CREATE TABLE records (
-    id INTEGER PRIMARY KEY,
-    hash TEXT NOT NULL UNIQUE,
-    body TEXT NOT NULL,
-    kind TEXT GENERATED ALWAYS AS (json_extract(body, '$.kind')) STORED,
-    parent_id INTEGER GENERATED ALWAYS AS (json_extract(body, '$.parent_id')) STORED,
-    event TEXT GENERATED ALWAYS AS (json_extract(body, '$.event')) STORED,
-    division TEXT GENERATED ALWAYS AS (json_extract(body, '$.division')) STORED,
-    round INTEGER GENERATED ALWAYS AS (json_extract(body, '$.round')) STORED,
-    table_label TEXT GENERATED ALWAYS AS (json_extract(body, '$.table')) STORED,
-    actor TEXT GENERATED ALWAYS AS (json_extract(body, '$.actor')) STORED,
-    request_id TEXT GENERATED ALWAYS AS (json_extract(body, '$.request_id')) STORED,
-    created_at TEXT GENERATED ALWAYS AS (json_extract(body, '$.created_at')) STORED,
-    verdict TEXT GENERATED ALWAYS AS (json_extract(body, '$.verdict')) STORED,
-    agrees INTEGER GENERATED ALWAYS AS (json_extract(body, '$.agrees')) STORED,
-    rule TEXT GENERATED ALWAYS AS (json_extract(body, '$.rule')) STORED,
-    word_count INTEGER GENERATED ALWAYS AS (json_array_length(body, '$.words')) STORED,
-    result_count INTEGER GENERATED ALWAYS AS (json_array_length(body, '$.results')) STORED,
-    rejected INTEGER GENERATED ALWAYS AS (instr(body, '"acceptable":false') > 0) STORED
-)"""
-# "rejected": some per-word result is not acceptable. In canonical JSON the text '"acceptable":false' can only
-# be such a result: inside any string (a note, a typed word) its quotes would be escaped.
 
-# (name, statement): everything the records need, in the order it is created.
+RECORDS_TABLE = RECORDS.create(SQLITE)
+
+# (name, statement): everything the records need in SQLite, in the order it is created.
 SCHEMA: list[tuple[str, str]] = [
-    ("records", RECORDS_TABLE),
-    # Lists are newest first: an index on a filter's columns alone keeps id order among its matches, so that
-    # "WHERE division = ? ORDER BY id DESC LIMIT 100" reads 100 index entries instead of sorting a division.
-    ("records_request", "CREATE UNIQUE INDEX records_request ON records (actor, request_id)"),
-    ("records_parent", "CREATE INDEX records_parent ON records (parent_id)"),
-    ("records_division", "CREATE INDEX records_division ON records (division)"),
-    ("records_place", "CREATE INDEX records_place ON records (division, round, table_label)"),
-    # Tables are searched in any case (the console's "table b7" finds B7).
-    ("records_table", "CREATE INDEX records_table ON records (table_label COLLATE NOCASE)"),
-    ("records_actor", "CREATE INDEX records_actor ON records (actor)"),
-    ("records_verdict", "CREATE INDEX records_verdict ON records (verdict, division)"),
-    ("records_kind", "CREATE INDEX records_kind ON records (kind)"),
-    ("records_time", "CREATE INDEX records_time ON records (created_at)"),
-    (
-        "records_disagreements",
-        "CREATE INDEX records_disagreements ON records (parent_id) WHERE kind = 'recheck' AND agrees = 0",
-    ),
-    (
-        "record_words",
-        "CREATE TABLE record_words (word TEXT NOT NULL, record_id INTEGER NOT NULL, PRIMARY KEY (word, record_id))"
-        " WITHOUT ROWID",
-    ),
-    (
-        "tallies",
-        # scope 0: the event; 1: a division (round_key 0); 2: a division's round (round_key 0: no round).
-        """CREATE TABLE tallies (
-    event TEXT NOT NULL,
-    scope INTEGER NOT NULL,
-    division TEXT NOT NULL,
-    round_key INTEGER NOT NULL,
-    challenges INTEGER NOT NULL,
-    acceptable INTEGER NOT NULL,
-    first_id INTEGER NOT NULL,
-    PRIMARY KEY (event, scope, division, round_key)
-) WITHOUT ROWID""",
-    ),
-    (
-        "word_tallies",
-        """CREATE TABLE word_tallies (
-    event TEXT NOT NULL,
-    scope INTEGER NOT NULL,
-    division TEXT NOT NULL,
-    round_key INTEGER NOT NULL,
-    word TEXT NOT NULL,
-    challenges INTEGER NOT NULL,
-    first_id INTEGER NOT NULL,
-    PRIMARY KEY (event, scope, division, round_key, word)
-) WITHOUT ROWID""",
-    ),
-    (
-        "word_tallies_most",
-        "CREATE INDEX word_tallies_most ON word_tallies (event, scope, division, round_key, challenges DESC, first_id)",
-    ),
-    (
-        "checkpoints",
-        """CREATE TABLE checkpoints (
-    id INTEGER PRIMARY KEY,
-    record_id INTEGER NOT NULL,
-    hash TEXT NOT NULL,
-    checked_at TEXT NOT NULL,
-    whole INTEGER NOT NULL
-)""",
-    ),
+    *((part.name, part.create(SQLITE)) for part in TABLES_AND_INDEXES),
     (
         "records_no_update",
         """CREATE TRIGGER records_no_update BEFORE UPDATE ON records

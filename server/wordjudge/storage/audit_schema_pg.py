@@ -1,4 +1,5 @@
-"""The audit log's schema on PostgreSQL: the twin of :mod:`wordjudge.storage.audit_schema`, table for table.
+"""The audit log's schema on PostgreSQL: the twin of :mod:`wordjudge.storage.audit_schema`, its tables and
+indexes rendered from the same description (:mod:`wordjudge.storage.audit_tables`), its triggers its own.
 
 The same layout as on SQLite: a record is its body (the bytes its hash covers) and every other column is
 read from it and stored (here by a trigger, once a record, and held to the body by a CHECK; SQLite generates
@@ -12,6 +13,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from wordjudge.storage import audit_tables
+from wordjudge.storage.dialect import POSTGRESQL
+
 if TYPE_CHECKING:
     from wordjudge.storage.postgres import Connection, PgMigration
 
@@ -19,31 +23,10 @@ MIGRATIONS_TABLE = "audit_migrations"
 
 
 # The columns read from a record's body: (name, type, value), the value an expression of ``d`` (the body as
-# jsonb) and ``body`` (its text): SQLite's generated columns, twin for twin (audit_schema.SCHEMA).
-def _text(key: str) -> str:
-    return f"(d ->> '{key}')"
-
-
-def _count(key: str) -> str:
-    return f"CASE jsonb_typeof(d -> '{key}') WHEN 'array' THEN jsonb_array_length(d -> '{key}') END"
-
-
+# jsonb) and ``body`` (its text): described once with SQLite's generated columns (audit_tables.DERIVED).
 DERIVED: list[tuple[str, str, str]] = [
-    ("kind", "TEXT", _text("kind")),
-    ("parent_id", "BIGINT", f"{_text('parent_id')}::bigint"),
-    ("event", "TEXT", _text("event")),
-    ("division", "TEXT", _text("division")),
-    ("round", "INTEGER", f"{_text('round')}::integer"),
-    ("table_label", "TEXT", _text("table")),
-    ("actor", "TEXT", _text("actor")),
-    ("request_id", "TEXT", _text("request_id")),
-    ("created_at", "TEXT", _text("created_at")),
-    ("verdict", "TEXT", _text("verdict")),
-    ("agrees", "INTEGER", f"({_text('agrees')}::boolean)::integer"),
-    ("rule", "TEXT", _text("rule")),
-    ("word_count", "INTEGER", _count("words")),
-    ("result_count", "INTEGER", _count("results")),
-    ("rejected", "INTEGER", "(strpos(body, '\"acceptable\":false') > 0)::integer"),
+    (column.name, POSTGRESQL.text.column_type(column.kind), column.reads["postgresql"])
+    for column in audit_tables.DERIVED
 ]
 _NAMES = ", ".join(name for name, _, _ in DERIVED)
 
@@ -53,15 +36,8 @@ _NAMES = ", ".join(name for name, _, _ in DERIVED)
 # A CHECK, unlike a trigger, cannot be switched off (session_replication_role included), only dropped, which
 # the schema check finds: a row whose columns say other than its body can neither be written nor changed into,
 # so what the log's queries read is what its hashes cover.
-RECORDS_TABLE = f"""CREATE TABLE records (
-    id BIGINT PRIMARY KEY,
-    hash TEXT NOT NULL UNIQUE,
-    body TEXT NOT NULL,
-    {", ".join(f"{name} {kind}" for name, kind, _ in DERIVED)},
-    CONSTRAINT records_derived CHECK (records_read_right(body, {_NAMES}))
-)"""
-# The CHECK as the catalogue gives it back (pg_get_constraintdef).
-DERIVED_CHECK = f"CHECK (records_read_right(body, {_NAMES}))"
+RECORDS_TABLE = audit_tables.RECORDS.create(POSTGRESQL)
+DERIVED_CHECK = audit_tables.DERIVED_CHECK  # as the catalogue gives it back (pg_get_constraintdef)
 _CATALOGUE_TYPES = {"TEXT": "text", "BIGINT": "bigint", "INTEGER": "integer"}  # format_type's names
 
 READ_BODY = """
@@ -148,47 +124,8 @@ def _trigger_function(name: str) -> str:
 
 SCHEMA: list[str] = [
     READ_RIGHT_FUNCTION,
-    RECORDS_TABLE,
-    # Lists are newest first: see audit_schema.SCHEMA for why each index holds the columns it does.
-    "CREATE UNIQUE INDEX records_request ON records (actor, request_id)",
-    "CREATE INDEX records_parent ON records (parent_id)",
-    "CREATE INDEX records_division ON records (division)",
-    "CREATE INDEX records_place ON records (division, round, table_label)",
-    "CREATE INDEX records_table ON records (lower(table_label))",  # SQLite's COLLATE NOCASE
-    "CREATE INDEX records_actor ON records (actor)",
-    "CREATE INDEX records_verdict ON records (verdict, division)",
-    "CREATE INDEX records_kind ON records (kind)",
-    "CREATE INDEX records_time ON records (created_at)",
-    "CREATE INDEX records_disagreements ON records (parent_id) WHERE kind = 'recheck' AND agrees = 0",
-    "CREATE TABLE record_words (word TEXT NOT NULL, record_id BIGINT NOT NULL, PRIMARY KEY (word, record_id))",
-    """CREATE TABLE tallies (
-    event TEXT NOT NULL,
-    scope INTEGER NOT NULL,
-    division TEXT NOT NULL,
-    round_key INTEGER NOT NULL,
-    challenges INTEGER NOT NULL,
-    acceptable INTEGER NOT NULL,
-    first_id BIGINT NOT NULL,
-    PRIMARY KEY (event, scope, division, round_key)
-)""",
-    """CREATE TABLE word_tallies (
-    event TEXT NOT NULL,
-    scope INTEGER NOT NULL,
-    division TEXT NOT NULL,
-    round_key INTEGER NOT NULL,
-    word TEXT NOT NULL,
-    challenges INTEGER NOT NULL,
-    first_id BIGINT NOT NULL,
-    PRIMARY KEY (event, scope, division, round_key, word)
-)""",
-    "CREATE INDEX word_tallies_most ON word_tallies (event, scope, division, round_key, challenges DESC, first_id)",
-    """CREATE TABLE checkpoints (
-    id BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
-    record_id BIGINT NOT NULL,
-    hash TEXT NOT NULL,
-    checked_at TEXT NOT NULL,
-    whole INTEGER NOT NULL
-)""",
+    # The tables and indexes, as on SQLite (audit_tables.TABLES_AND_INDEXES).
+    *(part.create(POSTGRESQL) for part in audit_tables.TABLES_AND_INDEXES),
     *(_trigger_function(name) for name in TRIGGER_FUNCTIONS),
     *(f"CREATE TRIGGER {name} {definition}" for name, definition in TRIGGERS.items()),
     # Nobody but the owner may change or remove a record, even before the triggers are asked.

@@ -7,8 +7,8 @@ import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 
-from wordjudge.base.datadir import fsync_path
 from wordjudge.base.errors import AuditUnavailable, Conflict
+from wordjudge.base.files import fsync_path
 
 
 def backup_sqlite(source: Path, destination: Path) -> Path:

@@ -12,10 +12,9 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import Callable
-from datetime import UTC, datetime
 from pathlib import Path
 
-from wordjudge.base.datadir import secure_file, secure_folder
+from wordjudge.base.files import secure_file, secure_folder
 
 BUSY_TIMEOUT_MS = 2000
 
@@ -47,26 +46,8 @@ def connect_writer(path: Path) -> sqlite3.Connection:
 
 
 def migrate(connection: sqlite3.Connection, migrations: Migrations) -> list[str]:
-    """Apply the named migrations not yet applied, each in its own transaction; return their names."""
-    connection.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
-    applied = {row[0] for row in connection.execute("SELECT name FROM migrations")}
-    done = []
-    for name, step in migrations:
-        if name in applied:
-            continue
-        now = datetime.now(UTC).isoformat(timespec="seconds")
-        record = f"INSERT INTO migrations (name, applied_at) VALUES ('{name}', '{now}');"
-        if isinstance(step, str):
-            # executescript commits any open transaction first, so the BEGIN goes inside the script.
-            connection.executescript(f"BEGIN IMMEDIATE;\n{step}\n{record}\nCOMMIT;")
-        else:
-            connection.execute("BEGIN IMMEDIATE")
-            try:
-                step(connection)
-                connection.execute(record)
-            except BaseException:
-                connection.execute("ROLLBACK")
-                raise
-            connection.execute("COMMIT")
-        done.append(name)
-    return done
+    """Apply the named migrations not yet applied, each in its own transaction; return their names (the runner of
+    :mod:`wordjudge.storage.dialect`, with SQLite's table of them)."""
+    from wordjudge.storage.dialect import SQLITE, SQLITE_MIGRATIONS_TABLE  # it builds on this module
+
+    return SQLITE.migrate(connection, migrations, SQLITE_MIGRATIONS_TABLE)

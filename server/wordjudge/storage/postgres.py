@@ -4,8 +4,8 @@ SQLite (:mod:`wordjudge.storage.database`) is the embedded default; ``--database
 puts the stores there instead. The store modules keep one SQL text for both where the two agree, written
 with SQLite's ``?`` and ``:name`` placeholders: :class:`Connection` turns them into psycopg's, and offers
 the few calls of :class:`sqlite3.Connection` the stores use (``execute``, ``executemany``, ``interrupt``,
-``close``), so that a store's code reads the same on both. Where the dialects differ, a store keeps a text
-for each, chosen by :func:`dialect_of`.
+``close``), so that a store's code reads the same on both. Where the dialects differ, the difference is
+:mod:`wordjudge.storage.dialect`'s (which also runs the named migrations of either backend).
 
 A connection is in autocommit mode, as SQLite's are here: a store opens its transactions itself.
 """
@@ -16,7 +16,6 @@ import re
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any, Protocol
 from urllib.parse import urlsplit, urlunsplit
@@ -26,9 +25,11 @@ import psycopg.conninfo
 import psycopg.errors
 
 from wordjudge.base.errors import InvalidInput
-from wordjudge.storage.database import BUSY_TIMEOUT_MS
 
 SCHEMES = ("postgresql", "postgres")
+# A lock held elsewhere is waited for as long as SQLite's busy timeout (wordjudge.storage.database.BUSY_TIMEOUT_MS,
+# not imported: that module is the SQLite side's; tests/test_dialect.py checks the two agree).
+LOCK_TIMEOUT_MS = 2000
 CONNECT_TIMEOUT = 5  # seconds: a server that does not answer is named quickly, not waited for
 
 # What either backend raises for a database that fails: stores catch these, never one library's alone.
@@ -79,15 +80,8 @@ def check_url(url: str) -> str:
     return url
 
 
-def dialect_of(connection: Any) -> str:
-    """``"postgresql"`` for a :class:`Connection`, ``"sqlite"`` for a :class:`sqlite3.Connection`."""
-    return getattr(connection, "dialect", "sqlite")
-
-
 class Connection:
     """A psycopg connection that takes SQLite's placeholders, in autocommit mode (see the module's docstring)."""
-
-    dialect = "postgresql"
 
     def __init__(self, raw: psycopg.Connection[tuple[Any, ...]]) -> None:
         self.raw = raw
@@ -183,7 +177,7 @@ def connect(url: str, *, read_only: bool = False, application: str = "wordjudge"
     raw.execute("SET TIME ZONE 'UTC'")
     # A lock held elsewhere (a TD's psql, a migration) is waited for as long as SQLite's busy timeout, then
     # refused with the server's reason: never a verdict path that hangs without a word.
-    raw.execute(f"SET lock_timeout = {BUSY_TIMEOUT_MS}")
+    raw.execute(f"SET lock_timeout = {LOCK_TIMEOUT_MS}")
     if read_only:
         raw.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
     return Connection(raw)
@@ -269,56 +263,36 @@ def describe(exc: BaseException) -> str:
     return text
 
 
-def migrate(connection: Connection, migrations: Sequence[tuple[str, PgMigration]], *, table: str) -> list[str]:
-    """Apply the named migrations not yet applied, each in its own transaction; return their names.
-
-    ``table`` is the store's own list of what was applied (several stores share one database). Two
-    processes starting at once queue on a lock, so each migration runs once. A database that has them all
-    is only read: a server whose role may not change the schema (``wordjudge database init``) starts.
-    """
-    exists = connection.execute("SELECT to_regclass(?) IS NOT NULL", (table,)).fetchone()
-    if exists == (True,):
-        applied = {name for (name,) in connection.execute(f"SELECT name FROM {table}")}
-        if all(name in applied for name, _ in migrations):
-            return []
-    connection.execute(f"CREATE TABLE IF NOT EXISTS {table} (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
-    done = []
-    for name, step in migrations:
-        connection.execute("BEGIN")
-        try:
-            # Held to the transaction's end: a second process waits here, then finds the migration applied.
-            connection.execute("SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.' || ?))", (table,))
-            if connection.execute(f"SELECT 1 FROM {table} WHERE name = ?", (name,)).fetchone() is not None:
-                connection.execute("COMMIT")
-                continue
-            if isinstance(step, str):
-                connection.execute(step)
-            else:
-                step(connection)
-            now = datetime.now(UTC).isoformat(timespec="seconds")
-            connection.execute(f"INSERT INTO {table} (name, applied_at) VALUES (?, ?)", (name, now))
-        except BaseException:
-            connection.execute("ROLLBACK")
-            raise
-        connection.execute("COMMIT")
-        done.append(name)
-    return done
-
-
-# A placeholder outside quotes: SQLite's "?" and ":name" (never "::", PostgreSQL's cast), or a "%" to escape.
-_TOKEN = re.compile(r"'(?:[^']|'')*'|\"[^\"]*\"|::|\?|(?<![\w:]):([A-Za-z_]\w*)|%")
+# What the translation reads, left to right: a quoted literal or identifier, a comment or a dollar-quoted body
+# (kept, but for its "%"), PostgreSQL's "::" cast, a placeholder (SQLite's "?" or ":name") or a "%".
+_TOKEN = re.compile(
+    r"'(?:[^']|'')*'"  # a string literal ('' is a quote within)
+    r'|"(?:[^"]|"")*"'  # a quoted identifier
+    r"|--[^\n]*"  # a comment to the line's end
+    r"|/\*.*?\*/"  # a block comment
+    r"|(?<!\w)(\$(?:[A-Za-z_]\w*)?\$).*?\1"  # a dollar-quoted body ($$...$$, $fn$...$fn$)
+    r"|::"
+    r"|\?"
+    r"|(?<![\w:]):([A-Za-z_]\w*)"
+    r"|%",
+    re.DOTALL,
+)
 
 
 @lru_cache(maxsize=512)
 def _translated(sql: str) -> str:
+    """``sql`` with SQLite's placeholders as psycopg's, for a statement run with parameters: ``?`` as ``%s``,
+    ``:name`` as ``%(name)s``, and every ``%`` as ``%%`` (psycopg reads a lone one as a placeholder, within quotes
+    too, and refuses the statement), a ``?`` or ``:name`` within quotes or a comment left as it is."""
+
     def one(match: re.Match[str]) -> str:
         token = match.group(0)
         if token == "?":
             return "%s"
         if token == "%":
             return "%%"
-        if match.group(1) is not None:
-            return f"%({match.group(1)})s"
-        return token
+        if match.group(2) is not None:
+            return f"%({match.group(2)})s"
+        return token.replace("%", "%%")  # a literal, identifier, comment or body: its "%" escaped, the rest kept
 
     return _TOKEN.sub(one, sql)
