@@ -48,12 +48,10 @@ export function accountsView(me) {
     );
   };
   const name = limited(h("input", { id: "td-new-name" }), "max_name");
-  const password = h("input", {
-    id: "td-new-password",
-    type: "password",
-    autocomplete: "new-password",
-    maxlength: "1000",
-  });
+  const password = limited(
+    h("input", { id: "td-new-password", type: "password", autocomplete: "new-password" }),
+    "max_password",
+  );
   refresh();
   return h(
     "section",
@@ -94,7 +92,11 @@ export function eventView(content) {
   Promise.all([call("/api/event"), call("/api/lexicons/available")]).then(
     ([event, available]) => {
       const lexicons = [...new Set([...available.names, ...available.served])].sort();
-      const name = h("input", { id: "event-name", value: event.name, maxlength: "100" });
+      const name = h("input", {
+        id: "event-name",
+        value: event.name,
+        maxlength: String(event.input_rules.max_event_name),
+      });
       const rounds = h("input", { id: "event-rounds", type: "checkbox", checked: event.rounds });
       const perMinute = h("input", {
         id: "event-per-minute",
@@ -129,7 +131,12 @@ export function eventView(content) {
           h(
             "td",
             {},
-            h("input", { class: "division-name-input", value: d.name, maxlength: "100", "aria-label": K.division }),
+            h("input", {
+              class: "division-name-input",
+              value: d.name,
+              maxlength: String(event.input_rules.max_event_name),
+              "aria-label": K.division,
+            }),
           ),
           h(
             "td",

@@ -20,6 +20,7 @@ from argon2.exceptions import InvalidHashError, VerificationError
 from wordjudge.access.limits import LOGIN_FAILURES, LOGIN_WINDOW, Limits
 from wordjudge.base.errors import InvalidInput, NotFound, Unauthorized
 from wordjudge.model.auth import CHANNELS, Principal, Role
+from wordjudge.model.input_rules import MAX_PASSWORD
 from wordjudge.storage.access_db import AccessDatabase, check_free, check_name, digest, nothing, stored_time
 
 if TYPE_CHECKING:
@@ -238,6 +239,6 @@ def _td_id(db: AnyConnection, name: str) -> int:
 def _check_password(password: str) -> str:
     if len(password) < _MIN_PASSWORD:
         raise InvalidInput("error.td.password_short", min=_MIN_PASSWORD)
-    if len(password) > 1000:
+    if len(password) > MAX_PASSWORD:
         raise InvalidInput("error.td.password_long")
     return password

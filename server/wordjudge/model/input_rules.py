@@ -20,6 +20,8 @@ MIN_LETTERS = 2
 MAX_LETTERS = 15  # the board is 15 squares wide
 MAX_ROUND = 999
 MAX_NOTE = 500  # a re-check's, reissue's or ruling's note, in characters
+MAX_EVENT_NAME = 100  # an event's or a division's name, in characters
+MAX_PASSWORD = 1000  # a TD's password, in characters (Argon2id hashes any length: this only caps the work)
 # A device's or TD's name: 1 to MAX_NAME letters, digits, spaces, '.', '_' or '-', starting with a letter or digit
 # (storage.access_db.check_name refuses any other in words).
 MAX_NAME = 40
@@ -56,6 +58,8 @@ def served(tables: Tables = "numbers") -> dict[str, Any]:
         "max_round": MAX_ROUND,
         "max_name": MAX_NAME,
         "max_note": MAX_NOTE,
+        "max_event_name": MAX_EVENT_NAME,
+        "max_password": MAX_PASSWORD,
         "languages": list(LANGUAGES),
         "tables": tables,
         "max_table": MAX_TABLE,

@@ -41,14 +41,14 @@ from tomlkit.exceptions import TOMLKitError
 from wordjudge.base.errors import InvalidInput
 from wordjudge.base.files import write_atomic
 from wordjudge.base.messages import DEFAULT_LANGUAGE, LANGUAGES, Language, Message, joined
-from wordjudge.model.input_rules import MAX_ROUND, MAX_TABLE, Tables
+from wordjudge.model.input_rules import MAX_EVENT_NAME, MAX_ROUND, MAX_TABLE, Tables
 from wordjudge.model.rules import ChallengeRule
 from wordjudge.tournament.event_file import TableEdit, edit_file, kept_places, new_file
 from wordjudge.words.lexicon import DEMO_NAME, check_name
 from wordjudge.words.profile import Catalog
 
 EVENT_FILE = "event.toml"
-_MAX_NAME = 100
+_MAX_NAME = MAX_EVENT_NAME
 DEFAULT_CHALLENGES_PER_MINUTE = 6
 DEFAULT_KIOSK_RESULT_SECONDS = 10
 

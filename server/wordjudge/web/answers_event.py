@@ -80,6 +80,11 @@ class InputRulesAnswer(OpenShape):
     min_letters: int
     max_letters: int
     max_round: int
+    max_name: int
+    max_note: int
+    max_event_name: int
+    max_password: int
+    languages: list[str]
     tables: str
     max_table: int
     table_pattern: str

@@ -21,7 +21,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 from wordjudge.base.errors import Forbidden, InvalidInput, Unauthorized, error_schema
 from wordjudge.judging.final_verdict import awaiting_ruling
 from wordjudge.model.auth import Principal
-from wordjudge.model.input_rules import MAX_ROUND, Name
+from wordjudge.model.input_rules import MAX_PASSWORD, MAX_ROUND, Name
 from wordjudge.model.records import Kind, RecordFilter, Verdict, utc_time
 from wordjudge.service.serving import Resources, Serving  # the resources are reached through what serves them
 from wordjudge.words.search import MAX_QUERY, SEARCH_HELP, known_name, parse_search
@@ -216,7 +216,7 @@ class LoginIn(StrictBody):
     """A TD's name and password."""
 
     name: Name = Field()
-    password: str = Field(max_length=1000)
+    password: str = Field(max_length=MAX_PASSWORD)
 
 
 async def json_object(request: Request) -> dict[str, Any]:
