@@ -13,7 +13,7 @@ from fastapi.responses import JSONResponse
 
 from wordjudge.log.audit import AUDIT_FILE, AuditLog
 from wordjudge.model.records import Entry, Kind, Verdict
-from wordjudge.web.routes.judging import ChallengeIn
+from wordjudge.web.bodies import ChallengeIn
 
 _ANSWER = {"id": 1, "verdict": "acceptable", "words": ["CAT", "QI"], "word_count": 2}
 

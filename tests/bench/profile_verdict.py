@@ -38,7 +38,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("lexicon (normalise + lookup)", ("checked_words", "lookup (wordjudge/profile.py")),
     ("record building (entry, consequence)", ("challenge (wordjudge/adjudication.py",)),
     ("hand-off to the writer / wake-up", ("append (wordjudge/audit.py", "_resolve_all", "_enqueue")),
-    ("answer: record view + JSON", ("appended_response (wordjudge/api.py", "render (", "JSONResponse")),
+    ("answer: record view + JSON", ("appended_response (wordjudge/web/answers_records.py", "render (", "JSONResponse")),
     ("metrics + adjudication log line", ("_answered (wordjudge/challenges.py",)),
     (
         "body parsing + validation",

@@ -6,7 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from wordjudge.model.records import Kind, Verdict
+from fastapi.responses import JSONResponse
+
+from wordjudge.judging.record_views import record_view
+from wordjudge.model.auth import Principal
+from wordjudge.model.records import Kind, Record, Verdict
 from wordjudge.web.answers import MessageAnswer, Shape, absent
 
 
@@ -182,3 +186,10 @@ class SummaryAnswer(Shape):
 
     total: TallyAnswer
     divisions: list[DivisionSummary]
+
+
+def appended_response(record: Record, replayed: bool, principal: Principal) -> JSONResponse:
+    """The answer to a record appended: 201 with its view, or 200 for a retry (``replayed``)."""
+    view = record_view(record, principal)
+    view["replayed"] = replayed
+    return JSONResponse(view, status_code=200 if replayed else 201)

@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import Depends, Query, Request
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BeforeValidator, Field
 
 from wordjudge.base.errors import Forbidden, InvalidInput, Unauthorized, error_schema
 from wordjudge.judging.final_verdict import awaiting_ruling
@@ -24,6 +24,7 @@ from wordjudge.model.auth import Principal
 from wordjudge.model.input_rules import MAX_PASSWORD, MAX_ROUND, Name
 from wordjudge.model.records import Kind, RecordFilter, Verdict, utc_time
 from wordjudge.service.serving import Resources, Serving  # the resources are reached through what serves them
+from wordjudge.web.bodies import StrictBody
 from wordjudge.words.search import MAX_QUERY, SEARCH_HELP, known_name, parse_search
 from wordjudge.words.wordlist import normalise
 
@@ -204,12 +205,6 @@ def record_filter(
 
 
 FilterDep = Annotated[RecordFilter, Depends(record_filter)]
-
-
-class StrictBody(BaseModel):
-    """A request body that refuses fields it does not know (a typo is an error, not ignored)."""
-
-    model_config = ConfigDict(extra="forbid")
 
 
 class LoginIn(StrictBody):

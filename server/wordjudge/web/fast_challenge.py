@@ -8,12 +8,12 @@ what the route and its dependencies do, in the same order:
 
 - the body is read (after :class:`~wordjudge.web.transport.BodyLimit`, which still refuses an oversized one)
   and, when it is ``application/json``, decoded and validated with the route's own model
-  (:class:`~wordjudge.web.routes.judging.ChallengeIn`);
+  (:class:`~wordjudge.web.bodies.ChallengeIn`);
 - the caller is authenticated by :func:`~wordjudge.web.deps.authenticate` and :func:`~wordjudge.web.deps.get_principal`
   (a device's token bound to its address, a TD's session with its CSRF token, a monitor refused);
 - the challenge goes through :meth:`~wordjudge.judging.challenges.ChallengeService.adjudicate` (rate limit, the
   durable append with its fsync before the answer, idempotent request ids) and is answered by the
-  route's own :func:`~wordjudge.web.routes.judging.appended_response`.
+  route's own :func:`~wordjudge.web.answers_records.appended_response`.
 
 Anything else (no or another content type, a body that is not JSON or not a valid challenge) is handed,
 with its body, to FastAPI's route, which answers it as it always did (its 422 names every field at
@@ -33,8 +33,9 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from wordjudge.base.errors import WordjudgeError
+from wordjudge.web.answers_records import appended_response
+from wordjudge.web.bodies import ChallengeIn
 from wordjudge.web.deps import authenticate, get_principal, resources_of
-from wordjudge.web.routes.judging import ChallengeIn, appended_response
 from wordjudge.web.transport import replay_body
 
 PATH = "/api/challenges"

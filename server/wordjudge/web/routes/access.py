@@ -37,13 +37,13 @@ from wordjudge.web.answers_access import (
     TdCheckAnswer,
     WhoamiAnswer,
 )
+from wordjudge.web.bodies import StrictBody
 from wordjudge.web.deps import (
     ERROR_RESPONSES,
     SESSION_COOKIE,
     LoginIn,
     PrincipalDep,
     ResourcesDep,
-    StrictBody,
     client_address,
     td_only,
 )

@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query
 from fastapi.responses import JSONResponse
-from pydantic import Field
 
 from wordjudge.base.errors import NotFound
 from wordjudge.judging.docket import docket_view
 from wordjudge.judging.final_verdict import FinalVerdict, final_verdict, final_verdicts
 from wordjudge.judging.record_views import record_view
 from wordjudge.model.auth import Principal
-from wordjudge.model.input_rules import MAX_NOTE, RequestId
-from wordjudge.model.records import Record, RecordFilter, Verdict
+from wordjudge.model.input_rules import RequestId
+from wordjudge.model.records import RecordFilter, Verdict
 from wordjudge.web.answers import answer
 from wordjudge.web.answers_records import (
     AppendedAnswer,
@@ -22,60 +21,18 @@ from wordjudge.web.answers_records import (
     RecordAnswer,
     RecordsAnswer,
     RecordsPageAnswer,
+    appended_response,
 )
-from wordjudge.web.deps import ERROR_RESPONSES, FilterDep, PrincipalDep, ResourcesDep, StrictBody, td_only
+from wordjudge.web.bodies import ChallengeIn, RecheckIn, ReissueIn, RulingIn
+from wordjudge.web.deps import ERROR_RESPONSES, FilterDep, PrincipalDep, ResourcesDep, td_only
 
 router = APIRouter(prefix="/api", responses=ERROR_RESPONSES)
 
 _RecordId = Annotated[int, Path(ge=1, le=2**53, description="The record's id.")]
-_RequestId = RequestId
-_Words = Annotated[
-    str | list[Annotated[str, Field(max_length=100)]],
-    Field(description="The words, as a list or as one string separated by spaces, commas or new lines."),
-]
-
-
-class ChallengeIn(StrictBody):
-    division: str = Field(max_length=100)
-    table: str | int = Field(
-        description="The table: a number, or a label when the event names its tables (GET /api/event: `tables`)."
-    )
-    round: int | None = Field(
-        default=None,
-        description="The round: required when the event has rounds (GET /api/event: `rounds`, `input_rules`).",
-    )
-    words: _Words = Field(max_length=500)
-    request_id: _RequestId = Field(description="Made by the client for each new challenge; reused on a retry.")
-
-
-class RecheckIn(StrictBody):
-    request_id: _RequestId
-    note: str | None = Field(default=None, max_length=MAX_NOTE)
-
-
-class ReissueIn(StrictBody):
-    words: _Words = Field(max_length=500)
-    reason: str = Field(max_length=MAX_NOTE, description="Why the slip is reissued.")
-    request_id: _RequestId
-
-
-class RulingIn(StrictBody):
-    verdict: Literal["acceptable", "unacceptable"]
-    note: str = Field(max_length=MAX_NOTE)
-    request_id: _RequestId
-
-
 # A retry with a request_id already recorded answers 200 with that record (and "replayed": true), not 201.
 _REPLAYED: dict[int | str, dict[str, Any]] = {
     200: {"description": "A retry: the record that request_id made", "model": AppendedAnswer}
 }
-
-
-def appended_response(record: Record, replayed: bool, principal: Principal) -> JSONResponse:
-    """The answer to a record appended: 201 with its view, or 200 for a retry (``replayed``)."""
-    view = record_view(record, principal)
-    view["replayed"] = replayed
-    return JSONResponse(view, status_code=200 if replayed else 201)
 
 
 @router.post("/challenges", status_code=201, tags=["challenges"], response_model=AppendedAnswer, responses=_REPLAYED)
