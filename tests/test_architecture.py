@@ -171,6 +171,19 @@ def test_the_longest_chain_of_module_level_imports_is_short() -> None:
     assert len(found) <= MAX_CHAIN, f"{len(found)} modules: {' -> '.join(found)}"
 
 
+MAX_FMT_SKIPS = 25  # lines the formatter is told to leave alone, in the package and its tests (issue 37: 283 -> 0)
+
+
+def test_the_formatter_owns_the_layout() -> None:
+    skips = {
+        str(path.relative_to(PACKAGE.parent.parent)): n
+        for folder in (PACKAGE, PACKAGE.parent.parent / "tests")
+        for path in folder.rglob("*.py")
+        if (n := sum("# fmt: " + "skip" in line for line in path.read_text("utf-8").splitlines()))
+    }
+    assert sum(skips.values()) <= MAX_FMT_SKIPS, f"# fmt: skip where a dataclass or a plain layout would do: {skips}"
+
+
 def test_no_module_passes_six_hundred_lines() -> None:
     long = {
         str(path.relative_to(PACKAGE)): n
