@@ -23,8 +23,8 @@ from wordjudge.model.auth import Role
 from wordjudge.service.settings import Settings
 from wordjudge.web.app import create_app
 from wordjudge.words.demo import demo_source, open_demo
-from wordjudge.words.editions import canonical_form
-from wordjudge.words.lexicon import DEMO_NAME, Lexicon, LexiconStore
+from wordjudge.words.editions import DEMO_NAME, canonical_form
+from wordjudge.words.lexicon import Lexicon, LexiconStore
 from wordjudge.words.wordlist import normalise
 
 from . import helpers, wordgen

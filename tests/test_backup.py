@@ -20,7 +20,7 @@ from wordjudge.log.audit import AUDIT_FILE, AuditLog
 from wordjudge.service.settings import Settings
 from wordjudge.storage.backup import backup_sqlite
 from wordjudge.web.app import create_app
-from wordjudge.words.lexicon import DEMO_NAME
+from wordjudge.words.editions import DEMO_NAME
 
 from .helpers import StartServer, device_headers, write_event
 

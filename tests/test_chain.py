@@ -23,6 +23,7 @@ from wordjudge.judging.final_verdict import Correction, settle
 from wordjudge.judging.summary import summarise
 from wordjudge.log.audit import AUDIT_FILE, AuditLog
 from wordjudge.log.chain import HeadMark, head_text, verify_chain
+from wordjudge.log.store import missing_or_changed
 from wordjudge.log.witness import Witness
 from wordjudge.model.auth import Role
 from wordjudge.model.records import (
@@ -412,7 +413,7 @@ def test_a_side_connection_that_fails_fails_the_check_in_the_callers_thread(tmp_
     side.close()
     try:
         with pytest.raises(sqlite3.ProgrammingError, match="closed database"):
-            verify_chain(main, side=side, deep=True)
+            verify_chain(main, side=side, deep=True, schema=missing_or_changed)
     finally:
         main.close()
 

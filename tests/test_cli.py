@@ -17,7 +17,7 @@ from wordjudge.cli.options import SETTING_FLAGS
 from wordjudge.log.audit import AUDIT_FILE, AuditLog
 from wordjudge.service.settings import Settings, env_name
 from wordjudge.storage.audit_schema import SCHEMA
-from wordjudge.words.lexicon import DEMO_NAME
+from wordjudge.words.editions import DEMO_NAME
 
 from .helpers import write_list
 

@@ -15,7 +15,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from wordjudge.service.settings import Settings
-from wordjudge.tournament.event import EVENT_FILE, load_event
+from wordjudge.tournament.event import EVENT_FILE
+from wordjudge.tournament.event_loading import load_event
 from wordjudge.web.app import create_app
 from wordjudge.words.profile import Catalog
 from wordjudge.words.wordlist import parse_word_list

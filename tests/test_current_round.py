@@ -14,7 +14,7 @@ import pytest
 from playwright.sync_api import Browser, Page, Route, expect
 
 from wordjudge.model.auth import Role
-from wordjudge.tournament.event import load_event
+from wordjudge.tournament.event_loading import load_event
 
 from .browser import fits, new_page, open_enrolled, screenshot, serving
 from .helpers import PASSWORD, LiveServer, access_store, write_event

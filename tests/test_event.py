@@ -15,12 +15,12 @@ from wordjudge.tournament.event import (
     Event,
     demo_event,
     dump_event,
-    load_event,
     parse_event,
     save_current_round,
     save_event,
     template,
 )
+from wordjudge.tournament.event_loading import load_event
 from wordjudge.words.profile import Catalog
 from wordjudge.words.wordlist import parse_word_list
 

@@ -19,7 +19,7 @@ from wordjudge.log.audit import AUDIT_FILE, AuditLog
 from wordjudge.model.auth import Role
 from wordjudge.model.records import Kind, Verdict, from_body, record_body, record_hash
 from wordjudge.tournament.changes import Change, change_entry, describe
-from wordjudge.tournament.event import load_event
+from wordjudge.tournament.event_loading import load_event
 
 from .helpers import Actors, assert_error_shape, device_headers
 from .test_audit import entry, fill

@@ -20,11 +20,11 @@ from wordjudge.tournament.event import (
     Event,
     dump_event,
     edit_event_text,
-    load_event,
     parse_event,
     save_current_round,
     save_event,
 )
+from wordjudge.tournament.event_loading import load_event
 from wordjudge.web.app import create_app
 
 from .helpers import CHEAP_HASHER, Actors

@@ -20,7 +20,7 @@ from wordjudge.model.auth import Role
 from wordjudge.service.settings import Settings
 from wordjudge.web.app import create_app
 from wordjudge.web.fast_challenge import ChallengeFastPath
-from wordjudge.words.lexicon import DEMO_NAME
+from wordjudge.words.editions import DEMO_NAME
 
 from .helpers import device_headers, examples, td_headers, write_event
 

@@ -35,8 +35,8 @@ import pytest
 from wordjudge.log.audit import AUDIT_FILE, AuditLog
 from wordjudge.log.chain import Verification
 from wordjudge.model.records import Kind, Record
-from wordjudge.words.editions import load_registry
-from wordjudge.words.lexicon import DEMO_NAME, MANIFEST_FILE, TRIE_FILE, LexiconStore
+from wordjudge.words.editions import DEMO_NAME, load_registry
+from wordjudge.words.lexicon import MANIFEST_FILE, TRIE_FILE, LexiconStore
 from wordjudge.words.profile import Catalog
 from wordjudge.words.wordlist import parse_word_list
 

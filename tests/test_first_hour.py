@@ -15,7 +15,7 @@ from playwright.sync_api import Browser, expect
 from wordjudge.base.datadir import lock_for_server
 from wordjudge.cli.main import main
 from wordjudge.service.settings import Settings
-from wordjudge.words.lexicon import DEMO_NAME
+from wordjudge.words.editions import DEMO_NAME
 
 from .browser import new_page, screenshot
 from .helpers import PASSWORD, LiveServer, free_port, serve_process, wait_for_health, write_event, write_list

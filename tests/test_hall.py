@@ -40,7 +40,8 @@ from wordjudge.log.chain import HEAD_HEX, HeadMark
 from wordjudge.model.records import Kind, RecordFilter
 from wordjudge.service.serving import ALONE_ALERT, UNREADY_ALERT, Serving
 from wordjudge.service.settings import Settings
-from wordjudge.tournament.event import EVENT_FILE, dump_event, load_event
+from wordjudge.tournament.event import EVENT_FILE, dump_event
+from wordjudge.tournament.event_loading import load_event
 from wordjudge.web.app import create_app
 from wordjudge.words.lexicon import LexiconStore
 from wordjudge.words.profile import Catalog

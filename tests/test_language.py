@@ -20,7 +20,8 @@ from wordjudge.cli.main import main
 from wordjudge.service.resources import Resources
 from wordjudge.service.settings import Settings
 from wordjudge.service.status import health_report
-from wordjudge.tournament.event import EVENT_FILE, dump_event, load_event, parse_event
+from wordjudge.tournament.event import EVENT_FILE, dump_event, parse_event
+from wordjudge.tournament.event_loading import load_event
 from wordjudge.web.app import create_app
 
 from .helpers import Actors, assert_error_shape, log_place, write_event

@@ -9,8 +9,8 @@ import pytest
 from wordjudge import __version__
 from wordjudge.base.errors import InvalidInput, LexiconExists, LexiconIntegrityError, LexiconNotFound
 from wordjudge.words.demo import open_demo, read_demo_list
-from wordjudge.words.editions import fingerprint
-from wordjudge.words.lexicon import DEMO_NAME, MANIFEST_FILE, TRIE_FILE, Lexicon, LexiconStore, Manifest, file_sha256
+from wordjudge.words.editions import DEMO_NAME, fingerprint
+from wordjudge.words.lexicon import MANIFEST_FILE, TRIE_FILE, Lexicon, LexiconStore, Manifest, file_sha256
 from wordjudge.words.wordlist import SourceFormat, WordList, parse_word_list
 
 from .wordgen import near_misses

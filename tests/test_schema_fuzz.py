@@ -52,7 +52,7 @@ from wordjudge.model.auth import Role
 from wordjudge.service.settings import Settings
 from wordjudge.web.app import create_app
 from wordjudge.web.deps import CSRF_HEADER, SESSION_COOKIE
-from wordjudge.words.lexicon import DEMO_NAME
+from wordjudge.words.editions import DEMO_NAME
 
 from .helpers import (
     CHEAP_HASHER,

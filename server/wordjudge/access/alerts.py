@@ -67,6 +67,7 @@ class Alerts:
 
     def __init__(self, database: AccessDatabase) -> None:
         self._database = database
+        self.window = WINDOW  # what a device's move alert counts its refused addresses over (Devices reads it)
         # Taken before the database's own lock, never after it: code that holds the database never alerts.
         self._lock = threading.Lock()
         self._clock = database.now

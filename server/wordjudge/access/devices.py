@@ -19,13 +19,21 @@ from collections.abc import Callable, Collection
 from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from wordjudge.access.alerts import WINDOW, Alerts
 from wordjudge.base.errors import AccessUnavailable, Conflict, DeviceMoved, InvalidInput, NotFound, Unauthorized
 from wordjudge.base.lookups import Coalesced
-from wordjudge.model.auth import CHANNELS, Principal, Role
-from wordjudge.storage.access_db import AccessDatabase, check_free, check_name, digest, nothing, stored_time
+from wordjudge.model.auth import CHANNELS, Principal, Role, device_role
+from wordjudge.storage.access_db import (
+    AccessDatabase,
+    check_free,
+    check_name,
+    digest,
+    nothing,
+    stored_time,
+    void_repair_codes,
+)
 
 if TYPE_CHECKING:
+    from wordjudge.access.alerts import Alerts  # handed in: the store makes it
     from wordjudge.storage.postgres import AnyConnection
 
 log = logging.getLogger(__name__)
@@ -291,7 +299,7 @@ class Devices:
         now = self._database.now()
         with self._moves_lock:
             refused = self._refused.setdefault(name, {})
-            for seen in [seen for seen, at in refused.items() if now - at >= WINDOW or seen == client]:
+            for seen in [seen for seen, at in refused.items() if now - at >= self._alerts.window or seen == client]:
                 del refused[seen]
             refused[client] = now
             while len(refused) > _REFUSED_LISTED + 1:
@@ -353,28 +361,3 @@ _DEVICE_COLUMNS = ", ".join(
         "moved_at",
     ]
 )
-
-
-def void_repair_codes(db: AnyConnection, device_id: int, now: float) -> None:
-    """End the device's open re-pair codes now (within the write transaction ``db``): a newer code or a
-    revocation is the TD's latest word on the device."""
-    db.execute(
-        "UPDATE pairing_codes SET expires_at = ? WHERE device_id = ? AND used_at IS NULL AND expires_at > ?",
-        (stored_time(now), device_id, stored_time(now)),
-    )
-
-
-def device_role(role: Role | str, *, pairing: bool) -> Role:
-    """The role of a device to enrol: kiosk or runner, or (not by a pairing code) monitor.
-
-    Raises :class:`InvalidInput` for any other role.
-    """
-    try:
-        chosen = Role(role)
-    except ValueError:
-        chosen = Role.TD
-    if chosen is Role.TD:
-        raise InvalidInput("error.device.role_paired" if pairing else "error.device.role", role=repr(role))
-    if chosen is Role.MONITOR and pairing:
-        raise InvalidInput("error.device.monitor_pairing")
-    return chosen

@@ -13,13 +13,22 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
-from wordjudge.access.devices import Devices, Enrolled, device_role, void_repair_codes
 from wordjudge.access.limits import ENROL_FAILURES_TOTAL, ENROL_WINDOW, Limits
 from wordjudge.base.errors import Conflict, InvalidInput, NotFound, Unauthorized
-from wordjudge.model.auth import Role
-from wordjudge.storage.access_db import AccessDatabase, check_free, check_name, digest, kept_names, nothing, stored_time
+from wordjudge.model.auth import Role, device_role
+from wordjudge.storage.access_db import (
+    AccessDatabase,
+    check_free,
+    check_name,
+    digest,
+    kept_names,
+    nothing,
+    stored_time,
+    void_repair_codes,
+)
 
 if TYPE_CHECKING:
+    from wordjudge.access.devices import Devices, Enrolled  # handed in: the store makes them
     from wordjudge.storage.postgres import AnyConnection
 
 # Crockford's base32: no I, L, O or U, so a code read aloud or off a screen is not mistyped.

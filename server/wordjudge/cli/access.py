@@ -18,7 +18,7 @@ from wordjudge.cli.options import F, setting_options
 from wordjudge.model.auth import Role, cli_principal
 from wordjudge.service.links import printed_pairing_links
 from wordjudge.service.settings import Settings, load_settings
-from wordjudge.tournament.event import load_event
+from wordjudge.tournament.event_loading import load_event
 
 
 @contextmanager

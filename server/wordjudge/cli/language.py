@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from wordjudge.base.errors import WordjudgeError
 from wordjudge.base.messages import DEFAULT_LANGUAGE
-from wordjudge.tournament.event import load_event
+from wordjudge.tournament.event_loading import load_event
 
 if TYPE_CHECKING:
     from wordjudge.service.settings import Settings

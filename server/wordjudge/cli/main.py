@@ -30,11 +30,11 @@ from wordjudge.cli.options import setting_options
 from wordjudge.service.links import device_url
 from wordjudge.service.processes import Process, Supervisor, end_with_parent
 from wordjudge.service.settings import Settings, load_settings
-from wordjudge.tournament.event import EVENT_FILE, Event, load_event, write_event_file
+from wordjudge.tournament.event import EVENT_FILE, Event, write_event_file
 from wordjudge.tournament.event import template as event_template
+from wordjudge.tournament.event_loading import load_event
 from wordjudge.tournament.served import describe_profile
-from wordjudge.words.editions import load_registry
-from wordjudge.words.lexicon import DEMO_NAME
+from wordjudge.words.editions import DEMO_NAME, load_registry
 from wordjudge.words.profile import Catalog
 
 log = logging.getLogger(__name__)

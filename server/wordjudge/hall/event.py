@@ -11,7 +11,8 @@ from pathlib import Path
 
 from wordjudge.base.errors import InvalidInput
 from wordjudge.hall import roles as hall
-from wordjudge.tournament.event import EVENT_FILE, Event, dump_event, load_event, write_event_file
+from wordjudge.tournament.event import EVENT_FILE, Event, dump_event, write_event_file
+from wordjudge.tournament.event_loading import load_event
 
 log = logging.getLogger(__name__)
 

@@ -52,6 +52,7 @@ from wordjudge.log.store import (
     chain_head,
     check_place,
     close_writer,
+    missing_or_changed,
     open_writer,
     rollback,
     undone_alone,
@@ -103,7 +104,11 @@ class AuditLog(LogReader):
         shared: str | None = None,
     ) -> None:
         # ``location``: where the log lives (``database``, with path's folder, says the same while callers move).
-        super().__init__(path, location=location if location is not None else StateLocation.of(path.parent, database))
+        super().__init__(
+            path,
+            schema=missing_or_changed,
+            location=location if location is not None else StateLocation.of(path.parent, database),
+        )
         self.shared = shared  # a server's token, its processes all writing the log (wordjudge.service.processes)
         self._seen: tuple[float, Head] | None = None  # shared: the database's head, and when it was read
         self._queue: queue.Queue[Any] = queue.Queue()
@@ -132,7 +137,7 @@ class AuditLog(LogReader):
         try:
             connection = self._connect_writer()  # used by the writer thread alone from then on
             self._head = self._committed = read_head(connection)
-            checked = verify_chain(connection, since=last_checkpoint(connection))
+            checked = verify_chain(connection, since=last_checkpoint(connection), schema=missing_or_changed)
             self.integrity.at_start = checked
             if checked.ok:
                 write_checkpoint(connection, checked.head, whole=False)
@@ -171,7 +176,7 @@ class AuditLog(LogReader):
             self.integrity.whole_running = False
             return
         try:
-            result = verify_chain(main, side=side, deep=True)
+            result = verify_chain(main, side=side, deep=True, schema=missing_or_changed)
         except DatabaseError as exc:
             self.integrity.whole_running = False
             if not self._closing.is_set():

@@ -34,7 +34,6 @@ from wordjudge.base.messages import Message, duration
 from wordjudge.model.input_rules import MAX_WORDS
 from wordjudge.model.records import Kind, Verdict, canonical
 from wordjudge.model.rules import ChallengeRule, consequence
-from wordjudge.storage import audit_schema, audit_schema_pg
 from wordjudge.storage.dialect import dialect_of
 from wordjudge.storage.postgres import AnyConnection, DatabaseError
 
@@ -247,11 +246,9 @@ _BAD_ROWS_PG = """SELECT id, kind, verdict, word_count, result_count, rejected, 
     OR (kind = 'challenge' AND agrees IS NOT NULL)) ORDER BY id LIMIT 1"""
 
 
-def missing_or_changed(connection: Any) -> list[str]:
-    """The parts of the log's schema the database lacks or holds otherwise (tampering or damage)."""
-    checks: tuple[Callable[[Any], list[str]], Callable[[Any], list[str]]]
-    checks = (audit_schema.missing_or_changed, audit_schema_pg.missing_or_changed)
-    return dialect_of(connection).pick(*checks)(connection)
+# The parts of the log's schema a database lacks or holds otherwise (tampering or damage), read from its catalogue:
+# the storage layer's, for the connection's backend (wordjudge.log.store.missing_or_changed).
+SchemaCheck = Callable[[Any], list[str]]
 
 
 def verify_chain(
@@ -262,6 +259,7 @@ def verify_chain(
     side: AnyConnection | None = None,
     deep: bool = False,
     accepting: Mapping[int, str] | None = None,
+    schema: SchemaCheck,
 ) -> Verification:
     """Check the log in ``connection`` (see the module's docstring), from ``since`` if given.
 
@@ -269,11 +267,12 @@ def verify_chain(
     a thread while this one walks the chain, on another core. ``deep`` also runs SQLite's own check
     of the file's structure (``PRAGMA quick_check``). A record dated before the record it follows is a
     break unless the TD accepted it as a clock set back (:func:`accepted_steps`), or ``accepting`` names it
-    (record id: its hash; what :func:`step_acceptance` weighs). Never raises for what it finds: a broken chain
+    (record id: its hash; what :func:`step_acceptance` weighs). ``schema`` reads the log's tables, indexes and
+    triggers back (:func:`wordjudge.log.store.missing_or_changed`). Never raises for what it finds: a broken chain
     is a :class:`Verification` naming the first bad record. Raises :class:`sqlite3.Error` (or
     :class:`psycopg.Error`, for a log in PostgreSQL) if the log cannot be read.
     """
-    changed = missing_or_changed(connection)
+    changed = schema(connection)
     if changed:
         problem = Message("chain.problem.schema_changed", parts=", ".join(changed))
         return Verification(False, 0, GENESIS, 1, problem, heads=len(marks))

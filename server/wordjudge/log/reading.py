@@ -15,19 +15,30 @@ from pathlib import Path
 from typing import Any
 
 from wordjudge.base.errors import AuditUnavailable
-from wordjudge.log.chain import HeadMark, Verification, verify_chain
-from wordjudge.log.store import connect_reader
+from wordjudge.log.chain import HeadMark, SchemaCheck, Verification, verify_chain
 from wordjudge.model.records import SELECT_RECORDS, Record, RecordFilter, from_row
 from wordjudge.storage.dialect import StateLocation
 from wordjudge.storage.postgres import AnyConnection, DatabaseError, reason
+
+
+def connect_reader(location: StateLocation, file: str) -> AnyConnection:
+    """A read-only connection to the log. Raises what the backend raises, or :class:`AuditUnavailable` for a
+    PostgreSQL database that holds no log."""
+    dialect = location.dialect
+    connection = dialect.connect_reader(location, file, application="wordjudge audit reader")
+    if dialect.lacks(connection, "records"):
+        connection.close()
+        raise AuditUnavailable("error.audit.missing", path=location.shown(file))
+    return connection
 
 
 class LogReader:
     """The log in ``path`` (a SQLite file), or where ``location`` says (a PostgreSQL database) if given, read on
     read-only connections opened as needed and kept for the next read."""
 
-    def __init__(self, path: Path, *, location: StateLocation | None = None) -> None:
+    def __init__(self, path: Path, *, schema: SchemaCheck, location: StateLocation | None = None) -> None:
         self.path = path
+        self.schema = schema  # reads the log's schema back (wordjudge.log.store.missing_or_changed)
         self.location = location if location is not None else StateLocation(path.parent)  # default: path's file
         self.database = self.location.url
         # What messages and logs call the log: its file, or its database URL without the password.
@@ -151,4 +162,4 @@ class LogReader:
         Raises :class:`AuditUnavailable` if the file cannot be read.
         """
         with self._reader() as connection, self._reader() as side:
-            return verify_chain(connection, marks, side=side, deep=True)
+            return verify_chain(connection, marks, side=side, deep=True, schema=self.schema)

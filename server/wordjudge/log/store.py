@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import fcntl
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, suppress
 from pathlib import Path
+from typing import Any
 
 from wordjudge.base.datadir import DATABASE_NOTE as DATABASE_NOTE
 from wordjudge.base.errors import AuditUnavailable, Conflict, InvalidInput, WordjudgeError
 from wordjudge.log.chain import Head, insert_checkpoint, read_head
-from wordjudge.storage import audit_schema_pg, postgres
+from wordjudge.storage import audit_schema, audit_schema_pg, postgres
 from wordjudge.storage.access_db import ACCESS_FILE
 from wordjudge.storage.audit_schema import MIGRATIONS
 from wordjudge.storage.database import BUSY_TIMEOUT_MS as BUSY_TIMEOUT_MS  # the readers' wait (tests patch it)
@@ -164,15 +165,12 @@ def probe(location: StateLocation, *, alone: bool = False) -> None:
         raise AuditUnavailable("error.audit.cannot_open", path=where, reason=reason(exc)) from exc
 
 
-def connect_reader(location: StateLocation, file: str = AUDIT_FILE) -> AnyConnection:
-    """A read-only connection to the log. Raises what the backend raises, or :class:`AuditUnavailable` for a
-    PostgreSQL database that holds no log."""
-    dialect = location.dialect
-    connection = dialect.connect_reader(location, file, application="wordjudge audit reader")
-    if dialect.lacks(connection, "records"):
-        connection.close()
-        raise AuditUnavailable("error.audit.missing", path=location.shown(file))
-    return connection
+def missing_or_changed(connection: Any) -> list[str]:
+    """The parts of the log's schema the database lacks or holds otherwise (tampering or damage), read from the
+    catalogue of the connection's backend."""
+    checks: tuple[Callable[[Any], list[str]], Callable[[Any], list[str]]]
+    checks = (audit_schema.missing_or_changed, audit_schema_pg.missing_or_changed)
+    return dialect_of(connection).pick(*checks)(connection)
 
 
 def begin(connection: AnyConnection) -> None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from wordjudge.base.errors import Forbidden, NotFound
+from wordjudge.base.errors import Forbidden, InvalidInput, NotFound
 
 if TYPE_CHECKING:
     from wordjudge.model.records import Record
@@ -81,3 +81,19 @@ class Principal:
 def cli_principal() -> Principal:
     """The TD at the server machine's command line."""
     return Principal(f"cli:{getpass.getuser()}", Role.TD, "cli")
+
+
+def device_role(role: Role | str, *, pairing: bool) -> Role:
+    """The role of a device to enrol: kiosk or runner, or (not by a pairing code) monitor.
+
+    Raises :class:`InvalidInput` for any other role.
+    """
+    try:
+        chosen = Role(role)
+    except ValueError:
+        chosen = Role.TD
+    if chosen is Role.TD:
+        raise InvalidInput("error.device.role_paired" if pairing else "error.device.role", role=repr(role))
+    if chosen is Role.MONITOR and pairing:
+        raise InvalidInput("error.device.monitor_pairing")
+    return chosen

@@ -414,3 +414,12 @@ _SCHEMA: dict[str, tuple[Sequence[tuple[str, Step]], str]] = {
     SQLITE.name: (MIGRATIONS, SQLITE_MIGRATIONS_TABLE),
     POSTGRESQL.name: (PG_MIGRATIONS, PG_MIGRATIONS_TABLE),
 }
+
+
+def void_repair_codes(db: AnyConnection, device_id: int, now: float) -> None:
+    """End the device's open re-pair codes now (within the write transaction ``db``): a newer code or a
+    revocation is the TD's latest word on the device."""
+    db.execute(
+        "UPDATE pairing_codes SET expires_at = ? WHERE device_id = ? AND used_at IS NULL AND expires_at > ?",
+        (stored_time(now), device_id, stored_time(now)),
+    )

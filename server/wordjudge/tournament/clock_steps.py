@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from wordjudge.base.clock import seconds_of
 from wordjudge.base.messages import Message
 from wordjudge.log.chain import STEP_ACCEPTED, record_stamp, verify_chain
+from wordjudge.log.store import missing_or_changed
 from wordjudge.tournament.changes import Change, change_entry
 
 if TYPE_CHECKING:
@@ -61,7 +62,7 @@ def step_acceptance(connection: AnyConnection, record_id: int) -> StepAcceptance
     row = record_stamp(connection, record_id)
     if row is None:
         return Message("error.clock_step.no_record", id=str(record_id))
-    checked = verify_chain(connection, deep=True)
+    checked = verify_chain(connection, deep=True, schema=missing_or_changed)
     if checked.ok:
         return Message("error.clock_step.verifies", id=str(record_id))
     if checked.first_bad_id != record_id:
@@ -70,7 +71,7 @@ def step_acceptance(connection: AnyConnection, record_id: int) -> StepAcceptance
     if checked.problem is None or checked.problem.key != "chain.problem.time":
         return Message("error.clock_step.not_a_step", id=str(record_id), problem=checked.problem or "")
     accepting, others = {record_id: row[0]}, []
-    while not (again := verify_chain(connection, accepting=accepting)).ok:
+    while not (again := verify_chain(connection, accepting=accepting, schema=missing_or_changed)).ok:
         later = again.first_bad_id
         if later is None or again.problem is None or again.problem.key != "chain.problem.time" or later in accepting:
             at = str(later) if later is not None else "?"

@@ -44,8 +44,8 @@ from wordjudge.base.messages import DEFAULT_LANGUAGE, LANGUAGES, Language, Messa
 from wordjudge.model.input_rules import MAX_EVENT_NAME, MAX_ROUND, MAX_TABLE, Tables
 from wordjudge.model.rules import ChallengeRule
 from wordjudge.tournament.event_file import TableEdit, edit_file, kept_places, new_file
-from wordjudge.words.lexicon import DEMO_NAME, check_name
-from wordjudge.words.profile import Catalog
+from wordjudge.words.editions import DEMO_NAME
+from wordjudge.words.lexicon import check_name
 
 EVENT_FILE = "event.toml"
 _MAX_NAME = MAX_EVENT_NAME
@@ -220,32 +220,6 @@ def demo_event() -> Event:
     )
 
 
-def known_lexicons(data_dir: Path) -> list[str]:
-    """The names a division may use: the data dir's compiled lexicons and profiles, and the demo list."""
-    return sorted({*Catalog(data_dir).names(), DEMO_NAME})
-
-
-def load_event(data_dir: Path, *, check_lexicons: bool = True, name: str = EVENT_FILE) -> Event:
-    """Read ``<data_dir>/event.toml`` (or the file ``name``), or return the demo event if there is none.
-
-    With ``check_lexicons``, each division's lexicon must be one compiled in the data dir (matched whatever
-    its case; the event holds the compiled name). Raises :class:`InvalidInput` naming the file and the
-    entry at fault.
-    """
-    path = data_dir / name
-    try:
-        text = path.read_text("utf-8")
-    except FileNotFoundError:
-        return demo_event()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidInput("error.file.unreadable", path=str(path), reason=str(exc)) from exc
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise InvalidInput("error.file.not_toml", path=str(path), reason=str(exc)) from exc
-    return parse_event(data, str(path), lexicons=known_lexicons(data_dir) if check_lexicons else None)
-
-
 Where = str | Message  # what a refusal names: the event file, or the console's event settings, and the entry
 
 
@@ -253,7 +227,7 @@ def parse_event(data: dict[str, Any], where: Where = EVENT_FILE, *, lexicons: Se
     """Build an :class:`Event` from parsed TOML (or a ``PUT /api/event`` body), checked against
     :class:`EventSettings`. Raises :class:`InvalidInput` naming the entry at fault and what it must be.
 
-    ``lexicons``: the names a division may use (see :func:`known_lexicons`); each division's lexicon is
+    ``lexicons``: the names a division may use (see ``event_loading.known_lexicons``); each division's lexicon is
     then matched to one of them whatever its case, and an unknown one is refused with the closest names.
     Without it, a lexicon name is only checked to be one (the server checks it exists when it opens it).
     """
@@ -463,7 +437,7 @@ def _settings(event: Event) -> EventSettings:
 
 
 def dump_event(event: Event) -> str:
-    """The event as the TOML of a new event file (what :func:`load_event` reads back): the file the console
+    """The event as the TOML of a new event file (what ``event_loading.load_event`` reads back): the file the console
     writes where there is none, and the text a hall keeps of the event served."""
     data = _settings(event).model_dump(mode="json", exclude_none=True)
     divisions = data.pop("division")

@@ -19,7 +19,8 @@ from wordjudge.base.datadir import Identity, open_event_folder
 from wordjudge.base.errors import Conflict, InvalidInput, LexiconIntegrityError, WordjudgeError
 from wordjudge.base.messages import Message
 from wordjudge.model import input_rules
-from wordjudge.tournament.event import EVENT_FILE, Event, file_stamp, load_event, save_current_round, save_event
+from wordjudge.tournament.event import EVENT_FILE, Event, file_stamp, save_current_round, save_event
+from wordjudge.tournament.event_loading import load_event
 from wordjudge.tournament.health import Verified
 from wordjudge.words.editions import Registry, load_registry, short
 from wordjudge.words.profile import Catalog, Profile

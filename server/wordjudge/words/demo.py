@@ -11,11 +11,15 @@ from __future__ import annotations
 import logging
 from importlib import resources
 from importlib.resources.abc import Traversable
+from typing import TYPE_CHECKING
 
 from wordjudge import __version__
 from wordjudge.base.errors import LexiconIntegrityError
-from wordjudge.words.lexicon import DEMO_NAME, Lexicon, LexiconStore
+from wordjudge.words.editions import DEMO_NAME
 from wordjudge.words.wordlist import SourceFormat, WordList, parse_word_list
+
+if TYPE_CHECKING:  # the store is handed in: this module only names the demo's
+    from wordjudge.words.lexicon import Lexicon, LexiconStore
 
 DEMO_RESOURCE = "enable.txt.gz"  # one word a line, gzipped; in the package wordjudge.lexicons
 

@@ -33,6 +33,7 @@ from typing import Any
 from wordjudge.base.errors import InvalidInput
 
 _REGISTRY_RESOURCE = "editions.toml"
+DEMO_NAME = "demo"  # the name reserved for the built-in demo list (see wordjudge.words.demo)
 # Families of edition names, besides those the registry lists: a name like these claims an edition.
 FAMILIES = ("CSW", "NWL", "TWL", "OTCWL", "ENABLE")
 _FAMILY = re.compile(r"[A-Za-z]+")

@@ -34,7 +34,7 @@ from wordjudge.base.errors import InvalidInput, LexiconExists, LexiconIntegrityE
 from wordjudge.base.files import fsync_path
 from wordjudge.base.messages import Message
 from wordjudge.base.schemas import strict_json
-from wordjudge.words.editions import Registry, canonical_form, fingerprint, load_registry
+from wordjudge.words.editions import DEMO_NAME, Registry, canonical_form, fingerprint, load_registry
 
 if TYPE_CHECKING:
     from wordjudge.words.wordlist import WordList
@@ -42,7 +42,6 @@ if TYPE_CHECKING:
 MANIFEST_FILE = "manifest.json"
 TRIE_FILE = "words.marisa"
 MANIFEST_FORMAT = 1
-DEMO_NAME = "demo"  # reserved for the built-in demo list (see wordjudge.words.demo)
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 
 

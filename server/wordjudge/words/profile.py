@@ -39,9 +39,9 @@ from wordjudge.base.files import write_atomic
 from wordjudge.base.messages import Message
 from wordjudge.base.schemas import strict_json
 from wordjudge.words.demo import open_demo
+from wordjudge.words.editions import DEMO_NAME, load_registry
 from wordjudge.words.editions import fingerprint as words_fingerprint
-from wordjudge.words.editions import load_registry
-from wordjudge.words.lexicon import DEMO_NAME, Lexicon, LexiconStore, check_name, check_new_name
+from wordjudge.words.lexicon import Lexicon, LexiconStore, check_name, check_new_name
 from wordjudge.words.wordlist import WordList, describe_char, normalise
 
 PROFILE_FORMAT = 1

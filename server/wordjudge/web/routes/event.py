@@ -12,7 +12,8 @@ from wordjudge.base.errors import InvalidInput
 from wordjudge.model.auth import Principal
 from wordjudge.service.resources import Resources
 from wordjudge.tournament.changes import event_changes, put_on_record, require_confirmed, weigh
-from wordjudge.tournament.event import Event, EventSettings, RoundSetting, known_lexicons, parse_event_change
+from wordjudge.tournament.event import Event, EventSettings, RoundSetting, parse_event_change
+from wordjudge.tournament.event_loading import known_lexicons
 from wordjudge.web.answers import answer
 from wordjudge.web.answers_event import (
     AvailableLexiconsAnswer,
