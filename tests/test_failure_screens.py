@@ -58,8 +58,10 @@ def on_screen(page: Page, name: str, timeout: float = 10_000) -> None:
 
 def shell_ready(page: Page) -> None:
     """Wait until the page's service worker controls it: its cache of this version is then complete."""
-    # The worker fills its cache with every client file first: on a loaded machine that can take a while.
-    page.wait_for_function("() => navigator.serviceWorker.controller !== null", timeout=30_000)
+    # The worker fills its cache with every client file first: on a loaded machine that can take a while. Twice in
+    # three whole .ci/check runs on 2026-11-27 (never alone: 12 runs of this file or test) the worker took longer
+    # than the 30 s and 15 s this test allowed; the claim is what the cache holds, not how fast it fills.
+    page.wait_for_function("() => navigator.serviceWorker.controller !== null", timeout=90_000)
 
 
 def cached_urls(page: Page) -> dict[str, list[str]]:
