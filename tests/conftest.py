@@ -276,7 +276,6 @@ def quick_busy_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
     (database.BUSY_TIMEOUT_MS): for a test that holds the audit log's lock on purpose, to see what is
     refused while it is held and that the next write succeeds. Ask for it before the app or log it affects."""
     monkeypatch.setattr("wordjudge.storage.database.BUSY_TIMEOUT_MS", 200)
-    monkeypatch.setattr("wordjudge.log.store.BUSY_TIMEOUT_MS", 200)  # imported by name
 
 
 @pytest.fixture

@@ -65,9 +65,10 @@ class _Open:
 class Alerts:
     """The TD's alerts, in the ``alerts`` table of ``database``. Thread-safe."""
 
+    window = WINDOW  # what a device's move alert counts its refused addresses over (Devices reads it)
+
     def __init__(self, database: AccessDatabase) -> None:
         self._database = database
-        self.window = WINDOW  # what a device's move alert counts its refused addresses over (Devices reads it)
         # Taken before the database's own lock, never after it: code that holds the database never alerts.
         self._lock = threading.Lock()
         self._clock = database.now

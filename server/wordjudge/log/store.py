@@ -21,7 +21,6 @@ from wordjudge.log.chain import Head, insert_checkpoint, read_head
 from wordjudge.storage import audit_schema, audit_schema_pg, postgres
 from wordjudge.storage.access_db import ACCESS_FILE
 from wordjudge.storage.audit_schema import MIGRATIONS
-from wordjudge.storage.database import BUSY_TIMEOUT_MS as BUSY_TIMEOUT_MS  # the readers' wait (tests patch it)
 from wordjudge.storage.dialect import (
     POSTGRESQL,
     SQLITE,
