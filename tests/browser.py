@@ -118,7 +118,8 @@ def pytest_report_header() -> str | None:
 
 
 @pytest.fixture(scope="session")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
+def chromium(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
+    """Debian's Chromium, started once for the session (see :func:`browser` for a test's use of it)."""
     if not CHROMIUM.exists():
         pytest.fail(f"{CHROMIUM} is missing: apt-get install chromium (.ci/check installs it)")
     executable = CHROMIUM
@@ -145,6 +146,21 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
                 )
         yield launched
         launched.close()
+
+
+@pytest.fixture
+def browser(chromium: Browser) -> Iterator[Browser]:
+    """The session's Chromium; every context (and page) the test opened is closed after it.
+
+    Left open, a whole run's pages (each still polling its own long-gone server) pile up in the one browser. Late
+    in three whole .ci/check runs (2026-11-27/28, never in a run of the browser tests alone) a new page's service
+    worker did not take control within 90 s; those hundreds of open pages are the one thing such runs differ in.
+    """
+    before = set(chromium.contexts)
+    yield chromium
+    for context in chromium.contexts:
+        if context not in before:
+            context.close()
 
 
 def new_page(browser: Browser, size: str = "small") -> Page:

@@ -18,6 +18,7 @@ from pathlib import Path
 import httpx2 as httpx
 import pytest
 from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Error as PlaywrightError
 
 import wordjudge
 from wordjudge.model.auth import Role
@@ -61,7 +62,18 @@ def shell_ready(page: Page) -> None:
     # The worker fills its cache with every client file first: on a loaded machine that can take a while. Twice in
     # three whole .ci/check runs on 2026-11-27 (never alone: 12 runs of this file or test) the worker took longer
     # than the 30 s and 15 s this test allowed; the claim is what the cache holds, not how fast it fills.
-    page.wait_for_function("() => navigator.serviceWorker.controller !== null", timeout=90_000)
+    try:
+        page.wait_for_function("() => navigator.serviceWorker.controller !== null", timeout=90_000)
+    except PlaywrightError:  # say where the worker stands: installing, failed (no registration left), waiting...
+        state = page.evaluate(
+            """async () => {
+                const found = await navigator.serviceWorker.getRegistration();
+                if (!found) return "no registration (its install failed?)";
+                const [installing, waiting, active] = [found.installing, found.waiting, found.active].map((w) => w?.state);
+                return JSON.stringify({ installing, waiting, active, caches: await caches.keys() });
+            }"""
+        )
+        raise AssertionError(f"no service worker controls {page.url} after 90 s: {state}") from None
 
 
 def cached_urls(page: Page) -> dict[str, list[str]]:
