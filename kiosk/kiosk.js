@@ -6,6 +6,7 @@
 import { api, h, newRequestId, proveWith } from "./api.js";
 import { STRINGS as S } from "./strings.js";
 import {
+  asksForTiles,
   countDown,
   currentRound,
   draftFault,
@@ -15,9 +16,11 @@ import {
   lexiconBox,
   pairForm,
   problemLine,
+  readingPicker,
   retryAfter,
   submitChallenge,
   tableRoundFields,
+  tileWord,
   unsettledLines,
   unverifiedBadges,
   verdictPanel,
@@ -38,6 +41,7 @@ import {
   show,
   shownFor,
 } from "./screens.js";
+import { shownTiles } from "./tiles.js";
 import { refusedTable, repeats, splitWords } from "./words.js";
 
 const DEVICE = enrolment("kiosk");
@@ -342,12 +346,12 @@ function showChallenger(division, draft = null) {
   });
   const done = () => {
     const next = { table: place.table(), round: place.round(), text: words.textarea.value };
-    const fault = draftFault(state.event, next.table, next.round, next.text);
+    const fault = draftFault(state.event, next.table, next.round, next.text, division.lexicon_view.tiles);
     if (fault) {
       fields[fault.field].focus();
       // Until an edit fixes it (then it goes): the page's own line, never the browser's bubble.
       problemLine(words.message, fault.text, () =>
-        draftProblem(state.event, place.table(), place.round(), words.textarea.value),
+        draftProblem(state.event, place.table(), place.round(), words.textarea.value, division.lexicon_view.tiles),
       );
       return;
     }
@@ -414,10 +418,17 @@ function showOpponent(division, draft) {
   const twice = repeats(list);
   const { button, said } = holdButton(HOLD_MS, () => adjudicate(division, draft));
   const back = () => showChallenger(division, draft);
+  // A lexicon of tiles of several letters (Spanish CH...): each word as its tiles, one box a tile, as the board
+  // shows it, so that the opponent checks the tiles; else each word as typed, checked letter by letter.
+  const tiles = division.lexicon_view.tiles;
   const wordList = h(
     "ol",
-    { class: "check-words", "aria-label": S.words(list.length) },
-    list.map((word) => h("li", { "aria-label": [...word].join(" ") }, word)),
+    { class: `check-words${tiles ? " as-tiles" : ""}`, "aria-label": S.words(list.length) },
+    list.map((word) =>
+      tiles
+        ? h("li", { "aria-label": shownTiles(word, tiles).tiles.join(" ") }, tileWord(word, tiles))
+        : h("li", { "aria-label": [...word].join(" ") }, word),
+    ),
   );
   const body = h(
     "div",
@@ -429,6 +440,7 @@ function showOpponent(division, draft) {
       ? h("p", { class: "repeated", role: "note" }, twice.map(([w, n]) => S.repeated(w, n)).join(" · "))
       : null,
     h("p", { class: "hint" }, S.opponentHint),
+    tiles?.split?.length ? h("p", { class: "hint" }, S.tilesHint) : null, // a dashed box: either way
   );
   const countdown = abandonLine(ABANDONED_S);
   const page = h(
@@ -471,6 +483,7 @@ async function adjudicate(division, draft) {
   } catch (error) {
     if (refusedOutright(error)) PENDING.clear(); // nothing was recorded: nothing to settle
     if (error.kind === "unauthorized") return refused();
+    if (asksForTiles(error)) return showPick(division, draft, error.body.details);
     if (error.kind === "invalid") {
       showChallenger(division, draft);
       // The server's refusal of what was sent: it goes once an edit changes the table, round or words.
@@ -483,6 +496,16 @@ async function adjudicate(division, draft) {
     }
     showFailure(division, draft, error);
   }
+}
+
+// The players pick the tiles the board shows for a word the lexicon has as words more than one way; then it is
+// judged under that reading (the same request id: nothing was recorded).
+function showPick(division, draft, asked) {
+  const page = readingPicker(draft.text, asked, {
+    onPicked: (text) => adjudicate(division, { ...draft, text }),
+    onBack: () => showChallenger(division, draft),
+  });
+  show("pick", page, page.querySelector(".pick-reading"));
 }
 
 // -- verdict -------------------------------------------------------------------------------------

@@ -8,6 +8,7 @@
 import { api, h, newRequestId, proveWith } from "./api.js";
 import { STRINGS as S } from "./strings.js";
 import {
+  asksForTiles,
   countDown,
   currentRound,
   draftProblem,
@@ -15,10 +16,12 @@ import {
   lexiconBox,
   pairForm,
   problemLine,
+  readingPicker,
   retryAfter,
   sized,
   submitChallenge,
   tableRoundFields,
+  tileWord,
   unsettledLines,
   verdictPanel,
   whenServerAnswers,
@@ -26,6 +29,7 @@ import {
 } from "./ui.js";
 import { enrolment, speakTheEventsLanguage } from "./device.js";
 import { refusedOutright, settle } from "./pending.js";
+import { shownTiles } from "./tiles.js";
 import { splitWords } from "./words.js";
 import { guardTaps } from "./tap-guard.js";
 import { leadingVerdict, standingNote } from "./standing.js";
@@ -172,7 +176,8 @@ function showEntry(draft = null, refusal = "") {
     h("h2", { id: "recent-title" }, S.recent),
     h("ol", { class: "recent-list" }, h("li", {}, "…")),
   );
-  const typedProblem = () => draftProblem(state.event, place.table(), place.round(), words.textarea.value);
+  const tiles = () => choice.get().lexicon_view.tiles;
+  const typedProblem = () => draftProblem(state.event, place.table(), place.round(), words.textarea.value, tiles());
   const form = h(
     "form",
     {
@@ -182,7 +187,7 @@ function showEntry(draft = null, refusal = "") {
       onsubmit: (event) => {
         event.preventDefault();
         const next = { division: choice.get(), table: place.table(), round: place.round(), text: words.textarea.value };
-        const problem = draftProblem(state.event, next.table, next.round, next.text);
+        const problem = draftProblem(state.event, next.table, next.round, next.text, tiles());
         if (problem) return problemLine(words.message, problem, typedProblem);
         const same = draft && ["table", "round", "text"].every((key) => draft[key] === next[key]);
         next.requestId = same && draft.requestId ? draft.requestId : newRequestId();
@@ -264,9 +269,18 @@ function showConfirm(draft) {
     h("p", { class: "word-count big" }, S.words(list.length)),
     h(
       "ol",
-      { class: "check-words" },
-      // Each word whole, scaled to fit a narrow screen (--letters): compared letter by letter with the slip.
-      list.map((word) => sized(h("li", { "aria-label": [...word].join(" ") }, word), [...word].length)),
+      { class: `check-words${draft.division.lexicon_view.tiles ? " as-tiles" : ""}` },
+      // Each word whole, scaled to fit a narrow screen (--letters): compared letter by letter with the slip; for a
+      // lexicon of tiles of several letters (Spanish CH...), tile by tile, one box a tile.
+      list.map((word) =>
+        draft.division.lexicon_view.tiles
+          ? h(
+              "li",
+              { "aria-label": shownTiles(word, draft.division.lexicon_view.tiles).tiles.join(" ") },
+              tileWord(word, draft.division.lexicon_view.tiles),
+            )
+          : sized(h("li", { "aria-label": [...word].join(" ") }, word), [...word].length),
+      ),
     ),
     h(
       "div",
@@ -295,12 +309,24 @@ async function send(draft) {
       state.pending = null;
       return refused();
     }
+    if (asksForTiles(error)) return showPick(draft, error.body.details);
     if (error.kind === "invalid") {
       state.pending = null;
       return showEntry(draft, error.message);
     }
     showNotSent(draft, error);
   }
+}
+
+// The slip's word reads as tiles more than one way that are words (Welsh NG, or N then G): the runner picks the
+// tiles the board shows, as the players say; then it is sent again under that reading (nothing was recorded).
+function showPick(draft, asked) {
+  state.pending = null;
+  const page = readingPicker(draft.text, asked, {
+    onPicked: (text) => send({ ...draft, text }),
+    onBack: () => showEntry(draft),
+  });
+  show("pick", page, page.querySelector(".pick-reading"));
 }
 
 // Before a new slip is sent, the last one that got no clear answer is settled with the server: its

@@ -64,6 +64,13 @@ export function buildStrings(tr) {
     tooManyWords: (max) => t("ui.tooManyWords", { max }),
     tooLong: (max) => t("ui.tooLong", { max }),
     tooShort: (min) => t("ui.tooShort", { min }),
+    tooLongTiles: (max) => t("ui.tooLongTiles", { max }),
+    tooShortTiles: (min) => t("ui.tooShortTiles", { min }),
+    tilesHint: t("ui.tilesHint"),
+    pickTitle: t("ui.pickTitle"),
+    pickHint: t("ui.pickHint"),
+    pickWord: (position, typed) => t("ui.pickWord", { position, typed }),
+    pickSend: t("ui.pickSend"),
     needTable: t("ui.needTable"),
     tableRule: t("ui.tableRule"),
     tableNumberRule: (max) => t("ui.tableNumberRule", { max: String(max) }), // a table number, not a quantity: no 9,999

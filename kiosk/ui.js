@@ -3,6 +3,7 @@
 
 import { api, h } from "./api.js";
 import { STRINGS as S } from "./strings.js";
+import { bracketed, shownTiles, storedTiles, tileCount, typeable } from "./tiles.js";
 import { isRound, isTable, refusal, splitWords, tooShort } from "./words.js";
 import { verdictMark, verdictWord } from "./verdict-words.js";
 
@@ -88,17 +89,34 @@ export function unverifiedBadges(claims) {
   );
 }
 
-// A word as letter tiles. Its length (--letters) lets a narrow screen scale a long word down, whole.
-export function tileWord(word) {
-  const letters = [...word];
+// A typed word as the board's tiles, one box a tile (one a letter, unless the lexicon's `tiles` join letters:
+// Spanish CH is one box). A box of a tile the lexicon also has as separate letters (Welsh NG) is marked: it
+// may be read either way. Its length (--letters) lets a narrow screen scale a long word down, whole.
+export function tileWord(word, tiles = null) {
+  return tileBoxes(shownTiles(word, tiles).tiles, tiles?.split || []);
+}
+
+// A word as the server recorded it ("[CH]ICO"), one box a tile.
+export function storedWord(word) {
+  return tileBoxes(storedTiles(word));
+}
+
+function tileBoxes(tiles, split = []) {
   return sized(
     h(
       "span",
       { class: "tile-word" },
-      letters.map((letter) => h("span", { class: "tile" }, letter)),
+      tiles.map((tile) =>
+        h("span", { class: `tile${tile.length > 1 ? " joined" : ""}${split.includes(tile) ? " split" : ""}` }, tile),
+      ),
     ),
-    letters.length,
+    tiles.length,
   );
+}
+
+// A word's squares, for a lexicon's `tiles` (null: its letters).
+export function squares(tiles) {
+  return (word) => tileCount(word, tiles);
 }
 
 // `element` told how many letters its word has (--letters), for the styles that fit a long word to the screen
@@ -128,10 +146,10 @@ export function wordsField(view, rules, text = "") {
   const render = () => {
     const list = splitWords(textarea.value);
     count.textContent = list.length ? S.words(list.length) : S.noWordsYet;
-    tiles.replaceChildren(...list.map((word) => tileWord(word)));
+    tiles.replaceChildren(...list.map((word) => tileWord(word, view.tiles)));
   };
   textarea.addEventListener("input", () => {
-    const refused = refusal(textarea.value, view.alphabet, rules);
+    const refused = refusal(textarea.value, typeable(view.tiles) || view.alphabet, rules, squares(view.tiles));
     if (refused) {
       const caret = Math.max(0, textarea.selectionStart - (textarea.value.length - lastGood.length));
       textarea.value = lastGood;
@@ -142,7 +160,9 @@ export function wordsField(view, rules, text = "") {
           ? S.refusedChar(refused.char, view.shown_name)
           : refused.tooMany
             ? S.tooManyWords(rules.max_words)
-            : S.tooLong(rules.max_letters),
+            : view.tiles
+              ? S.tooLongTiles(rules.max_letters)
+              : S.tooLong(rules.max_letters),
       );
       return;
     }
@@ -166,12 +186,15 @@ export function wordsField(view, rules, text = "") {
 
 // What is wrong with a challenge about to be sent, or null (the server checks again): {field} the first
 // box at fault in the order they are typed ("words", "table", "round"), and {text} what is wrong, in words.
-// `event`: its input_rules, and whether its challenges carry a round (the server refuses one without).
-export function draftFault(event, table, round, text) {
+// `event`: its input_rules, and whether its challenges carry a round (the server refuses one without);
+// `tiles`: the division's lexicon's tile set, if it has one (words are then counted in tiles).
+export function draftFault(event, table, round, text, tiles = null) {
   const rules = event.input_rules;
   const list = splitWords(text);
   if (!list.length) return { field: "words", text: S.needWords };
-  if (tooShort(list, rules)) return { field: "words", text: S.tooShort(rules.min_letters) };
+  if (tooShort(list, rules, squares(tiles))) {
+    return { field: "words", text: tiles ? S.tooShortTiles(rules.min_letters) : S.tooShort(rules.min_letters) };
+  }
   if (!isTable(table, rules)) {
     const rule = rules.tables === "numbers" ? S.tableNumberRule(rules.max_table) : S.tableRule;
     return { field: "table", text: table ? rule : S.needTable };
@@ -182,8 +205,8 @@ export function draftFault(event, table, round, text) {
 }
 
 // What is wrong with a challenge about to be sent, in words, or "" (see draftFault).
-export function draftProblem(event, table, round, text) {
-  return draftFault(event, table, round, text)?.text || "";
+export function draftProblem(event, table, round, text, tiles = null) {
+  return draftFault(event, table, round, text, tiles)?.text || "";
 }
 
 // The pairing form of an unenrolled device; calls onEnrolled(token, device) once it has its token.
@@ -315,4 +338,69 @@ export function whenServerAnswers(page, schedule, ms, then) {
     }
     if (page.isConnected) then();
   }, ms);
+}
+
+// A challenge the server could not judge as typed: a word whose letters are words as tiles more than one way
+// (Welsh NG, or N then G). `asked` (the error's details): each word read more than one way, with its readings.
+// The players pick the tiles the board shows for each; onPicked(text) gets the words typed again with the
+// picked tiles in brackets (so the server reads them only that way), onBack goes back to the typing.
+export function readingPicker(text, asked, { onPicked, onBack }) {
+  const picked = new Map();
+  const send = h("button", { type: "button", class: "primary", id: "pick-send", disabled: true }, S.pickSend);
+  const words = asked.map(({ position, typed, readings }) =>
+    h(
+      "fieldset",
+      { class: "pick-word" },
+      h("legend", {}, S.pickWord(position, typed)),
+      readings.map((reading, index) => {
+        const option = h(
+          "button",
+          {
+            type: "button",
+            class: "pick-reading",
+            "aria-pressed": "false",
+            "aria-label": reading.join(" "),
+            "data-reading": String(index),
+          },
+          tileBoxes(reading),
+        );
+        option.addEventListener("click", () => {
+          picked.set(position, reading);
+          for (const other of option.parentElement.querySelectorAll(".pick-reading")) {
+            other.setAttribute("aria-pressed", String(other === option));
+          }
+          send.disabled = picked.size < asked.length;
+        });
+        return option;
+      }),
+    ),
+  );
+  send.addEventListener("click", () => {
+    const list = splitWords(text).map((word, index) => {
+      const reading = picked.get(index + 1);
+      return reading ? bracketed(reading) : word;
+    });
+    onPicked(list.join(" "));
+  });
+  return h(
+    "section",
+    { class: "screen framed pick" },
+    h("header", {}, heading(S.pickTitle)),
+    h("div", { class: "screen-body" }, h("p", { class: "hint" }, S.pickHint), words),
+    h(
+      "div",
+      { class: "screen-foot" },
+      h(
+        "div",
+        { class: "actions" },
+        h("button", { type: "button", class: "secondary", id: "pick-back", onclick: onBack }, S.back),
+        send,
+      ),
+    ),
+  );
+}
+
+// Whether the server's refusal asks the players which tiles a word is (see readingPicker).
+export function asksForTiles(error) {
+  return error.kind === "invalid" && error.body?.code === "ambiguous_tiles" && Array.isArray(error.body.details);
 }

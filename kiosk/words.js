@@ -13,16 +13,20 @@ export function splitWords(text) {
     .filter(Boolean);
 }
 
+// How many squares a word takes: one a letter, unless the lexicon's tiles say otherwise (tiles.js, tileCount).
+const LETTERS = (word) => [...word].length;
+
 // What is wrong with the typed text, for refusing it as typed:
 // {char} a character outside the alphabet, {tooMany} too many words, {tooLong} a word too long.
-export function refusal(text, alphabet, rules) {
+// `alphabet`: the characters words may be typed with; `count`: a word's squares.
+export function refusal(text, alphabet, rules, count = LETTERS) {
   const letters = new Set(alphabet);
   for (const ch of normalise(text)) {
     if (!SEPARATOR.test(ch) && !letters.has(ch)) return { char: ch };
   }
   const words = splitWords(text);
   if (words.length > rules.max_words) return { tooMany: true };
-  if (words.some((word) => [...word].length > rules.max_letters)) return { tooLong: true };
+  if (words.some((word) => count(word) > rules.max_letters)) return { tooLong: true };
   return null;
 }
 
@@ -33,8 +37,8 @@ export function repeats(words) {
   return [...counts].filter(([, n]) => n > 1);
 }
 
-export function tooShort(words, rules) {
-  return words.some((word) => [...word].length < rules.min_letters);
+export function tooShort(words, rules, count = LETTERS) {
+  return words.some((word) => count(word) < rules.min_letters);
 }
 
 // Whether `table` is a table label the server takes.

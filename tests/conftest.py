@@ -196,14 +196,16 @@ def words_verified_once_a_session() -> Iterator[None]:
     Every app verifies its lexicons' words against their fingerprints (:meth:`Lexicon.verify_content`: a tenth
     of a second for the demo, in nearly every test, as each data dir holds a copy of the same compiled demo).
     :meth:`Lexicon.open` has checked the trie file against the SHA-256 its manifest names, so a trie of a SHA-256
-    whose words were verified against this fingerprint once need not be again. Any other pair, such as the
+    whose words were verified against this fingerprint (and tile set) once need not be again. Any other pair, such as the
     manifest or trie a test altered, is verified in full, as the code does it.
     """
-    verified: set[tuple[str, str]] = set()
+    verified: set[tuple[object, ...]] = set()
     verify = Lexicon.verify_content
 
     def verify_once(lexicon: Lexicon) -> None:
-        key = (lexicon.manifest.trie_sha256, lexicon.manifest.fingerprint)
+        # Everything verify_content checks the words against: the fingerprint, and a tile set's split tiles.
+        manifest = lexicon.manifest
+        key = (manifest.trie_sha256, manifest.fingerprint, manifest.split_tiles, str(manifest.tiles))
         if key not in verified:
             verify(lexicon)
             verified.add(key)

@@ -21,6 +21,7 @@ from wordjudge.hall.proof import digest, proof_mac
 from wordjudge.model.input_rules import RequestId, check_note, served
 from wordjudge.model.records import check_request_id
 from wordjudge.storage.access_db import check_name
+from wordjudge.words.tiles import TileError, builtin
 
 JS_TESTS = Path(__file__).resolve().parent / "js"
 
@@ -37,10 +38,46 @@ def test_the_client_modules_pass_their_node_tests() -> None:
         "WORDJUDGE_INPUT_RULES": json.dumps(served()),
         "WORDJUDGE_INPUT_RULES_NAMED": json.dumps(served("names")),
         "WORDJUDGE_PROOF_VECTOR": _proof_vector(),
+        "WORDJUDGE_TILE_CASES": _tile_cases(),
     }
     run = subprocess.run([node, "--test", *tests], env=env, capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stdout + run.stderr
     assert "# fail 0" in run.stdout, run.stdout
+
+
+# Typed words and the tile sets they are read with: the kiosk must read each as the server does (tests/js/tiles.test.mjs).
+TILE_CASES = {
+    "spanish": [
+        "chico",
+        "perro",
+        "llama",
+        "ñandú",
+        "n~andu",
+        "c[h]ico",
+        "[c][h]ico",
+        "cachorro",
+        "calle",
+        "kilo",
+        "a[xx]",
+    ],
+    "catalan": ["col·legi", "col.legi", "col-legi", "coŀlegi", "nyap", "quatre", "qatar", "llum", "caça"],
+    "welsh": ["bangor", "ba[ng]or", "ban[g]or", "llanfairpwll", "rhedeg", "arhos", "tân", "ffordd", "x"],
+    "english": ["cat", "quixotry", "ñu"],
+}
+
+
+def _tile_cases() -> str:
+    """Each case with the readings the server finds (a list of tile lists; [] where it refuses the word)."""
+    cases = []
+    for name, words in TILE_CASES.items():
+        tiles = builtin(name)
+        for word in words:
+            try:
+                found = [list(reading) for reading in tiles.readings(word)]
+            except TileError:
+                found = []
+            cases.append({"tiles": tiles.as_dict(), "word": word, "readings": found})
+    return json.dumps(cases, ensure_ascii=False)
 
 
 def _proof_vector() -> str:

@@ -7,6 +7,7 @@ word or setting that is wrong and, where possible, what to do about it.
 
     WordjudgeError
      ├── InvalidInput            422  bad words, settings or arguments from a user
+     │    ├── AmbiguousTiles     422  a word whose tiles the players must pick (Welsh NG or N+G)
      │    ├── WordListError      422  a word-list file that cannot be compiled
      │    └── ProfileError       422  a profile whose parts do not fit together
      ├── Unauthorized            401  no valid credential (device token or TD login)
@@ -80,6 +81,13 @@ class InvalidInput(WordjudgeError):
 
     code = "invalid_input"
     status = 422
+
+
+class AmbiguousTiles(InvalidInput):
+    """Raised when a challenged word can be read as tiles in more than one way that is a word: the players pick
+    the reading the board shows (``details``: each word read more than one way, with its readings)."""
+
+    code = "ambiguous_tiles"
 
 
 class WordListError(InvalidInput):

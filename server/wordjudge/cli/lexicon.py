@@ -18,7 +18,9 @@ from wordjudge.service.settings import load_settings
 from wordjudge.tournament.served import unverified_claims
 from wordjudge.words.editions import load_registry, short
 from wordjudge.words.profile import Catalog
-from wordjudge.words.wordlist import Progress, SourceFormat, WordList, read_word_list
+from wordjudge.words.sources import kind_of, kwg_tiles, read_source
+from wordjudge.words.tiles import find as find_tiles
+from wordjudge.words.wordlist import TEXT_FORMATS, Progress, SourceFormat, WordList, read_word_list
 
 if TYPE_CHECKING:
     from wordjudge.words.lexicon import Lexicon, Manifest
@@ -40,7 +42,15 @@ def lexicon() -> None:
     type=click.Choice([f.value for f in SourceFormat]),
     default="auto",
     show_default=True,
-    help="plain: one word per line; zyzzyva: WORD definition...; playability: score WORD.",
+    help="plain: one word per line; zyzzyva: WORD definition...; playability: score WORD; kwg: an engine's word "
+    "graph (wolges, macondo); zyzzyva-db: a Zyzzyva lexicon database. auto: told from the file.",
+)
+@click.option(
+    "--tiles",
+    "tile_set",
+    metavar="SET|FILE",
+    help="The board's tiles, where a tile can be several letters: spanish (CH, LL, RR, Ñ), catalan (L·L, NY, QU), "
+    "welsh (CH, DD, FF, NG, LL, PH, RH, TH), english, or a tile set file (.toml). Default: one letter a tile.",
 )
 @click.option("--skip-invalid", is_flag=True, help="Leave out lines that are not words (and count them).")
 @click.option("--replace", is_flag=True, help="Replace a compiled lexicon of the same name.")
@@ -55,6 +65,7 @@ def lexicon_add(
     source: Path,
     name: str,
     source_format: str,
+    tile_set: str | None,
     skip_invalid: bool,
     replace: bool,
     force: bool,
@@ -63,13 +74,22 @@ def lexicon_add(
     """Compile the word list SOURCE (plain, Zyzzyva or playability; optionally gzipped)."""
     catalog = open_catalog(data_dir)
     catalog.lexicons.path(name)  # a bad name fails before the file is read
+    tiles = find_tiles(tile_set) if tile_set else None
     say_folder(catalog.data_dir)
-    word_list = read_word_list(
-        source, format=SourceFormat(source_format), skip_invalid=skip_invalid, progress=_progress_bar("Reading")
+    chosen = SourceFormat(source_format)
+    word_list = read_source(
+        source, format=chosen, tiles=tiles, skip_invalid=skip_invalid, progress=_progress_bar("Reading")
     )
     click.echo(_reading_summary(word_list))
+    kind = kind_of(source) if chosen is SourceFormat.AUTO else chosen
+    if kind is SourceFormat.KWG and tiles is None:  # a KWG numbers its tiles: the set read them, said and named
+        tiles = word_list.tiles
+        click.echo(f"Tiles: {kwg_tiles(source).name}, from the file's name (give --tiles to choose another)")
     manifest = catalog.lexicons.add(word_list, name, replace=replace, force=force)
-    click.echo(f"Compiled {name}: {manifest.word_count:,} words, {manifest.min_length}-{manifest.max_length} letters")
+    unit = "letters" if tiles is None or not tiles.multi else "tiles"
+    click.echo(f"Compiled {name}: {manifest.word_count:,} words, {manifest.min_length}-{manifest.max_length} {unit}")
+    if tiles is not None:
+        click.echo(f"Tiles ({tiles.name}, {len(tiles.tiles)}): {tiles.shown()}")
     click.echo(f"Alphabet ({len(manifest.alphabet)} letters): {manifest.alphabet}")
     click.echo(f"Fingerprint: {manifest.fingerprint}")
     click.echo(f"Edition: {_identify(manifest)}")
@@ -158,14 +178,19 @@ def lexicon_check(name: str, words: tuple[str, ...], data_dir: Path | None, lang
     lang = cli_language(settings)
     profile = Catalog(settings.data_dir).open(name)
     typed = [word for argument in words for word in re.split(r"[\s,]+", argument) if word]
-    results = profile.check(typed)
-    width = max(len(result.word) for result in results)
+    # Every reading of every word (one, but for a lexicon of a tile set), looked up; a word is acceptable when a
+    # reading is (the adjudication asks the players which where several are, and judges that one).
+    readings = [profile.readings(entry, position) for position, entry in enumerate(typed, start=1)]
+    results = [[profile.lookup(reading) for reading in options] for options in readings]
+    width = max(len(result.word) for found in results for result in found)
     said = {True: render("cli.word.acceptable", lang=lang), False: render("cli.word.not_acceptable", lang=lang)}
     column = max(14, *(len(text) for text in said.values()))
-    for result in results:
-        reason = profile.reason_message(result.word).text(lang)
-        click.echo(f"{result.word.ljust(width)}  {said[result.acceptable].ljust(column)}  {reason}")
-    verdict = Verdict.ACCEPTABLE if all(result.acceptable for result in results) else Verdict.UNACCEPTABLE
+    for found in results:
+        for result in found:
+            reason = profile.reason_message(result.word).text(lang)
+            click.echo(f"{result.word.ljust(width)}  {said[result.acceptable].ljust(column)}  {reason}")
+    acceptable = all(any(result.acceptable for result in found) for found in results)
+    verdict = Verdict.ACCEPTABLE if acceptable else Verdict.UNACCEPTABLE
     line = Message(
         "cli.verdict",
         verdict=verdict_message(verdict),
@@ -236,10 +261,12 @@ def profile_add(
     data_dir: Path | None,
 ) -> None:
     """Define the profile NAME and show its fingerprint."""
-    errata = {
-        key: read_word_list(path) if path else None for key, path in (("additions", additions), ("removals", removals))
-    }
     catalog = open_catalog(data_dir)
+    tiles = catalog.lexicons.open(base).tiles  # errata words are read as the base's words are
+    errata = {
+        key: read_word_list(path, tiles=tiles) if path else None
+        for key, path in (("additions", additions), ("removals", removals))
+    }
     say_folder(catalog.data_dir)
     created, notes = catalog.add_profile(
         name,
@@ -281,7 +308,11 @@ def _echo_manifest(lexicon: Lexicon) -> None:
     m = lexicon.manifest
     click.echo(f"Lexicon {m.name}{' (DEMO: not an official lexicon)' if m.demo else ''}")
     click.echo(f"  edition: {_identify(m)}")
-    click.echo(f"  words: {m.word_count:,}, {m.min_length}-{m.max_length} letters")
+    tiles = lexicon.tiles
+    unit = "letters" if tiles is None or not tiles.multi else "tiles"
+    click.echo(f"  words: {m.word_count:,}, {m.min_length}-{m.max_length} {unit}")
+    if tiles is not None:
+        click.echo(f"  tiles ({tiles.name}, {len(tiles.tiles)}): {tiles.shown()} (fingerprint {tiles.fingerprint})")
     click.echo(f"  alphabet ({len(m.alphabet)}): {m.alphabet}")
     click.echo(f"  fingerprint: {m.fingerprint}")
     click.echo("  verified: trie file matches the manifest; fingerprint recomputed from the words it holds")
@@ -293,7 +324,7 @@ def _echo_manifest(lexicon: Lexicon) -> None:
 
 def _reading_summary(word_list: WordList) -> str:
     summary = (
-        f"Read {word_list.source_name} ({word_list.format.value} list): {len(word_list.words):,} words, "
+        f"Read {word_list.source_name} ({_kind(word_list.format)}): {len(word_list.words):,} words, "
         f"{word_list.duplicates:,} duplicate(s), {word_list.comments:,} comment line(s) skipped"
     )
     if word_list.marked:
@@ -303,6 +334,11 @@ def _reading_summary(word_list: WordList) -> str:
         first = word_list.invalid[0].describe(word_list.source_name)
         summary += f", {len(word_list.invalid):,} invalid line(s) skipped (first: {first})"
     return summary
+
+
+def _kind(format: SourceFormat) -> str:
+    """A source's kind in the reading summary: "plain list", "zyzzyva list"; a KWG's or database's description."""
+    return f"{format.value} list" if format in TEXT_FORMATS else format.description
 
 
 def _progress_bar(label: str) -> Progress | None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from wordjudge.base.errors import Forbidden, InvalidInput, NotFound, ProfileError
+from wordjudge.base.errors import AmbiguousTiles, Forbidden, InvalidInput, NotFound, ProfileError
 from wordjudge.model.input_rules import (
     MAX_LETTERS,
     MAX_WORDS,
@@ -29,6 +29,7 @@ from wordjudge.model.input_rules import (
 )
 from wordjudge.model.records import Entry, Kind, Record, Verdict, check_request_id, kind_message
 from wordjudge.model.rules import consequence
+from wordjudge.words.readings import read_typed
 
 if TYPE_CHECKING:
     from wordjudge.log.audit import AuditLog
@@ -70,18 +71,18 @@ class Adjudicator:
             raise InvalidInput("error.words.none", min=MIN_LETTERS, max=MAX_LETTERS)
         if len(typed) > MAX_WORDS:
             raise InvalidInput("error.words.too_many", n=len(typed), max=MAX_WORDS)
-        normalised = self.profiles[division.lexicon].normalise_words(typed)
-        for position, (entry, word) in enumerate(zip(typed, normalised, strict=True), start=1):
-            if not (MIN_LETTERS <= len(word) <= MAX_LETTERS):
-                raise InvalidInput(
-                    "error.words.length",
-                    position=position,
-                    word=repr(entry),
-                    n=len(word),
-                    min=MIN_LETTERS,
-                    max=MAX_LETTERS,
-                )
-        return typed, normalised
+        profile = self.profiles[division.lexicon]
+        readings = read_typed(profile, typed)
+        if any(reading.chosen is None for reading in readings):
+            # Every word read more than one way is offered, not only the one the lexicon cannot settle: the
+            # question must not point at a word (players are never told which word decided the verdict).
+            asked = [reading for reading in readings if reading.ambiguous]
+            raise AmbiguousTiles(
+                "error.words.ambiguous_tiles",
+                positions=", ".join(str(reading.position) for reading in asked),
+                details=[reading.shown(profile) for reading in asked],
+            )
+        return typed, [reading.chosen for reading in readings if reading.chosen is not None]
 
     def _entry(
         self,

@@ -18,6 +18,16 @@ class IdentificationAnswer(OpenShape):
     description: str
 
 
+class TilesAnswer(OpenShape):
+    """A lexicon's tile set, where a tile can be several letters: its tiles in order, other ways to type them."""
+
+    name: str
+    tiles: list[str]
+    spellings: dict[str, str]
+    fingerprint: str
+    split: list[str]  # the longer tiles whose letters the lexicon also has as separate tiles (Welsh NG, N G)
+
+
 class LexiconAnswer(OpenShape):
     """What screens show of a lexicon or profile served: name, fingerprint, edition, DEMO flag, UNVERIFIED claims
     (never word results)."""
@@ -27,6 +37,7 @@ class LexiconAnswer(OpenShape):
     fingerprint: str
     word_count: int
     alphabet: str
+    tiles: TilesAnswer | None
     demo: bool
     amended: bool
     additions: int

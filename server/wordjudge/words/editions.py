@@ -48,13 +48,25 @@ def canonical_form(sorted_unique_words: Iterable[str]) -> bytes:
     return ("\n".join(words) + "\n").encode("utf-8") if words else b""
 
 
-def fingerprint(words: Iterable[str]) -> str:
+def fingerprint(words: Iterable[str], tiles: str | None = None) -> str:
     """Return the fingerprint (hex SHA-256 of the canonical form) of normalised ``words``.
 
     Duplicates are dropped and the words sorted here; they must already be in
-    wordjudge's normal form (see :func:`wordjudge.words.wordlist.normalise`).
+    wordjudge's normal form (see :func:`wordjudge.words.wordlist.normalise`). ``tiles``: the fingerprint of the
+    tile set the words are stored in, for a set with tiles of several letters (see :func:`sorted_fingerprint`).
     """
-    return hashlib.sha256(canonical_form(sorted(set(words)))).hexdigest()
+    return sorted_fingerprint(sorted(set(words)), tiles)
+
+
+def sorted_fingerprint(sorted_unique_words: Iterable[str], tiles: str | None = None) -> str:
+    """The fingerprint of words already unique, normalised and sorted. With ``tiles`` (a tile set's fingerprint),
+    the SHA-256 of ``wordjudge-tiles/1 <tiles>`` and a newline, then the canonical form: the same words read with
+    another set are another lexicon (how a typed word is read into tiles is part of what is judged)."""
+    digest = hashlib.sha256()
+    if tiles is not None:
+        digest.update(f"wordjudge-tiles/1 {tiles}\n".encode())
+    digest.update(canonical_form(sorted_unique_words))
+    return digest.hexdigest()
 
 
 def short(fingerprint: str) -> str:

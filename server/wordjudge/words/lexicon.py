@@ -5,7 +5,9 @@ A compiled lexicon is a folder ``<data dir>/lexicons/<NAME>/`` with two files:
 - ``words.marisa``: the words, normalised, in a marisa-trie (memory-mapped on load);
 - ``manifest.json``: name, word count, alphabet, word lengths, the fingerprint of
   the words (see :mod:`wordjudge.words.editions`), the trie file's own SHA-256, the source
-  file's name and SHA-256, build time and tool version.
+  file's name and SHA-256, build time and tool version; and for a lexicon of a tile set (Spanish, Catalan,
+  Welsh: :mod:`wordjudge.words.tiles`), the set itself, whose words are tile sequences in its stored form
+  (``[CH]ICO``), whose lengths count tiles and whose fingerprint covers the set.
 
 Loading checks the trie file against the manifest before first use, so a missing,
 truncated or altered file is refused with an error that names it, never used.
@@ -34,7 +36,8 @@ from wordjudge.base.errors import InvalidInput, LexiconExists, LexiconIntegrityE
 from wordjudge.base.files import fsync_path
 from wordjudge.base.messages import Message
 from wordjudge.base.schemas import strict_json
-from wordjudge.words.editions import DEMO_NAME, Registry, canonical_form, fingerprint, load_registry
+from wordjudge.words.editions import DEMO_NAME, Registry, fingerprint, load_registry, sorted_fingerprint
+from wordjudge.words.tiles import TileSet
 
 if TYPE_CHECKING:
     from wordjudge.words.wordlist import WordList
@@ -42,6 +45,8 @@ if TYPE_CHECKING:
 MANIFEST_FILE = "manifest.json"
 TRIE_FILE = "words.marisa"
 MANIFEST_FORMAT = 1
+# A lexicon of tiles of several letters: a server that reads format 1 only would take [CH]ICO for letters.
+TILES_MANIFEST_FORMAT = 2
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 
 
@@ -79,6 +84,8 @@ class Manifest:
     built_at: str  # UTC, ISO 8601
     tool_version: str
     demo: bool = False  # the built-in demo list, not an official lexicon
+    tiles: dict[str, Any] | None = None  # the tile set (TileSet.as_dict), if the list was compiled with one
+    split_tiles: tuple[str, ...] = ()  # its longer tiles that words also hold as separate tiles (TileSet.split_in)
     format: int = MANIFEST_FORMAT
 
     def to_json(self) -> str:
@@ -93,16 +100,36 @@ class Manifest:
             raise LexiconIntegrityError("error.lexicon.manifest_missing", path=str(path)) from None
         except (OSError, ValueError) as exc:
             raise LexiconIntegrityError("error.lexicon.manifest_unreadable", path=str(path), reason=str(exc)) from exc
-        if not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT:
+        if not isinstance(data, dict) or data.get("format") not in (MANIFEST_FORMAT, TILES_MANIFEST_FORMAT):
             raise LexiconIntegrityError("error.lexicon.manifest_format", path=str(path), format=MANIFEST_FORMAT)
         try:
             # Strict: a word count of "12" or true is not a number; keys a later version adds are ignored.
-            return strict_json(cls, data)
-        except ValueError as exc:
-            raise LexiconIntegrityError("error.lexicon.manifest_malformed", path=str(path), reason=str(exc)) from exc
+            manifest = strict_json(cls, data)
+            manifest.tile_set()  # a set that is not one: refused here, by the manifest's name
+        except (ValueError, InvalidInput) as exc:
+            reason = exc.message if isinstance(exc, InvalidInput) else str(exc)
+            raise LexiconIntegrityError("error.lexicon.manifest_malformed", path=str(path), reason=reason) from exc
+        return manifest
+
+    def tile_set(self) -> TileSet | None:
+        """The tile set the words are stored in, or None (one letter a tile, the letters the list has).
+
+        Raises :class:`InvalidInput` if the manifest's set is not one."""
+        return None if self.tiles is None else TileSet.from_dict(self.tiles, MANIFEST_FILE)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def tiles_covered(tiles: TileSet | None) -> str | None:
+    """What a lexicon's fingerprint covers of its tile set: the set's own fingerprint where a tile is several
+    letters (the stored words then depend on it), nothing otherwise (an English list's fingerprint is its words')."""
+    return tiles.fingerprint if tiles is not None and tiles.multi else None
+
+
+def list_fingerprint(word_list: WordList) -> str:
+    """The fingerprint a lexicon compiled from ``word_list`` has."""
+    return fingerprint(word_list.words, tiles_covered(word_list.tiles))
 
 
 def file_sha256(path: Path) -> str:
@@ -127,14 +154,15 @@ def compile_lexicon(word_list: WordList, directory: Path, name: str, *, demo: bo
     try:
         trie_path = staging / TRIE_FILE
         marisa_trie.Trie(words).save(str(trie_path))
-        lengths = [len(word) for word in words]
+        tiles = word_list.tiles
+        lengths = [len(word) for word in words] if tiles is None else [tiles.length(word) for word in words]
         manifest = Manifest(
             name=name,
             word_count=len(words),
-            alphabet="".join(sorted(set("".join(words)))),
+            alphabet="".join(sorted(set("".join(words)) - set("[]"))),  # the letters (a tile set's brackets are not)
             min_length=min(lengths),
             max_length=max(lengths),
-            fingerprint=hashlib.sha256(canonical_form(words)).hexdigest(),
+            fingerprint=sorted_fingerprint(words, tiles_covered(tiles)),
             trie_sha256=file_sha256(trie_path),
             trie_bytes=trie_path.stat().st_size,
             source_name=word_list.source_name,
@@ -145,6 +173,9 @@ def compile_lexicon(word_list: WordList, directory: Path, name: str, *, demo: bo
             built_at=datetime.now(UTC).isoformat(timespec="seconds"),
             tool_version=__version__,
             demo=demo,
+            tiles=tiles.as_dict() if tiles is not None else None,
+            split_tiles=tuple(tiles.split_in(words)) if tiles is not None else (),
+            format=MANIFEST_FORMAT if tiles is None else TILES_MANIFEST_FORMAT,
         )
         (staging / MANIFEST_FILE).write_text(manifest.to_json(), "utf-8")
         for path in staging.iterdir():
@@ -167,6 +198,7 @@ class Lexicon:
     def __init__(self, manifest: Manifest, trie: marisa_trie.Trie, directory: Path) -> None:
         self.manifest = manifest
         self.directory = directory
+        self.tiles = manifest.tile_set()
         self._trie = trie
         # `word in lexicon` without the method call in between: what a profile's lookup calls per word.
         self.contains: Callable[[str], bool] = trie.__contains__
@@ -236,7 +268,15 @@ class Lexicon:
 
         This proves the content, not just the file: the words served are the words fingerprinted.
         """
-        actual = hashlib.sha256(canonical_form(self.words())).hexdigest()
+        words = self.words()
+        actual = sorted_fingerprint(words, tiles_covered(self.tiles))
+        split = tuple(self.tiles.split_in(words)) if self.tiles is not None else ()
+        if split != self.manifest.split_tiles:
+            raise LexiconIntegrityError(
+                "error.lexicon.manifest_malformed",
+                path=str(self.directory / MANIFEST_FILE),
+                reason=f"split_tiles says {list(self.manifest.split_tiles)}, its words {list(split)}",
+            )
         if actual != self.manifest.fingerprint:
             raise LexiconIntegrityError(
                 "error.lexicon.fingerprint",
@@ -300,7 +340,7 @@ class LexiconStore:
         target = self.path(name)
         if not demo and not force:
             registry = registry or load_registry()
-            claim = registry.claim(name, len(word_list.words), fingerprint(word_list.words))
+            claim = registry.claim(name, len(word_list.words), list_fingerprint(word_list))
             if claim is not None and claim.unverified:
                 remedy = claim.remedy(lambda edition: f"--name {edition}")
                 raise InvalidInput(

@@ -42,6 +42,7 @@ from wordjudge.words.demo import open_demo
 from wordjudge.words.editions import DEMO_NAME, load_registry
 from wordjudge.words.editions import fingerprint as words_fingerprint
 from wordjudge.words.lexicon import Lexicon, LexiconStore, check_name, check_new_name
+from wordjudge.words.tiles import TileError, TileSet
 from wordjudge.words.wordlist import WordList, describe_char, normalise
 
 PROFILE_FORMAT = 1
@@ -143,7 +144,17 @@ class Profile:
             raise ProfileError("error.profile.added_and_removed", name=name, words=", ".join(sorted(both)))
         self._added = frozenset(self.additions.words)
         self._removed = frozenset(self.removals.words)
-        letters = set(base.manifest.alphabet).union(*self.additions.words)
+        self.tiles: TileSet | None = base.tiles
+        if secondary is not None and _tiles_id(secondary.tiles) != _tiles_id(base.tiles):
+            raise ProfileError(
+                "error.profile.tiles_differ",
+                name=name,
+                base=base.name,
+                secondary=secondary.name,
+                base_tiles=_tiles_name(base.tiles),
+                secondary_tiles=_tiles_name(secondary.tiles),
+            )
+        letters = set(base.manifest.alphabet).union(*self.additions.words) - set("[]")
         if secondary is not None:
             letters.update(secondary.manifest.alphabet)
         self.alphabet = "".join(sorted(letters))
@@ -223,38 +234,72 @@ class Profile:
             return Message("cli.reason.in_neither", base=base, source=source)
         return Message("cli.reason.not_in_base", base=base)
 
-    def normalise_words(self, words: Sequence[str]) -> list[str]:
-        """Normalise typed words and check every character is in this profile's alphabet.
+    def readings(self, typed: str, position: int = 1) -> list[str]:
+        """Every way to read one typed word as this profile's words are stored, fewest tiles first: the word
+        normalised, for a lexicon of plain letters; each reading into tiles, for a lexicon of a tile set.
 
-        Raises :class:`InvalidInput` naming the entry and character at fault; the
-        message says nothing of any word's validity.
+        Raises :class:`InvalidInput` naming the entry (``position``, from 1) and the character or tile at fault;
+        the message says nothing of any word's validity.
         """
-        normalised = []
-        for position, typed in enumerate(words, start=1):
-            word = normalise(typed.strip())
-            if not word:
-                raise InvalidInput("error.words.empty", position=position)
+        typed = typed.strip()
+        word = normalise(typed)
+        if not word:
+            raise InvalidInput("error.words.empty", position=position)
+        if self.tiles is None:
             outside = [char for char in word if char not in self._letters]
             if outside:
                 raise InvalidInput(
                     "error.words.not_a_letter",
                     position=position,
-                    word=repr(typed.strip()),
+                    word=repr(typed),
                     char=describe_char(outside[0]),
                     lexicon=self.name,
                     letters=self.alphabet,
                 )
-            normalised.append(word)
-        return normalised
+            return [word]
+        try:
+            return [self.tiles.stored(reading) for reading in self.tiles.readings(word)]
+        except TileError as exc:
+            raise InvalidInput(
+                "error.words.not_tiles",
+                position=position,
+                word=repr(typed),
+                problem=exc.msg,
+                lexicon=self.name,
+                tiles=self.tiles.shown(),
+            ) from exc
+
+    def split_tiles(self) -> list[str]:
+        """The longer tiles whose letters the profile's words also hold as separate tiles (see
+        :meth:`TileSet.split_in`): where the kiosk shows one, it may be read either way."""
+        if self.tiles is None:
+            return []
+        found = set(self.base.manifest.split_tiles) | set(self.tiles.split_in(self.additions.words))
+        if self.secondary is not None:
+            found.update(self.secondary.manifest.split_tiles)
+        return [tile for tile in self.tiles.tiles if tile in found]
+
+    def length(self, word: str) -> int:
+        """How many squares a word (as stored) takes on the board: its tiles."""
+        return len(word) if self.tiles is None else self.tiles.length(word)
+
+    def tiles_of(self, word: str) -> tuple[str, ...]:
+        """The tiles of a word as stored: one per letter, for a lexicon of plain letters."""
+        return tuple(word) if self.tiles is None else self.tiles.split(word)
 
     def check(self, words: Sequence[str]) -> list[WordResult]:
-        """Normalise and look up typed words (see :meth:`normalise_words` for the errors)."""
-        return [self.lookup(word) for word in self.normalise_words(words)]
+        """Look up every reading of typed words (see :meth:`readings` for the errors)."""
+        return [
+            self.lookup(reading)
+            for position, typed in enumerate(words, start=1)
+            for reading in self.readings(typed, position)
+        ]
 
     def describe(self) -> dict[str, Any]:
         """Facts about the profile for screens and the TD (no word results)."""
         return {
             "name": self.name,
+            "tiles": None if self.tiles is None else {**self.tiles.as_dict(), "split": self.split_tiles()},
             "base": self.base.name,
             "fingerprint": self.fingerprint,
             "word_count": self.base.manifest.word_count,
@@ -359,7 +404,17 @@ class Catalog:
             secondary_min_length=secondary_min_length,
             created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         )
-        profile = self._build(spec, self.lexicons.open(base))
+        opened = self.lexicons.open(base)
+        for errata in filter(None, (additions, removals)):
+            if _tiles_id(errata.tiles) != _tiles_id(opened.tiles):  # errata words stored as the base's words are
+                raise ProfileError(
+                    "error.profile.errata_tiles",
+                    source=errata.source_name,
+                    tiles=_tiles_name(errata.tiles),
+                    base=opened.name,
+                    base_tiles=_tiles_name(opened.tiles),
+                )
+        profile = self._build(spec, opened)
         if not force:
             _check_claim(profile)
         notes = _errata_notes(profile)
@@ -377,6 +432,16 @@ class Catalog:
             secondary=secondary,
             secondary_min_length=spec.secondary_min_length,
         )
+
+
+def _tiles_id(tiles: TileSet | None) -> str | None:
+    return None if tiles is None else tiles.fingerprint
+
+
+def _tiles_name(tiles: TileSet | None) -> str | Message:
+    return (
+        Message("error.profile.plain_letters") if tiles is None else Message("error.profile.tile_set", name=tiles.name)
+    )
 
 
 def _check_claim(profile: Profile) -> None:

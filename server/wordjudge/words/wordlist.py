@@ -27,9 +27,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from wordjudge.base.errors import WordListError
+from wordjudge.base.errors import InvalidInput, WordListError
 from wordjudge.base.messages import Message
+
+if TYPE_CHECKING:
+    from wordjudge.words.tiles import TileSet
 
 #: Called as ``progress(lines_done, lines_total)`` while a big list is read.
 Progress = Callable[[int, int], None]
@@ -46,12 +50,15 @@ _SHOWN_INVALID = 10  # invalid lines quoted in an error message
 
 
 class SourceFormat(StrEnum):
-    """How the word is found on each line of a source file."""
+    """How the word is found on each line of a source file; or, for the binary sources read elsewhere
+    (:mod:`wordjudge.words.kwg`, :mod:`wordjudge.words.zyzzyva_db`), in the file. See :data:`TEXT_FORMATS`."""
 
     AUTO = "auto"
     PLAIN = "plain"  # the whole line is the word
     ZYZZYVA = "zyzzyva"  # WORD definition...: the first token
     PLAYABILITY = "playability"  # score WORD: the second token, after an integer
+    KWG = "kwg"  # an engine's word graph (wolges, macondo): its DAWG's words
+    ZYZZYVA_DB = "zyzzyva-db"  # Zyzzyva's SQLite lexicon database: its words table
 
     @property
     def description(self) -> str:
@@ -64,7 +71,11 @@ _DESCRIPTIONS = {
     SourceFormat.PLAIN: "a plain list (one word per line)",
     SourceFormat.ZYZZYVA: "a Zyzzyva list (WORD definition...)",
     SourceFormat.PLAYABILITY: "a playability list (score WORD)",
+    SourceFormat.KWG: "a KWG word graph (wolges, macondo)",
+    SourceFormat.ZYZZYVA_DB: "a Zyzzyva lexicon database (SQLite)",
 }
+#: The formats of text lists, which :func:`read_word_list` reads (and ``--format`` offers).
+TEXT_FORMATS = (SourceFormat.AUTO, SourceFormat.PLAIN, SourceFormat.ZYZZYVA, SourceFormat.PLAYABILITY)
 
 
 def normalise(text: str) -> str:
@@ -131,6 +142,7 @@ class WordList:
     marked: int = 0  # "#WORD" lines: words marked with '#', read without the mark
     marked_lines: list[tuple[int, str]] = field(default_factory=list)  # the first few, as (line, content)
     detected: bool = False  # the format was detected, not chosen
+    tiles: TileSet | None = None  # the words are tile sequences of this set, in its stored form ([CH]ICO)
 
     def sorted_words(self) -> list[str]:
         """The unique words sorted by code point (the canonical order)."""
@@ -143,18 +155,22 @@ def read_word_list(
     format: SourceFormat = SourceFormat.AUTO,
     skip_invalid: bool = False,
     progress: Progress | None = None,
+    tiles: TileSet | None = None,
 ) -> WordList:
-    """Read the word-list file at ``path``.
+    """Read the word-list file at ``path``; with ``tiles``, each word as tiles of that set (letters that make a
+    tile are that tile: ``CHICO`` is [CH]ICO; a tile in brackets is read as it stands: ``BAN[G]OR``).
 
     Raises :class:`WordListError` if the file cannot be read, is not UTF-8 text
-    (plain or gzip), or has lines that are not words (unless ``skip_invalid``:
-    then they are left out and listed in ``WordList.invalid``).
+    (plain or gzip), or has lines that are not words, or not made of the tiles (unless
+    ``skip_invalid``: then they are left out and listed in ``WordList.invalid``).
     """
     try:
         data = path.read_bytes()
     except OSError as exc:
         raise WordListError("error.word_list.unreadable", path=str(path), reason=str(exc.strerror or exc)) from exc
-    return parse_word_list(data, source_name=path.name, format=format, skip_invalid=skip_invalid, progress=progress)
+    return parse_word_list(
+        data, source_name=path.name, format=format, skip_invalid=skip_invalid, progress=progress, tiles=tiles
+    )
 
 
 def parse_word_list(
@@ -164,14 +180,18 @@ def parse_word_list(
     format: SourceFormat = SourceFormat.AUTO,
     skip_invalid: bool = False,
     progress: Progress | None = None,
+    tiles: TileSet | None = None,
 ) -> WordList:
-    """Parse the bytes of a word-list source; see :func:`read_word_list`."""
+    """Parse the bytes of a word-list source; see :func:`read_word_list`. ``format`` is one of
+    :data:`TEXT_FORMATS` (``ValueError`` else: a KWG or a Zyzzyva database has its own reader)."""
+    if format not in TEXT_FORMATS:
+        raise ValueError(f"{format.description} is not a text list: read it with its own reader")
     source_sha256 = hashlib.sha256(data).hexdigest()
     lines = _text_lines(_decompress(data, source_name), source_name)
     detected = format is SourceFormat.AUTO
     if detected:
         format = detect_format(lines)
-    result = _read_lines(lines, source_name, source_sha256, format, progress)
+    result = _read_lines(lines, source_name, source_sha256, format, progress, tiles)
     result.detected = detected
     if result.invalid and not skip_invalid:
         raise _invalid_lines_error(result, _better_format(lines, result))
@@ -179,9 +199,14 @@ def parse_word_list(
 
 
 def _read_lines(
-    lines: list[bytes], source_name: str, source_sha256: str, format: SourceFormat, progress: Progress | None = None
+    lines: list[bytes],
+    source_name: str,
+    source_sha256: str,
+    format: SourceFormat,
+    progress: Progress | None = None,
+    tiles: TileSet | None = None,
 ) -> WordList:
-    result = WordList(source_name=source_name, source_sha256=source_sha256, format=format)
+    result = WordList(source_name=source_name, source_sha256=source_sha256, format=format, tiles=tiles)
     total = len(lines)
     # A slice of lines between two progress reports at a time: line N (from 1) is reported, as done, just
     # before it is read, for every N a multiple of _PROGRESS_EVERY; then (total, total) at the end.
@@ -202,6 +227,8 @@ def _read_letters_only(lines: list[bytes], result: WordList) -> bool:
     reads them). In a plain or a Zyzzyva list such a line is the word itself, and upper-cased it is a word in
     the normal form: reading it so gives what reading it line by line gives, several times faster."""
     first = lines[0] if lines else b""
+    if result.tiles is not None:
+        return False  # each word read into tiles, with its line's errors
     if result.format not in (SourceFormat.PLAIN, SourceFormat.ZYZZYVA) or (first and not first.isalpha()):
         return False  # the first line tells most slices that will not do (a Zyzzyva list's) at once
     joined = b"\n".join(lines)  # lines hold no line end: bytes.splitlines cut them there
@@ -242,8 +269,7 @@ def _read_line_by_line(lines: list[bytes], begin: int, end: int, result: WordLis
         result.lines += 1
         token, problem = extract(line[1:] if marked else line)
         if problem is None:
-            word = normalise(token)
-            problem = word_problem(word)
+            word, problem = _word(token, result.tiles)
             if problem is None:
                 if word in words:
                     result.duplicates += 1
@@ -253,6 +279,17 @@ def _read_line_by_line(lines: list[bytes], begin: int, end: int, result: WordLis
         if marked:
             problem += f"; '{_MARK}' right before a letter marks a word: write '{_MARK} ' to make the line a comment"
         result.invalid.append(InvalidLine(number, line, problem))
+
+
+def _word(token: str, tiles: TileSet | None) -> tuple[str, str | None]:
+    """``token`` as a word of the list (in the stored form of ``tiles`` if given), or why it is not one."""
+    word = normalise(token)
+    if tiles is None:
+        return word, word_problem(word)
+    try:
+        return tiles.read_word(word), None
+    except InvalidInput as exc:  # the TileError saying which character no tile makes
+        return word, f"it cannot be made of the {tiles.name} tiles: {exc.message}"
 
 
 def detect_format(lines: Iterable[bytes]) -> SourceFormat:
@@ -304,7 +341,7 @@ def _better_format(lines: list[bytes], result: WordList) -> tuple[SourceFormat, 
     for candidate in (SourceFormat.PLAIN, SourceFormat.ZYZZYVA, SourceFormat.PLAYABILITY):
         if candidate is result.format:
             continue
-        other = _read_lines(lines, result.source_name, result.source_sha256, candidate)
+        other = _read_lines(lines, result.source_name, result.source_sha256, candidate, tiles=result.tiles)
         if len(other.invalid) < len(result.invalid) and (best is None or len(other.invalid) < best[1]):
             best = (candidate, len(other.invalid))
     return best

@@ -1,0 +1,140 @@
+"""Tiles of several letters at the kiosk and the handheld (issue 38), in Chromium against a live server: a player
+types letters as read, the screens show one box a tile as the board does, a 15-tile Spanish word of 16 letters is
+taken and judged, and where a Welsh word is a word as tiles more than one way the players pick the tiles."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from wordjudge.model.auth import Role
+from wordjudge.model.records import Kind
+
+from .browser import new_page, open_enrolled, runner_sends, screenshot, serving
+from .helpers import LiveServer, access_store, audit_log, write_event
+from .test_kiosk import hold_adjudicate, on_screen
+from .tile_lists import NAMES, compile_list
+
+pytestmark = pytest.mark.browser
+
+DONE = "Done: hand over to the opponent"
+LONG = "desengancharíais"  # 16 letters, 15 tiles: DESENGAN CH ARIAIS
+
+
+@pytest.fixture
+def server(data_dir: Path) -> Iterator[LiveServer]:
+    for language in NAMES:
+        compile_list(data_dir, language)
+    write_event(data_dir, [(language, NAMES[language], "five-per-word") for language in NAMES], name="Tiles Open")
+    with serving(data_dir) as live:
+        yield live
+
+
+def open_device(page: Page, server: LiveServer, role: Role, division: str) -> None:
+    store = access_store(server.data_dir)
+    try:
+        token = store.devices.add(f"{role.value}-{division}", role, division, by="test").token
+    finally:
+        store.close()
+    open_enrolled(page, server, "kiosk" if role is Role.KIOSK else "runner", token)
+    on_screen(page, "idle" if role is Role.KIOSK else "entry")
+
+
+def type_words(page: Page, words: str) -> None:
+    """At an idle kiosk: start a challenge at table 4, round 2, and type ``words`` key by key."""
+    page.get_by_role("button", name="Start a challenge").click()
+    on_screen(page, "challenger")
+    page.get_by_label("Table").fill("4")
+    page.get_by_label("Round").fill("2")
+    page.get_by_label("Words").press_sequentially(words)
+
+
+def boxes(page: Page, where: str) -> list[str]:
+    return [text.strip() for text in page.locator(f"{where} .tile").all_text_contents()]
+
+
+def judged_acceptable(page: Page, server: LiveServer, *words: str) -> None:
+    """The verdict on screen is ACCEPTABLE, and the log's one challenge record holds ``words`` (as tiles)."""
+    on_screen(page, "verdict")
+    expect(page.locator("h1")).to_have_text("ACCEPTABLE")
+    assert recorded(server) == [words]
+
+
+def recorded(server: LiveServer) -> list[tuple[str, ...]]:
+    log = audit_log(server.data_dir)
+    try:
+        return [record.words for record in log.iterate() if record.kind == Kind.CHALLENGE]
+    finally:
+        log.close()
+
+
+def test_a_fifteen_tile_spanish_word_is_shown_as_fifteen_boxes_and_judged_at_the_kiosk(
+    browser: Browser, server: LiveServer
+) -> None:
+    page = new_page(browser, "large")
+    open_device(page, server, Role.KIOSK, "spanish")
+    type_words(page, LONG)  # 16 letters: taken, it is 15 tiles
+    expect(page.get_by_label("Words")).to_have_value(LONG)
+    typed = boxes(page, ".tiles")
+    assert len(typed) == 15, typed
+    assert typed[8] == "CH", typed
+    page.get_by_label("Words").press_sequentially("s")  # a 16th tile is refused as typed
+    expect(page.get_by_label("Words")).to_have_value(LONG)
+    expect(page.locator("#word-message")).to_contain_text("A word has at most 15 tiles")
+    page.get_by_role("button", name=DONE).click()
+    on_screen(page, "opponent")
+    assert len(boxes(page, ".check-words")) == 15  # the opponent checks the tiles, one box a tile
+    expect(page.locator(".check-words li").first).to_have_attribute("aria-label", "D E S E N G A N CH A R I A I S")
+    screenshot(page, "tiles-kiosk-spanish-opponent")
+    hold_adjudicate(page)
+    judged_acceptable(page, server, "DESENGAN[CH]ARIAIS")
+    screenshot(page, "tiles-kiosk-spanish-verdict")
+
+
+def test_catalan_tiles_are_typed_as_read_and_shown_as_the_board_shows_them(
+    browser: Browser, server: LiveServer
+) -> None:
+    page = new_page(browser, "small")
+    open_device(page, server, Role.KIOSK, "catalan")
+    type_words(page, "col.legi quatre")
+    assert boxes(page, ".tiles") == ["C", "O", "L·L", "E", "G", "I", "QU", "A", "T", "R", "E"]
+    page.get_by_role("button", name=DONE).click()
+    on_screen(page, "opponent")
+    screenshot(page, "tiles-kiosk-catalan-opponent")
+    hold_adjudicate(page)
+    judged_acceptable(page, server, "CO[L·L]EGI", "[QU]ATRE")
+
+
+def test_a_welsh_word_that_is_a_word_both_ways_is_judged_under_the_tiles_the_players_pick(
+    browser: Browser, server: LiveServer
+) -> None:
+    page = new_page(browser, "small")
+    open_device(page, server, Role.KIOSK, "welsh")
+    type_words(page, "henga")
+    expect(page.locator(".tiles .tile.split")).to_have_text("NG")  # dashed: it may be N then G
+    page.get_by_role("button", name=DONE).click()
+    hold_adjudicate(page)
+    on_screen(page, "pick")
+    expect(page.locator(".pick-reading")).to_have_count(2)
+    send = page.get_by_role("button", name="Adjudicate these tiles")
+    expect(send).to_be_disabled()
+    assert recorded(server) == []  # nothing is judged before the players pick
+    page.get_by_role("button", name="H E N G A").click()
+    screenshot(page, "tiles-kiosk-welsh-pick")
+    send.click()
+    judged_acceptable(page, server, "HENGA")
+
+
+def test_the_handheld_shows_a_fifteen_tile_slip_as_fifteen_boxes_and_sends_it(
+    browser: Browser, server: LiveServer
+) -> None:
+    page = new_page(browser, "phone")
+    open_device(page, server, Role.RUNNER, "spanish")
+    runner_sends(page, "4", LONG)
+    assert len(boxes(page, ".check-words")) == 15
+    screenshot(page, "tiles-runner-spanish-confirm")
+    page.get_by_role("button", name="Send for adjudication").click()
+    judged_acceptable(page, server, "DESENGAN[CH]ARIAIS")
