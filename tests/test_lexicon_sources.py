@@ -20,7 +20,7 @@ from wordjudge.words.wordlist import SourceFormat, read_word_list
 from .helpers import write_list
 from .kwg_build import build_kwg, tile_indices
 from .test_zyzzyva_db import make_db
-from .tile_lists import LISTS
+from .tile_lists import LISTS, NAMES, compile_list
 
 
 def add(data_dir: Path, *args: str) -> str:
@@ -114,3 +114,15 @@ def test_a_truncated_kwg_is_refused_naming_the_file(tmp_path: Path, data_dir: Pa
     assert result.exit_code != 0
     assert "cut.kwg" in result.output
     assert not (data_dir / "lexicons" / "C").exists()
+
+
+def test_lexicon_check_shows_every_reading_of_a_word_as_tiles(data_dir: Path) -> None:
+    compile_list(data_dir, "welsh")
+    result = CliRunner().invoke(
+        cli, ["lexicon", "check", NAMES["welsh"], "bangor", "bango", "--data-dir", str(data_dir)]
+    )
+    rows = [line.split() for line in result.output.splitlines()]
+    assert ["BA[NG]OR", "NOT", "acceptable", "not", "in", "CYM-T"] in rows, result.output
+    assert ["BANGOR", "acceptable", "in", "CYM-T"] in rows
+    assert ["BANGO", "NOT", "acceptable", "not", "in", "CYM-T"] in rows
+    assert rows[-1][:3] == ["Verdict:", "UNACCEPTABLE", "(2"]  # BANGO is a word no way
