@@ -59,6 +59,30 @@ def open_enrolled(page: Page, server: LiveServer, role: str, token: str) -> None
     page.goto(f"{server.base}/{role}")
 
 
+def shell_ready(page: Page, seconds: float = 90) -> None:
+    """Wait until the page's offline shell is in place: its service worker activated, so its cache of this version
+    is complete (the install fills it whole or fails) and the next navigation (a reload) goes through it.
+
+    Not that the worker controls this very page: a worker that activates while the page is being navigated
+    (open_enrolled opens the page twice) claims no page, and this one stays uncontrolled until its next load,
+    which the shell then answers. In two whole .ci/check runs on 2026-11-28 the worker was "activated", its cache
+    filled, and the page uncontrolled 90 s on (never in a run of the browser tests alone: the server measured
+    by coverage answers more slowly, so the second navigation is under way longer).
+    """
+    state = page.evaluate(
+        """(ms) => Promise.race([
+            navigator.serviceWorker.ready.then((registration) => {
+                const worker = registration.active;
+                if (worker.state === "activated") return "activated";
+                return new Promise((done) => worker.addEventListener("statechange", () => done(worker.state)));
+            }),
+            new Promise((done) => setTimeout(() => done("no worker activated"), ms)),
+        ])""",
+        seconds * 1000,
+    )
+    assert state == "activated", f"{page.url}: the offline shell is not in place after {seconds} s: {state}"
+
+
 def runner_sends(runner: Page, table: str, words: str) -> None:
     """On the handheld's entry screen: type a slip (table, round 2, words) and go to its check screen."""
     runner.get_by_label("Table").fill(table)

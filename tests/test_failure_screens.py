@@ -18,13 +18,12 @@ from pathlib import Path
 import httpx2 as httpx
 import pytest
 from playwright.sync_api import Browser, Page, expect
-from playwright.sync_api import Error as PlaywrightError
 
 import wordjudge
 from wordjudge.model.auth import Role
 from wordjudge.web.pages import SHELL_PAGES, WEB_DIR, asset_version
 
-from .browser import new_page, open_enrolled, runner_sends, screenshot, serving
+from .browser import new_page, open_enrolled, runner_sends, screenshot, serving, shell_ready
 from .helpers import LiveServer, ServeProcess, access_store, td_headers, wait_for_health, write_event
 
 pytestmark = pytest.mark.browser
@@ -55,25 +54,6 @@ def token(server: LiveServer, name: str, role: Role) -> str:
 
 def on_screen(page: Page, name: str, timeout: float = 10_000) -> None:
     expect(page.locator("#app")).to_have_attribute("data-screen", name, timeout=timeout)
-
-
-def shell_ready(page: Page) -> None:
-    """Wait until the page's service worker controls it: its cache of this version is then complete."""
-    # The worker fills its cache with every client file first: on a loaded machine that can take a while. Twice in
-    # three whole .ci/check runs on 2026-11-27 (never alone: 12 runs of this file or test) the worker took longer
-    # than the 30 s and 15 s this test allowed; the claim is what the cache holds, not how fast it fills.
-    try:
-        page.wait_for_function("() => navigator.serviceWorker.controller !== null", timeout=90_000)
-    except PlaywrightError:  # say where the worker stands: installing, failed (no registration left), waiting...
-        state = page.evaluate(
-            """async () => {
-                const found = await navigator.serviceWorker.getRegistration();
-                if (!found) return "no registration (its install failed?)";
-                const [installing, waiting, active] = [found.installing, found.waiting, found.active].map((w) => w?.state);
-                return JSON.stringify({ installing, waiting, active, caches: await caches.keys() });
-            }"""
-        )
-        raise AssertionError(f"no service worker controls {page.url} after 90 s: {state}") from None
 
 
 def cached_urls(page: Page) -> dict[str, list[str]]:

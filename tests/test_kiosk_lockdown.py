@@ -32,7 +32,7 @@ from playwright.sync_api import Browser, expect
 
 from wordjudge.model.auth import Role
 
-from .browser import CHROMIUM, CHROMIUM_ARGS, SCREENSHOTS, serving
+from .browser import CHROMIUM, CHROMIUM_ARGS, SCREENSHOTS, serving, shell_ready
 from .helpers import LiveServer, access_store, free_port, write_event
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -656,7 +656,7 @@ def test_a_kiosk_on_the_halls_plain_http_opens_its_offline_shell_with_the_setups
             expect(page.locator("#app")).to_have_attribute("data-screen", "idle")
             shown[name] = page.evaluate("isSecureContext && 'serviceWorker' in navigator")
             if name == "policy":
-                page.wait_for_function("() => navigator.serviceWorker.controller !== null")
+                shell_ready(page)
                 server.stop()
                 page.reload()  # a kiosk restarted while the server is down: its own screen, then back by itself
                 expect(page.locator("#app")).to_contain_text("Cannot reach the adjudication server: call the TD")
