@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from wordjudge.base.errors import InvalidInput, LexiconIntegrityError, ProfileError, WordListError
 from wordjudge.words.editions import fingerprint
@@ -16,7 +18,7 @@ from wordjudge.words.profile import Catalog
 from wordjudge.words.tiles import BUILTIN, TileError, TileSet, builtin, find, load
 from wordjudge.words.wordlist import read_word_list
 
-from .helpers import write_list
+from .helpers import examples, write_list
 from .tile_lists import NAMES, SPANISH, compile_list
 
 
@@ -171,3 +173,24 @@ def test_the_spanish_test_list_holds_every_digraph_and_a_fifteen_tile_word() -> 
     words = [builtin("spanish").read_word(word) for word in SPANISH]
     assert all(tile in "".join(words) for tile in ("[CH]", "[LL]", "[RR]", "Ñ"))
     assert max(builtin("spanish").length(word) for word in words) == 15
+
+
+@settings(max_examples=examples(400), deadline=None)
+@given(data=st.data())
+def test_a_lists_word_is_read_as_the_first_of_its_readings(data: st.DataObject) -> None:
+    """read_word finds the first reading with the fewest tiles without listing them all: the same one."""
+    tiles = builtin(data.draw(st.sampled_from(sorted(BUILTIN))))
+    letters = sorted(set("".join(tiles.tiles)) | {"X"})
+    word = data.draw(st.text(alphabet=letters, min_size=1, max_size=12))
+    try:
+        first: str | TileError = tiles.stored(tiles.readings(word)[0])
+    except TileError as refused:
+        first = refused
+    if isinstance(first, str):
+        assert tiles.read_word(word) == first
+    elif first.msg.key == "error.tiles.too_many_readings":  # typed, it must be bracketed; in a list it is read
+        assert tiles.length(tiles.read_word(word)) <= len(word)
+    else:
+        with pytest.raises(TileError) as also:
+            tiles.read_word(word)
+        assert also.value.message == first.message

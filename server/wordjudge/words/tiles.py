@@ -214,9 +214,9 @@ class TileSet:
                 ways[start] = found
         if ways.get(begin):
             return ways[begin]
-        raise self._no_tile(text, begin, end, ways)
+        raise self._no_tile(text, begin, end)
 
-    def _no_tile(self, text: str, begin: int, end: int, ways: dict[int, list[tuple[str, ...]]]) -> TileError:
+    def _no_tile(self, text: str, begin: int, end: int) -> TileError:
         """The error for letters no reading covers: the first place a reading from the start cannot go on from."""
         reached = {begin}
         for start in range(begin, end):
@@ -247,8 +247,27 @@ class TileSet:
 
     def read_word(self, text: str) -> str:
         """``text`` (a word of a list, letters and brackets) in the stored form, read with as few tiles as it
-        allows: a list's ``CHICO`` is [CH]ICO; a list says ``BAN[G]OR`` for B A N G O R. Raises :class:`TileError`."""
-        return self.stored(self.readings(text)[0])
+        allows: a list's ``CHICO`` is [CH]ICO; a list says ``BAN[G]OR`` for B A N G O R. It is the first of
+        :meth:`readings`, found without listing them (a list has hundreds of thousands of words).
+        Raises :class:`TileError` naming the character or bracketed text that no tile makes."""
+        text = _upper(text)
+        if _OPEN in text:  # a list's brackets: rare, read the whole way
+            return self.stored(self.readings(text)[0])
+        tokens, longest, end = self._tokens, self._longest, len(text)
+        # best[i]: the first reading of text[i:] with the fewest tiles, in the order readings() lists them.
+        best: dict[int, tuple[str, ...]] = {end: ()}
+        for start in range(end - 1, -1, -1):
+            found: tuple[str, ...] | None = None
+            for size in range(1, min(longest, end - start) + 1):
+                tile = tokens.get(text[start : start + size])
+                rest = best.get(start + size)
+                if tile is not None and rest is not None and (found is None or len(rest) + 1 < len(found)):
+                    found = (tile, *rest)
+            if found is not None:
+                best[start] = found
+        if 0 not in best:
+            raise self._no_tile(text, 0, end)
+        return self.stored(best[0])
 
 
 def _describe(char: str) -> str:
