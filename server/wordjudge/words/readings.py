@@ -15,8 +15,7 @@ which words are acceptable (the one-verdict rule: see :meth:`wordjudge.words.pro
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from wordjudge.base.errors import InvalidInput
 from wordjudge.model.input_rules import MAX_LETTERS, MIN_LETTERS
@@ -25,9 +24,9 @@ if TYPE_CHECKING:
     from wordjudge.words.profile import Profile
 
 
-@dataclass(frozen=True)
-class Reading:
-    """One typed word and the tiles it is read as."""
+class Reading(NamedTuple):
+    """One typed word and the tiles it is read as. (A named tuple: a verdict makes one a word, and a frozen
+    dataclass took longer to build than the rest of the word's check.)"""
 
     position: int  # 1 for the challenge's first word
     typed: str
@@ -56,6 +55,13 @@ def read_typed(profile: Profile, typed: Sequence[str]) -> list[Reading]:
     or that no reading fits on the board (2 to 15 tiles); never saying whether any word is acceptable.
     """
     readings = []
+    if profile.tiles is None:  # one letter a tile: one reading (the verdict path's common case, kept short)
+        for position, entry in enumerate(typed, start=1):
+            word = profile.readings(entry, position)[0]
+            if not MIN_LETTERS <= len(word) <= MAX_LETTERS:
+                raise _length_error(profile, position, entry, len(word))
+            readings.append(Reading(position, entry, (word,), (), word))
+        return readings
     for position, entry in enumerate(typed, start=1):
         options = profile.readings(entry, position)
         fitting = tuple(option for option in options if MIN_LETTERS <= profile.length(option) <= MAX_LETTERS)
