@@ -47,7 +47,7 @@ def test_a_list_read_as_text_and_as_kwg_has_one_fingerprint(tmp_path: Path, data
     assert fingerprint_line(as_text) == fingerprint_line(as_kwg)
     store = LexiconStore(data_dir / "lexicons")
     assert store.open("T").words() == store.open("K").words()
-    assert f"Read {language}.kwg (a KWG word graph" in as_kwg
+    assert f"Read {language}.kwg, a KWG word graph (wolges, macondo): " in as_kwg
 
 
 def test_a_kwg_named_as_the_engines_name_spanish_lexicons_is_read_with_the_spanish_tiles(

@@ -323,8 +323,15 @@ def _echo_manifest(lexicon: Lexicon) -> None:
 
 
 def _reading_summary(word_list: WordList) -> str:
+    if word_list.format not in TEXT_FORMATS:  # a KWG, a database: words, no lines
+        what = f"Read {word_list.source_name}, {word_list.format.description}: {len(word_list.words):,} words"
+        what += f", {word_list.duplicates:,} duplicate(s)"
+        if word_list.invalid:  # --skip-invalid: the words no tile makes, left out
+            first = word_list.invalid[0]
+            what += f", {len(word_list.invalid):,} left out (first: {first.content!r}: {first.reason})"
+        return what
     summary = (
-        f"Read {word_list.source_name} ({_kind(word_list.format)}): {len(word_list.words):,} words, "
+        f"Read {word_list.source_name} ({word_list.format.value} list): {len(word_list.words):,} words, "
         f"{word_list.duplicates:,} duplicate(s), {word_list.comments:,} comment line(s) skipped"
     )
     if word_list.marked:
@@ -334,11 +341,6 @@ def _reading_summary(word_list: WordList) -> str:
         first = word_list.invalid[0].describe(word_list.source_name)
         summary += f", {len(word_list.invalid):,} invalid line(s) skipped (first: {first})"
     return summary
-
-
-def _kind(format: SourceFormat) -> str:
-    """A source's kind in the reading summary: "plain list", "zyzzyva list"; a KWG's or database's description."""
-    return f"{format.value} list" if format in TEXT_FORMATS else format.description
 
 
 def _progress_bar(label: str) -> Progress | None:
