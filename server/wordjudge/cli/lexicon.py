@@ -327,8 +327,8 @@ def _reading_summary(word_list: WordList) -> str:
         what = f"Read {word_list.source_name}, {word_list.format.description}: {len(word_list.words):,} words"
         what += f", {word_list.duplicates:,} duplicate(s)"
         if word_list.invalid:  # --skip-invalid: the words no tile makes, left out
-            first = word_list.invalid[0]
-            what += f", {len(word_list.invalid):,} left out (first: {first.content!r}: {first.reason})"
+            left = word_list.invalid[0]
+            what += f", {len(word_list.invalid):,} left out (first: {left.content!r}: {left.reason})"
         return what
     summary = (
         f"Read {word_list.source_name} ({word_list.format.value} list): {len(word_list.words):,} words, "
