@@ -138,3 +138,21 @@ def test_the_handheld_shows_a_fifteen_tile_slip_as_fifteen_boxes_and_sends_it(
     screenshot(page, "tiles-runner-spanish-confirm")
     page.get_by_role("button", name="Send for adjudication").click()
     judged_acceptable(page, server, "DESENGAN[CH]ARIAIS")
+
+
+def test_the_handheld_asks_which_tiles_where_a_welsh_word_is_a_word_both_ways(
+    browser: Browser, server: LiveServer
+) -> None:
+    page = new_page(browser, "phone")
+    open_device(page, server, Role.RUNNER, "welsh")
+    runner_sends(page, "4", "henga dangos")
+    expect(page.locator(".check-words .tile.split")).to_have_count(2)  # NG in each: it may be N then G
+    page.get_by_role("button", name="Send for adjudication").click()
+    on_screen(page, "pick")
+    expect(page.locator("fieldset.pick-word")).to_have_count(2)  # both words asked about, not only HENGA
+    assert recorded(server) == []
+    page.get_by_role("button", name="H E NG A").click()
+    page.get_by_role("button", name="D A NG O S").click()
+    screenshot(page, "tiles-runner-welsh-pick")
+    page.get_by_role("button", name="Adjudicate these tiles").click()
+    judged_acceptable(page, server, "HE[NG]A", "DA[NG]OS")
