@@ -18,7 +18,7 @@ from wordjudge.web.app import create_app
 from wordjudge.words.profile import Catalog, WordResult
 from wordjudge.words.readings import read_typed
 
-from .helpers import CHEAP_HASHER, assert_error_shape, audit_log, device_headers, write_event
+from .helpers import CHEAP_HASHER, assert_error_shape, audit_log, device_headers, td_headers, write_event
 from .tile_lists import NAMES, compile_list
 
 
@@ -136,3 +136,22 @@ def test_every_reading_that_fits_the_board_is_looked_up_whatever_the_answers(dat
         asked.clear()
         read_typed(profile, [typed])
         assert len(asked) == 2, (typed, asked)
+
+
+def test_the_td_finds_a_challenge_by_its_word_typed_as_letters_or_as_tiles(client: TestClient, data_dir: Path) -> None:
+    challenge(client, "spanish", "chico perro")
+    challenge(client, "welsh", "bangor")
+    challenge(client, "catalan", "casa")
+    td = td_headers(data_dir, "alice")
+    del client.headers["Authorization"]  # the TD's console, not the kiosk
+
+    def found(q: str) -> list[tuple[str, ...]]:
+        answer = client.get("/api/challenges", params={"q": q}, headers=td)
+        assert answer.status_code == 200, answer.text
+        return [tuple(record["words"]) for record in answer.json()["records"]]
+
+    assert found("chico") == found("[ch]ico") == [("[CH]ICO", "PE[RR]O")]
+    assert found("chico perro") == [("[CH]ICO", "PE[RR]O")]
+    assert found("bangor") == [("BANGOR",)]  # B A N G O R; its NG reading is searched too
+    assert found("casa") == [("CASA",)]
+    assert found("kilo") == []

@@ -218,6 +218,9 @@ class RecordFilter:
     word: str | None = None  # a normalised word: records whose words include it
     event: str | None = None
     words: tuple[str, ...] = ()  # normalised words: records whose words include every one
+    # A searched word's other forms, as the tiles of a lexicon served ("[CH]ICO" for CHICO): a record holding any
+    # of a word's forms holds the word.
+    word_forms: tuple[tuple[str, tuple[str, ...]], ...] = ()
     record_id: int | None = None
     hash_prefix: str | None = None  # lower-case hex: the record's hash starts with it (a docket's QR code)
 
@@ -254,9 +257,12 @@ class RecordFilter:
         if self.until is not None:
             clauses.append(f"r.id < coalesce(({_FIRST_AT}), {_NO_ID})")
             params.append(self.until)
+        forms = dict(self.word_forms)
         for word in dict.fromkeys(((self.word,) if self.word is not None else ()) + self.words):
-            clauses.append("r.id IN (SELECT record_id FROM record_words WHERE word = ?)")
-            params.append(word)
+            spelt = (word, *forms.get(word, ()))
+            held = "word = ?" if len(spelt) == 1 else f"word IN ({', '.join('?' * len(spelt))})"
+            clauses.append(f"r.id IN (SELECT record_id FROM record_words WHERE {held})")
+            params += spelt
         if self.needs_ruling is not None:
             if self.awaiting is None:
                 raise ValueError("needs_ruling selects by `awaiting`: give the challenges awaiting a ruling")

@@ -25,7 +25,7 @@ from wordjudge.model.input_rules import MAX_PASSWORD, MAX_ROUND, Name
 from wordjudge.model.records import Kind, RecordFilter, Verdict, utc_time
 from wordjudge.service.serving import Resources, Serving  # the resources are reached through what serves them
 from wordjudge.web.bodies import StrictBody
-from wordjudge.words.search import MAX_QUERY, SEARCH_HELP, known_name, parse_search
+from wordjudge.words.search import MAX_QUERY, SEARCH_HELP, known_name, parse_search, tile_forms
 from wordjudge.words.wordlist import normalise
 
 # Every route may answer an error, always in the one JSON shape of errors.error_body; documented so that
@@ -199,9 +199,18 @@ def record_filter(
         awaiting=awaiting,
         word=normalise(word) if word else None,
         words=found.words,
+        word_forms=_tile_forms(resources, found.words + ((normalise(word),) if word else ())),
         record_id=found.record_id,
         hash_prefix=found.hash_prefix,
     )
+
+
+def _tile_forms(resources: Resources, words: tuple[str, ...]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Each searched word's forms as the tiles of the lexicons served whose tiles can be several letters."""
+    sets = {p.tiles.fingerprint: p.tiles for p in resources.served.profiles.values() if p.tiles and p.tiles.multi}
+    if not sets:
+        return ()
+    return tuple((word, tile_forms(word, sets.values())) for word in dict.fromkeys(words))
 
 
 FilterDep = Annotated[RecordFilter, Depends(record_filter)]

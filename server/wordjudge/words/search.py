@@ -16,10 +16,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from wordjudge.base.errors import InvalidInput
 from wordjudge.model.input_rules import MAX_WORDS, TABLE_PATTERNS
 from wordjudge.words.wordlist import normalise
+
+if TYPE_CHECKING:
+    from wordjudge.words.tiles import TileSet
 
 MAX_QUERY = 200  # characters: a QR text is about 45
 SEARCH_HELP = (
@@ -83,13 +87,26 @@ def parse_search(text: str) -> Search:
                 raise InvalidInput("error.search.bad_table", text=repr(text), table=repr(table))
             continue
         word = normalise(token)
-        if not word.isalpha():
+        if not word.replace("[", "").replace("]", "").isalpha():  # letters, or tiles as stored: [CH]ICO
             raise InvalidInput("error.search.not_a_term", text=repr(text), term=repr(token))
         if word not in words:
             words.append(word)
     if len(words) > MAX_WORDS:
         raise InvalidInput("error.search.too_many_words", text=repr(text), max=MAX_WORDS)
     return Search(words=tuple(words), table=table)
+
+
+def tile_forms(word: str, tile_sets: Iterable[TileSet]) -> tuple[str, ...]:
+    """The forms other than ``word`` it is recorded in, read as the tiles of each of ``tile_sets`` (a lexicon
+    served): CHICO is [CH]ICO and CHICO (C then H) with the Spanish set. None for a word no set makes."""
+    forms: set[str] = set()
+    for tiles in tile_sets:
+        try:
+            forms.update(tiles.stored(reading) for reading in tiles.readings(word))
+        except InvalidInput:  # not made of this set's tiles: recorded in no other form by its lexicons
+            continue
+    forms.discard(word)
+    return tuple(sorted(forms))
 
 
 def known_name(typed: str, names: Iterable[str]) -> str:
