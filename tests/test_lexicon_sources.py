@@ -126,3 +126,18 @@ def test_lexicon_check_shows_every_reading_of_a_word_as_tiles(data_dir: Path) ->
     assert ["BANGOR", "acceptable", "in", "CYM-T"] in rows
     assert ["BANGO", "NOT", "acceptable", "not", "in", "CYM-T"] in rows
     assert rows[-1][:3] == ["Verdict:", "UNACCEPTABLE", "(2"]  # BANGO is a word no way
+
+
+def test_an_english_kwg_compiles_to_a_lexicon_of_plain_letters_as_its_text_list_does(
+    tmp_path: Path, data_dir: Path
+) -> None:
+    words = ["CAT", "CATS", "QUIXOTRY", "ZA"]
+    kwg = tmp_path / "CSW-T.kwg"
+    kwg.write_bytes(build_kwg(tile_indices(words, builtin("english"))))
+    text = write_list(tmp_path / "csw.txt", words)
+    assert fingerprint_line(add(data_dir, str(kwg), "--name", "K")) == fingerprint_line(
+        add(data_dir, str(text), "--name", "T")
+    )
+    manifest = LexiconStore(data_dir / "lexicons").manifest("K")
+    assert manifest.tiles is None  # one letter a tile: served, shown and judged as the text list's is
+    assert manifest.format == 1

@@ -154,7 +154,8 @@ def compile_lexicon(word_list: WordList, directory: Path, name: str, *, demo: bo
     try:
         trie_path = staging / TRIE_FILE
         marisa_trie.Trie(words).save(str(trie_path))
-        tiles = word_list.tiles
+        # A set of plain letters (English) checked the list's letters; the words are read as plain letters are.
+        tiles = word_list.tiles if word_list.tiles is not None and not word_list.tiles.plain else None
         lengths = [len(word) for word in words] if tiles is None else [tiles.length(word) for word in words]
         manifest = Manifest(
             name=name,

@@ -78,6 +78,12 @@ class TileSet:
         """Whether a tile of the set is more than one letter (then readings can differ, and words are bracketed)."""
         return any(len(tile) > 1 for tile in self.tiles)
 
+    @property
+    def plain(self) -> bool:
+        """Whether the set reads words as plain letters do (one letter a tile, no other spellings): a lexicon of
+        it keeps no set (its list was only checked against the letters)."""
+        return not self.multi and not self.spellings
+
     @cached_property
     def fingerprint(self) -> str:
         """SHA-256 of the set's canonical text: its tiles in order and its spellings, sorted."""
