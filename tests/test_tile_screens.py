@@ -116,6 +116,9 @@ def test_a_welsh_word_that_is_a_word_both_ways_is_judged_under_the_tiles_the_pla
     type_words(page, "henga")
     expect(page.locator(".tiles .tile.split")).to_have_text("NG")  # dashed: it may be N then G
     page.get_by_role("button", name=DONE).click()
+    on_screen(page, "opponent")
+    expect(page.locator(".check-words .tile.split")).to_have_text("NG")
+    screenshot(page, "tiles-kiosk-welsh-opponent")
     hold_adjudicate(page)
     on_screen(page, "pick")
     expect(page.locator(".pick-reading")).to_have_count(2)
