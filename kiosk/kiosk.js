@@ -505,7 +505,10 @@ function showPick(division, draft, asked) {
     onPicked: (text) => adjudicate(division, { ...draft, text }),
     onBack: () => showChallenger(division, draft),
   });
+  const countdown = abandonLine(ABANDONED_S); // players who walk away leave no challenge on the screen
+  page.querySelector(".screen-foot").append(countdown);
   show("pick", page, page.querySelector(".pick-reading"));
+  clearAbandoned(ABANDONED_S, countdown);
 }
 
 // -- verdict -------------------------------------------------------------------------------------

@@ -159,3 +159,17 @@ def test_the_handheld_asks_which_tiles_where_a_welsh_word_is_a_word_both_ways(
     screenshot(page, "tiles-runner-welsh-pick")
     page.get_by_role("button", name="Adjudicate these tiles").click()
     judged_acceptable(page, server, "HE[NG]A", "DA[NG]OS")
+
+
+def test_a_question_which_tiles_left_unanswered_clears_after_30_seconds(browser: Browser, server: LiveServer) -> None:
+    page = new_page(browser, "small")
+    page.clock.install()
+    open_device(page, server, Role.KIOSK, "welsh")
+    type_words(page, "henga")
+    page.get_by_role("button", name=DONE).click()
+    hold_adjudicate(page)
+    on_screen(page, "pick")
+    page.clock.fast_forward(31_000)
+    on_screen(page, "idle")
+    assert "HENGA" not in page.content()
+    assert recorded(server) == []
