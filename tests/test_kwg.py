@@ -27,10 +27,11 @@ from .kwg_build import build_kwg, node, pack, tile_indices
 
 ENGLISH = builtin("english")
 # Made up for the tests; words that are prefixes of others (CAT, CATS, CATSUP), one-tile and long words.
-WORDS = (
+_WORDS = (
     "A AB ABS CAT CATS CATSUP CAR CARE CARED CARES CARET DOG DOGE DOGES DOGS EMU EMUS QI QIS ZA ZAS ZYZZYVA ZYZZYVAS OXO "
     "OXOS TRAPEZOIDAL TRAPEZOIDALLY JINX JINXED MY"
-).split()
+)
+WORDS = _WORDS.split()
 
 
 def english(words: list[str]) -> bytes:
