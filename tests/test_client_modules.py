@@ -21,7 +21,7 @@ from wordjudge.hall.proof import digest, proof_mac
 from wordjudge.model.input_rules import RequestId, check_note, served
 from wordjudge.model.records import check_request_id
 from wordjudge.storage.access_db import check_name
-from wordjudge.words.tiles import TileError, builtin
+from wordjudge.words.tiles import TileError, builtin, shown_word
 
 JS_TESTS = Path(__file__).resolve().parent / "js"
 
@@ -59,24 +59,65 @@ TILE_CASES = {
         "calle",
         "kilo",
         "a[xx]",
+        "pingüino",
     ],
-    "catalan": ["col·legi", "col.legi", "col-legi", "coŀlegi", "nyap", "quatre", "qatar", "llum", "caça"],
-    "welsh": ["bangor", "ba[ng]or", "ban[g]or", "llanfairpwll", "rhedeg", "arhos", "tân", "ffordd", "x"],
+    "catalan": [
+        "col·legi",
+        "col.legi",
+        "col-legi",
+        "coŀlegi",
+        "nyap",
+        "quatre",
+        "qatar",
+        "llum",
+        "caça",
+        "qüestió",
+        "freqüent",
+        "aqüífer",
+    ],
+    "welsh": [
+        "bangor",
+        "ba[ng]or",
+        "ban[g]or",
+        "llanfairpwll",
+        "rhedeg",
+        "arhos",
+        "tân",
+        "ffordd",
+        "x",
+        "dddd",
+        "[l][l]yfr",
+    ],
     "english": ["cat", "quixotry", "ñu"],
 }
 
 
+# The tiles each set's test lexicon splits (Welsh NG: BANGOR is B A N G O R, DANGOS has the NG tile).
+TILE_SPLITS = {"welsh": ["NG"]}
+
+
 def _tile_cases() -> str:
-    """Each case with the readings the server finds (a list of tile lists; [] where it refuses the word)."""
+    """Each case with the readings the server finds (a list of tile lists; [] where it refuses the word), those a
+    lexicon splitting ``split`` can hold, how each of those is stated and how it is shown."""
     cases = []
     for name, words in TILE_CASES.items():
-        tiles = builtin(name)
+        tiles, split = builtin(name), TILE_SPLITS.get(name, [])
         for word in words:
             try:
                 found = [list(reading) for reading in tiles.readings(word)]
+                held = [list(reading) for reading in tiles.readings(word, split)]
             except TileError:
-                found = []
-            cases.append({"tiles": tiles.as_dict(), "word": word, "readings": found})
+                found = held = []
+            cases.append(
+                {
+                    "tiles": {**tiles.as_dict(), "split": split},
+                    "word": word,
+                    "readings": found,
+                    "held": held,
+                    "stated": [tiles.stated(reading, split) for reading in held],
+                    "shown": [shown_word(reading, split) for reading in held],
+                }
+            )
     return json.dumps(cases, ensure_ascii=False)
 
 

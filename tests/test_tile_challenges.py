@@ -81,33 +81,74 @@ def test_tiles_are_typed_as_players_read_them(client: TestClient) -> None:
         assert answer.json()["verdict"] == "acceptable", words
 
 
-def test_the_lexicon_decides_when_exactly_one_reading_is_a_word(client: TestClient, data_dir: Path) -> None:
-    assert challenge(client, "welsh", "dangos bangor").json()["verdict"] == "acceptable"
-    assert challenge(client, "welsh", "bango").json()["verdict"] == "unacceptable"  # no reading is a word
-    dangos, bango = challenges(data_dir)
-    assert dangos.words == ("DA[NG]OS", "BANGOR")  # D A NG O S, and B A N G O R
-    assert bango.words == ("BA[NG]O",)  # recorded with the fewest tiles
+def asked_about(answer: Any) -> list[dict[str, Any]]:
+    """The question of a challenge refused for want of stated tiles: each word asked about."""
+    body = assert_error_shape(answer, 422, "ambiguous_tiles")
+    assert body["message"]["key"] == "error.words.ambiguous_tiles"
+    return list(body["details"])
 
 
-def test_where_more_than_one_reading_is_a_word_the_players_pick_and_nothing_is_recorded_before(
+def test_a_word_the_board_could_hold_two_ways_is_asked_about_whatever_its_readings_are(
     client: TestClient, data_dir: Path
 ) -> None:
-    request_id = uuid.uuid4().hex
-    asked = assert_error_shape(challenge(client, "welsh", "henga dangos", request_id), 422, "ambiguous_tiles")
-    # Every word read more than one way is asked about, not only the one the lexicon cannot settle.
-    assert asked["details"] == [
-        {"position": 1, "typed": "henga", "readings": [["H", "E", "NG", "A"], ["H", "E", "N", "G", "A"]]},
-        {"position": 2, "typed": "dangos", "readings": [["D", "A", "NG", "O", "S"], ["D", "A", "N", "G", "O", "S"]]},
-    ]
-    assert asked["message"]["params"]["positions"] == "1, 2"
-    assert challenges(data_dir) == []
-    picked = challenge(client, "welsh", "[H][E][N][G][A] [D][A][NG][O][S]", request_id)
-    assert picked.status_code == 201
-    assert picked.json()["verdict"] == "acceptable"
-    [record] = challenges(data_dir)
-    assert record.words == ("HENGA", "DA[NG]OS")
-    # A reading the players pick that is not a word is judged as picked.
-    assert challenge(client, "welsh", "[D][A][N][G][O][S]").json()["verdict"] == "unacceptable"
+    # DANGOS is a word as D A NG O S, BANGOR as B A N G O R, HENGA both ways, BANGO neither: the question is the
+    # same for each (it follows from the letters and the tile set), so it says nothing of any word's validity.
+    for typed in ("dangos", "bangor", "henga", "bango"):
+        [word] = asked_about(challenge(client, "welsh", typed))
+        upper = typed.upper()
+        at = upper.index("NG")
+        joined = [*upper[:at], "NG", *upper[at + 2 :]]
+        assert word == {
+            "position": 1,
+            "typed": typed,
+            "readings": [joined, list(upper)],
+            "stated": [f"{upper[:at]}[NG]{upper[at + 2 :]}", f"{upper[:at]}[N][G]{upper[at + 2 :]}"],
+        }
+    # Two words: every word that must be stated is asked about, the message names each with its tilings.
+    body = assert_error_shape(challenge(client, "welsh", "cath bangor dangos"), 422, "ambiguous_tiles")
+    assert [word["position"] for word in body["details"]] == [2, 3]
+    assert "'bangor': BA[NG]OR or BA[N][G]OR; 'dangos': DA[NG]OS or DA[N][G]OS" in body["error"]
+    assert challenges(data_dir) == []  # nothing is recorded before the tiles are stated
+
+
+def test_the_server_judges_exactly_the_tiles_stated(client: TestClient, data_dir: Path) -> None:
+    # The board holds B A NG O R; the list has BANGOR only as B A N G O R: the phony does not stand.
+    assert challenge(client, "welsh", "ba[ng]or").json()["verdict"] == "unacceptable"
+    assert challenge(client, "welsh", "ba[n][g]or").json()["verdict"] == "acceptable"
+    # The mirror: the board holds D A N G O S; the list has DANGOS only with the NG tile.
+    assert challenge(client, "welsh", "da[n][g]os").json()["verdict"] == "unacceptable"
+    assert challenge(client, "welsh", "da[ng]os").json()["verdict"] == "acceptable"
+    assert [record.words for record in challenges(data_dir)] == [("BA[NG]OR",), ("BANGOR",), ("DANGOS",), ("DA[NG]OS",)]
+
+
+def test_letters_of_a_tile_the_list_never_splits_are_that_tile_unless_stated_otherwise(
+    client: TestClient, data_dir: Path
+) -> None:
+    # LL is never two L tiles in the Welsh list, nor CH, C and H in the Spanish one: no question, one reading.
+    assert challenge(client, "welsh", "llyfr cath").json()["verdict"] == "acceptable"
+    assert challenge(client, "spanish", "chico").json()["verdict"] == "acceptable"
+    # Stated as separate tiles (a board with two L tiles), they are judged as stated.
+    assert challenge(client, "welsh", "[L][L]yfr").json()["verdict"] == "unacceptable"
+    assert [record.words for record in challenges(data_dir)] == [("[LL]YFR", "CA[TH]"), ("[CH]ICO",), ("LLYFR",)]
+
+
+def test_a_question_spends_the_rate_limit_as_a_challenge_and_the_td_is_told(data_dir: Path) -> None:
+    compile_list(data_dir, "welsh")
+    write_event(data_dir, [("welsh", NAMES["welsh"], "five-per-word")], challenges_per_minute=3)
+    with TestClient(create_app(Settings(data_dir=data_dir), hasher=CHEAP_HASHER)) as client:
+        kiosk = device_headers(data_dir, "kiosk-1")
+        answers = [challenge_as(client, kiosk, "welsh", "bangor").status_code for _ in range(4)]
+        assert answers == [422, 422, 422, 429]
+        alerts = client.get("/api/alerts", headers=td_headers(data_dir, "alice")).json()["alerts"]
+        [told] = [alert for alert in alerts if alert["kind"] == "tile_question"]
+        assert told["actor"] == "kiosk-1"
+        assert told["count"] == 3
+        assert "without its tiles" in told["message"]
+
+
+def challenge_as(client: TestClient, headers: dict[str, str], division: str, words: str) -> Any:
+    body = {"division": division, "table": 4, "round": 2, "words": words, "request_id": uuid.uuid4().hex}
+    return client.post("/api/challenges", json=body, headers=headers)
 
 
 def test_the_event_serves_each_lexicons_tiles_for_the_clients(client: TestClient) -> None:
@@ -120,8 +161,9 @@ def test_the_event_serves_each_lexicons_tiles_for_the_clients(client: TestClient
     assert lexicons[NAMES["catalan"]]["tiles"]["spellings"]["L.L"] == "L·L"
 
 
-def test_every_reading_that_fits_the_board_is_looked_up_whatever_the_answers(data_dir: Path) -> None:
-    """The work done for a word does not depend on which of its readings are words (the one-verdict rule)."""
+def test_reading_a_word_looks_nothing_up(data_dir: Path) -> None:
+    """Which tiles a word is, and whether the players must state them, never depends on which readings are words:
+    reading looks nothing up (the verdict's lookups come after, one a word stated)."""
     compile_list(data_dir, "welsh")
     profile = Catalog(data_dir).open(NAMES["welsh"])
     asked: list[str] = []
@@ -133,15 +175,17 @@ def test_every_reading_that_fits_the_board_is_looked_up_whatever_the_answers(dat
 
     profile.lookup = counted  # type: ignore[method-assign]
     for typed in ("bangor", "bango", "dangos", "henga"):  # one reading a word (N G, then NG), none, both
-        asked.clear()
-        read_typed(profile, [typed])
-        assert len(asked) == 2, (typed, asked)
+        [reading] = read_typed(profile, [typed])
+        assert reading.chosen is None, typed
+        assert len(reading.options) == 2, typed
+    assert read_typed(profile, ["ba[ng]or"])[0].chosen == "BA[NG]OR"
+    assert asked == []
 
 
 def test_the_td_finds_a_challenge_by_its_word_typed_as_letters_or_as_tiles(client: TestClient, data_dir: Path) -> None:
     challenge(client, "spanish", "chico perro")
-    challenge(client, "welsh", "bangor")
-    challenge(client, "catalan", "casa")
+    challenge(client, "welsh", "ba[n][g]or")
+    challenge(client, "catalan", "casa col·legi")
     td = td_headers(data_dir, "alice")
     del client.headers["Authorization"]  # the TD's console, not the kiosk
 
@@ -153,5 +197,8 @@ def test_the_td_finds_a_challenge_by_its_word_typed_as_letters_or_as_tiles(clien
     assert found("chico") == found("[ch]ico") == [("[CH]ICO", "PE[RR]O")]
     assert found("chico perro") == [("[CH]ICO", "PE[RR]O")]
     assert found("bangor") == [("BANGOR",)]  # B A N G O R; its NG reading is searched too
-    assert found("casa") == [("CASA",)]
+    assert found("casa") == [("CASA", "CO[L·L]EGI")]
+    # Every spelling the kiosk takes finds it: the middle dot, a full stop, a hyphen, the one-character ŀ.
+    for spelling in ("col·legi", "COL.LEGI", "col-legi", "coŀlegi", "co[l·l]egi", "col\u2027legi"):
+        assert found(spelling) == [("CASA", "CO[L·L]EGI")], spelling
     assert found("kilo") == []

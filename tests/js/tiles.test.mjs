@@ -4,7 +4,17 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { bracketed, readings, shownTiles, storedTiles, tileCount, typeable } from "../../kiosk/tiles.js";
+import {
+  bracketed,
+  readings,
+  shownTiles,
+  shownWord,
+  stated,
+  storedTiles,
+  tileCount,
+  tilings,
+  typeable,
+} from "../../kiosk/tiles.js";
 
 const cases = JSON.parse(process.env.WORDJUDGE_TILE_CASES ?? "null");
 assert.ok(cases?.length, "WORDJUDGE_TILE_CASES must hold the server's readings (run through pytest)");
@@ -13,6 +23,33 @@ test("every typed word is read into the tiles the server reads it into, in the s
   for (const { tiles, word, readings: expected } of cases) {
     assert.deepEqual(readings(word, tiles), expected, `${word} (${tiles.name})`);
   }
+});
+
+test("the tilings a lexicon can hold, how each is stated and shown, are the server's", () => {
+  for (const { tiles, word, held, stated: says, shown } of cases) {
+    assert.deepEqual(readings(word, tiles, tiles.split), held, `${word} (${tiles.name})`);
+    assert.deepEqual(
+      held.map((reading) => stated(reading, tiles)),
+      says,
+      `${word} (${tiles.name})`,
+    );
+    assert.deepEqual(
+      held.map((reading) => shownWord(reading, tiles.split)),
+      shown,
+      `${word} (${tiles.name})`,
+    );
+    assert.deepEqual(tilings(word, tiles), held.length > 1 && tiles.split.length ? held : [], word);
+  }
+});
+
+test("Catalan QÜ is the QU tile; a word the board could hold two ways is asked about, any other is not", () => {
+  const catalan = cases.find((c) => c.tiles.name === "catalan").tiles;
+  assert.deepEqual(readings("qüestió", catalan), [["QU", "E", "S", "T", "I", "O"]]);
+  const welsh = cases.find((c) => c.tiles.name === "welsh").tiles;
+  assert.equal(tilings("bangor", welsh).length, 2);
+  assert.deepEqual(tilings("llyfr", welsh), []);
+  assert.equal(shownWord(["B", "A", "N", "G", "O", "R"], welsh.split), "B-A-N-G-O-R");
+  assert.equal(shownWord(["D", "E", "S", "CH", "E"], []), "DESCHE");
 });
 
 test("a word is shown as its fewest tiles and counted in them: a 16-letter Spanish word with CH is 15 tiles", () => {

@@ -44,7 +44,7 @@ class Alert:
     kind: (
         str  # rate_limit, login_throttled, login_guessing, enrol_throttled, device_moved, device_offline, needs_ruling,
     )
-    # audit_unavailable
+    # audit_unavailable, tile_question
     actor: str  # what it is about: a device's name, a client address, a TD's name, or "*" (suppressed)
     message: str
     count: int  # how many times it happened in its window

@@ -7,7 +7,7 @@ word or setting that is wrong and, where possible, what to do about it.
 
     WordjudgeError
      ├── InvalidInput            422  bad words, settings or arguments from a user
-     │    ├── AmbiguousTiles     422  a word whose tiles the players must pick (Welsh NG or N+G)
+     │    ├── AmbiguousTiles     422  a word whose tiles the players must state (Welsh NG or N+G)
      │    ├── WordListError      422  a word-list file that cannot be compiled
      │    └── ProfileError       422  a profile whose parts do not fit together
      ├── Unauthorized            401  no valid credential (device token or TD login)
@@ -84,8 +84,9 @@ class InvalidInput(WordjudgeError):
 
 
 class AmbiguousTiles(InvalidInput):
-    """Raised when a challenged word can be read as tiles in more than one way that is a word: the players pick
-    the reading the board shows (``details``: each word read more than one way, with its readings)."""
+    """Raised when a challenged word's letters can be more than one sequence of tiles and the request did not say
+    which: the players state the tiles the board holds (``details``: each such word, its tilings and how each is
+    typed). Asked whatever the words' validity, before anything is recorded."""
 
     code = "ambiguous_tiles"
 

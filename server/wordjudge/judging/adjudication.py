@@ -73,14 +73,15 @@ class Adjudicator:
             raise InvalidInput("error.words.too_many", n=len(typed), max=MAX_WORDS)
         profile = self.profiles[division.lexicon]
         readings = read_typed(profile, typed)
-        if any(reading.chosen is None for reading in readings):
-            # Every word read more than one way is offered, not only the one the lexicon cannot settle: the
-            # question must not point at a word (players are never told which word decided the verdict).
-            asked = [reading for reading in readings if reading.ambiguous]
+        asked = [reading.asked(profile) for reading in readings if reading.chosen is None]
+        if asked:
+            # Which words are asked about follows from their letters and the tile set alone (nothing was looked
+            # up): the question tells nothing of any word's validity, nor which word would decide the verdict.
             raise AmbiguousTiles(
                 "error.words.ambiguous_tiles",
-                positions=", ".join(str(reading.position) for reading in asked),
-                details=[reading.shown(profile) for reading in asked],
+                positions=", ".join(str(word["position"]) for word in asked),
+                choices="; ".join(f"{word['typed']!r}: {' or '.join(word['stated'])}" for word in asked),
+                details=asked,
             )
         return typed, [reading.chosen for reading in readings if reading.chosen is not None]
 

@@ -13,7 +13,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from wordjudge.base.errors import AuditUnavailable, RateLimited
+from wordjudge.base.errors import AmbiguousTiles, AuditUnavailable, RateLimited
 from wordjudge.judging.adjudication import Adjudicator
 from wordjudge.model.records import Appended, Entry, Kind, conflicting_request, verdict_of
 
@@ -92,6 +92,16 @@ class ChallengeService:
                 return self._answered(recorded, started)
             self.access.limits.refund_challenge(who)
             self.access.alerts.raise_alert("audit_unavailable", who.actor, f"a challenge got no verdict: {exc.message}")
+            raise
+        except AmbiguousTiles:
+            # Spent as a challenge, and told to the TD: a device that asks which tiles a word is, again and again,
+            # is not stating the tiles its players see (the kiosk and handheld always do).
+            self.access.alerts.raise_alert(
+                "tile_question",
+                who.actor,
+                f"{who.actor} sent a word without its tiles where the board could hold it two ways (no verdict"
+                " given); the kiosk and handheld state them: repeated questions may be someone trying words",
+            )
             raise
         except BaseException:
             self.access.limits.refund_challenge(who)

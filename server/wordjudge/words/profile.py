@@ -42,7 +42,7 @@ from wordjudge.words.demo import open_demo
 from wordjudge.words.editions import DEMO_NAME, load_registry
 from wordjudge.words.editions import fingerprint as words_fingerprint
 from wordjudge.words.lexicon import Lexicon, LexiconStore, check_name, check_new_name
-from wordjudge.words.tiles import TileError, TileSet
+from wordjudge.words.tiles import TileError, TileSet, shown_word
 from wordjudge.words.wordlist import WordList, describe_char, normalise
 
 PROFILE_FORMAT = 1
@@ -173,6 +173,7 @@ class Profile:
         self._neither_result: _Outcome = (False, None, f"in neither {base_name} nor {source}")
         self._secondary_from = secondary_min_length or 0
         self._base_only = not self.amended
+        self.split: tuple[str, ...] = self._split_tiles()
 
     @property
     def amended(self) -> bool:
@@ -234,9 +235,11 @@ class Profile:
             return Message("cli.reason.in_neither", base=base, source=source)
         return Message("cli.reason.not_in_base", base=base)
 
-    def readings(self, typed: str, position: int = 1) -> list[str]:
+    def readings(self, typed: str, position: int = 1, *, held: bool = False) -> list[str]:
         """Every way to read one typed word as this profile's words are stored, fewest tiles first: the word
-        normalised, for a lexicon of plain letters; each reading into tiles, for a lexicon of a tile set.
+        normalised, for a lexicon of plain letters; each reading into tiles, for a lexicon of a tile set (``held``:
+        only those its words can hold, the letters of a tile never split in them read as that tile: see
+        :meth:`TileSet.readings`).
 
         Raises :class:`InvalidInput` naming the entry (``position``, from 1) and the character or tile at fault;
         the message says nothing of any word's validity.
@@ -258,7 +261,8 @@ class Profile:
                 )
             return [word]
         try:
-            return [self.tiles.stored(reading) for reading in self.tiles.readings(word)]
+            found = self.tiles.readings(word, self.split if held else None)
+            return [self.tiles.stored(reading) for reading in found]
         except TileError as exc:
             raise InvalidInput(
                 "error.words.not_tiles",
@@ -269,15 +273,20 @@ class Profile:
                 tiles=self.tiles.shown(),
             ) from exc
 
-    def split_tiles(self) -> list[str]:
+    def _split_tiles(self) -> tuple[str, ...]:
         """The longer tiles whose letters the profile's words also hold as separate tiles (see
-        :meth:`TileSet.split_in`): where the kiosk shows one, it may be read either way."""
+        :meth:`TileSet.split_in`): a word with one of them, or its letters, is judged as the players state its
+        tiles (:attr:`split`)."""
         if self.tiles is None:
-            return []
+            return ()
         found = set(self.base.manifest.split_tiles) | set(self.tiles.split_in(self.additions.words))
         if self.secondary is not None:
             found.update(self.secondary.manifest.split_tiles)
-        return [tile for tile in self.tiles.tiles if tile in found]
+        return tuple(tile for tile in self.tiles.tiles if tile in found)
+
+    def shown_word(self, word: str) -> str:
+        """A word as stored, as people read it (:func:`wordjudge.words.tiles.shown_word`)."""
+        return word if self.tiles is None else shown_word(self.tiles.split(word), self.split)
 
     def length(self, word: str) -> int:
         """How many squares a word (as stored) takes on the board: its tiles."""
@@ -299,7 +308,7 @@ class Profile:
         """Facts about the profile for screens and the TD (no word results)."""
         return {
             "name": self.name,
-            "tiles": None if self.tiles is None else {**self.tiles.as_dict(), "split": self.split_tiles()},
+            "tiles": None if self.tiles is None else {**self.tiles.as_dict(), "split": list(self.split)},
             "base": self.base.name,
             "fingerprint": self.fingerprint,
             "word_count": self.base.manifest.word_count,

@@ -1,15 +1,14 @@
-"""Which tiles a typed word is: the reading a challenge is judged under.
+"""Which tiles a typed word is: the tiles a challenge is judged as, which the players state.
 
-A word typed at the kiosk is letters (``BANGOR``); the board holds tiles. Where the division's tile set reads
-the letters only one way (English, always; Spanish ``CHICO``, whose C and H are never two tiles in the list),
-that reading is the word. Where it reads them several ways that fit the board (2 to 15 tiles: Welsh ``NG`` is
-the NG tile, or N then G), the lexicon decides when exactly one of them is a word, and when none is (the word
-is not acceptable whichever was played; the fewest tiles are recorded). Where more than one is a word, the
-players pick the reading the board shows (:attr:`Reading.chosen` is None): no word is judged under a reading
-they did not see.
+A word typed at the kiosk is letters (``BANGOR``); the board holds tiles. Where the letters can be only one
+sequence of tiles that the lexicon's words could hold (English, always; Spanish ``CHICO``, whose C and H are never
+separate tiles in the list; Welsh ``LLYFR``, whose LL is never two L tiles in it), that is the word. Where they
+can be more than one (Welsh ``NG`` is the NG tile, or N then G: a split tile of the lexicon, whose words hold it
+both ways), the players state the tiles the board holds, and the word is judged as stated: the server never
+settles a reading itself, so that no word is judged under tiles the players did not see.
 
-Every reading that fits the board is looked up, whatever the answers, so that the work done does not depend on
-which words are acceptable (the one-verdict rule: see :meth:`wordjudge.words.profile.Profile.lookup`).
+Whether a word must be stated depends on its letters and the lexicon's tile set alone, never on whether any
+reading is a word: the question asked before anything is recorded tells nothing of any word's validity.
 """
 
 from __future__ import annotations
@@ -30,29 +29,33 @@ class Reading(NamedTuple):
 
     position: int  # 1 for the challenge's first word
     typed: str
-    options: tuple[str, ...]  # every reading that fits the board, stored form, fewest tiles first
-    words: tuple[str, ...]  # those of them that are words of the profile (for the TD: never shown to players)
-    chosen: str | None  # the reading judged; None: the players must pick one of the options
+    options: tuple[str, ...]  # every tiling the lexicon's words could hold that fits the board, stored form
+    chosen: str | None  # the tiles judged; None: the players must state them (one of the options)
 
     @property
     def ambiguous(self) -> bool:
-        """Whether the letters can be read as tiles in more than one way that fits the board."""
+        """Whether the letters can be more than one tiling that fits the board: the players must state it."""
         return len(self.options) > 1
 
-    def shown(self, profile: Profile) -> dict[str, Any]:
-        """What the players are shown to pick from: the word as typed and each reading's tiles."""
+    def asked(self, profile: Profile) -> dict[str, Any]:
+        """What the players are asked to state: the word as typed, each tiling's tiles, and how each is typed
+        (:meth:`TileSet.stated`: ``BA[NG]OR``, ``BA[N][G]OR``)."""
+        tilings = [profile.tiles_of(option) for option in self.options]
+        tiles = profile.tiles
         return {
             "position": self.position,
             "typed": self.typed,
-            "readings": [list(profile.tiles_of(option)) for option in self.options],
+            "readings": [list(tiling) for tiling in tilings],
+            "stated": [tiles.stated(tiling, profile.split) if tiles else "".join(tiling) for tiling in tilings],
         }
 
 
 def read_typed(profile: Profile, typed: Sequence[str]) -> list[Reading]:
-    """Read each typed word of a challenge as tiles of ``profile`` (see the module's docstring).
+    """Read each typed word of a challenge as tiles of ``profile`` (see the module's docstring). No word is looked
+    up: a word that must be stated is a :class:`Reading` with no ``chosen`` tiles, whatever its readings are.
 
     Raises :class:`InvalidInput` naming the word at fault: one that is not made of the profile's tiles or letters,
-    or that no reading fits on the board (2 to 15 tiles); never saying whether any word is acceptable.
+    or that no reading fits on the board (2 to 15 tiles).
     """
     readings = []
     if profile.tiles is None:  # one letter a tile: one reading (the verdict path's common case, kept short)
@@ -60,19 +63,14 @@ def read_typed(profile: Profile, typed: Sequence[str]) -> list[Reading]:
             word = profile.readings(entry, position)[0]
             if not MIN_LETTERS <= len(word) <= MAX_LETTERS:
                 raise _length_error(profile, position, entry, len(word))
-            readings.append(Reading(position, entry, (word,), (), word))
+            readings.append(Reading(position, entry, (word,), word))
         return readings
     for position, entry in enumerate(typed, start=1):
-        options = profile.readings(entry, position)
+        options = profile.readings(entry, position, held=True)
         fitting = tuple(option for option in options if MIN_LETTERS <= profile.length(option) <= MAX_LETTERS)
         if not fitting:
             raise _length_error(profile, position, entry, profile.length(options[0]))
-        if len(fitting) == 1:
-            readings.append(Reading(position, entry, fitting, (), fitting[0]))
-            continue
-        words = tuple(option for option in fitting if profile.lookup(option).acceptable)  # every one looked up
-        chosen = words[0] if len(words) == 1 else fitting[0] if not words else None
-        readings.append(Reading(position, entry, fitting, words, chosen))
+        readings.append(Reading(position, entry, fitting, fitting[0] if len(fitting) == 1 else None))
     return readings
 
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from wordjudge.base.errors import InvalidInput
 from wordjudge.model.input_rules import MAX_WORDS, TABLE_PATTERNS
+from wordjudge.words.tiles import BUILTIN
 from wordjudge.words.wordlist import normalise
 
 if TYPE_CHECKING:
@@ -35,6 +36,17 @@ _QR = re.compile(r"^wordjudge:challenge:(\d{1,16})(?::([0-9a-fA-F]{16}))?$")
 _RECORD = re.compile(r"^#?(\d{1,16})$")
 _TABLE = re.compile(r"^(?:table:(.*)|t:?(\d+))$", re.IGNORECASE)  # table:B7, t12, t:12
 _TABLE_RULE = re.compile(TABLE_PATTERNS["names"])  # any label an event may have: numbers are names too
+
+
+def _read_by_a_set(word: str) -> bool:
+    """Whether a built-in tile set reads ``word`` as its tiles (a spelling's marks: L·L, L.L, N~)."""
+    for tiles in BUILTIN.values():
+        try:
+            tiles.readings(word)
+        except InvalidInput:
+            continue
+        return True
+    return False
 
 
 @dataclass(frozen=True)
@@ -87,7 +99,9 @@ def parse_search(text: str) -> Search:
                 raise InvalidInput("error.search.bad_table", text=repr(text), table=repr(table))
             continue
         word = normalise(token)
-        if not word.replace("[", "").replace("]", "").isalpha():  # letters, or tiles as stored: [CH]ICO
+        # Letters, tiles as stored ([CH]ICO), and the marks a tile is typed with where a set reads them as one
+        # (COL·LEGI, COL.LEGI, N~ANDU: not QI-ZA).
+        if not word.replace("[", "").replace("]", "").isalpha() and not _read_by_a_set(word):
             raise InvalidInput("error.search.not_a_term", text=repr(text), term=repr(token))
         if word not in words:
             words.append(word)

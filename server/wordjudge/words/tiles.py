@@ -27,7 +27,7 @@ import hashlib
 import re
 import tomllib
 import unicodedata
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -160,19 +160,33 @@ class TileSet:
 
     @cached_property
     def _tokens(self) -> dict[str, str]:
-        """Every way to type a tile (the tile itself, or a spelling), upper case, to the tile it types."""
+        """Every way to type a tile (the tile itself, or a spelling), upper case, to the tile it types.
+
+        A spelling of one letter for another (an accent the set ignores: Catalan Ü for U) also spells that letter
+        inside a longer tile: Catalans write QÜ (qüestió, freqüent) where the board has the QU tile.
+        """
         tokens = {tile: tile for tile in self.tiles}
         tokens.update((_upper(typed), tile) for typed, tile in self.spellings.items())
+        accents: dict[str, list[str]] = {}
+        for typed, tile in self.spellings.items():
+            if len(_upper(typed)) == 1 and len(tile) == 1:
+                accents.setdefault(tile, []).append(_upper(typed))
+        for tile in self.tiles:
+            if len(tile) > 1:
+                for variant in _variants(tile, accents):
+                    tokens.setdefault(variant, tile)
         return tokens
 
     @cached_property
     def _longest(self) -> int:
         return max(map(len, self._tokens), default=1)
 
-    def readings(self, text: str) -> list[tuple[str, ...]]:
+    def readings(self, text: str, split: Collection[str] | None = None) -> list[tuple[str, ...]]:
         """Every way to read ``text`` (one word as typed) as tiles, fewest tiles first, each once.
 
-        Brackets fix a tile (``[N][G]``, ``[CH]``); letters outside them are read every way the set allows.
+        Brackets fix a tile (``[N][G]``, ``[CH]``); letters outside them are read every way the set allows, or,
+        given a lexicon's ``split`` tiles (:meth:`split_in`), every way its words can hold: the letters of a longer
+        tile that no word holds as separate tiles (Spanish CH) are that tile, unless brackets say otherwise.
         Raises :class:`TileError` naming the character or bracketed text that no tile makes, or a word with more
         than :data:`MAX_READINGS` readings (to be typed with brackets).
         """
@@ -193,7 +207,8 @@ class TileSet:
                 continue
             end = text.find(_OPEN, index)
             end = len(text) if end < 0 else end
-            parts.append(self._run_readings(text, index, end))
+            run = self._run_readings(text, index, end)
+            parts.append(run if split is None else self._held(run, split))
             index = end
         readings: list[tuple[str, ...]] = [()]
         for options in parts:
@@ -202,6 +217,26 @@ class TileSet:
                 raise TileError("error.tiles.too_many_readings", position=0, max=MAX_READINGS)
         unique = list(dict.fromkeys(readings))
         return sorted(unique, key=len) if len(unique) > 1 else unique
+
+    def _held(self, run: list[tuple[str, ...]], split: Collection[str]) -> list[tuple[str, ...]]:
+        """The readings of ``run`` a lexicon whose split tiles are ``split`` can hold: none with the letters of
+        another longer tile as separate tiles (all of them, if that leaves none: the players said so)."""
+        joined = [tile for tile in self.tiles if len(tile) > 1 and tile not in split]
+        held = [reading for reading in run if not any(tile in loose for loose in _loose(reading) for tile in joined)]
+        return held or run
+
+    def stated(self, tiles: Sequence[str], split: Collection[str] = ()) -> str:
+        """``tiles`` as text that reads back as these tiles alone (:meth:`readings` with ``split``): longer tiles
+        in brackets, and the single letters that could join into one (Welsh ``BA[N][G]OR``, ``BA[NG]OR``) too."""
+        longer = [tile for tile in self.tiles if len(tile) > 1]
+        for bracketed in (set(), set("".join(split)), set("".join(longer)), None):
+            text = "".join(
+                tile if len(tile) == 1 and bracketed is not None and tile not in bracketed else f"{_OPEN}{tile}{_CLOSE}"
+                for tile in tiles
+            )
+            if bracketed is None or self.readings(text, split) == [tuple(tiles)]:
+                return text
+        raise AssertionError("unreachable: every tile in brackets reads one way")  # pragma: no cover
 
     def _run_readings(self, text: str, begin: int, end: int) -> list[tuple[str, ...]]:
         """Every reading of ``text[begin:end]`` (no brackets) as tiles; raises :class:`TileError` where none goes on."""
@@ -274,6 +309,36 @@ class TileSet:
         if 0 not in best:
             raise self._no_tile(text, 0, end)
         return self.stored(best[0])
+
+
+def _variants(tile: str, accents: Mapping[str, Sequence[str]]) -> list[str]:
+    """``tile`` spelt with every combination of the one-letter spellings of its letters (QU: QÜ, QÚ), itself
+    left out."""
+    found = [""]
+    for char in tile:
+        found = [done + option for done in found for option in (char, *accents.get(char, ()))]
+    return [variant for variant in found if variant != tile]
+
+
+def _loose(tiles: Sequence[str]) -> list[str]:
+    """The runs of single-letter tiles of a reading, cut where a longer tile stands."""
+    return "".join(tile if len(tile) == 1 else "|" for tile in tiles).split("|")
+
+
+#: What stands between two tiles where a word is written tile by tile (:func:`shown_word`).
+TILE_JOIN = "-"
+
+
+def shown_word(tiles: Sequence[str], split: Collection[str] = ()) -> str:
+    """A word's tiles as people read them: the letters on the board (``DESENGANCHARIAIS``, ``COL·LEGI``), or,
+    where a tile of the lexicon's ``split`` tiles is on it, as one tile or as its separate letters, tile by tile
+    (``B-A-NG-O-R``, ``B-A-N-G-O-R``): there the tiles are what was judged."""
+    letters = "".join(tiles)
+    if split and (
+        any(tile in split for tile in tiles) or any(tile in loose for loose in _loose(tiles) for tile in split)
+    ):
+        return TILE_JOIN.join(tiles)
+    return letters
 
 
 def _describe(char: str) -> str:
