@@ -22,7 +22,7 @@ pytestmark = pytest.mark.browser
 
 KIOSK_SIZES = [(1024, 600), (1280, 800), (1920, 1080)]
 GRACE_S = 0.6  # past the verdict's own grace (500 ms), as a player's tap comes
-SETTLED_MS = 700  # past the kiosk's guard on a new screen (400 ms): a deliberate tap
+SETTLED_MS = 1200  # past the guard on a new screen (400 ms) and a double tap (1 s, tap-guard.js): a deliberate tap
 
 
 @pytest.fixture
@@ -225,3 +225,47 @@ def _token(server: LiveServer, name: str, role: Role) -> str:
         return store.devices.add(name, role, None, by="test").token
     finally:
         store.close()
+
+
+# -- a double tap on the verdict, at every interval a person double-taps -----------------------------------------
+
+DOUBLE_TAP_INTERVALS_MS = [300, 400, 500, 600, 700, 800, 900]
+
+
+def _double_tap(page: Page, interval_ms: int) -> None:
+    """Two taps at the centre of the screen, the second beginning ``interval_ms`` after the first (each a finger
+    down for 60 ms): touch events by CDP, timed by the clock, as a person's double tap."""
+    size = page.viewport_size
+    assert size is not None
+    point = {"x": size["width"] / 2, "y": size["height"] / 2}
+    cdp = page.context.new_cdp_session(page)
+    first = time.monotonic()
+    for start in (first, first + interval_ms / 1000):
+        time.sleep(max(0.0, start - time.monotonic()))
+        cdp.send("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": [point]})
+        time.sleep(0.06)
+        cdp.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
+    cdp.detach()
+
+
+@pytest.mark.parametrize(("width", "height"), KIOSK_SIZES)
+def test_a_double_tap_on_the_verdict_at_any_interval_starts_nothing(
+    two_divisions: LiveServer, browser: Browser, width: int, height: int
+) -> None:
+    """The first tap of a double tap clears the verdict; the second, 300 to 900 ms later (the slowest double click
+    a desktop allows is 900 ms), lands on the idle screen's division card under the finger and opens nothing.
+    Before, a second tap 400 ms or more after the first opened Division B's challenger screen."""
+    page = _touch_page(browser, width, height)
+    enrol(two_divisions, page)
+    after: dict[int, str] = {}
+    for interval in DOUBLE_TAP_INTERVALS_MS:
+        _to_verdict(page, "A")
+        time.sleep(GRACE_S)
+        _double_tap(page, interval)
+        page.wait_for_timeout(1500)  # whatever the second tap was going to do, it has done
+        after[interval] = page.locator("#app").get_attribute("data-screen") or ""
+        if after[interval] == "challenger":  # back to idle, for the next interval
+            page.locator("#cancel").click()
+        on_screen(page, "idle")
+    assert after == dict.fromkeys(DOUBLE_TAP_INTERVALS_MS, "idle"), f"{width}x{height}: {after}"
+    page.context.close()
