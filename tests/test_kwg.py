@@ -238,6 +238,10 @@ def test_another_kind_of_file_is_named_for_what_it_looks_like(tmp_path: Path, ki
 
 def test_a_file_that_cannot_be_read_is_said_so(tmp_path: Path) -> None:
     with pytest.raises(WordListError) as caught:
-        read_kwg(tmp_path, ENGLISH)  # a folder
+        read_kwg(tmp_path / "gone.kwg", ENGLISH)
     assert caught.value.msg.key == "error.word_list.unreadable"
     assert str(tmp_path) in caught.value.message
+    with pytest.raises(WordListError) as caught:
+        read_kwg(tmp_path, ENGLISH)  # a folder
+    assert caught.value.msg.key == "error.word_list.not_a_file"
+    assert f"{tmp_path}: is a folder, not a file" in caught.value.message

@@ -18,7 +18,7 @@ from wordjudge.service.settings import load_settings
 from wordjudge.tournament.served import unverified_claims
 from wordjudge.words.editions import load_registry, short
 from wordjudge.words.profile import Catalog
-from wordjudge.words.sources import kind_of, kwg_tiles, read_source
+from wordjudge.words.sources import read_source
 from wordjudge.words.tiles import find as find_tiles
 from wordjudge.words.wordlist import TEXT_FORMATS, Progress, SourceFormat, WordList, read_word_list
 
@@ -60,6 +60,12 @@ def lexicon() -> None:
     help="Add it although its name claims an edition (CSW24, NWL2023...) its words are not: "
     "every screen then shows it as UNVERIFIED.",
 )
+@click.option(
+    "--force-tiles",
+    is_flag=True,
+    help="Compile a KWG with its tile set although its words do not look like that set's language (tiles never "
+    "used, tile frequencies of another language): the lexicon records it, and lexicon info and list show it.",
+)
 @setting_options("data_dir")
 def lexicon_add(
     source: Path,
@@ -69,22 +75,34 @@ def lexicon_add(
     skip_invalid: bool,
     replace: bool,
     force: bool,
+    force_tiles: bool,
     data_dir: Path | None,
 ) -> None:
-    """Compile the word list SOURCE (plain, Zyzzyva or playability; optionally gzipped)."""
+    """Compile the word list SOURCE (plain, Zyzzyva or playability, optionally gzipped; a KWG; a Zyzzyva database).
+
+    A KWG is read with the tile set --tiles gives, else the one its name says as the engines name their files
+    (CSW21.kwg, NWL2020.kwg English; FILE2017.kwg, FISE2.kwg Spanish; DISC2.kwg Catalan), else the one the registry
+    of known editions gives for the file; else it is refused."""
     catalog = open_catalog(data_dir)
     catalog.lexicons.path(name)  # a bad name fails before the file is read
     tiles = find_tiles(tile_set) if tile_set else None
     say_folder(catalog.data_dir)
     chosen = SourceFormat(source_format)
     word_list = read_source(
-        source, format=chosen, tiles=tiles, skip_invalid=skip_invalid, progress=_progress_bar("Reading")
+        source,
+        format=chosen,
+        tiles=tiles,
+        skip_invalid=skip_invalid,
+        progress=_progress_bar("Reading"),
+        force_tiles=force_tiles,
     )
     click.echo(_reading_summary(word_list))
-    kind = kind_of(source) if chosen is SourceFormat.AUTO else chosen
-    if kind is SourceFormat.KWG and tiles is None:  # a KWG numbers its tiles: the set read them, said and named
-        tiles = word_list.tiles
-        click.echo(f"Tiles: {kwg_tiles(source).name}, from the file's name (give --tiles to choose another)")
+    said = word_list.tiles_said
+    if word_list.tiles is not None and said is not None and said.key != "error.kwg.how.given":
+        tiles = word_list.tiles  # a KWG numbers its tiles: the set that read them, said and named
+        click.echo(f"Tiles: {tiles.name}, {said.text('en')} (give --tiles to choose another)")
+    if word_list.tiles_forced:
+        click.echo(f"WARNING: --force-tiles: {word_list.tiles_forced}. Compiled anyway; lexicon info and list say so.")
     manifest = catalog.lexicons.add(word_list, name, replace=replace, force=force)
     unit = "letters" if tiles is None or not tiles.multi else "tiles"
     click.echo(f"Compiled {name}: {manifest.word_count:,} words, {manifest.min_length}-{manifest.max_length} {unit}")
@@ -121,7 +139,8 @@ def lexicon_list(data_dir: Path | None) -> None:
         if spec is None:
             manifest = catalog.lexicons.manifest(name)
             kind = "demo" if manifest.demo else "lexicon"
-            rows.append((name, kind, f"{manifest.word_count:,}", short(manifest.fingerprint), _identify(manifest)))
+            edition = _identify(manifest) + ("; TILES FORCED (--force-tiles)" if manifest.tiles_forced else "")
+            rows.append((name, kind, f"{manifest.word_count:,}", short(manifest.fingerprint), edition))
         else:
             amended = catalog.open(name)
             amendments = f"+{len(amended.additions.words)} -{len(amended.removals.words)} errata"
@@ -313,6 +332,8 @@ def _echo_manifest(lexicon: Lexicon) -> None:
     click.echo(f"  words: {m.word_count:,}, {m.min_length}-{m.max_length} {unit}")
     if tiles is not None:
         click.echo(f"  tiles ({tiles.name}, {len(tiles.tiles)}): {tiles.shown()} (fingerprint {tiles.fingerprint})")
+    if m.tiles_forced:
+        click.echo(f"  TILES FORCED (--force-tiles): {m.tiles_forced}")
     click.echo(f"  alphabet ({len(m.alphabet)}): {m.alphabet}")
     click.echo(f"  fingerprint: {m.fingerprint}")
     click.echo("  verified: trie file matches the manifest; fingerprint recomputed from the words it holds")

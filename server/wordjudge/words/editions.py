@@ -15,6 +15,10 @@ says whether its words bear the claim out. One that does not is refused unless t
 TD forces it, and is then shown everywhere as "UNVERIFIED: not the official CSW24".
 The verdict is worked out from name, word count, fingerprint and registry each time,
 never stored, so it cannot go stale.
+
+The registry also knows engines' published KWG files by the SHA-256 of the file itself (``[[kwg]]``): a KWG
+does not say which tiles its numbers are, and one the registry knows is read with the set it names
+(:meth:`Registry.kwg_file`), whatever the file is called.
 """
 
 from __future__ import annotations
@@ -130,11 +134,22 @@ class Identification:
         }
 
 
-class Registry:
-    """The known editions, looked up by fingerprint and by word count."""
+@dataclass(frozen=True)
+class KwgFile:
+    """An engine's published KWG file, known by the SHA-256 of its bytes: the tile set its numbers are."""
 
-    def __init__(self, editions: Iterable[Edition]) -> None:
+    sha256: str
+    tiles: str  # the name of a built-in tile set (checked where it is used: a set it lacks is refused then)
+    edition: str  # the edition it holds, as the engines name it (DISC2, FILE2017)
+    source: str  # where it is published, for people
+
+
+class Registry:
+    """The known editions, looked up by fingerprint and by word count; and the known KWG files, by their SHA-256."""
+
+    def __init__(self, editions: Iterable[Edition], kwg_files: Iterable[KwgFile] = ()) -> None:
         self.editions = tuple(editions)
+        self._kwg_files = {entry.sha256: entry for entry in kwg_files}
         self._by_sha = {edition.sha256: edition for edition in self.editions if edition.sha256}
         self.families = tuple(dict.fromkeys([*FAMILIES, *(edition.family for edition in self.editions)]))
 
@@ -210,6 +225,10 @@ class Registry:
     def get(self, name: str) -> Edition | None:
         """The edition of that name (case-insensitive), or None."""
         return next((e for e in self.editions if e.name.casefold() == name.casefold()), None)
+
+    def kwg_file(self, sha256: str) -> KwgFile | None:
+        """The published KWG file whose bytes have this SHA-256 (hex), or None."""
+        return self._kwg_files.get(sha256.lower())
 
 
 class ClaimVerdict(StrEnum):
@@ -359,10 +378,18 @@ def _parse_registry(text: str, where: str) -> Registry:
             )
             for e in entries
         ]
+        kwg_files = [
+            KwgFile(
+                sha256=str(e["sha256"]).lower(),
+                tiles=str(e["tiles"]),
+                edition=str(e["edition"]),
+                source=str(e["source"]),
+            )
+            for e in data.get("kwg", [])
+        ]
     except (tomllib.TOMLDecodeError, KeyError, TypeError, ValueError) as exc:
         raise InvalidInput("error.registry.malformed", where=where, reason=str(exc)) from exc
-    for edition in editions:
-        sha = edition.sha256
+    for name, sha in [(e.name, e.sha256) for e in editions] + [(k.edition, k.sha256) for k in kwg_files]:
         if sha is not None and (len(sha) != 64 or any(c not in "0123456789abcdef" for c in sha)):
-            raise InvalidInput("error.registry.bad_sha256", where=where, edition=edition.name)
-    return Registry(editions)
+            raise InvalidInput("error.registry.bad_sha256", where=where, edition=name)
+    return Registry(editions, kwg_files)

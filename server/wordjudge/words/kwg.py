@@ -40,6 +40,8 @@ from typing import TYPE_CHECKING
 from wordjudge.base.errors import WordListError
 from wordjudge.base.messages import Message
 from wordjudge.words.sniff import looks_like, looks_like_kwg
+from wordjudge.words.source_file import MAX_WORDS, read_bounded
+from wordjudge.words.tile_fit import TileUsage, check
 from wordjudge.words.wordlist import Progress, SourceFormat, WordList
 
 if TYPE_CHECKING:
@@ -52,36 +54,66 @@ _ARC = 0x003F_FFFF
 
 #: A DAWG word longer than this many tiles means a damaged file (the longest words played are 15).
 MAX_WORD_TILES = 64
-#: More words than this is not a lexicon (the biggest, Polish OSPS, has about 3.5 million).
-MAX_WORDS = 10_000_000
+#: The biggest KWG: a node's arc_index has 22 bits, so a KWG has at most 2^22 nodes of 4 bytes (16 MiB); a bigger
+#: graph is a big KWG (``.kbwg``, 24-bit arcs), which is not read.
+MAX_KWG_BYTES = 4 << 22
+#: More nodes than this walked to list the words is not a lexicon: the walk visits each beginning of a word once
+#: (a trie's nodes: 2.2 a word for ENABLE, fewer the more words share beginnings), and a graph can make far more
+#: of them than words: a 340-byte one of 2^41 paths, one word among them, is refused for its dead ends, but
+#: every path may end in a word, or share a long tail.
+MAX_WALK = 4 * MAX_WORDS
 _PROGRESS_EVERY = 20_000
 # The array typecode of an unsigned 32-bit integer ('I' on every platform CPython runs on; 'L' is 64 bits on most).
 _U32 = next(code for code in "IL" if array(code).itemsize == 4)
 
 
-def read_kwg(path: Path, tiles: TileSet, *, progress: Progress | None = None) -> WordList:
+def read_kwg(path: Path, tiles: TileSet, *, progress: Progress | None = None, force_tiles: bool = False) -> WordList:
     """Read the words of the KWG file at ``path``: every word of its DAWG, each tile index ``i`` read as
     ``tiles.tiles[i - 1]`` and the word kept in the set's stored form (:meth:`TileSet.stored`).
 
     ``progress(words_done, words_total)`` is called as the words are read. Raises :class:`WordListError` naming
-    the file and what to do if it cannot be read, is empty, is another kind of file, is cut short, holds a tile
-    the set does not have, loops, holds a word longer than :data:`MAX_WORD_TILES` tiles, or holds no words.
+    the file and what to do if it is not a regular file of at most :data:`MAX_KWG_BYTES`, cannot be read, is
+    empty, is another kind of file, is cut short, holds a tile the set does not have, loops, holds a word longer
+    than :data:`MAX_WORD_TILES` tiles, holds no words, more than :data:`MAX_WORDS` or more paths to walk than
+    :data:`MAX_WALK`, is an alphagram graph, or does not fit the set (:func:`wordjudge.words.tile_fit.check`:
+    unless ``force_tiles``, which records what did not fit in the list's ``tiles_forced``).
     """
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise WordListError("error.word_list.unreadable", path=str(path), reason=str(exc.strerror or exc)) from exc
+    data = read_bounded(path, MAX_KWG_BYTES)
+    how = Message("error.kwg.how.given")
+    return parse_kwg(data, path, tiles, how=how, progress=progress, force_tiles=force_tiles)
+
+
+def parse_kwg(
+    data: bytes,
+    path: Path,
+    tiles: TileSet,
+    *,
+    how: Message,
+    progress: Progress | None = None,
+    force_tiles: bool = False,
+) -> WordList:
+    """The words of a KWG file whose bytes are ``data``; see :func:`read_kwg`. ``how``: where the set came from,
+    for the messages that say it does not fit (and the list's ``tiles_said``)."""
+    if len(data) > MAX_KWG_BYTES:
+        looks = Message("error.sniff.kbwg")
+        raise WordListError("error.kwg.not_kwg", path=str(path), looks=looks)
     nodes = _nodes(data, path)
     _check_whole(nodes, path)
     root = nodes[0] & _ARC
-    total = _check_dawg(nodes, root, path, tiles)
+    total, counts = _check_dawg(nodes, root, path, tiles)
     result = WordList(
         source_name=path.name,
         source_sha256=hashlib.sha256(data).hexdigest(),
         format=SourceFormat.KWG,
         tiles=tiles,
+        tiles_said=how,
     )
-    _read_words(nodes, root, tiles, result, total, progress)
+    usage = _read_words(nodes, root, tiles, result, total, counts, progress)
+    misfit = check(usage, tiles, path, how)
+    if misfit is not None:
+        if not force_tiles:
+            raise WordListError(misfit)
+        result.tiles_forced = misfit.text("en")
     return result
 
 
@@ -151,13 +183,16 @@ def _unlike_a_kwg(first: int) -> Message:
     return Message("error.sniff.kbwg" if first & 0xFF == 0x40 else "error.sniff.not_pointer")
 
 
-def _check_dawg(nodes: list[int], root: int, path: Path, tiles: TileSet) -> int:
-    """Check every node the DAWG reaches from ``root`` and return how many words it holds (capped just past
-    :data:`MAX_WORDS`). Raises :class:`WordListError` for a node past the end of the file, a tile outside
-    ``tiles``, a loop, a word of more than :data:`MAX_WORD_TILES` tiles, too many words or none.
+def _check_dawg(nodes: list[int], root: int, path: Path, tiles: TileSet) -> tuple[int, list[int]]:
+    """Check every node the DAWG reaches from ``root`` and return how many words it holds, and for each node the
+    words from it to the end of its list (capped just past :data:`MAX_WORDS`). Raises :class:`WordListError`
+    for a node past the end of the file, a tile outside ``tiles``, a loop, a word of more than
+    :data:`MAX_WORD_TILES` tiles, too many words or none, a node that leads to no word (a graph can hide any
+    number of paths behind such nodes), or more nodes to walk than :data:`MAX_WALK`.
 
-    Each node is visited once (a depth-first walk with an explicit stack, so no recursion limit), which is what
-    makes reading safe: a damaged file cannot make the word listing loop or run for ever.
+    Each node is visited once (a depth-first walk with an explicit stack, so no recursion limit), and what
+    listing the words would take is counted before it is done, which is what makes reading safe: a damaged or
+    hostile file cannot make the word listing loop or run for ever.
     """
     size, top = len(nodes), len(tiles.tiles)
     if root == 0:
@@ -167,6 +202,8 @@ def _check_dawg(nodes: list[int], root: int, path: Path, tiles: TileSet) -> int:
     # Per node: 0 not seen, 1 being walked (its arc and its next sibling not done yet), 2 done.
     state = bytearray(size)
     counts = [0] * size  # words from this node to the end of its list
+    dead = -1  # the first node found that leads to no word
+    walks = [0] * size  # nodes the word listing visits from this node to the end of its list (a trie's nodes)
     heights = bytearray(size)  # tiles in the longest word from this node to the end of its list
     stack = [root]
     while stack:
@@ -186,23 +223,32 @@ def _check_dawg(nodes: list[int], root: int, path: Path, tiles: TileSet) -> int:
                         raise WordListError("error.kwg.cycle", path=str(path), node=follow)
                     stack.append(follow)
             continue
-        count, height = (node & _ACCEPTS) >> 23, 1
+        count, height, walk = (node & _ACCEPTS) >> 23, 1, 1
         if arc:
             count += counts[arc]
             height += heights[arc]
+            walk += walks[arc]
+        if not count and dead < 0:  # no word ends here nor below: an engine's graph has no such node
+            dead = index
         if more:
             count += counts[index + 1]
             height = max(height, heights[index + 1])
+            walk += walks[index + 1]
         if height > MAX_WORD_TILES:
             raise WordListError("error.kwg.too_long", path=str(path), node=index, max=MAX_WORD_TILES)
         counts[index], heights[index], state[index] = min(count, MAX_WORDS + 1), height, 2
+        walks[index] = min(walk, MAX_WALK + 1)
         stack.pop()
     total = counts[root]
     if total > MAX_WORDS:
         raise WordListError("error.kwg.too_many", path=str(path), max=MAX_WORDS)
     if total == 0:
         raise WordListError("error.kwg.no_words", path=str(path))
-    return total
+    if dead >= 0:
+        raise WordListError("error.kwg.dead_end", path=str(path), node=dead)
+    if walks[root] > MAX_WALK:
+        raise WordListError("error.kwg.too_many_paths", path=str(path), max=MAX_WALK, n=total)
+    return total, counts
 
 
 def _check_node(node: int, index: int, size: int, path: Path, tiles: TileSet, top: int) -> None:
@@ -221,35 +267,55 @@ def _check_node(node: int, index: int, size: int, path: Path, tiles: TileSet, to
 
 
 def _read_words(
-    nodes: list[int], root: int, tiles: TileSet, result: WordList, total: int, progress: Progress | None
-) -> None:
-    """Add every word of the DAWG (checked by :func:`_check_dawg`) to ``result``, in the set's stored form."""
+    nodes: list[int],
+    root: int,
+    tiles: TileSet,
+    result: WordList,
+    total: int,
+    counts: list[int],
+    progress: Progress | None,
+) -> TileUsage:
+    """Add every word of the DAWG (checked by :func:`_check_dawg`, whose ``counts`` say where words are) to
+    ``result``, in the set's stored form, and return what they are made of. An arc to no word is not followed."""
     names = ("", *tiles.tiles)  # tile index -> tile
     stored, words = tiles.stored, result.words
+    usage = TileUsage(uses=[0] * 256)
+    uses = usage.uses
     path: list[str] = []  # the tiles of the word being walked, up to the node at hand
+    # ordered[d]: the tile number at depth d if the tiles up to it are in non-decreasing order, else 256.
+    ordered: list[int] = [0]
     stack = [(root, 0)]  # a sibling list to walk, and how many tiles come before it
-    found = 0
+    found = entries = ordered_words = 0
     while stack:
         index, depth = stack.pop()
         while True:  # the list, node by node; a node's own list is walked before its next sibling
             node = nodes[index]
+            tile = node >> _TILE_SHIFT
+            arc = node & _ARC
+            below = counts[arc] if arc else 0
             del path[depth:]
-            path.append(names[node >> _TILE_SHIFT])
-            if node & _ACCEPTS:
+            path.append(names[tile])
+            del ordered[depth + 1 :]
+            ordered.append(tile if tile >= ordered[depth] else 256)
+            accepts = node & _ACCEPTS
+            uses[tile] += below + (1 if accepts else 0)  # the words through this node
+            if accepts:
                 found += 1
+                if depth:  # two tiles or more
+                    entries += 1
+                    ordered_words += ordered[depth + 1] != 256
                 word = stored(path)
                 if word in words:  # only a damaged file repeats a word: a DAWG holds each once
                     result.duplicates += 1
                 words.add(word)
                 if progress is not None and found % _PROGRESS_EVERY == 0:
                     progress(found, total)
-            arc = node & _ARC
             if node & _IS_END:
-                if not arc:
+                if not below:
                     break
                 index, depth = arc, depth + 1
                 continue
-            if arc:
+            if below:
                 stack.append((index + 1, depth))
                 index, depth = arc, depth + 1
             else:
@@ -257,3 +323,6 @@ def _read_words(
     result.lines = found
     if progress is not None:
         progress(found, total)
+    usage.uses = uses[: len(names)]
+    usage.words, usage.entries, usage.ordered = found, entries, ordered_words
+    return usage

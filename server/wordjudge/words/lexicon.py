@@ -86,6 +86,8 @@ class Manifest:
     demo: bool = False  # the built-in demo list, not an official lexicon
     tiles: dict[str, Any] | None = None  # the tile set (TileSet.as_dict), if the list was compiled with one
     split_tiles: tuple[str, ...] = ()  # its longer tiles that words also hold as separate tiles (TileSet.split_in)
+    # What showed that a KWG's tile set does not fit its words, when the TD compiled it so (--force-tiles); "" if not.
+    tiles_forced: str = ""
     format: int = MANIFEST_FORMAT
 
     def to_json(self) -> str:
@@ -176,6 +178,7 @@ def compile_lexicon(word_list: WordList, directory: Path, name: str, *, demo: bo
             demo=demo,
             tiles=tiles.as_dict() if tiles is not None else None,
             split_tiles=tuple(tiles.split_in(words)) if tiles is not None else (),
+            tiles_forced=word_list.tiles_forced,
             format=MANIFEST_FORMAT if tiles is None else TILES_MANIFEST_FORMAT,
         )
         (staging / MANIFEST_FILE).write_text(manifest.to_json(), "utf-8")

@@ -2,32 +2,52 @@
 
 :func:`read_source` tells the kind from the file (its first bytes, a ``.kwg`` name) unless told, and reads it with
 its reader; with a tile set, the words are the set's tile sequences (a KWG's are, by its tile numbers; a text
-list's and a Zyzzyva database's letters are read into tiles, fewest first). A KWG file does not say which tiles
-its numbers are: the set is the one given, else the one its name says (wolges' and macondo's names: FILE and FISE
-Spanish, DISC Catalan), else English, and the summary says which.
+list's and a Zyzzyva database's letters are read into tiles, fewest first). Whatever the file is, it is read in
+bounded time and memory (:mod:`wordjudge.words.source_file`).
+
+A KWG file does not say which tiles its numbers are, and nothing is guessed: the set is the one given, else the
+one its name says as the engines name their files (:func:`named_tiles`: CSW21.kwg, NWL2020.kwg English;
+FILE2017.kwg, FISE2.kwg Spanish; DISC2.kwg Catalan), else the one the registry of known editions gives for its
+SHA-256 (a published file, whatever it is called); else it is refused, naming the sets to choose from. The set
+is then checked against the words (:mod:`wordjudge.words.tile_fit`), and the list says where it came from.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
+import sys
 from dataclasses import replace
 from pathlib import Path
 
 from wordjudge.base.errors import InvalidInput, WordListError
-from wordjudge.words.kwg import read_kwg
+from wordjudge.base.messages import Message
+from wordjudge.words.editions import Registry, load_registry
+from wordjudge.words.kwg import MAX_KWG_BYTES, parse_kwg
 from wordjudge.words.sniff import SQLITE_MAGIC, looks_like_kwg
-from wordjudge.words.tiles import TileSet, builtin
+from wordjudge.words.source_file import checked_size, read_bounded
+from wordjudge.words.tiles import BUILTIN, TileSet, builtin
 from wordjudge.words.wordlist import TEXT_FORMATS, InvalidLine, Progress, SourceFormat, WordList, read_word_list
 from wordjudge.words.zyzzyva_db import read_zyzzyva_db
 
-# The tile set a KWG's name says, as the engines name their lexicons (FISE2.kwg, FILE2017.kwg, DISC2.kwg).
-_NAMED_SETS = ((re.compile(r"(?i)^(FISE|FILE)"), "spanish"), (re.compile(r"(?i)^DISC"), "catalan"))
+# The tile set a KWG's name says, as the engines name their lexicons' files (woogles-io/liwords' published ones:
+# CSW21, NWL23, NSWL20, ECWL, FILE2017, DISC2...; macondo's and MAGPIE's data/lexica the same): the family, then
+# anything but a letter (a year, an edition letter after it, "-", "_", the ".kwg"). FRA, RD, NSF, OSPS, SLV and
+# the like are other languages' lexicons, whose sets wordjudge does not have built in: give --tiles.
+_ENGLISH = ("CSW", "NWL", "NSWL", "TWL", "OTCWL", "OWL", "OSPD", "ECWL", "CEL", "ENABLE", "SOWPODS", "AMERICA")
+_NAMED_SETS = (
+    (re.compile(r"(?i)^(FISE|FILE)(?![A-Z])"), "spanish"),
+    (re.compile(r"(?i)^DISC(?![A-Z])"), "catalan"),
+    (re.compile(rf"(?i)^({'|'.join(_ENGLISH)})(?![A-Z])"), "english"),
+)
 _HEAD = 4096
 
 
 def kind_of(path: Path) -> SourceFormat:
     """What kind of lexicon file ``path`` is: a Zyzzyva database (SQLite), a KWG, or a text list (AUTO: its
-    format is detected from its lines). Raises :class:`WordListError` if it cannot be read."""
+    format is detected from its lines). Raises :class:`WordListError` if it cannot be read, or is not a regular
+    file (it is not opened then: a named pipe would wait for a writer)."""
+    checked_size(path, sys.maxsize)  # a regular file (only its head is read here: each reader checks its size)
     try:
         with path.open("rb") as handle:
             head = handle.read(_HEAD)
@@ -40,12 +60,12 @@ def kind_of(path: Path) -> SourceFormat:
     return SourceFormat.AUTO
 
 
-def kwg_tiles(path: Path) -> TileSet:
-    """The tile set a KWG file's name says (FISE2.kwg: Spanish), else English."""
+def named_tiles(path: Path) -> TileSet | None:
+    """The tile set a KWG file's name says, as the engines name their files (FISE2.kwg: Spanish), or None."""
     for pattern, name in _NAMED_SETS:
         if pattern.match(path.name):
             return builtin(name)
-    return builtin("english")
+    return None
 
 
 def read_source(
@@ -55,17 +75,40 @@ def read_source(
     tiles: TileSet | None = None,
     skip_invalid: bool = False,
     progress: Progress | None = None,
+    force_tiles: bool = False,
+    registry: Registry | None = None,
 ) -> WordList:
     """Read the lexicon file at ``path`` (see the module's docstring). Raises :class:`WordListError` naming the
-    file, the line or word at fault and the fix; nothing is compiled from a file that raises."""
+    file, the line or word at fault and the fix; nothing is compiled from a file that raises. ``force_tiles``:
+    a KWG's set that does not fit its words is used all the same, and the list says why it did not fit
+    (``tiles_forced``). ``registry``: the registry of known editions (the shipped one if None)."""
     kind = kind_of(path) if format is SourceFormat.AUTO else format
     if kind is SourceFormat.KWG:
-        return read_kwg(path, tiles or kwg_tiles(path), progress=progress)
+        return _read_kwg(path, tiles, progress, force_tiles, registry)
     if kind is SourceFormat.ZYZZYVA_DB:
         read = read_zyzzyva_db(path, progress=progress)
         return read if tiles is None else into_tiles(read, tiles, skip_invalid=skip_invalid)
     text_format = format if format in TEXT_FORMATS else SourceFormat.AUTO
     return read_word_list(path, format=text_format, skip_invalid=skip_invalid, progress=progress, tiles=tiles)
+
+
+def _read_kwg(
+    path: Path, tiles: TileSet | None, progress: Progress | None, force_tiles: bool, registry: Registry | None
+) -> WordList:
+    """A KWG's words, with the set given, else the one its name or the registry says; refused without one."""
+    data = read_bounded(path, MAX_KWG_BYTES)
+    how = Message("error.kwg.how.given")
+    if tiles is None:
+        tiles = named_tiles(path)
+        how = Message("error.kwg.how.name")
+    if tiles is None:
+        known = (registry or load_registry()).kwg_file(hashlib.sha256(data).hexdigest())
+        if known is None:
+            raise WordListError("error.kwg.no_tiles", path=str(path), sets=", ".join(BUILTIN))
+        tiles = builtin(known.tiles)
+        how = Message("error.kwg.how.registry", edition=known.edition, source=known.source)
+    read = parse_kwg(data, path, tiles, how=how, progress=progress, force_tiles=force_tiles)
+    return read
 
 
 def into_tiles(word_list: WordList, tiles: TileSet, *, skip_invalid: bool = False) -> WordList:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import io
 import itertools
 import re
 import unicodedata
@@ -31,6 +32,7 @@ from typing import TYPE_CHECKING
 
 from wordjudge.base.errors import InvalidInput, WordListError
 from wordjudge.base.messages import Message
+from wordjudge.words.source_file import MAX_SOURCE_BYTES, MAX_WORDS, read_bounded
 
 if TYPE_CHECKING:
     from wordjudge.words.tiles import TileSet
@@ -47,6 +49,10 @@ _MARK = "#"  # starts a comment, or marks a word when a letter follows it at onc
 _SHOWN_MARKED = 3  # marked words quoted in the reading summary
 _PROGRESS_EVERY = 20_000
 _SHOWN_INVALID = 10  # invalid lines quoted in an error message
+#: More lines than this is not a word list: twice :data:`MAX_WORDS`, room for comments and blank lines.
+MAX_LINES = 2 * MAX_WORDS
+#: A line longer than this is not a word list's (a word and its definition take a few hundred bytes at most).
+MAX_LINE_BYTES = 64 << 10
 
 
 class SourceFormat(StrEnum):
@@ -143,6 +149,8 @@ class WordList:
     marked_lines: list[tuple[int, str]] = field(default_factory=list)  # the first few, as (line, content)
     detected: bool = False  # the format was detected, not chosen
     tiles: TileSet | None = None  # the words are tile sequences of this set, in its stored form ([CH]ICO)
+    tiles_said: Message | None = None  # where a KWG's set came from: error.kwg.how.given, .name or .registry
+    tiles_forced: str = ""  # what showed the set does not fit the file, when the TD overrode it (--force-tiles)
 
     def sorted_words(self) -> list[str]:
         """The unique words sorted by code point (the canonical order)."""
@@ -160,14 +168,13 @@ def read_word_list(
     """Read the word-list file at ``path``; with ``tiles``, each word as tiles of that set (letters that make a
     tile are that tile: ``CHICO`` is [CH]ICO; a tile in brackets is read as it stands: ``BAN[G]OR``).
 
-    Raises :class:`WordListError` if the file cannot be read, is not UTF-8 text
-    (plain or gzip), or has lines that are not words, or not made of the tiles (unless
-    ``skip_invalid``: then they are left out and listed in ``WordList.invalid``).
+    Raises :class:`WordListError` if the file is not a regular file of at most
+    :data:`~wordjudge.words.source_file.MAX_SOURCE_BYTES` (nor its text, gzipped), cannot be read, is not UTF-8
+    text (plain or gzip), has more than :data:`MAX_LINES` lines or one longer than :data:`MAX_LINE_BYTES`, or has
+    lines that are not words, or not made of the tiles (unless ``skip_invalid``: then they are left out and
+    listed in ``WordList.invalid``).
     """
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise WordListError("error.word_list.unreadable", path=str(path), reason=str(exc.strerror or exc)) from exc
+    data = read_bounded(path, MAX_SOURCE_BYTES)
     return parse_word_list(
         data, source_name=path.name, format=format, skip_invalid=skip_invalid, progress=progress, tiles=tiles
     )
@@ -348,12 +355,18 @@ def _better_format(lines: list[bytes], result: WordList) -> tuple[SourceFormat, 
 
 
 def _decompress(data: bytes, source_name: str) -> bytes:
+    """A gzipped list's text, never more than :data:`MAX_SOURCE_BYTES` of it (a few KiB of gzip can hold GiB of
+    text); other data as it is."""
     if not data.startswith(_GZIP_MAGIC):
         return data
     try:
-        return gzip.decompress(data)
+        with gzip.GzipFile(fileobj=io.BytesIO(data)) as unzipped:
+            text = unzipped.read(MAX_SOURCE_BYTES + 1)
     except (OSError, EOFError, zlib.error) as exc:
         raise WordListError("error.word_list.bad_gzip", source=source_name, reason=str(exc)) from exc
+    if len(text) > MAX_SOURCE_BYTES:
+        raise WordListError("error.word_list.gzip_too_big", source=source_name, max=f"{MAX_SOURCE_BYTES >> 20} MiB")
+    return text
 
 
 def _text_lines(data: bytes, source_name: str) -> list[bytes]:
@@ -363,8 +376,18 @@ def _text_lines(data: bytes, source_name: str) -> list[bytes]:
         raise WordListError("error.word_list.utf16", source=source_name)
     if b"\x00" in data[:4096]:
         raise WordListError("error.word_list.binary", source=source_name)
+    # Counted before the lines are made: each line is an object of some 40 bytes besides its text.
+    if max(data.count(b"\n"), data.count(b"\r")) > MAX_LINES:
+        raise WordListError("error.word_list.too_many_lines", source=source_name, max=MAX_LINES)
     # bytes.splitlines splits on LF, CRLF and CR only, so line numbers match what an editor shows.
-    return data.splitlines()
+    lines = data.splitlines()
+    longest = max(map(len, lines), default=0)
+    if longest > MAX_LINE_BYTES:
+        number = next(index for index, line in enumerate(lines, 1) if len(line) == longest)
+        raise WordListError(
+            "error.word_list.line_too_long", source=source_name, line=number, size=longest, max=MAX_LINE_BYTES
+        )
+    return lines
 
 
 def _plain(line: str) -> tuple[str, str | None]:

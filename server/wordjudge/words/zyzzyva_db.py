@@ -7,8 +7,10 @@ one row a word: ``word`` (the word, upper case), then ``length``, ``playability`
 ``src/libzyzzyva/CreateDatabaseThread.cpp``, ``createTables``). Only ``word`` is read: the words are returned
 in wordjudge's normal form, as a text list's are (a tile set, if any, is applied to them later).
 
-The file is opened read-only and never written (nor its journal): Zyzzyva may have it open. Nothing is
-compiled from a file that raises here.
+The file is opened read-only and never written (nor its journal): Zyzzyva may have it open. A database with a
+``-wal`` or ``-journal`` file beside it is refused: its last changes may be in that file, not in the database
+(SQLite moves them in when the program that made them closes it), so what would be read is not what Zyzzyva
+shows. Nothing is compiled from a file that raises here.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from pathlib import Path
 from wordjudge.base.errors import WordListError
 from wordjudge.base.messages import Message
 from wordjudge.words.sniff import SQLITE_MAGIC, looks_like
+from wordjudge.words.source_file import MAX_DATABASE_BYTES, MAX_WORDS, checked_size
 from wordjudge.words.wordlist import Progress, SourceFormat, WordList, normalise, word_problem
 
 #: Seconds to wait for a database another program holds locked (Zyzzyva rebuilding it) before saying so.
@@ -29,15 +32,26 @@ _HEAD = 4096  # bytes read to tell what a file that is not a database is
 _BATCH = 10_000  # rows fetched at a time
 _PROGRESS_EVERY = 20_000
 _SHOWN_INVALID = 10  # rows quoted in an error message
+# The files SQLite keeps beside a database whose changes are not all in it yet: the write-ahead log (WAL mode) and
+# the rollback journal (a transaction under way, or cut short).
+_PENDING = ("-wal", "-journal")
 
 
 def read_zyzzyva_db(path: Path, *, progress: Progress | None = None) -> WordList:
     """Read the words of the Zyzzyva lexicon database at ``path`` (``SELECT word FROM words``), normalised.
 
     ``progress(rows_done, rows_total)`` is called as the rows are read. Raises :class:`WordListError` naming
-    the file and what to do if it cannot be read, is not an SQLite database (saying what it looks like), has no
-    ``words`` table or no ``word`` column in it, has no rows, is locked or damaged, or has rows that are not words.
+    the file and what to do if it is not a regular file of at most
+    :data:`~wordjudge.words.source_file.MAX_DATABASE_BYTES`, has a ``-wal`` or ``-journal`` file beside it,
+    cannot be read, is not an SQLite database (saying what it looks like), has no ``words`` table or no ``word``
+    column in it, has no rows or more than :data:`~wordjudge.words.source_file.MAX_WORDS`, is locked or damaged,
+    or has rows that are not words.
     """
+    checked_size(path, MAX_DATABASE_BYTES)
+    for suffix in _PENDING:
+        pending = path.with_name(path.name + suffix)
+        if pending.exists():
+            raise WordListError("error.zyzzyva_db.pending", path=str(path), pending=pending.name)
     source_sha256 = _sha256(path)
     uri = path.resolve().as_uri() + "?mode=ro"  # as_uri quotes what a URI must ('?', '#', '%' in a name)
     try:
@@ -82,6 +96,8 @@ def _count_rows(connection: sqlite3.Connection, path: Path) -> int:
     total: int = connection.execute("SELECT count(*) FROM words").fetchone()[0]
     if total == 0:
         raise WordListError("error.zyzzyva_db.empty", path=str(path))
+    if total > MAX_WORDS:
+        raise WordListError("error.zyzzyva_db.too_many", path=str(path), n=total, max=MAX_WORDS)
     return total
 
 
