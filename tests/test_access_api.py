@@ -212,6 +212,7 @@ PUBLIC_PAGES = [
     "/static/status.js",
     "/static/kiosk.js",
     "/docs",
+    "/docs-files/swagger-ui-bundle.js",
     "/openapi.json",
 ]
 

@@ -10,6 +10,7 @@ import httpx2 as httpx
 import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
+from playwright.sync_api import Browser, Route, expect
 
 from wordjudge.base.errors import InvalidInput, LexiconIntegrityError, NotFound, WordjudgeError
 from wordjudge.service.resources import Resources
@@ -18,6 +19,7 @@ from wordjudge.web.app import create_app
 from wordjudge.web.pages import SHELL_PAGES, WEB_DIR, asset_version, service_worker, web_files
 from wordjudge.words.lexicon import TRIE_FILE
 
+from .browser import serving
 from .helpers import StartServer, assert_error_shape, free_port, serve_process, write_event, write_list
 
 
@@ -260,3 +262,26 @@ def test_wordjudge_serve_refuses_a_corrupt_lexicon_without_a_traceback(data_dir:
     assert "Error: " in output
     assert "EVENT/words.marisa is altered" in output
     assert "Traceback" not in output
+
+
+@pytest.mark.browser
+def test_the_api_reference_works_with_no_internet(browser: Browser, data_dir: Path) -> None:
+    """/docs in Chromium with every request off the server refused, as in a hall without internet: Swagger UI
+    shows the API's operations from files the server serves (before, it came from a CDN: a blank page)."""
+    with serving(data_dir) as live:
+        page = browser.new_page()
+        elsewhere: list[str] = []
+
+        def only_the_server(route: Route) -> None:
+            if route.request.url.startswith(live.base):
+                route.continue_()
+            else:
+                elsewhere.append(route.request.url)
+                route.abort()
+
+        page.route("**/*", only_the_server)
+        page.goto(f"{live.base}/docs")
+        expect(page.locator(".swagger-ui .opblock").first).to_be_visible(timeout=30_000)
+        expect(page.locator(".swagger-ui")).to_contain_text("/api/health")
+        assert elsewhere == []
+        page.close()

@@ -28,7 +28,7 @@ from wordjudge.service.resources import Resources
 from wordjudge.service.serving import Serving
 from wordjudge.service.settings import Settings
 from wordjudge.web.fast_challenge import ChallengeFastPath, error_response
-from wordjudge.web.pages import mount_web
+from wordjudge.web.pages import mount_docs, mount_web
 from wordjudge.web.routes.access import router as access_router
 from wordjudge.web.routes.console import router as console_router
 from wordjudge.web.routes.event import router as event_router
@@ -90,6 +90,8 @@ def create_app(
         version=__version__,
         summary="Challenge adjudication for word-game tournaments",
         lifespan=lifespan,
+        docs_url=None,  # mount_docs: the API reference with its files served here, not from a CDN
+        redoc_url=None,  # ReDoc comes from a CDN: /docs is the reference
         # FastAPI's own OpenTelemetry layer asks for the global providers on every request; wordjudge
         # exports its metrics itself (/metrics) and configures no OpenTelemetry, so it is off (issue 19).
         telemetry={"tracing": False, "metrics": False, "logs": False},
@@ -121,6 +123,7 @@ def create_app(
     app.include_router(status_router)
     app.include_router(hall_router)
     mount_web(app)
+    mount_docs(app)
     return app
 
 
@@ -161,18 +164,17 @@ async def _watch_event_file(serving: Serving) -> None:
 
 
 # Same-origin scripts, styles and connections only; no framing (clickjacking), no MIME sniffing,
-# no referrer (a pairing link must not leak). FastAPI's /docs page loads Swagger UI from a CDN
-# with an inline script, so it alone gets a looser policy; it holds no data.
+# no referrer (a pairing link must not leak). The /docs page (pages.mount_docs) starts Swagger UI with an
+# inline script and style, so it alone gets a looser policy; it holds no data, and loads nothing from elsewhere.
 _CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
     "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 )
 _DOCS_CSP = (
-    "default-src 'self'; script-src 'self' 'unsafe-inline' https://cdn.jsdelivr.net; "
-    "style-src 'self' 'unsafe-inline' https://cdn.jsdelivr.net; img-src 'self' data: https:; "
-    "object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
+    "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
 )
-_DOCS_PATHS = {"/docs", "/docs/oauth2-redirect", "/redoc"}
+_DOCS_PATHS = {"/docs"}
 _HEADERS = [
     (b"x-content-type-options", b"nosniff"),
     (b"x-frame-options", b"DENY"),

@@ -12,6 +12,9 @@ scope covers the pages), headed by the asset version and the list of every clien
 version: the kiosk, the handheld and the docket keep their page and files in one cache per version,
 and open from it when the server cannot be reached. A new version is a new worker, which replaces
 the cache whole. API answers are never cached.
+
+``/docs`` is the API reference: Swagger UI, its files served from the ``fastapi-swagger`` package under
+``/docs-files/`` (a hall has no internet, and a page that loads them from a CDN is blank there).
 """
 
 from __future__ import annotations
@@ -22,7 +25,9 @@ from collections.abc import Callable
 from importlib import resources as package_files
 from pathlib import Path
 
+import fastapi_swagger.resources
 from fastapi import FastAPI
+from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -92,6 +97,30 @@ def mount_web(app: FastAPI, folder: Path = WEB_DIR) -> str:
     app.mount(f"/static/{version}", _WebFiles(directory=folder, cache_control=_IMMUTABLE))
     app.mount("/static", _WebFiles(directory=folder, cache_control=_REVALIDATE), name="static")
     return version
+
+
+DOCS_PATH = "/docs"
+DOCS_FILES = "/docs-files"  # Swagger UI's script, style and icon, as the fastapi-swagger package ships them
+
+
+def mount_docs(app: FastAPI) -> None:
+    """Add the API reference (:data:`DOCS_PATH`) to ``app`` (made with ``docs_url=None``), its Swagger UI files
+    served from :data:`DOCS_FILES`: nothing of it comes from outside the server."""
+    folder = Path(str(package_files.files(fastapi_swagger.resources)))
+    app.mount(DOCS_FILES, StaticFiles(directory=folder), name="docs-files")
+    openapi_url = app.openapi_url or "/openapi.json"
+
+    def docs() -> HTMLResponse:
+        return get_swagger_ui_html(
+            openapi_url=openapi_url,
+            title=f"{app.title}: API reference",
+            swagger_js_url=f"{DOCS_FILES}/swagger-ui-bundle.js",
+            swagger_css_url=f"{DOCS_FILES}/swagger-ui.css",
+            swagger_favicon_url=f"{DOCS_FILES}/favicon-32x32.png",
+            swagger_ui_parameters={"validatorUrl": None},  # Swagger UI's validator badge is a request to the internet
+        )
+
+    app.add_api_route(DOCS_PATH, docs, include_in_schema=False, response_class=HTMLResponse)
 
 
 def _page(html: str) -> Callable[[], HTMLResponse]:
