@@ -22,11 +22,10 @@ from wordjudge.words import wordlist as wordlist_module
 from wordjudge.words.editions import load_registry
 from wordjudge.words.kwg import read_kwg
 from wordjudge.words.lexicon import LexiconStore
-from wordjudge.words.source_file import read_bounded
 from wordjudge.words.sources import named_tiles, read_source
 from wordjudge.words.tile_fit import BAGS
 from wordjudge.words.tiles import BUILTIN, builtin, load
-from wordjudge.words.wordlist import read_word_list
+from wordjudge.words.wordlist import read_bounded, read_word_list
 
 from .helpers import write_list
 from .kwg_build import build_kwg, node, pack, tile_indices

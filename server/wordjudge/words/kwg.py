@@ -40,9 +40,8 @@ from typing import TYPE_CHECKING
 from wordjudge.base.errors import WordListError
 from wordjudge.base.messages import Message
 from wordjudge.words.sniff import looks_like, looks_like_kwg
-from wordjudge.words.source_file import MAX_WORDS, read_bounded
 from wordjudge.words.tile_fit import TileUsage, check
-from wordjudge.words.wordlist import Progress, SourceFormat, WordList
+from wordjudge.words.wordlist import MAX_WORDS, Progress, SourceFormat, WordList, read_bounded
 
 if TYPE_CHECKING:
     from wordjudge.words.tiles import TileSet

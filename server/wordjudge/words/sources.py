@@ -3,7 +3,7 @@
 :func:`read_source` tells the kind from the file (its first bytes, a ``.kwg`` name) unless told, and reads it with
 its reader; with a tile set, the words are the set's tile sequences (a KWG's are, by its tile numbers; a text
 list's and a Zyzzyva database's letters are read into tiles, fewest first). Whatever the file is, it is read in
-bounded time and memory (:mod:`wordjudge.words.source_file`).
+bounded time and memory (:func:`wordjudge.words.wordlist.read_bounded`).
 
 A KWG file does not say which tiles its numbers are, and nothing is guessed: the set is the one given, else the
 one its name says as the engines name their files (:func:`named_tiles`: CSW21.kwg, NWL2020.kwg English;
@@ -25,9 +25,17 @@ from wordjudge.base.messages import Message
 from wordjudge.words.editions import Registry, load_registry
 from wordjudge.words.kwg import MAX_KWG_BYTES, parse_kwg
 from wordjudge.words.sniff import SQLITE_MAGIC, looks_like_kwg
-from wordjudge.words.source_file import checked_size, read_bounded
 from wordjudge.words.tiles import BUILTIN, TileSet, builtin
-from wordjudge.words.wordlist import TEXT_FORMATS, InvalidLine, Progress, SourceFormat, WordList, read_word_list
+from wordjudge.words.wordlist import (
+    TEXT_FORMATS,
+    InvalidLine,
+    Progress,
+    SourceFormat,
+    WordList,
+    checked_size,
+    read_bounded,
+    read_word_list,
+)
 from wordjudge.words.zyzzyva_db import read_zyzzyva_db
 
 # The tile set a KWG's name says, as the engines name their lexicons' files (woogles-io/liwords' published ones:

@@ -13,6 +13,12 @@ which ``--format`` reads them, if one does.
 Words are compared in one normal form everywhere (:func:`normalise`): Unicode
 NFC, upper case. Nothing here assumes A-Z: a word is any run of Unicode letters
 (with combining marks after a letter), so lists with Ñ, Ç, Ä or Ł work as they are.
+
+Any lexicon file, a list, a KWG or a Zyzzyva database, is read through :func:`read_bounded` or checked by
+:func:`checked_size` first, so that ``lexicon add`` ends within seconds in bounded memory whatever it is given:
+a link to ``/dev/zero`` or a named pipe is never opened for reading (a read from either may never end), a file
+bigger than any lexicon is refused by its size before a byte of it is read, and nothing is read past that size
+even if the file grows while it is read.
 """
 
 from __future__ import annotations
@@ -21,7 +27,9 @@ import gzip
 import hashlib
 import io
 import itertools
+import os
 import re
+import stat
 import unicodedata
 import zlib
 from collections.abc import Callable, Iterable
@@ -32,7 +40,6 @@ from typing import TYPE_CHECKING
 
 from wordjudge.base.errors import InvalidInput, WordListError
 from wordjudge.base.messages import Message
-from wordjudge.words.source_file import MAX_SOURCE_BYTES, MAX_WORDS, read_bounded
 
 if TYPE_CHECKING:
     from wordjudge.words.tiles import TileSet
@@ -49,6 +56,14 @@ _MARK = "#"  # starts a comment, or marks a word when a letter follows it at onc
 _SHOWN_MARKED = 3  # marked words quoted in the reading summary
 _PROGRESS_EVERY = 20_000
 _SHOWN_INVALID = 10  # invalid lines quoted in an error message
+#: More words than this is not a lexicon (the biggest, Polish OSPS, has about 3.5 million).
+MAX_WORDS = 10_000_000
+#: The biggest text list read (and a gzipped list's text once decompressed): the biggest real ones
+#: are tens of MiB (CSW24 with its definitions, about 20 MiB; OSPS's 3.5 million words as text, about 45 MiB).
+MAX_SOURCE_BYTES = 256 << 20
+#: The biggest Zyzzyva database read: SQLite reads it a page at a time, so it may be bigger than a text list (a
+#: Zyzzyva database also holds definitions, hooks and indexes: about 100 MiB for CSW).
+MAX_DATABASE_BYTES = 2 << 30
 #: More lines than this is not a word list: twice :data:`MAX_WORDS`, room for comments and blank lines.
 MAX_LINES = 2 * MAX_WORDS
 #: A line longer than this is not a word list's (a word and its definition take a few hundred bytes at most).
@@ -82,6 +97,61 @@ _DESCRIPTIONS = {
 }
 #: The formats of text lists, which :func:`read_word_list` reads (and ``--format`` offers).
 TEXT_FORMATS = (SourceFormat.AUTO, SourceFormat.PLAIN, SourceFormat.ZYZZYVA, SourceFormat.PLAYABILITY)
+
+
+def checked_size(path: Path, limit: int) -> int:
+    """The size of the file at ``path`` (a link is followed), after checking that it is a regular file of at most
+    ``limit`` bytes. Raises :class:`WordListError` naming the file if it cannot be reached, is a device, a named
+    pipe, a socket or a folder, or is bigger than ``limit``."""
+    try:
+        info = path.stat()
+    except OSError as exc:
+        raise WordListError("error.word_list.unreadable", path=str(path), reason=str(exc.strerror or exc)) from exc
+    return _check_file(path, info, limit)
+
+
+def read_bounded(path: Path, limit: int = MAX_SOURCE_BYTES) -> bytes:
+    """The bytes of the file at ``path``, after the checks of :func:`checked_size`; never more than ``limit``
+    bytes are read. Raises :class:`WordListError` naming the file as :func:`checked_size` does."""
+    checked_size(path, limit)  # before opening: opening a named pipe for reading waits for a writer
+    try:
+        # O_NONBLOCK: should the path have become a named pipe since, opening it does not wait for a writer.
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise WordListError("error.word_list.unreadable", path=str(path), reason=str(exc.strerror or exc)) from exc
+    with os.fdopen(descriptor, "rb") as handle:
+        try:
+            _check_file(path, os.fstat(descriptor), limit)  # what was opened, whatever the path named before
+            data = handle.read(limit + 1)
+        except OSError as exc:
+            raise WordListError("error.word_list.unreadable", path=str(path), reason=str(exc.strerror or exc)) from exc
+    if len(data) > limit:  # it grew while it was read
+        raise WordListError("error.word_list.too_big", path=str(path), size=len(data), max=_mib(limit))
+    return data
+
+
+def _check_file(path: Path, info: os.stat_result, limit: int) -> int:
+    if not stat.S_ISREG(info.st_mode):
+        raise WordListError("error.word_list.not_a_file", path=str(path), what=_kind(info.st_mode))
+    if info.st_size > limit:
+        raise WordListError("error.word_list.too_big", path=str(path), size=info.st_size, max=_mib(limit))
+    return info.st_size
+
+
+def _kind(mode: int) -> Message:
+    """What a file that is not a regular one is, for the message that refuses it."""
+    if stat.S_ISDIR(mode):
+        return Message("error.word_list.kind.folder")
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return Message("error.word_list.kind.device")
+    if stat.S_ISFIFO(mode):
+        return Message("error.word_list.kind.fifo")
+    return Message("error.word_list.kind.other")
+
+
+def _mib(size: int) -> str:
+    """A size limit for a message: ``256 MiB``, ``2 GiB``."""
+    return f"{size >> 30} GiB" if size >= 1 << 30 and not size % (1 << 30) else f"{size >> 20} MiB"
 
 
 def normalise(text: str) -> str:
@@ -169,7 +239,7 @@ def read_word_list(
     tile are that tile: ``CHICO`` is [CH]ICO; a tile in brackets is read as it stands: ``BAN[G]OR``).
 
     Raises :class:`WordListError` if the file is not a regular file of at most
-    :data:`~wordjudge.words.source_file.MAX_SOURCE_BYTES` (nor its text, gzipped), cannot be read, is not UTF-8
+    :data:`MAX_SOURCE_BYTES` (nor its text, gzipped), cannot be read, is not UTF-8
     text (plain or gzip), has more than :data:`MAX_LINES` lines or one longer than :data:`MAX_LINE_BYTES`, or has
     lines that are not words, or not made of the tiles (unless ``skip_invalid``: then they are left out and
     listed in ``WordList.invalid``).

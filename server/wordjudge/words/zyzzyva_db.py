@@ -23,8 +23,16 @@ from pathlib import Path
 from wordjudge.base.errors import WordListError
 from wordjudge.base.messages import Message
 from wordjudge.words.sniff import SQLITE_MAGIC, looks_like
-from wordjudge.words.source_file import MAX_DATABASE_BYTES, MAX_WORDS, checked_size
-from wordjudge.words.wordlist import Progress, SourceFormat, WordList, normalise, word_problem
+from wordjudge.words.wordlist import (
+    MAX_DATABASE_BYTES,
+    MAX_WORDS,
+    Progress,
+    SourceFormat,
+    WordList,
+    checked_size,
+    normalise,
+    word_problem,
+)
 
 #: Seconds to wait for a database another program holds locked (Zyzzyva rebuilding it) before saying so.
 BUSY_TIMEOUT = 5.0
@@ -42,9 +50,9 @@ def read_zyzzyva_db(path: Path, *, progress: Progress | None = None) -> WordList
 
     ``progress(rows_done, rows_total)`` is called as the rows are read. Raises :class:`WordListError` naming
     the file and what to do if it is not a regular file of at most
-    :data:`~wordjudge.words.source_file.MAX_DATABASE_BYTES`, has a ``-wal`` or ``-journal`` file beside it,
+    :data:`~wordjudge.words.wordlist.MAX_DATABASE_BYTES`, has a ``-wal`` or ``-journal`` file beside it,
     cannot be read, is not an SQLite database (saying what it looks like), has no ``words`` table or no ``word``
-    column in it, has no rows or more than :data:`~wordjudge.words.source_file.MAX_WORDS`, is locked or damaged,
+    column in it, has no rows or more than :data:`~wordjudge.words.wordlist.MAX_WORDS`, is locked or damaged,
     or has rows that are not words.
     """
     checked_size(path, MAX_DATABASE_BYTES)
