@@ -13,7 +13,8 @@ import { anyToken } from "./device.js";
 import { leadingVerdict, linked, standingNote, superseded } from "./standing.js";
 import { STRINGS as S } from "./strings.js";
 import { unverifiedBadges } from "./ui.js";
-import { decidedBy, verdictText, verdictWord } from "./verdict-words.js";
+import { storedTiles, tilesMatter } from "./tiles.js";
+import { decidedBy, verdictText, verdictWord, wordsShown } from "./verdict-words.js";
 
 const SIZES = ["58mm", "80mm", "a6"];
 const PX_PER_MM = 96 / 25.4; // CSS pixels
@@ -74,14 +75,14 @@ function svg(markup) {
 // How the challenge ended, when records were linked to it: the final verdict, what gave it, and each
 // linked record. Verdicts only: the server sends no per-word results and no notes. (The final verdict itself
 // leads the docket, with the consequence that stands: see render.)
-function finalBox(final) {
+function finalBox(final, split) {
   if (!linked(final)) return null;
-  const reason = decidedBy(S, final);
+  const reason = decidedBy(S, final, split);
   const step = (s) =>
     s.kind === "ruling"
       ? S.docketStep.ruling(s.id, verdictWord(S, s.verdict), s.actor)
       : s.kind === "reissue"
-        ? S.docketStep.reissue(s.id, verdictWord(S, s.verdict), s.words.join(" "))
+        ? S.docketStep.reissue(s.id, verdictWord(S, s.verdict), wordsShown(s.words, split))
         : S.docketStep.recheck(s.id, verdictWord(S, s.verdict));
   return h(
     "section",
@@ -146,7 +147,7 @@ function render(docket, size) {
     h("h1", {}, S.docketTitles[r.kind] || S.docketTitle),
     lead(r, docket.final),
     r.parent_id ? h("p", { class: "docket-link" }, S.docketOf[r.kind](r.parent_id)) : null,
-    finalBox(docket.final),
+    finalBox(docket.final, docket.tiles_split),
     h(
       "dl",
       {},
@@ -155,7 +156,8 @@ function render(docket, size) {
       r.round ? fact(F.round, r.round) : null,
       fact(F.table, r.table),
       // The words as the slip had them, in its order: one verdict for all of them, never one each.
-      fact(F.words, S.docketWords(r.words, r.word_count), "wide docket-words"),
+      // As the board shows them: letters, or tile by tile where a tile could be read two ways (B-A-NG-O-R).
+      fact(F.words, S.docketWords(wordsShown(r.words, docket.tiles_split), r.word_count), "wide docket-words"),
       fact(
         old ? S.t("ui.docket.facts.consequenceSuperseded") : F.consequence,
         S.message(r.consequence.message, r.consequence.text),
@@ -178,6 +180,9 @@ function render(docket, size) {
       { class: "docket-notes" },
       h("p", {}, S.docketNotes.listId),
       docket.head_text ? h("p", {}, S.docketNotes.head) : null,
+      r.words.some((word) => tilesMatter(storedTiles(word), docket.tiles_split))
+        ? h("p", {}, S.docketNotes.tiles)
+        : null,
     ),
   );
   app.replaceChildren(controls, h("div", { class: "docket-sheet" }, article));

@@ -20,6 +20,7 @@ import {
   retryAfter,
   submitChallenge,
   tableRoundFields,
+  tileStatement,
   tileWord,
   unsettledLines,
   unverifiedBadges,
@@ -128,9 +129,23 @@ function forget(message) {
 async function refused() {
   if ((await DEVICE.refusedBy()) === "same") return forget(S.revoked);
   state.serverOk = false;
+  // A demo set aside (or an event moved to this machine) never comes back: the TD pairs the kiosk again, with a
+  // new code; the old pairing is kept until one works.
+  const again = h(
+    "button",
+    { type: "button", class: "secondary", id: "pair-again", onclick: () => showPair("", "") },
+    S.pairAgain,
+  );
   show(
     "elsewhere",
-    h("section", { class: "screen down" }, heading(S.otherServer(DEVICE.event())), h("p", {}, S.otherServerHint)),
+    h(
+      "section",
+      { class: "screen down" },
+      heading(S.otherServer(DEVICE.event())),
+      h("p", {}, S.otherServerHint),
+      h("p", { class: "hint" }, S.pairAgainHint),
+      h("div", { class: "actions" }, again),
+    ),
   );
   later(load, 5000);
 }
@@ -138,6 +153,7 @@ async function refused() {
 function showPair(message, code) {
   const { form, input } = pairForm({
     title: S.pairTitle,
+    role: "kiosk",
     code,
     message,
     onEnrolled: async (token, enrolled) => {
@@ -330,7 +346,7 @@ function showChallenger(division, draft = null) {
     draft?.table || "",
     draft ? draft.round : currentRound(state.event),
   );
-  const words = wordsField(division.lexicon_view, rules, draft?.text || "");
+  const words = wordsField(division.lexicon_view, rules, draft?.text || "", draft?.saved);
   const fields = { words: words.textarea, table: place.tableInput, round: place.roundInput };
   const order = [words.textarea, place.tableInput, place.roundInput].filter(Boolean);
   // Only table labels the event can have: where tables are numbers, a word typed into Table is refused as typed.
@@ -355,7 +371,18 @@ function showChallenger(division, draft = null) {
       );
       return;
     }
-    const same = draft && draft.table === next.table && draft.round === next.round && draft.text === next.text;
+    // A word the board could hold in more than one way: the players tap the tiles it shows, before anything is sent.
+    const unstated = words.statement.missing(next.text);
+    if (unstated) {
+      words.choices.querySelector(`.tiling[data-word="${unstated.index + 1}"]`)?.focus();
+      problemLine(words.message, S.stateTiles(unstated.word), () =>
+        words.statement.missing(words.textarea.value) ? S.stateTiles(unstated.word) : "",
+      );
+      return;
+    }
+    next.sent = words.statement.sent(next.text);
+    next.saved = words.statement.saved();
+    const same = draft && draft.table === next.table && draft.round === next.round && draft.sent === next.sent;
     next.requestId = same ? draft.requestId : newRequestId(); // a retry of the same challenge keeps its id
     showOpponent(division, next);
   };
@@ -378,7 +405,16 @@ function showChallenger(division, draft = null) {
       h("button", { type: "button", class: "secondary cancel", id: "cancel", onclick: goIdle }, S.cancel),
       lexiconBox(division.lexicon_view, false, divisionShown(division)),
     ),
-    h("div", { class: "screen-body" }, words.label, words.textarea, words.count, place.fields, words.tiles),
+    h(
+      "div",
+      { class: "screen-body" },
+      words.label,
+      words.textarea,
+      words.count,
+      place.fields,
+      words.tiles,
+      words.choices,
+    ),
     h(
       "div",
       { class: "screen-foot" },
@@ -420,15 +456,18 @@ function showOpponent(division, draft) {
   const back = () => showChallenger(division, draft);
   // A lexicon of tiles of several letters (Spanish CH...): each word as its tiles, one box a tile, as the board
   // shows it, so that the opponent checks the tiles; else each word as typed, checked letter by letter.
+  // A word whose tiles the players stated is shown as stated, its stated boxes marked for the opponent to check.
   const tiles = division.lexicon_view.tiles;
+  const statement = tileStatement(division.lexicon_view, draft.saved);
   const wordList = h(
     "ol",
     { class: `check-words${tiles ? " as-tiles" : ""}`, "aria-label": S.words(list.length) },
-    list.map((word) =>
-      tiles
-        ? h("li", { "aria-label": shownTiles(word, tiles).tiles.join(" ") }, tileWord(word, tiles))
-        : h("li", { "aria-label": [...word].join(" ") }, word),
-    ),
+    list.map((word, index) => {
+      const reading = tiles ? statement.chosen(index, word) || shownTiles(word, tiles).tiles : null;
+      return tiles
+        ? h("li", { "aria-label": reading.join(" ") }, tileWord(word, tiles, reading))
+        : h("li", { "aria-label": [...word].join(" ") }, word);
+    }),
   );
   const body = h(
     "div",
@@ -440,7 +479,7 @@ function showOpponent(division, draft) {
       ? h("p", { class: "repeated", role: "note" }, twice.map(([w, n]) => S.repeated(w, n)).join(" · "))
       : null,
     h("p", { class: "hint" }, S.opponentHint),
-    tiles?.split?.length ? h("p", { class: "hint" }, S.tilesHint) : null, // a dashed box: either way
+    list.some((word, index) => statement.chosen(index, word)) ? h("p", { class: "hint" }, S.tilesHint) : null,
   );
   const countdown = abandonLine(ABANDONED_S);
   const page = h(
@@ -501,8 +540,8 @@ async function adjudicate(division, draft) {
 // The players pick the tiles the board shows for a word the lexicon has as words more than one way; then it is
 // judged under that reading (the same request id: nothing was recorded).
 function showPick(division, draft, asked) {
-  const page = readingPicker(draft.text, asked, {
-    onPicked: (text) => adjudicate(division, { ...draft, text }),
+  const page = readingPicker(draft.sent || draft.text, asked, {
+    onPicked: (sent) => adjudicate(division, { ...draft, sent }),
     onBack: () => showChallenger(division, draft),
   });
   const countdown = abandonLine(ABANDONED_S); // players who walk away leave no challenge on the screen

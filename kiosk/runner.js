@@ -17,10 +17,12 @@ import {
   pairForm,
   problemLine,
   readingPicker,
+  recordWord,
   retryAfter,
   sized,
   submitChallenge,
   tableRoundFields,
+  tileStatement,
   tileWord,
   unsettledLines,
   verdictPanel,
@@ -75,6 +77,7 @@ async function boot() {
 function showPair(message, code) {
   const { form, input } = pairForm({
     title: S.runnerPairTitle,
+    role: "runner",
     button: S.runnerPair,
     code,
     message,
@@ -164,7 +167,7 @@ function showEntry(draft = null, refusal = "") {
     draft?.table || "",
     draft ? draft.round : currentRound(state.event),
   );
-  const words = wordsField(division.lexicon_view, state.event.input_rules, draft?.text || "");
+  const words = wordsField(division.lexicon_view, state.event.input_rules, draft?.text || "", draft?.saved);
   const lexicon = h("div", { class: "lexicon-line" }, lexiconBox(division.lexicon_view, false));
   choice.select?.addEventListener("change", () => {
     state.division = choice.get();
@@ -189,7 +192,17 @@ function showEntry(draft = null, refusal = "") {
         const next = { division: choice.get(), table: place.table(), round: place.round(), text: words.textarea.value };
         const problem = draftProblem(state.event, next.table, next.round, next.text, tiles());
         if (problem) return problemLine(words.message, problem, typedProblem);
-        const same = draft && ["table", "round", "text"].every((key) => draft[key] === next[key]);
+        // A word the board could hold in more than one way: the runner taps the tiles the slip or board shows.
+        const unstated = words.statement.missing(next.text);
+        if (unstated) {
+          words.choices.querySelector(`.tiling[data-word="${unstated.index + 1}"]`)?.focus();
+          return problemLine(words.message, S.stateTiles(unstated.word), () =>
+            words.statement.missing(words.textarea.value) ? S.stateTiles(unstated.word) : "",
+          );
+        }
+        next.sent = words.statement.sent(next.text);
+        next.saved = words.statement.saved();
+        const same = draft && ["table", "round", "sent"].every((key) => draft[key] === next[key]);
         next.requestId = same && draft.requestId ? draft.requestId : newRequestId();
         state.division = next.division;
         showConfirm(next);
@@ -204,6 +217,7 @@ function showEntry(draft = null, refusal = "") {
     words.message,
     words.count,
     words.tiles,
+    words.choices,
     h("button", { type: "submit", class: "primary wide", id: "check" }, S.checkAndSend),
     recent,
   );
@@ -272,15 +286,12 @@ function showConfirm(draft) {
       { class: `check-words${draft.division.lexicon_view.tiles ? " as-tiles" : ""}` },
       // Each word whole, scaled to fit a narrow screen (--letters): compared letter by letter with the slip; for a
       // lexicon of tiles of several letters (Spanish CH...), tile by tile, one box a tile.
-      list.map((word) =>
-        draft.division.lexicon_view.tiles
-          ? h(
-              "li",
-              { "aria-label": shownTiles(word, draft.division.lexicon_view.tiles).tiles.join(" ") },
-              tileWord(word, draft.division.lexicon_view.tiles),
-            )
-          : sized(h("li", { "aria-label": [...word].join(" ") }, word), [...word].length),
-      ),
+      list.map((word, index) => {
+        const view = draft.division.lexicon_view;
+        if (!view.tiles) return sized(h("li", { "aria-label": [...word].join(" ") }, word), [...word].length);
+        const reading = tileStatement(view, draft.saved).chosen(index, word) || shownTiles(word, view.tiles).tiles;
+        return h("li", { "aria-label": reading.join(" ") }, tileWord(word, view.tiles, reading));
+      }),
     ),
     h(
       "div",
@@ -318,12 +329,12 @@ async function send(draft) {
   }
 }
 
-// The slip's word reads as tiles more than one way that are words (Welsh NG, or N then G): the runner picks the
-// tiles the board shows, as the players say; then it is sent again under that reading (nothing was recorded).
+// The server asks which tiles a word of the slip is (the page's statement did not cover it: its lexicon changed
+// since the page read it): the runner picks the tiles the board shows; then it is sent again (nothing was recorded).
 function showPick(draft, asked) {
   state.pending = null;
-  const page = readingPicker(draft.text, asked, {
-    onPicked: (text) => send({ ...draft, text }),
+  const page = readingPicker(draft.sent || draft.text, asked, {
+    onPicked: (sent) => send({ ...draft, sent }),
     onBack: () => showEntry(draft),
   });
   show("pick", page, page.querySelector(".pick-reading"));
@@ -373,14 +384,20 @@ async function settled() {
   }
 }
 
+// The split tiles of a division's lexicon (Welsh NG), as this page read the event.
+function splitTiles(division) {
+  return state.event.divisions.find((d) => d.name === division)?.lexicon_view.tiles?.split || [];
+}
+
 function showVerdict(record) {
   const page = verdictPanel(record, {
     facts: record.settled ? h("p", { class: "settled-note" }, S.settledNote(record.table, record.round)) : [],
-    // The runner carries the words back: each whole, scaled to fit a narrow screen.
+    // The runner carries the words back: each whole, scaled to fit a narrow screen, as the board shows it (its
+    // tiles as boxes where they matter: a split tile).
     middle: h(
       "p",
       { class: "verdict-list" },
-      record.words.flatMap((word) => [sized(h("span", {}, word), [...word].length), " "]),
+      record.words.flatMap((word) => [recordWord(word, splitTiles(record.division)), " "]),
     ),
     after: h(
       "div",

@@ -4,6 +4,7 @@ import { api, h, hallServers, proveWith } from "./api.js";
 import { proveServer } from "./proof.js";
 import { datePattern, parseDate } from "./i18n.js";
 import { LANGUAGE, STRINGS } from "./strings.js";
+import { wordsShown } from "./verdict-words.js";
 
 export const session = { csrf: null };
 // Another server of the hall proves itself to this console's session (its CSRF token) before the banner names it.
@@ -173,4 +174,24 @@ export function limited(input, key) {
     () => {}, // the server's own check still refuses a longer one
   );
   return input;
+}
+
+// The split tiles of each lexicon served (GET /api/lexicons: Welsh NG), read once a TD is signed in, so that a
+// record's words are shown as the board held them: letters, or tile by tile where a tile could be read two ways
+// (B-A-NG-O-R). Pages that list records wait for it (readSplits()); a lexicon no longer served shows letters.
+const SPLITS = new Map();
+let splitsRead = null;
+export function readSplits() {
+  splitsRead ??= call("/api/lexicons").then(
+    (views) => views.forEach((view) => SPLITS.set(view.name, view.tiles?.split || [])),
+    () => {
+      splitsRead = null; // asked again next time; meanwhile letters
+    },
+  );
+  return splitsRead;
+}
+
+// A record's words (or `words` of its lexicon: a reissue's) as people read them.
+export function recordWords(record, words = record.words) {
+  return wordsShown(words, SPLITS.get(record.lexicon) || []);
 }

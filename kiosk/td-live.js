@@ -4,7 +4,7 @@
 
 import { h } from "./api.js";
 import { STRINGS } from "./strings.js";
-import { call, when } from "./td-common.js";
+import { call, readSplits, recordWords, when } from "./td-common.js";
 import { verdictWord } from "./verdict-words.js";
 
 const C = STRINGS.console;
@@ -41,7 +41,7 @@ const rulings = { records: null, matching: 0, listeners: new Set(), timer: null 
 // Ask the server which challenges wait for a ruling, and tell the tab bar and the overview.
 export async function checkRulings() {
   try {
-    const found = await call(`/api/challenges?needs_ruling=true&limit=${QUEUE_LIMIT}`);
+    const [found] = await Promise.all([call(`/api/challenges?needs_ruling=true&limit=${QUEUE_LIMIT}`), readSplits()]);
     rulings.records = found.records;
     rulings.matching = found.matching ?? found.records.length;
   } catch {
@@ -92,7 +92,7 @@ function rulingRow(record, open) {
     " ",
     R.place(record.division, record.table, record.round ?? null),
     " · ",
-    h("span", { class: "words" }, record.words.join(" ")),
+    h("span", { class: "words" }, recordWords(record)),
     " · ",
     waiting
       ? R.disagree(waiting.id, verdict(waiting.verdict), verdict(record.verdict), when(waiting.created_at))

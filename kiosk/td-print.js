@@ -4,7 +4,7 @@
 
 import { h } from "./api.js";
 import { STRINGS } from "./strings.js";
-import { call, problem, table, when } from "./td-common.js";
+import { call, problem, readSplits, recordWords, table, when } from "./td-common.js";
 import { decidedBy, verdictText as said, verdictWord } from "./verdict-words.js";
 
 const C = STRINGS.console;
@@ -28,6 +28,7 @@ export function finalText(record) {
 
 // Every record the filters `params` match, newest first, at most `most`, and how many match in all.
 async function records(params, most) {
+  await readSplits(); // the words as the board held them
   const found = [];
   let before = null;
   let matching = null;
@@ -142,7 +143,7 @@ async function report(app, params, me) {
                 h("td", {}, `#${r.id}`),
                 h("td", {}, r.table),
                 h("td", {}, roundText(r.round)),
-                h("td", {}, r.words.join(" ")),
+                h("td", {}, recordWords(r)),
                 h("td", {}, r.final ? finalText(r) : C.needsRuling),
               ),
             ),
@@ -169,7 +170,7 @@ async function report(app, params, me) {
               h("td", {}, STRINGS.formatDate(r.created_at, "short-time")),
               h("td", {}, r.table),
               h("td", {}, roundText(r.round)),
-              h("td", {}, r.words.join(" ")),
+              h("td", {}, recordWords(r)),
               h("td", {}, verdictText(r.verdict)),
               h("td", { class: "final" }, finalText(r)),
             ),
@@ -232,7 +233,7 @@ async function feed(app, params, me) {
           h("td", {}, r.table),
           h("td", {}, r.actor),
           // A TD's change: what changed, no verdict.
-          h("td", {}, r.kind === "change" ? STRINGS.message(r.change_message) : r.words.join(" ")),
+          h("td", {}, r.kind === "change" ? STRINGS.message(r.change_message) : recordWords(r)),
           h("td", {}, r.verdict ? verdictText(r.verdict) : ""),
           h(
             "td",

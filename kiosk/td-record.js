@@ -5,8 +5,8 @@
 
 import { h, newRequestId } from "./api.js";
 import { STRINGS } from "./strings.js";
-import { call, limited, problem, when } from "./td-common.js";
-import { verdictMark, verdictText as said, verdictWord } from "./verdict-words.js";
+import { call, limited, problem, readSplits, recordWords, when } from "./td-common.js";
+import { verdictMark, verdictText as said, verdictWord, wordsShown } from "./verdict-words.js";
 
 const C = STRINGS.console;
 const K = C.columns;
@@ -21,7 +21,7 @@ export function finalMark(final) {
   const by = final.decided_by;
   if (!by) return C.final.awaiting(final.awaiting_ruling.id, bare(final.awaiting_ruling.verdict));
   if (by.kind === "ruling") return C.final.ruling(bare(by.verdict), by.actor, by.id);
-  if (by.kind === "reissue") return C.final.reissue(by.words.join(" "), bare(by.verdict), by.id);
+  if (by.kind === "reissue") return C.final.reissue(wordsShown(by.words), bare(by.verdict), by.id);
   if (by.kind === "recheck") return C.final.recheck(by.id);
   return C.final.challenge(by.id);
 }
@@ -78,7 +78,7 @@ export function perWord(record) {
       h(
         "span",
         { class: r.acceptable ? "word-ok" : "word-bad" },
-        `${r.word} ${verdictMark(STRINGS, r.acceptable ? "acceptable" : "unacceptable")}${r.source ? ` (${r.source})` : ""}`, // data
+        `${recordWords(record, [r.word])} ${verdictMark(STRINGS, r.acceptable ? "acceptable" : "unacceptable")}${r.source ? ` (${r.source})` : ""}`, // data
       ),
     ),
   );
@@ -91,7 +91,7 @@ export async function showRecord(detail, id, { open, close }, answer = null) {
   detail.replaceChildren(note);
   let record;
   try {
-    record = await call(`/api/challenges/${id}`);
+    [record] = await Promise.all([call(`/api/challenges/${id}`), readSplits()]);
   } catch (error) {
     return problem(note, error);
   }
@@ -119,7 +119,7 @@ export async function showRecord(detail, id, { open, close }, answer = null) {
         fact(K.round, record.round ?? ""),
         fact(K.table, record.table),
         fact(K.actor, C.actorChannel(record.actor, STRINGS.channel(record.channel))),
-        fact(K.words, record.words.join(" ")),
+        fact(K.words, recordWords(record)),
         // The final verdict leads; the record's own follows, marked superseded when another record's replaced it.
         record.final && record.final.linked.length
           ? fact(
@@ -216,7 +216,7 @@ function linkedSteps(record) {
 function answerText(created) {
   const verdict = verdictText(created.verdict);
   if (created.kind === "recheck") return C.answer.recheck(created.id, verdict, created.agrees);
-  if (created.kind === "reissue") return C.answer.reissue(created.id, created.words.join(" "), verdict);
+  if (created.kind === "reissue") return C.answer.reissue(created.id, recordWords(created), verdict);
   return C.answer.ruling(created.id, verdict);
 }
 

@@ -67,6 +67,10 @@ export function buildStrings(tr) {
     tooLongTiles: (max) => t("ui.tooLongTiles", { max }),
     tooShortTiles: (min) => t("ui.tooShortTiles", { min }),
     tilesHint: t("ui.tilesHint"),
+    tilingHint: t("ui.tilingHint"),
+    tilingWord: (position, typed) => t("ui.tilingWord", { position, typed }),
+    tilingLabel: (tiles) => t("ui.tilingLabel", { tiles }),
+    stateTiles: (word) => t("ui.stateTiles", { word }),
     pickTitle: t("ui.pickTitle"),
     pickHint: t("ui.pickHint"),
     pickWord: (position, typed) => t("ui.pickWord", { position, typed }),
@@ -131,7 +135,9 @@ export function buildStrings(tr) {
 
     // pairing and settings
     pairTitle: t("ui.pairTitle"),
-    pairHint: t("ui.pairHint"),
+    pairHint: (role) => t("ui.pairHint", { command: `wordjudge device pair --role ${role}` }),
+    pairAgain: t("ui.pairAgain"),
+    pairAgainHint: t("ui.pairAgainHint"),
     pairCode: t("ui.pairCode"),
     pair: t("ui.pair"),
     revoked: t("ui.revoked"),
@@ -201,7 +207,7 @@ export function buildStrings(tr) {
     ]),
     docketTitles: keys("ui.docket.titles", ["recheck", "reissue", "ruling"]),
     // The words as the slip had them, one verdict for all: "CAT QI (2 words)".
-    docketWords: (words, n) => t("ui.docket.words", { words: words.join(" "), count: t("ui.words", { n }) }),
+    docketWords: (words, n) => t("ui.docket.words", { words, count: t("ui.words", { n }) }),
     // A re-check, reissue or ruling says which record it follows.
     docketOf: {
       recheck: (id) => t("ui.docket.of.recheck", { id: String(id) }),
@@ -223,7 +229,7 @@ export function buildStrings(tr) {
       reissue: (id, verdict, words) => t("ui.docket.step.reissue", { id: String(id), verdict, words }),
       ruling: (id, verdict, name) => t("ui.docket.step.ruling", { id: String(id), verdict, name }),
     },
-    docketNotes: keys("ui.docket.notes", ["listId", "head"]),
+    docketNotes: keys("ui.docket.notes", ["listId", "head", "tiles"]),
 
     // the status page
     status: {
@@ -258,6 +264,7 @@ function consoleStrings(tr, keys) {
     title: c("title"),
     signIn: c("signIn"),
     signInTitle: c("signInTitle"),
+    firstAccount: c("firstAccount", { command: "wordjudge td add NAME" }),
     signOut: c("signOut"),
     signedInAs: (name) => c("signedInAs", { name }),
     unreachable: c("unreachable"),

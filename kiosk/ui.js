@@ -3,9 +3,12 @@
 
 import { api, h } from "./api.js";
 import { STRINGS as S } from "./strings.js";
-import { bracketed, shownTiles, storedTiles, tileCount, typeable } from "./tiles.js";
+import { bracketed, tileCount, typeable } from "./tiles.js";
+import { statementRows, tileBoxes, tileStatement, tileWord } from "./tile-boxes.js";
 import { isRound, isTable, refusal, splitWords, tooShort } from "./words.js";
 import { verdictMark, verdictWord } from "./verdict-words.js";
+
+export { recordWord, sized, storedWord, tileStatement, tileWord } from "./tile-boxes.js";
 
 const MESSAGE_MS = 6000;
 
@@ -89,46 +92,16 @@ export function unverifiedBadges(claims) {
   );
 }
 
-// A typed word as the board's tiles, one box a tile (one a letter, unless the lexicon's `tiles` join letters:
-// Spanish CH is one box). A box of a tile the lexicon also has as separate letters (Welsh NG) is marked: it
-// may be read either way. Its length (--letters) lets a narrow screen scale a long word down, whole.
-export function tileWord(word, tiles = null) {
-  return tileBoxes(shownTiles(word, tiles).tiles, tiles?.split || []);
-}
-
-// A word as the server recorded it ("[CH]ICO"), one box a tile.
-export function storedWord(word) {
-  return tileBoxes(storedTiles(word));
-}
-
-function tileBoxes(tiles, split = []) {
-  return sized(
-    h(
-      "span",
-      { class: "tile-word" },
-      tiles.map((tile) =>
-        h("span", { class: `tile${tile.length > 1 ? " joined" : ""}${split.includes(tile) ? " split" : ""}` }, tile),
-      ),
-    ),
-    tiles.length,
-  );
-}
-
 // A word's squares, for a lexicon's `tiles` (null: its letters).
 export function squares(tiles) {
   return (word) => tileCount(word, tiles);
 }
 
-// `element` told how many letters its word has (--letters), for the styles that fit a long word to the screen
-// rather than cut it. (Set through the style object: the pages' CSP refuses style attributes.)
-export function sized(element, letters) {
-  element.style.setProperty("--letters", String(letters));
-  return element;
-}
-
 // The words box: refuses, as typed, characters outside the lexicon's alphabet and the event's word and
-// letter limits (`rules`: the event's input_rules), and shows the words back as tiles with their count.
-export function wordsField(view, rules, text = "") {
+// letter limits (`rules`: the event's input_rules), and shows the words back as tiles with their count. A word the
+// board could hold in more than one way is asked about (`choices`): the players tap the tiles the board shows,
+// kept in `statement` (`saved`: an earlier statement of the same draft).
+export function wordsField(view, rules, text = "", saved = null) {
   const textarea = h("textarea", {
     id: "words",
     name: "words",
@@ -142,11 +115,19 @@ export function wordsField(view, rules, text = "") {
   const message = h("p", { id: "word-message", class: "message", role: "alert" });
   const count = h("p", { id: "word-count", class: "word-count" });
   const tiles = h("div", { class: "tiles", "aria-hidden": "true" });
+  const statement = tileStatement(view, saved);
+  const choices = h("div", { class: "tiling-choices" });
   let lastGood = textarea.value;
+  const preview = () => {
+    const list = splitWords(textarea.value);
+    tiles.replaceChildren(...list.map((word, index) => tileWord(word, view.tiles, statement.chosen(index, word))));
+  };
   const render = () => {
     const list = splitWords(textarea.value);
     count.textContent = list.length ? S.words(list.length) : S.noWordsYet;
-    tiles.replaceChildren(...list.map((word) => tileWord(word, view.tiles)));
+    preview();
+    const rows = view.tiles ? statementRows(statement, textarea.value, view, preview) : [];
+    choices.replaceChildren(...(rows.length ? [h("p", { class: "hint" }, S.tilingHint), ...rows] : []));
   };
   textarea.addEventListener("input", () => {
     const refused = refusal(textarea.value, typeable(view.tiles) || view.alphabet, rules, squares(view.tiles));
@@ -176,6 +157,8 @@ export function wordsField(view, rules, text = "") {
     message,
     count,
     tiles,
+    choices,
+    statement,
     setText(value) {
       textarea.value = value;
       lastGood = value;
@@ -210,7 +193,8 @@ export function draftProblem(event, table, round, text, tiles = null) {
 }
 
 // The pairing form of an unenrolled device; calls onEnrolled(token, device) once it has its token.
-export function pairForm({ title, button = S.pair, code = "", message = "", onEnrolled }) {
+// `role`: the device's (kiosk, runner), for the command the hint names.
+export function pairForm({ title, role, button = S.pair, code = "", message = "", onEnrolled }) {
   const input = h("input", {
     id: "pair-code",
     name: "code",
@@ -237,7 +221,7 @@ export function pairForm({ title, button = S.pair, code = "", message = "", onEn
       },
     },
     heading(title),
-    h("p", {}, S.pairHint),
+    h("p", { class: "pair-hint" }, S.pairHint(role)),
     h("label", { for: "pair-code" }, S.pairCode),
     input,
     note,
@@ -293,7 +277,13 @@ export function tableRoundFields(rounds, table = "", round = "") {
 
 // Send a challenge; a retry passes the same draft, so the same request id: never recorded twice.
 export function submitChallenge(token, divisionName, draft) {
-  const body = { division: divisionName, table: draft.table, words: draft.text, request_id: draft.requestId };
+  // The words with the tiles the players stated (BA[N][G]OR), else as typed.
+  const body = {
+    division: divisionName,
+    table: draft.table,
+    words: draft.sent || draft.text,
+    request_id: draft.requestId,
+  };
   if (draft.round) body.round = Number(draft.round);
   return api("/api/challenges", { method: "POST", body, token });
 }

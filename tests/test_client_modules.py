@@ -11,6 +11,7 @@ import secrets
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import TypeAdapter, ValidationError
@@ -93,15 +94,16 @@ TILE_CASES = {
 
 
 # The tiles each set's test lexicon splits (Welsh NG: BANGOR is B A N G O R, DANGOS has the NG tile).
-TILE_SPLITS = {"welsh": ["NG"]}
+TILE_SPLITS: dict[str, list[str]] = {"welsh": ["NG"]}
 
 
 def _tile_cases() -> str:
     """Each case with the readings the server finds (a list of tile lists; [] where it refuses the word), those a
     lexicon splitting ``split`` can hold, how each of those is stated and how it is shown."""
-    cases = []
+    cases: list[dict[str, Any]] = []
     for name, words in TILE_CASES.items():
-        tiles, split = builtin(name), TILE_SPLITS.get(name, [])
+        tiles = builtin(name)
+        split = TILE_SPLITS.get(name, [])
         for word in words:
             try:
                 found = [list(reading) for reading in tiles.readings(word)]

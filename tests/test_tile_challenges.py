@@ -4,6 +4,9 @@ where more than one reading is a word, never told which word decided."""
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -202,3 +205,22 @@ def test_the_td_finds_a_challenge_by_its_word_typed_as_letters_or_as_tiles(clien
     for spelling in ("col·legi", "COL.LEGI", "col-legi", "coŀlegi", "co[l·l]egi", "col\u2027legi"):
         assert found(spelling) == [("CASA", "CO[L·L]EGI")], spelling
     assert found("kilo") == []
+
+
+def test_the_td_reads_words_as_the_board_held_them_in_the_export_and_the_docket_says_which_tiles_matter(
+    client: TestClient, data_dir: Path
+) -> None:
+    challenge(client, "spanish", "desengancharíais")
+    welsh = challenge(client, "welsh", "ba[ng]or cath").json()
+    docket = client.get(f"/api/challenges/{welsh['id']}/docket").json()
+    assert docket["tiles_split"] == ["NG"]  # the docket prints B-A-NG-O-R tile by tile, CATH as letters
+    assert docket["record"]["words"] == ["BA[NG]OR", "CA[TH]"]  # the tiles judged
+    td = td_headers(data_dir, "alice")
+    del client.headers["Authorization"]
+    export = client.get("/api/export", params={"format": "csv"}, headers=td)
+    assert export.status_code == 200, export.text
+    rows = {row["id"]: row for row in csv.DictReader(io.StringIO(export.text))}
+    assert [rows[key]["words"] for key in sorted(rows)] == ["DESENGANCHARIAIS", "B-A-NG-O-R CATH"]
+    # JSON Lines, an archive a program reads, keep the stored form.
+    archive = client.get("/api/export", params={"format": "jsonl"}, headers=td).text.splitlines()
+    assert [json.loads(line)["words"] for line in archive] == [["DESENGAN[CH]ARIAIS"], ["BA[NG]OR", "CA[TH]"]]

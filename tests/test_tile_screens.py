@@ -1,6 +1,6 @@
 """Tiles of several letters at the kiosk and the handheld (issue 38), in Chromium against a live server: a player
 types letters as read, the screens show one box a tile as the board does, a 15-tile Spanish word of 16 letters is
-taken and judged, and where a Welsh word is a word as tiles more than one way the players pick the tiles."""
+taken and judged, and where the board could hold a Welsh word's tiles two ways the players state them first."""
 
 from __future__ import annotations
 
@@ -108,27 +108,76 @@ def test_catalan_tiles_are_typed_as_read_and_shown_as_the_board_shows_them(
     judged_acceptable(page, server, "CO[L·L]EGI", "[QU]ATRE")
 
 
-def test_a_welsh_word_that_is_a_word_both_ways_is_judged_under_the_tiles_the_players_pick(
-    browser: Browser, server: LiveServer
+def judged(page: Page, verdict: str) -> None:
+    on_screen(page, "verdict")
+    expect(page.locator("h1")).to_have_text(verdict)
+
+
+@pytest.mark.parametrize(
+    ("board", "verdict", "stored"),
+    [
+        (["B", "A", "NG", "O", "R"], "UNACCEPTABLE", "BA[NG]OR"),
+        (["B", "A", "N", "G", "O", "R"], "ACCEPTABLE", "BANGOR"),
+    ],
+    ids=["NG-tile", "N-and-G"],
+)
+def test_the_welsh_phony_is_judged_as_the_tiles_the_board_holds(
+    browser: Browser, server: LiveServer, board: list[str], verdict: str, stored: str
 ) -> None:
+    """The board holds B A NG O R (the NG tile) or B A N G O R; the list has BANGOR only as B A N G O R. The players
+    state the tiles before anything is sent, and the server judges exactly those: the NG-tile phony does not stand."""
     page = new_page(browser, "small")
     open_device(page, server, Role.KIOSK, "welsh")
-    type_words(page, "henga")
-    expect(page.locator(".tiles .tile.split")).to_have_text("NG")  # dashed: it may be N then G
+    type_words(page, "bangor")
+    choice = page.locator("fieldset.tiling-choice")
+    expect(choice).to_have_count(1)
+    expect(choice.get_by_role("button")).to_have_count(2)
+    expect(choice.locator(".tiling[aria-pressed=true]")).to_have_count(0)  # no default: the players choose
+    page.get_by_role("button", name=DONE).click()  # not stated yet: nothing goes on
+    on_screen(page, "challenger")
+    expect(page.locator("#word-message")).to_have_text("Tap the tiles the board shows for BANGOR.")
+    expect(page.locator(".tiling").first).to_be_focused()  # the keyboard is on the question
+    screenshot(page, f"tiles-kiosk-welsh-state-{'-'.join(board)}")
+    page.get_by_role("button", name=f"the tiles {' '.join(board)}").click()
+    assert boxes(page, ".tiles") == board
     page.get_by_role("button", name=DONE).click()
     on_screen(page, "opponent")
-    expect(page.locator(".check-words .tile.split")).to_have_text("NG")
-    screenshot(page, "tiles-kiosk-welsh-opponent")
+    expect(page.locator(".check-words li").first).to_have_attribute("aria-label", " ".join(board))
+    assert boxes(page, ".check-words") == board
+    expect(page.locator(".check-words .tile.split")).to_have_count(1 if "NG" in board else 2)  # marked to check
+    screenshot(page, f"tiles-kiosk-welsh-opponent-{'-'.join(board)}")
+    assert recorded(server) == []
     hold_adjudicate(page)
-    on_screen(page, "pick")
-    expect(page.locator(".pick-reading")).to_have_count(2)
-    send = page.get_by_role("button", name="Adjudicate these tiles")
-    expect(send).to_be_disabled()
-    assert recorded(server) == []  # nothing is judged before the players pick
-    page.get_by_role("button", name="H E N G A").click()
-    screenshot(page, "tiles-kiosk-welsh-pick")
-    send.click()
-    judged_acceptable(page, server, "HENGA")
+    judged(page, verdict)
+    screenshot(page, f"tiles-kiosk-welsh-verdict-{'-'.join(board)}")
+    assert recorded(server) == [(stored,)]
+
+
+def test_the_tiles_are_stated_by_keyboard_alone(browser: Browser, server: LiveServer) -> None:
+    page = new_page(browser, "small")
+    open_device(page, server, Role.KIOSK, "welsh")
+    type_words(page, "dangos")
+    page.get_by_label("Round").press("Enter")  # Done from the keyboard: the question takes the focus
+    expect(page.locator(".tiling").first).to_be_focused()
+    page.keyboard.press("Tab")
+    page.keyboard.press("Space")  # the second tiling: D A N G O S
+    expect(page.locator(".tiling[aria-pressed=true]")).to_have_attribute("aria-label", "the tiles D A N G O S")
+    page.get_by_label("Round").press("Enter")
+    on_screen(page, "opponent")
+    hold_adjudicate(page)
+    judged(page, "UNACCEPTABLE")  # DANGOS is a word with the NG tile only
+    assert recorded(server) == [("DANGOS",)]
+
+
+def test_catalan_qu_with_a_diaeresis_is_the_qu_tile_at_the_kiosk(browser: Browser, server: LiveServer) -> None:
+    page = new_page(browser, "small")
+    open_device(page, server, Role.KIOSK, "catalan")
+    type_words(page, "qüestió")
+    assert boxes(page, ".tiles") == ["QU", "E", "S", "T", "I", "O"]
+    page.get_by_role("button", name=DONE).click()
+    on_screen(page, "opponent")
+    hold_adjudicate(page)
+    judged_acceptable(page, server, "[QU]ESTIO")
 
 
 def test_the_handheld_shows_a_fifteen_tile_slip_as_fifteen_boxes_and_sends_it(
@@ -143,32 +192,43 @@ def test_the_handheld_shows_a_fifteen_tile_slip_as_fifteen_boxes_and_sends_it(
     judged_acceptable(page, server, "DESENGAN[CH]ARIAIS")
 
 
-def test_the_handheld_asks_which_tiles_where_a_welsh_word_is_a_word_both_ways(
+def test_the_handheld_states_the_tiles_of_each_welsh_word_the_board_could_hold_two_ways(
     browser: Browser, server: LiveServer
 ) -> None:
     page = new_page(browser, "phone")
+    page.set_viewport_size({"width": 360, "height": 740})  # the narrowest phone a runner carries
     open_device(page, server, Role.RUNNER, "welsh")
-    runner_sends(page, "4", "henga dangos")
-    expect(page.locator(".check-words .tile.split")).to_have_count(2)  # NG in each: it may be N then G
-    page.get_by_role("button", name="Send for adjudication").click()
-    on_screen(page, "pick")
-    expect(page.locator("fieldset.pick-word")).to_have_count(2)  # both words asked about, not only HENGA
+    page.get_by_label("Table").fill("4")
+    page.get_by_label("Round").fill("2")
+    page.get_by_label("Words").press_sequentially("henga dangos cath")
+    expect(page.locator("fieldset.tiling-choice")).to_have_count(2)  # both NG words, whatever their validity
+    page.get_by_role("button", name="Check the slip").click()
+    on_screen(page, "entry")
+    expect(page.locator("#word-message")).to_have_text("Tap the tiles the board shows for HENGA.")
+    page.get_by_role("button", name="the tiles H E NG A").click()
+    page.get_by_role("button", name="the tiles D A NG O S").click()
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 360, width  # the question fits the phone: nothing to scroll sideways
+    screenshot(page, "tiles-runner-welsh-state")
+    page.get_by_role("button", name="Check the slip").click()
+    on_screen(page, "confirm")
+    expect(page.locator(".check-words .tile.split")).to_have_count(2)
     assert recorded(server) == []
-    page.get_by_role("button", name="H E NG A").click()
-    page.get_by_role("button", name="D A NG O S").click()
-    screenshot(page, "tiles-runner-welsh-pick")
-    page.get_by_role("button", name="Adjudicate these tiles").click()
-    judged_acceptable(page, server, "HE[NG]A", "DA[NG]OS")
+    page.get_by_role("button", name="Send for adjudication").click()
+    judged_acceptable(page, server, "HE[NG]A", "DA[NG]OS", "CA[TH]")
+    # The verdict carries the words back as the board holds them: boxes where a tile could be read two ways.
+    expect(page.locator(".verdict-list")).to_contain_text("CATH")
+    expect(page.locator(".verdict-list .tile.split")).to_have_count(2)
+    screenshot(page, "tiles-runner-welsh-verdict")
 
 
-def test_a_question_which_tiles_left_unanswered_clears_after_30_seconds(browser: Browser, server: LiveServer) -> None:
+def test_a_statement_left_unfinished_clears_after_30_seconds(browser: Browser, server: LiveServer) -> None:
     page = new_page(browser, "small")
     page.clock.install()
     open_device(page, server, Role.KIOSK, "welsh")
     type_words(page, "henga")
     page.get_by_role("button", name=DONE).click()
-    hold_adjudicate(page)
-    on_screen(page, "pick")
+    on_screen(page, "challenger")
     page.clock.fast_forward(31_000)
     on_screen(page, "idle")
     assert "HENGA" not in page.content()

@@ -25,7 +25,7 @@ SPANISH = [
     "desengancharíais",
     "ACHICHARRADORES",
 ]
-CATALAN = ["col·legi", "paral·lel", "nyap", "any", "quatre", "qui", "llum", "caça", "casa"]
+CATALAN = ["col·legi", "paral·lel", "nyap", "any", "quatre", "qui", "llum", "caça", "casa", "qüestió"]
 # DANGOS is D A NG O S; BAN[G]OR is B A N G O R; HENGA is a word both ways (made up for the tests: the kiosk asks).
 WELSH = ["dangos", "ban[g]or", "he[ng]a", "hen[g]a", "llyfr", "rhedeg", "ffordd", "cath", "tân"]
 

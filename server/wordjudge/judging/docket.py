@@ -34,6 +34,8 @@ def docket_view(record: Record, lexicon_view: dict[str, Any] | None, head: Head,
         "final": final.as_dict(),
         "lexicon_name": lexicon_view["shown_name"] if lexicon_view else record.lexicon,
         "lexicon_unverified": lexicon_view["unverified"] if lexicon_view else [],  # its UNVERIFIED badges
+        # Its tiles that the board could hold two ways (Welsh NG): a word holding one is printed tile by tile.
+        "tiles_split": (lexicon_view["tiles"] or {}).get("split", []) if lexicon_view else [],
         "short_fingerprint": short(record.fingerprint),
         "head": head.as_dict(),
         # The record's own place in the chain, as printed: with it, the docket can check the log later.

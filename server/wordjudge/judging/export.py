@@ -2,7 +2,9 @@
 
 Exports are the TD's view: every field, per-word results included. JSON Lines keep each record's data as
 it is (an archive a program reads); CSV is for a person with a spreadsheet: one row per record, per-word
-results as ``QI ✓ ZA ✗`` and the consequence as its sentence.
+results as ``QI ✓ ZA ✗``, the consequence as its sentence, and the words as the board held them (``splits``: each
+served lexicon's split tiles; DESENGANCHARIAIS, and B-A-NG-O-R tile by tile where a tile could be read two ways;
+a lexicon not served keeps the stored form, ``BA[NG]OR``, which says the tiles as well).
 
 A challenge's row also carries its final verdict after its re-checks, reissues and rulings (each of which is a
 row of its own, with ``parent_id``): ``final_verdict`` (empty while a re-check awaits the TD's ruling),
@@ -23,6 +25,10 @@ from typing import Any, TextIO
 from wordjudge.judging.final_verdict import LinkedFamilies, decision
 from wordjudge.log.chain import head_text
 from wordjudge.model.records import Kind, Record
+from wordjudge.words.tiles import shown_word, stored_tiles
+
+#: Each lexicon's split tiles, by name (:attr:`wordjudge.words.profile.Profile.split`).
+Splits = Mapping[str, Sequence[str]]
 
 
 class ExportFormat(StrEnum):
@@ -89,9 +95,15 @@ def _final(record: Record, families: Mapping[int, Sequence[Any]] | None) -> dict
     return {"final_verdict": final.verdict, "final_source": final.source, "final_record_id": final.record_id}
 
 
-def lines(records: Iterable[Record], format: ExportFormat, families: LinkedFamilies | None = None) -> Iterator[str]:
+def lines(
+    records: Iterable[Record],
+    format: ExportFormat,
+    families: LinkedFamilies | None = None,
+    splits: Splits | None = None,
+) -> Iterator[str]:
     """The export of ``records``, one line at a time (for CSV, the header first): nothing is held but a line (and
-    ``families``, the log's few linked records, for the challenges' final verdicts)."""
+    ``families``, the log's few linked records, for the challenges' final verdicts; ``splits``: see the module's
+    docstring)."""
     if format is ExportFormat.JSONL:
         for record in records:
             yield json.dumps(record_data(record, families), ensure_ascii=False) + "\n"
@@ -101,6 +113,9 @@ def lines(records: Iterable[Record], format: ExportFormat, families: LinkedFamil
     writer.writerow(CSV_COLUMNS)
     for record in records:
         data = record_data(record, families)
+        split = None if splits is None else splits.get(record.lexicon)
+        if split is not None:
+            data["words"] = [shown_word(stored_tiles(word), split) for word in record.words]
         writer.writerow([_neutralised(_readable(column, data[column])) for column in CSV_COLUMNS])
         yield buffer.getvalue()
         buffer.seek(0)
@@ -110,12 +125,16 @@ def lines(records: Iterable[Record], format: ExportFormat, families: LinkedFamil
 
 
 def chunks(
-    records: Iterable[Record], format: ExportFormat, size: int = 64 * 1024, families: LinkedFamilies | None = None
+    records: Iterable[Record],
+    format: ExportFormat,
+    size: int = 64 * 1024,
+    families: LinkedFamilies | None = None,
+    splits: Splits | None = None,
 ) -> Iterator[str]:
     """:func:`lines`, gathered in pieces of about ``size`` characters (for a streamed response)."""
     pending: list[str] = []
     held = 0
-    for line in lines(records, format, families):
+    for line in lines(records, format, families, splits):
         pending.append(line)
         held += len(line)
         if held >= size:

@@ -133,6 +133,7 @@ class DocketAnswer(Shape):
     final: FinalVerdictAnswer
     lexicon_name: str
     lexicon_unverified: list[dict[str, Any]]
+    tiles_split: list[str]
     short_fingerprint: str
     head: HeadAnswer
     head_text: str | None

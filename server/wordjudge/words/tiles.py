@@ -136,21 +136,7 @@ class TileSet:
 
     def split(self, stored: str) -> tuple[str, ...]:
         """The tiles of a word in the stored form (see :meth:`stored`). Raises ``ValueError`` if it is not one."""
-        if _OPEN not in stored:
-            return tuple(stored)
-        tiles: list[str] = []
-        index = 0
-        while index < len(stored):
-            if stored[index] == _OPEN:
-                end = stored.find(_CLOSE, index)
-                if end < 0:
-                    raise ValueError(f"{stored!r}: '[' without ']'")
-                tiles.append(stored[index + 1 : end])
-                index = end + 1
-            else:
-                tiles.append(stored[index])
-                index += 1
-        return tuple(tiles)
+        return stored_tiles(stored)
 
     def length(self, stored: str) -> int:
         """How many tiles (board squares) a word in the stored form takes."""
@@ -309,6 +295,26 @@ class TileSet:
         if 0 not in best:
             raise self._no_tile(text, 0, end)
         return self.stored(best[0])
+
+
+def stored_tiles(stored: str) -> tuple[str, ...]:
+    """The tiles of a word in the stored form, whatever its set (``[CH]ICO``: CH I C O). Raises ``ValueError`` if
+    it is not one."""
+    if _OPEN not in stored:
+        return tuple(stored)
+    tiles: list[str] = []
+    index = 0
+    while index < len(stored):
+        if stored[index] == _OPEN:
+            end = stored.find(_CLOSE, index)
+            if end < 0:
+                raise ValueError(f"{stored!r}: '[' without ']'")
+            tiles.append(stored[index + 1 : end])
+            index = end + 1
+        else:
+            tiles.append(stored[index])
+            index += 1
+    return tuple(tiles)
 
 
 def _variants(tile: str, accents: Mapping[str, Sequence[str]]) -> list[str]:

@@ -141,7 +141,12 @@ def export_records(
     # Streamed as it is read (in a worker thread, a piece at a time): constant memory at any size.
     return StreamingResponse(
         # Each challenge's row with its final verdict: the log's linked records, read once (few).
-        chunks(resources.audit.iterate(where), format, families=linked_families(resources.audit)),
+        chunks(
+            resources.audit.iterate(where),
+            format,
+            families=linked_families(resources.audit),
+            splits={name: profile.split for name, profile in resources.served.profiles.items()},
+        ),
         media_type=f"{media}; charset=utf-8",
         headers={"Content-Disposition": f'attachment; filename="wordjudge-{stamp}.{format.value}"'},
     )
