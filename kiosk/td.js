@@ -83,6 +83,8 @@ function showLogin() {
       h("label", { for: "password" }, STRINGS.tdPassword, password),
       note,
       h("button", { type: "submit", class: "primary" }, C.signIn),
+      // A new TD meets this page before any account exists: how to make the first one (as `wordjudge serve` says).
+      h("p", { class: "hint", id: "first-account" }, C.firstAccount),
     ),
   );
   app.dataset.screen = "login";

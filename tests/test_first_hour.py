@@ -87,6 +87,32 @@ def test_serve_prints_the_event_its_pages_and_the_demo_list_warning(data_dir: Pa
     assert DEMO_LIST_WARNING in said
 
 
+def _serve_says(data_dir: Path) -> str:
+    port = free_port()
+    server = serve_process(data_dir, "--port", str(port), "--log-level", "warning")
+    try:
+        wait_for_health(f"http://127.0.0.1:{port}", server)
+    finally:
+        server.terminate()
+        said = server.communicate(timeout=30)[0]
+    return said
+
+
+def test_serve_on_a_folder_with_no_td_account_says_how_to_make_one(data_dir: Path) -> None:
+    """Issue 46, item 3: before, a new TD met "wrong TD name or password" with nothing on screen saying how to get an
+    account. The command serve names is the one that works, as typed."""
+    write_event(data_dir, [("A", "demo", "single")], name="Spring Open")
+    said = _serve_says(data_dir)
+    found = re.search(r"No TD account yet: to sign in to the TD console, make one with (\S+) td add NAME (.*) \(", said)
+    assert found, said
+    program, options = found.groups()
+    assert program.endswith("wordjudge")
+    assert options == f"--data-dir {data_dir}"  # not the default folder: named
+    made = run("td", "add", "alice", "--password-stdin", *options.split(), stdin="correct horse battery\n")
+    assert made.exit_code == 0, made.output
+    assert "No TD account yet" not in _serve_says(data_dir)
+
+
 def test_device_pair_links_use_the_running_servers_port(data_dir: Path) -> None:
     write_event(data_dir, [("A", "demo", "single")], name="Spring Open")
     lock = lock_for_server(data_dir, host="127.0.0.1", port=8765)  # what serve writes in server.lock
@@ -184,6 +210,53 @@ def test_the_status_page_shows_the_event_its_pages_and_the_demo_list_warning(bro
         expect(page.locator("#server-state")).to_contain_text("serves the DEMO list")
         expect(page.locator("#server-state")).to_have_class("state warn")
         screenshot(page, "status-event-demo-list-desktop")
+        page.context.close()
+    finally:
+        server.stop()
+
+
+@pytest.mark.browser
+def test_the_first_td_account_and_both_ways_to_a_code_are_on_screen_and_a_set_aside_demos_kiosk_pairs_again(
+    browser: Browser, tmp_path: Path
+) -> None:
+    """Issue 46, item 3 (and 4's set-aside demo), in Chromium: the console's sign-in page says how to make the first
+    TD account (as `serve` does); the kiosk's pairing screen names the console and `wordjudge device pair`; a kiosk
+    paired on the demo, once the demo is set aside for a real event, says how to pair it again, and pairs with a new
+    code. Before, the sign-in page said nothing of accounts, and the demo's kiosk waited for a server that never
+    came back."""
+    server = LiveServer(tmp_path / "data")  # a fresh folder: the demo event, no TD account
+    server.start()
+    try:
+        console = new_page(browser, "desktop")
+        console.goto(f"{server.base}/td")
+        expect(console.locator("#first-account")).to_contain_text("make one with wordjudge td add NAME")
+        screenshot(console, "console-first-account-desktop")
+        console.context.close()
+        page = new_page(browser)
+        page.goto(f"{server.base}/kiosk")
+        expect(page.locator("#app")).to_have_attribute("data-screen", "pair")
+        hint = page.locator(".pair-hint")
+        expect(hint).to_contain_text("the TD console makes one (Devices and accounts, Pair a device)")
+        expect(hint).to_contain_text("wordjudge device pair --role kiosk")
+        screenshot(page, "kiosk-pair-both-ways-small")
+        paired = run("device", "pair", "--role", "kiosk", "--data-dir", server.data_dir)
+        page.locator("#pair-code").fill(re.search(r"#pair=(\S+)", paired.stdout).group(1))  # type: ignore[union-attr]
+        page.locator("#pair-code").press("Enter")
+        expect(page.locator("#app")).to_have_attribute("data-screen", "idle")
+        # The demo set aside: a real event on the next start.
+        server.stop()
+        write_event(server.data_dir, [("A", "demo", "single")], name="Spring Open")
+        server.start()
+        expect(page.locator("#app")).to_have_attribute("data-screen", "elsewhere", timeout=30_000)
+        expect(page.locator("#app")).to_contain_text("pair this device again with a code the TD makes")
+        screenshot(page, "kiosk-demo-set-aside-small")
+        page.locator("#pair-again").click()
+        expect(page.locator("#app")).to_have_attribute("data-screen", "pair")
+        again = run("device", "pair", "--role", "kiosk", "--data-dir", server.data_dir)
+        page.locator("#pair-code").fill(re.search(r"#pair=(\S+)", again.stdout).group(1))  # type: ignore[union-attr]
+        page.locator("#pair-code").press("Enter")
+        expect(page.locator("#app")).to_have_attribute("data-screen", "idle")
+        expect(page.locator("h1")).to_have_text("Spring Open")
         page.context.close()
     finally:
         server.stop()

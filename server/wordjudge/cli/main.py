@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import errno
 import logging
+import shlex
 import socket
 import sys
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import Any
 import click
 
 from wordjudge import __version__
+from wordjudge.access.accounts import TdAccount
 from wordjudge.base.datadir import FolderInUse, ServerLock, lock_for_server, refuse_if_served
 from wordjudge.base.errors import WordjudgeError
 from wordjudge.base.files import restrict_umask
@@ -98,7 +100,10 @@ def _serve_in_processes(settings: Settings) -> None:
     # log stops the start here, said once; the copy of the event the others serve is written.
     first = Serving(settings, process=supervisor.process(0))
     first.start()
-    _say_served(settings, first.resources.served.event if first.resources else None)
+    resources = first.resources
+    _say_served(
+        settings, resources.served.event if resources else None, resources.access.tds.all() if resources else None
+    )
     first.close()
     log.info(
         "serving the event in %d processes, ports %d-%d",
@@ -140,7 +145,10 @@ def _serve(settings: Settings, process: Process | None) -> None:
     serving = Serving(settings, process=process)
     serving.start()
     if process is None:  # one process: its banner (several: the supervisor's, once)
-        _say_served(settings, serving.resources.served.event if serving.resources else None)
+        resources = serving.resources
+        _say_served(
+            settings, resources.served.event if resources else None, resources.access.tds.all() if resources else None
+        )
     try:
         uvicorn.run(
             create_app(settings, serving=serving),
@@ -167,13 +175,16 @@ def _serve(settings: Settings, process: Process | None) -> None:
         serving.close()
 
 
-def _say_served(settings: Settings, served: Event | None) -> None:
+def _say_served(settings: Settings, served: Event | None, tds: list[TdAccount] | None = None) -> None:
     """Say what a TD needs at the start: the event served, the three pages' addresses (where a kiosk or phone on the
-    LAN opens them) and, loudly, a real event served on the DEMO list. In JSON logs, as log lines; else printed."""
+    LAN opens them), how to make the first TD account where there is none (``tds``: the accounts; None: not
+    known, a standby) and, loudly, a real event served on the DEMO list. In JSON logs, as log lines; else printed."""
     base = device_url(host=settings.host, port=settings.port, tls=settings.tls, public_url=settings.public_url).url
     lines = [f"Serving the event {served.name!r}" if served else "Serving: no event yet (a standby of a hall)"]
     lines += [f"  {label}: {base}/{page}" for label, page in _PAGES]
     lines.append(f"  Status page: {base}/  (on this machine: {_local_base(settings)}/)")
+    if tds is not None and not any(td.disabled_at is None for td in tds):
+        lines.append(f"  No TD account yet: to sign in to the TD console, make one with {first_td_command(settings)}")
     warning = _demo_list_warning(served) if served else None
     if settings.log_format == "json":
         for line in lines:
@@ -186,7 +197,19 @@ def _say_served(settings: Settings, served: Event | None) -> None:
         click.echo(warning, err=True)
 
 
-_PAGES = (("Kiosks", "kiosk"), ("Runners' handhelds", "runner"), ("TD console", "td"))
+_PAGES = (("Kiosks", "kiosk"), ("Handhelds", "runner"), ("TD console", "td"))
+
+
+def first_td_command(settings: Settings) -> str:
+    """The command that makes a TD account for the folder served, as this server was started (its program as
+    typed, ``.venv/bin/wordjudge`` or ``wj``; the data folder if not the default), asking its password."""
+    program = sys.argv[0] if "/" in sys.argv[0] and not sys.argv[0].endswith("__main__.py") else "wordjudge"
+    folder = (
+        ""
+        if settings.data_dir == Settings.model_fields["data_dir"].default
+        else f" --data-dir {shlex.quote(str(settings.data_dir))}"
+    )
+    return f"{program} td add NAME{folder} (in a second terminal, in this folder; it asks a password)"
 
 
 def _local_base(settings: Settings) -> str:
