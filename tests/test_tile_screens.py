@@ -106,6 +106,9 @@ def test_catalan_tiles_are_typed_as_read_and_shown_as_the_board_shows_them(
     screenshot(page, "tiles-kiosk-catalan-opponent")
     hold_adjudicate(page)
     judged_acceptable(page, server, "CO[L·L]EGI", "[QU]ATRE")
+    page.goto(f"{server.base}/docket?id=1")  # the kiosk's own record: the docket prints the letters
+    expect(page.locator(".docket-words")).to_have_text("COL·LEGI QUATRE (2 words)")
+    screenshot(page, "tiles-docket-catalan")
 
 
 def judged(page: Page, verdict: str) -> None:
@@ -190,6 +193,13 @@ def test_the_handheld_shows_a_fifteen_tile_slip_as_fifteen_boxes_and_sends_it(
     screenshot(page, "tiles-runner-spanish-confirm")
     page.get_by_role("button", name="Send for adjudication").click()
     judged_acceptable(page, server, "DESENGAN[CH]ARIAIS")
+    # The runner carries the word back as the board shows it, and the docket prints it so: letters, no brackets.
+    expect(page.locator(".verdict-list")).to_have_text("DESENGANCHARIAIS")
+    screenshot(page, "tiles-runner-spanish-verdict")
+    page.get_by_role("link", name="Print docket").click()
+    expect(page.locator(".docket-words")).to_have_text("DESENGANCHARIAIS (1 word)")
+    expect(page.locator(".docket-notes")).not_to_contain_text("tile by tile")
+    screenshot(page, "tiles-docket-spanish")
 
 
 def test_the_handheld_states_the_tiles_of_each_welsh_word_the_board_could_hold_two_ways(
@@ -220,6 +230,11 @@ def test_the_handheld_states_the_tiles_of_each_welsh_word_the_board_could_hold_t
     expect(page.locator(".verdict-list")).to_contain_text("CATH")
     expect(page.locator(".verdict-list .tile.split")).to_have_count(2)
     screenshot(page, "tiles-runner-welsh-verdict")
+    # On paper, a word with a tile that could be read two ways is printed tile by tile, explained once.
+    page.get_by_role("link", name="Print docket").click()
+    expect(page.locator(".docket-words")).to_have_text("H-E-NG-A D-A-NG-O-S CATH (3 words)")
+    expect(page.locator(".docket-notes")).to_contain_text("each part between hyphens is one tile")
+    screenshot(page, "tiles-docket-welsh")
 
 
 def test_a_statement_left_unfinished_clears_after_30_seconds(browser: Browser, server: LiveServer) -> None:
