@@ -42,7 +42,7 @@ from wordjudge.words.demo import open_demo
 from wordjudge.words.editions import DEMO_NAME, load_registry
 from wordjudge.words.editions import fingerprint as words_fingerprint
 from wordjudge.words.lexicon import Lexicon, LexiconStore, check_name, check_new_name
-from wordjudge.words.tiles import TileError, TileSet, shown_word
+from wordjudge.words.tiles import TileError, TileSet
 from wordjudge.words.wordlist import WordList, describe_char, normalise
 
 PROFILE_FORMAT = 1
@@ -283,10 +283,6 @@ class Profile:
         if self.secondary is not None:
             found.update(self.secondary.manifest.split_tiles)
         return tuple(tile for tile in self.tiles.tiles if tile in found)
-
-    def shown_word(self, word: str) -> str:
-        """A word as stored, as people read it (:func:`wordjudge.words.tiles.shown_word`)."""
-        return word if self.tiles is None else shown_word(self.tiles.split(word), self.split)
 
     def length(self, word: str) -> int:
         """How many squares a word (as stored) takes on the board: its tiles."""
