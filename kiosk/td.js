@@ -99,6 +99,7 @@ function showConsole(tab = state.tab) {
   state.tab = tab;
   const onTab = document.activeElement?.classList.contains("tab"); // keeps the keyboard on the tab bar
   watchRulings();
+  watchAlerts();
   const nav = h(
     "nav",
     { "aria-label": C.title },
@@ -114,6 +115,7 @@ function showConsole(tab = state.tab) {
         },
         label,
         key === "overview" ? rulingCount() : null,
+        key === "overview" ? alertCount() : null,
       ),
     ),
   );
@@ -149,6 +151,7 @@ async function signOut() {
     await call("/api/session", { method: "DELETE" });
   } finally {
     stopWatchingRulings();
+    stopWatchingAlerts();
     state.cleanup?.(); // the view's timers and feed stop with the session
     state.cleanup = null;
     state.me = null;
@@ -174,16 +177,21 @@ function overviewView(content) {
   new MutationObserver(() => detail.querySelector("#record-view") && checkRulings()).observe(detail, {
     childList: true,
   });
+  // The alerts first: what needs the TD is where the TD looks first (and counted on the tab, from every tab).
   content.append(
     note,
+    h(
+      "section",
+      { class: "overview-alerts", "aria-labelledby": "alerts-title" },
+      h("h3", { id: "alerts-title" }, C.alerts),
+      alerts,
+    ),
     head,
     queue,
     detail,
     divisions,
     h("h3", {}, STRINGS.console.tabs.devices),
     devices,
-    h("h3", {}, C.alerts),
-    alerts,
     chainCheck(),
   );
   (async () => {
@@ -224,6 +232,7 @@ function overviewView(content) {
       const now = JSON.stringify([listed, raised]);
       if (now === shown) return;
       shown = now;
+      showAlertCount(raised.alerts.length);
       const again = () => ((shown = ""), refresh());
       refill(devices, devicesTable(listed.devices, again));
       const shownAlerts = raised.alerts.slice(0, ALERTS_SHOWN);
@@ -320,6 +329,42 @@ function chainCheck() {
     ),
     result,
   );
+}
+
+// The alerts waiting for the TD, counted on the overview's tab whatever tab is open (asked every REFRESH_MS while
+// signed in; the overview's own refresh tells it too).
+let alertsWaiting = 0;
+let alertsWatch = null;
+
+function alertCount() {
+  const badge = h("span", { class: "tab-count", id: "alert-count", hidden: true });
+  queueMicrotask(() => showAlertCount(alertsWaiting));
+  return badge;
+}
+
+function showAlertCount(n) {
+  alertsWaiting = n;
+  const badge = document.getElementById("alert-count");
+  if (!badge) return;
+  badge.hidden = !n;
+  badge.textContent = String(n);
+  badge.setAttribute("aria-label", STRINGS.t("ui.console.alertsWaiting", { n }));
+}
+
+function watchAlerts() {
+  if (alertsWatch) return;
+  alertsWatch = every(REFRESH_MS, async () => {
+    try {
+      showAlertCount((await call("/api/alerts")).alerts.length);
+    } catch {
+      // the overview says why when it is open; the count waits for the next answer
+    }
+  });
+}
+
+function stopWatchingAlerts() {
+  alertsWatch?.();
+  alertsWatch = null;
 }
 
 // The newest alerts the overview lists (the server keeps the newest of each kind); the rest are counted.
@@ -464,6 +509,7 @@ function devicesView(content) {
       const now = JSON.stringify(list);
       if (now === shown) return;
       shown = now;
+      showAlertCount(raised.alerts.length);
       refill(
         devices,
         devicesTable(list, () => ((shown = ""), refresh()), codes.repair),

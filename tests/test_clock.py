@@ -141,7 +141,7 @@ def test_an_offset_leaves_half_the_round_trip_unknown() -> None:
     assert not Offset.read_across(1002.4, sent=1000.0, received=1001.0).beyond()  # 1.9 +- 0.5: maybe not
     assert not Offset.read_across(1004.0, sent=1000.0, received=1004.0).beyond()  # 2 +- 2: not known
     said = offset.message("error.clock.peer_offset", url="http://b:8000").text()
-    assert said.startswith("this server's clock is 4.5 s behind the clock of http://b:8000")
+    assert said.startswith("the clock of http://b:8000, the hall's other server, is 4.5 s behind the database's")
     assert "ahead of" in Offset(-3.0, 0.0).message("error.clock.peer_offset", url="x").text()
     assert "en retard de 4,5 s sur" in offset.message("error.clock.peer_offset", url="x").text("fr")
 
@@ -525,7 +525,7 @@ def test_the_timekeeper_tells_a_step_once_and_a_clock_within_the_tolerance_never
 ) -> None:
     alerts: list[tuple[str, str]] = []
 
-    def alert(kind: str, said: Message) -> bool:
+    def alert(kind: str, said: Message, about: str) -> bool:
         alerts.append((kind, said.text()))
         return True
 
@@ -562,3 +562,71 @@ def test_the_timekeeper_tells_a_step_once_and_a_clock_within_the_tolerance_never
         "hall-a",
         "server",
     )
+
+
+def test_a_clock_set_right_closes_its_alert_and_a_later_step_is_an_alert_of_its_own(
+    data_dir: Path, scripted_clock: Clocks
+) -> None:
+    """Issue 46, item 2: the step's alert says what to do now and what waits for the end of the round; putting the
+    clock right closes it (before: a second alert telling the TD to set it right); a later 5 s step is an alert of
+    its own (before: counted on the hour's as "(3 times)"); what happens is dated as the clock ran before the step."""
+    raised: list[tuple[str, str, str]] = []
+    closed: list[str] = []
+
+    def alert(kind: str, said: Message, about: str) -> bool:
+        raised.append((kind, said.text(), about))
+        return True
+
+    watch = ClockWatch(wall=scripted_clock.wall, steady=scripted_clock.steady)
+    keeper = Timekeeper(server="hall-a", alert=alert, watch=watch, close=closed.append)
+    log = audit_log(data_dir)
+    log.start()
+    try:
+        log.append_sync(entry(1))
+        keeper.look(log, event="Test Open", leads=True)
+        started = watch.wall()
+        scripted_clock.step(-HOUR)
+        keeper.look(log, event="Test Open", leads=True)
+        [(kind, text, first)] = raised
+        assert kind == STEP_ALERT
+        assert "Now: nothing, challenges are judged as ever. Between rounds (not mid-round)" in text
+        assert "set the clock right" not in text  # not mid-round, as deploy/README.md says
+        assert abs(watch.real() - started) < 5  # dated as the clock ran, not an hour back
+        scripted_clock.step(-5)  # another step, 5 s: its own alert
+        keeper.look(log, event="Test Open", leads=True)
+        assert len(raised) == 2
+        assert raised[1][2] != first
+        scripted_clock.step(HOUR + 5)  # the TD sets the clock right
+        keeper.look(log, event="Test Open", leads=True)
+        assert len(raised) == 2  # no alert telling the TD to set it right
+        assert closed == [STEP_ALERT]
+        assert keeper.warnings(log.head.time) == []
+    finally:
+        log.close()
+
+
+def test_in_a_hall_the_offset_names_the_machine_whose_clock_differs_from_the_databases() -> None:
+    """Issue 46, item 2: machine A (right) sees B's clock 30 s behind its own and the database's within 0.1 s of
+    its own: the warning names B, against the database, and how to check it. Before, A's alert said A's own clock
+    was ahead of B's."""
+    said: list[Message] = []
+
+    def alert(kind: str, message: Message, about: str) -> bool:
+        said.append(message)
+        return True
+
+    keeper = Timekeeper(server="hall-a", alert=alert)
+    keeper.note_database(Offset(0.1, 0.01), "hall-a:5432")
+    keeper.note_peers({"http://hall-b:8000": Offset(-30.0, 0.01)})
+    [warning] = [message.text() for message in said]
+    assert warning.startswith(
+        "the clock of http://hall-b:8000, the hall's other server, is 30.1 s behind the database's"
+    )
+    assert "check the time on that machine (timedatectl" in warning
+    # Where B is right and A is wrong, A's warning is of its own clock against the database, and names no peer.
+    wrong = Timekeeper(server="hall-a", alert=alert)
+    wrong.note_database(Offset(30.0, 0.01), "hall-a:5432")
+    wrong.note_peers({"http://hall-b:8000": Offset(30.0, 0.01)})
+    assert [message.text().split(":")[0] for message in wrong.warnings(None)] == [
+        "this server's clock is 30 s behind the clock of its database (hall-a"
+    ]

@@ -10,6 +10,9 @@ import pytest
 from fastapi.testclient import TestClient
 from playwright.sync_api import Browser, expect
 
+from wordjudge.base.clock import ClockStep
+from wordjudge.tournament.timekeeping import STEP_ALERT
+
 from .helpers import Actors, LiveServer, access_store, assert_error_shape
 from .test_console_fit import SHOTS, console, long_words
 
@@ -65,4 +68,34 @@ def test_the_overview_lists_the_newest_alerts_with_readable_times_and_acknowledg
     expect(page.locator("#overview-alerts")).not_to_contain_text("kiosk-9 has")
     expect(items).to_have_count(10)  # the oldest comes up
     expect(page.locator("#alerts-more")).to_have_count(0)
+    page.context.close()
+
+
+@pytest.mark.browser
+def test_a_clock_alert_is_at_the_top_of_the_overview_counted_on_its_tab_and_says_what_to_do_when(
+    browser: Browser, long_words: LiveServer
+) -> None:
+    """Issue 46, item 2, in Chromium: the alert of a clock set back an hour mid-round, as the server words it, is
+    counted on the overview's tab from another tab, listed first on the overview, dated in the event's format, and
+    says what to do now (nothing) and between rounds (check and set the clock). Before, it sat at the bottom of the
+    overview with no badge, and told the TD to set the clock right mid-round."""
+    step = ClockStep(-3600.0, "2026-11-27T15:02:11.000+00:00", "2026-11-27T14:02:11.000+00:00")
+    store = access_store(long_words.data_dir)
+    try:
+        store.alerts.raise_alert(STEP_ALERT, f"step {step.read}", step.message("2026-11-27T15:02:11.000+00:00").text())
+    finally:
+        store.close()
+    page = console(browser, long_words, "1366x768", "en")  # on the feed's tab
+    expect(page.locator("#alert-count")).to_have_text("1")
+    expect(page.locator("#alert-count")).to_have_attribute("aria-label", "1 alert waiting for the TD")
+    page.locator("#tab-overview").click()
+    expect(page.locator("#content h3").first).to_have_text("Alerts")
+    item = page.locator("#overview-alerts li.alert")
+    expect(item).to_have_count(1)
+    expect(item).to_contain_text("was set back by 1 h 00 min 00 s")
+    expect(item).to_contain_text("Now: nothing, challenges are judged as ever. Between rounds (not mid-round)")
+    assert not re.search(r"\d{4}-\d{2}-\d{2}T", item.inner_text())  # no raw ISO time
+    page.locator("#content").screenshot(path=str(SHOTS / "console-clock-alert-1366.png"))
+    item.get_by_role("button", name=re.compile("Acknowledge")).click()
+    expect(page.locator("#alert-count")).to_be_hidden()
     page.context.close()

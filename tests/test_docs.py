@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import click
+import httpx2 as httpx
 import pytest
 
 from wordjudge.service.settings import Settings, env_name
@@ -199,3 +202,80 @@ def test_a_console_step_that_fails_or_prints_otherwise_is_caught(tmp_path: Path)
     assert run_step(command, shown, tmp_path) is None
     assert run_step("echo one", ["two"], tmp_path) is not None
     assert run_step("false", [], tmp_path) is not None
+
+
+# -- the README's Quick start, as a new TD types it --------------------------------------------------------------
+
+# The README's sh blocks that are not the TD's first hour: .ci/check runs every check and the whole suite (this
+# test among them).
+_NOT_RUN = (".ci/check",)
+
+
+def sh_blocks(text: str) -> list[list[str]]:
+    """The ``sh`` blocks of a Markdown text, in order: each a list of its command lines."""
+    return [
+        [line for line in body.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+        for body in re.findall(r"^```sh\n(.*?)^```", text, re.MULTILINE | re.DOTALL)
+    ]
+
+
+def _fresh_shell(port: int) -> dict[str, str]:
+    """A new terminal's environment: no venv on the PATH, no wordjudge setting but the port the README says to
+    pick when 8000 is taken (``WORDJUDGE_PORT``)."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("WORDJUDGE_", "VIRTUAL_ENV"))}
+    env["PATH"] = os.pathsep.join(part for part in env.get("PATH", "").split(os.pathsep) if ".venv" not in part)
+    env["WORDJUDGE_PORT"] = str(port)
+    return env
+
+
+@pytest.mark.live
+@pytest.mark.timeout(1200)
+def test_the_readmes_commands_run_as_typed_in_order_in_a_fresh_shell(tmp_path: Path) -> None:
+    """Issue 46, item 4: each command of the README's sh blocks, in order, in a fresh shell (no venv activated) in a
+    copy of the repository, as a clone gives it: the Quick start installs (printing no warning of the build) and
+    serves, saying how to make the first TD account; in a second terminal, that account is made and a kiosk's
+    pairing code printed. Before, the later commands were a bare `wordjudge`: "command not found"."""
+    from .helpers import free_port
+
+    clone = tmp_path / "wordjudge"
+    for name in subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split(
+        "\n"
+    ):
+        if name and (ROOT / name).is_file():
+            (clone / name).parent.mkdir(parents=True, exist_ok=True)
+            (clone / name).write_bytes((ROOT / name).read_bytes())
+    blocks = [block for block in sh_blocks(README.read_text("utf-8")) if block[0] not in _NOT_RUN]
+    [quick_start], second_terminal = blocks[0], [line for block in blocks[1:] for line in block]
+    assert quick_start.endswith(".venv/bin/wordjudge serve"), quick_start
+    assert any(line.startswith(".venv/bin/wordjudge td add") for line in second_terminal), second_terminal
+    port = free_port()
+    env = _fresh_shell(port)
+    server = subprocess.Popen(
+        ["bash", "-c", quick_start], cwd=clone, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    try:
+        deadline = time.monotonic() + 900  # a whole install, on a loaded 2-core machine
+        while time.monotonic() < deadline and server.poll() is None:
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/api/health", timeout=2).status_code in (200, 503):
+                    break
+            except httpx.TransportError:
+                time.sleep(1)
+        assert server.poll() is None, server.communicate()[0]
+        for line in second_terminal:
+            typed = "correct horse battery\ncorrect horse battery\n" if " td add " in line else None
+            done = subprocess.run(
+                ["bash", "-c", line], cwd=clone, env=_fresh_shell(port), input=typed, capture_output=True,
+                text=True, timeout=120, check=False,
+            )  # fmt: skip
+            assert done.returncode == 0, f"{line}: {done.stdout}{done.stderr}"
+            if "device pair" in line:
+                assert f"http://127.0.0.1:{port}/kiosk#pair=" in done.stdout, done.stdout
+    finally:
+        server.send_signal(signal.SIGINT)  # Ctrl-C
+        said = server.communicate(timeout=60)[0]
+    assert "No TD account yet: to sign in to the TD console, make one with .venv/bin/wordjudge td add NAME" in said, (
+        said
+    )
+    for warning in ("BuildBackendWarning", "SetuptoolsDeprecationWarning", "SetuptoolsWarning", "!!"):
+        assert warning not in said, said  # the install warns of nothing

@@ -23,6 +23,7 @@ from __future__ import annotations
 import collections
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from wordjudge.base.errors import AccessUnavailable, NotFound
@@ -71,7 +72,9 @@ class Alerts:
         self._database = database
         # Taken before the database's own lock, never after it: code that holds the database never alerts.
         self._lock = threading.Lock()
-        self._clock = database.now
+        # What alerts are dated by: the database's clock, or (a server) the clock as it ran before any step
+        # (Timekeeper: a clock set back an hour must not date what happens now an hour ago).
+        self.clock: Callable[[], float] = database.now
         self._open: dict[tuple[str, str], _Open] = {}
         self.raised: collections.Counter[str] = collections.Counter()  # every alert by kind, since start (metrics)
 
@@ -82,7 +85,7 @@ class Alerts:
         Never raises: an alert that cannot be stored (the disk is full) is logged, and the refusal
         it is about keeps its own error, instead of becoming one about the access store.
         """
-        now = self._clock()
+        now = self.clock()
         with self._lock:
             self.raised[kind] += 1  # every refusal counts, even one not given a row of its own
             self._forget_closed(now)
@@ -132,9 +135,28 @@ class Alerts:
                     self._save(opened, now)
                 del self._open[key]
 
+    def close(self, kind: str, by: str) -> int:
+        """Close every alert of ``kind`` not yet acknowledged, as acknowledged by ``by`` (what was alerted of is put
+        right: the clock set right closes its step's alert). Returns how many. Never raises (logged)."""
+        now = self.clock()
+        with self._lock:
+            for key in [key for key in self._open if key[0] == kind]:
+                del self._open[key]
+            try:
+                with self._database.write() as db:
+                    closed = db.execute(
+                        "UPDATE alerts SET acknowledged_at = ?, acknowledged_by = ?"
+                        " WHERE kind = ? AND acknowledged_at IS NULL",
+                        (stored_time(now), by, kind),
+                    ).rowcount
+            except AccessUnavailable as exc:
+                log.warning("cannot close the %s alerts: %s", kind, exc.message)
+                return 0
+        return int(closed or 0)
+
     def flush(self) -> None:
         """Write every count not yet written (at shutdown). Never raises."""
-        now = self._clock()
+        now = self.clock()
         with self._lock:
             for opened in self._open.values():
                 if opened.unsaved:
@@ -146,7 +168,7 @@ class Alerts:
     def acknowledge(self, alert_id: int, by: str) -> Alert:
         """The TD has seen alert ``alert_id``: it leaves the list (its count written first); the same alert again
         makes a new row. Acknowledging it again changes nothing. Raises :class:`NotFound` for no such alert."""
-        now = self._clock()
+        now = self.clock()
         with self._lock:
             for key, opened in list(self._open.items()):
                 if opened.row_id == alert_id:

@@ -83,7 +83,9 @@ class ClockStep:
 
     def message(self, held: str | None = None) -> Message:
         """The TD's warning (``error.clock.<kind>``); ``held``: the time record times are held at, if they are."""
+        # What to do now and what waits for the end of the round: deploy/README.md's "not mid-round".
         said = {"size": duration(self.seconds), "expected": self.expected, "read": self.read}
+        said["todo"] = Message("error.clock.what_now")
         if self.what == JUMPED_FORWARD:
             return Message("error.clock.jumped_forward", **said)
         holding = Message("error.clock.held", time=held) if held else Message("error.clock.not_held")
@@ -115,6 +117,17 @@ class ClockWatch:
     ) -> None:
         self.wall, self.steady, self.tolerance = wall, steady, tolerance
         self._offset: float | None = None  # wall minus steady, as last accounted for
+        self._first: float | None = None  # wall minus steady at the first look: the clock as it ran then
+
+    def real(self) -> float:
+        """The time by the clock as it ran at the first look, whatever steps came since (the wall clock before
+        any look): what happens now is dated by it, not by a clock set back an hour."""
+        return self.wall() if self._first is None else self.steady() + self._first
+
+    def astray(self) -> float:
+        """How far the clock now reads from where it ran at the first look, as last accounted for (0: where it
+        was, or no look yet)."""
+        return 0.0 if self._offset is None or self._first is None else self._offset - self._first
 
     def look(self) -> ClockStep | None:
         """The step since the last look, if the clock moved beyond the tolerance (small moves add up: they are
@@ -122,7 +135,7 @@ class ClockWatch:
         now = self.wall()
         offset = now - self.steady()
         if self._offset is None:
-            self._offset = offset
+            self._offset = self._first = offset
             return None
         moved = offset - self._offset
         if abs(moved) <= self.tolerance:

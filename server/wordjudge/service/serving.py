@@ -97,7 +97,9 @@ class Serving:
         self.standby_warning: Message | None = None  # active: the standby could not take over (as its peer says)
         self.split_with: PeerSays | None = None  # split: the peer that says it is active at this server's epoch
         # The clock: its steps told and put on record, its offsets from the database's and the peers' clocks.
-        self.clock = Timekeeper(server=self.own_url or socket.gethostname(), alert=self._alert)
+        self.clock = Timekeeper(
+            server=self.own_url or socket.gethostname(), alert=self._alert, close=self._close_alerts
+        )
         # The hall key (this folder's) its claims are signed with and its peers' checked against; the peers as
         # last asked, in a thread of their own.
         self.key = hall_key(settings.data_dir) if self.in_hall else None
@@ -308,6 +310,7 @@ class Serving:
             )
         with self._lock:
             self.resources = resources
+            resources.access.alerts.clock = self.clock.watch.real  # dated as the clock ran before any step
             self.unready = None  # a standby's concern: the event is this server's own now
             self._be(ACTIVE, self.own_url)
 
@@ -493,20 +496,28 @@ class Serving:
             log.info("the standby holds every lexicon served here again")
         self.standby_warning = warning
 
-    def _alert(self, kind: str, message: Message) -> bool:
-        """Raise the TD's alert (in a thread of its own); whether it could be (only an active server has the store
-        of alerts the console lists)."""
+    def _alert(self, kind: str, message: Message, about: str = "hall") -> bool:
+        """Raise the TD's alert about ``about`` (in a thread of its own), dated by the clock as it ran before any
+        step (:meth:`ClockWatch.real`); whether it could be (only an active server has the store of alerts the
+        console lists)."""
         resources = self.resources
         if resources is not None:
             # In a thread of its own: where commits wait for a standby (the TD-confirmed way), the alert's does
             # too, and the watcher must go on looking, and health warning, meanwhile.
             threading.Thread(
                 target=resources.access.alerts.raise_alert,
-                args=(kind, "hall", message.text()),
+                args=(kind, about, message.text()),
                 name="hall alert",
                 daemon=True,
             ).start()
         return resources is not None
+
+    def _close_alerts(self, kind: str) -> None:
+        """Close the TD's alerts of ``kind``: what they told of is put right (the clock set right)."""
+        resources = self.resources
+        if resources is not None:
+            closed = resources.access.alerts.close(kind, by="clock")
+            log.info("%d %s alert(s) closed: put right", closed, kind)
 
     def _keep_event_file(self, database: str) -> None:
         """Put the event this server serves on the hall's record when it changed (in a thread of its own: the

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from wordjudge.base.clock import TOLERANCE_S, ClockStep, ClockWatch, Offset, seconds_of, stored
 from wordjudge.base.errors import AuditUnavailable
-from wordjudge.base.messages import Message
+from wordjudge.base.messages import Message, duration
 from wordjudge.model.records import Kind, RecordFilter
 from wordjudge.tournament.changes import Change, change_entry
 
@@ -41,16 +41,26 @@ STEP_SHOWN_S = 900.0  # seconds health names a step once record times are no lon
 ACTOR = "clock"  # who a clock record is by: the server's own watch of its clock
 CHANNEL = "server"
 
-Alert = Callable[[str, Message], bool]  # (kind, message): raise an alert; whether it could be (a server active)
+# (kind, message, about): raise an alert about ``about`` (each step its own: a later 5 s step is not counted on an
+# hour's); whether it could be (a server active).
+Alert = Callable[[str, Message, str], bool]
+Close = Callable[[str], None]  # (kind): close the alerts of that kind, what they told of being put right
+
+
+def _close_nothing(kind: str) -> None:
+    pass
 
 
 class Timekeeper:
     """The clock of a server named ``server`` (its public URL, or its host name), its steps and its offsets.
     ``alert`` raises the TD's alerts. Looked at from the server's loops, read by health from requests."""
 
-    def __init__(self, *, server: str, alert: Alert, watch: ClockWatch | None = None) -> None:
+    def __init__(
+        self, *, server: str, alert: Alert, watch: ClockWatch | None = None, close: Close = _close_nothing
+    ) -> None:
         self.server = server
         self._alert = alert
+        self._close = close
         self.watch = watch or ClockWatch()
         self.step: ClockStep | None = None  # the last step noted
         self._step_at = 0.0  # when, by the watch's steady clock
@@ -78,11 +88,19 @@ class Timekeeper:
         held = self.held_at(audit.head.time)
         if not leads:  # the first process tells it: they share one clock
             return step
+        if not step.behind_log and abs(self.watch.astray()) <= TOLERANCE_S:
+            # Back where it ran at the start: the clock set right. Its step's alert closes (no second alert telling
+            # the TD to set it right); the log still says it moved.
+            log.info("the clock is set right (%s): its alert is closed", step.message(held).text())
+            self.step = None
+            self._close(STEP_ALERT)
+            self._put_on_record(audit, step, event, held)
+            return step
         log.warning("%s", step.message(held).text())
         # A server started again while record times are still held for a step on record: told by health, not
         # alerted nor recorded once more.
         if not (step.behind_log and held and _on_record(audit, held)):
-            self._alert(STEP_ALERT, step.message(held))
+            self._alert(STEP_ALERT, step.message(held), f"step {step.read}")
             self._put_on_record(audit, step, event, held)
         return step
 
@@ -123,7 +141,7 @@ class Timekeeper:
                 known.pop(url, None)
                 continue
             known[url] = offset
-            self._weigh(f"peer {url}", _peer_warning(offset, url))
+            self._weigh(f"peer {url}", _peer_warning(offset, url, self.database))
         self.peers = known
 
     def _weigh(self, key: str, said: Message | None) -> None:
@@ -139,7 +157,7 @@ class Timekeeper:
             log.warning("%s", said.text())
             self._logged.add(key)
         # Alerted once an active server can (a standby has no store of alerts): the console lists it then.
-        if key not in self._alerted and self._alert(OFFSET_ALERT, said):
+        if key not in self._alerted and self._alert(OFFSET_ALERT, said, key):
             self._alerted.add(key)
 
     def warnings(self, log_time: str | None) -> list[Message]:
@@ -156,7 +174,9 @@ class Timekeeper:
             said.append(ClockStep(now - (seconds_of(held) or now), held, stored(now), behind_log=True).message(held))
         if (database := _database_warning(self.database, self._database_where)) is not None:
             said.append(database)
-        said += [warning for url, offset in self.peers.items() if (warning := _peer_warning(offset, url))]
+        said += [
+            warning for url, offset in self.peers.items() if (warning := _peer_warning(offset, url, self.database))
+        ]
         return said
 
     def view(self, log_time: str | None) -> dict[str, Any]:
@@ -181,10 +201,19 @@ def _database_warning(offset: Offset | None, where: str) -> Message | None:
     return offset.message("error.clock.database_offset", where=where)
 
 
-def _peer_warning(offset: Offset | None, url: str) -> Message | None:
-    if offset is None or not offset.beyond():
+def _peer_warning(offset: Offset | None, url: str, database: Offset | None) -> Message | None:
+    """The warning of a peer's clock: against the database's (the hall's reference) where it is known, naming the
+    peer only if the peer's own clock differs from it (this server's offset is the database warning's); else the
+    two clocks against each other, naming neither as the wrong one."""
+    if offset is None:
         return None
-    return offset.message("error.clock.peer_offset", url=url)
+    if database is not None:
+        # The database against the peer: ahead of it (positive) says the peer's clock is behind.
+        against = Offset(database.seconds - offset.seconds, database.within + offset.within)
+        return against.message("error.clock.peer_offset", url=url) if against.beyond() else None
+    if not offset.beyond():
+        return None
+    return Message("error.clock.peers_apart", url=url, size=duration(offset.seconds))
 
 
 def _on_record(audit: AuditLog, held: str) -> bool:
