@@ -177,16 +177,17 @@ function overviewView(content) {
   new MutationObserver(() => detail.querySelector("#record-view") && checkRulings()).observe(detail, {
     childList: true,
   });
-  // The alerts first: what needs the TD is where the TD looks first (and counted on the tab, from every tab).
+  // The alerts first, under the event's name: what needs the TD is where the TD looks first (and counted on the
+  // tab, from every tab).
   content.append(
     note,
+    head,
     h(
       "section",
       { class: "overview-alerts", "aria-labelledby": "alerts-title" },
       h("h3", { id: "alerts-title" }, C.alerts),
       alerts,
     ),
-    head,
     queue,
     detail,
     divisions,
@@ -509,7 +510,6 @@ function devicesView(content) {
       const now = JSON.stringify(list);
       if (now === shown) return;
       shown = now;
-      showAlertCount(raised.alerts.length);
       refill(
         devices,
         devicesTable(list, () => ((shown = ""), refresh()), codes.repair),

@@ -135,7 +135,7 @@ export function buildStrings(tr) {
 
     // pairing and settings
     pairTitle: t("ui.pairTitle"),
-    pairHint: (role) => t("ui.pairHint", { command: `wordjudge device pair --role ${role}` }),
+    pairHint: (role) => (role === "kiosk" ? t("ui.pairHint") : t("ui.pairHintHandheld")),
     pairAgain: t("ui.pairAgain"),
     pairAgainHint: t("ui.pairAgainHint"),
     pairCode: t("ui.pairCode"),
@@ -264,7 +264,7 @@ function consoleStrings(tr, keys) {
     title: c("title"),
     signIn: c("signIn"),
     signInTitle: c("signInTitle"),
-    firstAccount: c("firstAccount", { command: "wordjudge td add NAME" }),
+    firstAccount: c("firstAccount"),
     signOut: c("signOut"),
     signedInAs: (name) => c("signedInAs", { name }),
     unreachable: c("unreachable"),

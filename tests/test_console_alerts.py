@@ -89,7 +89,7 @@ def test_a_clock_alert_is_at_the_top_of_the_overview_counted_on_its_tab_and_says
     expect(page.locator("#alert-count")).to_have_text("1")
     expect(page.locator("#alert-count")).to_have_attribute("aria-label", "1 alert waiting for the TD")
     page.locator("#tab-overview").click()
-    expect(page.locator("#content h3").first).to_have_text("Alerts")
+    expect(page.locator("#content h3").first).to_have_text("Alerts")  # under the event's name, before all else
     item = page.locator("#overview-alerts li.alert")
     expect(item).to_have_count(1)
     expect(item).to_contain_text("was set back by 1 h 00 min 00 s")
