@@ -75,20 +75,16 @@ def test_event_show_says_nothing_of_the_demo_for_an_event_on_its_own_list(
 def test_serve_prints_the_event_its_pages_and_the_demo_list_warning(data_dir: Path) -> None:
     write_event(data_dir, [("A", "demo", "single")], name="Spring Open")
     port = free_port()
-    server = serve_process(data_dir, "--port", str(port), "--log-level", "warning")
-    try:
-        wait_for_health(f"http://127.0.0.1:{port}", server)
-    finally:
-        server.terminate()
-        said = server.communicate(timeout=30)[0]
+    said = _serve_says(data_dir, port)
     assert "Serving the event 'Spring Open'" in said, said
     for page in ("kiosk", "runner", "td"):
         assert f"http://127.0.0.1:{port}/{page}" in said, said
     assert DEMO_LIST_WARNING in said
 
 
-def _serve_says(data_dir: Path) -> str:
-    port = free_port()
+def _serve_says(data_dir: Path, port: int | None = None) -> str:
+    """What ``wordjudge serve`` on ``data_dir`` prints until it answers (on ``port``, else a free one)."""
+    port = port or free_port()
     server = serve_process(data_dir, "--port", str(port), "--log-level", "warning")
     try:
         wait_for_health(f"http://127.0.0.1:{port}", server)

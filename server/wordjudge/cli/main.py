@@ -12,12 +12,11 @@ import shlex
 import socket
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from wordjudge import __version__
-from wordjudge.access.accounts import TdAccount
 from wordjudge.base.datadir import FolderInUse, ServerLock, lock_for_server, refuse_if_served
 from wordjudge.base.errors import WordjudgeError
 from wordjudge.base.files import restrict_umask
@@ -38,6 +37,9 @@ from wordjudge.tournament.event_loading import load_event
 from wordjudge.tournament.served import describe_profile
 from wordjudge.words.editions import DEMO_NAME, load_registry
 from wordjudge.words.profile import Catalog
+
+if TYPE_CHECKING:
+    from wordjudge.service.resources import Resources
 
 log = logging.getLogger(__name__)
 
@@ -100,10 +102,7 @@ def _serve_in_processes(settings: Settings) -> None:
     # log stops the start here, said once; the copy of the event the others serve is written.
     first = Serving(settings, process=supervisor.process(0))
     first.start()
-    resources = first.resources
-    _say_served(
-        settings, resources.served.event if resources else None, resources.access.tds.all() if resources else None
-    )
+    _say_served(settings, first.resources)
     first.close()
     log.info(
         "serving the event in %d processes, ports %d-%d",
@@ -145,10 +144,7 @@ def _serve(settings: Settings, process: Process | None) -> None:
     serving = Serving(settings, process=process)
     serving.start()
     if process is None:  # one process: its banner (several: the supervisor's, once)
-        resources = serving.resources
-        _say_served(
-            settings, resources.served.event if resources else None, resources.access.tds.all() if resources else None
-        )
+        _say_served(settings, serving.resources)
     try:
         uvicorn.run(
             create_app(settings, serving=serving),
@@ -175,15 +171,16 @@ def _serve(settings: Settings, process: Process | None) -> None:
         serving.close()
 
 
-def _say_served(settings: Settings, served: Event | None, tds: list[TdAccount] | None = None) -> None:
+def _say_served(settings: Settings, resources: Resources | None) -> None:
     """Say what a TD needs at the start: the event served, the three pages' addresses (where a kiosk or phone on the
-    LAN opens them), how to make the first TD account where there is none (``tds``: the accounts; None: not
-    known, a standby) and, loudly, a real event served on the DEMO list. In JSON logs, as log lines; else printed."""
+    LAN opens them), how to make the first TD account where there is none and, loudly, a real event served on the
+    DEMO list. In JSON logs, as log lines; else printed. ``resources``: None for a standby (no event of its own)."""
+    served = resources.served.event if resources else None
     base = device_url(host=settings.host, port=settings.port, tls=settings.tls, public_url=settings.public_url).url
     lines = [f"Serving the event {served.name!r}" if served else "Serving: no event yet (a standby of a hall)"]
     lines += [f"  {label}: {base}/{page}" for label, page in _PAGES]
     lines.append(f"  Status page: {base}/  (on this machine: {_local_base(settings)}/)")
-    if tds is not None and not any(td.disabled_at is None for td in tds):
+    if resources is not None and not any(td.disabled_at is None for td in resources.access.tds.all()):
         lines.append(f"  No TD account yet: to sign in to the TD console, make one with {first_td_command(settings)}")
     warning = _demo_list_warning(served) if served else None
     if settings.log_format == "json":

@@ -115,8 +115,7 @@ def _read_kwg(
             raise WordListError("error.kwg.no_tiles", path=str(path), sets=", ".join(BUILTIN))
         tiles = builtin(known.tiles)
         how = Message("error.kwg.how.registry", edition=known.edition, source=known.source)
-    read = parse_kwg(data, path, tiles, how=how, progress=progress, force_tiles=force_tiles)
-    return read
+    return parse_kwg(data, path, tiles, how=how, progress=progress, force_tiles=force_tiles)
 
 
 def into_tiles(word_list: WordList, tiles: TileSet, *, skip_invalid: bool = False) -> WordList:
