@@ -4,6 +4,7 @@ import { api, h, hallServers, proveWith } from "./api.js";
 import { proveServer } from "./proof.js";
 import { datePattern, parseDate } from "./i18n.js";
 import { LANGUAGE, STRINGS } from "./strings.js";
+import { recordWord } from "./tile-boxes.js";
 import { wordsShown } from "./verdict-words.js";
 
 export const session = { csrf: null };
@@ -191,7 +192,17 @@ export function readSplits() {
   return splitsRead;
 }
 
-// A record's words (or `words` of its lexicon: a reissue's) as people read them.
+// A record's words (or `words` of its lexicon: a reissue's) as people read them, as text (B-A-NG-O-R tile by tile).
 export function recordWords(record, words = record.words) {
   return wordsShown(words, SPLITS.get(record.lexicon) || []);
+}
+
+// A record's words on screen: letters, or boxes where the tiles matter (a split tile: B A NG O R).
+export function recordWordBoxes(record) {
+  const split = SPLITS.get(record.lexicon) || [];
+  return h(
+    "span",
+    { class: "record-words", "aria-label": recordWords(record) },
+    record.words.flatMap((word, index) => (index ? [" ", recordWord(word, split)] : [recordWord(word, split)])),
+  );
 }

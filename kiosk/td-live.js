@@ -4,7 +4,7 @@
 
 import { h } from "./api.js";
 import { STRINGS } from "./strings.js";
-import { call, readSplits, recordWords, when } from "./td-common.js";
+import { call, readSplits, recordWordBoxes, when } from "./td-common.js";
 import { verdictWord } from "./verdict-words.js";
 
 const C = STRINGS.console;
@@ -92,7 +92,7 @@ function rulingRow(record, open) {
     " ",
     R.place(record.division, record.table, record.round ?? null),
     " · ",
-    h("span", { class: "words" }, recordWords(record)),
+    h("span", { class: "words" }, recordWordBoxes(record)),
     " · ",
     waiting
       ? R.disagree(waiting.id, verdict(waiting.verdict), verdict(record.verdict), when(waiting.created_at))

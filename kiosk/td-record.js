@@ -5,7 +5,7 @@
 
 import { h, newRequestId } from "./api.js";
 import { STRINGS } from "./strings.js";
-import { call, limited, problem, readSplits, recordWords, when } from "./td-common.js";
+import { call, limited, problem, readSplits, recordWordBoxes, recordWords, when } from "./td-common.js";
 import { verdictMark, verdictText as said, verdictWord, wordsShown } from "./verdict-words.js";
 
 const C = STRINGS.console;
@@ -119,7 +119,7 @@ export async function showRecord(detail, id, { open, close }, answer = null) {
         fact(K.round, record.round ?? ""),
         fact(K.table, record.table),
         fact(K.actor, C.actorChannel(record.actor, STRINGS.channel(record.channel))),
-        fact(K.words, recordWords(record)),
+        fact(K.words, recordWordBoxes(record)),
         // The final verdict leads; the record's own follows, marked superseded when another record's replaced it.
         record.final && record.final.linked.length
           ? fact(

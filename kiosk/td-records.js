@@ -7,7 +7,7 @@
 
 import { h } from "./api.js";
 import { STRINGS } from "./strings.js";
-import { call, problem, query, readSplits, recordWords, typedDatePattern, when } from "./td-common.js";
+import { call, problem, query, readSplits, recordWordBoxes, typedDatePattern, when } from "./td-common.js";
 import { freshRows } from "./td-live.js";
 import { finalVerdict, perWord, showRecord } from "./td-record.js";
 
@@ -181,7 +181,7 @@ function row(record, open, final = record.final) {
   if (record.kind === "change") return changeRow(record, open);
   const shown = final && final.linked.length ? final.verdict : record.verdict;
   const state = shown === null ? "awaiting" : shown === "acceptable" ? "acceptable" : "unacceptable";
-  const words = recordWords(record);
+  const words = recordWordBoxes(record);
   const results = record.results?.length ? perWord(record) : null;
   return h(
     "tr",

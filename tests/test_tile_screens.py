@@ -4,9 +4,11 @@ taken and judged, and where the board could hold a Welsh word's tiles two ways t
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx2 as httpx
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
@@ -14,7 +16,8 @@ from wordjudge.model.auth import Role
 from wordjudge.model.records import Kind
 
 from .browser import new_page, open_enrolled, runner_sends, screenshot, serving
-from .helpers import LiveServer, access_store, audit_log, write_event
+from .helpers import PASSWORD, LiveServer, access_store, audit_log, device_headers, write_event
+from .test_console_records import sign_in
 from .test_kiosk import hold_adjudicate, on_screen
 from .tile_lists import NAMES, compile_list
 
@@ -248,3 +251,30 @@ def test_a_statement_left_unfinished_clears_after_30_seconds(browser: Browser, s
     on_screen(page, "idle")
     assert "HENGA" not in page.content()
     assert recorded(server) == []
+
+
+def test_the_console_shows_the_tiles_judged_as_boxes_where_they_matter_and_letters_elsewhere(
+    browser: Browser, server: LiveServer
+) -> None:
+    kiosk = device_headers(server.data_dir, "kiosk-x")
+    for division, words in [("welsh", "ba[ng]or cath"), ("spanish", "chico")]:
+        body = {"division": division, "table": 4, "round": 2, "words": words, "request_id": uuid.uuid4().hex}
+        assert httpx.post(f"{server.base}/api/challenges", json=body, headers=kiosk).status_code == 201
+    store = access_store(server.data_dir)
+    try:
+        store.tds.add("alice", PASSWORD, by="test")
+    finally:
+        store.close()
+    page = new_page(browser, "desktop")
+    sign_in(page, server)
+    page.locator("#tab-feed").click()
+    welsh, spanish = (
+        page.locator("tr.record[data-id='1'] .record-words"),
+        page.locator("tr.record[data-id='2'] .record-words"),
+    )
+    expect(welsh.locator(".tile")).to_have_count(5)  # B A NG O R, the NG tile judged
+    expect(welsh.locator(".tile.split")).to_have_text("NG")
+    expect(welsh).to_contain_text("CATH")
+    expect(spanish).to_have_text("CHICO")  # letters, no brackets
+    assert "[" not in page.locator("table.feed").inner_text()
+    screenshot(page, "tiles-console-feed")
