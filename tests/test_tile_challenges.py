@@ -13,8 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 from fastapi.testclient import TestClient
 
+from wordjudge.cli.main import main
 from wordjudge.model.records import Kind, Record
 from wordjudge.service.settings import Settings
 from wordjudge.web.app import create_app
@@ -224,3 +226,14 @@ def test_the_td_reads_words_as_the_board_held_them_in_the_export_and_the_docket_
     # JSON Lines, an archive a program reads, keep the stored form.
     archive = client.get("/api/export", params={"format": "jsonl"}, headers=td).text.splitlines()
     assert [json.loads(line)["words"] for line in archive] == [["DESENGAN[CH]ARIAIS"], ["BA[NG]OR", "CA[TH]"]]
+
+
+def test_the_command_lines_csv_export_shows_the_words_as_the_board_held_them_too(
+    client: TestClient, data_dir: Path
+) -> None:
+    challenge(client, "welsh", "ba[ng]or cath")
+    challenge(client, "spanish", "desengancharíais")
+    exported = CliRunner().invoke(main, ["audit", "export", "--format", "csv", "--data-dir", str(data_dir)])
+    assert exported.exit_code == 0, exported.output
+    rows = list(csv.DictReader(io.StringIO(exported.stdout)))
+    assert [row["words"] for row in rows] == ["B-A-NG-O-R CATH", "DESENGANCHARIAIS"]

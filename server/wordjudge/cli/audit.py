@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections.abc import Callable, Sequence
 from contextlib import suppress
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ from typing import Any
 import click
 
 from wordjudge.base.datadir import FolderInUse, refuse_if_served
-from wordjudge.base.errors import AuditUnavailable, Conflict, InvalidInput
+from wordjudge.base.errors import AuditUnavailable, Conflict, InvalidInput, WordjudgeError
 from wordjudge.base.messages import Message, duration
 from wordjudge.cli.language import cli_language
 from wordjudge.cli.options import F, setting_options
@@ -27,6 +28,8 @@ from wordjudge.model.records import Kind, RecordFilter, Verdict, utc_time
 from wordjudge.service.settings import Settings, load_settings
 from wordjudge.storage.backup import backup_sqlite
 from wordjudge.tournament.clock_steps import accept_step
+from wordjudge.words.editions import DEMO_NAME
+from wordjudge.words.profile import Catalog
 from wordjudge.words.wordlist import normalise
 
 
@@ -191,17 +194,37 @@ def audit_export(
 ) -> None:
     """Export the records (all fields, per-word results included) as CSV or JSON Lines."""
     where = _filter(filters)
-    log = _audit_log(load_settings(data_dir=data_dir, database=database))
+    settings = load_settings(data_dir=data_dir, database=database)
+    log = _audit_log(settings)
+    split_of = _split_tiles(Catalog(settings.data_dir))
     try:
         families = linked_families(log)  # each challenge's final verdict, on its own row
         if output is None:
-            count = export(log.iterate(where), sys.stdout, ExportFormat(export_format), families)
+            count = export(log.iterate(where), sys.stdout, ExportFormat(export_format), families, split_of)
         else:
             with output.open("w", encoding="utf-8", newline="") as handle:
-                count = export(log.iterate(where), handle, ExportFormat(export_format), families)
+                count = export(log.iterate(where), handle, ExportFormat(export_format), families, split_of)
     finally:
         log.close()
     click.echo(f"exported {count} record(s)", err=True)
+
+
+def _split_tiles(catalog: Catalog) -> Callable[[str], Sequence[str] | None]:
+    """A lexicon's split tiles by its name, from the folder's lexicons, each opened once when first asked for; None
+    for one the folder no longer has (its words keep their stored form)."""
+    known: dict[str, Sequence[str] | None] = {}
+
+    def split_of(name: str) -> Sequence[str] | None:
+        if name.casefold() == DEMO_NAME:  # plain letters (and not compiled by an export)
+            return ()
+        if name not in known:
+            try:
+                known[name] = catalog.open(name).split
+            except WordjudgeError:  # gone, or not readable: the stored form says the tiles
+                known[name] = None
+        return known[name]
+
+    return split_of
 
 
 @audit.command("tail")

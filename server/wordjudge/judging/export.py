@@ -2,9 +2,9 @@
 
 Exports are the TD's view: every field, per-word results included. JSON Lines keep each record's data as
 it is (an archive a program reads); CSV is for a person with a spreadsheet: one row per record, per-word
-results as ``QI ✓ ZA ✗``, the consequence as its sentence, and the words as the board held them (``splits``: each
-served lexicon's split tiles; DESENGANCHARIAIS, and B-A-NG-O-R tile by tile where a tile could be read two ways;
-a lexicon not served keeps the stored form, ``BA[NG]OR``, which says the tiles as well).
+results as ``QI ✓ ZA ✗``, the consequence as its sentence, and the words as the board held them (``split_of``: a
+lexicon's split tiles by its name; DESENGANCHARIAIS, and B-A-NG-O-R tile by tile where a tile could be read two
+ways; a lexicon it does not know keeps the stored form, ``BA[NG]OR``, which says the tiles as well).
 
 A challenge's row also carries its final verdict after its re-checks, reissues and rulings (each of which is a
 row of its own, with ``parent_id``): ``final_verdict`` (empty while a re-check awaits the TD's ruling),
@@ -18,7 +18,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from enum import StrEnum
 from typing import Any, TextIO
 
@@ -27,8 +27,8 @@ from wordjudge.log.chain import head_text
 from wordjudge.model.records import Kind, Record
 from wordjudge.words.tiles import shown_word, stored_tiles
 
-#: Each lexicon's split tiles, by name (:attr:`wordjudge.words.profile.Profile.split`).
-Splits = Mapping[str, Sequence[str]]
+#: A lexicon's split tiles (:attr:`wordjudge.words.profile.Profile.split`) by its name; None: not known.
+SplitOf = Callable[[str], Sequence[str] | None]
 
 
 class ExportFormat(StrEnum):
@@ -99,10 +99,10 @@ def lines(
     records: Iterable[Record],
     format: ExportFormat,
     families: LinkedFamilies | None = None,
-    splits: Splits | None = None,
+    split_of: SplitOf | None = None,
 ) -> Iterator[str]:
     """The export of ``records``, one line at a time (for CSV, the header first): nothing is held but a line (and
-    ``families``, the log's few linked records, for the challenges' final verdicts; ``splits``: see the module's
+    ``families``, the log's few linked records, for the challenges' final verdicts; ``split_of``: see the module's
     docstring)."""
     if format is ExportFormat.JSONL:
         for record in records:
@@ -113,7 +113,7 @@ def lines(
     writer.writerow(CSV_COLUMNS)
     for record in records:
         data = record_data(record, families)
-        split = None if splits is None else splits.get(record.lexicon)
+        split = None if split_of is None else split_of(record.lexicon)
         if split is not None:
             data["words"] = [shown_word(stored_tiles(word), split) for word in record.words]
         writer.writerow([_neutralised(_readable(column, data[column])) for column in CSV_COLUMNS])
@@ -129,12 +129,12 @@ def chunks(
     format: ExportFormat,
     size: int = 64 * 1024,
     families: LinkedFamilies | None = None,
-    splits: Splits | None = None,
+    split_of: SplitOf | None = None,
 ) -> Iterator[str]:
     """:func:`lines`, gathered in pieces of about ``size`` characters (for a streamed response)."""
     pending: list[str] = []
     held = 0
-    for line in lines(records, format, families, splits):
+    for line in lines(records, format, families, split_of):
         pending.append(line)
         held += len(line)
         if held >= size:
@@ -144,9 +144,16 @@ def chunks(
         yield "".join(pending)
 
 
-def export(records: Iterable[Record], out: TextIO, format: ExportFormat, families: LinkedFamilies | None = None) -> int:
+def export(
+    records: Iterable[Record],
+    out: TextIO,
+    format: ExportFormat,
+    families: LinkedFamilies | None = None,
+    split_of: SplitOf | None = None,
+) -> int:
     """Write ``records`` to ``out``; return how many were written. ``families``
-    (:func:`wordjudge.judging.final_verdict.linked_families`) gives the challenges' final verdicts."""
+    (:func:`wordjudge.judging.final_verdict.linked_families`) gives the challenges' final verdicts; ``split_of``
+    the lexicons' split tiles (see the module's docstring)."""
     count = 0
 
     def counted() -> Iterator[Record]:
@@ -155,7 +162,7 @@ def export(records: Iterable[Record], out: TextIO, format: ExportFormat, familie
             count += 1
             yield record
 
-    for line in lines(counted(), format, families):
+    for line in lines(counted(), format, families, split_of):
         out.write(line)
     return count
 

@@ -145,7 +145,7 @@ def export_records(
             resources.audit.iterate(where),
             format,
             families=linked_families(resources.audit),
-            splits={name: profile.split for name, profile in resources.served.profiles.items()},
+            split_of=lambda name: profile.split if (profile := resources.served.profiles.get(name)) else None,
         ),
         media_type=f"{media}; charset=utf-8",
         headers={"Content-Disposition": f'attachment; filename="wordjudge-{stamp}.{format.value}"'},
