@@ -1,6 +1,7 @@
 // The console's keys and its privacy at the TD's table: F9 hides the per-word results and the record view
 // (players walk past the TD's laptop) and shows them again; they hide by themselves after a minute without
-// input; "/" comes to the live feed's search box from any tab. F9 types nothing, so it works in a field too.
+// input; "/" comes to the live feed's search box from any tab, and so does a docket's QR code that a USB scanner
+// types while no field has the focus. F9 types nothing, so it works in a field too.
 
 import { h } from "./api.js";
 import { STRINGS } from "./strings.js";
@@ -8,6 +9,8 @@ import { STRINGS } from "./strings.js";
 const C = STRINGS.console;
 export const PRIVACY_KEY = "F9";
 export const IDLE_MS = 60_000;
+// What a docket's QR code starts with (td-records.js reads the rest).
+const SCAN_PREFIX = "wordjudge:challenge:";
 
 let idle = null;
 
@@ -44,9 +47,11 @@ export function privacyNote() {
   return h("p", { class: "private-note", id: "private-note", role: "status" }, C.privacy.hidden);
 }
 
-// Once per page: F9, "/" (`search()` opens the feed's search box; false while signed out) and the idle timer
-// (which hides nothing while `active()` is false: the sign-in screen shows nothing to hide).
+// Once per page: F9, "/" and a scan (`search(text)` opens the feed's search box holding `text`; false while
+// signed out) and the idle timer (which hides nothing while `active()` is false: the sign-in screen shows nothing
+// to hide).
 export function installKeys(search, active) {
+  let typed = ""; // the last keys typed outside a field: a scanner's, once they end with SCAN_PREFIX
   signedIn = active;
   for (const name of ["keydown", "pointerdown", "pointermove", "wheel", "touchstart"]) {
     document.addEventListener(name, rearm, { capture: true, passive: true });
@@ -56,8 +61,22 @@ export function installKeys(search, active) {
     if (event.key === PRIVACY_KEY) {
       event.preventDefault();
       setHidden(!isHidden());
-    } else if (event.key === "/" && !isTextField(event.target) && search()) {
+      return;
+    }
+    if (event.key === "/" && !isTextField(event.target) && search("")) {
       event.preventDefault();
+      return;
+    }
+    // A scan with the focus on a button or a row (Enter would press it): the rest of the scan goes to the box.
+    if (event.key === "Shift") return; // a scanner's ":" comes with it
+    if (isTextField(event.target) || event.key.length !== 1) {
+      typed = "";
+      return;
+    }
+    typed = (typed + event.key).slice(-SCAN_PREFIX.length);
+    if (typed.toLowerCase() === SCAN_PREFIX && search(typed)) {
+      event.preventDefault();
+      typed = "";
     }
   });
   rearm();

@@ -16,6 +16,10 @@ const K = C.columns;
 const PAGE = 100;
 // What a docket gives the TD: its record number (54, #54) or its QR code's text (wordjudge:challenge:54:...).
 const DOCKET = /^\s*(#?\d{1,16}|wordjudge:challenge:\d{1,16}(:[0-9a-f]{16})?)\s*$/i;
+// A QR code's text as it arrives (a scanner types it a key at a time): its prefix, then what has come of the rest.
+const SCAN_PREFIX = /wordjudge:challenge:/gi;
+const PREFIX_LENGTH = "wordjudge:challenge:".length;
+const SCAN = /^wordjudge:challenge:\d{0,16}(:[0-9a-f]{0,16})?/i;
 const COLUMNS = [K.id, K.time, K.kind, K.division, K.round, K.table, K.actor, K.words, K.verdict, K.results];
 const WIDTHS = [
   "c-id",
@@ -238,12 +242,30 @@ export function feedView(content) {
       if (search.dataset.clicked) event.preventDefault();
       search.dataset.clicked = "";
     },
-    // A docket's QR code scanned after other text (the caret put after it): the scan replaces it.
-    oninput: () => {
-      const scanned = search.value.match(/wordjudge:challenge:\d{0,16}(:[0-9a-f]{0,16})?$/i);
-      if (scanned && scanned.index > 0) search.value = scanned[0];
-    },
+    oninput: (event) => scanned(event),
   });
+  // A docket's QR code typed by a scanner or pasted into a box that held other text, wherever the caret was (a
+  // click into focused text puts it there, not at the end): the scan is the whole query. It is told by its prefix
+  // arriving: the box holds it once more than before this input. Keys typed after a scan are added to it.
+  let prefixes = 0;
+  const scanned = (event) => {
+    const value = search.value;
+    const starts = [...value.matchAll(SCAN_PREFIX)].map((m) => m.index);
+    const before = prefixes;
+    prefixes = starts.length;
+    if (starts.length <= before) return;
+    const caret = search.selectionEnd ?? value.length;
+    // The prefix just come is the last one before the caret; what came with it ends at the caret.
+    const start = starts.filter((at) => at + PREFIX_LENGTH <= caret).at(-1) ?? starts.at(-1);
+    const scan = value.slice(start, Math.max(caret, start + PREFIX_LENGTH)).match(SCAN)[0];
+    if (scan !== value) {
+      search.value = scan;
+      search.setSelectionRange(scan.length, scan.length);
+      prefixes = 1;
+    }
+    // A pasted or dropped docket is searched at once (a scanner ends with Enter, which searches).
+    if (event.inputType?.startsWith("insertFrom") && DOCKET.test(scan)) search.form.requestSubmit();
+  };
 
   const close = () => {
     detail.replaceChildren();

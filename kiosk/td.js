@@ -138,11 +138,18 @@ function showConsole(tab = state.tab) {
   state.cleanup = VIEWS[tab](content) || null;
 }
 
-// "/" from any tab: the live feed's search box (a docket's number or QR code, words, a table).
-function toSearch() {
+// "/" from any tab: the live feed's search box (a docket's number or QR code, words, a table); a scan begun
+// outside it (td-keys.js): the box holding what came of it, the caret after it for the scanner's next keys.
+function toSearch(text) {
   if (!state.me) return false;
   if (state.tab !== "feed") showConsole("feed");
-  document.getElementById("search").focus();
+  const search = document.getElementById("search");
+  search.focus();
+  if (text) {
+    search.value = text;
+    search.setSelectionRange(text.length, text.length);
+    search.dispatchEvent(new Event("input")); // its scan handler counts the prefix come
+  }
   return true;
 }
 
