@@ -121,12 +121,15 @@ function render(docket, size) {
   const r = docket.record;
   const standing = leadingVerdict(r, docket.final);
   const old = superseded(r, docket.final);
-  // A code (list ID, log check) is typed or compared by someone: on narrow paper it takes the whole line; so
-  // does a long value (words, a sentence, a name). Values break only between words (docket.css).
-  const fact = (label, value, kind = null) => [
-    h("dt", {}, label),
-    h("dd", { class: kind }, typeof value === "number" ? S.formatNumber(value) : String(value)),
-  ];
+  // A code (list ID, log check) is typed or compared by someone: it takes the whole line, never broken (set
+  // smaller if its length, --chars, needs it); on narrow paper so does a long value (words, a sentence, a name).
+  // Values break only between words (docket.css).
+  const fact = (label, value, kind = null) => {
+    const text = typeof value === "number" ? S.formatNumber(value) : String(value);
+    const dd = h("dd", { class: kind }, text);
+    if (kind === "code") dd.style.setProperty("--chars", String(text.length)); // the CSSOM: no inline style (CSP)
+    return [h("dt", {}, label), dd];
+  };
   const controls = h(
     "p",
     { class: "docket-controls" },

@@ -202,3 +202,48 @@ def test_a_refused_docket_page_has_a_heading(browser: Browser, server: LiveServe
         expect(stranger.locator(".message")).to_be_visible()
         expect(stranger.locator("h1")).to_have_count(1)
     stranger.context.close()
+
+
+@pytest.mark.parametrize("size", ["58mm", "80mm", "a6"])
+def test_the_log_check_code_is_never_broken(browser: Browser, server: LiveServer, tmp_path: Path, size: str) -> None:
+    """Issue 46 item 5: the log-check code (and the list ID) on one line, in every language and at every size,
+    read back from the printed PDF and measured in the page (the French 80 mm docket broke its last digit off)."""
+    page, headers = _runner(browser, server)
+    for _ in range(11):  # a two-digit record id: the code the issue saw break
+        made = httpx.post(f"{server.base}/api/challenges", json=challenge("cat"), headers=headers).json()
+    broken = []
+    for lang in ("en", "fr"):
+        _open(page, server, made["id"], size, lang)
+        lines = _pdf_lines(page, tmp_path / f"code-{lang}-{size}.pdf")
+        _keep(page, f"code-{lang}-{size}", lines)
+        for key in ("ui.docket.facts.head", "ui.docket.facts.listId"):
+            code = _fact(page, key)
+            assert code
+            if not any(code in line for line in lines):
+                broken.append(f"{lang} {size}: {code!r} not whole on a line: {lines}")
+        # The longest code a record can have (a 16-digit id) on the same paper: set smaller, still whole.
+        page.evaluate(
+            """() => {
+                const dd = document.querySelector('.docket dd.code:last-of-type');
+                const longest = document.createElement('dd');
+                longest.className = 'code';
+                longest.textContent = '9'.repeat(16) + ':' + 'f'.repeat(16);
+                longest.style.setProperty('--chars', String(longest.textContent.length));
+                dd.after(document.createElement('dt'), longest);
+            }"""
+        )
+        tops = page.evaluate(
+            """() => [...document.querySelectorAll('.docket dd.code')].map((dd) => {
+                const range = document.createRange();
+                range.selectNodeContents(dd);
+                const box = dd.closest('.docket').getBoundingClientRect();
+                const rects = [...range.getClientRects()];
+                return [dd.textContent, new Set(rects.map((r) => Math.round(r.top))).size,
+                        rects.every((r) => r.left >= box.left - 0.5 && r.right <= box.right + 0.5)];
+            })"""
+        )
+        for text, line_count, inside in tops:
+            if line_count != 1 or not inside:
+                broken.append(f"{lang} {size}: {text!r} on {line_count} lines, inside the paper: {inside}")
+    assert broken == []
+    page.context.close()
