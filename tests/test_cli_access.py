@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import httpx2 as httpx
 import pytest
 from click.testing import CliRunner, Result
 
+from wordjudge.access.store import ACCESS_FILE, AccessStore
 from wordjudge.cli.main import main
 
 from .helpers import PASSWORD, StartServer, write_event
@@ -88,3 +90,44 @@ def test_a_token_from_the_cli_works_on_a_running_server_until_revoked(data_dir: 
     refused = httpx.post(f"{base}/api/challenges", json={**body, "request_id": "cli-token-test2"}, headers=headers)
     assert refused.status_code == 401
     assert "revoked" in refused.json()["error"]
+
+
+ISO_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d")
+
+
+@pytest.mark.parametrize(
+    ("language", "shown"),
+    [("fr", r"\d\d/\d\d/\d{4} \d\d:\d\d:\d\d"), ("en-US", r"\d\d/\d\d/\d{4}, \d\d:\d\d:\d\d")],
+)
+def test_the_cli_says_handheld_and_dates_as_the_event_does(data_dir: Path, language: str, shown: str) -> None:
+    """Issue 46 item 5: the console's word for a runner's device (handheld), and every time a TD reads (a pairing
+    code's expiry, a device last seen or revoked, a TD account added or disabled) in the event's date format, in
+    this machine's time zone: no raw ISO time, no "UTC"."""
+    write_event(data_dir, [("A", "demo", "single")], language=language)
+    date = re.compile(shown)
+    paired = run("device", "pair", "--role", "handheld", "--data-dir", data_dir)
+    assert paired.exit_code == 0, paired.output
+    line = paired.stdout.splitlines()[0]
+    assert re.fullmatch(rf"Pairing code: \S+  \(handheld-01: one handheld, until {shown}\)", line), line
+    token = run("device", "add", "tab-1", "--role", "runner", "--data-dir", data_dir).stdout.strip()
+    run("device", "add", "kiosk-1", "--role", "kiosk", "--data-dir", data_dir)
+    store = AccessStore(data_dir / ACCESS_FILE).open()
+    try:
+        store.devices.authenticate(token, client="127.0.0.1")  # seen once
+    finally:
+        store.close()
+    revoked = run("device", "revoke", "kiosk-1", "--data-dir", data_dir).output
+    assert date.search(revoked), revoked
+    listed = run("device", "list", "--data-dir", data_dir).output
+    assert re.search(rf"tab-1  handheld  division any  last seen {shown}  ", listed), listed
+    assert re.search(rf"kiosk-1  kiosk  division any  last seen never  revoked {shown} by ", listed), listed
+    run("td", "add", "alice", "--password-stdin", "--data-dir", data_dir, stdin=f"{PASSWORD}\n")
+    run("td", "add", "bob", "--password-stdin", "--data-dir", data_dir, stdin=f"{PASSWORD}\n")
+    run("td", "disable", "bob", "--data-dir", data_dir)
+    accounts = run("td", "list", "--data-dir", data_dir).output
+    assert re.search(rf"alice  added {shown} by \S+  active", accounts), accounts
+    assert re.search(rf"bob  added {shown} by \S+  disabled {shown}", accounts), accounts
+    for said in (paired.output, revoked, listed, accounts):
+        assert not ISO_TIME.search(said), said
+        assert "UTC" not in said, said
+        assert "runner" not in said.replace("/runner#pair=", "/handheld-link#"), said

@@ -114,7 +114,7 @@ def test_device_pair_prints_the_name_its_code_pairs(data_dir: Path) -> None:
     assert result.exit_code == 0, result.output
     assert re.search(r"Pairing code: \S+  \(kiosk-01: one kiosk, until ", result.stdout), result.stdout
     named = run("device", "pair", "--role", "runner", "--name", "floor-1", "--data-dir", data_dir)
-    assert "(floor-1: one runner, until " in named.stdout
+    assert "(floor-1: one handheld, until " in named.stdout
     taken = run("device", "add", "kiosk-01", "--role", "kiosk", "--data-dir", data_dir)
     assert taken.exit_code == 1
     assert "the name 'kiosk-01' is kept for a pairing code" in taken.stderr

@@ -14,6 +14,7 @@ import segno
 from wordjudge.access.store import ACCESS_FILE, AccessStore
 from wordjudge.base.datadir import open_event_folder, serving_server
 from wordjudge.cli.folder import say_folder, say_if_not_served, served_folder
+from wordjudge.cli.language import cli_language, cli_time, role_word
 from wordjudge.cli.options import F, setting_options
 from wordjudge.model.auth import Role, cli_principal
 from wordjudge.service.links import printed_pairing_links
@@ -48,8 +49,14 @@ def _division(settings: Settings, division: str | None) -> str | None:
 _data_dir_option = setting_options("data_dir", "database")
 
 
-_ROLE = click.Choice([Role.KIOSK.value, Role.RUNNER.value])
-_ADD_ROLE = click.Choice([Role.KIOSK.value, Role.RUNNER.value, Role.MONITOR.value])  # a monitor: device add only
+# A runner's device is typed as the console names it (handheld) or as the API does (runner).
+_HANDHELD = "handheld"
+_ROLE = click.Choice([Role.KIOSK.value, _HANDHELD, Role.RUNNER.value])
+_ADD_ROLE = click.Choice([Role.KIOSK.value, _HANDHELD, Role.RUNNER.value, Role.MONITOR.value])  # a monitor: add only
+
+
+def _role(typed: str) -> Role:
+    return Role.RUNNER if typed == _HANDHELD else Role(typed)
 
 
 @click.group()
@@ -63,21 +70,25 @@ def device() -> None:
     "--role",
     type=_ADD_ROLE,
     required=True,
-    help="kiosk (self-adjudication), runner (handheld) or monitor (reads GET /metrics only, e.g. Prometheus).",
+    help="kiosk (self-adjudication), handheld (a runner's; runner is the same) or monitor (reads GET /metrics only, "
+    "e.g. Prometheus).",
 )
 @click.option("--division", help="Limit the device to this division of the event.")
 @_data_dir_option
 def device_add(name: str, role: str, division: str | None, data_dir: Path | None, database: str | None) -> None:
     """Enrol a device and print its token, once: clients send it as 'Authorization: Bearer TOKEN'."""
     with _store(data_dir, database, works="its token") as (store, settings):
-        enrolled = store.devices.add(name, Role(role), _division(settings, division), by=cli_principal().actor)
-    click.echo(f"Enrolled {enrolled.device.name} ({role}{f', division {division}' if division else ''}).", err=True)
+        enrolled = store.devices.add(name, _role(role), _division(settings, division), by=cli_principal().actor)
+    said = f"{role_word(enrolled.device.role)}{f', division {division}' if division else ''}"
+    click.echo(f"Enrolled {enrolled.device.name} ({said}).", err=True)
     click.echo("Its token, shown this once (only its hash is kept):", err=True)
     click.echo(enrolled.token)
 
 
 @device.command("pair")
-@click.option("--role", type=_ROLE, required=True, help="kiosk (self-adjudication) or runner (handheld).")
+@click.option(
+    "--role", type=_ROLE, required=True, help="kiosk (self-adjudication) or handheld (a runner's; runner is the same)."
+)
 @click.option("--division", help="Limit the device to this division of the event.")
 @click.option("--name", help="The device's name (default: the first free kiosk-NN or handheld-NN, e.g. kiosk-01).")
 @setting_options("data_dir", "database", "public_url", "host", "port", "mdns_name")
@@ -89,10 +100,12 @@ def device_pair(role: str, division: str | None, name: str | None, data_dir: Pat
     of the server running on the data folder, as its server.lock records them).
     """
     with _store(data_dir, server.get("database"), works="the code") as (store, settings):
-        code = store.pairing.create_code(Role(role), _division(settings, division), name, by=cli_principal().actor)
+        code = store.pairing.create_code(_role(role), _division(settings, division), name, by=cli_principal().actor)
+        lang = cli_language(settings)
     served = _running_server_settings(load_settings(data_dir=data_dir, **server))
     links = printed_pairing_links(served, code.role, code.code)
-    click.echo(f"Pairing code: {code.code}  ({code.device_name}: one {role}, until {code.expires_at} UTC)")
+    until = cli_time(code.expires_at, lang)
+    click.echo(f"Pairing code: {code.code}  ({code.device_name}: one {role_word(code.role)}, until {until})")
     click.echo(f"Link: {links.link}")
     if links.by_ip:
         click.echo(f"Or, for a device that cannot open {served.mdns_name.lower()}.local: {links.by_ip}")
@@ -116,20 +129,19 @@ def _running_server_settings(settings: Settings) -> Settings:
 @_data_dir_option
 def device_list(data_dir: Path | None, database: str | None) -> None:
     """Every device: name, role, division, last seen, state."""
-    with _store(data_dir, database, writes=False) as (store, _):
+    with _store(data_dir, database, writes=False) as (store, settings):
         devices = store.devices.all()
+        lang = cli_language(settings)
     if not devices:
         click.echo("No devices enrolled (wordjudge device add, or wordjudge device pair).")
     for item in devices:
         state = (
-            f"revoked {item.revoked_at} by {item.revoked_by}"
+            f"revoked {cli_time(item.revoked_at, lang)} by {item.revoked_by}"
             if item.revoked_at
             else ("online" if item.online else "offline")
         )
-        click.echo(
-            f"{item.name}  {item.role.value}  division {item.division or 'any'}  "
-            f"last seen {item.last_seen_at or 'never'}  {state}"
-        )
+        seen = cli_time(item.last_seen_at, lang) if item.last_seen_at else "never"
+        click.echo(f"{item.name}  {role_word(item.role)}  division {item.division or 'any'}  last seen {seen}  {state}")
 
 
 @device.command("revoke")
@@ -137,9 +149,11 @@ def device_list(data_dir: Path | None, database: str | None) -> None:
 @_data_dir_option
 def device_revoke(name: str, data_dir: Path | None, database: str | None) -> None:
     """Revoke a device: its next request fails."""
-    with _store(data_dir, database) as (store, _):
+    with _store(data_dir, database) as (store, settings):
         revoked = store.devices.revoke(name, by=cli_principal().actor)
-    click.echo(f"{revoked.name} revoked at {revoked.revoked_at} by {revoked.revoked_by}.")
+        lang = cli_language(settings)
+    when = cli_time(revoked.revoked_at, lang) if revoked.revoked_at else "?"
+    click.echo(f"{revoked.name} revoked at {when} by {revoked.revoked_by}.")
 
 
 @click.group()
@@ -201,10 +215,11 @@ def td_disable(name: str, data_dir: Path | None, database: str | None) -> None:
 @_data_dir_option
 def td_list(data_dir: Path | None, database: str | None) -> None:
     """The TD accounts."""
-    with _store(data_dir, database, writes=False) as (store, _):
+    with _store(data_dir, database, writes=False) as (store, settings):
         accounts = store.tds.all()
+        lang = cli_language(settings)
     if not accounts:
         click.echo("No TD accounts (wordjudge td add NAME).")
     for account in accounts:
-        state = f"disabled {account.disabled_at}" if account.disabled_at else "active"
-        click.echo(f"{account.name}  added {account.created_at} by {account.created_by}  {state}")
+        state = f"disabled {cli_time(account.disabled_at, lang)}" if account.disabled_at else "active"
+        click.echo(f"{account.name}  added {cli_time(account.created_at, lang)} by {account.created_by}  {state}")

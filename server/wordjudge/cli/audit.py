@@ -15,7 +15,7 @@ import click
 from wordjudge.base.datadir import FolderInUse, refuse_if_served
 from wordjudge.base.errors import AuditUnavailable, Conflict, InvalidInput, WordjudgeError
 from wordjudge.base.messages import Message, duration
-from wordjudge.cli.language import cli_language
+from wordjudge.cli.language import cli_language, cli_time
 from wordjudge.cli.options import F, setting_options
 from wordjudge.judging.export import ExportFormat, export
 from wordjudge.judging.final_verdict import linked_families
@@ -169,8 +169,8 @@ def audit_accept_clock_step(record_id: int, **flags: Any) -> None:
     accepted = Message(
         "cli.clock_step.accepted",
         id=str(step.id),
-        time=step.time,
-        previous=step.previous,
+        time=cli_time(step.time, lang),
+        previous=cli_time(step.previous, lang),
         size=duration(step.seconds),
         record=str(record.id),
         actor=record.actor,

@@ -1,15 +1,17 @@
 """The language the command line says its verdict lines in: ``--language`` (or ``WORDJUDGE_LANGUAGE``), else
-the event's."""
+the event's; the times it prints, as the event writes dates; the console's name for a device's role."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from wordjudge.base.errors import WordjudgeError
-from wordjudge.base.messages import DEFAULT_LANGUAGE
+from wordjudge.base.messages import DEFAULT_LANGUAGE, format_datetime, render
 from wordjudge.tournament.event_loading import load_event
 
 if TYPE_CHECKING:
+    from wordjudge.model.auth import Role
     from wordjudge.service.settings import Settings
 
 
@@ -22,3 +24,15 @@ def cli_language(settings: Settings) -> str:
         return load_event(settings.data_dir, check_lexicons=False).language
     except WordjudgeError:
         return DEFAULT_LANGUAGE
+
+
+def cli_time(stored: str, lang: str) -> str:
+    """A stored time (ISO 8601 with its zone) as the event writes dates and the console shows them, in this
+    machine's time zone (as ``audit tail``). Raises :class:`ValueError` for text that is no such time."""
+    return format_datetime(datetime.fromisoformat(stored).astimezone(), lang)
+
+
+def role_word(role: Role | str) -> str:
+    """A device's role as the console names it (the catalogue's ``role.*`` in English, as the command line's
+    other words): a runner's device is a handheld."""
+    return render(f"role.{role}")
