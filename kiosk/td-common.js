@@ -104,6 +104,19 @@ export function when(iso) {
   return iso ? STRINGS.formatDate(iso) : STRINGS.console.never;
 }
 
+// An ISO time in a server's text or a record's message (a clock record's "it read 2026-11-27T11:00:02.000+00:00").
+const ISO_TIME = /\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})?/g;
+
+// A text the console shows (an alert, a change record's message), its times as the console shows times.
+export function timesShown(text) {
+  return text.replace(ISO_TIME, (iso) => (Number.isNaN(Date.parse(iso)) ? iso : when(iso)));
+}
+
+// A change record's message (who changed what), its times as the console shows them.
+export function changeSaid(record) {
+  return timesShown(STRINGS.message(record.change_message));
+}
+
 // A challenge rule's name and description in the language (rule.<value>, rule.<value>.description), or
 // the server's English description.
 export function ruleName(rule) {

@@ -4,7 +4,7 @@
 
 import { h } from "./api.js";
 import { STRINGS } from "./strings.js";
-import { call, problem, readSplits, recordWords, table, when } from "./td-common.js";
+import { call, changeSaid, problem, readSplits, recordWords, table, when } from "./td-common.js";
 import { decidedBy, verdictText as said, verdictWord } from "./verdict-words.js";
 
 const C = STRINGS.console;
@@ -233,7 +233,7 @@ async function feed(app, params, me) {
           h("td", {}, r.table),
           h("td", {}, r.actor),
           // A TD's change: what changed, no verdict.
-          h("td", {}, r.kind === "change" ? STRINGS.message(r.change_message) : recordWords(r)),
+          h("td", {}, r.kind === "change" ? changeSaid(r) : recordWords(r)),
           h("td", {}, r.verdict ? verdictText(r.verdict) : ""),
           h(
             "td",

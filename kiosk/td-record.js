@@ -5,7 +5,17 @@
 
 import { h, newRequestId } from "./api.js";
 import { STRINGS } from "./strings.js";
-import { call, limited, problem, readSplits, recordWordBoxes, recordWords, when } from "./td-common.js";
+import {
+  call,
+  changeSaid,
+  limited,
+  problem,
+  readSplits,
+  recordWordBoxes,
+  recordWords,
+  timesShown,
+  when,
+} from "./td-common.js";
 import { verdictMark, verdictText as said, verdictWord, wordsShown } from "./verdict-words.js";
 
 const C = STRINGS.console;
@@ -179,7 +189,11 @@ function changeView(record, fact, note, close) {
           "ul",
           { class: "change-values" },
           Object.entries(values).map(([key, value]) =>
-            h("li", {}, `${C.change.setting(key)}: ${Array.isArray(value) ? value.join(" / ") : String(value)}`),
+            h(
+              "li",
+              {},
+              `${C.change.setting(key)}: ${timesShown(Array.isArray(value) ? value.join(" / ") : String(value))}`,
+            ),
           ),
         );
   return h(
@@ -193,7 +207,7 @@ function changeView(record, fact, note, close) {
       fact(K.time, when(record.created_at)),
       fact(K.actor, C.actorChannel(record.actor, STRINGS.channel(record.channel))),
       record.division ? fact(K.division, record.division) : null,
-      fact(C.change.what, h("span", { id: "change-what" }, STRINGS.message(record.change_message))),
+      fact(C.change.what, h("span", { id: "change-what" }, changeSaid(record))),
       fact(C.change.before, h("div", { id: "change-before" }, side(record.change.before))),
       fact(C.change.after, h("div", { id: "change-after" }, side(record.change.after))),
       fact(C.chain, C.chainPosition(record.id, record.hash.slice(0, 16), record.prev_hash.slice(0, 16))),

@@ -7,7 +7,7 @@
 
 import { h } from "./api.js";
 import { STRINGS } from "./strings.js";
-import { call, problem, query, readSplits, recordWordBoxes, typedDatePattern, when } from "./td-common.js";
+import { call, changeSaid, problem, query, readSplits, recordWordBoxes, typedDatePattern, when } from "./td-common.js";
 import { freshRows } from "./td-live.js";
 import { finalVerdict, perWord, showRecord } from "./td-record.js";
 
@@ -173,7 +173,7 @@ function changeRow(record, open) {
     h("td", { class: "c-round" }, ""),
     h("td", { class: "c-table" }, ""),
     h("td", { class: "c-actor" }, record.actor),
-    h("td", { class: "c-words change-what" }, STRINGS.message(record.change_message)),
+    h("td", { class: "c-words change-what" }, changeSaid(record)),
     h("td", { class: "c-verdict" }, ""),
     h("td", { class: "per-word" }, ""),
   );

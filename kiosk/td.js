@@ -6,7 +6,7 @@
 import { h } from "./api.js";
 import { STRINGS } from "./strings.js";
 import { accountsView, eventView, summaryView } from "./td-admin.js";
-import { call, learnServers, problem, ruleText, session, table, when } from "./td-common.js";
+import { call, learnServers, problem, ruleText, session, table, timesShown, when } from "./td-common.js";
 import {
   REFRESH_MS,
   checkRulings,
@@ -411,9 +411,6 @@ function alertItem(alert, devices, refresh, note) {
   );
 }
 
-// An ISO time in a server's text (e.g. "not heard from since 2026-11-27T14:02:11.000+00:00").
-const ISO_TIME = /\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})?/g;
-
 // An alert's text: a message ({key, params}) rendered in the language, or the server's English text; the times
 // in it as the console shows times.
 function alertText(alert) {
@@ -421,7 +418,7 @@ function alertText(alert) {
     typeof alert.message === "object"
       ? STRINGS.message(alert.message, alert.text)
       : STRINGS.message(null, alert.message);
-  return text.replace(ISO_TIME, (iso) => (Number.isNaN(Date.parse(iso)) ? iso : when(iso)));
+  return timesShown(text); // "not heard from since 2026-11-27T14:02:11.000+00:00"
 }
 
 function moveButton(device, refresh) {

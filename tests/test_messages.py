@@ -28,6 +28,7 @@ from wordjudge.base.messages import (
     plural_category,
     pseudo,
     render,
+    times_shown,
 )
 from wordjudge.model.auth import Role
 from wordjudge.model.records import Kind, Verdict, kind_message, verdict_message
@@ -299,3 +300,15 @@ def test_the_catalogues_ship_in_the_package() -> None:
     assert "wordjudge.kiosk.locales" in project["tool"]["setuptools"]["packages"]
     shipped = project["tool"]["setuptools"]["package-data"]["wordjudge.kiosk.locales"]
     assert "*.json" in shipped
+
+
+def test_times_in_a_text_are_shown_as_the_event_writes_dates() -> None:
+    """A clock record's times in the TD's view (audit tail): as format_datetime writes them, in this machine's zone;
+    text that only looks like a time stays as written (issue 46 item 2)."""
+    moment = datetime.fromisoformat("2026-11-27T11:00:02.000+00:00")
+    text = "it read 2026-11-27T11:00:02.000+00:00 where 2026-13-40T99:00Z was due"
+    assert (
+        times_shown(text, "fr")
+        == f"it read {format_datetime(moment.astimezone(), 'fr')} where 2026-13-40T99:00Z was due"
+    )
+    assert times_shown("no time here, 2026-11-27 alone", "fr") == "no time here, 2026-11-27 alone"

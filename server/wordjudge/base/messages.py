@@ -193,6 +193,23 @@ def format_datetime(moment: datetime, lang: str = DEFAULT_LANGUAGE, style: DateS
     return f"{date}{_date_time_gap(lang, iso)}{time}"
 
 
+# An ISO time with its zone in a rendered text (a clock record's "it read 2026-11-27T11:00:02.000+00:00").
+_ISO_TIME = re.compile(r"\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:\d{2})")
+
+
+def times_shown(text: str, lang: str = DEFAULT_LANGUAGE) -> str:
+    """``text`` with each ISO time in it (with its zone) as :func:`format_datetime` writes it in ``lang``, in this
+    machine's time zone: what the console's timesShown (kiosk/td-common.js) does to the same text."""
+
+    def shown(found: re.Match[str]) -> str:
+        try:
+            return format_datetime(datetime.fromisoformat(found.group(0)).astimezone(), lang)
+        except ValueError:  # a date that is none (month 13): left as written
+            return found.group(0)
+
+    return _ISO_TIME.sub(shown, text)
+
+
 def _date_time_gap(lang: str, iso: bool) -> str:
     """What stands between a date and its time: a comma and a space in English, a space in French and ISO."""
     return " " if iso or base_language(lang) == "fr" else ", "

@@ -13,7 +13,7 @@ from datetime import datetime
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from wordjudge.base.messages import Message, format_datetime
+from wordjudge.base.messages import Message, format_datetime, times_shown
 from wordjudge.model.records import Record, Verdict, kind_message, verdict_message
 from wordjudge.model.rules import ChallengeRule, stored_consequence_message
 from wordjudge.tournament.changes import describe
@@ -139,7 +139,7 @@ def record_line(record: Record, lang: str) -> str:
         said = Message(
             "cli.tail.change", id=str(record.id), time=shown, actor=record.actor, change=describe(record.change or {})
         )
-        return said.text(lang)
+        return times_shown(said.text(lang), lang)  # a clock record's times, as the record's own
     failed = [r["word"] for r in record.results if not r["acceptable"]]
     link = Message("cli.tail.of", parent=str(record.parent_id)) if record.parent_id else ""
     line = Message(
