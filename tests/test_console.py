@@ -97,7 +97,8 @@ def test_runner_docket_and_td_console_end_to_end(browser: Browser, server: LiveS
     expect(runner.locator(".docket-verdict")).to_contain_text("UNACCEPTABLE")
     screenshot(runner, "runner-docket-390x844")
     pdf = PdfReader(io.BytesIO(runner.pdf(prefer_css_page_size=True)))
-    text = " ".join(page.extract_text() for page in pdf.pages)
+    # Lines joined: a code stands on a line of its own under its label (List ID, then b819e7b67f8f).
+    text = " ".join(" ".join(page.extract_text().splitlines()) for page in pdf.pages)
     for expected in (
         "UNACCEPTABLE",
         "Console Open",
