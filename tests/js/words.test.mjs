@@ -23,6 +23,7 @@ const ALPHABET = [..."ABCDEFGHIJKLMNOPQRSTUVWXYZ"];
 test("words are split on spaces, commas and new lines, and upper-cased in NFC", () => {
   assert.deepEqual(splitWords("qi, za\njo  "), ["QI", "ZA", "JO"]);
   assert.equal(normalise("e\u0301te\u0301"), "\u00c9T\u00c9");
+  assert.equal(normalise("\u0390"), "\u03aa\u0301"); // upper case decomposes it: the second NFC, as the server's
 });
 
 test("a character outside the alphabet is refused as typed, naming it", () => {
