@@ -8,14 +8,16 @@ import json
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from wordjudge.base.errors import InvalidInput, LexiconIntegrityError, ProfileError, WordListError
+from wordjudge.cli.main import main
 from wordjudge.words.editions import fingerprint
 from wordjudge.words.lexicon import MANIFEST_FILE, Lexicon, LexiconStore
 from wordjudge.words.profile import Catalog
-from wordjudge.words.tiles import BUILTIN, TileError, TileSet, builtin, find, load
+from wordjudge.words.tiles import BUILTIN, TileError, TileSet, builtin, builtin_sets, find, load
 from wordjudge.words.wordlist import read_word_list
 
 from .helpers import examples, write_list
@@ -194,3 +196,15 @@ def test_a_lists_word_is_read_as_the_first_of_its_readings(data: st.DataObject) 
         with pytest.raises(TileError) as also:
             tiles.read_word(word)
         assert also.value.message == first.message
+
+
+def test_the_tiles_help_lists_every_built_in_set_from_the_registry() -> None:
+    """``lexicon add --help`` names each built-in set with its tiles of several letters (and Ñ, Ç), from the sets
+    themselves: a set added to BUILTIN is listed without a hand edit."""
+    shown = CliRunner().invoke(main, ["lexicon", "add", "--help"], terminal_width=400).output
+    for name, tile_set in BUILTIN.items():
+        assert name in shown, name
+        for tile in tile_set.tiles:
+            if len(tile) > 1:
+                assert tile in shown, (name, tile)
+    assert "catalan (Ç, L·L, NY, QU)" in builtin_sets()

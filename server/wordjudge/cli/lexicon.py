@@ -19,6 +19,7 @@ from wordjudge.tournament.served import unverified_claims
 from wordjudge.words.editions import load_registry, short
 from wordjudge.words.profile import Catalog
 from wordjudge.words.sources import read_source
+from wordjudge.words.tiles import builtin_sets
 from wordjudge.words.tiles import find as find_tiles
 from wordjudge.words.wordlist import TEXT_FORMATS, Progress, SourceFormat, WordList, read_word_list
 
@@ -49,8 +50,8 @@ def lexicon() -> None:
     "--tiles",
     "tile_set",
     metavar="SET|FILE",
-    help="The board's tiles, where a tile can be several letters: spanish (CH, LL, RR, Ñ), catalan (L·L, NY, QU), "
-    "welsh (CH, DD, FF, NG, LL, PH, RH, TH), english, or a tile set file (.toml). Default: one letter a tile.",
+    help=f"The board's tiles, where a tile can be several letters: {builtin_sets()}, or a tile set file (.toml)."
+    " Default: one letter a tile.",
 )
 @click.option("--skip-invalid", is_flag=True, help="Leave out lines that are not words (and count them).")
 @click.option("--replace", is_flag=True, help="Replace a compiled lexicon of the same name.")

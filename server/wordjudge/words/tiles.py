@@ -417,6 +417,16 @@ BUILTIN: dict[str, TileSet] = {
 }
 
 
+def builtin_sets() -> str:
+    """The built-in sets for a help text, each with the tiles that are not one letter of A to Z: ``spanish (CH, LL,
+    RR, Ñ), ..., english``."""
+    said = []
+    for name, tile_set in BUILTIN.items():
+        special = [tile for tile in tile_set.tiles if len(tile) > 1 or not "A" <= tile <= "Z"]
+        said.append(f"{name} ({', '.join(special)})" if special else name)
+    return ", ".join(said)
+
+
 def builtin(name: str) -> TileSet:
     """The built-in set ``name`` (any case). Raises :class:`InvalidInput` naming the sets there are."""
     found = BUILTIN.get(name.casefold())
