@@ -9,10 +9,9 @@ import httpx2 as httpx
 import pytest
 from click.testing import CliRunner, Result
 
-from wordjudge.access.store import ACCESS_FILE, AccessStore
 from wordjudge.cli.main import main
 
-from .helpers import PASSWORD, StartServer, write_event
+from .helpers import PASSWORD, StartServer, access_store, write_event
 
 
 def run(*args: str | Path, stdin: str | None = None) -> Result:
@@ -111,7 +110,7 @@ def test_the_cli_says_handheld_and_dates_as_the_event_does(data_dir: Path, langu
     assert re.fullmatch(rf"Pairing code: \S+  \(handheld-01: one handheld, until {shown}\)", line), line
     token = run("device", "add", "tab-1", "--role", "runner", "--data-dir", data_dir).stdout.strip()
     run("device", "add", "kiosk-1", "--role", "kiosk", "--data-dir", data_dir)
-    store = AccessStore(data_dir / ACCESS_FILE).open()
+    store = access_store(data_dir)  # where the commands keep it (SQLite, or the hall's PostgreSQL)
     try:
         store.devices.authenticate(token, client="127.0.0.1")  # seen once
     finally:
