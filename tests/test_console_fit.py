@@ -13,6 +13,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from wordjudge.model.records import Kind, Verdict
+from wordjudge.model.rules import ChallengeRule, consequence
 
 from .browser import drawn, serving
 from .helpers import PASSWORD, LiveServer, audit_log, device_headers, write_event
@@ -35,11 +36,13 @@ SIZES = {"1366x768": (1366, 768), "1440x900": (1440, 900)}
 LANGUAGES = ("en", "fr", "qps-ploc")
 
 
-def long_entry(n: int, **kwargs: Any) -> Any:
-    """Record ``n`` as ``entry`` makes it, with 8 words of 15 letters (each found in CSW24, or not)."""
+def long_entry(n: int, verdict: Verdict | None = None, **kwargs: Any) -> Any:
+    """Record ``n`` as ``entry`` makes it (its ``verdict`` given, or ``entry``'s), with 8 words of 15 letters (each
+    found in CSW24, or not), and the consequence its rule gives 8 words: a log that ``audit verify`` passes (the
+    server checks its log in the background, and stops giving verdicts on one that does not)."""
     made = entry(n, **kwargs)
     words = LONG[n % 8 :] + LONG[: n % 8]
-    acceptable = made.verdict is Verdict.ACCEPTABLE
+    acceptable = (verdict or made.verdict) is Verdict.ACCEPTABLE
     results = tuple(
         {
             "word": w,
@@ -51,6 +54,8 @@ def long_entry(n: int, **kwargs: Any) -> Any:
     )
     return dataclasses.replace(
         made,
+        verdict=Verdict.ACCEPTABLE if acceptable else Verdict.UNACCEPTABLE,
+        consequence=consequence(ChallengeRule.FIVE_PER_WORD, acceptable, len(words)).as_dict(),
         words=words,
         words_typed=tuple(w.lower() for w in words),
         results=() if made.kind is Kind.RULING else results,
@@ -68,12 +73,14 @@ def long_words(data_dir: Path) -> Iterator[LiveServer]:
     log.start()
     try:
         entries = [long_entry(n) for n in range(1, 9)]
-        ruling = dataclasses.replace(
-            long_entry(9, kind=Kind.RULING, parent=3, agrees=False), verdict=Verdict.ACCEPTABLE
-        )
+        ruling = long_entry(9, Verdict.ACCEPTABLE, kind=Kind.RULING, parent=3, agrees=False)
         entries += [ruling, long_entry(10, kind=Kind.RECHECK, parent=4, agrees=True)]
         for future in [log.submit(e) for e in entries]:
             future.result()
+        # The server checks its log in the background and stops giving verdicts on one that does not verify: a
+        # fixture that wrote such a log made the tests fail whenever that check finished mid-test.
+        checked = log.verify()
+        assert checked.ok, checked
     finally:
         log.close()
     device_headers(data_dir, "kiosk-1")
