@@ -14,7 +14,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Coroutine, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, TypeVar
@@ -27,7 +27,7 @@ from wordjudge.base.messages import LANGUAGES, Message, catalogue
 from wordjudge.log.audit import AUDIT_FILE, AuditLog
 from wordjudge.log.store import DATABASE_NOTE
 from wordjudge.model.auth import Role
-from wordjudge.model.records import Record, RecordFilter
+from wordjudge.model.records import Appended, Entry, Record, RecordFilter
 from wordjudge.web.deps import CSRF_HEADER, SESSION_COOKIE
 
 # Tests sign TDs in with cheap Argon2 settings (the hash records its own settings, so the server
@@ -61,8 +61,33 @@ def database_of(data_dir: Path) -> str | None:
     return PASSWORDED[note.read_text("utf-8").strip()] if note.is_file() else None
 
 
+class FixtureLog(AuditLog):
+    """An audit log a test fills before it serves: closing it checks that what was written verifies. The server
+    checks its log in the background and stops giving verdicts on one that does not, so a fixture's inconsistent
+    record (a consequence its rule would not give) failed the test that used it only when that check finished in
+    time. A test that breaks a log on purpose does so after closing it."""
+
+    wrote = False
+
+    def submit(self, entry: Entry) -> Future[Appended]:
+        self.wrote = True
+        return super().submit(entry)
+
+    def close(self) -> None:
+        checked = self.verify() if self.wrote else None
+        super().close()
+        assert checked is None or checked.ok, f"the fixture wrote a log that does not verify: {checked}"
+
+
 def audit_log(data_dir: Path) -> AuditLog:
-    """The data dir's audit log, as a command opens it (in the database the folder notes, on PostgreSQL)."""
+    """The data dir's audit log, as a command opens it (in the database the folder notes, on PostgreSQL); closing it
+    checks that the records written through it verify (:class:`FixtureLog`)."""
+    return FixtureLog(data_dir / AUDIT_FILE, database=database_of(data_dir))
+
+
+def unchecked_audit_log(data_dir: Path) -> AuditLog:
+    """The data dir's audit log, as :func:`audit_log` opens it, for a test that writes a log that does not verify on
+    purpose (a clock stepped back under the writer) to see what the server and the TD make of it."""
     return AuditLog(data_dir / AUDIT_FILE, database=database_of(data_dir))
 
 
