@@ -146,6 +146,8 @@ ROUTES: list[Row] = [
         (401, 403, 403, 401, 201, 403),
     ),
     ("GET", lambda w: "/api/audit/verify", lambda w: None, (401, 403, 403, 401, 200, 403)),
+    # The TD alone accepts the clock's correction; nothing is held here: 409, nothing written (issue 44).
+    ("POST", lambda w: "/api/clock/accept-correction", lambda w: None, (401, 403, 403, 401, 409, 403)),
     ("GET", lambda w: "/api/audit/head", lambda w: None, (401, 403, 403, 401, 200, 200)),
     ("GET", lambda w: "/api/challenges/requests/never-sent-0001", lambda w: None, (401, 404, 404, 401, 404, 403)),
     ("POST", lambda w: "/api/session", lambda w: {"name": "bob", "password": PASSWORD}, (201, 201, 201, 201, 201, 201)),

@@ -33,7 +33,7 @@ from wordjudge.model.records import Kind, Record, RecordFilter
 from wordjudge.service.settings import Settings
 from wordjudge.tournament.changes import Change, change_entry
 from wordjudge.tournament.clock_steps import StepAcceptance, step_acceptance
-from wordjudge.tournament.timekeeping import ACTOR, STEP_ALERT, Timekeeper
+from wordjudge.tournament.timekeeping import ACTOR, HOLD_ALERT, SET_BACK_ALERT, STEP_ALERT, Timekeeper
 from wordjudge.web.app import create_app
 
 from .clocks import ShiftedClock
@@ -41,9 +41,7 @@ from .helpers import (
     CHEAP_HASHER,
     LiveServer,
     access_store,
-    alert_kinds,
     device_headers,
-    eventually,
     td_headers,
 )
 from .helpers import (
@@ -202,13 +200,13 @@ def _health_until(server: LiveServer, said: Callable[[dict[str, Any]], bool], se
         time.sleep(0.2)
 
 
-def _step_alerts(server: LiveServer, td: dict[str, str], expected: int) -> int:
-    """How many clock alerts the console lists, once it lists ``expected`` (an alert is stored in a thread of
-    its own) or after a few seconds."""
+def _step_alerts(server: LiveServer, td: dict[str, str], expected: int, kind: str = SET_BACK_ALERT) -> int:
+    """How many clock alerts of ``kind`` the console lists, once it lists ``expected`` (an alert is stored in a
+    thread of its own) or after a few seconds."""
     deadline = time.monotonic() + 5
     while True:
         alerts = httpx.get(f"{server.base}/api/alerts", headers=td).json()["alerts"]
-        found = [alert["kind"] for alert in alerts].count(STEP_ALERT)
+        found = [alert["kind"] for alert in alerts].count(kind)
         if found >= expected or time.monotonic() > deadline:
             return found
         time.sleep(0.1)
@@ -249,7 +247,7 @@ def test_a_server_restarted_an_hour_back_keeps_adjudicating_and_its_log_verifies
     # The TD is told the size, in health (and the console's alerts), and the log says why times were held.
     body = _health_until(server, lambda body: "before the log's last record" in " ".join(body["warnings"]))
     assert body["ok"]
-    [warning] = [text for text in body["warnings"] if "clock" in text]
+    [warning] = [text for text in body["warnings"] if "before the log's last record" in text]
     assert "this server's clock reads 59 min 5" in warning
     assert "record times are held at" in warning
     assert body["clock"]["held_s"] > HOUR - 60
@@ -290,12 +288,14 @@ def test_a_clock_stepped_while_serving_is_named_held_and_put_on_record(
     assert "jumped forward by 1 d 01 h" in " ".join(body["warnings"])  # from an hour back to a day ahead
     after = _challenge(server, kiosk).json()
     assert after["created_at"] > (datetime.now(UTC) + timedelta(hours=23)).isoformat()
-    # The alert is stored in a thread of its own (the TD's session, a day old now, lists no more): read as a command does.
-    eventually(lambda: alert_kinds(data_dir).count(STEP_ALERT) == 2, "the second clock alert is stored")
+    # The TD's session counts elapsed time, not the wall clock: a day's jump forward does not sign the TD out
+    # (issue 44: before, it did). The jump's alert is its own kind, the step back's its own.
+    assert _step_alerts(server, td, 1, STEP_ALERT) == 1
     server.stop()
     store = access_store(data_dir)
     try:
-        assert [alert.kind for alert in store.alerts.latest()].count(STEP_ALERT) == 2
+        kinds = [alert.kind for alert in store.alerts.latest()]
+        assert (kinds.count(SET_BACK_ALERT), kinds.count(STEP_ALERT), kinds.count(HOLD_ALERT)) == (1, 1, 1)
     finally:
         store.close()
     assert [record.change["what"] for record in _clock_records(data_dir) if record.change] == [
@@ -553,13 +553,15 @@ def test_the_timekeeper_tells_a_step_once_and_a_clock_within_the_tolerance_never
         assert step is not None
         assert keeper.look(log, event="Test Open", leads=True) is None  # once
         log.append_sync(entry(3))
-        [warning] = keeper.warnings(log.head.time)
+        # An hour's hold is past the bound: the TD is asked to accept the clock's correction (issue 44).
+        [warning, bound] = keeper.warnings(log.head.time)
         assert "was set back by 1 h 00 min 0" in warning.text()
         assert "record times are held at" in warning.text()
+        assert "the TD must accept the clock's correction" in bound.text()
         assert keeper.view(log.head.time)["held_s"] > HOUR - 5
     finally:
         log.close()
-    assert [kind for kind, _ in alerts] == [STEP_ALERT]
+    assert [kind for kind, _ in alerts] == [SET_BACK_ALERT, HOLD_ALERT]
     [on_record] = _clock_records(data_dir)
     assert on_record.change is not None
     assert (on_record.change["what"], on_record.change["subject"], on_record.channel) == (
@@ -592,19 +594,19 @@ def test_a_clock_set_right_closes_its_alert_and_a_later_step_is_an_alert_of_its_
         started = watch.wall()
         scripted_clock.step(-HOUR)
         keeper.look(log, event="Test Open", leads=True)
-        [(kind, text, first)] = raised
-        assert kind == STEP_ALERT
+        [(kind, text, first), (bound, _, _)] = raised
+        assert (kind, bound) == (SET_BACK_ALERT, HOLD_ALERT)
         assert "Now: nothing, challenges are judged as ever. Between rounds (not mid-round)" in text
         assert "set the clock right" not in text  # not mid-round, as deploy/README.md says
         assert abs(watch.real() - started) < 5  # dated as the clock ran, not an hour back
         scripted_clock.step(-5)  # another step, 5 s: its own alert
         keeper.look(log, event="Test Open", leads=True)
-        assert len(raised) == 2
-        assert raised[1][2] != first
+        assert len(raised) == 3
+        assert raised[2][2] != first
         scripted_clock.step(HOUR + 5)  # the TD sets the clock right
         keeper.look(log, event="Test Open", leads=True)
-        assert len(raised) == 2  # no alert telling the TD to set it right
-        assert closed == [STEP_ALERT]
+        assert len(raised) == 3  # no alert telling the TD to set it right
+        assert closed == [SET_BACK_ALERT, HOLD_ALERT]
         assert keeper.warnings(log.head.time) == []
     finally:
         log.close()

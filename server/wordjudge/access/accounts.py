@@ -11,6 +11,7 @@ import secrets
 import threading
 import time
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -18,7 +19,8 @@ from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
 from wordjudge.access.limits import LOGIN_FAILURES, LOGIN_WINDOW, Limits
-from wordjudge.base.errors import InvalidInput, NotFound, Unauthorized
+from wordjudge.base.clock import TOLERANCE_S, seconds_of
+from wordjudge.base.errors import AccessUnavailable, InvalidInput, NotFound, Unauthorized
 from wordjudge.model.auth import CHANNELS, Principal, Role
 from wordjudge.model.input_rules import MAX_PASSWORD
 from wordjudge.storage.access_db import AccessDatabase, check_free, check_name, digest, nothing, stored_time
@@ -62,6 +64,12 @@ class TdAccounts:
         self._dummy_hash = ""
         self._dummy_lock = threading.Lock()
         self._checking = threading.BoundedSemaphore(2)
+        # Sessions last SESSION_TTL of elapsed time, never by the wall clock (a forward jump would sign every TD out,
+        # a session made while the clock was ahead would last until the clock got there): what each session had
+        # left when this process first saw it, and when by ``elapsed`` (the store's steady clock).
+        self.elapsed: Callable[[], float] = time.monotonic
+        self._left: dict[str, tuple[float, float]] = {}
+        self._left_lock = threading.Lock()
 
     def add(self, name: str, password: str, *, by: str, before_commit: Callable[[str], None] = nothing) -> TdAccount:
         """Add a TD account. Raises :class:`InvalidInput` (name, short password), :class:`Conflict` (taken).
@@ -187,6 +195,11 @@ class TdAccounts:
                 (digest(token), td_id, csrf, client, stored_time(now), expires_at, stored_time(now)),
             )
             (name,) = db.execute("SELECT name FROM tds WHERE id = ?", (td_id,)).fetchone()
+        with self._left_lock:
+            at = self.elapsed()
+            # Sessions gone by are forgotten here: their rows say so to any process that looks again.
+            self._left = {key: seen for key, seen in self._left.items() if seen[1] - (at - seen[0]) > 0}
+            self._left[digest(token)] = (at, float(SESSION_TTL))
         return Session(token, csrf, Principal(name, Role.TD, CHANNELS[Role.TD]), expires_at)
 
     def authenticate(self, token: str) -> Session:
@@ -201,10 +214,30 @@ class TdAccounts:
         if row is None or row[3] or row[4]:
             raise Unauthorized("error.td.not_signed_in")
         name, csrf, expires_at = row[:3]
-        if expires_at <= stored_time(self._database.now()):
+        if self._time_left(token_hash, expires_at) <= 0:
             raise Unauthorized("error.td.session_expired")
         self._database.touch(token_hash, "UPDATE sessions SET last_seen_at = ? WHERE id_hash = ?")
         return Session(token, csrf, Principal(name, Role.TD, CHANNELS[Role.TD]), expires_at)
+
+    def _time_left(self, token_hash: str, expires_at: str) -> float:
+        """Seconds session ``token_hash`` has left, counted on ``elapsed`` from when this process first saw it.
+        Then (a session opened by another process, or before a restart), by its stored expiry against the wall
+        clock, never more than SESSION_TTL: a session made while the clock was ahead (its expiry further away than
+        a session lasts) is bounded, and its stored expiry with it, so that a restart does not extend it again."""
+        bounded = None
+        with self._left_lock:
+            at = self.elapsed()
+            seen = self._left.get(token_hash)
+            if seen is None:
+                now, ends = self._database.now(), seconds_of(expires_at)
+                left = min(float(SESSION_TTL), ends - now) if ends is not None else 0.0
+                seen = self._left[token_hash] = (at, left)
+                if ends is not None and ends - now > SESSION_TTL + TOLERANCE_S:
+                    bounded = stored_time(now + left)
+        if bounded is not None:  # rare (a clock set back): written at once
+            with suppress(AccessUnavailable), self._database.write() as db:
+                db.execute("UPDATE sessions SET expires_at = ? WHERE id_hash = ?", (bounded, token_hash))
+        return seen[1] - (at - seen[0])
 
     def proof_key(self, hint: str) -> str | None:
         """The digest of the CSRF token of the open session whose digest starts with ``hint`` (16 hex digits):

@@ -23,6 +23,7 @@ from __future__ import annotations
 import collections
 import logging
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -57,24 +58,28 @@ class _Open:
     """An alert row of the current window, and what its count has gained since it was last written."""
 
     row_id: int
-    opened: float
+    opened: float  # when, in elapsed seconds (Alerts.elapsed)
     saved_at: float
     message: str = ""  # the text the row shows
     unsaved: int = 0
 
 
 class Alerts:
-    """The TD's alerts, in the ``alerts`` table of ``database``. Thread-safe."""
+    """The TD's alerts, in the ``alerts`` table of ``database``, their windows counted on ``elapsed`` (a clock that
+    never steps). Thread-safe."""
 
     window = WINDOW  # what a device's move alert counts its refused addresses over (Devices reads it)
 
-    def __init__(self, database: AccessDatabase) -> None:
+    def __init__(self, database: AccessDatabase, *, elapsed: Callable[[], float] = time.monotonic) -> None:
         self._database = database
         # Taken before the database's own lock, never after it: code that holds the database never alerts.
         self._lock = threading.Lock()
         # What alerts are dated by: the database's clock, or (a server) the clock as it ran before any step
         # (Timekeeper: a clock set back an hour must not date what happens now an hour ago).
         self.clock: Callable[[], float] = database.now
+        # What windows are counted on: elapsed time, never the wall clock (set back a year, a window would last
+        # one, folding every later alert of its kind and key into the first; jumped forward, none would fold).
+        self.elapsed = elapsed
         self._open: dict[tuple[str, str], _Open] = {}
         self.raised: collections.Counter[str] = collections.Counter()  # every alert by kind, since start (metrics)
 
@@ -85,16 +90,16 @@ class Alerts:
         Never raises: an alert that cannot be stored (the disk is full) is logged, and the refusal
         it is about keeps its own error, instead of becoming one about the access store.
         """
-        now = self.clock()
+        now, at = self.clock(), self.elapsed()
         with self._lock:
             self.raised[kind] += 1  # every refusal counts, even one not given a row of its own
-            self._forget_closed(now)
+            self._forget_closed(now, at)
             try:
-                self._record(kind, actor, message, now, latest)
+                self._record(kind, actor, message, now, at, latest)
             except AccessUnavailable as exc:
                 log.warning("cannot store the alert for the TD console: %s", exc.message)
 
-    def _record(self, kind: str, actor: str, message: str, now: float, latest: bool) -> None:
+    def _record(self, kind: str, actor: str, message: str, now: float, at: float, latest: bool) -> None:
         key = (kind, actor)
         if key not in self._open and sum(1 for k in self._open if k[0] == kind) >= NEW_PER_WINDOW:
             key = (kind, SUPPRESSED)
@@ -103,9 +108,9 @@ class Alerts:
         if opened is not None:
             opened.unsaved += 1
             if latest and message != opened.message:
-                self._save(opened, now, message)
-            elif now - opened.saved_at >= _SAVE_EVERY:
-                self._save(opened, now)
+                self._save(opened, now, at, message)
+            elif at - opened.saved_at >= _SAVE_EVERY:
+                self._save(opened, now, at)
             return
         log.warning("alert %s: %s", kind, message)
         with self._database.write() as db:
@@ -114,25 +119,26 @@ class Alerts:
                 " RETURNING id",
                 (stored_time(now), kind, key[1], message, stored_time(now)),
             ).fetchone()
-        self._open[key] = _Open(int(row_id), now, now, message)
+        self._open[key] = _Open(int(row_id), at, at, message)
 
-    def _save(self, opened: _Open, now: float, message: str | None = None) -> None:
-        """Write the count ``opened`` gained (and ``message``, the row's new text, if given)."""
+    def _save(self, opened: _Open, now: float, at: float, message: str | None = None) -> None:
+        """Write the count ``opened`` gained (and ``message``, the row's new text, if given), dated ``now``, at
+        ``at`` elapsed."""
         with self._database.write() as db:
             db.execute(
                 "UPDATE alerts SET count = count + ?, last_at = ?, message = coalesce(?, message) WHERE id = ?",
                 (opened.unsaved, stored_time(now), message, opened.row_id),
             )
-        opened.unsaved, opened.saved_at = 0, now
+        opened.unsaved, opened.saved_at = 0, at
         if message is not None:
             opened.message = message
 
-    def _forget_closed(self, now: float) -> None:
-        """Write the last counts of the rows whose window has passed, and forget them."""
+    def _forget_closed(self, now: float, at: float) -> None:
+        """Write the last counts of the rows whose window has passed (``at`` elapsed), and forget them."""
         for key, opened in list(self._open.items()):
-            if now - opened.opened >= WINDOW:
+            if at - opened.opened >= WINDOW:
                 if opened.unsaved:
-                    self._save(opened, now)
+                    self._save(opened, now, at)
                 del self._open[key]
 
     def close(self, kind: str, by: str) -> int:
@@ -156,24 +162,24 @@ class Alerts:
 
     def flush(self) -> None:
         """Write every count not yet written (at shutdown). Never raises."""
-        now = self.clock()
+        now, at = self.clock(), self.elapsed()
         with self._lock:
             for opened in self._open.values():
                 if opened.unsaved:
                     try:
-                        self._save(opened, now)
+                        self._save(opened, now, at)
                     except AccessUnavailable as exc:
                         log.warning("cannot store an alert's count: %s", exc.message)
 
     def acknowledge(self, alert_id: int, by: str) -> Alert:
         """The TD has seen alert ``alert_id``: it leaves the list (its count written first); the same alert again
         makes a new row. Acknowledging it again changes nothing. Raises :class:`NotFound` for no such alert."""
-        now = self.clock()
+        now, at = self.clock(), self.elapsed()
         with self._lock:
             for key, opened in list(self._open.items()):
                 if opened.row_id == alert_id:
                     if opened.unsaved:
-                        self._save(opened, now)
+                        self._save(opened, now, at)
                     del self._open[key]
             with self._database.write() as db:
                 db.execute(

@@ -59,11 +59,12 @@ class AccessStore:
         if location is None:
             location = StateLocation(path.parent, database)
         self.database = AccessDatabase(path, clock, location=location)
-        self.alerts = Alerts(self.database)
+        self.alerts = Alerts(self.database, elapsed=monotonic)
         self.limits = Limits(self.alerts, challenges_per_minute=challenges_per_minute, clock=monotonic)
         self.devices = Devices(self.database, self.alerts)
         self.pairing = Pairing(self.database, self.devices, self.limits)
         self.tds = TdAccounts(self.database, self.limits, self.alerts, hasher)
+        self.tds.elapsed = monotonic  # sessions last elapsed time, as limits and alert windows count it
 
     def open(self) -> AccessStore:
         """Create or migrate the database; return the store. Raises :class:`AccessUnavailable`."""

@@ -33,6 +33,12 @@ TOLERANCE_S = 2.0  # a step, or an offset between two clocks, the TD is told of 
 # The kinds of change records the clock puts on record (wordjudge.tournament.timekeeping).
 # (The TD's acceptance of a step back in a log written before is wordjudge.log.chain's STEP_ACCEPTED.)
 STEPPED_BACK, JUMPED_FORWARD, BEHIND_LOG = "clock.stepped_back", "clock.jumped_forward", "clock.behind_log"
+# A hold has a bound: record times held more than this many seconds ahead of the clock (a clock a year ahead, then
+# set right, would hold them a year) ask the TD to accept the clock's correction (tournament.clock_correction).
+HOLD_BOUND_S = 300.0
+# The kind of change record that is the TD's acceptance of the clock's correction: the one record dated before the
+# record it follows that an honest writer makes (record times follow the clock again from it on).
+CORRECTED = "clock.corrected"
 
 
 def stored(moment: datetime | float) -> str:
@@ -55,6 +61,25 @@ def record_time(clock: str, previous: str) -> str:
     (``previous``; "" for the first) if the clock reads earlier. Compared as text, as the chain check compares
     them: a record so dated is never before the record it follows."""
     return clock if clock >= previous else previous
+
+
+def corrected_time(change: Any, previous: str) -> str | None:
+    """The time a record is dated if it is the TD's acceptance of the clock's correction of record times held at
+    ``previous`` (the time of the record before it): a change ``change`` (its record's ``change`` field) of what
+    :data:`CORRECTED` whose ``before`` time is ``previous`` and whose ``after`` time (what the clock read) is an
+    ISO time with a zone, earlier. None for anything else: the writer dates that record by :func:`record_time`,
+    and the chain check calls it a break if it is dated before its predecessor. Never raises."""
+    try:
+        if change["what"] != CORRECTED or change["before"]["time"] != previous:
+            return None
+        after = change["after"]["time"]
+    except (KeyError, TypeError):
+        return None
+    moment = seconds_of(after) if isinstance(after, str) else None
+    # As stored (UTC, milliseconds): compared as text with the records around it, as the chain check compares them.
+    if moment is None or stored(moment) != after or not after < previous:
+        return None
+    return str(after)
 
 
 def boot_clock() -> float:

@@ -1,8 +1,10 @@
-"""``wordjudge audit`` (verify, backup, export, tail) and ``wordjudge witness``: the log, from the command line."""
+"""``wordjudge audit`` (verify, backup, accept-clock, accept-clock-step, export, tail) and ``wordjudge witness``: the
+log, from the command line."""
 
 from __future__ import annotations
 
 import os
+import socket
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -27,6 +29,8 @@ from wordjudge.model.input_rules import MAX_ROUND
 from wordjudge.model.records import Kind, RecordFilter, Verdict, utc_time
 from wordjudge.service.settings import Settings, load_settings
 from wordjudge.storage.backup import backup_sqlite
+from wordjudge.tournament.clock_correction import accept_correction, correction_said
+from wordjudge.tournament.clock_steps import CHANNEL as CLI_CHANNEL
 from wordjudge.tournament.clock_steps import accept_step
 from wordjudge.words.editions import DEMO_NAME
 from wordjudge.words.profile import Catalog
@@ -180,6 +184,42 @@ def audit_accept_clock_step(record_id: int, **flags: Any) -> None:
         click.echo(Message("cli.clock_step.others", ids=", ".join(map(str, step.others))).text(lang))
     else:
         _verify_and_report(_audit_log(settings), lang)
+
+
+@audit.command("accept-clock")
+@setting_options("data_dir", "database", "language")
+def audit_accept_clock(**flags: Any) -> None:
+    """Accept the clock's correction: record times held at the log's last record's, ahead of this machine's clock
+    (it was set back, after records were written while it was ahead), follow the clock again.
+
+    The server asks for it in health and in the console (which has the same action) once the hold passes 5 minutes.
+    A change record, by the command line's user, says from what time to what time; `audit verify` passes. Refused,
+    writing nothing, if record times are not held. Stop the server first (it checks the log when it starts).
+    """
+    settings = load_settings(**flags)
+    lang = cli_language(settings)
+    if settings.location.dialect.in_folder:  # else a writer's lock (below)
+        try:
+            refuse_if_served(settings.data_dir)
+        except FolderInUse as exc:
+            said = Message(
+                "cli.clock_step.served_folder", pid=str(exc.holder.pid or "?"), path=str(settings.data_dir.resolve())
+            )
+            raise click.ClickException(said.text(lang)) from None
+    log = _audit_log(settings)
+    try:
+        log.start()
+        outcome = accept_correction(log, server=socket.gethostname(), actor=cli_principal().actor, channel=CLI_CHANNEL)
+    except AuditUnavailable as exc:
+        if isinstance(exc.__cause__, Conflict):  # another server's writer holds the log
+            raise click.ClickException(Message("cli.clock_step.served_database", path=log.where).text(lang)) from None
+        raise click.ClickException(exc.message) from None
+    finally:
+        log.close()
+    if isinstance(outcome, Message):
+        raise click.ClickException(outcome.text(lang))
+    click.echo(correction_said(outcome, shown=lambda moment: cli_time(moment, lang)).text(lang))
+    _verify_and_report(_audit_log(settings), lang)
 
 
 @audit.command("export")

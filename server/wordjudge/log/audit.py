@@ -38,7 +38,7 @@ from time import time as time_now
 from typing import Any
 
 from wordjudge import __version__
-from wordjudge.base.clock import record_time, stored
+from wordjudge.base.clock import corrected_time, record_time, stored
 from wordjudge.base.errors import AuditUnavailable, WordjudgeError
 from wordjudge.log.chain import GENESIS, Head, insert_checkpoint, last_checkpoint, read_head, verify_chain
 from wordjudge.log.jobs import Integrity, Job, Task, WriterStats, refuse_queued, resolve, settle, take_queued
@@ -302,6 +302,11 @@ class AuditLog(LogReader):
         result: Record | None = self._task(run)
         return result
 
+    @staticmethod
+    def clock() -> str:
+        """The writer's clock now, as record times are stored (what a record not held is dated)."""
+        return stored(time_now())
+
     async def settled(self, actor: str, request_id: str) -> Record | None:
         """The record ``actor`` made with ``request_id``, once every request queued before this call is written.
 
@@ -463,7 +468,8 @@ class AuditLog(LogReader):
             record_id += 1
             # Never before the record it follows, whatever the clock says: the head is the chain's, read in this
             # transaction where other processes write too, and read from the database by a promoted standby.
-            time = record_time(stored(time_now()), time)
+            # The one exception: the TD's acceptance of the clock's correction, dated by the clock as it says.
+            time = corrected_time(entry.change, time) or record_time(stored(time_now()), time)
             record, body = chained(
                 entry,
                 id=record_id,

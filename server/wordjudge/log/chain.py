@@ -29,6 +29,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from wordjudge.base.clock import corrected_time
 from wordjudge.base.errors import InvalidInput
 from wordjudge.base.messages import Message, duration
 from wordjudge.model.input_rules import MAX_WORDS
@@ -518,7 +519,9 @@ class _Walk:
                 elif f'"id":{record_id},' not in body:
                     problem = Message("chain.problem.other_id")
                 elif not isinstance(created_at, str) or created_at < last_time:
-                    if not isinstance(created_at, str) or accepted.get(record_id) != record_hash:
+                    if not isinstance(created_at, str) or (
+                        accepted.get(record_id) != record_hash and not _corrects(body, created_at, last_time)
+                    ):
                         problem = _time_problem(record_id, created_at, last_time)
                 elif record_id in marks:
                     problem = _mark_problem(record_id, record_hash, marks[record_id])
@@ -529,6 +532,19 @@ class _Walk:
         finally:
             self.head = Head(self.head.records + count, last_id or None, prev_hash, last_time)
             self.count += count
+
+
+def _corrects(body: str, created_at: str, previous: str) -> bool:
+    """Whether the record whose hashed ``body`` this is, dated ``created_at`` before ``previous`` (the record
+    before it's), is the TD's acceptance of the clock's correction of record times held at ``previous``, dated
+    as it says (:func:`wordjudge.base.clock.corrected_time`): the one record an honest writer dates back."""
+    try:
+        record = json.loads(body)
+    except ValueError:
+        return False
+    if not isinstance(record, dict) or record.get("kind") != Kind.CHANGE.value:
+        return False
+    return corrected_time(record.get("change"), previous) == created_at == record.get("created_at")
 
 
 def _time_problem(record_id: int, created_at: Any, previous: str) -> Message:

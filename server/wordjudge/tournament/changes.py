@@ -216,6 +216,7 @@ _CLOCK = {
     "clock.jumped_forward": "change.clock.jumped_forward",
     "clock.behind_log": "change.clock.behind_log",
     "clock.step_accepted": "change.clock.step_accepted",
+    "clock.corrected": "change.clock.corrected",
 }
 
 

@@ -23,7 +23,16 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
-from wordjudge.base.clock import TOLERANCE_S, ClockStep, ClockWatch, Offset, seconds_of, stored
+from wordjudge.base.clock import (
+    HOLD_BOUND_S,
+    JUMPED_FORWARD,
+    TOLERANCE_S,
+    ClockStep,
+    ClockWatch,
+    Offset,
+    seconds_of,
+    stored,
+)
 from wordjudge.base.errors import AuditUnavailable
 from wordjudge.base.messages import Message, duration
 from wordjudge.model.records import Kind, RecordFilter
@@ -35,7 +44,12 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-STEP_ALERT = "clock_step"  # the alert's kind: the clock stepped, or reads before the log's last record
+STEP_ALERT = "clock_step"  # the alert's kind: the clock jumped forward
+# The alert's kind: the clock was set back, or reads before the log's last record (record times held). Its own kind:
+# a clock set right after a jump forward closes the jump's alert, and its step back, holding record times, is told.
+SET_BACK_ALERT = "clock_set_back"
+# The alert's kind: record times held beyond HOLD_BOUND_S; the console offers "Accept the clock's correction" on it.
+HOLD_ALERT = "clock_held"
 OFFSET_ALERT = "clock_offset"  # the alert's kind: the database's or a peer's clock differs from this one
 STEP_SHOWN_S = 900.0  # seconds health names a step once record times are no longer held for it
 ACTOR = "clock"  # who a clock record is by: the server's own watch of its clock
@@ -69,6 +83,7 @@ class Timekeeper:
         self.database: Offset | None = None  # the database's clock against this one (None: not read)
         self._database_where = ""  # the database, as messages name it
         self.peers: Mapping[str, Offset] = {}  # each hall peer's clock against this one, as last read
+        self._hold_alerted = ""  # the held time the TD was last asked to accept the clock's correction of
         self._alerted: set[str] = set()  # the offsets the TD was alerted of that are still beyond the tolerance
         self._logged: set[str] = set()  # the offsets logged as beyond the tolerance, and still beyond it
         self._lock = threading.Lock()
@@ -82,27 +97,74 @@ class Timekeeper:
             if audit is not self._log:  # a log not opened through opened(): compared now
                 self.opened(audit)
             step, self._pending = self.watch.look() or self._pending, None
-            if step is None:
-                return None
-            self.step, self._step_at = step, self.watch.steady()
+            if step is not None:
+                self.step, self._step_at = step, self.watch.steady()
         held = self.held_at(audit.head.time)
         if not leads:  # the first process tells it: they share one clock
             return step
+        if step is not None:
+            self._tell(audit, step, event, held)
+        self._bound(held)
+        return step
+
+    def _tell(self, audit: AuditLog, step: ClockStep, event: str, held: str | None) -> None:
+        """Log, alert and put on record ``step``, seen by the leading process (``held``: where record times are)."""
+        kind = STEP_ALERT if step.what == JUMPED_FORWARD else SET_BACK_ALERT
         if not step.behind_log and abs(self.watch.astray()) <= TOLERANCE_S:
             # Back where it ran at the start: the clock set right. Its step's alert closes (no second alert telling
-            # the TD to set it right); the log still says it moved.
+            # the TD to set it right); the log still says it moved. A step back that holds record times (records
+            # were written while it was ahead) is told on its own, never folded into the jump's alert.
             log.info("the clock is set right (%s): its alert is closed", step.message(held).text())
-            self.step = None
-            self._close(STEP_ALERT)
+            self.step = None if not held else step
+            if step.seconds > 0:  # forward, after a set back: the hold ends with it
+                self._close(SET_BACK_ALERT)
+                self._close(HOLD_ALERT)
+            else:  # back, after a jump forward
+                self._close(STEP_ALERT)
+                if held:
+                    self._alert(SET_BACK_ALERT, step.message(held), f"step {step.read}")
             self._put_on_record(audit, step, event, held)
-            return step
+            return
         log.warning("%s", step.message(held).text())
         # A server started again while record times are still held for a step on record: told by health, not
         # alerted nor recorded once more.
         if not (step.behind_log and held and _on_record(audit, held)):
-            self._alert(STEP_ALERT, step.message(held), f"step {step.read}")
+            self._alert(kind, step.message(held), f"step {step.read}")
             self._put_on_record(audit, step, event, held)
-        return step
+
+    def _bound(self, held: str | None) -> None:
+        """Ask the TD to accept the clock's correction once record times are held beyond :data:`HOLD_BOUND_S`
+        (once for each time they are held at)."""
+        said = self.hold_warning(held)
+        if said is None or held == self._hold_alerted:
+            return
+        log.warning("%s", said.text())
+        if self._alert(HOLD_ALERT, said, f"held {held}"):
+            self._hold_alerted = held or ""
+
+    def hold_warning(self, held: str | None) -> Message | None:
+        """What the TD is told while record times are held (at ``held``) beyond :data:`HOLD_BOUND_S`: how far
+        ahead of the clock, and that the TD must accept the clock's correction; None within the bound."""
+        ahead = self.held_for(held)
+        if ahead <= HOLD_BOUND_S:
+            return None
+        return Message("error.clock.hold_bound", time=held or "", size=duration(ahead), bound=duration(HOLD_BOUND_S))
+
+    def held_for(self, held: str | None) -> float:
+        """How many seconds record times held at ``held`` are ahead of the clock: how long they stay held unless
+        the TD accepts the clock's correction (0: not held)."""
+        if not held:
+            return 0.0
+        now = self.watch.wall()
+        return max((seconds_of(held) or now) - now, 0.0)
+
+    def corrected(self) -> None:
+        """The TD accepted the clock's correction (a change record in the log): record times follow the clock
+        again, and the alerts of the step back and of the hold close."""
+        with self._lock:
+            self.step, self._hold_alerted = None, ""
+        self._close(HOLD_ALERT)
+        self._close(SET_BACK_ALERT)
 
     def opened(self, audit: AuditLog) -> None:
         """The server opened ``audit`` (at its start, or taking over): its clock compared with the log's last
@@ -172,6 +234,8 @@ class Timekeeper:
         elif held:  # no step seen: the log was written by a clock ahead of this one
             now = self.watch.wall()
             said.append(ClockStep(now - (seconds_of(held) or now), held, stored(now), behind_log=True).message(held))
+        if (bound := self.hold_warning(held)) is not None:
+            said.append(bound)
         if (database := _database_warning(self.database, self._database_where)) is not None:
             said.append(database)
         said += [
@@ -189,6 +253,9 @@ class Timekeeper:
             "tolerance_s": TOLERANCE_S,
             "held_until": held,
             "held_s": round((seconds_of(held) or now) - now, 3) if held else 0,
+            # Past it the TD must accept the clock's correction (console, or wordjudge audit accept-clock).
+            "hold_bound_s": HOLD_BOUND_S,
+            "must_accept": self.held_for(held) > HOLD_BOUND_S,
             "step": self.step.as_dict() if self.step else None,
             "database": self.database.as_dict() if self.database else None,
             "peers": [{"url": url, **offset.as_dict()} for url, offset in self.peers.items()],

@@ -1,6 +1,7 @@
 """The server's state: ``GET /api/health`` (anyone: whether it can do its job); what a monitor's token reads (a
 TD may too): ``GET /metrics``, the server's metrics for Prometheus (thin glue over :mod:`wordjudge.base.metrics`), and
-``GET /api/audit/head``, the log's head for a witness; and ``GET /api/audit/verify``, the whole log checked (TD)."""
+``GET /api/audit/head``, the log's head for a witness; ``GET /api/audit/verify``, the whole log checked (TD); and
+``POST /api/clock/accept-correction``, the TD's acceptance of the clock's correction (record times held)."""
 
 from __future__ import annotations
 
@@ -10,12 +11,14 @@ from fastapi import APIRouter, Query
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 
-from wordjudge.base.errors import NotFound
+from wordjudge.base.errors import Conflict, NotFound
+from wordjudge.base.messages import Message
 from wordjudge.base.metrics import CONTENT_TYPE
 from wordjudge.log.chain import Head, HeadMark
 from wordjudge.model.auth import Principal
 from wordjudge.service.status import health_report, metrics_text
-from wordjudge.web.answers import answer
+from wordjudge.tournament.clock_correction import accept_correction, correction_said
+from wordjudge.web.answers import MessageAnswer, Shape, answer
 from wordjudge.web.answers_records import HeadAnswer, VerificationAnswer
 from wordjudge.web.answers_status import HealthAnswer
 from wordjudge.web.deps import ERROR_RESPONSES, MetricsReaderDep, ResourcesDep, ServingDep, td_only
@@ -106,3 +109,33 @@ def verify_audit(
     """
     marks = [HeadMark.parse(text, "head") for text in head or []]
     return answer(resources.audit.verify(marks).as_dict())
+
+
+class ClockCorrectionAnswer(Shape):
+    """The TD's acceptance of the clock's correction, on record: from what time (``held``) to what time."""
+
+    id: int
+    held: str
+    time: str
+    message: MessageAnswer
+
+
+@router.post("/api/clock/accept-correction", tags=["status"], response_model=ClockCorrectionAnswer)
+def accept_clock_correction(
+    serving: ServingDep,
+    resources: ResourcesDep,
+    who: Annotated[Principal, td_only("error.td_only.accept_clock")],
+) -> JSONResponse:
+    """Accept the clock's correction (TD): record times held at the log's last record's, ahead of the clock (it
+    was set back), follow the clock again. A change record says from what time to what time; health's `clock`
+    says `must_accept` while the hold is beyond `hold_bound_s`.
+
+    409 if record times are not held (nothing written).
+    """
+    outcome = accept_correction(resources.audit, server=serving.clock.server, actor=who.actor, channel=who.channel)
+    if isinstance(outcome, Message):
+        raise Conflict(outcome)
+    serving.clock.corrected()
+    change = outcome.change or {}
+    held, now = (change.get("before") or {}).get("time", ""), (change.get("after") or {}).get("time", "")
+    return answer({"id": outcome.id, "held": held, "time": now, "message": correction_said(outcome).as_dict()})
