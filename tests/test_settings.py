@@ -43,7 +43,9 @@ def test_every_setting_has_an_environment_twin(monkeypatch: pytest.MonkeyPatch, 
     monkeypatch.setenv("WORDJUDGE_LANGUAGE", "fr")
     monkeypatch.setenv("WORDJUDGE_DATABASE", "postgresql://wordjudge@db.example:5433/hall")
     monkeypatch.setenv("WORDJUDGE_PEERS", "https://hall-a.local:8443/, https://10.0.0.2:8443")
+    monkeypatch.setenv("WORDJUDGE_HTTPS", "on")
     settings = load_settings()
+    assert settings.https == "on"
     assert settings.data_dir == tmp_path
     assert (settings.host, settings.port, settings.log_level) == ("0.0.0.0", 8123, "debug")
     assert settings.log_format == "json"
@@ -64,6 +66,7 @@ def test_every_setting_has_an_environment_twin(monkeypatch: pytest.MonkeyPatch, 
         "port",
         "log_level",
         "log_format",
+        "https",
         "certfile",
         "keyfile",
         "public_url",

@@ -38,7 +38,8 @@ def standby() -> None:
     help="The port of this machine's wordjudge server, which knows whether the active server still proves itself "
     "the hall's. [env: WORDJUDGE_PORT]",
 )
-def standby_promote(url: str, yes: bool, port: int) -> None:
+@setting_options("data_dir")
+def standby_promote(url: str, yes: bool, port: int, data_dir: Path | None) -> None:
     """Make this machine's database (a standby) the hall's primary: its server becomes the active one, and the old
     active server is fenced (it never adjudicates again).
 
@@ -53,7 +54,7 @@ def standby_promote(url: str, yes: bool, port: int) -> None:
         if not place.standby:
             raise InvalidInput("error.hall.not_standby", url=_shown(url))
         active = place.latest.server_url if place.latest else ""
-        if active and _proves_active(active, port):
+        if active and _proves_active(active, port, data_dir):
             raise InvalidInput("error.hall.active_answers", active=active)
         where = active or "the active machine"
         if not yes:
@@ -159,15 +160,23 @@ def standby_status(url: str) -> None:
 _PROVEN_WITHIN_S = 5.0  # how recent this machine's server's proven answer of the active server must be to count
 
 
-def _proves_active(active: str, port: int) -> bool:
+def _proves_active(active: str, port: int, data_dir: Path | None) -> bool:
     """Whether this machine's server (on ``port``) heard ``active`` prove itself the hall's active server within
-    the last few seconds. A server that cannot be asked is said, and counts as not (the TD checks the machine)."""
+    the last few seconds. Asked over HTTPS, trusting the hall's CA alone, when the data folder holds the hall's
+    certificate (the server serves it). A server that cannot be asked is said, and counts as not (the TD checks
+    the machine)."""
     import httpx  # here: only this command asks
 
+    from wordjudge.hall.certs import trust
+    from wordjudge.service.settings import load_settings
+
+    settings = load_settings(data_dir=data_dir)
+    scheme = "https" if settings.tls else "http"
     try:
-        body = httpx.get(f"http://127.0.0.1:{port}/api/health", timeout=3).json()
+        verify = trust(settings.data_dir) or True
+        body = httpx.get(f"{scheme}://127.0.0.1:{port}/api/health", timeout=3, verify=verify).json()
         peers = (body.get("hall") or {}).get("peers") or []
-    except (httpx.HTTPError, ValueError, AttributeError):
+    except (httpx.HTTPError, ValueError, AttributeError, InvalidInput):
         click.echo(
             f"this machine's wordjudge server (port {port}) does not answer: whether {active} still proves itself "
             "active could not be checked; make sure it is dead or cut off",

@@ -28,6 +28,7 @@ from wordjudge.cli.folder import say_folder
 from wordjudge.cli.hall import standby
 from wordjudge.cli.lexicon import lexicon, open_catalog, profile
 from wordjudge.cli.options import setting_options
+from wordjudge.cli.tls import hall
 from wordjudge.service.links import device_url
 from wordjudge.service.processes import Process, Supervisor, end_with_parent
 from wordjudge.service.settings import Settings, load_settings
@@ -70,6 +71,7 @@ def main() -> None:
     "port",
     "log_level",
     "log_format",
+    "https",
     "certfile",
     "keyfile",
     "public_url",
@@ -180,6 +182,7 @@ def _say_served(settings: Settings, resources: Resources | None) -> None:
     lines = [f"Serving the event {served.name!r}" if served else "Serving: no event yet (a standby of a hall)"]
     lines += [f"  {label}: {base}/{page}" for label, page in _PAGES]
     lines.append(f"  Status page: {base}/  (on this machine: {_local_base(settings)}/)")
+    lines += _transport_lines(settings)
     if resources is not None and not any(td.disabled_at is None for td in resources.access.tds.all()):
         lines.append(f"  No TD account yet: to sign in to the TD console, make one with {first_td_command(settings)}")
     warning = _demo_list_warning(served) if served else None
@@ -192,6 +195,21 @@ def _say_served(settings: Settings, resources: Resources | None) -> None:
     click.echo("\n".join(lines), err=True)
     if warning:
         click.echo(warning, err=True)
+
+
+def _transport_lines(settings: Settings) -> list[str]:
+    """How devices reach the server: HTTPS and the certificate's CA (its fingerprint: what kiosks and phones are made
+    to trust), or plain HTTP, a single-machine demo (or, in a hall, what to do about it)."""
+    from wordjudge.service.https import transport_of
+
+    transport = transport_of(settings)
+    view, warnings = transport.view(), [f"  WARNING: {warning.text()}" for warning in transport.warnings()]
+    if view["scheme"] == "https":
+        print_ = f", SHA-256 {view['ca_fingerprint']}" if view["ca_fingerprint"] else ""
+        return [f"  HTTPS: certificate of {view['ca']}{print_}, until {view['expires'][:10]}", *warnings]
+    if view["demo"]:
+        return ["  Plain HTTP: a single-machine demo (for a hall: wordjudge hall cert, then start again)"]
+    return warnings
 
 
 _PAGES = (("Kiosks", "kiosk"), ("Handhelds", "runner"), ("TD console", "td"))
@@ -330,6 +348,7 @@ main.add_command(profile)
 main.add_command(audit)
 main.add_command(database)
 main.add_command(standby)
+main.add_command(hall)
 main.add_command(witness)
 main.add_command(device)
 main.add_command(td)

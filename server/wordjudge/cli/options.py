@@ -25,6 +25,7 @@ SETTING_FLAGS: dict[str, tuple[str, dict[str, Any]]] = {
     "port": ("--port", {"type": int}),
     "log_level": ("--log-level", {"type": click.Choice(get_args(LogLevel))}),
     "log_format": ("--log-format", {"type": click.Choice(get_args(LogFormat))}),
+    "https": ("--https", {"type": click.Choice(["auto", "on", "off"])}),
     "certfile": ("--certfile", {"type": click.Path(path_type=Path, dir_okay=False)}),
     "keyfile": ("--keyfile", {"type": click.Path(path_type=Path, dir_okay=False)}),
     "public_url": ("--public-url", {}),

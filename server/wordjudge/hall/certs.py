@@ -18,6 +18,7 @@ from __future__ import annotations
 import ipaddress
 import os
 import secrets
+import ssl
 import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -337,6 +338,28 @@ def _named_addresses(cert: x509.Certificate) -> set[Address]:
     except x509.ExtensionNotFound:
         return set()
     return {a for a in sans.get_values_for_type(x509.IPAddress) if isinstance(a, Address)}
+
+
+def trust(data_dir: Path) -> ssl.SSLContext | None:
+    """A client SSL context that trusts the hall's CA in ``data_dir`` and nothing else (host names and addresses
+    checked): how the hall's servers, and the commands that ask a local server, know a hall server from anything
+    else at its address. None if the folder holds no hall CA. Raises :class:`InvalidInput` naming a CA file that
+    cannot be read or is not a certificate."""
+    files = HallFiles.of(data_dir)
+    if not files.ca_cert.exists():
+        return None
+    try:
+        return ssl.create_default_context(cafile=str(files.ca_cert))
+    except OSError as exc:
+        raise InvalidInput("error.tls.unreadable", path=str(files.ca_cert), reason=exc.strerror or str(exc)) from None
+    except ssl.SSLError:
+        raise InvalidInput("error.tls.not_a_certificate", path=str(files.ca_cert)) from None
+
+
+def common_name(cert: x509.Certificate) -> str:
+    """The certificate's common name (its whole subject if it has none), as devices show it."""
+    names = cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)
+    return str(names[0].value) if names else cert.subject.rfc4514_string()
 
 
 def names_of(cert: x509.Certificate) -> list[str]:

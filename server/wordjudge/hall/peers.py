@@ -48,6 +48,7 @@ UNPROVEN = {
     "no_key": "error.hall.unproven.no_key",
     "not_signed": "error.hall.unproven.not_signed",
     "other_server": "error.hall.unproven.other_server",
+    "untrusted": "error.hall.unproven.untrusted",
 }
 
 
@@ -152,16 +153,24 @@ class PeerSays:
 
 
 def ask_peers(
-    peers: Sequence[str], key: HallKey | None, *, deadline: float = DEADLINE, max_bytes: int = ANSWER_MAX_BYTES
+    peers: Sequence[str],
+    key: HallKey | None,
+    *,
+    deadline: float = DEADLINE,
+    max_bytes: int = ANSWER_MAX_BYTES,
+    trust: ssl.SSLContext | None = None,
 ) -> list[PeerSays]:
     """Ask every peer for its signed claim, all at once; each answer read in full within ``deadline`` seconds
-    and ``max_bytes`` bytes, and believed only if signed with ``key`` over this ask's nonce. Never raises: a peer
-    that does not prove itself says why. Returns one :class:`PeerSays` a peer, in ``peers``' order."""
+    and ``max_bytes`` bytes, and believed only if signed with ``key`` over this ask's nonce. An https peer must
+    show a certificate ``trust`` verifies for its address (the hall's CA: :func:`wordjudge.hall.certs.trust`;
+    None: the system's CAs). Never raises: a peer that does not prove itself says why. Returns one
+    :class:`PeerSays` a peer, in ``peers``' order."""
     said: dict[str, PeerSays] = {}
-    threads = [
-        threading.Thread(target=lambda url=url: said.__setitem__(url, _ask(url, key, deadline, max_bytes)), daemon=True)
-        for url in peers
-    ]
+
+    def ask(url: str) -> None:
+        said[url] = _ask(url, key, deadline, max_bytes, trust)
+
+    threads = [threading.Thread(target=ask, args=(url,), daemon=True) for url in peers]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -169,11 +178,11 @@ def ask_peers(
     return [said.get(url) or PeerSays(url, unproven="slow") for url in peers]
 
 
-def _ask(url: str, key: HallKey | None, deadline: float, max_bytes: int) -> PeerSays:
+def _ask(url: str, key: HallKey | None, deadline: float, max_bytes: int, trust: ssl.SSLContext | None) -> PeerSays:
     nonce = secrets.token_hex(16)
     sent = time.time()
     try:
-        body = _fetch(f"{url}{CLAIM_PATH}?nonce={nonce}", deadline, max_bytes)
+        body = _fetch(f"{url}{CLAIM_PATH}?nonce={nonce}", deadline, max_bytes, trust)
     except _Unproven as unproven:
         return PeerSays(url, unproven=unproven.why)
     return _weighed(url, body, key, nonce, (sent, time.time()))
@@ -185,10 +194,11 @@ class _Unproven(Exception):
         self.why = why
 
 
-def _fetch(url: str, deadline: float, max_bytes: int) -> bytes:
+def _fetch(url: str, deadline: float, max_bytes: int, trust: ssl.SSLContext | None = None) -> bytes:
     """The body of ``GET url``, read in full within ``deadline`` seconds in all (a per-read timeout would let an
-    answer dripped a byte at a time hold the caller for ever) and ``max_bytes`` bytes. Raises :class:`_Unproven`
-    (``no_answer``, ``slow``, ``large``, ``not_a_claim``)."""
+    answer dripped a byte at a time hold the caller for ever) and ``max_bytes`` bytes; over https, from a server
+    whose certificate ``trust`` verifies for the URL's host (None: the system's CAs). Raises :class:`_Unproven`
+    (``no_answer``, ``slow``, ``large``, ``not_a_claim``, ``untrusted``)."""
     parts = urlsplit(url)
     tls = parts.scheme == "https"
     host, port = parts.hostname or "", parts.port or (443 if tls else 80)
@@ -204,9 +214,13 @@ def _fetch(url: str, deadline: float, max_bytes: int) -> bytes:
         raw = socket.create_connection((host, port), timeout=left())
     except OSError:  # refused, or no machine there to take the connection in time (one switched off): no answer
         raise _Unproven("no_answer") from None
+    held = [raw]
     try:
-        # Not verified: the peers' certificates are the hall's own, self-signed ones; the claim's MAC is the proof.
-        sock = _UNVERIFIED.wrap_socket(raw, server_hostname=host) if tls else raw
+        # The handshake within what is left of the deadline (CPython's SSL calls keep one deadline a call); the
+        # certificate checked against the hall's CA alone: a phone at the address gets nothing, not even the ask.
+        raw.settimeout(left())
+        sock = (trust or _SYSTEM_TRUST).wrap_socket(raw, server_hostname=host) if tls else raw
+        held.append(sock)  # the TLS socket takes the connection over from raw: it is the one to close
         connection = h11.Connection(h11.CLIENT, max_incomplete_event_size=max_bytes)
         request = h11.Request(
             method="GET",
@@ -217,10 +231,13 @@ def _fetch(url: str, deadline: float, max_bytes: int) -> bytes:
         return _body(sock, connection, left, max_bytes)
     except TimeoutError:
         raise _Unproven("slow") from None
+    except ssl.SSLCertVerificationError:
+        raise _Unproven("untrusted") from None
     except (OSError, h11.ProtocolError):
         raise _Unproven("not_a_claim") from None
     finally:
-        raw.close()
+        for each in held:
+            each.close()
 
 
 def _body(sock: socket.socket, connection: h11.Connection, left: Any, max_bytes: int) -> bytes:
@@ -243,9 +260,7 @@ def _body(sock: socket.socket, connection: h11.Connection, left: Any, max_bytes:
     return bytes(body)
 
 
-_UNVERIFIED = ssl.create_default_context()
-_UNVERIFIED.check_hostname = False
-_UNVERIFIED.verify_mode = ssl.CERT_NONE
+_SYSTEM_TRUST = ssl.create_default_context()
 
 
 def _weighed(url: str, body: bytes, key: HallKey | None, nonce: str, trip: tuple[float, float]) -> PeerSays:
@@ -373,8 +388,8 @@ class PeerWatch:
     notes a lost standby, a demotion, and puts event changes on the hall's record) never waits on a peer; each
     answer is bounded (:func:`ask_peers`). Thread-safe to read."""
 
-    def __init__(self, peers: Sequence[str], key: HallKey | None) -> None:
-        self.peers, self.key = tuple(peers), key
+    def __init__(self, peers: Sequence[str], key: HallKey | None, trust: ssl.SSLContext | None = None) -> None:
+        self.peers, self.key, self.trust = tuple(peers), key, trust
         self._said: list[PeerSays] = []
         self._at = 0.0  # when they were last asked (time.monotonic)
         self._asking: threading.Thread | None = None
@@ -382,7 +397,7 @@ class PeerWatch:
 
     def ask(self) -> list[PeerSays]:
         """Ask every peer now and wait for their answers (at most :data:`DEADLINE` seconds)."""
-        said = ask_peers(self.peers, self.key)
+        said = ask_peers(self.peers, self.key, trust=self.trust)
         with self._lock:
             self._said, self._at = said, time.monotonic()
         return said

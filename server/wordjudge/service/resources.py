@@ -18,6 +18,7 @@ from wordjudge.access.store import ACCESS_FILE, AccessStore
 from wordjudge.base.metrics import Metrics
 from wordjudge.judging.challenges import ChallengeService
 from wordjudge.log.audit import AuditLog, note_place, open_log, probe
+from wordjudge.service.https import Transport, transport_of
 from wordjudge.service.mdns import Advertiser, is_loopback_host
 from wordjudge.service.processes import Process as Process  # one of a server's processes (for Serving too)
 from wordjudge.service.processes import event_source, leads, share_event
@@ -41,6 +42,7 @@ class Resources:
     challenges: ChallengeService  # adjudicates for the event served and records, within the rate limits
     mdns: Advertiser | None = None  # announcing <mdns_name>.local, once advertise() is called
     process: Process | None = None  # which of a server's processes this is (None: a server of one process)
+    transport: Transport | None = None  # HTTPS with the hall's certificate, another, or plain HTTP (health says)
 
     @classmethod
     def open(
@@ -57,8 +59,11 @@ class Resources:
 
         Raises what :meth:`ServedEvent.open` raises (event file, lexicons), and
         :class:`~wordjudge.base.errors.AccessUnavailable` or :class:`~wordjudge.base.errors.AuditUnavailable`,
-        naming the file (or database) at fault, and :class:`InvalidInput` for a database that is not the event's.
+        naming the file (or database) at fault, and :class:`InvalidInput` for a database that is not the event's, or a
+        certificate or key that must not be served (:func:`~wordjudge.service.https.transport_of`).
         """
+        # A certificate or key that must not be served stops the start first, naming the file.
+        transport = transport_of(settings)
         # A database that cannot be reached, or that another server writes, stops the start before anything is
         # written in the data folder (the server's identity, a demo set aside, the access store).
         probe(settings.location, alone=process is None)
@@ -93,7 +98,7 @@ class Resources:
             for claim in view["unverified"]:  # forced in by the TD: served, and said at every start
                 log.warning("lexicon %s: %s (%s)", name, claim["badge"], claim["description"])
         log.info("audit log %s: %d record(s)", audit.where, audit.head.records)
-        resources = cls(settings, served, audit, access, metrics, challenges, process=process)
+        resources = cls(settings, served, audit, access, metrics, challenges, process=process, transport=transport)
         return resources
 
     def advertise(self) -> None:

@@ -37,6 +37,7 @@ from argon2 import PasswordHasher
 from wordjudge.base.errors import NotActive
 from wordjudge.base.messages import Message
 from wordjudge.hall import roles as hall
+from wordjudge.hall.certs import trust
 from wordjudge.hall.event import adopt_event_file, served_file
 from wordjudge.hall.peers import (
     Claim,
@@ -51,6 +52,7 @@ from wordjudge.hall.peers import (
     unready_warning,
 )
 from wordjudge.hall.roles import ACTIVE, FENCED, LOOK_FAILURES, SPLIT, STANDBY, WAITING, Epoch, asked
+from wordjudge.service.https import transport_of
 from wordjudge.service.resources import Process, Resources
 from wordjudge.tournament.timekeeping import Timekeeper
 
@@ -79,6 +81,8 @@ class Serving:
         process: Process | None = None,
     ) -> None:
         self.settings = settings
+        # Checked first: a certificate or key that must not be served stops the start, naming the file.
+        self.transport = transport_of(settings)
         self.process = process  # which of a server's processes this is (None: a server of one process)
         self.peers = settings.peer_urls
         self.own_url = (settings.public_url or "").rstrip("/")
@@ -104,7 +108,7 @@ class Serving:
         # last asked, in a thread of their own.
         self.key = hall_key(settings.data_dir) if self.in_hall else None
         self.recorded_key: str | None = None  # the id of the hall key the database records
-        self.watch = PeerWatch(self.peers, self.key)
+        self.watch = PeerWatch(self.peers, self.key, trust(settings.data_dir) if self.in_hall else None)
         self._unproven_alerted: set[str] = set()  # the peers' addresses whose unproven answer the TD was alerted of
         self._unproven_logged: set[str] = set()
 
@@ -214,7 +218,8 @@ class Serving:
 
     def health_body(self) -> dict[str, Any]:
         """The health report of a server that is not active (503): why, and which server is."""
-        reason, warnings = self.refusal().msg, [*self.warnings(), *self.clock.warnings(None)]
+        reason = self.refusal().msg
+        warnings = [*self.warnings(), *self.clock.warnings(None), *self.transport.warnings()]
         return {
             "ok": False,
             "status": 503,
@@ -226,6 +231,7 @@ class Serving:
             "server_id": self.epoch.server_id if self.epoch else None,
             "hall": self.view(),
             "clock": self.clock.view(None),
+            "transport": self.transport.view(),
         }
 
     def warnings(self) -> list[Message]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -63,8 +63,16 @@ class Settings(BaseSettings):
         default="text",
         description="Log lines as text, or as JSON objects one a line (time, level, logger, message, fields).",
     )
+    https: Literal["auto", "on", "off"] = Field(
+        default="auto",
+        description="Serve HTTPS: auto, with the hall's certificate when the data folder holds one (tls/server.pem, "
+        "made by wordjudge hall cert) or --certfile; on, the same but refuse to start without one; off, plain HTTP "
+        "(a single-machine demo: whatever answers at the server's address gets its pages).",
+    )
     certfile: Path | None = Field(
-        default=None, description="TLS certificate (PEM) to serve HTTPS with; needs keyfile too."
+        default=None,
+        description="TLS certificate (PEM) to serve HTTPS with, instead of the data folder's tls/server.pem; needs "
+        "keyfile too.",
     )
     keyfile: Path | None = Field(default=None, description="The TLS certificate's private key (PEM).")
     public_url: str | None = Field(
@@ -165,13 +173,49 @@ class Settings(BaseSettings):
         if self.processes > 1 and self.certfile is not None:
             raise ValueError(
                 "processes: the processes listen behind their front, which serves plain HTTP in this release "
-                "(deploy/processes.md): leave --certfile and --keyfile out, or --processes"
+                "(deploy/processes.md): leave --certfile and --keyfile out (with the hall's certificate in the data "
+                "folder's tls/, give --https off), or leave --processes out"
+            )
+        if self.certfile is not None and self.public_url and self.public_url.startswith("http://"):
+            raise ValueError(
+                f"public_url: this server serves HTTPS (its certificate {self.certfile}), so devices reach it at "
+                f"https://, not {self.public_url}"
             )
         if self.port + self.processes - 1 > 65535:
             raise ValueError(f"processes: {self.processes} processes from port {self.port} go past port 65535")
         if self.public_url and self.public_url.rstrip("/") in self.peer_urls:
             raise ValueError(f"peers: {self.public_url} is this server (--public-url), not one of its peers")
         return self
+
+    @model_validator(mode="before")
+    @classmethod
+    def _hall_certificate(cls, data: Any) -> Any:
+        """With ``https`` auto or on and no certfile given, serve the data folder's own server certificate
+        (``tls/server.pem`` and ``tls/server.key``) if it holds one; ``on`` without one, or ``off`` with a certfile,
+        is refused. The certificate itself is checked when the server starts (:mod:`wordjudge.service.https`)."""
+        if not isinstance(data, dict):
+            return data
+        mode = str(data.get("https") or "auto")
+        given = data.get("certfile") is not None or data.get("keyfile") is not None
+        if mode == "off":
+            if given:
+                raise ValueError(
+                    "https: off serves plain HTTP, yet --certfile and --keyfile are given: leave them out (or --https)"
+                )
+            return data
+        if given:
+            return data
+        from wordjudge.hall.certs import HallFiles  # here: cryptography loads only where settings are read
+
+        files = HallFiles.of(Path(data.get("data_dir") or cls.model_fields["data_dir"].default))
+        if files.serves:
+            return {**data, "certfile": files.cert, "keyfile": files.key}
+        if mode == "on":
+            raise ValueError(
+                f"https: on, but {files.folder} holds no server certificate: make the hall's certificate with "
+                "wordjudge hall cert (or give --certfile and --keyfile)"
+            )
+        return data
 
     @model_validator(mode="after")
     def _tls_pair(self) -> Settings:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from wordjudge import __version__
 from wordjudge.base.metrics import State
-from wordjudge.tournament.health import EventSeen, HallSeen, Health
+from wordjudge.tournament.health import EventSeen, HallSeen, Health, TransportSeen
 from wordjudge.tournament.health import check as check_health
 
 if TYPE_CHECKING:  # the routes hand the resources in: the type only
@@ -44,7 +44,13 @@ def health_report(resources: Resources, serving: Serving | None = None) -> Healt
         data_dir=resources.settings.data_dir,
         server_id=served.server.id,
         hall=hall,
+        transport=transport_of_resources(resources),
     )
+
+
+def transport_of_resources(resources: Resources) -> TransportSeen | None:
+    """How the server of ``resources`` is reached, as checked when it started (None: not known)."""
+    return resources.transport.seen() if resources.transport is not None else None
 
 
 def metrics_text(resources: Resources) -> str:

@@ -122,6 +122,15 @@ class HallSeen:
     clock_warnings: Sequence[Message] = ()
 
 
+@dataclass(frozen=True)
+class TransportSeen:
+    """What the health report says of how the server is reached (:mod:`wordjudge.service.https`): HTTPS with the
+    hall's certificate, with another, or plain HTTP (a single-machine demo; in a hall, a warning)."""
+
+    view: Mapping[str, Any]
+    warnings: Sequence[Message] = ()
+
+
 def check(
     *,
     event: EventSeen,
@@ -131,15 +140,24 @@ def check(
     data_dir: Path,
     server_id: str,
     hall: HallSeen | None = None,
+    transport: TransportSeen | None = None,
 ) -> Health:
     """Check the server's state and build the health report (never raises for a failed check: it reports it).
-    ``hall``: for a server that knows its hall and its clock (see :class:`HallSeen`)."""
+    ``hall``: for a server that knows its hall and its clock (see :class:`HallSeen`); ``transport``: how it is
+    reached (see :class:`TransportSeen`)."""
     hall = hall or HallSeen()
     reasons: list[Message] = []
     # Only warnings: the event served is still a whole, verified one, so every verdict stands; a server that no
     # standby follows still writes every verdict durably, on this machine only.
     warnings: list[Message] = [
-        warning for warning in (event.file_problem, *hall.warnings, *hall.clock_warnings) if warning
+        warning
+        for warning in (
+            event.file_problem,
+            *hall.warnings,
+            *hall.clock_warnings,
+            *(transport.warnings if transport else ()),
+        )
+        if warning
     ]
     lexicons = []
     for name, view in lexicon_views.items():
@@ -212,6 +230,8 @@ def check(
         },
         "disk": {"free_bytes": free, "warn_below_bytes": LOW_DISK_BYTES},
     }
+    if transport is not None:
+        body["transport"] = dict(transport.view)
     if hall.view is not None:
         body["hall"] = dict(hall.view)
     if hall.clock is not None:

@@ -62,6 +62,10 @@ class HealthAnswer(Shape):
     disk: DiskAnswer = absent()
     hall: dict[str, Any] = absent("This server's place in its hall: role, epoch, the active server, every server.")
     clock: dict[str, Any] = absent("This server's clock, and the others' against it.")
+    transport: dict[str, Any] = absent(
+        "How devices reach this server: scheme https with the hall's certificate (certificate hall, its CA's "
+        "SHA-256 fingerprint) or another (other), or http (certificate null; demo true alone, a warning in a hall)."
+    )
 
 
 class ClaimBody(Shape):

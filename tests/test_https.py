@@ -1,0 +1,173 @@
+"""HTTPS in the hall (issue 44): ``wordjudge hall cert`` makes the hall's certificates, ``wordjudge serve`` serves them
+with no proxy (real uvicorn, real TLS), a client that trusts the hall's CA alone reaches the hall's servers and never
+a server of another CA at the same address (a phone), health says how the server is reached, the hall's servers ask
+each other over HTTPS trusting the hall's CA alone, and a certificate or key that must not be served stops the
+start, naming the file."""
+
+from __future__ import annotations
+
+import socket
+import ssl
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from click.testing import CliRunner
+
+from tests.helpers import free_port, serve_process, wait_for_health
+from tests.tls_hall import hall_certs, other_ca_certs, trusting
+from wordjudge.cli.main import main
+from wordjudge.hall import peers
+from wordjudge.hall.certs import HallFiles, fingerprint, fingerprint_lines, read_cert, trust
+from wordjudge.service.https import transport_of
+from wordjudge.service.settings import load_settings
+
+
+def _hall_cert(data_dir: Path, *args: str) -> str:
+    result = CliRunner().invoke(main, ["hall", "cert", "--data-dir", str(data_dir), *args], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_the_td_makes_the_halls_certificates_with_one_command_on_each_machine(tmp_path: Path) -> None:
+    first = _hall_cert(tmp_path / "a", "--hall-name", "Open 2026", "--name", "10.9.8.7", "--name", "hall-a.lan")
+    files = HallFiles.of(tmp_path / "a")
+    ca = read_cert(files.ca_cert)
+    assert "Made the hall's certificate authority 'wordjudge hall Open 2026'" in first
+    for line in fingerprint_lines(ca):  # what the TD compares on each kiosk and phone
+        assert f"    {line}\n" in first
+    cert = read_cert(files.cert)
+    assert "10.9.8.7" in first
+    assert "hall-a.lan" in first
+    assert "wordjudge.local" in first
+    # The second machine: the folder copied (set-up step 3 of deploy/hall.md), the same command.
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "tls").mkdir(mode=0o700)
+    for name in ("hall-ca.pem", "hall-ca.key"):
+        target = tmp_path / "b" / "tls" / name
+        target.write_bytes((files.folder / name).read_bytes())
+        target.chmod(0o600)
+    second = _hall_cert(tmp_path / "b")
+    assert "Found (copied with the folder) the hall's certificate authority" in second
+    assert fingerprint(read_cert(HallFiles.of(tmp_path / "b").ca_cert)) == fingerprint(ca)
+    assert read_cert(HallFiles.of(tmp_path / "b").cert) != cert
+    # A name that is neither a host name nor an address: said, nothing made.
+    refused = CliRunner().invoke(main, ["hall", "cert", "--data-dir", str(tmp_path / "c"), "--name", "a_b!"])
+    assert refused.exit_code == 1
+    assert "a_b! is neither a host name" in refused.output
+    assert not (tmp_path / "c" / "tls").exists()
+
+
+def test_a_folder_with_the_halls_certificate_is_served_over_https_and_health_says_so(tmp_path: Path) -> None:
+    assert load_settings(data_dir=tmp_path).tls is False
+    assert transport_of(load_settings(data_dir=tmp_path)).view() == {"scheme": "http", "certificate": None, "demo": True}
+    hall = hall_certs(tmp_path)
+    settings = load_settings(data_dir=tmp_path)
+    assert (settings.certfile, settings.keyfile) == (hall.cert, hall.key)
+    view = transport_of(settings).view()
+    assert (view["scheme"], view["certificate"], view["ca_fingerprint"]) == ("https", "hall", hall.fingerprint)
+    assert load_settings(data_dir=tmp_path, https="off").tls is False
+    with pytest.raises(Exception, match="https: on, but .* holds no server certificate"):
+        load_settings(data_dir=tmp_path / "empty", https="on")
+
+
+def test_plain_http_is_a_single_machine_demo_and_a_warning_in_a_hall(tmp_path: Path) -> None:
+    alone = transport_of(load_settings(data_dir=tmp_path))
+    assert alone.view()["demo"] is True
+    assert alone.warnings() == []
+    settings = load_settings(
+        data_dir=tmp_path,
+        database="postgresql://wordjudge@127.0.0.1:5432/hall",
+        public_url="http://192.0.2.10:8000",
+        peers="http://192.0.2.11:8000",
+    )
+    in_hall = transport_of(settings)
+    assert in_hall.view()["demo"] is False
+    assert [w.key for w in in_hall.warnings()] == ["error.tls.plain_in_hall"]
+
+
+@pytest.mark.live
+def test_a_client_trusting_the_hall_reaches_the_halls_server_and_never_a_phone_at_the_same_address(
+    tmp_path: Path,
+) -> None:
+    hall_dir, phone_dir = tmp_path / "hall", tmp_path / "phone"
+    _hall_cert(hall_dir)
+    other_ca_certs(phone_dir)  # a server made by someone else, for the same names and addresses
+    ca = HallFiles.of(hall_dir).ca_cert
+    hall_port, phone_port = free_port(), free_port()
+    hall = serve_process(hall_dir, "--port", str(hall_port))
+    phone = serve_process(phone_dir, "--port", str(phone_port))
+    try:
+        health = wait_for_health(f"https://127.0.0.1:{hall_port}", hall, verify=trusting(ca)).json()
+        assert health["transport"]["scheme"] == "https"
+        assert health["transport"]["certificate"] == "hall"
+        assert health["transport"]["ca_fingerprint"] == fingerprint(read_cert(ca))
+        wait_for_health(f"https://127.0.0.1:{phone_port}", phone, verify=False)  # it serves, to whoever trusts it
+        with pytest.raises(httpx.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
+            httpx.get(f"https://127.0.0.1:{phone_port}/kiosk", verify=trusting(ca), timeout=5)
+        # The hall's servers ask each other trusting the hall's CA alone: the phone gets not even the ask.
+        hall_trust = trust(hall_dir)
+        body = peers._fetch(f"https://127.0.0.1:{hall_port}/api/health", 1.0, 64 * 1024, hall_trust)
+        assert b'"transport"' in body
+        said = peers.ask_peers([f"https://127.0.0.1:{phone_port}"], None, trust=hall_trust)
+        assert [p.unproven for p in said] == ["untrusted"]
+        assert "not one the hall's CA signed" in said[0].warning().text()
+    finally:
+        for server in (hall, phone):
+            server.terminate()
+            server.communicate(timeout=30)
+    said_by_hall = hall.communicate()[0]
+    assert "HTTPS: certificate of wordjudge hall" in said_by_hall
+    assert "Kiosks: https://" in said_by_hall
+
+
+def test_a_peer_that_never_finishes_the_tls_handshake_holds_the_ask_a_second_at_most(tmp_path: Path) -> None:
+    hall_certs(tmp_path)
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    taken: list[socket.socket] = []
+    threading.Thread(target=lambda: taken.append(listener.accept()[0]), daemon=True).start()
+    try:
+        began = time.monotonic()
+        said = peers.ask_peers([f"https://127.0.0.1:{port}"], None, trust=trust(tmp_path))
+        took = time.monotonic() - began
+    finally:
+        listener.close()
+        for sock in taken:
+            sock.close()
+    assert [p.unproven for p in said] == ["slow"]
+    assert took < 1.4
+
+
+@pytest.mark.live
+@pytest.mark.parametrize(
+    ("spoil", "said"),
+    [
+        ("key_open", "may be read by other users (mode 0644): make it private with: chmod 600"),
+        ("other_ca", "was not signed by the hall's CA"),
+        ("swapped_key", "is not the key of the certificate"),
+    ],
+)
+def test_serve_refuses_a_certificate_or_key_it_must_not_serve_and_listens_to_nothing(
+    tmp_path: Path, spoil: str, said: str
+) -> None:
+    hall = hall_certs(tmp_path / "hall")
+    if spoil == "key_open":
+        hall.key.chmod(0o644)
+    elif spoil == "other_ca":
+        phone = other_ca_certs(tmp_path / "phone")
+        hall.cert.write_bytes(phone.cert.read_bytes())
+        hall.key.write_bytes(phone.key.read_bytes())
+    else:
+        phone = other_ca_certs(tmp_path / "phone")
+        hall.key.write_bytes(phone.key.read_bytes())
+    port = free_port()
+    server = serve_process(tmp_path / "hall", "--port", str(port))
+    output = server.communicate(timeout=60)[0]
+    assert server.returncode == 1
+    assert said in output
+    assert "Traceback" not in output
+    with pytest.raises(httpx.ConnectError):
+        httpx.get(f"https://127.0.0.1:{port}/api/health", verify=ssl.create_default_context(), timeout=2)
