@@ -36,6 +36,7 @@ async function boot() {
     if (me.role !== "td") throw new Error("not a TD");
     state.me = me;
     session.csrf = me.csrf_token;
+    session.proofKey = me.proof_key;
     // A print page (/td?print=report|feed&...): that page alone, for the browser to print.
     const print = new URLSearchParams(location.search).get("print");
     if (print) return printView(app, print, me);
@@ -71,6 +72,7 @@ function showLogin() {
             });
             state.me = { actor: signed.actor, role: "td" };
             session.csrf = signed.csrf_token;
+            session.proofKey = signed.proof_key;
             showConsole();
           } catch (error) {
             password.value = "";
@@ -163,6 +165,7 @@ async function signOut() {
     state.cleanup = null;
     state.me = null;
     session.csrf = null;
+    session.proofKey = null;
     showLogin();
   }
 }
@@ -378,8 +381,9 @@ function stopWatchingAlerts() {
 // The newest alerts the overview lists (the server keeps the newest of each kind); the rest are counted.
 const ALERTS_SHOWN = 10;
 
-// An alert, counted ("x 12") when it repeated; a device's move has its one-click acceptance beside it, and every
-// alert a button that acknowledges it (it leaves the list; if it happens again, it is listed again).
+// An alert, counted ("x 12") when it repeated; a device's move has its one-click acceptance beside it, record times
+// held past the bound the acceptance of the clock's correction, and every alert a button that acknowledges it (it
+// leaves the list; if it happens again, it is listed again).
 function alertItem(alert, devices, refresh, note) {
   const count = alert.count > 1 ? ` ${C.alertRepeats(alert.count, when(alert.last_at))}` : "";
   const moved =
@@ -390,6 +394,7 @@ function alertItem(alert, devices, refresh, note) {
     { class: `alert alert-${alert.kind}`, "data-id": alert.id },
     `${C.alertLine(when(alert.created_at), text)}${count} `,
     moved ? moveButton(moved, refresh) : null,
+    alert.kind === "clock_held" ? clockButton(refresh, note) : null,
     " ",
     h(
       "button",
@@ -438,6 +443,28 @@ function moveButton(device, refresh) {
       },
     },
     C.acceptMove,
+  );
+}
+
+// Record times held ahead of the clock past the bound (issue 44): the TD accepts the clock's correction, a change
+// record from the held time to the clock's; the hold's alerts close with it.
+function clockButton(refresh, note) {
+  return h(
+    "button",
+    {
+      type: "button",
+      class: "secondary small accept-clock",
+      onclick: async () => {
+        if (!window.confirm(C.acceptClockConfirm)) return;
+        try {
+          await call("/api/clock/accept-correction", { method: "POST" });
+          refresh();
+        } catch (error) {
+          problem(note, error);
+        }
+      },
+    },
+    C.acceptClock,
   );
 }
 

@@ -350,6 +350,8 @@ function consoleStrings(tr, keys) {
     acceptMove: c("acceptMove"),
     acceptMoveNamed: (name) => c("acceptMoveNamed", { name }),
     acceptMoveConfirm: (name, from, to) => c("acceptMoveConfirm", { name, from, to }),
+    acceptClock: c("acceptClock"),
+    acceptClockConfirm: c("acceptClockConfirm"),
     verify: c("verify"),
     chainHead: (head) => c("chainHead", { head: head.text }),
     filters: c("filters"),

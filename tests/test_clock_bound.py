@@ -19,6 +19,7 @@ from typing import Any
 
 import httpx2 as httpx
 import pytest
+from playwright.sync_api import Browser, expect
 
 from wordjudge.access.accounts import SESSION_TTL
 from wordjudge.access.store import ACCESS_FILE, AccessStore
@@ -31,12 +32,23 @@ from wordjudge.model.records import Kind, Record, RecordFilter
 from wordjudge.tournament.clock_correction import accept_correction
 from wordjudge.tournament.timekeeping import HOLD_ALERT, SET_BACK_ALERT, STEP_ALERT, Timekeeper
 
+from .browser import new_page
 from .clocks import ShiftedClock
-from .helpers import CHEAP_HASHER, PASSWORD, LiveServer, audit_log, device_headers, td_headers, unchecked_audit_log
+from .helpers import (
+    CHEAP_HASHER,
+    PASSWORD,
+    LiveServer,
+    access_store,
+    audit_log,
+    device_headers,
+    td_headers,
+    unchecked_audit_log,
+)
 from .test_audit import entry
 from .test_chain import challenge, rewrite
 from .test_cli_access import run
 from .test_clock import Clocks
+from .test_console import sign_in
 
 YEAR = 365 * 86400.0
 EVENT = "wordjudge demo event"
@@ -409,3 +421,38 @@ def test_a_server_a_year_ahead_set_right_asks_the_td_who_accepts_in_the_console(
         server.stop()
     verified = run("audit", "verify", "--data-dir", data_dir)
     assert verified.exit_code == 0, verified.output
+
+
+@pytest.mark.browser
+def test_the_console_offers_the_acceptance_on_the_holds_alert(browser: Browser, data_dir: Path, tmp_path: Path) -> None:
+    """The console's alert of a hold past the bound has "Accept the clock's correction" beside it (Chromium)."""
+    shifted = ShiftedClock(tmp_path, "+365d")
+    server = LiveServer(data_dir)
+    server.prefix = shifted.prefix
+    kiosk = device_headers(data_dir, "kiosk-1")
+    store = access_store(data_dir)
+    try:
+        store.tds.add("alice", PASSWORD, by="test")
+    finally:
+        store.close()
+    try:
+        server.start()
+        assert httpx.post(f"{server.base}/api/challenges", json=challenge(), headers=kiosk, timeout=10).is_success
+        shifted.set("+0")
+        _health_until(server, lambda body: body["clock"]["must_accept"])
+        page = new_page(browser, "desktop")
+        sign_in(page, server, "alice")
+        alert = page.locator("li.alert-clock_held")
+        expect(alert).to_contain_text("the TD must accept the clock's correction")
+        expect(page.locator("li.alert-clock_set_back")).to_have_count(1)  # the step back, told on its own
+        page.once("dialog", lambda dialog: dialog.accept())
+        alert.get_by_role("button", name="Accept the clock's correction", exact=True).click()
+        expect(page.locator("li.alert-clock_held")).to_have_count(0)
+        expect(page.locator("li.alert-clock_set_back")).to_have_count(0)
+        assert not _health_until(server, lambda body: not body["clock"]["must_accept"])["clock"]["must_accept"]
+        page.context.close()
+    finally:
+        server.stop()
+    [change] = [record for record in _changes(data_dir) if record.change and record.change["what"] == CORRECTED]
+    assert (change.actor, change.channel) == ("alice", "console")
+    assert run("audit", "verify", "--data-dir", data_dir).exit_code == 0
