@@ -24,17 +24,18 @@ const KINDS = { 401: "unauthorized", 422: "invalid", 429: "rate_limited", 503: "
 // device's requests (its token) and health follow: the TD console's session cookie is its server's.
 //
 // No other server is sent anything (a token, a request id, words) before it proves it is the hall's active
-// server (proof.js): asked to sign a fresh nonce with the digest of this device's token, which only the hall's
-// database holds. Whatever else answers at a hall server's address (a phone that took it) gets a nonce and a
+// server (proof.js): asked to sign a fresh nonce with this device's proof key, which only a holder of the hall key
+// makes (never the hall's database, nor a copy of it). Whatever else answers at a hall server's address (a phone that took it) gets a nonce and a
 // hint, and the page says "call the TD": never a verdict it did not record. What a server says of its hall is
 // learnt from the page's own server, or from one that proved itself.
 const hall = storedJson("wordjudge.hall");
 let base = ""; // the server followed: "" is the page's own
 const proven = new Set(); // the other servers that proved themselves to this page, until one fails it
-let proofSecret = () => null; // what this page proves servers with: {value, of} (see proveWith)
+let proofSecret = () => null; // what this page proves servers with: {value: {secret, key}, of} (see proveWith)
 
-// The page's secret for proofs when a request carries no token: a device's token (of "device"), a console
-// session's CSRF token (of "session"). `secret` is a function: the value may change (a new pairing, a sign-in).
+// The page's secret for proofs: a device's token and proof key (of "device"), a console session's CSRF token and
+// proof key (of "session"), as {value: {secret, key}, of}. `secret` is a function: the value may change (a new
+// pairing, a sign-in).
 export function proveWith(secret) {
   proofSecret = secret;
 }
@@ -52,7 +53,8 @@ function learnHall(view) {
 // trusted until a request to it fails.
 async function provesItself(server, token) {
   if (proven.has(server)) return true;
-  const secret = token ? { value: token, of: "device" } : proofSecret();
+  // The page's: a device's token and proof key, or a session's CSRF token and proof key (proveWith).
+  const secret = proofSecret();
   if (!secret?.value || !(await proveServer(server, secret.value, secret.of))) return false;
   proven.add(server);
   return true;

@@ -1,5 +1,6 @@
 // A device's enrolment as this browser keeps it, in one place for the kiosk, the handheld and the
-// docket: its token, the server it paired with, and a challenge that got no clear answer.
+// docket: its token, its proof key (proof.js: what the hall's servers prove themselves to it with), the server it
+// paired with, and a challenge that got no clear answer.
 //
 // A server started from the wrong folder, or a replacement box before its data is restored, does not
 // know this device's token and answers 401: that is not a revocation, and the device must not throw its
@@ -17,15 +18,26 @@ export function enrolment(role) {
   const server = storedJson(key(role, "server")); // {id, event}
   return {
     token: () => localStorage.getItem(key(role, "token")),
+    // What it asks another server to prove itself with (api.js proveWith): its token and proof key; null unpaired.
+    proof: () => proofOf(role),
+    // The proof key its server hands it (pairing, GET /api/session): a device paired before it was handed one at
+    // pairing learns it from its own server, the one its page came from (api.js sends its token to no other
+    // server before that server proved itself, which it cannot do without the key).
+    keepProofKey(answer) {
+      if (typeof answer?.proof_key === "string") localStorage.setItem(key(role, "proof-key"), answer.proof_key);
+    },
     pending: storedJson(key(role, "pending")), // a challenge that got no clear answer, to settle
     event: () => server.get()?.event,
     // After pairing: the token, and which server gave it (the enrolment answer names it).
     save(token, enrolled) {
       server.set({ id: enrolled.server_id, event: enrolled.event });
       localStorage.setItem(key(role, "token"), token);
+      localStorage.removeItem(key(role, "proof-key")); // the old token's, if any
+      this.keepProofKey(enrolled);
     },
     forget() {
       localStorage.removeItem(key(role, "token"));
+      localStorage.removeItem(key(role, "proof-key"));
       server.clear();
     },
     // A device paired before servers had identities learns its server's now.
@@ -59,6 +71,20 @@ export function anyToken() {
     if (token) return token;
   }
   return undefined;
+}
+
+// That device's token and proof key, for the proofs of the hall's other servers (null: no device here).
+export function anyProof() {
+  for (const role of ROLES) {
+    const proof = proofOf(role);
+    if (proof) return proof;
+  }
+  return null;
+}
+
+function proofOf(role) {
+  const token = localStorage.getItem(key(role, "token"));
+  return token ? { secret: token, key: localStorage.getItem(key(role, "proof-key")) } : null;
 }
 
 // The identity of the server answering now (from its health check, 200 or 503), or throws an ApiError.

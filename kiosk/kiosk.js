@@ -47,7 +47,7 @@ import { refusedTable, repeats, splitWords } from "./words.js";
 
 const DEVICE = enrolment("kiosk");
 // Another server of the hall proves itself to this device (its token) before it is sent anything (api.js).
-proveWith(() => ({ value: DEVICE.token(), of: "device" }));
+proveWith(() => ({ value: DEVICE.proof(), of: "device" }));
 const DIVISION_KEY = "wordjudge.kiosk.division";
 const PENDING = DEVICE.pending; // a challenge that got no clear answer
 const ABANDONED_S = 30; // typed input left alone this long is cleared
@@ -102,6 +102,7 @@ async function load() {
     state.me = me;
     state.event = event;
     state.serverOk = true;
+    DEVICE.keepProofKey(me);
     await DEVICE.learnServer();
   } catch (error) {
     if (error.kind === "unauthorized") return refused();

@@ -1,7 +1,10 @@
 // Is a server the hall's? A device (or a console) asks it to sign a fresh nonce, its own address, its role and
-// its epoch with the digest of a secret the two share (a device's token; a console session's CSRF token) and
-// checks the signature before it sends that server anything (wordjudge/hall_proof.py is the server's side). A
-// phone at a hall server's address knows no device's digest: it proves nothing, and gets nothing.
+// its epoch with the device's (or session's) proof key, and checks the signature before it sends that server
+// anything (wordjudge/hall/proof.py is the server's side). The proof key is the hall key's HMAC of the digest of
+// the device's token (the session's CSRF token), handed over at pairing (sign-in) and by GET /api/session: the
+// hall's database holds the digest, never the key, so neither a phone at a hall server's address nor whoever
+// read the database or a backup can make a proof. The server finds the asker by a hint: the first 16 hex digits
+// of its secret's digest.
 //
 // SHA-256 and HMAC are written here in plain JavaScript: a phone's page over plain HTTP is not a secure context,
 // and has no WebCrypto. Pure functions, tested against the standard's vectors (tests/js/proof.test.mjs).
@@ -72,8 +75,12 @@ export function hmacSha256(key, message) {
   return sha256(outer);
 }
 
-// The proof's key: the SHA-256 of the shared secret, in hex (what the hall's database holds of a device's token).
-export const proofKey = (secret) => hex(sha256(utf8(secret)));
+// The hint a proof is asked with: the first 16 hex digits of the secret's SHA-256 (what the hall's database holds of
+// a device's token, or of a session's CSRF token), by which the server finds the asker. Not the proof's key.
+export const hintOf = (secret) => hex(sha256(utf8(secret))).slice(0, 16);
+
+// A proof key as the server hands it: 64 lower-case hex digits (anything else proves nothing).
+const isProofKey = (key) => typeof key === "string" && /^[0-9a-f]{64}$/.test(key);
 
 // What the server signs: the nonce, the address the asker is about to talk to, the role and the epoch it says.
 export function proofMac(key, { nonce, url, role, epoch }) {
@@ -88,11 +95,10 @@ function sameHex(a, b) {
   return differ === 0;
 }
 
-// Whether an answer to a proof request proves that `server` is the hall's active server to the holder of
-// `secret`, over `nonce`.
-export function proves(answer, { server, secret, nonce }) {
-  if (!answer || answer.url !== server || answer.role !== "active") return false;
-  const key = proofKey(secret);
+// Whether an answer to a proof request proves that `server` is the hall's active server to the holder of the
+// proof key `key`, over `nonce`.
+export function proves(answer, { server, key, nonce }) {
+  if (!answer || answer.url !== server || answer.role !== "active" || !isProofKey(key)) return false;
   return sameHex(answer.mac, proofMac(key, { nonce, url: server, role: answer.role, epoch: answer.epoch }));
 }
 
@@ -101,13 +107,13 @@ export function newNonce() {
   return hex(crypto.getRandomValues(new Uint8Array(16)));
 }
 
-// Ask `server` to prove it is the hall's active server to the holder of `secret` (`of`: "device" or "session").
-// Sends the nonce and the first 16 hex digits of the key's digest, nothing else. Resolves true or false; never
-// rejects.
-export async function proveServer(server, secret, of, timeoutMs = 4000) {
-  if (!secret) return false;
+// Ask `server` to prove it is the hall's active server to the holder of `secret` (a device's token, a session's
+// CSRF token: `of` "device" or "session"), whose proof key is `key`. Sends the nonce and the hint (hintOf), nothing
+// else. Resolves true or false; never rejects. No key (a device paired before it was handed one): false, unasked.
+export async function proveServer(server, { secret, key }, of, timeoutMs = 4000) {
+  if (!secret || !isProofKey(key)) return false;
   const nonce = newNonce();
-  const hint = proofKey(secret).slice(0, 16);
+  const hint = hintOf(secret);
   const abort = new AbortController();
   const timer = setTimeout(() => abort.abort(), timeoutMs);
   try {
@@ -118,7 +124,7 @@ export async function proveServer(server, secret, of, timeoutMs = 4000) {
     });
     if (!response.ok) return false;
     const text = await readCapped(response, 4096); // a proof is a few hundred bytes
-    return text !== null && proves(JSON.parse(text), { server, secret, nonce });
+    return text !== null && proves(JSON.parse(text), { server, key, nonce });
   } catch {
     return false;
   } finally {

@@ -39,7 +39,7 @@ import { verdictMark, verdictWord } from "./verdict-words.js";
 
 const DEVICE = enrolment("runner");
 // Another server of the hall proves itself to this device (its token) before it is sent anything (api.js).
-proveWith(() => ({ value: DEVICE.token(), of: "device" }));
+proveWith(() => ({ value: DEVICE.proof(), of: "device" }));
 const PENDING = DEVICE.pending; // a slip sent that got no clear answer
 const app = document.getElementById("app");
 const state = { token: DEVICE.token(), me: null, event: null, division: null, pending: null };
@@ -117,6 +117,7 @@ async function load() {
       api("/api/session", { token: state.token }),
       api("/api/event", { token: state.token }),
     ]);
+    DEVICE.keepProofKey(state.me);
     await DEVICE.learnServer();
   } catch (error) {
     if (error.kind === "unauthorized") return refused();

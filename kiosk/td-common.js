@@ -7,9 +7,11 @@ import { LANGUAGE, STRINGS } from "./strings.js";
 import { recordWord } from "./tile-boxes.js";
 import { wordsShown } from "./verdict-words.js";
 
-export const session = { csrf: null };
-// Another server of the hall proves itself to this console's session (its CSRF token) before the banner names it.
-proveWith(() => ({ value: session.csrf, of: "session" }));
+export const session = { csrf: null, proofKey: null };
+// Another server of the hall proves itself to this console's session (its CSRF token's hint, the session's proof
+// key, handed at sign-in and with the session: proof.js) before the banner names it.
+const sessionProof = () => (session.csrf ? { secret: session.csrf, key: session.proofKey } : null);
+proveWith(() => ({ value: sessionProof(), of: "session" }));
 
 // Every console request: the session cookie, and the CSRF token for anything that changes. Its answer, or
 // its failure, also says where this server stands in its hall (the banner below).
@@ -54,7 +56,7 @@ async function showServers(error) {
   let servers = active ? [active] : [];
   if (!active && astray) {
     const others = hallServers().filter((s) => s !== location.origin);
-    const proofs = await Promise.all(others.map((s) => proveServer(s, session.csrf, "session")));
+    const proofs = await Promise.all(others.map((s) => proveServer(s, sessionProof() ?? {}, "session")));
     servers = others.filter((_, i) => proofs[i]);
     if (shownFor !== error) return; // an answer came meanwhile
   }

@@ -459,6 +459,7 @@ def test_the_store_is_durable_and_shared_with_another_process(tmp_path: Path) ->
         "0002_monitor_role",
         "0003_bound_devices_counted_alerts",
         "0004_acknowledged_alerts",
+        "0005_session_digests",
     ]
     connection.close()
 

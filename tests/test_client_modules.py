@@ -18,7 +18,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from wordjudge.base.errors import InvalidInput
 from wordjudge.base.messages import LANGUAGES
-from wordjudge.hall.proof import digest, proof_mac
+from wordjudge.hall.proof import HallKey, digest, proof_mac
 from wordjudge.model.input_rules import RequestId, check_note, served
 from wordjudge.model.records import check_request_id
 from wordjudge.storage.access_db import check_name
@@ -126,11 +126,17 @@ def _tile_cases() -> str:
 def _proof_vector() -> str:
     """A proof as the server makes it (wordjudge.hall.proof), for the client's check (tests/js/proof.test.mjs)."""
     secret, nonce, url = "wj_" + secrets.token_urlsafe(32), secrets.token_hex(16), "http://192.168.1.11:8000"
-    key = digest(secret)
+    hall_key = HallKey(secrets.token_bytes(32))
+    key = hall_key.proof_key("device", digest(secret))  # as the server hands it to the device at pairing
     mac = proof_mac(key, nonce=nonce, url=url, role="active", epoch=2)
+    # What a copy of the database holds of the device (its token's digest), and what an answer keyed with it is.
+    stored = digest(secret)
     return json.dumps(
         {
             "secret": secret,
+            "hint": stored[:16],
+            "stored": stored,
+            "stored_mac": proof_mac(stored, nonce=nonce, url=url, role="active", epoch=2),
             "key": key,
             "nonce": nonce,
             "url": url,

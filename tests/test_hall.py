@@ -807,12 +807,14 @@ def test_the_halls_server_role_can_add_records_but_never_rewrite_the_log(hall: H
             "DELETE FROM checkpoints",
             "UPDATE hall_servers SET server_url = 'http://phone'",
             "DELETE FROM hall_keys",
+            # Issue 44: one row named another key, and every server warned of it for good.
+            "INSERT INTO hall_keys (seq, key_id) VALUES (99, '0123456789abcdef')",
             "ALTER TABLE records DROP CONSTRAINT records_derived",
         ):
             try:
                 connection.execute(statement)
             except psycopg.errors.InsufficientPrivilege:
                 refused.append(statement)
-    assert len(refused) == 9, refused
+    assert len(refused) == 10, refused
     verified = run("audit", "verify", "--data-dir", hall.a.data_dir, "--database", hall.url_a)
     assert verified.exit_code == 0, verified.output

@@ -315,22 +315,73 @@ def test_the_consoles_banner_never_sends_the_td_to_sign_in_where_nothing_proves_
 
 
 def test_a_device_proof_is_the_servers_word_for_its_own_address_only(hall: Hall, kiosk: str) -> None:
-    """The proof endpoint: only the active server answers, only for a secret it knows, and signs its own address
-    (a proof relayed from the hall's other server does not pass for this one)."""
-    from wordjudge.hall.proof import digest, proof_mac
+    """The proof endpoint: only the active server answers, keyed with the device's proof key (the hall key's, never
+    the database's), and signs its own address (a proof relayed from the hall's other server does not pass for
+    this one); a hint that names nobody gets an answer of the same shape that no key checks."""
+    from wordjudge.hall.proof import digest, proof_mac, read_key
 
     hall.a.start()
     hall.b.start()
-    key, nonce = digest(kiosk), secrets.token_hex(16)
-    answer = httpx.get(f"{hall.a.base}/api/hall/proof", params={"nonce": nonce, "hint": key[:16], "of": "device"})
+    hall_key = read_key(hall.a.data_dir)
+    assert hall_key is not None
+    stored, nonce = digest(kiosk), secrets.token_hex(16)
+    key = hall_key.proof_key("device", stored)
+    answer = httpx.get(f"{hall.a.base}/api/hall/proof", params={"nonce": nonce, "hint": stored[:16], "of": "device"})
     assert answer.status_code == 200, answer.text
     body = answer.json()
     assert (body["url"], body["role"], body["epoch"]) == (hall.a.base, ACTIVE, 1)
     assert body["mac"] == proof_mac(key, nonce=nonce, url=hall.a.base, role=ACTIVE, epoch=1)
     assert body["mac"] != proof_mac(key, nonce=nonce, url=hall.b.base, role=ACTIVE, epoch=1)
+    assert body["mac"] != proof_mac(stored, nonce=nonce, url=hall.a.base, role=ACTIVE, epoch=1)  # the database's
     unknown = httpx.get(f"{hall.a.base}/api/hall/proof", params={"nonce": nonce, "hint": "0" * 16, "of": "device"})
-    assert (unknown.status_code, unknown.json()["code"]) == (404, "not_found")
-    standby = httpx.get(f"{hall.b.base}/api/hall/proof", params={"nonce": nonce, "hint": key[:16], "of": "device"})
+    assert (unknown.status_code, sorted(unknown.json()), len(unknown.content)) == (
+        200,
+        sorted(body),
+        len(answer.content),
+    )
+    standby = httpx.get(f"{hall.b.base}/api/hall/proof", params={"nonce": nonce, "hint": stored[:16], "of": "device"})
     assert (standby.status_code, standby.json()["code"]) == (503, "not_active")
-    bad = httpx.get(f"{hall.a.base}/api/hall/proof", params={"nonce": "x", "hint": key[:16], "of": "device"})
+    bad = httpx.get(f"{hall.a.base}/api/hall/proof", params={"nonce": "x", "hint": stored[:16], "of": "device"})
     assert (bad.status_code, bad.json()["message"]["key"]) == (422, "error.hall.nonce")
+
+
+def _leaked_key_claims(key: HallKey, url: str, epoch: int) -> Any:
+    """A phone's answer, holding a copy of the hall key: a claim signed over each asker's own nonce that ``url`` is
+    the hall's active server at ``epoch`` (as the real standby would say after a takeover)."""
+    from urllib.parse import parse_qs, urlsplit
+
+    def answer(handler: Any) -> None:
+        nonce = parse_qs(urlsplit(handler.path).query).get("nonce", [""])[0]
+        claim = Claim(url, ACTIVE, epoch, url, "2026-11-29T12:00:00.000+00:00", nonce)
+        json_answer(signed(key, claim))(handler)
+
+    return answer
+
+
+@pytest.mark.live
+def test_a_server_fenced_by_a_copied_key_comes_back_by_itself_once_nothing_proves_a_later_epoch(
+    lone_active: Hall, kiosk: str
+) -> None:
+    """Issue 44: a copied hall key fences the active server while no synchronous standby follows it. Before, it
+    stayed fenced after the phone left, until the TD restarted it (every verdict in between lost). Now, while the
+    claimant goes on proving a later epoch (as a real takeover's server does) it stays fenced; once nothing has
+    for UNFENCE_AFTER_S seconds, it adjudicates again by itself."""
+    from wordjudge.hall.peers import UNFENCE_AFTER_S
+    from wordjudge.hall.proof import read_key
+
+    hall, b = lone_active, lone_active.b.base
+    leaked = read_key(hall.a.data_dir)
+    assert leaked is not None
+    with FakePeer(hall.b.port, {"/api/hall/claim": _leaked_key_claims(leaked, b, 2)}):
+        _until(lambda: _health(hall.a.base)["hall"]["role"] == FENCED, what="the leaked key never fenced it")
+        fenced_at = time.monotonic()
+        refused = challenge(hall.a.base, kiosk, "while-fenced")
+        assert (refused.status_code, refused.json()["code"]) == (503, "not_active")
+        time.sleep(UNFENCE_AFTER_S + 2)  # proven again every second: it stays fenced
+        assert _health(hall.a.base)["hall"]["role"] == FENCED
+    left = time.monotonic()
+    _until(lambda: _health(hall.a.base)["hall"]["role"] == ACTIVE, seconds=UNFENCE_AFTER_S + 10, what="stayed fenced")
+    back = time.monotonic() - left
+    _still_active(hall, kiosk, "after-the-phone-left")
+    print(f"fenced {left - fenced_at:.1f} s while the phone proved epoch 2; active again {back:.1f} s after it left")
+    assert back < UNFENCE_AFTER_S + 5

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { hex, hmacSha256, proofKey, proofMac, proves, sha256 } from "../../kiosk/proof.js";
+import { hex, hintOf, hmacSha256, proofMac, proves, sha256 } from "../../kiosk/proof.js";
 
 const text = (s) => new TextEncoder().encode(s);
 
@@ -30,17 +30,30 @@ test("HMAC-SHA256 gives RFC 4231's values", () => {
 
 test("a proof the server made checks as the device checks it, and nothing else does", () => {
   assert.ok(vector, "WORDJUDGE_PROOF_VECTOR must hold a proof the server made (run through pytest)");
-  const { secret, nonce, url, role, epoch, mac } = vector;
-  assert.equal(proofKey(secret), vector.key);
-  assert.equal(proofMac(proofKey(secret), { nonce, url, role, epoch }), mac);
+  const { secret, key, nonce, url, role, epoch, mac } = vector;
+  assert.equal(hintOf(secret), vector.hint);
+  assert.equal(proofMac(key, { nonce, url, role, epoch }), mac);
   const answer = { url, role, epoch, mac };
-  assert.ok(proves(answer, { server: url, secret, nonce }));
-  // Another nonce (a replay), another address (a proof relayed from another server), another secret, a standby.
-  assert.ok(!proves(answer, { server: url, secret, nonce: "0".repeat(32) }));
-  assert.ok(!proves(answer, { server: url + "0", secret, nonce }));
-  assert.ok(!proves({ ...answer, url: url + "0" }, { server: url + "0", secret, nonce }));
-  assert.ok(!proves(answer, { server: url, secret: secret + "x", nonce }));
-  assert.ok(!proves({ ...answer, role: "standby" }, { server: url, secret, nonce }));
-  assert.ok(!proves({ ...answer, mac: mac.slice(0, 63) }, { server: url, secret, nonce }));
-  assert.ok(!proves(null, { server: url, secret, nonce }));
+  assert.ok(proves(answer, { server: url, key, nonce }));
+  // Another nonce (a replay), another address (a proof relayed from another server), another key, a standby.
+  assert.ok(!proves(answer, { server: url, key, nonce: "0".repeat(32) }));
+  assert.ok(!proves(answer, { server: url + "0", key, nonce }));
+  assert.ok(!proves({ ...answer, url: url + "0" }, { server: url + "0", key, nonce }));
+  assert.ok(!proves(answer, { server: url, key: "0".repeat(64), nonce }));
+  assert.ok(!proves({ ...answer, role: "standby" }, { server: url, key, nonce }));
+  assert.ok(!proves({ ...answer, mac: mac.slice(0, 63) }, { server: url, key, nonce }));
+  assert.ok(!proves(null, { server: url, key, nonce }));
+  // No key (a device paired before it was handed one), or not a key: nothing proves.
+  assert.ok(!proves(answer, { server: url, key: null, nonce }));
+  assert.ok(!proves(answer, { server: url, key: key.toUpperCase(), nonce }));
+});
+
+test("what a copy of the hall's database holds of a device makes no proof it accepts", () => {
+  // Before: the proof's key was the token's SHA-256, which the database holds; a dump made the device's proof.
+  const { secret, key, nonce, url, role, epoch, stored, stored_mac } = vector;
+  assert.notEqual(key, stored);
+  assert.notEqual(key, hex(sha256(text(secret))));
+  // The proof an attacker makes from the stored digest is refused (the device checks with its own proof key).
+  const forged = { url, role, epoch, mac: stored_mac };
+  assert.ok(!proves(forged, { server: url, key, nonce }));
 });

@@ -2,11 +2,14 @@
 
 A TD signs in with a name and a password, hashed with Argon2id (memory-hard), and gets a
 console session: a random session id, stored as a hash, and a CSRF token that unsafe
-requests must echo. How fast anyone may guess is :mod:`wordjudge.access.limits`' concern.
+requests must echo, made from the session id (so that the store needs only its hash, by which the hall's proof
+to the console finds the session: :mod:`wordjudge.hall.proof`). Nothing stored is a credential or a key. How
+fast anyone may guess is :mod:`wordjudge.access.limits`' concern.
 """
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 import threading
 import time
@@ -185,14 +188,15 @@ class TdAccounts:
             return False
 
     def _open_session(self, td_id: int, client: str) -> Session:
-        token, csrf = secrets.token_urlsafe(32), secrets.token_urlsafe(24)
+        token = secrets.token_urlsafe(32)
+        csrf = csrf_of(token)
         now = self._database.now()
         expires_at = stored_time(now + SESSION_TTL)
         with self._database.write() as db:
             db.execute(
-                "INSERT INTO sessions (id_hash, td_id, csrf_token, client, created_at, expires_at, last_seen_at)"
+                "INSERT INTO sessions (id_hash, td_id, csrf_hash, client, created_at, expires_at, last_seen_at)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (digest(token), td_id, csrf, client, stored_time(now), expires_at, stored_time(now)),
+                (digest(token), td_id, digest(csrf), client, stored_time(now), expires_at, stored_time(now)),
             )
             (name,) = db.execute("SELECT name FROM tds WHERE id = ?", (td_id,)).fetchone()
         with self._left_lock:
@@ -207,13 +211,14 @@ class TdAccounts:
         token_hash = digest(token)
         with self._database.read() as db:
             row = db.execute(
-                "SELECT t.name, s.csrf_token, s.expires_at, s.ended_at, t.disabled_at"
+                "SELECT t.name, s.expires_at, s.ended_at, t.disabled_at"
                 " FROM sessions s JOIN tds t ON t.id = s.td_id WHERE s.id_hash = ?",
                 (token_hash,),
             ).fetchone()
-        if row is None or row[3] or row[4]:
+        if row is None or row[2] or row[3]:
             raise Unauthorized("error.td.not_signed_in")
-        name, csrf, expires_at = row[:3]
+        name, expires_at = row[:2]
+        csrf = csrf_of(token)
         if self._time_left(token_hash, expires_at) <= 0:
             raise Unauthorized("error.td.session_expired")
         self._database.touch(token_hash, "UPDATE sessions SET last_seen_at = ? WHERE id_hash = ?")
@@ -239,19 +244,18 @@ class TdAccounts:
                 db.execute("UPDATE sessions SET expires_at = ? WHERE id_hash = ?", (bounded, token_hash))
         return seen[1] - (at - seen[0])
 
-    def proof_key(self, hint: str) -> str | None:
-        """The digest of the CSRF token of the open session whose digest starts with ``hint`` (16 hex digits):
-        what the server proves itself the hall's with to that session's console (:mod:`wordjudge.hall.proof`).
-        None if none does."""
+    def proof_digest(self, hint: str) -> str | None:
+        """The digest of the CSRF token of the open session whose digest starts with ``hint`` (16 hex digits), from
+        which the server makes that session's proof key with the hall key (:mod:`wordjudge.hall.proof`). None if
+        none does (or it ended)."""
         now = stored_time(self._database.now())
         with self._database.read() as db:
-            rows = db.execute(
-                "SELECT s.csrf_token FROM sessions s JOIN tds t ON t.id = s.td_id"
-                " WHERE s.ended_at IS NULL AND s.expires_at > ? AND t.disabled_at IS NULL",
-                (now,),
-            ).fetchall()
-        keys = (digest(str(csrf)) for (csrf,) in rows)
-        return next((key for key in keys if key.startswith(hint)), None)
+            row = db.execute(
+                "SELECT s.csrf_hash FROM sessions s JOIN tds t ON t.id = s.td_id WHERE substr(s.csrf_hash, 1, 16) = ?"
+                " AND s.ended_at IS NULL AND s.expires_at > ? AND t.disabled_at IS NULL",
+                (hint, now),
+            ).fetchone()
+        return str(row[0]) if row else None
 
     def logout(self, token: str) -> None:
         """End a console session (nothing happens for an unknown one)."""
@@ -260,6 +264,12 @@ class TdAccounts:
                 "UPDATE sessions SET ended_at = ? WHERE id_hash = ? AND ended_at IS NULL",
                 (stored_time(self._database.now()), digest(token)),
             )
+
+
+def csrf_of(token: str) -> str:
+    """A session's CSRF token, made from its id (the cookie's value): the console reads it from ``GET
+    /api/session``, which a page of another site cannot; the store keeps its digest alone."""
+    return hashlib.sha256(f"wordjudge session csrf\n{token}".encode()).hexdigest()
 
 
 def _td_id(db: AnyConnection, name: str) -> int:

@@ -144,10 +144,10 @@ class Devices:
             rows = db.execute(f"SELECT {_DEVICE_COLUMNS} FROM devices ORDER BY id").fetchall()
         return [self._device(row) for row in rows]
 
-    def proof_key(self, hint: str) -> str | None:
-        """The digest of the token of the device, not revoked, whose digest starts with ``hint`` (16 hex digits):
-        what the server proves itself the hall's with to that device (:mod:`wordjudge.hall.proof`). None if none
-        does."""
+    def proof_digest(self, hint: str) -> str | None:
+        """The digest of the token of the device, not revoked, whose digest starts with ``hint`` (16 hex digits),
+        from which the server makes that device's proof key with the hall key (:mod:`wordjudge.hall.proof`). None
+        if none does."""
         with self._database.read() as db:
             row = db.execute(
                 "SELECT token_hash FROM devices WHERE substr(token_hash, 1, 16) = ? AND revoked_at IS NULL", (hint,)

@@ -27,12 +27,19 @@ def database() -> None:
     metavar="ROLE",
     help="The role `wordjudge serve` connects as: it may read and add records, never change, remove or unprotect one.",
 )
-def database_init(url: str, server_role: str | None) -> None:
+@click.option(
+    "--key-id",
+    metavar="ID",
+    help="The id of the hall key (16 hex digits, as `wordjudge standby key` prints it), recorded for the hall's "
+    "servers to check their folder's key against: the server's role may not record one.",
+)
+def database_init(url: str, server_role: str | None, key_id: str | None) -> None:
     """Create or upgrade the tables as their owner, and give the server's role what it needs and no more."""
     from wordjudge.hall.pg_setup import prepare
     from wordjudge.storage.postgres import check_url, shown
 
     with told(url):
-        applied = prepare(check_url(url), server_role)
+        applied = prepare(check_url(url), server_role, key_id)
     granted = f"; {server_role} may serve it" if server_role else ""
-    click.echo(f"{shown(url)}: {len(applied)} migration(s) applied{granted}")
+    recorded = f"; the hall key {key_id} is on record" if key_id else ""
+    click.echo(f"{shown(url)}: {len(applied)} migration(s) applied{granted}{recorded}")

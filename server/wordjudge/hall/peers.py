@@ -292,6 +292,21 @@ def hall_key(data_dir: Path, *, make: bool = False) -> HallKey | None:
     return make_key(data_dir) if make else read_key(data_dir)
 
 
+def own_key(data_dir: Path, *, in_hall: bool) -> HallKey | None:
+    """The key a server signs with, and makes its devices' and consoles' proof keys with: a hall's is read from its
+    folder (copied there at set-up, or made by the hall's first takeover); a server alone makes its own there at
+    its first start. None if there is none (a hall server's folder lacks it: health says so), or a server alone's
+    folder cannot hold one (it then proves itself to nobody, said in its log). Raises
+    :class:`~wordjudge.base.errors.InvalidInput` for a key file that is not a key or that others may read."""
+    if in_hall:
+        return read_key(data_dir)
+    try:
+        return make_key(data_dir)
+    except OSError as exc:
+        log.warning("%s cannot hold a hall key (%s): this server proves itself to no device or console", data_dir, exc)
+        return None
+
+
 def _lexicons(items: Any) -> dict[str, str] | None:
     """A claim's served lexicons, name: fingerprint (names and count checked); None if it lists none."""
     if not isinstance(items, dict) or not items or len(items) > PEER_NAMES_MAX:
@@ -381,6 +396,40 @@ def superseded_by(epoch: int | None, said: Iterable[PeerSays]) -> PeerSays | Non
         if peer.proven and peer.role == ACTIVE and peer.epoch is not None and (epoch is None or peer.epoch > epoch)
     ]
     return max(later, key=lambda peer: peer.epoch or 0, default=None)
+
+
+UNFENCE_AFTER_S = 10.0  # seconds without a proven claim of a later epoch after which a fenced server comes back
+
+
+class Fence:
+    """When a fenced server last saw a peer prove it active at a later epoch. A phone holding a copied hall key can
+    fence the active server while no synchronous standby follows it; once it leaves (or is unplugged), nothing
+    proves a later epoch any more, and after :data:`UNFENCE_AFTER_S` seconds the server comes back by itself
+    (:meth:`lifted`), as a restart by the TD would make it. A real takeover's server goes on proving itself every
+    second, and keeps it fenced; if that server dies too, the fenced one's first commit still waits for its
+    synchronous standby (the hall's steps ask for one), so that it acknowledges nothing until a standby that
+    follows it proves nobody else took the hall over. Thread-safe enough: one look at a time writes it."""
+
+    def __init__(self) -> None:
+        self._seen = time.monotonic()
+
+    def seen(self) -> None:
+        """A peer proved a later epoch now."""
+        self._seen = time.monotonic()
+
+    def lifted(self, epoch: int | None, said: Iterable[PeerSays]) -> bool:
+        """Whether a fenced server whose database's latest epoch is its own ``epoch`` (None: its database names
+        another server, or none: never) may come back, by what its peers last ``said``: no proven claim of a later
+        epoch for :data:`UNFENCE_AFTER_S` seconds."""
+        if epoch is None:
+            return False
+        if superseded_by(epoch, said) is not None:
+            self.seen()
+            return False
+        if time.monotonic() - self._seen < UNFENCE_AFTER_S:
+            return False
+        log.warning("no peer proved a later epoch for %g s: this server serves again as the hall's", UNFENCE_AFTER_S)
+        return True
 
 
 class PeerWatch:

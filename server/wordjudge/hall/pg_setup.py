@@ -17,8 +17,10 @@ from wordjudge.storage.dialect import POSTGRESQL
 # What the server's role may do, table by table: the records and their checkpoints are only added to; the word
 # index and the tallies are kept by the records' trigger (ON CONFLICT DO UPDATE); the access store is a
 # mutable store (revoking a device is an update), with nothing ever deleted.
+# The hall's keys are only read: a row the server's role could add (its password is in wordjudge.env) would name
+# another key, and every server would warn of it for good; the owner records the key (``database init --key-id``).
 _GRANTS = {
-    "SELECT, INSERT": ("records", "checkpoints", "hall_servers", "hall_event_files", "hall_keys"),
+    "SELECT, INSERT": ("records", "checkpoints", "hall_servers", "hall_event_files"),
     "SELECT, INSERT, UPDATE": (
         "record_words",
         "tallies",
@@ -29,14 +31,19 @@ _GRANTS = {
         "sessions",
         "alerts",
     ),
-    "SELECT": (audit_schema_pg.MIGRATIONS_TABLE, access_db.PG_MIGRATIONS_TABLE, hall.PG_MIGRATIONS_TABLE),
+    "SELECT": (
+        "hall_keys",
+        audit_schema_pg.MIGRATIONS_TABLE,
+        access_db.PG_MIGRATIONS_TABLE,
+        hall.PG_MIGRATIONS_TABLE,
+    ),
 }
 
 
-def prepare(owner_url: str, server_role: str | None) -> list[str]:
+def prepare(owner_url: str, server_role: str | None, key_id: str | None = None) -> list[str]:
     """Create or migrate every table of the database (the schema its search path names) as the role of
-    ``owner_url``, and give ``server_role`` (if given) what the server needs and no more. Returns the
-    migrations applied.
+    ``owner_url``, give ``server_role`` (if given) what the server needs and no more, and record ``key_id`` (if
+    given) as the hall key's id. Returns the migrations applied.
 
     Raises :class:`~wordjudge.base.errors.InvalidInput` for a standby or a schema that does not exist, and
     :class:`psycopg.Error` for what the server refuses (a role that does not exist, no right to create).
@@ -46,7 +53,15 @@ def prepare(owner_url: str, server_role: str | None) -> list[str]:
         applied = POSTGRESQL.migrate(connection, audit_schema_pg.MIGRATIONS, audit_schema_pg.MIGRATIONS_TABLE)
         applied += POSTGRESQL.migrate(connection, access_db.PG_MIGRATIONS, access_db.PG_MIGRATIONS_TABLE)
         applied += POSTGRESQL.migrate(connection, hall.PG_MIGRATIONS, hall.PG_MIGRATIONS_TABLE)
+        if key_id is not None:
+            with connection.raw.transaction():
+                hall.record_key(connection, key_id)
         if server_role is not None:
+            # What an earlier version granted is taken back first: the server's role never writes the hall's keys.
+            with connection.raw.transaction():
+                connection.raw.execute(
+                    sql.SQL("REVOKE INSERT, UPDATE, DELETE ON hall_keys FROM {}").format(sql.Identifier(server_role))
+                )
             role = sql.Identifier(server_role)
             with connection.raw.transaction():
                 (current,) = connection.execute("SELECT current_schema()").fetchone() or ("public",)

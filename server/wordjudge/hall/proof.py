@@ -8,14 +8,20 @@ network the players' phones may share. Nothing that answers at an address is bel
   mode 0600), made once at set-up (``wordjudge database init --data-dir``, or by the first server to take over)
   and copied with the folder to the other machine; the database records its id, so that a folder holding
   another key is named. A claim that does not verify (no key, another key, another nonce: a replay) is no claim.
-- **to a device**, a server proves it knows the device's token: it signs the device's nonce, its own address,
-  its role and its epoch with the token's digest (what the hall's database holds of the token, never the token
-  itself), found by a hint the device sends (the digest's first 16 hex digits: the rest stays a 192-bit
-  secret). A phone holds no device's digest; a server that is not the hall's holds none either. The device
-  checks the address it is about to talk to is the one signed, so that a proof relayed from another of the
-  hall's servers does not pass.
-- **to a console**, the same with the session's CSRF token (the console holds it; the database holds it).
+- **to a device**, a server proves it holds the device's **proof key**: HMAC-SHA256, keyed with the hall key, of
+  the digest of the device's token (:meth:`HallKey.proof_key`). The server hands it to the device when it pairs
+  (and in every answer to ``GET /api/session`` with its token); the hall's database holds only the token's digest,
+  which makes no proof key without the hall key: a dump or a backup of the database, or the server role's password
+  in ``wordjudge.env``, proves nothing to a device. The device sends a hint (the first 16 hex digits of its
+  token's digest) by which the server finds it, and a fresh nonce; the server signs the nonce, its own address, its
+  role and its epoch with the proof key. The device checks the address it is about to talk to is the one signed,
+  so that a proof relayed from another of the hall's servers does not pass.
+- **to a console**, the same with the session's proof key: the hall key's HMAC of the digest of the session's
+  CSRF token (the database holds only that digest), handed to the console at sign-in and with the session.
+- a hint that names no device, or a revoked one, is answered alike: a MAC keyed with a key made from the hall key
+  and the hint (:meth:`HallKey.decoy_key`), so that nobody without the proof key tells live from revoked.
 
+Every server holds a hall key: a hall's is copied with the folder; a server alone makes its own at start.
 The device and console side of the proof is ``kiosk/proof.js`` (SHA-256 and HMAC in plain JavaScript: a phone's
 page over plain HTTP has no WebCrypto). Nothing here imports the web framework.
 """
@@ -28,6 +34,7 @@ import json
 import os
 import re
 import secrets
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,6 +68,17 @@ class HallKey:
         """Whether ``mac`` is this key's MAC of ``claim`` (in constant time)."""
         return isinstance(mac, str) and hmac.compare_digest(self.sign(claim), mac)
 
+    def proof_key(self, of: str, secret_digest: str) -> str:
+        """The proof key of a device (``of="device"``: ``secret_digest`` is its token's digest) or a console's
+        session (``of="session"``: its CSRF token's digest), in hex: what the server proves itself the hall's
+        with, and what the device or console checks it with. Made from the hall key, which the database lacks."""
+        return hmac.new(self.secret, f"wordjudge {of} proof\n{secret_digest}".encode(), hashlib.sha256).hexdigest()
+
+    def decoy_key(self, of: str, hint: str) -> str:
+        """The key a proof to a hint that names nobody (or a revoked device, an ended session) is made with: as
+        random to anyone without the hall key as a real proof key, and the same for every ask of that hint."""
+        return hmac.new(self.secret, f"wordjudge {of} decoy\n{hint}".encode(), hashlib.sha256).hexdigest()
+
 
 def _canonical(data: Mapping[str, Any]) -> bytes:
     return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
@@ -68,32 +86,58 @@ def _canonical(data: Mapping[str, Any]) -> bytes:
 
 def read_key(data_dir: Path) -> HallKey | None:
     """The hall key in ``data_dir`` (None: it holds none). Raises :class:`InvalidInput` naming a key file that
-    cannot be read or is not a key."""
+    cannot be read or is not a key (its length said), a key file that others than its owner may read (``chmod
+    600``), or a folder holding it that they may enter (``chmod 700``): a key others read is no longer the hall's
+    alone, so it is refused before it is used."""
     path = data_dir / KEY_FILE
     try:
+        mode = stat.S_IMODE(path.stat().st_mode)
         text = path.read_text("ascii").strip()
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError) as exc:
         raise InvalidInput("error.hall.key_unreadable", path=str(path), reason=str(exc)) from exc
+    if mode & 0o077:
+        raise InvalidInput("error.hall.key_mode", path=str(path), mode=f"{mode:04o}")
+    folder_mode = stat.S_IMODE(data_dir.stat().st_mode)
+    if folder_mode & 0o077:
+        raise InvalidInput("error.hall.folder_mode", path=str(data_dir), mode=f"{folder_mode:04o}")
     if _KEY_TEXT.fullmatch(text) is None:
-        raise InvalidInput("error.hall.key_unreadable", path=str(path), reason="not 64 hex digits")
+        reason = f"{len(text)} characters, not 64 hex digits" if len(text) != 64 else "not 64 hex digits"
+        raise InvalidInput("error.hall.key_unreadable", path=str(path), reason=reason)
     return HallKey(bytes.fromhex(text))
 
 
 def make_key(data_dir: Path) -> HallKey:
-    """Make the hall key in ``data_dir`` (mode 0600), or return the one there. Raises :class:`OSError`, and
-    :class:`InvalidInput` for a key file that is not a key."""
+    """Make the hall key in ``data_dir`` (mode 0600, the folder made or set to 0700), or return the one there.
+    Raises :class:`OSError`, and :class:`InvalidInput` for a key file that is not a key or others may read."""
+    # The folder that holds the key is its owner's alone (read_key refuses it otherwise): made so, or tightened
+    # (``mkdir`` leaves it as the shell's umask says, 0755 most often).
+    data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if stat.S_IMODE(data_dir.stat().st_mode) & 0o077:
+        os.chmod(data_dir, 0o700)
     found = read_key(data_dir)
     if found is not None:
         return found
     key = HallKey(secrets.token_bytes(KEY_BYTES))
     path = data_dir / KEY_FILE
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w", encoding="ascii") as handle:
-        handle.write(key.secret.hex() + "\n")
-        handle.flush()
-        os.fsync(handle.fileno())
+    # Written whole under another name, then linked into place: a server's other processes starting at once (or
+    # a peer's copy arriving) never read half a key, and the first key made is the one every process keeps.
+    draft = data_dir / f".{KEY_FILE}.{secrets.token_hex(4)}"
+    fd = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "w", encoding="ascii") as handle:
+            handle.write(key.secret.hex() + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        try:
+            os.link(draft, path)
+        except FileExistsError:
+            found = read_key(data_dir)
+            assert found is not None  # it exists: linked by another process
+            return found
+    finally:
+        draft.unlink(missing_ok=True)
     return key
 
 
@@ -112,13 +156,14 @@ def check_hint(hint: str) -> str:
 
 
 def digest(secret: str) -> str:
-    """SHA-256 of a device's token or a session's CSRF token, in hex: the proof's key (as the database keeps a
-    device's token)."""
+    """SHA-256 of a device's token or a session's CSRF token, in hex (what the database keeps of either); its
+    first 16 digits are the hint a device or a console asks for a proof with."""
     return hashlib.sha256(secret.encode()).hexdigest()
 
 
 def proof_mac(key: str, *, nonce: str, url: str, role: str, epoch: int | None) -> str:
-    """A server's proof to a device or console: HMAC-SHA256, keyed with ``key`` (a token's digest, as hex
-    text), of the nonce, the server's own address, its role and its epoch, one a line ("" for no epoch)."""
+    """A server's proof to a device or console: HMAC-SHA256, keyed with ``key`` (its proof key, as hex text:
+    :meth:`HallKey.proof_key`), of the nonce, the server's own address, its role and its epoch, one a line ("" for
+    no epoch)."""
     message = f"wordjudge hall proof\n{nonce}\n{url}\n{role}\n{'' if epoch is None else epoch}"
     return hmac.new(key.encode(), message.encode(), hashlib.sha256).hexdigest()

@@ -166,6 +166,24 @@ def recorded_key(connection: Connection) -> str | None:
     return str(row[0]) if row else None
 
 
+def _may_record_key(connection: Connection) -> bool:
+    return connection.execute("SELECT has_table_privilege('hall_keys', 'INSERT')").fetchone() == (True,)
+
+
+def record_key(connection: Connection, key_id: str) -> bool:
+    """Record ``key_id`` as the hall key's id in ``connection``'s database (as its owner: ``database init
+    --key-id``), unless it is the latest recorded already; return whether a row was added. Raises
+    :class:`~wordjudge.base.errors.InvalidInput` for an id that is not 16 lower-case hex digits."""
+    if len(key_id) != 16 or any(c not in "0123456789abcdef" for c in key_id):
+        raise InvalidInput("error.hall.key_id", key_id=key_id)
+    if recorded_key(connection) == key_id:
+        return False
+    connection.execute(
+        "INSERT INTO hall_keys (seq, key_id) SELECT coalesce(max(seq), 0) + 1, ? FROM hall_keys", (key_id,)
+    )
+    return True
+
+
 def place(database: str) -> Place:
     """Where the database ``database`` stands: a standby or not, and its latest epoch. Raises
     :class:`psycopg.Error` if it cannot be reached."""
@@ -196,7 +214,10 @@ def take_over(database: str, server_url: str, folder: Identity, key_id: str | No
         try:
             # Two servers taking over one database at once would make the same epoch: one waits for the other.
             connection.execute("SELECT pg_advisory_xact_lock(hashtext('wordjudge hall ' || current_schema()))")
-            if key_id is not None and recorded_key(connection) is None:
+            # Only a role that may write the hall's keys records one (a server whose role owns its database): the
+            # hall's server role may not (wordjudge.hall.pg_setup), so that its password in wordjudge.env cannot
+            # record a key that makes every server warn; `database init --key-id` records it as the owner.
+            if key_id is not None and recorded_key(connection) is None and _may_record_key(connection):
                 connection.execute("INSERT INTO hall_keys (seq, key_id) VALUES (1, ?)", (key_id,))
             latest = latest_epoch(connection)
             if latest is not None and latest.server_url == server_url:

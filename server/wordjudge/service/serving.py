@@ -9,8 +9,8 @@ A server alone (no peers) is active from its start, as it always was. In a hall 
 - a peer that proves it is active at a later epoch than its own (a claim signed with the hall key over a fresh
   nonce, :mod:`wordjudge.hall.peers`), while no synchronous standby streams from its database (one that does
   proves this server was not superseded): **fenced**: it adjudicates nothing until its database follows the
-  active one's (made a standby again, by pg_rewind or a fresh copy), and is then a standby; or until a
-  synchronous standby streams from its database again, which proves it the hall's active server;
+  active one's (pg_rewind, a fresh copy: then a standby); until a synchronous standby streams from it (proof it
+  is the hall's active server); or until no peer has proven a later epoch for 10 s (`hall.peers.Fence`);
 - its database asking for a synchronous standby that does not follow it: **waiting** (its first commit would
   wait for ever), until one does; :meth:`Serving.step` looks again every second;
 - else **active**: its resources opened, its epoch added. While active, :meth:`Serving.step` steps down to
@@ -41,10 +41,12 @@ from wordjudge.hall.certs import trust
 from wordjudge.hall.event import adopt_event_file, served_file
 from wordjudge.hall.peers import (
     Claim,
+    Fence,
     PeerSays,
     PeerWatch,
     Unready,
     hall_key,
+    own_key,
     rival,
     signed,
     superseded_by,
@@ -106,11 +108,12 @@ class Serving:
         )
         # The hall key (this folder's) its claims are signed with and its peers' checked against; the peers as
         # last asked, in a thread of their own.
-        self.key = hall_key(settings.data_dir) if self.in_hall else None
+        self.key = own_key(settings.data_dir, in_hall=self.in_hall)
         self.recorded_key: str | None = None  # the id of the hall key the database records
         self.watch = PeerWatch(self.peers, self.key, trust(settings.data_dir) if self.in_hall else None)
         self._unproven_alerted: set[str] = set()  # the peers' addresses whose unproven answer the TD was alerted of
         self._unproven_logged: set[str] = set()
+        self.fence = Fence()  # fenced: when a peer last proved a later epoch (it comes back once none does)
 
     @property
     def in_hall(self) -> bool:
@@ -561,6 +564,8 @@ class Serving:
             # the claim it gave way to no longer holds (its claimant's database follows this one now).
             log.warning("a synchronous standby follows this server's database: the hall's active server again")
             self._open_and_take_over(where.latest)
+        elif self.fence.lifted(self._own_epoch(where.latest), self._latest_peers()) and not self._waits(database):
+            self._open_and_take_over(where.latest)
 
     def _active_in(self, latest: Epoch | None) -> str | None:
         """The active server by a database's latest epoch: never this one (it is not active)."""
@@ -574,6 +579,7 @@ class Serving:
             ahead.epoch,
         )
         self._step_down(FENCED, ahead.url)
+        self.fence.seen()
 
     def _step_down(self, role: str, active_url: str | None) -> None:
         with self._lock:

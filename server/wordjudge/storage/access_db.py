@@ -43,6 +43,15 @@ _ACKNOWLEDGED_ALERTS: tuple[str, Step] = (
         """,
 )
 
+# A session's CSRF token is kept as its digest, never in clear (accounts.py makes it from the session id): the
+# clear value was the key of the hall's proof to the console, and a dump of the database could make that proof.
+# The sessions open before are ended (their CSRF token was not made from their id): their TDs sign in again.
+_SESSION_DIGESTS = """
+        ALTER TABLE sessions ADD COLUMN csrf_hash TEXT NOT NULL DEFAULT '';
+        UPDATE sessions SET ended_at = {now} WHERE ended_at IS NULL;
+        ALTER TABLE sessions DROP COLUMN csrf_token;
+        """
+
 MIGRATIONS: Migrations = [
     (
         "0001_access",
@@ -135,6 +144,7 @@ MIGRATIONS: Migrations = [
         """,
     ),
     _ACKNOWLEDGED_ALERTS,
+    ("0005_session_digests", _SESSION_DIGESTS.format(now="strftime('%Y-%m-%dT%H:%M:%f+00:00', 'now')")),
 ]
 
 
@@ -204,6 +214,10 @@ PG_MIGRATIONS: list[tuple[str, PgMigration]] = [
         """,
     ),
     _ACKNOWLEDGED_ALERTS,
+    (
+        "0005_session_digests",
+        _SESSION_DIGESTS.format(now="""to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"+00:00"')"""),
+    ),
 ]
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from pydantic import Field
+
 from wordjudge.model.auth import Role
 from wordjudge.web.answers import MessageAnswer, Ok, Shape, absent
 
@@ -16,6 +18,10 @@ class SessionAnswer(Shape):
     role: Literal["td"]
     csrf_token: str
     expires_at: str
+    proof_key: str | None = Field(
+        description="The key the hall's servers prove themselves with to this holder (kiosk/proof.js): the hall "
+        "key's HMAC of the secret's digest, which the database lacks; null if this server has no hall key."
+    )
 
 
 class WhoamiAnswer(Shape):
@@ -26,6 +32,10 @@ class WhoamiAnswer(Shape):
     channel: str
     division: str | None
     csrf_token: str = absent("A console session's CSRF token.")
+    proof_key: str | None = absent(
+        "A device's or a console session's proof key (kiosk/proof.js): how a device paired before it had one learns "
+        "it, from its own server; null if this server has no hall key."
+    )
 
 
 class TdCheckAnswer(Ok):
@@ -69,6 +79,10 @@ class EnrolledAnswer(Shape):
     device: DeviceAnswer
     server_id: str
     event: str
+    proof_key: str | None = Field(
+        description="The key the hall's servers prove themselves with to this holder (kiosk/proof.js): the hall "
+        "key's HMAC of the secret's digest, which the database lacks; null if this server has no hall key."
+    )
 
 
 class HandedOutCode(Shape):

@@ -91,7 +91,9 @@ async def authenticate(request: Request, resources: ResourcesDep) -> Principal:
         bearer = _BEARER.fullmatch(credentials[0]) if len(credentials) == 1 else None
         if bearer is None:
             raise Unauthorized("error.access.bad_authorization")
-        return await resources.access.devices.check(bearer.group(1), client=client_address(request))
+        principal = await resources.access.devices.check(bearer.group(1), client=client_address(request))
+        request.state.device_token = bearer.group(1)  # for GET /api/session, which hands the device its proof key
+        return principal
     cookie = request.cookies.get(SESSION_COOKIE)
     if cookie:
         session = resources.access.tds.authenticate(cookie)

@@ -17,9 +17,11 @@ from wordjudge.access.accounts import SESSION_TTL
 from wordjudge.access.devices import Device
 from wordjudge.access.pairing import EXAMPLE, MAX_OPEN_CODES, PairingCode
 from wordjudge.base.qr import qr_svg
+from wordjudge.hall.proof import digest
 from wordjudge.model.auth import Principal, Role
 from wordjudge.model.input_rules import Name
 from wordjudge.service.links import DeviceUrl, pairing_link, server_url
+from wordjudge.service.serving import Serving
 from wordjudge.tournament.changes import device_revoked, put_on_record, repair_code_made, td_added, td_disabled
 from wordjudge.web.answers import answer
 from wordjudge.web.answers_access import (
@@ -44,6 +46,7 @@ from wordjudge.web.deps import (
     LoginIn,
     PrincipalDep,
     ResourcesDep,
+    ServingDep,
     client_address,
     td_only,
 )
@@ -63,9 +66,16 @@ class EnrolIn(StrictBody):
     code: str = Field(max_length=20, description=f"The pairing code the TD gave, e.g. {EXAMPLE}.")
 
 
+def _proof_key(serving: Serving, of: str, secret: str) -> str | None:
+    """The proof key of the holder of ``secret`` (a device's token, a session's CSRF token): made from the hall
+    key, which the database lacks (None: this server has none)."""
+    return serving.key.proof_key(of, digest(secret)) if serving.key is not None else None
+
+
 @router.post("/session", status_code=201, tags=["access"], response_model=SessionAnswer)
-async def login(body: LoginIn, request: Request, resources: ResourcesDep) -> JSONResponse:
-    """Sign a TD in: sets the session cookie and returns the CSRF token that unsafe requests must send."""
+async def login(body: LoginIn, request: Request, resources: ResourcesDep, serving: ServingDep) -> JSONResponse:
+    """Sign a TD in: sets the session cookie and returns the CSRF token that unsafe requests must send, and the
+    session's proof key (the hall's servers prove themselves to the console with it)."""
     session = await run_in_threadpool(
         resources.access.tds.login, body.name, body.password, client=client_address(request)
     )
@@ -75,6 +85,7 @@ async def login(body: LoginIn, request: Request, resources: ResourcesDep) -> JSO
             "role": "td",
             "csrf_token": session.csrf_token,
             "expires_at": session.expires_at,
+            "proof_key": _proof_key(serving, "session", session.csrf_token),
         },
         status_code=201,
     )
@@ -103,8 +114,10 @@ async def check_td(body: LoginIn, request: Request, resources: ResourcesDep) -> 
 
 
 @router.get("/session", tags=["access"], response_model=WhoamiAnswer)
-async def whoami(request: Request, who: PrincipalDep) -> JSONResponse:
-    """Who this credential belongs to: name, role, division; for a console session, its CSRF token."""
+async def whoami(request: Request, who: PrincipalDep, serving: ServingDep) -> JSONResponse:
+    """Who this credential belongs to: name, role, division; for a console session, its CSRF token; and the
+    device's or session's proof key (a device paired before it was handed one learns it here, from its own
+    server, the one its page came from)."""
     body: dict[str, Any] = {
         "actor": who.actor,
         "role": who.role.value,
@@ -114,6 +127,10 @@ async def whoami(request: Request, who: PrincipalDep) -> JSONResponse:
     csrf_token = getattr(request.state, "csrf_token", None)  # set when a console session signed the request
     if csrf_token:
         body["csrf_token"] = csrf_token
+        body["proof_key"] = _proof_key(serving, "session", csrf_token)
+    device_token = getattr(request.state, "device_token", None)  # set when a device's token signed the request
+    if device_token:
+        body["proof_key"] = _proof_key(serving, "device", device_token)
     return answer(body)
 
 
@@ -175,12 +192,14 @@ def create_pairing_sheet(
 
 
 @router.post("/enrol", status_code=201, tags=["access"], response_model=EnrolledAnswer)
-def enrol(body: EnrolIn, request: Request, resources: ResourcesDep) -> JSONResponse:
-    """Swap a pairing code for this device's token, shown this once; send it as `Authorization: Bearer`."""
+def enrol(body: EnrolIn, request: Request, resources: ResourcesDep, serving: ServingDep) -> JSONResponse:
+    """Swap a pairing code for this device's token, shown this once; send it as `Authorization: Bearer`. With it,
+    the device's proof key: the hall's servers prove themselves to the device with it."""
     enrolled = resources.access.pairing.enrol(body.code, client=client_address(request))
     # The device keeps which server it paired with: facing another one later, it says so and keeps its token.
     server = {"server_id": resources.served.server.id, "event": resources.served.event.name}
-    return answer({"token": enrolled.token, "device": enrolled.device.as_dict(), **server}, 201)
+    proof_key = _proof_key(serving, "device", enrolled.token)
+    return answer({"token": enrolled.token, "device": enrolled.device.as_dict(), **server, "proof_key": proof_key}, 201)
 
 
 @router.get("/devices", tags=["access"], response_model=DevicesAnswer)

@@ -9,7 +9,7 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse
 
-from wordjudge.base.errors import NotFound
+from wordjudge.base.errors import NotActive
 from wordjudge.hall.proof import check_hint, check_nonce, proof_mac
 from wordjudge.web.answers import answer
 from wordjudge.web.answers_status import ClaimAnswer, ProofAnswer
@@ -35,18 +35,22 @@ def hall_proof(
     hint: Annotated[str, Query(description="The first 16 hex digits of the SHA-256 of the asker's secret.")],
     of: Annotated[Literal["device", "session"], Query(description="A device's token, or a console's session.")],
 ) -> JSONResponse:
-    """This server's proof, to a device (`of=device`: keyed with its token's digest) or a console (`of=session`:
-    with its CSRF token's), that it is the hall's active server: `mac` over `nonce`, its address, role and epoch.
-    Only the active server answers (a standby: 503 `not_active`); a secret it does not know: 404."""
+    """This server's proof, to a device (`of=device`) or a console (`of=session`), that it is the hall's active
+    server: `mac` over `nonce`, its address, role and epoch, keyed with the asker's proof key (handed to it at
+    pairing or sign-in, and by `GET /api/session`). Only the active server answers (a standby: 503 `not_active`).
+    A hint that names nobody, or a revoked device or an ended session, is answered alike, with a MAC no proof key
+    checks: the answer tells nobody whether a hint is live."""
     check_nonce(nonce)
     check_hint(hint)
     resources = serving.resources
     if resources is None:
         raise serving.refusal()
-    access = resources.access
-    key = access.devices.proof_key(hint) if of == "device" else access.tds.proof_key(hint)
+    key = serving.key
     if key is None:
-        raise NotFound("error.hall.proof_unknown")
+        raise NotActive("error.hall.no_key", recorded=serving.recorded_key or "?")
+    access = resources.access
+    found = access.devices.proof_digest(hint) if of == "device" else access.tds.proof_digest(hint)
+    proof_key = key.proof_key(of, found) if found is not None else key.decoy_key(of, hint)
     view = serving.view()
     said = {"url": serving.own_url, "role": view["role"], "epoch": view["epoch"]}
-    return answer({**said, "mac": proof_mac(key, nonce=nonce, **said)})
+    return answer({**said, "mac": proof_mac(proof_key, nonce=nonce, **said)})

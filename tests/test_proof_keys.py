@@ -1,0 +1,206 @@
+"""What a copy of the hall's database proves (issue 44, points 2, 3 and 6): nothing.
+
+A server proves itself the hall's to a device or a console with a proof key made from the hall key and the digest
+of the device's token (the session's CSRF token); the database holds the digests, never a key, and never a token
+or a CSRF value in clear. Before, the proof was keyed with the token's SHA-256 (which the database holds) and with
+the CSRF token (stored in clear): whoever read a dump, a backup or the server role's password proved itself to
+every kiosk and console. The proof endpoint answers a hint alike whether it names a live device, a revoked one or
+nobody. A key file (or its folder) others may read is refused, naming the fix.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import secrets
+import stat
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from fastapi.testclient import TestClient
+
+from wordjudge.base.errors import InvalidInput
+from wordjudge.cli.main import main
+from wordjudge.hall.proof import KEY_FILE, HallKey, digest, make_key, proof_mac, read_key
+
+from .helpers import PASSWORD, access_store
+
+_PROOF = "/api/hall/proof"
+
+
+def _pair(client: TestClient, td: dict[str, str], name: str) -> dict[str, Any]:
+    code = client.post("/api/pairing-codes", json={"role": "kiosk", "name": name}, headers=td)
+    assert code.status_code == 201, code.text
+    enrolled = client.post("/api/enrol", json={"code": code.json()["code"]})
+    assert enrolled.status_code == 201, enrolled.text
+    body: dict[str, Any] = enrolled.json()
+    return body
+
+
+def _sign_in(client: TestClient, data_dir: Path) -> dict[str, Any]:
+    store = access_store(data_dir)
+    try:
+        store.tds.add("alice", PASSWORD, by="test")
+    finally:
+        store.close()
+    signed = client.post("/api/session", json={"name": "alice", "password": PASSWORD})
+    assert signed.status_code == 201, signed.text
+    body: dict[str, Any] = signed.json()
+    return body
+
+
+def _stored_values(data_dir: Path) -> set[str]:
+    """Every text the access store's tables hold, as a dump (or the server role, reading them) has them."""
+    store = access_store(data_dir)
+    values: set[str] = set()
+    try:
+        connection = store.database._connection
+        assert connection is not None
+        for table in ("devices", "pairing_codes", "tds", "sessions", "alerts"):
+            for row in connection.execute(f"SELECT * FROM {table}").fetchall():
+                values.update(str(value) for value in row if value is not None)
+    finally:
+        store.close()
+    return values
+
+
+def _attacker_keys(values: set[str]) -> set[str]:
+    """What an attacker holding those values could key a proof with: each value, and its SHA-256 (the old proof
+    key was the SHA-256 of the token, which the database holds; the console's, of its CSRF token, held in clear)."""
+    return values | {hashlib.sha256(value.encode()).hexdigest() for value in values}
+
+
+def test_a_copy_of_the_database_makes_no_proof_a_device_or_a_console_accepts(
+    client: TestClient, data_dir: Path
+) -> None:
+    signed = _sign_in(client, data_dir)
+    td = {"X-CSRF-Token": signed["csrf_token"]}
+    enrolled = _pair(client, td, "kiosk-01")
+    token, device_key = enrolled["token"], enrolled["proof_key"]
+    csrf, session_key = signed["csrf_token"], signed["proof_key"]
+    values = _stored_values(data_dir)
+    # Tokens and CSRF values are stored as digests only.
+    assert token not in values
+    assert csrf not in values
+    assert digest(token) in values
+    assert digest(csrf) in values
+    # The keys themselves are nowhere in the database.
+    assert device_key not in values
+    assert session_key not in values
+    forged = _attacker_keys(values)
+    for of, secret, key in (("device", token, device_key), ("session", csrf, session_key)):
+        nonce = secrets.token_hex(16)
+        answer = client.get(_PROOF, params={"nonce": nonce, "hint": digest(secret)[:16], "of": of})
+        assert answer.status_code == 200, answer.text
+        said = {name: answer.json()[name] for name in ("url", "role", "epoch")}
+        # The proof verifies with the key the device (console) was handed, as kiosk/proof.js checks it...
+        assert answer.json()["mac"] == proof_mac(key, nonce=nonce, **said)
+        # ...and with nothing a copy of the database holds. Before: proof_mac(digest(token)) was the device's proof.
+        made = {proof_mac(candidate, nonce=nonce, **said) for candidate in forged}
+        assert answer.json()["mac"] not in made, of
+    # A device paired before it was handed a key learns it from its own server, with its token.
+    me = client.get("/api/session", headers={"Authorization": f"Bearer {token}"})
+    assert me.json()["proof_key"] == device_key
+    assert client.get("/api/session").json()["proof_key"] == session_key
+
+
+def test_the_proof_endpoint_answers_alike_for_a_live_a_revoked_and_an_unknown_hint(
+    client: TestClient, data_dir: Path
+) -> None:
+    signed = _sign_in(client, data_dir)
+    td = {"X-CSRF-Token": signed["csrf_token"]}
+    live, revoked = _pair(client, td, "kiosk-01"), _pair(client, td, "kiosk-02")
+    assert client.post("/api/devices/kiosk-02/revoke", headers=td).status_code == 200
+    nonce = secrets.token_hex(16)
+    hints = {
+        "live": digest(live["token"])[:16],
+        "revoked": digest(revoked["token"])[:16],
+        "unknown": secrets.token_hex(8),
+    }
+    answers = {
+        kind: client.get(_PROOF, params={"nonce": nonce, "hint": hint, "of": "device"}) for kind, hint in hints.items()
+    }
+    shapes = {
+        kind: (a.status_code, tuple(sorted(a.json())), len(a.content), bool(re.fullmatch(r"[0-9a-f]{64}", a.json()["mac"])))
+        for kind, a in answers.items()
+    }
+    assert len(set(shapes.values())) == 1, shapes  # before: 200 for the live one, 404 for the others
+    # Only the live device's proof key checks its answer; the revoked one's old key checks nothing now.
+    said = {name: answers["live"].json()[name] for name in ("url", "role", "epoch")}
+    assert answers["live"].json()["mac"] == proof_mac(live["proof_key"], nonce=nonce, **said)
+    assert answers["revoked"].json()["mac"] != proof_mac(revoked["proof_key"], nonce=nonce, **said)
+    # The same hint asked twice is answered the same way (a decoy is not random noise that tells itself apart).
+    again = client.get(_PROOF, params={"nonce": nonce, "hint": hints["unknown"], "of": "device"})
+    assert again.json()["mac"] == answers["unknown"].json()["mac"]
+    # A console's hints too.
+    session = client.get(_PROOF, params={"nonce": nonce, "hint": digest(signed["csrf_token"])[:16], "of": "session"})
+    nobody = client.get(_PROOF, params={"nonce": nonce, "hint": secrets.token_hex(8), "of": "session"})
+    assert (session.status_code, sorted(session.json()), len(session.content)) == (
+        nobody.status_code,
+        sorted(nobody.json()),
+        len(nobody.content),
+    )
+
+
+def test_a_hall_key_others_may_read_is_refused_naming_the_fix(tmp_path: Path) -> None:
+    folder = tmp_path / "data"
+    key = make_key(folder)
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    assert stat.S_IMODE((folder / KEY_FILE).stat().st_mode) == 0o600
+    assert read_key(folder) == key
+    os.chmod(folder / KEY_FILE, 0o644)
+    with pytest.raises(InvalidInput) as refused:
+        read_key(folder)
+    assert f"chmod 600 {folder / KEY_FILE}" in refused.value.message
+    assert "0644" in refused.value.message
+    os.chmod(folder / KEY_FILE, 0o600)
+    os.chmod(folder, 0o755)
+    with pytest.raises(InvalidInput) as refused:
+        read_key(folder)
+    assert f"chmod 700 {folder}" in refused.value.message
+    os.chmod(folder, 0o700)
+    (folder / KEY_FILE).write_text("ab" * 20 + "\n")
+    with pytest.raises(InvalidInput) as refused:
+        read_key(folder)
+    assert "40 characters, not 64 hex digits" in refused.value.message
+    assert str(folder / KEY_FILE) in refused.value.message
+
+
+def test_a_server_alone_makes_its_own_key_and_refuses_one_others_may_read(tmp_path: Path, data_dir: Path) -> None:
+    from wordjudge.service.serving import Serving
+    from wordjudge.service.settings import Settings
+
+    serving = Serving(Settings(data_dir=data_dir))
+    assert serving.key is not None
+    assert read_key(data_dir) == serving.key
+    assert stat.S_IMODE((data_dir / KEY_FILE).stat().st_mode) == 0o600
+    os.chmod(data_dir / KEY_FILE, 0o640)
+    with pytest.raises(InvalidInput, match="chmod 600"):
+        Serving(Settings(data_dir=data_dir))
+
+
+def test_standby_key_makes_a_private_folder_and_says_a_loose_one(tmp_path: Path) -> None:
+    folder = tmp_path / "made"
+    folder.mkdir(mode=0o755)
+    os.chmod(folder, 0o755)  # as mkdir leaves it under the shell's usual umask
+    made = CliRunner().invoke(main, ["standby", "key", "--data-dir", str(folder)])
+    assert made.exit_code == 0, made.output
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700  # before: left 0755
+    assert stat.S_IMODE((folder / KEY_FILE).stat().st_mode) == 0o600
+    os.chmod(folder / KEY_FILE, 0o644)
+    shown = CliRunner().invoke(main, ["standby", "key", "--data-dir", str(folder)])
+    assert shown.exit_code != 0
+    assert f"chmod 600 {folder / KEY_FILE}" in shown.output
+
+
+def test_a_proof_key_is_the_hall_keys_and_no_other() -> None:
+    one, other = HallKey(secrets.token_bytes(32)), HallKey(secrets.token_bytes(32))
+    stored = digest("wj_" + secrets.token_urlsafe(32))
+    assert one.proof_key("device", stored) != other.proof_key("device", stored)
+    assert one.proof_key("device", stored) != one.proof_key("session", stored)
+    assert one.proof_key("device", stored) != one.decoy_key("device", stored[:16])
+    assert json.dumps(one.proof_key("device", stored)).strip('"') != stored
