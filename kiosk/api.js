@@ -4,6 +4,7 @@
 
 import { proveServer } from "./proof.js";
 import { STRINGS as S, followLanguage } from "./strings.js";
+import { originMustProve, startingServer } from "./follow.js";
 
 export class ApiError extends Error {
   // kind: "network" (no answer), "unauthorized", "moved", "rate_limited", "invalid", "unavailable", "other"
@@ -28,10 +29,25 @@ const KINDS = { 401: "unauthorized", 422: "invalid", 429: "rate_limited", 503: "
 // makes (never the hall's database, nor a copy of it). Whatever else answers at a hall server's address (a phone that took it) gets a nonce and a
 // hint, and the page says "call the TD": never a verdict it did not record. What a server says of its hall is
 // learnt from the page's own server, or from one that proved itself.
+//
+// The page's own origin is no exception once a phone could hold its address (follow.js): after the page (or
+// another of this browser's) followed another server, or its origin failed a request, the origin proves itself
+// as any other does before it is sent anything. The server followed is remembered across reloads (per program:
+// followFrom) and proved before the page's first request to it.
 const hall = storedJson("wordjudge.hall");
+const strayed = storedJson("wordjudge.strayed"); // true once this browser's pages followed another server
+let followed = null; // where this page's program remembers the server it follows (followFrom), if it does
 let base = ""; // the server followed: "" is the page's own
-const proven = new Set(); // the other servers that proved themselves to this page, until one fails it
+let originFailed = false; // a request to the page's own server failed since the page was loaded
+const proven = new Set(); // the servers ("" the origin) that proved themselves to this page, until one fails it
 let proofSecret = () => null; // what this page proves servers with: {value: {secret, key}, of} (see proveWith)
+
+// The page follows the server its program (a kiosk, a handheld) followed last, remembered under `key`: it is
+// asked for its proof before the page's first request to it.
+export function followFrom(key) {
+  followed = storedJson(key);
+  base = startingServer(followed.get()?.server, hallServers(), location.origin);
+}
 
 // The page's secret for proofs: a device's token and proof key (of "device"), a console session's CSRF token and
 // proof key (of "session"), as {value: {secret, key}, of}. `secret` is a function: the value may change (a new
@@ -40,7 +56,29 @@ export function proveWith(secret) {
   proofSecret = secret;
 }
 
-const trusted = (server) => server === "" || proven.has(server);
+// Whether `server` ("" the page's origin) may be sent a request now, without asking it for a proof first (with
+// the request's `token`, or the page's secret).
+function trusted(server, token) {
+  if (proven.has(server)) return true;
+  if (server !== "") return false;
+  const hasSecret = Boolean(token || proofSecret()?.value);
+  const inHall = hallServers().length > 1;
+  return !originMustProve({ inHall, strayed: strayed.get() === true, originFailed, hasSecret });
+}
+
+// Whether `server` may be sent a request: trusted, or it proves itself now (a device's `token`, else the page's
+// secret).
+async function vouched(server, token) {
+  return trusted(server, token) || (await provesItself(server, token));
+}
+
+// The page follows `server` from now on (it answered): remembered for the next load; away from the page's origin,
+// that origin proves itself from now on.
+function follow(server) {
+  base = server;
+  if (server !== "") strayed.set(true);
+  if (followed && followed.get()?.server !== server) followed.set({ server });
+}
 
 function learnHall(view) {
   const servers = view?.servers;
@@ -55,7 +93,7 @@ async function provesItself(server, token) {
   if (proven.has(server)) return true;
   // The page's: a device's token and proof key, or a session's CSRF token and proof key (proveWith).
   const secret = proofSecret();
-  if (!secret?.value || !(await proveServer(server, secret.value, secret.of))) return false;
+  if (!secret?.value || !(await proveServer(server || location.origin, secret.value, secret.of))) return false;
   proven.add(server);
   return true;
 }
@@ -73,33 +111,57 @@ function nextServer(details, tried) {
 }
 
 // A device sends its token; the TD console sends its session cookie and, to change anything, the
-// session's CSRF token (csrf). `stay: true` keeps to the server followed even for health (the console).
+// session's CSRF token (csrf). `stay: true` keeps to the server followed even for health (the console), which
+// is then sent the request as it is (a console's session is its own origin's).
 export async function api(path, options = {}) {
   const follows = !options.stay && (Boolean(options.token) || path === "/api/health");
   const tried = new Set();
   let server = base;
   for (;;) {
     tried.add(server || location.origin);
+    let error;
     try {
+      if (!options.stay && !(await vouched(server, options.token))) throw unproven();
       const data = await request(server, path, options);
-      base = server; // the server that answered is the active one: followed from now on
+      follow(server); // the server that answered is the active one: followed from now on
       return data;
-    } catch (error) {
-      if (trusted(server)) {
-        learnHall(error.body?.details);
-        learnHall(error.body?.hall); // a health report that answers 503 (a standby's) still says its hall
-      }
-      proven.delete(server); // a server that failed a request proves itself again before the next
-      const astray = error.kind === "network" || error.body?.code === "not_active";
-      let next = follows && astray ? nextServer(trusted(server) ? error.body?.details : null, tried) : null;
-      while (next !== null && next !== location.origin && !(await provesItself(next, options.token))) {
-        tried.add(next); // it proved nothing: it is sent nothing
-        next = nextServer(null, tried);
-      }
-      if (next === null) throw error;
-      server = next === location.origin ? "" : next;
+    } catch (failed) {
+      error = failed;
     }
+    const known = trusted(server, options.token); // what it says of the hall counts
+    if (known) {
+      learnHall(error.body?.details);
+      learnHall(error.body?.hall); // a health report that answers 503 (a standby's) still says its hall
+    }
+    // Its address may be anyone's from now on (a machine that died): it proves itself before the next request.
+    if (server === "" && astray(error) && error.body?.code !== "unproven") originFailed = true;
+    proven.delete(server); // a server that failed a request proves itself again before the next
+    const go = follows && astray(error);
+    const next = go ? await provenNext(known ? error.body?.details : null, tried, options.token) : null;
+    if (next === null) throw error;
+    server = next === location.origin ? "" : next;
   }
+}
+
+// Whether a request failed because its server is not (or no longer) the one to ask: another may be.
+const astray = (error) =>
+  error.kind === "network" || error.body?.code === "not_active" || error.body?.code === "unproven";
+
+// The next server of the hall to send a request to (the active one named, else the next one not tried): the first
+// that may be sent it (trusted, or it proves itself now), or null. One that proves nothing is sent nothing.
+async function provenNext(details, tried, token) {
+  let next = nextServer(details, tried);
+  while (next !== null && !(await vouched(next === location.origin ? "" : next, token))) {
+    tried.add(next);
+    next = nextServer(null, tried);
+  }
+  return next;
+}
+
+// What a request that was never sent says: no server at hand proves itself the hall's (the page says to call the
+// TD). A "network" error: the page carries on as when its server cannot be reached, and asks again.
+function unproven() {
+  return new ApiError("network", 0, S.unproven, { code: "unproven" });
 }
 
 async function request(server, path, { method = "GET", body, token, csrf, timeoutMs = 8000 } = {}) {
@@ -147,7 +209,7 @@ async function request(server, path, { method = "GET", body, token, csrf, timeou
       data,
     );
   }
-  if (path === "/api/health" && trusted(server)) learnHall(data.hall);
+  if (path === "/api/health" && trusted(server, token)) learnHall(data.hall);
   return data;
 }
 

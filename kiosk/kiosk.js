@@ -3,7 +3,8 @@
 // Everything the server enforces (credentials, input rules, rate limit) is enforced there too;
 // this page only makes the protocol easy to follow and hard to get wrong.
 
-import { api, h, newRequestId, proveWith } from "./api.js";
+import { api, followFrom, h, newRequestId, proveWith } from "./api.js";
+import { showConnection } from "./connection.js";
 import { STRINGS as S } from "./strings.js";
 import {
   asksForTiles,
@@ -48,6 +49,8 @@ import { refusedTable, repeats, splitWords } from "./words.js";
 const DEVICE = enrolment("kiosk");
 // Another server of the hall proves itself to this device (its token) before it is sent anything (api.js).
 proveWith(() => ({ value: DEVICE.proof(), of: "device" }));
+// The server it followed last (a hall's other server, after a failover), proved again before its first request.
+followFrom("wordjudge.kiosk.follows");
 const DIVISION_KEY = "wordjudge.kiosk.division";
 const PENDING = DEVICE.pending; // a challenge that got no clear answer
 const ABANDONED_S = 30; // typed input left alone this long is cleared
@@ -76,6 +79,7 @@ function clearAbandoned(seconds, line = null) {
 
 async function boot() {
   const code = new URLSearchParams(location.hash.slice(1)).get("pair"); // from a pairing QR code's link
+  showConnection(); // plain HTTP in a hall: said above every screen
   if ((!state.token || code) && (await speakTheEventsLanguage())) return; // never paired: in the event's language
   // No way back into an old screen: the history holds one kiosk entry, and Back lands on idle.
   history.replaceState({ kiosk: true }, "", "/kiosk");
@@ -109,7 +113,9 @@ async function load() {
     state.serverOk = false;
     const title = error.kind === "network" ? S.serverDown : error.kind === "moved" ? S.moved : S.serverProblem;
     // Not the browser's words for a failed fetch: the kiosk says it carries on by itself (and does).
-    const detail = error.kind === "network" ? S.comesBack : error.message;
+    // Nothing proved itself the event's server: it was sent nothing, and the screen says so.
+    const unproven = error.body?.code === "unproven";
+    const detail = error.kind === "network" && !unproven ? S.comesBack : error.message;
     show("down", h("section", { class: "screen down" }, heading(title), h("p", {}, detail)));
     later(load, 3000);
     return;

@@ -5,7 +5,8 @@
 // connection goes again by itself once the server answers; a page opened while the server is away
 // (offline.js) says so and carries on by itself too.
 
-import { api, h, newRequestId, proveWith } from "./api.js";
+import { api, followFrom, h, newRequestId, proveWith } from "./api.js";
+import { showConnection } from "./connection.js";
 import { STRINGS as S } from "./strings.js";
 import {
   asksForTiles,
@@ -40,6 +41,8 @@ import { verdictMark, verdictWord } from "./verdict-words.js";
 const DEVICE = enrolment("runner");
 // Another server of the hall proves itself to this device (its token) before it is sent anything (api.js).
 proveWith(() => ({ value: DEVICE.proof(), of: "device" }));
+// The server it followed last (a hall's other server, after a failover), proved again before its first request.
+followFrom("wordjudge.runner.follows");
 const PENDING = DEVICE.pending; // a slip sent that got no clear answer
 const app = document.getElementById("app");
 const state = { token: DEVICE.token(), me: null, event: null, division: null, pending: null };
@@ -66,6 +69,7 @@ function later(fn, ms) {
 
 async function boot() {
   const code = new URLSearchParams(location.hash.slice(1)).get("pair"); // from a pairing QR code's link
+  showConnection(); // plain HTTP in a hall: said above every screen
   if ((!state.token || code) && (await speakTheEventsLanguage())) return; // never paired: in the event's language
   history.replaceState(null, "", "/runner");
   // Back to the network: a challenge that could not be sent goes again, with the same id.
@@ -127,7 +131,7 @@ async function load() {
         "section",
         { class: "screen down" },
         heading(error.kind === "moved" ? S.moved : S.serverDown),
-        h("p", { class: "hint" }, S.comesBack),
+        h("p", { class: "hint" }, error.body?.code === "unproven" ? error.message : S.comesBack),
         h("button", { class: "primary", onclick: load }, S.retry),
       ),
     );

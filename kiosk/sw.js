@@ -58,18 +58,24 @@ self.addEventListener("fetch", (event) => {
   else if (url.pathname.startsWith(ASSETS)) event.respondWith(asset(request));
 });
 
-// A shell page: the server's (its current version) when it answers, else this version's copy.
+// A shell page: the server's (its current version) when it sends it, else this version's copy. An error for the
+// page (something else at the server's address, which has no such page) is no page: the copy answers, and proves
+// the server it follows before its first request (api.js).
 async function page(request, path) {
+  let response;
   try {
-    return await Promise.race([
+    response = await Promise.race([
       fetch(request),
       new Promise((resolve, reject) => setTimeout(() => reject(new Error("no answer")), NETWORK_MS)),
     ]);
+    if (response.ok || response.type === "opaqueredirect") return response;
   } catch (error) {
-    const cached = await caches.match(path, { cacheName: CACHE });
-    if (cached) return cached;
-    throw error;
+    response = error;
   }
+  const cached = await caches.match(path, { cacheName: CACHE });
+  if (cached) return cached;
+  if (response instanceof Response) return response; // no copy: the server's own answer, error and all
+  throw response;
 }
 
 // A file of this version: from the cache (filled at install; a file the browser dropped is put back, but never

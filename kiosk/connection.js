@@ -1,0 +1,29 @@
+// The page says plainly when its connection to the event's server is unproven: plain HTTP in a hall, where
+// anything that takes a server's address could answer for it (follow.js). Over HTTPS, or outside a hall, it says
+// nothing. The kiosk and the handheld show it above their screens.
+
+import { h, hallServers } from "./api.js";
+import { STRINGS as S } from "./strings.js";
+import { unprovenConnection } from "./follow.js";
+
+const EVERY_MS = 5000; // the page learns its hall from health: the banner follows within this
+
+// Shows the banner while the connection is unproven, checking again every few seconds (the hall is learnt, or
+// forgotten, as the page runs).
+export function showConnection() {
+  update();
+  setInterval(update, EVERY_MS);
+}
+
+function update() {
+  const shown = document.getElementById("connection-banner");
+  if (!unprovenConnection(location.protocol, hallServers())) return shown?.remove();
+  if (shown) return;
+  const banner = h(
+    "aside",
+    { id: "connection-banner", class: "connection-banner", role: "note" },
+    h("p", {}, S.unprovenConnection),
+    h("p", { class: "hint" }, S.unprovenConnectionStep),
+  );
+  document.body.prepend(banner);
+}

@@ -1,0 +1,203 @@
+"""A kiosk page that followed the hall to another server never goes back to its own address unproven (issue 44,
+point 1). After a failover the dead machine's address is anyone's: the guide tells the TD to unplug the old active
+machine, and a phone that takes its address answered every kiosk, after one blip of the new server or any reload,
+with its ACCEPTABLE, and got the kiosk's token, request id and words. The page's origin was trusted by construction.
+
+Now the server a page followed is remembered across reloads and proved before its first request, and the page's
+own origin, once the page has followed another server (or it failed a request), proves itself like any other.
+Each test holds a real hall (two PostgreSQL clusters, two ``wordjudge serve``) and Debian's Chromium; the phone is
+a :class:`~tests.fake_peer.FakePeer` on the dead machine's port."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx2 as httpx
+import pytest
+from playwright.sync_api import Browser, Page, Request, expect
+
+from .browser import new_page, open_enrolled, serving, shell_ready
+from .fake_peer import FakePeer, Heard, json_answer
+from .hall_lab import Hall, kill_machine
+from .helpers import LiveServer, write_event
+from .test_cli_access import run
+from .test_hall_trust import _close_other_pages
+from .test_kiosk import hold_adjudicate, type_challenge
+
+pytestmark = pytest.mark.sqlite_only("starts PostgreSQL clusters of its own: runs in the suite's first pass")
+
+FOLLOWS = "wordjudge.kiosk.follows"
+
+
+def _kiosk_token(hall: Hall) -> str:
+    added = run("device", "add", "kiosk 1", "--role", "kiosk", "--data-dir", hall.a.data_dir, "--database", hall.url_a)
+    assert added.exit_code == 0, added.output
+    return str(added.stdout.strip())
+
+
+def _followed_to_the_standby(hall: Hall, browser: Browser) -> tuple[Page, str]:
+    """A kiosk page opened on the active server (a), its offline shell in place; a dies, the TD promotes b, and the
+    kiosk's next challenge gets its verdict from b, which the page follows from then on."""
+    _close_other_pages(browser)
+    hall.a.start()
+    hall.b.start()
+    token = _kiosk_token(hall)
+    page = new_page(browser)
+    open_enrolled(page, hall.a, "kiosk", token)
+    expect(page.locator("#app")).to_have_attribute("data-screen", "idle")
+    page.wait_for_function("() => localStorage.getItem('wordjudge.hall') !== null")  # [a, b], from a's health
+    shell_ready(page)
+    kill_machine(hall.primary, hall.a)
+    promoted = run("standby", "promote", "--database", hall.admin_b, "--yes")
+    assert promoted.exit_code == 0, promoted.output
+    while httpx.get(f"{hall.b.base}/api/health").status_code != 200:
+        time.sleep(0.1)
+    _verdict(page, "cat, dog", "ACCEPTABLE")
+    assert _remembered(page) == {"server": hall.b.base}
+    return page, token
+
+
+def _verdict(page: Page, words: str, shown: str) -> None:
+    expect(page.locator("#app")).to_have_attribute("data-screen", "idle", timeout=20_000)
+    type_challenge(page, "12", words)
+    page.get_by_role("button", name="Done: hand over to the opponent").click()
+    hold_adjudicate(page)
+    expect(page.locator("#app")).to_have_attribute("data-screen", "verdict", timeout=20_000)
+    expect(page.locator(".verdict h1")).to_have_text(shown)
+    _clear(page)
+
+
+def _clear(page: Page) -> None:
+    page.wait_for_timeout(600)  # the verdict ignores keys in its first half second
+    page.keyboard.press("x")
+    expect(page.locator("#app")).to_have_attribute("data-screen", "idle")
+
+
+def _remembered(page: Page) -> Any:
+    return json.loads(page.evaluate(f"() => localStorage.getItem('{FOLLOWS}') || 'null'"))
+
+
+def _api_requests(page: Page) -> list[str]:
+    """The page's requests to any server's /api/, as they are made (its navigation and files left out)."""
+    made: list[str] = []
+
+    def note(request: Request) -> None:
+        if "/api/" in request.url:
+            made.append(request.url)
+
+    page.on("request", note)
+    return made
+
+
+def _given_nothing(heard: list[Heard], token: str) -> None:
+    """The phone got no token, no request id and no words: at most a proof's nonce and hint, a page, health."""
+    for request in heard:
+        assert "authorization" not in {name.lower() for name in request.headers}, request
+        assert token not in request.path, request
+        assert token.encode() not in request.body, request
+        assert not request.path.startswith("/api/challenges"), request  # a challenge, or a pending one's request id
+        assert b"ZZ" not in request.body.upper(), request
+        assert b"CAT" not in request.body.upper(), request
+        assert not request.path.startswith(("/api/session", "/api/event", "/api/td-check")), request
+
+
+@pytest.mark.browser
+def test_a_kiosk_remembers_the_server_it_followed_and_proves_it_before_its_first_request_after_a_reload(
+    hall: Hall, browser: Browser
+) -> None:
+    page, _ = _followed_to_the_standby(hall, browser)
+    made = _api_requests(page)
+    page.reload()  # nothing at a's address: the offline shell's copy of the page
+    expect(page.locator("#app")).to_have_attribute("data-screen", "idle", timeout=20_000)
+    assert made, "the reloaded page asked nothing"
+    # Its first request is b's proof: not a's health, nor a token sent anywhere before b proved itself.
+    assert made[0].startswith(f"{hall.b.base}/api/hall/proof?"), made
+    assert not any(url.startswith(hall.a.base) for url in made), made  # b answered: a was never asked
+    assert _remembered(page) == {"server": hall.b.base}
+    _verdict(page, "cat, zzxq", "UNACCEPTABLE")
+    page.context.close()
+
+
+@pytest.mark.browser
+def test_a_kiosk_that_followed_the_standby_sends_a_phone_at_its_own_address_nothing(
+    hall: Hall, browser: Browser
+) -> None:
+    page, token = _followed_to_the_standby(hall, browser)
+    lie = {
+        "id": 99,
+        "kind": "challenge",
+        "verdict": "acceptable",
+        "words": ["CAT", "ZZXQ"],
+        "hash": "0" * 64,
+        "created_at": "2026-11-27T12:00:00.000+00:00",
+        "replayed": False,
+    }
+    lies = {
+        "/api/health": json_answer({"ok": True, "status": 200, "state": "ok", "hall": {"role": "active", "epoch": 3}}),
+        "/api/session": json_answer({"actor": "kiosk 1", "division": None}),
+        "/api/challenges": json_answer(lie, 201),
+        "/api/hall/proof": json_answer({"url": hall.a.base, "role": "active", "epoch": 3, "mac": "00" * 32}),
+    }
+    with FakePeer(hall.a.port, lies) as phone:
+        # One blip of the new server (the issue's 12 s of silence) while a challenge is under way: the kiosk looks
+        # at its own address, which proves nothing, and is sent nothing; the challenge gets no verdict, and the
+        # kiosk says to call the TD.
+        type_challenge(page, "12", "cat, zzxq")
+        page.get_by_role("button", name="Done: hand over to the opponent").click()
+        hall.b.stop()
+        hold_adjudicate(page)
+        expect(page.locator("body")).to_contain_text("call the TD", timeout=20_000)
+        expect(page.locator(".verdict h1")).to_have_count(0)
+        assert any(heard.path.startswith("/api/hall/proof") for heard in phone.heard), phone.heard
+        # The server is back: the same challenge goes again by itself, and gets its verdict there, the real one.
+        hall.b.start()
+        expect(page.locator("#app")).to_have_attribute("data-screen", "verdict", timeout=30_000)
+        expect(page.locator(".verdict h1")).to_have_text("UNACCEPTABLE")
+        _clear(page)
+        # A reload (F5, a restart) while the phone answers at the page's address: the phone has no page of the
+        # kiosk's, so the shell's copy answers and proves b before its first request.
+        made = _api_requests(page)
+        page.reload()
+        expect(page.locator("#app")).to_have_attribute("data-screen", "idle", timeout=20_000)
+        assert made[0].startswith(f"{hall.b.base}/api/hall/proof?"), made
+        _verdict(page, "cat, zzxq", "UNACCEPTABLE")
+        _given_nothing(phone.heard, token)
+        assert any(heard.path == "/kiosk" for heard in phone.heard), "the reload never asked the phone for the page"
+    page.context.close()
+
+
+@pytest.mark.browser
+def test_a_kiosk_says_its_connection_is_unproven_over_plain_http_in_a_hall_only(
+    hall: Hall, browser: Browser, data_dir: Path
+) -> None:
+    _close_other_pages(browser)
+    hall.a.start()
+    hall.b.start()
+    page = new_page(browser)
+    open_enrolled(page, hall.a, "kiosk", _kiosk_token(hall))
+    expect(page.locator("#app")).to_have_attribute("data-screen", "idle")
+    banner = page.locator("#connection-banner")
+    expect(banner).to_contain_text("Unproven connection", timeout=15_000)  # once the page learnt its hall
+    expect(banner).to_contain_text("one-time step")
+    page.goto(f"{hall.a.base}/kiosk?lang=fr")
+    expect(page.locator("#connection-banner")).to_contain_text("Connexion non prouvée", timeout=15_000)
+    page.context.close()
+    # Outside a hall: one server, nothing to tell it from, nothing shown.
+    write_event(data_dir, [("Open", "demo", "five-per-word")])
+    with serving(data_dir) as lone:
+        alone = new_page(browser)
+        token = _lone_kiosk(lone)
+        open_enrolled(alone, lone, "kiosk", token)
+        expect(alone.locator("#app")).to_have_attribute("data-screen", "idle")
+        alone.wait_for_timeout(6000)  # the banner's next look
+        expect(alone.locator("#connection-banner")).to_have_count(0)
+        alone.context.close()
+
+
+def _lone_kiosk(server: LiveServer) -> str:
+    added = run("device", "add", "kiosk 1", "--role", "kiosk", "--data-dir", server.data_dir)
+    assert added.exit_code == 0, added.output
+    return str(added.stdout.strip())
