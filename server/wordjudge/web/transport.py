@@ -12,12 +12,14 @@ one client from taking the server off the air for every kiosk:
   that sends nothing is closed after as long), and one client address may hold at most
   ``max_connections_per_client`` connections (more are closed at once), and all clients together at
   most what the open-file limit leaves after :data:`FD_RESERVE` descriptors for the server's files.
-  A request's line and headers are at most :data:`MAX_HEAD` bytes, counted as they arrive (431 and
-  closed past it: httptools holds a header's value whole before handing it on, and uvicorn the URL and
-  every header, so they are refused before they are held); and one client address (an IPv6 client by its
-  /64, :func:`client_key`) begins at most ``requests_per_second`` requests a second, in bursts of
-  :data:`BURST_SECONDS` times as many (:class:`RateBuckets`): beyond that, 429 with Retry-After, and the
-  connection is closed, so that a pipelined flood is dropped unparsed. A trusted proxy is not counted.
+  A request's bytes outside its body (its line and headers, then a chunked body's size lines, with their
+  extensions, and its trailers) are at most :data:`MAX_HEAD`, counted as they arrive (431 and closed past it:
+  httptools holds a header's or trailer's value whole before handing it on, and uvicorn the URL and every
+  header, so they are refused before they are held); trailers never join the request's headers; and one
+  client address (an IPv6 client by its /64, :func:`client_key`) begins at most ``requests_per_second``
+  requests a second, in bursts of :data:`BURST_SECONDS` times as many (:class:`RateBuckets`): beyond that,
+  429 with Retry-After, and the connection is closed, so that a pipelined flood is dropped unparsed. A
+  trusted proxy is not counted.
 - :func:`raise_open_file_limit`: the soft limit of open files goes up to the hard one at start
   (systemd's default soft limit, 1,024, is what a slow-client flood used to exhaust).
 
@@ -232,7 +234,7 @@ class GuardedHttpProtocol(HttpToolsProtocol):
         self._counted: str | None = None  # the key this connection is counted under, once accepted
         self._receiving = False  # a request has begun and has not arrived in full
         self._headers_done = False  # ... and its headers are in (self.cycle is its cycle)
-        self._head = 0  # bytes of the request head under way fed to the parser (at most MAX_HEAD)
+        self._head = 0  # bytes of the request under way fed to the parser, less its body's (at most MAX_HEAD)
         self._refusal: WordjudgeError | None = None  # raised from a parser callback, answered by send_400_response
         self._rate_key: str | None = None  # the key this connection's requests are counted under
         self._dropping = False  # refused while an answer was on its way: the rest is not read
@@ -286,18 +288,27 @@ class GuardedHttpProtocol(HttpToolsProtocol):
         # start the clock even when they begin no request (blank lines between requests).
         if self.cycle is None or self.cycle.response_complete:
             self._arm()
-        # Fed MAX_HEAD bytes at most at a time, so that a head is refused once past MAX_HEAD, before httptools
-        # (a header's value) or uvicorn (the URL, the headers) holds more: a head is counted from the piece it
-        # begins in, so at most MAX_HEAD more of it can come in the piece that ended the request before.
+        # Every byte but the body's counts against MAX_HEAD: the line and headers, then a chunked body's size
+        # lines (an extension or leading zeros may be endless) and its trailers (httptools holds a value whole,
+        # appending each piece to what it holds, quadratic in its length). The data is fed at most what is left
+        # of MAX_HEAD at a time, counted as fed, and on_body takes the body's bytes back out (BodyLimit counts
+        # those): so a request is refused once it reaches MAX_HEAD, before httptools or uvicorn holds more. The
+        # count starts again when a request ends: what the next one sent in that same piece is not counted, so
+        # at most MAX_HEAD more of it is ever held.
         while data and not self._dropping and not self.transport.is_closing():
-            in_head = not (self._receiving and self._headers_done)
-            size = MAX_HEAD - self._head if in_head else MAX_HEAD
+            size = MAX_HEAD - self._head
             piece, data = (data, b"") if len(data) <= size else (data[:size], data[size:])
-            if in_head:
-                self._head += len(piece)
+            self._head += len(piece)
             super().data_received(piece)
-            if in_head and self._head >= MAX_HEAD and not (self._receiving and self._headers_done):
-                self._refuse_request(RequestHeadTooLarge("error.http.head_too_large", limit=MAX_HEAD))
+            if self._head >= MAX_HEAD:
+                in_body = self._receiving and self._headers_done
+                self._refuse_request(
+                    RequestHeadTooLarge(
+                        "error.http.trailers_too_large" if in_body else "error.http.head_too_large", limit=MAX_HEAD
+                    )
+                )
+            elif self._head < 0:  # the body of a request begun in this piece, whose start was not counted
+                self._head = 0
 
     def on_message_begin(self) -> None:
         self._receiving, self._headers_done = True, False
@@ -319,11 +330,20 @@ class GuardedHttpProtocol(HttpToolsProtocol):
     def on_headers_complete(self) -> None:
         super().on_headers_complete()
         self._headers_done = True
-        self._head = 0
+        # A chunked body's trailers come to on_header too, which appends to self.headers: uvicorn's list is the
+        # scope's, read by the app once the body is in, so a trailer would pass for a header (an Authorization
+        # trailer signed a request in). RFC 9110 section 6.5.1: trailers are kept apart or dropped; no route
+        # reads one, so they go to a list of their own, dropped with the request (counted, so at most MAX_HEAD).
+        self.headers = []
+
+    def on_body(self, body: bytes) -> None:
+        self._head -= len(body)  # counted by BodyLimit, not against MAX_HEAD
+        super().on_body(body)
 
     def on_message_complete(self) -> None:
         super().on_message_complete()
         self._receiving = False
+        self._head = 0
         self._disarm()
 
     def _arm(self) -> None:
@@ -359,6 +379,9 @@ class GuardedHttpProtocol(HttpToolsProtocol):
     def _refuse_request(self, error: WordjudgeError) -> None:
         """Answer the request under way with ``error`` (when no other answer is on its way) and close."""
         if self._may_answer():
+            if self._receiving and self._headers_done:  # the app waits for the body: it gets a disconnect instead
+                self.cycle.disconnected = True
+                self.cycle.message_event.set()
             self.transport.write(self._error_response(error))
         elif self.cycle is not None:
             self.cycle.keep_alive = False  # the answer on its way is the connection's last
