@@ -125,7 +125,12 @@ def test_the_proof_endpoint_answers_alike_for_a_live_a_revoked_and_an_unknown_hi
         kind: client.get(_PROOF, params={"nonce": nonce, "hint": hint, "of": "device"}) for kind, hint in hints.items()
     }
     shapes = {
-        kind: (a.status_code, tuple(sorted(a.json())), len(a.content), bool(re.fullmatch(r"[0-9a-f]{64}", a.json()["mac"])))
+        kind: (
+            a.status_code,
+            tuple(sorted(a.json())),
+            len(a.content),
+            bool(re.fullmatch(r"[0-9a-f]{64}", a.json()["mac"])),
+        )
         for kind, a in answers.items()
     }
     assert len(set(shapes.values())) == 1, shapes  # before: 200 for the live one, 404 for the others
@@ -204,3 +209,35 @@ def test_a_proof_key_is_the_hall_keys_and_no_other() -> None:
     assert one.proof_key("device", stored) != one.proof_key("session", stored)
     assert one.proof_key("device", stored) != one.decoy_key("device", stored[:16])
     assert json.dumps(one.proof_key("device", stored)).strip('"') != stored
+
+
+def test_the_hall_key_goes_to_the_other_machine_typed_never_on_a_stick(tmp_path: Path) -> None:
+    """deploy/hall.md, set-up step 3: the key is shown on hall-a and typed on hall-b (before: a tarball on a USB
+    stick held it, for good)."""
+    a, b = tmp_path / "a", tmp_path / "b"
+    assert CliRunner().invoke(main, ["standby", "key", "--data-dir", str(a)]).exit_code == 0
+    shown = CliRunner().invoke(main, ["standby", "key", "--show", "--data-dir", str(a)])
+    assert shown.exit_code == 0, shown.output
+    typed = shown.output.splitlines()[0]
+    assert re.fullmatch(r"([0-9a-f]{4} ){15}[0-9a-f]{4}", typed), typed
+    key = read_key(a)
+    assert key is not None
+    # A slip of the fingers: named, nothing written.
+    short = CliRunner().invoke(main, ["standby", "key", "--enter", "--data-dir", str(b)], input=typed[:-5] + "\n")
+    assert short.exit_code != 0
+    assert "60 hex digits, not 64" in short.output
+    assert not (b / KEY_FILE).exists()
+    wrong = CliRunner().invoke(main, ["standby", "key", "--enter", "--data-dir", str(b)], input=typed[:-1] + "g\n")
+    assert "'g' is not a hex digit" in wrong.output
+    entered = CliRunner().invoke(main, ["standby", "key", "--enter", "--data-dir", str(b)], input=typed.upper() + "\n")
+    assert entered.exit_code == 0, entered.output
+    assert key.id in entered.output
+    assert read_key(b) == key
+    assert stat.S_IMODE((b / KEY_FILE).stat().st_mode) == 0o600
+    assert stat.S_IMODE(b.stat().st_mode) == 0o700
+    # Another key is never replaced by typing.
+    other = tmp_path / "other"
+    make_key(other)
+    refused = CliRunner().invoke(main, ["standby", "key", "--enter", "--data-dir", str(other)], input=typed + "\n")
+    assert refused.exit_code != 0
+    assert "the key is never replaced" in refused.output

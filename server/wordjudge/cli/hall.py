@@ -196,15 +196,27 @@ def _proves_active(active: str, port: int, data_dir: Path | None) -> bool:
 
 @standby.command("key")
 @setting_options("data_dir")
-def standby_key(data_dir: Path | None) -> None:
-    """Make the hall key in this data folder (``hall.key``: the hall's servers sign what they say to each other
-    with it), or show the one there; then copy the folder to the hall's other machine (deploy/hall.md, set-up
-    step 3). Prints the key's id, as each server's health shows it."""
+@click.option("--show", is_flag=True, help="Show the key (16 groups of 4 hex digits) to type on the other machine.")
+@click.option("--enter", is_flag=True, help="Type the key shown on the other machine (asked, not echoed).")
+def standby_key(data_dir: Path | None, show: bool, enter: bool) -> None:
+    """Make the hall key in this data folder (``hall.key``: the hall's servers sign what they say to each other,
+    and make their devices' proof keys, with it), or say the one there; ``--show`` shows it to type on the hall's
+    other machine, whose ``--enter`` takes it: no copy of the key is left on a USB stick (deploy/hall.md, set-up
+    step 3). Prints the key's id, as each server's health shows it: the two machines' must be the same."""
     from wordjudge.hall.peers import hall_key
+    from wordjudge.hall.proof import enter_key, shown_key, typed_key
     from wordjudge.service.settings import load_settings
 
+    if show and enter:
+        raise click.UsageError("--show and --enter are for the two machines: give one of them")
     folder = load_settings(data_dir=data_dir).data_dir
+    path = (folder / "hall.key").resolve()
     try:
+        if enter:
+            key = typed_key(click.prompt("The hall key, as the other machine shows it", hide_input=True))
+            written = enter_key(folder, key)
+            click.echo(f"{path} {'now holds' if written else 'already holds'} the hall key {key.id}")
+            return
         had = hall_key(folder)
         key = had or hall_key(folder, make=True)
     except InvalidInput as exc:
@@ -212,8 +224,11 @@ def standby_key(data_dir: Path | None) -> None:
     except OSError as exc:
         raise click.ClickException(f"{folder.resolve()} cannot hold the hall key: {exc}") from None
     assert key is not None
-    said = "holds" if had else "now holds"
+    if show:
+        click.echo(f"{shown_key(key)}\n(the hall key {key.id}: type it with `wordjudge standby key --enter` there)")
+        return
     click.echo(
-        f"{(folder / 'hall.key').resolve()} {said} the hall key {key.id}: copy it with the data folder to the "
-        "hall's other machine (deploy/hall.md, set-up step 3)"
+        f"{path} {'holds' if had else 'now holds'} the hall key {key.id}. On the hall's other machine, type it in "
+        "with `standby key --enter` (`standby key --show` here shows it); record its id with `database init "
+        f"--key-id {key.id}` as the database's owner (deploy/hall.md, set-up step 3)"
     )

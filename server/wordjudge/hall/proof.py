@@ -119,7 +119,11 @@ def make_key(data_dir: Path) -> HallKey:
     found = read_key(data_dir)
     if found is not None:
         return found
-    key = HallKey(secrets.token_bytes(KEY_BYTES))
+    return _write_key(data_dir, HallKey(secrets.token_bytes(KEY_BYTES)))
+
+
+def _write_key(data_dir: Path, key: HallKey) -> HallKey:
+    """Write ``key`` as ``data_dir``'s hall key unless another process linked one first; return the one there."""
     path = data_dir / KEY_FILE
     # Written whole under another name, then linked into place: a server's other processes starting at once (or
     # a peer's copy arriving) never read half a key, and the first key made is the one every process keeps.
@@ -139,6 +143,39 @@ def make_key(data_dir: Path) -> HallKey:
     finally:
         draft.unlink(missing_ok=True)
     return key
+
+
+def typed_key(text: str) -> HallKey:
+    """The hall key a TD typed (as :func:`shown_key` shows it: 64 hex digits, spaces and case as they come).
+    Raises :class:`InvalidInput` naming what is wrong (how many digits, or a character that is not one)."""
+    digits = "".join(text.split()).lower()
+    if _KEY_TEXT.fullmatch(digits) is None:
+        wrong = next((c for c in digits if c not in "0123456789abcdef"), None)
+        reason = f"{wrong!r} is not a hex digit" if wrong else f"{len(digits)} hex digits, not 64"
+        raise InvalidInput("error.hall.key_typed", reason=reason)
+    return HallKey(bytes.fromhex(digits))
+
+
+def shown_key(key: HallKey) -> str:
+    """The hall key as a TD reads it off one machine's screen to type on the other: 16 groups of 4 hex digits."""
+    text = key.secret.hex()
+    return " ".join(text[i : i + 4] for i in range(0, len(text), 4))
+
+
+def enter_key(data_dir: Path, key: HallKey) -> bool:
+    """Put ``key`` in ``data_dir`` (mode 0600, the folder 0700), as :func:`make_key` makes one; return whether it
+    was written (False: the folder holds it already). Raises :class:`InvalidInput` if the folder holds another key
+    (it is never replaced: a server that proved itself with it would stop proving itself), or one that is not a
+    key or others may read; :class:`OSError`."""
+    data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if stat.S_IMODE(data_dir.stat().st_mode) & 0o077:
+        os.chmod(data_dir, 0o700)
+    found = read_key(data_dir)
+    if found is not None and found != key:
+        raise InvalidInput("error.hall.key_other", path=str(data_dir / KEY_FILE), own=found.id, typed=key.id)
+    if found is not None:
+        return False
+    return _write_key(data_dir, key) == key
 
 
 def check_nonce(nonce: str) -> str:
