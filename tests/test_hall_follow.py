@@ -11,6 +11,9 @@ a :class:`~tests.fake_peer.FakePeer` on the dead machine's port."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import ssl
 import time
 from pathlib import Path
 from typing import Any
@@ -19,13 +22,14 @@ import httpx2 as httpx
 import pytest
 from playwright.sync_api import Browser, Page, Request, expect
 
-from .browser import new_page, open_enrolled, serving, shell_ready
+from .browser import CHROMIUM, CHROMIUM_ARGS, new_page, open_enrolled, serving, shell_ready
 from .fake_peer import FakePeer, Heard, json_answer
 from .hall_lab import Hall, kill_machine
-from .helpers import LiveServer, write_event
+from .helpers import LiveServer, serve_process, wait_for_health, write_event
 from .test_cli_access import run
 from .test_hall_trust import _close_other_pages
 from .test_kiosk import hold_adjudicate, type_challenge
+from .tls_hall import chromium_home, hall_certs, other_ca_certs, trusting
 
 pytestmark = pytest.mark.sqlite_only("starts PostgreSQL clusters of its own: runs in the suite's first pass")
 
@@ -38,9 +42,10 @@ def _kiosk_token(hall: Hall) -> str:
     return str(added.stdout.strip())
 
 
-def _followed_to_the_standby(hall: Hall, browser: Browser) -> tuple[Page, str]:
+def _followed_to_the_standby(hall: Hall, browser: Browser, verify: ssl.SSLContext | bool = True) -> tuple[Page, str]:
     """A kiosk page opened on the active server (a), its offline shell in place; a dies, the TD promotes b, and the
-    kiosk's next challenge gets its verdict from b, which the page follows from then on."""
+    kiosk's next challenge gets its verdict from b, which the page follows from then on. ``verify``: how the test's
+    own requests check b's certificate (over HTTPS)."""
     _close_other_pages(browser)
     hall.a.start()
     hall.b.start()
@@ -53,7 +58,7 @@ def _followed_to_the_standby(hall: Hall, browser: Browser) -> tuple[Page, str]:
     kill_machine(hall.primary, hall.a)
     promoted = run("standby", "promote", "--database", hall.admin_b, "--yes")
     assert promoted.exit_code == 0, promoted.output
-    while httpx.get(f"{hall.b.base}/api/health").status_code != 200:
+    while httpx.get(f"{hall.b.base}/api/health", verify=verify).status_code != 200:
         time.sleep(0.1)
     _verdict(page, "cat, dog", "ACCEPTABLE")
     assert _remembered(page) == {"server": hall.b.base}
@@ -185,6 +190,16 @@ def test_a_kiosk_says_its_connection_is_unproven_over_plain_http_in_a_hall_only(
     page.goto(f"{hall.a.base}/kiosk?lang=fr")
     expect(page.locator("#connection-banner")).to_contain_text("Connexion non prouvée", timeout=15_000)
     page.context.close()
+    # The handheld on a runner's phone says it too, above its screens.
+    added = run(
+        "device", "add", "runner 1", "--role", "handheld", "--data-dir", hall.a.data_dir, "--database", hall.url_a
+    )
+    assert added.exit_code == 0, added.output
+    phone = new_page(browser, "phone")
+    open_enrolled(phone, hall.a, "runner", added.stdout.strip())
+    expect(phone.locator("#app")).to_have_attribute("data-screen", "entry")
+    expect(phone.locator("#connection-banner")).to_contain_text("one-time step", timeout=15_000)
+    phone.context.close()
     # Outside a hall: one server, nothing to tell it from, nothing shown.
     write_event(data_dir, [("Open", "demo", "five-per-word")])
     with serving(data_dir) as lone:
@@ -201,3 +216,73 @@ def _lone_kiosk(server: LiveServer) -> str:
     added = run("device", "add", "kiosk 1", "--role", "kiosk", "--data-dir", server.data_dir)
     assert added.exit_code == 0, added.output
     return str(added.stdout.strip())
+
+
+class _HttpsServer(LiveServer):
+    """A hall server served over HTTPS with the hall's certificate (``wordjudge serve`` picks tls/server.pem up by
+    itself), its public address and its peer's https://."""
+
+    def __init__(self, plain: LiveServer, peer: LiveServer) -> None:
+        super().__init__(plain.data_dir)
+        self.port, self.base = plain.port, f"https://127.0.0.1:{plain.port}"
+        self.trust = trusting(self.data_dir / "tls" / "hall-ca.pem")
+        database = plain.extra[plain.extra.index("--database") + 1]
+        peers = f"https://127.0.0.1:{peer.port}"
+        self.extra = ("--database", database, "--public-url", self.base, "--peers", peers, "--log-level", "warning")
+
+    def start(self) -> None:
+        self.process = serve_process(self.data_dir, "--port", str(self.port), *self.extra, prefix=self.prefix)
+        wait_for_health(self.base, self.process, verify=self.trust)
+
+
+def _over_https(hall: Hall) -> ssl.SSLContext:
+    """The hall's two servers over HTTPS: the hall's CA made on a, copied with the folder to b (as deploy/hall.md
+    says), each machine's certificate for 127.0.0.1. Returns a context that trusts the hall's CA alone."""
+    made = hall_certs(hall.a.data_dir)
+    shutil.copytree(hall.a.data_dir / "tls", hall.b.data_dir / "tls")
+    hall.a, hall.b = _HttpsServer(hall.a, hall.b), _HttpsServer(hall.b, hall.a)
+    return trusting(made.ca_pem)
+
+
+def _phone_over_tls(phone: FakePeer, folder: Path) -> None:
+    """The phone answers TLS with a certificate of its own CA for the same address (all a phone can have)."""
+    certs = other_ca_certs(folder)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(certs.cert, certs.key)
+    server = phone._server  # a test's fake: its listening socket, wrapped before it serves
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+
+
+@pytest.mark.browser
+def test_over_https_a_reload_while_a_phone_holds_the_kiosks_address_gives_it_nothing(
+    hall: Hall, browser: Browser, tmp_path: Path
+) -> None:
+    """Over HTTPS (the hall's certificate, trusted by the kiosk's Chromium as deploy/kiosk-setup.sh makes it): a
+    reload while a phone answers at the page's address gets nothing from it, and gives it nothing. Chromium refuses
+    the phone's certificate, so the offline shell's copy of the page answers, and proves the server the kiosk
+    followed before its first request. No banner: the connection is the hall's."""
+    trust = _over_https(hall)
+    home = chromium_home(tmp_path / "home", hall.a.data_dir / "tls" / "hall-ca.pem")
+    kiosk_browser = browser.browser_type.launch(
+        executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, env={**os.environ, "HOME": str(home)}
+    )
+    try:
+        page, _ = _followed_to_the_standby(hall, kiosk_browser, verify=trust)
+        expect(page.locator("#connection-banner")).to_have_count(0)
+        phone = FakePeer(hall.a.port, {"/": json_answer({"the phone": "answers"})})
+        _phone_over_tls(phone, tmp_path / "phone")
+        with phone:
+            made = _api_requests(page)
+            page.reload()
+            expect(page.locator("#app")).to_have_attribute("data-screen", "idle", timeout=20_000)
+            assert made, "the reloaded page asked nothing"
+            assert made[0].startswith(f"{hall.b.base}/api/hall/proof?"), made
+            _verdict(page, "cat, zzxq", "UNACCEPTABLE")
+            expect(page.locator("#connection-banner")).to_have_count(0)
+        assert phone.heard == [], phone.heard  # not even a request: the TLS handshake failed before it
+        page.context.close()
+    finally:
+        kiosk_browser.close()
+        for server in (hall.a, hall.b):
+            if server.process is not None:
+                server.stop()
