@@ -241,3 +241,38 @@ def test_the_hall_key_goes_to_the_other_machine_typed_never_on_a_stick(tmp_path:
     refused = CliRunner().invoke(main, ["standby", "key", "--enter", "--data-dir", str(other)], input=typed + "\n")
     assert refused.exit_code != 0
     assert "the key is never replaced" in refused.output
+
+
+def test_the_migration_keeps_no_csrf_value_in_clear_and_ends_the_sessions_open_before(tmp_path: Path) -> None:
+    import sqlite3
+
+    from wordjudge.access.store import ACCESS_FILE, AccessStore
+    from wordjudge.base.errors import Unauthorized
+    from wordjudge.storage.access_db import MIGRATIONS
+    from wordjudge.storage.database import migrate
+
+    path = tmp_path / ACCESS_FILE
+    connection = sqlite3.connect(path, isolation_level=None)
+    migrate(connection, MIGRATIONS[:4])  # the store as the version before kept it
+    connection.execute(
+        "INSERT INTO tds (id, name, password_hash, created_at, created_by) VALUES (1, 'alice', 'x', 't', 'test')"
+    )
+    clear = "a-csrf-token-kept-in-clear"
+    connection.execute(
+        "INSERT INTO sessions (id_hash, td_id, csrf_token, client, created_at, expires_at, last_seen_at)"
+        " VALUES (?, 1, ?, 'test', '2026-11-29T00:00:00.000+00:00', '2099-01-01T00:00:00.000+00:00', 'x')",
+        (digest("old-session"), clear),
+    )
+    connection.close()
+    store = AccessStore(path).open()
+    try:
+        with pytest.raises(Unauthorized):  # ended by the migration: its TD signs in again
+            store.tds.authenticate("old-session")
+        db = store.database._connection
+        assert db is not None
+        columns = [row[1] for row in db.execute("PRAGMA table_info(sessions)").fetchall()]
+        assert "csrf_token" not in columns
+        assert "csrf_hash" in columns
+        assert clear not in str(db.execute("SELECT * FROM sessions").fetchall())
+    finally:
+        store.close()
