@@ -185,8 +185,9 @@ class PayloadTooLarge(WordjudgeError):
 
 
 class RequestHeadTooLarge(WordjudgeError):
-    """Raised (sent by the HTTP server itself) when a request's line and headers are over the server's limit; they
-    are refused as they arrive, never held."""
+    """Raised (sent by the HTTP server itself) when a request's bytes outside its body (its line and headers, a
+    chunked body's size lines and trailers) are over the server's limit; they are refused as they arrive, never
+    held."""
 
     code = "request_head_too_large"
     status = 431
