@@ -44,6 +44,33 @@ function eventLines(health) {
   );
 }
 
+// How devices reach this server: HTTPS with the hall's certificate (its CA's fingerprint, what a kiosk or phone is
+// checked against before it trusts it, and the CA to download), another certificate, or plain HTTP: a
+// single-machine demo (in a hall, health warns too).
+function transportLine(transport) {
+  const line = $("#transport");
+  line.hidden = !transport;
+  if (!transport) return;
+  if (transport.scheme !== "https") {
+    line.replaceChildren(S.t(transport.demo ? "ui.status.transport.demo" : "ui.status.transport.plainHall"));
+    line.className = transport.demo ? "hint" : "hint warn";
+    return;
+  }
+  line.className = "hint";
+  if (transport.certificate !== "hall") {
+    line.replaceChildren(S.t("ui.status.transport.other", { ca: transport.ca }));
+    return;
+  }
+  const link = document.createElement("a");
+  link.href = "/hall-ca.crt";
+  link.textContent = S.t("ui.status.transport.caLink");
+  line.replaceChildren(
+    S.t("ui.status.transport.hall", { ca: transport.ca, fingerprint: transport.ca_fingerprint }),
+    " ",
+    link,
+  );
+}
+
 // A reason or warning in the page's language (its catalogue key), else as the server wrote it.
 const said = (messages, texts) => texts.map((text, index) => S.message(messages?.[index], text));
 
@@ -61,6 +88,7 @@ function render(health) {
   // Warnings (low disk, a lexicon served UNVERIFIED) are worth a look: not green.
   $("#server-state").className = degraded ? "state error" : notes.length ? "state warn" : "state ok";
   $("#version").textContent = S.status.version(health.version);
+  transportLine(health.transport);
   $("#demo-banner").hidden = !health.demo;
   const rows = $("#lexicons tbody");
   rows.replaceChildren();

@@ -6,6 +6,7 @@ start, naming the file."""
 
 from __future__ import annotations
 
+import os
 import socket
 import ssl
 import threading
@@ -15,9 +16,12 @@ from pathlib import Path
 import httpx
 import pytest
 from click.testing import CliRunner
+from cryptography import x509
+from fastapi.testclient import TestClient
 
 from tests.helpers import free_port, serve_process, wait_for_health
 from tests.tls_hall import hall_certs, other_ca_certs, trusting
+from wordjudge.base.errors import InvalidInput
 from wordjudge.cli.main import main
 from wordjudge.hall import peers
 from wordjudge.hall.certs import HallFiles, fingerprint, fingerprint_lines, read_cert, trust
@@ -62,15 +66,26 @@ def test_the_td_makes_the_halls_certificates_with_one_command_on_each_machine(tm
 
 def test_a_folder_with_the_halls_certificate_is_served_over_https_and_health_says_so(tmp_path: Path) -> None:
     assert load_settings(data_dir=tmp_path).tls is False
-    assert transport_of(load_settings(data_dir=tmp_path)).view() == {"scheme": "http", "certificate": None, "demo": True}
+    assert transport_of(load_settings(data_dir=tmp_path)).view() == {
+        "scheme": "http",
+        "certificate": None,
+        "demo": True,
+    }
     hall = hall_certs(tmp_path)
     settings = load_settings(data_dir=tmp_path)
     assert (settings.certfile, settings.keyfile) == (hall.cert, hall.key)
     view = transport_of(settings).view()
     assert (view["scheme"], view["certificate"], view["ca_fingerprint"]) == ("https", "hall", hall.fingerprint)
     assert load_settings(data_dir=tmp_path, https="off").tls is False
-    with pytest.raises(Exception, match="https: on, but .* holds no server certificate"):
+    with pytest.raises(InvalidInput, match=r"https: on, but .* holds no server certificate"):
         load_settings(data_dir=tmp_path / "empty", https="on")
+
+
+def test_a_server_without_the_halls_ca_says_so_where_a_device_would_download_it(client: TestClient) -> None:
+    for path in ("/hall-ca.pem", "/hall-ca.crt"):
+        response = client.get(path)
+        assert response.status_code == 404
+        assert response.json()["message"]["key"] == "error.tls.no_ca"
 
 
 def test_plain_http_is_a_single_machine_demo_and_a_warning_in_a_hall(tmp_path: Path) -> None:
@@ -105,6 +120,12 @@ def test_a_client_trusting_the_hall_reaches_the_halls_server_and_never_a_phone_a
         assert health["transport"]["certificate"] == "hall"
         assert health["transport"]["ca_fingerprint"] == fingerprint(read_cert(ca))
         wait_for_health(f"https://127.0.0.1:{phone_port}", phone, verify=False)  # it serves, to whoever trusts it
+        # The CA itself, for kiosk-setup.sh (PEM) and a runner's phone (DER): the fingerprint is what is checked.
+        with httpx.Client(base_url=f"https://127.0.0.1:{hall_port}", verify=trusting(ca)) as client:
+            assert client.get("/hall-ca.pem").content == ca.read_bytes()
+            der = client.get("/hall-ca.crt")
+            assert der.headers["content-type"] == "application/x-x509-ca-cert"
+            assert fingerprint(x509.load_der_x509_certificate(der.content)) == fingerprint(read_cert(ca))
         with pytest.raises(httpx.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
             httpx.get(f"https://127.0.0.1:{phone_port}/kiosk", verify=trusting(ca), timeout=5)
         # The hall's servers ask each other trusting the hall's CA alone: the phone gets not even the ask.
@@ -171,3 +192,53 @@ def test_serve_refuses_a_certificate_or_key_it_must_not_serve_and_listens_to_not
     assert "Traceback" not in output
     with pytest.raises(httpx.ConnectError):
         httpx.get(f"https://127.0.0.1:{port}/api/health", verify=ssl.create_default_context(), timeout=2)
+
+
+@pytest.mark.live
+@pytest.mark.browser
+def test_chromium_trusting_the_hall_loads_the_kiosk_and_refuses_a_phone_serving_the_same_address(
+    tmp_path: Path,
+) -> None:
+    from playwright.sync_api import Error, sync_playwright
+
+    from tests.browser import CHROMIUM, CHROMIUM_ARGS
+    from tests.tls_hall import chromium_home
+
+    hall = hall_certs(tmp_path / "hall")
+    other_ca_certs(tmp_path / "phone")  # another CA's certificate for 127.0.0.1: a phone that took the address
+    hall_port, phone_port = free_port(), free_port()
+    servers = [serve_process(tmp_path / "hall", "--port", str(hall_port))]
+    servers.append(serve_process(tmp_path / "phone", "--port", str(phone_port)))
+    home = chromium_home(tmp_path / "home", hall.ca_pem)  # what deploy/kiosk-setup.sh does on a kiosk
+    try:
+        wait_for_health(f"https://127.0.0.1:{hall_port}", servers[0], verify=trusting(hall.ca_pem))
+        wait_for_health(f"https://127.0.0.1:{phone_port}", servers[1], verify=False)
+        with sync_playwright() as playwright:
+            for trusted in (True, False):
+                env: dict[str, str | float | bool] = {
+                    **os.environ,
+                    "HOME": str(home if trusted else tmp_path / "untrusting"),
+                }
+                browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, env=env)
+                try:
+                    page = browser.new_page()
+                    if trusted:
+                        assert page.goto(f"https://127.0.0.1:{hall_port}/kiosk").ok  # type: ignore[union-attr]
+                        page.wait_for_selector("#app[data-screen]")
+                        page.goto(f"https://127.0.0.1:{hall_port}/")
+                        page.wait_for_function("document.querySelector('#transport')?.textContent.includes('SHA-256')")
+                        assert hall.fingerprint in page.locator("#transport").inner_text()
+                    else:  # the control: without the hall's CA in its NSS database, Chromium trusts neither
+                        with pytest.raises(Error, match="ERR_CERT_AUTHORITY_INVALID"):
+                            page.goto(f"https://127.0.0.1:{hall_port}/kiosk")
+                    with pytest.raises(Error, match="ERR_CERT_AUTHORITY_INVALID"):
+                        page.goto(f"https://127.0.0.1:{phone_port}/kiosk")
+                finally:
+                    browser.close()
+    finally:
+        for server in servers:
+            server.terminate()
+            server.communicate(timeout=30)
+    phone_heard = servers[1].communicate()[0]
+    assert '"GET /kiosk' not in phone_heard  # not even the request: the TLS handshake failed before it
+    assert '"GET /api/health' in phone_heard  # (what it was asked over TLS by a client that trusted it)

@@ -29,6 +29,7 @@ import h11
 from wordjudge.base.clock import Offset, seconds_of
 from wordjudge.base.errors import WordjudgeError
 from wordjudge.base.messages import Message
+from wordjudge.hall.certs import trust
 from wordjudge.hall.proof import HallKey, make_key, read_key
 from wordjudge.hall.roles import ACTIVE
 from wordjudge.words.profile import Catalog
@@ -443,6 +444,13 @@ class PeerWatch:
         self._at = 0.0  # when they were last asked (time.monotonic)
         self._asking: threading.Thread | None = None
         self._lock = threading.Lock()
+
+    @classmethod
+    def of(cls, peers: Sequence[str], key: HallKey | None, data_dir: Path) -> PeerWatch:
+        """The watch of a server whose data folder is ``data_dir``: an https peer must show a certificate of the
+        hall's CA there (:func:`wordjudge.hall.certs.trust`; the folder holding none, of the system's CAs). Raises
+        :class:`~wordjudge.base.errors.InvalidInput` for a CA file that is not a certificate."""
+        return cls(peers, key, trust(data_dir) if peers else None)
 
     def ask(self) -> list[PeerSays]:
         """Ask every peer now and wait for their answers (at most :data:`DEADLINE` seconds)."""

@@ -37,7 +37,6 @@ from argon2 import PasswordHasher
 from wordjudge.base.errors import NotActive
 from wordjudge.base.messages import Message
 from wordjudge.hall import roles as hall
-from wordjudge.hall.certs import trust
 from wordjudge.hall.event import adopt_event_file, served_file
 from wordjudge.hall.peers import (
     Claim,
@@ -83,8 +82,6 @@ class Serving:
         process: Process | None = None,
     ) -> None:
         self.settings = settings
-        # Checked first: a certificate or key that must not be served stops the start, naming the file.
-        self.transport = transport_of(settings)
         self.process = process  # which of a server's processes this is (None: a server of one process)
         self.peers = settings.peer_urls
         self.own_url = (settings.public_url or "").rstrip("/")
@@ -110,7 +107,7 @@ class Serving:
         # last asked, in a thread of their own.
         self.key = own_key(settings.data_dir, in_hall=self.in_hall)
         self.recorded_key: str | None = None  # the id of the hall key the database records
-        self.watch = PeerWatch(self.peers, self.key, trust(settings.data_dir) if self.in_hall else None)
+        self.watch = PeerWatch.of(self.peers, self.key, settings.data_dir)
         self._unproven_alerted: set[str] = set()  # the peers' addresses whose unproven answer the TD was alerted of
         self._unproven_logged: set[str] = set()
         self.fence = Fence()  # fenced: when a peer last proved a later epoch (it comes back once none does)
@@ -221,8 +218,7 @@ class Serving:
 
     def health_body(self) -> dict[str, Any]:
         """The health report of a server that is not active (503): why, and which server is."""
-        reason = self.refusal().msg
-        warnings = [*self.warnings(), *self.clock.warnings(None), *self.transport.warnings()]
+        reason, warnings = self.refusal().msg, [*self.warnings(), *self.clock.warnings(None)]
         return {
             "ok": False,
             "status": 503,
@@ -234,7 +230,7 @@ class Serving:
             "server_id": self.epoch.server_id if self.epoch else None,
             "hall": self.view(),
             "clock": self.clock.view(None),
-            "transport": self.transport.view(),
+            "transport": transport_of(self.settings).view(),
         }
 
     def warnings(self) -> list[Message]:

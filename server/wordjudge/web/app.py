@@ -28,7 +28,7 @@ from wordjudge.service.resources import Resources
 from wordjudge.service.serving import Serving
 from wordjudge.service.settings import Settings
 from wordjudge.web.fast_challenge import ChallengeFastPath, error_response
-from wordjudge.web.pages import mount_docs, mount_web
+from wordjudge.web.pages import mount_docs, mount_hall_ca, mount_web
 from wordjudge.web.routes.access import router as access_router
 from wordjudge.web.routes.console import router as console_router
 from wordjudge.web.routes.event import router as event_router
@@ -124,6 +124,7 @@ def create_app(
     app.include_router(hall_router)
     mount_web(app)
     mount_docs(app)
+    mount_hall_ca(app, settings.data_dir)
     return app
 
 

@@ -13,6 +13,10 @@ version: the kiosk, the handheld and the docket keep their page and files in one
 and open from it when the server cannot be reached. A new version is a new worker, which replaces
 the cache whole. API answers are never cached.
 
+``/hall-ca.pem`` and ``/hall-ca.crt`` are the hall's CA certificate (public: it proves nothing by itself), in PEM for
+``deploy/kiosk-setup.sh`` and in DER for a runner's phone, which installs it as a CA certificate; each device checks
+its fingerprint against the one ``wordjudge hall cert`` printed before it trusts it.
+
 ``/docs`` is the API reference: Swagger UI, its files served from the ``fastapi-swagger`` package under
 ``/docs-files/`` (a hall has no internet, and a page that loads them from a CDN is blank there).
 """
@@ -33,6 +37,9 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 from starlette.types import Scope
+
+from wordjudge.base.errors import NotFound
+from wordjudge.hall.certs import HallFiles, read_cert
 
 WEB_DIR = Path(str(package_files.files("wordjudge.kiosk")))
 WEB_SUFFIXES = {".html", ".js", ".css", ".svg", ".png", ".ico", ".json"}  # .json: locales/<lang>.json
@@ -97,6 +104,38 @@ def mount_web(app: FastAPI, folder: Path = WEB_DIR) -> str:
     app.mount(f"/static/{version}", _WebFiles(directory=folder, cache_control=_IMMUTABLE))
     app.mount("/static", _WebFiles(directory=folder, cache_control=_REVALIDATE), name="static")
     return version
+
+
+HALL_CA_PEM, HALL_CA_DER = "/hall-ca.pem", "/hall-ca.crt"
+
+
+def mount_hall_ca(app: FastAPI, data_dir: Path) -> None:
+    """Add :data:`HALL_CA_PEM` and :data:`HALL_CA_DER`: the hall's CA certificate in ``data_dir`` as it is now (404
+    ``error.tls.no_ca`` while there is none)."""
+    from cryptography.hazmat.primitives.serialization import Encoding
+
+    files = HallFiles.of(data_dir)
+
+    def certificate(encoding: Encoding, media_type: str, name: str) -> Callable[[], Response]:
+        def serve() -> Response:
+            if not files.ca_cert.is_file():
+                raise NotFound("error.tls.no_ca")
+            body = read_cert(files.ca_cert).public_bytes(encoding)
+            disposition = {"Content-Disposition": f'attachment; filename="{name}"'}
+            return Response(body, media_type=media_type, headers={**_PAGE_HEADERS, **disposition})
+
+        return serve
+
+    app.add_api_route(
+        HALL_CA_PEM,
+        certificate(Encoding.PEM, "application/x-pem-file", "wordjudge-hall-ca.pem"),
+        include_in_schema=False,
+    )
+    app.add_api_route(
+        HALL_CA_DER,
+        certificate(Encoding.DER, "application/x-x509-ca-cert", "wordjudge-hall-ca.crt"),
+        include_in_schema=False,
+    )
 
 
 DOCS_PATH = "/docs"
