@@ -4,6 +4,7 @@ fixture, and what the hall's tests do with it."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -90,6 +91,7 @@ def hall(tmp_path: Path, compiled_demo: Path, postgres_clusters: Callable[..., C
         # promotion (wordjudge standby promote) undoes; a -c flag would outrank both.
         connection.execute("ALTER SYSTEM SET synchronous_standby_names = '*'")
         connection.execute("ALTER SYSTEM SET wal_retrieve_retry_interval = '500ms'")  # a prompt promotion
+        connection.execute("ALTER SYSTEM SET wal_sender_timeout = '5s'")  # a silent standby seen gone within seconds
         connection.execute("SELECT pg_reload_conf()")
     standby = primary.standby(primary.folder.parent / "standby")
     sync_standby_streams(primary)
@@ -151,6 +153,31 @@ def kill_machine(cluster: Cluster, server: LiveServer) -> None:
     deadline = time.monotonic() + 10
     while cluster.running() and time.monotonic() < deadline:
         time.sleep(0.05)
+
+
+def freeze_machine(cluster: Cluster, server: LiveServer) -> Callable[[], None]:
+    """SIGSTOP a machine's PostgreSQL (its postmaster and every process under it) and its server: a power cut as
+    its peers see one, no connection closed (kill -9 lets the kernel close them, which tells the other side at
+    once). Returns what thaws it (SIGCONT to each)."""
+    postmaster = int((cluster.data_dir / "postmaster.pid").read_text().split()[0])
+    assert server.process is not None
+    stopped = [server.process.pid, postmaster]
+    for entry in Path("/proc").iterdir():
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # not a process, or one gone meanwhile
+        if entry.name.isdigit() and int(fields[1]) == postmaster:
+            stopped.append(int(entry.name))
+    for pid in stopped:
+        os.kill(pid, signal.SIGSTOP)
+
+    def thaw() -> None:
+        for pid in stopped:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
+
+    return thaw
 
 
 def step(serving: Serving) -> None:

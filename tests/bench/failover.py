@@ -179,6 +179,7 @@ def _clusters_by_hand(work: Path) -> tuple[postgres.Cluster, postgres.Cluster]:
     primary.create_database("hall")
     with primary.connect() as admin:
         admin.execute("ALTER SYSTEM SET synchronous_standby_names = '*'")
+        admin.execute("ALTER SYSTEM SET wal_sender_timeout = '5s'")  # as deploy/hall.md sets it
         # As deploy/hall.md says: a standby whose primary died retries its stream every 5 s by default, and a
         # promotion waits for the retry's sleep to end.
         admin.execute("ALTER SYSTEM SET wal_retrieve_retry_interval = '500ms'")

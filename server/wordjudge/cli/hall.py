@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from wordjudge.base.errors import InvalidInput
+from wordjudge.base.messages import Message
 from wordjudge.cli.options import setting_options, told
 
 _DATABASE = click.option(
@@ -30,22 +31,26 @@ def standby() -> None:
 @_DATABASE
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation (the TD has checked the active machine).")
 @click.option(
+    "--force",
+    is_flag=True,
+    help="Promote even where no server of the hall answers on this machine, so that whether the active server "
+    "still proves itself cannot be checked (the TD has checked that its machine is dead or cut off).",
+)
+@click.option(
     "--port",
     type=click.IntRange(1, 65535),
-    envvar="WORDJUDGE_PORT",
-    default=8000,
-    show_default=True,
-    help="The port of this machine's wordjudge server, which knows whether the active server still proves itself "
-    "the hall's. [env: WORDJUDGE_PORT]",
+    multiple=True,
+    help="The port of this machine's wordjudge server (default: every port this machine listens on is asked, and "
+    "the hall's servers are those whose health names the hall the database records).",
 )
-@setting_options("data_dir")
-def standby_promote(url: str, yes: bool, port: int, data_dir: Path | None) -> None:
+def standby_promote(url: str, yes: bool, force: bool, port: tuple[int, ...]) -> None:
     """Make this machine's database (a standby) the hall's primary: its server becomes the active one, and the old
     active server is fenced (it never adjudicates again).
 
     Refused while the active server still proves itself the hall's active server to this machine's server (an
     answer signed with the hall key: anything else at its address proves nothing): stop it (or unplug its
-    machine) first.
+    machine) first. Refused too, unless ``--force``, where that cannot be checked: no server of the hall answers on
+    this machine, or it has not heard its peers yet.
     """
     from wordjudge.hall import roles as hall
 
@@ -53,9 +58,10 @@ def standby_promote(url: str, yes: bool, port: int, data_dir: Path | None) -> No
         place = hall.place(_checked(url))
         if not place.standby:
             raise InvalidInput("error.hall.not_standby", url=_shown(url))
-        active = place.latest.server_url if place.latest else ""
-        if active and _proves_active(active, port, data_dir):
-            raise InvalidInput("error.hall.active_answers", active=active)
+        latest = place.latest
+        active = latest.server_url if latest else ""
+        if latest is not None and active:
+            _refuse_while_active(latest.server_id, active, list(port), force)
         where = active or "the active machine"
         if not yes:
             click.confirm(
@@ -160,38 +166,26 @@ def standby_status(url: str) -> None:
 _PROVEN_WITHIN_S = 5.0  # how recent this machine's server's proven answer of the active server must be to count
 
 
-def _proves_active(active: str, port: int, data_dir: Path | None) -> bool:
-    """Whether this machine's server (on ``port``) heard ``active`` prove itself the hall's active server within
-    the last few seconds. Asked over HTTPS, trusting the hall's CA alone, when the data folder holds the hall's
-    certificate (the server serves it). A server that cannot be asked is said, and counts as not (the TD checks
-    the machine)."""
-    import httpx  # here: only this command asks
+def _refuse_while_active(server_id: str, active: str, ports: list[int], force: bool) -> None:
+    """Raise :class:`InvalidInput` while ``active`` proves itself to a server of the hall on this machine (found by
+    :func:`wordjudge.hall.local.local_servers`), or, unless ``force``, where that cannot be checked."""
+    from wordjudge.hall.local import local_servers
 
-    from wordjudge.hall.certs import trust
-    from wordjudge.service.settings import load_settings
-
-    settings = load_settings(data_dir=data_dir)
-    scheme = "https" if settings.tls else "http"
-    try:
-        verify = trust(settings.data_dir) or True
-        body = httpx.get(f"{scheme}://127.0.0.1:{port}/api/health", timeout=3, verify=verify).json()
-        peers = (body.get("hall") or {}).get("peers") or []
-    except (httpx.HTTPError, ValueError, AttributeError, InvalidInput):
-        click.echo(
-            f"this machine's wordjudge server (port {port}) does not answer: whether {active} still proves itself "
-            "active could not be checked; make sure it is dead or cut off",
-            err=True,
-        )
-        return False
-    return any(
-        isinstance(peer, dict)
-        and peer.get("url") == active
-        and peer.get("proven")
-        and peer.get("role") == "active"
-        and isinstance(peer.get("age_s"), int | float)
-        and peer["age_s"] <= _PROVEN_WITHIN_S
-        for peer in peers
-    )
+    servers = local_servers(server_id, ports=ports or None)
+    heard = [server.heard_active(active, _PROVEN_WITHIN_S) for server in servers]
+    if any(heard):
+        raise InvalidInput("error.hall.active_answers", active=active)
+    if not servers:
+        unchecked = Message("error.hall.unchecked.no_server", ports=", ".join(map(str, ports)) or "every port")
+    elif None in heard:
+        unchecked = Message("error.hall.unchecked.not_asked", server=servers[heard.index(None)].url)
+    else:
+        shown = ", ".join(server.url for server in servers)
+        click.echo(f"this machine's server ({shown}) has not heard {active} prove itself: it is not in the way")
+        return
+    if not force:
+        raise InvalidInput("error.hall.unchecked", active=active, why=unchecked)
+    click.echo(f"--force: {unchecked.text()}; promoting as the TD checked {active} is dead or cut off", err=True)
 
 
 @standby.command("key")

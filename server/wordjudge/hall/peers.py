@@ -442,6 +442,7 @@ class PeerWatch:
         self.peers, self.key, self.trust = tuple(peers), key, trust
         self._said: list[PeerSays] = []
         self._at = 0.0  # when they were last asked (time.monotonic)
+        self._unproven_since: dict[str, float] = {}  # each peer that proves nothing: since when (time.monotonic)
         self._asking: threading.Thread | None = None
         self._lock = threading.Lock()
 
@@ -455,9 +456,23 @@ class PeerWatch:
     def ask(self) -> list[PeerSays]:
         """Ask every peer now and wait for their answers (at most :data:`DEADLINE` seconds)."""
         said = ask_peers(self.peers, self.key, trust=self.trust)
+        now = time.monotonic()
         with self._lock:
-            self._said, self._at = said, time.monotonic()
+            self._said, self._at = said, now
+            for peer in said:
+                if peer.proven:
+                    self._unproven_since.pop(peer.url, None)
+                else:
+                    self._unproven_since.setdefault(peer.url, now)
         return said
+
+    def unproven_for(self, seconds: float) -> list[PeerSays]:
+        """The peers that have proved nothing (no answer, or an unproven one) at every ask for ``seconds`` or
+        more: one slow answer is not a machine without a server."""
+        now = time.monotonic()
+        with self._lock:
+            since = dict(self._unproven_since)
+        return [peer for peer in self.said if not peer.proven and now - since.get(peer.url, now) >= seconds]
 
     def refresh(self) -> None:
         """Ask the peers again in the background, unless an ask is still under way."""

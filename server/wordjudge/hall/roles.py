@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from wordjudge.base.clock import Offset
 from wordjudge.base.errors import AuditUnavailable, InvalidInput, WordjudgeError
+from wordjudge.base.messages import Message
 from wordjudge.storage import postgres
 from wordjudge.storage.dialect import POSTGRESQL
 
@@ -417,6 +418,49 @@ def _waits_for_standby(connection: Connection, streaming: list[tuple[str, str, s
     if not str(names).strip() or commit not in ("on", "remote_write", "remote_apply"):
         return False
     return alone(streaming)
+
+
+# A dead standby machine (a power cut, a cut cable) closes no connection: its walsender on the active machine
+# gives it up only after wal_sender_timeout (PostgreSQL's default: 60 s), and until then the hall looks whole while
+# every commit waits. The hall's steps set 5 s; past this, health says the setting holds the news back.
+SENDER_TIMEOUT_MAX_S = 10.0
+
+
+@dataclass(frozen=True)
+class Following:
+    """What an active server's database says of its standbys: none streams synchronously (``alone``), its commits
+    wait for one that does not stream, so the hall is stopped (``waits``; None for both where the role may not
+    see them), and how long a silent standby is still taken as streaming (``sender_timeout_s``, None: for ever)."""
+
+    alone: bool | None
+    waits: bool | None
+    sender_timeout_s: float | None
+
+    @property
+    def told(self) -> Message | None:
+        """What the TD is told of the hall's standby: stopped while the commits wait for one (``standby alone`` lets
+        them through), and only then that the verdicts live on this machine only; None while one follows."""
+        return Message("error.hall.stopped") if self.waits else Message("error.hall.alone") if self.alone else None
+
+    def warnings(self) -> list[Message]:
+        """Health's warnings: :attr:`told`, and a ``wal_sender_timeout`` that holds a silent standby's death back."""
+        slow = self.sender_timeout_s is None or self.sender_timeout_s > SENDER_TIMEOUT_MAX_S
+        late = Message("error.hall.sender_timeout", seconds=f"{self.sender_timeout_s or 0:g}") if slow else None
+        return [message for message in (self.told, late) if message is not None]
+
+
+def following(database: str) -> Following:
+    """What ``database`` says of its standbys (one connection). Raises :class:`psycopg.Error` if it cannot be
+    reached."""
+    connection = postgres.connect(database, read_only=True, application="wordjudge hall")
+    try:
+        streaming = _replicas(connection)
+        row = connection.execute("SELECT setting FROM pg_settings WHERE name = 'wal_sender_timeout'").fetchone()
+        timeout_ms = int(row[0]) if row else 0  # 0 disables the timeout
+        waits = _waits_for_standby(connection, streaming)
+        return Following(alone(streaming), waits, timeout_ms / 1000 if timeout_ms > 0 else None)
+    finally:
+        connection.close()
 
 
 @dataclass(frozen=True)

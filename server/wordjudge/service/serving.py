@@ -39,6 +39,7 @@ from wordjudge.base.messages import Message
 from wordjudge.hall import roles as hall
 from wordjudge.hall.event import adopt_event_file, served_file
 from wordjudge.hall.peers import (
+    UNPROVEN,
     Claim,
     Fence,
     PeerSays,
@@ -67,6 +68,9 @@ log = logging.getLogger(__name__)
 ALONE_ALERT = "hall_alone"  # the alert's kind: no synchronous standby follows the active server
 UNREADY_ALERT = "hall_standby_unready"  # the alert's kind: the standby could not serve the event's lexicons as served
 UNPROVEN_ALERT = "hall_peer_unproven"  # the alert's kind: an answer at a peer's address does not prove it the hall's
+# A standby's server that proves nothing for this long (while its database streams) is warned of: one slow answer
+# is not a machine without a server, and the TD hears of one within 15 s (the peers are asked every second).
+SERVERLESS_AFTER_S = 8.0
 LEXICONS_EVERY_S = 5.0  # how often a standby looks whether its folder could serve what the active server serves
 
 
@@ -90,6 +94,7 @@ class Serving:
         self.epoch: Epoch | None = None  # the latest epoch this server knows (its own, while active)
         self.active_url: str | None = None  # the active server, as last learnt (None: not known)
         self.alone: bool | None = None  # active: no synchronous standby follows (None: not known, or no database)
+        self.following: list[Message] = []  # active: what its standbys' state means for the hall (health's words)
         self._hasher = hasher
         self._lock = threading.Lock()
         self._kept: str | None = None  # the digest of the event last put on the hall's record
@@ -242,8 +247,16 @@ class Serving:
             return []
         said = [*self.watch.warnings(), *self._key_warnings()]
         if self.role == ACTIVE:
-            alone = Message("error.hall.alone") if self.alone else None
-            said += [warning for warning in (alone, self.standby_warning) if warning is not None]
+            said += [*self.following, *([self.standby_warning] if self.standby_warning else [])]
+            if self.alone is False:  # its database follows this one: a failover would land where nothing serves
+                said += [
+                    Message(
+                        "error.hall.standby_serverless",
+                        url=peer.url,
+                        why=Message(UNPROVEN[peer.unproven or "no_answer"]),
+                    )
+                    for peer in self.watch.unproven_for(SERVERLESS_AFTER_S)
+                ]
         return said
 
     def _key_warnings(self) -> list[Message]:
@@ -465,20 +478,20 @@ class Serving:
             self._step_down(STANDBY, self._active_in(where.latest))
             self.epoch = where.latest
             return
-        self._note_alone(hall.alone(hall.replicas(database)))
+        self._note_alone(hall.following(database))
         self._keep_event_file(database)
         said = self._latest_peers()
         if self._gives_way(self.epoch.epoch if self.epoch else None, said):
             return
         self._note_standby(said)
 
-    def _note_alone(self, alone: bool | None) -> None:
-        if alone and not self.alone:
-            log.warning("no synchronous standby follows this server: the verdicts now live on this machine only")
-            self._alert(ALONE_ALERT, Message("error.hall.alone"))
-        elif self.alone and alone is False:
+    def _note_alone(self, seen: hall.Following) -> None:
+        if seen.told is not None and seen.told not in self.following:
+            log.warning("%s", seen.told.text())
+            self._alert(ALONE_ALERT, seen.told)
+        elif self.alone and seen.alone is False:
             log.info("a synchronous standby follows this server again")
-        self.alone = alone
+        self.alone, self.following = seen.alone, seen.warnings()
 
     def _followed(self) -> bool:
         """Whether a synchronous standby streams from this server's database (as last looked at): then no other
