@@ -30,6 +30,7 @@ from wordjudge.log.chain import verify_chain
 from wordjudge.log.store import missing_or_changed
 from wordjudge.model.records import Kind, Record, RecordFilter
 from wordjudge.tournament.clock_correction import accept_correction
+from wordjudge.tournament.time_source import READ_EVERY_S, TimeSource
 from wordjudge.tournament.timekeeping import HOLD_ALERT, SET_BACK_ALERT, STEP_ALERT, Timekeeper
 
 from .browser import new_page
@@ -456,3 +457,34 @@ def test_the_console_offers_the_acceptance_on_the_holds_alert(browser: Browser, 
     [change] = [record for record in _changes(data_dir) if record.change and record.change["what"] == CORRECTED]
     assert (change.actor, change.channel) == ("alice", "console")
     assert run("audit", "verify", "--data-dir", data_dir).exit_code == 0
+
+
+def test_health_says_what_the_clock_follows_and_warns_of_an_unauthenticated_hall_source(
+    data_dir: Path, scripted_clock: Clocks
+) -> None:
+    followed = [TimeSource("chrony", "192.168.1.10", synchronised=True, authenticated=False)]
+    keeper = Timekeeper(
+        server="hall-b",
+        alert=lambda kind, said, about: True,
+        watch=ClockWatch(wall=scripted_clock.wall, steady=scripted_clock.steady),
+        source=lambda: followed[0],
+    )
+    log = audit_log(data_dir)
+    log.start()
+    try:
+        keeper.look(log, event=EVENT, leads=True)
+        assert keeper.view(log.head.time)["source"] == {
+            "via": "chrony",
+            "reference": "192.168.1.10",
+            "synchronised": True,
+            "authenticated": False,
+        }
+        [warning] = keeper.warnings(log.head.time)
+        assert warning.key == "error.clock.source_unauthenticated"
+        followed[0] = TimeSource("chrony", "192.168.1.10", synchronised=True, authenticated=True)
+        scripted_clock.passes(READ_EVERY_S)  # read again once a minute
+        keeper.look(log, event=EVENT, leads=True)
+        assert keeper.view(log.head.time)["source"]["authenticated"] is True
+        assert keeper.warnings(log.head.time) == []
+    finally:
+        log.close()

@@ -16,6 +16,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -23,6 +24,7 @@ from click.testing import CliRunner
 from wordjudge.access.pairing import PAIRING_TTL
 from wordjudge.cli.main import main
 from wordjudge.service.settings import Settings, env_name, load_settings
+from wordjudge.tournament.time_source import TimeSource, keyed_sources, read_source, tracking
 
 from .netlab import lab
 
@@ -225,58 +227,133 @@ def test_systemd_accepts_the_halls_patroni_unit() -> None:
 # -- the hall's time: one machine serves it, the other follows ------------------------------------------
 
 
-def test_the_halls_chrony_files_keep_the_standby_on_the_active_machines_time(tmp_path: Path) -> None:
-    """deploy/chrony's two files, as deploy/hall.md installs them, in two network namespaces with the lab's
-    addresses for the hall's: hall-b's chronyd selects hall-a as its source within seconds. Neither touches the
-    machine's clock (-x: the namespaces share it)."""
+def _chrony_key() -> str:
+    """A chrony key file's line, as deploy/hall.md step 5 makes it (``chronyc keygen``: no daemon needed)."""
+    made = subprocess.run(["chronyc", "keygen", "1", "SHA256", "256"], capture_output=True, text=True, check=True)
+    return made.stdout
+
+
+def _start_chronyd(hall: Any, name: str, folder: Path, addresses: dict[str, str], key: str) -> Path:
+    """deploy/chrony's file for machine ``name``, with the lab's addresses for the hall's and ``key`` as its key file
+    (Debian's chrony.conf names /etc/chrony/chrony.keys), started in its namespace; returns its command socket."""
+    shipped = (DEPLOY / "chrony" / f"hall-{name}.conf").read_text("utf-8")
+    for documented, used in addresses.items():
+        shipped = shipped.replace(documented, used)
+    folder.mkdir(mode=0o700)
+    (folder / "chrony.keys").write_text(key)
+    (folder / "chrony.keys").chmod(0o600)
+    conf = folder / "chrony.conf"
+    # Where this instance keeps its files, so that two run beside the machine's own chrony (if any).
+    conf.write_text(
+        shipped + f"\nkeyfile {folder}/chrony.keys\npidfile {folder}/chronyd.pid\n"
+        f"bindcmdaddress {folder}/chronyd.sock\ndriftfile {folder}/drift\n"
+    )
+    checked = subprocess.run(["chronyd", "-p", "-f", str(conf)], capture_output=True, text=True, check=False)
+    assert checked.returncode == 0, checked.stderr
+    started = subprocess.run(
+        hall.run(name, "chronyd", "-x", "-u", "root", "-f", str(conf), "-l", str(folder / "chronyd.log")),
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=10,
+    )
+    assert started.returncode == 0, started.stderr
+    return folder / "chronyd.sock"
+
+
+def _stop_chronyd(folder: Path) -> None:
+    pid = folder / "chronyd.pid"
+    if pid.is_file():
+        os.kill(int(pid.read_text().split()[0]), signal.SIGTERM)
+        deadline = time.monotonic() + 5
+        while pid.is_file() and time.monotonic() < deadline:
+            time.sleep(0.1)
+
+
+def _followed(hall: Any, socket: Path, address: str, seconds: float) -> bool:
+    """Whether hall-b's chronyd selects ``address`` as its source within ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        sources = subprocess.run(
+            hall.run("b", "chronyc", "-h", str(socket), "-n", "sources"),
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=10,
+        ).stdout
+        if f"^* {address}" in sources:
+            return True
+        time.sleep(0.5)
+    return False
+
+
+def _chrony_lab() -> None:
     if shutil.which("chronyd") is None:
         if os.environ.get("CI"):
             pytest.fail("chronyd is missing: .ci/check installs Debian's chrony")
         pytest.skip("chronyd is not installed (Debian's chrony)")
+
+
+def test_the_halls_chrony_files_keep_the_standby_on_the_active_machines_time(tmp_path: Path) -> None:
+    """deploy/chrony's two files, as deploy/hall.md installs them (with the hall's chrony key on both), in two
+    network namespaces with the lab's addresses for the hall's: hall-b's chronyd selects hall-a as its source
+    within seconds, authenticated, and the server's reading of it (what health's ``clock.source`` says) tells so.
+    Neither touches the machine's clock (-x: the namespaces share it)."""
+    _chrony_lab()
+    key = _chrony_key()
     with lab(["a", "b"]) as hall:
         addresses = {"192.168.1.10": hall.addresses["a"], "192.168.1.11": hall.addresses["b"]}
-        sockets = {}
-        for name in ("a", "b"):
-            shipped = (DEPLOY / "chrony" / f"hall-{name}.conf").read_text("utf-8")
-            for documented, used in addresses.items():
-                shipped = shipped.replace(documented, used)
-            folder = tmp_path / name
-            folder.mkdir(mode=0o700)
-            sockets[name] = folder / "chronyd.sock"
-            conf = folder / "chrony.conf"
-            # Where this instance keeps its files, so that two run beside the machine's own chrony (if any).
-            conf.write_text(
-                shipped + f"\npidfile {folder}/chronyd.pid\nbindcmdaddress {sockets[name]}\ndriftfile {folder}/drift\n"
-            )
-            checked = subprocess.run(["chronyd", "-p", "-f", str(conf)], capture_output=True, text=True, check=False)
-            assert checked.returncode == 0, checked.stderr
-            started = subprocess.run(
-                hall.run(name, "chronyd", "-x", "-u", "root", "-f", str(conf), "-l", str(folder / "chronyd.log")),
-                capture_output=True,
-                text=True,
-                check=False,
-                timeout=10,
-            )
-            assert started.returncode == 0, started.stderr
         try:
-            deadline = time.monotonic() + 30
-            while True:
-                sources = subprocess.run(
-                    hall.run("b", "chronyc", "-h", str(sockets["b"]), "-n", "sources"),
-                    capture_output=True,
-                    text=True,
-                    check=False,
-                    timeout=10,
-                ).stdout
-                if f"^* {hall.addresses['a']}" in sources:
-                    break
-                assert time.monotonic() < deadline, sources
-                time.sleep(0.5)
+            _start_chronyd(hall, "a", tmp_path / "a", addresses, key)
+            socket = _start_chronyd(hall, "b", tmp_path / "b", addresses, key)
+            assert _followed(hall, socket, hall.addresses["a"], 30)
+            source = read_source(
+                chronyc=hall.run("b", "chronyc", "-h", str(socket)), configs=[str(tmp_path / "b" / "chrony.conf")]
+            )
+            assert source == TimeSource("chrony", hall.addresses["a"], synchronised=True, authenticated=True)
+            assert source.warning() is None
         finally:
             for name in ("a", "b"):
-                pid = tmp_path / name / "chronyd.pid"
-                if pid.is_file():
-                    os.kill(int(pid.read_text().split()[0]), signal.SIGTERM)
+                _stop_chronyd(tmp_path / name)
+
+
+def test_after_a_failover_a_machine_given_the_dead_ones_address_does_not_set_the_standbys_clock(
+    tmp_path: Path,
+) -> None:
+    """Issue 44: after a failover hall-b's only source is the dead hall-a's address. A machine given it (an
+    impostor's chronyd, hall-a's file, without the hall's key) is never selected: hall-b keeps its own clock.
+    Before (hall-b.conf with no key) it was selected within seconds."""
+    _chrony_lab()
+    with lab(["a", "b"]) as hall:
+        addresses = {"192.168.1.10": hall.addresses["a"], "192.168.1.11": hall.addresses["b"]}
+        try:
+            _start_chronyd(hall, "a", tmp_path / "impostor", addresses, _chrony_key())  # another key
+            socket = _start_chronyd(hall, "b", tmp_path / "b", addresses, _chrony_key())
+            assert not _followed(hall, socket, hall.addresses["a"], 15)
+            source = read_source(
+                chronyc=hall.run("b", "chronyc", "-h", str(socket)), configs=[str(tmp_path / "b" / "chrony.conf")]
+            )
+            assert (source.via, source.synchronised) == ("chrony", False)
+        finally:
+            for name in ("impostor", "b"):
+                _stop_chronyd(tmp_path / name)
+
+
+def test_health_warns_of_a_hall_source_chrony_does_not_authenticate() -> None:
+    """What the server reads of chrony without privileges: its tracking line and its configuration files."""
+    line = "0A99BB01,10.153.187.1,11,1795932443.38,-0.0000076,0.0000076,0.0000076,0.000,2.428,1000000.000,0.00004,1.33,0.0,Normal"
+    assert tracking(line) == ("10.153.187.1", True)
+    unsynchronised = "00000000,,0,0.0,0.0,0.0,0.0,0.000,0.000,0.000,1.0,1.0,0.0,Not synchronised"
+    assert tracking(unsynchronised) == ("", False)
+    old = "# hall-b\nserver 192.168.1.10 iburst prefer\npool 2.debian.pool.ntp.org iburst\n"
+    assert keyed_sources([old]) == {"192.168.1.10": False, "2.debian.pool.ntp.org": False}
+    shipped = (DEPLOY / "chrony" / "hall-b.conf").read_text("utf-8")
+    assert keyed_sources([shipped]) == {"192.168.1.10": True}
+    said = TimeSource("chrony", "192.168.1.10", synchronised=True, authenticated=False).warning()
+    assert said is not None
+    assert "follows 192.168.1.10 (chrony) without authenticating it" in said.text()
+    assert TimeSource("chrony", "192.168.1.10", synchronised=True, authenticated=True).warning() is None
+    assert TimeSource("chrony", "9.9.9.9", synchronised=True, authenticated=False).warning() is None  # the internet
 
 
 # -- the guides' commands, as the TD types them --------------------------------------------------------------

@@ -37,6 +37,7 @@ from wordjudge.base.errors import AuditUnavailable
 from wordjudge.base.messages import Message, duration
 from wordjudge.model.records import Kind, RecordFilter
 from wordjudge.tournament.changes import Change, change_entry
+from wordjudge.tournament.time_source import READ_EVERY_S, TimeSource, read_source
 
 if TYPE_CHECKING:
     from wordjudge.log.audit import AuditLog
@@ -70,7 +71,13 @@ class Timekeeper:
     ``alert`` raises the TD's alerts. Looked at from the server's loops, read by health from requests."""
 
     def __init__(
-        self, *, server: str, alert: Alert, watch: ClockWatch | None = None, close: Close = _close_nothing
+        self,
+        *,
+        server: str,
+        alert: Alert,
+        watch: ClockWatch | None = None,
+        close: Close = _close_nothing,
+        source: Callable[[], TimeSource] = read_source,
     ) -> None:
         self.server = server
         self._alert = alert
@@ -83,6 +90,9 @@ class Timekeeper:
         self.database: Offset | None = None  # the database's clock against this one (None: not read)
         self._database_where = ""  # the database, as messages name it
         self.peers: Mapping[str, Offset] = {}  # each hall peer's clock against this one, as last read
+        self._read_source = source  # what the machine's clock follows (chrony's source), read every READ_EVERY_S
+        self.source: TimeSource | None = None
+        self._source_at: float | None = None
         self._hold_alerted = ""  # the held time the TD was last asked to accept the clock's correction of
         self._alerted: set[str] = set()  # the offsets the TD was alerted of that are still beyond the tolerance
         self._logged: set[str] = set()  # the offsets logged as beyond the tolerance, and still beyond it
@@ -97,6 +107,8 @@ class Timekeeper:
             if audit is not self._log:  # a log not opened through opened(): compared now
                 self.opened(audit)
             step, self._pending = self.watch.look() or self._pending, None
+            if self._source_at is None or self.watch.steady() - self._source_at >= READ_EVERY_S:
+                self.source, self._source_at = self._read_source(), self.watch.steady()
             if step is not None:
                 self.step, self._step_at = step, self.watch.steady()
         held = self.held_at(audit.head.time)
@@ -236,6 +248,8 @@ class Timekeeper:
             said.append(ClockStep(now - (seconds_of(held) or now), held, stored(now), behind_log=True).message(held))
         if (bound := self.hold_warning(held)) is not None:
             said.append(bound)
+        if self.source is not None and (source := self.source.warning()) is not None:
+            said.append(source)
         if (database := _database_warning(self.database, self._database_where)) is not None:
             said.append(database)
         said += [
@@ -257,6 +271,8 @@ class Timekeeper:
             "hold_bound_s": HOLD_BOUND_S,
             "must_accept": self.held_for(held) > HOLD_BOUND_S,
             "step": self.step.as_dict() if self.step else None,
+            # What the machine's clock follows: chrony's source, and whether chrony authenticates it.
+            "source": self.source.as_dict() if self.source else None,
             "database": self.database.as_dict() if self.database else None,
             "peers": [{"url": url, **offset.as_dict()} for url, offset in self.peers.items()],
         }
