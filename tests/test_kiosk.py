@@ -340,6 +340,13 @@ def test_an_unpaired_kiosk_is_refused_until_it_pairs(browser: Browser, server: L
     page.get_by_role("button", name="Pair this kiosk").click()
     on_screen(page, "idle")
     assert "pair=" not in page.url
+    # Its proof key (issue 44): handed at pairing and kept beside its token; made from the hall key, never stored.
+    from wordjudge.hall.proof import digest, read_key
+
+    token, kept = page.evaluate("() => ['token', 'proof-key'].map((k) => localStorage.getItem(`wordjudge.kiosk.${k}`))")
+    hall_key = read_key(server.data_dir)
+    assert hall_key is not None
+    assert kept == hall_key.proof_key("device", digest(token))
     # Revoked by the TD: the next challenge is refused, and the kiosk asks to be enrolled again.
     store = access_store(server.data_dir)
     store.devices.revoke("Hall A", by="test")
