@@ -207,9 +207,9 @@ def standby_key(data_dir: Path | None, show: bool, enter: bool) -> None:
     path = (folder / "hall.key").resolve()
     try:
         if enter:
-            key = typed_key(click.prompt("The hall key, as the other machine shows it", hide_input=True))
-            written = enter_key(folder, key)
-            click.echo(f"{path} {'now holds' if written else 'already holds'} the hall key {key.id}")
+            typed = typed_key(click.prompt("The hall key, as the other machine shows it", hide_input=True))
+            written = enter_key(folder, typed)
+            click.echo(f"{path} {'now holds' if written else 'already holds'} the hall key {typed.id}")
             return
         had = hall_key(folder)
         key = had or hall_key(folder, make=True)

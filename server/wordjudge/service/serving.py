@@ -29,7 +29,6 @@ import dataclasses
 import logging
 import socket
 import threading
-import time
 from typing import TYPE_CHECKING, Any
 
 from argon2 import PasswordHasher
@@ -50,11 +49,11 @@ from wordjudge.hall.peers import (
     rival,
     signed,
     superseded_by,
-    unready_for,
     unready_warning,
 )
 from wordjudge.hall.roles import ACTIVE, FENCED, LOOK_FAILURES, SPLIT, STANDBY, WAITING, Epoch, asked
 from wordjudge.service.https import transport_of
+from wordjudge.service.readiness import FolderReadiness
 from wordjudge.service.resources import Process, Resources
 from wordjudge.tournament.timekeeping import Timekeeper
 
@@ -71,7 +70,6 @@ UNPROVEN_ALERT = "hall_peer_unproven"  # the alert's kind: an answer at a peer's
 # A standby's server that proves nothing for this long (while its database streams) is warned of: one slow answer
 # is not a machine without a server, and the TD hears of one within 15 s (the peers are asked every second).
 SERVERLESS_AFTER_S = 8.0
-LEXICONS_EVERY_S = 5.0  # how often a standby looks whether its folder could serve what the active server serves
 
 
 class Serving:
@@ -99,9 +97,7 @@ class Serving:
         self._lock = threading.Lock()
         self._kept: str | None = None  # the digest of the event last put on the hall's record
         self._keeping: threading.Thread | None = None
-        self.unready: Unready | None = None  # standby: what its folder could not serve as the active server does
-        self._lexicons_at = -LEXICONS_EVERY_S  # when a standby last looked (time.monotonic)
-        self._looking: threading.Thread | None = None
+        self.readiness = FolderReadiness(settings.data_dir)  # standby: what its folder could not serve as served
         self.standby_warning: Message | None = None  # active: the standby could not take over (as its peer says)
         self.split_with: PeerSays | None = None  # split: the peer that says it is active at this server's epoch
         # The clock: its steps told and put on record, its offsets from the database's and the peers' clocks.
@@ -116,6 +112,11 @@ class Serving:
         self._unproven_alerted: set[str] = set()  # the peers' addresses whose unproven answer the TD was alerted of
         self._unproven_logged: set[str] = set()
         self.fence = Fence()  # fenced: when a peer last proved a later epoch (it comes back once none does)
+
+    @property
+    def unready(self) -> Unready | None:
+        """A standby: what its folder could not serve as the active server does (None: nothing, or not known)."""
+        return self.readiness.unready
 
     @property
     def in_hall(self) -> bool:
@@ -329,7 +330,7 @@ class Serving:
         with self._lock:
             self.resources = resources
             resources.access.alerts.clock = self.clock.watch.real  # dated as the clock ran before any step
-            self.unready = None  # a standby's concern: the event is this server's own now
+            self.readiness.unready = None  # a standby's concern: the event is this server's own now
             self._be(ACTIVE, self.own_url)
 
     def _step_standby(self, database: str) -> None:
@@ -340,7 +341,7 @@ class Serving:
             # Never itself: a database demoted under it still names it until it follows the active one's.
             self.active_url = self._active_in(where.latest)
         if where.standby:
-            self._check_lexicons()
+            self.readiness.check(lambda: self.watch.said, lambda: self.role == STANDBY)
             return
         log.warning("this server's database was promoted: opening the event to serve as the active server")
         # (Resources.open first checks that the database takes writes, before anything is opened.)
@@ -431,43 +432,6 @@ class Serving:
         except BaseException:
             resources.close()
             raise
-
-    def _check_lexicons(self) -> None:
-        """A standby: whether its folder holds every lexicon and profile the active server serves, as it serves
-        them (every few seconds). What it lacks is in its health, for the active server to warn the TD of:
-        without it, a takeover would fail, or adjudicate by another edition."""
-        now = time.monotonic()
-        if now - self._lexicons_at < LEXICONS_EVERY_S or (self._looking and self._looking.is_alive()):
-            return
-        self._lexicons_at = now
-        # In a thread of its own: a dead active machine keeps its peers waiting for their timeout, and the step
-        # must not be slower to see the promotion for it.
-        self._looking = threading.Thread(target=self._look_at_lexicons, name="hall lexicons", daemon=True)
-        self._looking.start()
-
-    def _look_at_lexicons(self) -> None:
-        said = self.watch.said
-        served = next((peer.lexicons for peer in said if peer.proven and peer.role == ACTIVE and peer.lexicons), None)
-        if served is None:  # as last seen: an active server that does not answer says nothing new
-            return
-        try:
-            unready = unready_for(self.settings.data_dir, served)
-        except LOOK_FAILURES as exc:
-            log.warning("this folder's lexicons could not be looked at (%s): trying again", exc)
-            return
-        if self.role != STANDBY:  # it took over meanwhile: the event is its own now
-            return
-        if unready != self.unready:
-            if unready is not None:
-                log.warning(
-                    "this folder could not serve the event as the active server does: it lacks %s; other "
-                    "fingerprints: %s",
-                    ", ".join(unready.lacks) or "nothing",
-                    ", ".join(unready.differs) or "none",
-                )
-            else:
-                log.info("this folder holds every lexicon and profile the active server serves")
-        self.unready = unready
 
     def _step_active(self, database: str) -> None:
         # The database first, the peers' last answers after: what the database says never waits on a peer.
