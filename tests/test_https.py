@@ -88,6 +88,16 @@ def test_a_server_without_the_halls_ca_says_so_where_a_device_would_download_it(
         assert response.json()["message"]["key"] == "error.tls.no_ca"
 
 
+def test_several_processes_refuse_the_folders_certificate_until_told_to_serve_plain_http(tmp_path: Path) -> None:
+    hall_certs(tmp_path)
+    front = {"processes": 2, "public_url": "http://192.0.2.1:8000"}
+    with pytest.raises(InvalidInput, match=r"give --https off"):
+        load_settings(data_dir=tmp_path, **front)
+    assert load_settings(data_dir=tmp_path, https="off", **front).tls is False
+    with pytest.raises(InvalidInput, match=r"devices reach it at https://, not http://192\.0\.2\.1:8000"):
+        load_settings(data_dir=tmp_path, public_url="http://192.0.2.1:8000")
+
+
 def test_plain_http_is_a_single_machine_demo_and_a_warning_in_a_hall(tmp_path: Path) -> None:
     alone = transport_of(load_settings(data_dir=tmp_path))
     assert alone.view()["demo"] is True
@@ -242,3 +252,27 @@ def test_chromium_trusting_the_hall_loads_the_kiosk_and_refuses_a_phone_serving_
     phone_heard = servers[1].communicate()[0]
     assert '"GET /kiosk' not in phone_heard  # not even the request: the TLS handshake failed before it
     assert '"GET /api/health' in phone_heard  # (what it was asked over TLS by a client that trusted it)
+
+
+@pytest.mark.live
+def test_a_witness_reads_the_head_over_https_trusting_the_halls_ca(tmp_path: Path) -> None:
+    from tests.helpers import device_headers
+    from wordjudge.model.auth import Role
+
+    hall = hall_certs(tmp_path / "hall")
+    port = free_port()
+    server = serve_process(tmp_path / "hall", "--port", str(port))
+    url = f"https://127.0.0.1:{port}"
+    try:
+        wait_for_health(url, server, verify=trusting(hall.ca_pem))
+        token = device_headers(tmp_path / "hall", "witness", Role.MONITOR)["Authorization"].removeprefix("Bearer ")
+        out = tmp_path / "heads.txt"
+        args = ["witness", url, "--out", str(out), "--token", token, "--once"]
+        done = CliRunner().invoke(main, [*args, "--ca", str(hall.ca_pem)])
+        assert done.exit_code == 0, done.output
+        unverified = CliRunner().invoke(main, args)  # the system's CAs know nothing of the hall's
+        assert unverified.exit_code == 1
+        assert "CERTIFICATE_VERIFY_FAILED" in unverified.output
+    finally:
+        server.terminate()
+        server.communicate(timeout=30)

@@ -602,7 +602,7 @@ def test_the_setup_treats_a_plain_http_server_as_secure_for_the_offline_shell(tm
         etc = tmp_path / url.split(":")[0] / "etc-chromium"
         shutil.copytree(ETC_CHROMIUM, etc, symlinks=True)
         # (--no-ca: a certificate the kiosk trusts already; the hall's own CA: tests/test_kiosk_tls.py)
-        setup = [SETUP, url, *(["--no-ca"] if url.startswith("https") else [])]
+        setup: list[str | Path] = [SETUP, url, *(["--no-ca"] if url.startswith("https") else [])]
         subprocess.run(_in_namespace(etc, *setup), env=env, capture_output=True, text=True, timeout=30, check=True)
         policy = json.loads((etc / POLICY).read_text())
         assert policy["URLAllowlist"] == [url]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import socket
+import ssl
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -325,7 +326,15 @@ def _filter(filters: dict[str, Any]) -> RecordFilter:
 )
 @click.option("--every", type=click.FloatRange(0.5, 3600), default=5.0, show_default=True, help="Seconds between looks")
 @click.option("--once", is_flag=True, help="Look once and stop (for scripts and cron).")
-def witness(url: str, out: Path, token: str, every: float, once: bool) -> None:
+@click.option(
+    "--ca",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    envvar="WORDJUDGE_WITNESS_CA",
+    default=None,
+    help="For an https URL: the hall's CA certificate (tls/hall-ca.pem of the server's data folder, or the server's "
+    "/hall-ca.pem with its fingerprint checked), trusted alone; none: the system's CAs. [env: WORDJUDGE_WITNESS_CA]",
+)
+def witness(url: str, out: Path, token: str, every: float, once: bool, ca: Path | None) -> None:
     """Witness the audit log of the server at URL from this machine: append its head to OUT every few seconds.
 
     Run it on another machine than the server, with a monitor's token. Later, `wordjudge audit verify
@@ -336,7 +345,8 @@ def witness(url: str, out: Path, token: str, every: float, once: bool) -> None:
     from wordjudge.log.witness import Witness
 
     try:
-        watcher = Witness(url, token, out)
+        verify = _trusting(ca) if ca is not None else True
+        watcher = Witness(url, token, out, client=httpx.Client(timeout=10, verify=verify))
     except InvalidInput as exc:
         raise click.UsageError(exc.message) from None
     click.echo(f"witnessing {url} into {out.resolve()}", err=True)
@@ -352,3 +362,11 @@ def witness(url: str, out: Path, token: str, every: float, once: bool) -> None:
             return
         with suppress(KeyboardInterrupt):
             watcher.run(every, lambda line: click.echo(f"{time.strftime('%H:%M:%S')} {line}", err=True))
+
+
+def _trusting(ca: Path) -> ssl.SSLContext:
+    """A client context that trusts the CA certificate ``ca`` alone. Raises :class:`InvalidInput` if it is not one."""
+    try:
+        return ssl.create_default_context(cafile=str(ca))
+    except (ssl.SSLError, OSError):
+        raise InvalidInput("error.tls.not_a_certificate", path=str(ca)) from None
