@@ -621,6 +621,31 @@ def test_health_warns_within_15_s_when_the_standbys_database_streams_but_no_serv
 
 
 @pytest.mark.live
+def test_a_server_whose_database_is_not_up_yet_waits_for_it_and_says_so(hall: Hall) -> None:
+    # Patroni starts the old machine again and rewinds its PostgreSQL into the standby; its wordjudge server, started
+    # with it, found no database and exited (`cannot be opened for writing`), the unit gave up, and the next
+    # failover would have promoted a database with no server in front of it. Now it serves 503 `unreached`, says
+    # why, and takes its place once the database answers.
+    hall.a.start()
+    hall.standby.stop("fast")
+    hall.b.start()  # before: it exited here, and start() failed
+    body = httpx.get(f"{hall.b.base}/api/health", timeout=5).json()
+    assert (body["status"], body["state"]) == (503, "unreached"), body
+    assert "cannot be reached yet" in body["reasons"][0]
+    refused = challenge(hall.b.base, "any-token", "while-unreached")
+    assert refused.status_code == 503
+    assert refused.json()["code"] == "not_active"
+    hall.standby.start()
+    eventually(
+        lambda: httpx.get(f"{hall.b.base}/api/health", timeout=5).json()["state"] == STANDBY,
+        "the server serving as the standby once its database answers",
+        seconds=30,
+    )
+    assert hall.b.process is not None
+    assert hall.b.process.poll() is None
+
+
+@pytest.mark.live
 def test_a_promotion_that_cannot_check_the_active_server_is_refused_unless_forced(hall: Hall) -> None:
     # The standby machine's server is not running, so nothing on this machine can say whether the active server
     # still proves itself: the promotion is refused, naming what could not be checked, and --force (the TD made

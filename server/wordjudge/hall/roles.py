@@ -56,6 +56,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 ACTIVE, STANDBY, FENCED = "active", "standby", "fenced"
+UNREACHED = "unreached"  # its database cannot be reached yet (Patroni rewinding it, PostgreSQL still starting)
 WAITING = "waiting"  # its database would make every commit wait for a synchronous standby that is not there
 SPLIT = "split"  # another server says it is active at this server's own epoch: the two databases are not one
 

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from argon2 import PasswordHasher
 
-from wordjudge.base.errors import NotActive
+from wordjudge.base.errors import AuditUnavailable, NotActive, WordjudgeError
 from wordjudge.base.messages import Message
 from wordjudge.hall import roles as hall
 from wordjudge.hall.event import adopt_event_file, served_file
@@ -51,7 +51,7 @@ from wordjudge.hall.peers import (
     superseded_by,
     unready_warning,
 )
-from wordjudge.hall.roles import ACTIVE, FENCED, LOOK_FAILURES, SPLIT, STANDBY, WAITING, Epoch, asked
+from wordjudge.hall.roles import ACTIVE, FENCED, LOOK_FAILURES, SPLIT, STANDBY, UNREACHED, WAITING, Epoch, asked
 from wordjudge.service.https import transport_of
 from wordjudge.service.readiness import FolderReadiness
 from wordjudge.service.resources import Process, Resources
@@ -100,6 +100,7 @@ class Serving:
         self.readiness = FolderReadiness(settings.data_dir)  # standby: what its folder could not serve as served
         self.standby_warning: Message | None = None  # active: the standby could not take over (as its peer says)
         self.split_with: PeerSays | None = None  # split: the peer that says it is active at this server's epoch
+        self.unreached: Message | None = None  # unreached: why its database could not be reached
         # The clock: its steps told and put on record, its offsets from the database's and the peers' clocks.
         self.clock = Timekeeper(
             server=self.own_url or socket.gethostname(), alert=self._alert, close=self._close_alerts
@@ -132,11 +133,21 @@ class Serving:
         """Find where this server stands and, if it is to be active, open its resources and add its epoch.
 
         Raises what :meth:`Resources.open` raises, and :class:`AuditUnavailable` if the database cannot be
-        reached. Blocks while a fenced server's database waits for a standby that no longer follows it.
+        reached, but in a hall: there the server is ``unreached`` and looks again every second (Patroni starts a
+        machine's server with its PostgreSQL still being rewound: it exited, and nobody was told). Blocks while a
+        fenced server's database waits for a standby that no longer follows it.
         """
         database = self.settings.database
         if self.resources is None and database is not None and self.in_hall:
-            where = self._place(database)
+            try:
+                where = self._place(database)
+            except AuditUnavailable as exc:
+                if self.role != UNREACHED:
+                    log.error("%s: serving 503 and trying again every second", exc.message)
+                self.unreached = exc.msg
+                self._be(UNREACHED, self.active_url)
+                return
+            self.unreached = None
             self.epoch = where.latest
             if where.standby:
                 self._be(STANDBY, where.latest.server_url if where.latest else None)
@@ -169,6 +180,8 @@ class Serving:
                 self._step_waiting(database)
             elif self.role == SPLIT:
                 self._step_split(database)
+            elif self.role == UNREACHED:
+                self._step_unreached()
             else:
                 self._step_fenced(database)
         except LOOK_FAILURES as exc:
@@ -182,6 +195,8 @@ class Serving:
             return NotActive("error.hall.fenced", active=active, details=details)
         if self.role == WAITING:
             return NotActive("error.hall.waiting", details=details)
+        if self.role == UNREACHED:
+            return NotActive("error.hall.unreached", reason=self.unreached or "?", details=details)
         if self.role == SPLIT and self.split_with is not None:
             return NotActive("error.hall.split", peer=self.split_with.url, epoch=self.split_with.epoch, details=details)
         if self.active_url:
@@ -359,6 +374,13 @@ class Serving:
         if not self._waits(database):
             log.warning("a synchronous standby follows this server's database now: taking over")
             self._open_and_take_over(where.latest)
+
+    def _step_unreached(self) -> None:
+        try:
+            self.start()
+        except WordjudgeError as exc:  # its database answers now, but the server cannot serve: health says why
+            log.error("%s", exc.message)
+            self.unreached = exc.msg
 
     def _step_split(self, database: str) -> None:
         where = self._place(database)
