@@ -99,6 +99,10 @@ def test_every_certificate_or_key_a_server_must_not_serve_is_refused_by_name(tmp
     # A key readable by others: the fix named.
     files.key.chmod(0o644)
     assert f"chmod 600 {files.key}" in _refusal(files)
+    files.key.chmod(0o660)  # its group may not write it
+    assert "(mode 0660)" in _refusal(files)
+    files.key.chmod(0o640)  # root:wordjudge 0640, as deploy/wordjudge.env describes a key of the TD's own: served
+    assert check_served(files.cert, files.key, ca_path=files.ca_cert).ca is not None
     files.key.chmod(0o600)
     # Another key than the certificate's.
     good = files.key.read_bytes()

@@ -249,14 +249,16 @@ def read_cert(path: Path) -> x509.Certificate:
 
 
 def read_key(path: Path) -> PrivateKey:
-    """The private key in the PEM file ``path``: private to its owner (mode 0600), unencrypted, ECDSA on P-256 or
+    """The private key in the PEM file ``path``: private to its owner (0600; its group may read it), unencrypted, ECDSA on P-256 or
     P-384, or RSA of 2048 bits or more. Raises :class:`InvalidInput` naming the file and what is wrong."""
     try:
         mode = stat.S_IMODE(path.stat().st_mode)
         data = path.read_bytes()
     except OSError as exc:
         raise InvalidInput("error.tls.unreadable", path=str(path), reason=exc.strerror or str(exc)) from None
-    if mode & 0o077:
+    # Others may neither read nor write it; its group may read it (a key root owns, the service's group reads:
+    # root:wordjudge 0640), never write it.
+    if mode & 0o027:
         raise InvalidInput("error.tls.key_open", path=str(path), mode=f"{mode:04o}")
     try:
         key = serialization.load_pem_private_key(data, password=None)
