@@ -53,6 +53,12 @@ def _peer_until(server: _Https, url: str, said: dict[str, Any], seconds: float =
 def test_the_halls_servers_prove_themselves_to_each_other_over_https_and_a_phone_at_a_peers_address_is_not_asked(
     hall: Hall, tmp_path: Path
 ) -> None:
+    # First over plain HTTP, as the fixture's hall is: a warning in the hall, not a demo.
+    hall.a.start()
+    plain = httpx.get(f"{hall.a.base}/api/health", timeout=5).json()
+    hall.a.stop()
+    assert (plain["transport"]["scheme"], plain["transport"]["demo"]) == ("http", False)
+    assert any("this hall server serves plain HTTP" in w for w in plain["warnings"]), plain["warnings"]
     made = hall_certs(hall.a.data_dir)  # on hall-a; the CA copied with the folder, hall-b's own certificate
     shutil.copytree(hall.a.data_dir / "tls", hall.b.data_dir / "tls")
     hall_certs(hall.b.data_dir)

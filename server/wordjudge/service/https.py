@@ -2,8 +2,8 @@
 single-machine demo), checked before it listens and said in health and on the status page.
 
 Over plain HTTP whoever answers at the server's address owns its pages' origin: a phone that took the address of a
-machine switched off gets the kiosks' pages, their script and their tokens after one reload. In a hall (peers, or
-the hall's PostgreSQL) that is a warning; alone on a laptop it is the demo.
+machine switched off gets the kiosks' pages, their script and their tokens after one reload. In a hall (a server
+with peers) that is a warning; a server alone over plain HTTP is a single-machine demo.
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ def transport_of(settings: Settings) -> Transport:
     """Check what ``settings`` serve over: the certificate and key (:func:`wordjudge.hall.certs.check_served`; with
     the hall's CA when the data folder holds one, so that a certificate of another CA is refused there). Raises
     :class:`~wordjudge.base.errors.InvalidInput` naming what is wrong with the certificate or key."""
-    in_hall = bool(settings.peers or settings.database)
+    in_hall = bool(settings.peers)  # a hall's machines take over from each other: a dead one's address is free
     if settings.certfile is None or settings.keyfile is None:
         return Transport("plain", None, in_hall)
     files = HallFiles.of(settings.data_dir)
