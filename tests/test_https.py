@@ -88,6 +88,19 @@ def test_a_server_without_the_halls_ca_says_so_where_a_device_would_download_it(
         assert response.json()["message"]["key"] == "error.tls.no_ca"
 
 
+def test_the_pairing_links_a_server_with_the_halls_certificate_prints_are_https(tmp_path: Path) -> None:
+    from wordjudge.model.auth import Role
+    from wordjudge.service.links import printed_pairing_links
+
+    hall_certs(tmp_path)
+    links = printed_pairing_links(load_settings(data_dir=tmp_path, host="0.0.0.0", port=8443), Role.KIOSK, "CODE")
+    assert links.link == "https://wordjudge.local:8443/kiosk#pair=CODE"
+    assert links.by_ip is not None
+    assert links.by_ip.startswith("https://")
+    plain = printed_pairing_links(load_settings(data_dir=tmp_path, https="off", port=8443), Role.KIOSK, "CODE")
+    assert plain.link.startswith("http://127.0.0.1:8443/")
+
+
 def test_several_processes_refuse_the_folders_certificate_until_told_to_serve_plain_http(tmp_path: Path) -> None:
     hall_certs(tmp_path)
     front = {"processes": 2, "public_url": "http://192.0.2.1:8000"}
