@@ -17,13 +17,18 @@ export function showConnection() {
 
 function update() {
   const shown = document.getElementById("connection-banner");
-  if (!unprovenConnection(location.protocol, hallServers())) return shown?.remove();
+  if (!unprovenConnection(location.protocol, hallServers())) {
+    document.body.classList.remove("with-banner");
+    return shown?.remove();
+  }
   if (shown) return;
   const banner = h(
     "aside",
     { id: "connection-banner", class: "connection-banner", role: "note" },
-    h("p", {}, S.unprovenConnection),
-    h("p", { class: "hint" }, S.unprovenConnectionStep),
+    h("p", {}, `${S.unprovenConnection} `, h("span", { class: "hint" }, S.unprovenConnectionStep)),
   );
   document.body.prepend(banner);
+  // Every full-height screen leaves the banner its height (app.css): nothing is pushed off the screen.
+  document.body.classList.add("with-banner");
+  document.body.style.setProperty("--banner", `${banner.offsetHeight}px`);
 }

@@ -22,7 +22,7 @@ import httpx2 as httpx
 import pytest
 from playwright.sync_api import Browser, Page, Request, expect
 
-from .browser import CHROMIUM, CHROMIUM_ARGS, new_page, open_enrolled, serving, shell_ready
+from .browser import CHROMIUM, CHROMIUM_ARGS, drawn, fits, new_page, open_enrolled, screenshot, serving, shell_ready
 from .fake_peer import FakePeer, Heard, json_answer
 from .hall_lab import Hall, kill_machine
 from .helpers import LiveServer, serve_process, wait_for_health, write_event
@@ -187,6 +187,13 @@ def test_a_kiosk_says_its_connection_is_unproven_over_plain_http_in_a_hall_only(
     banner = page.locator("#connection-banner")
     expect(banner).to_contain_text("Unproven connection", timeout=15_000)  # once the page learnt its hall
     expect(banner).to_contain_text("one-time step")
+    # Every screen leaves it its height: nothing is pushed off the kiosk's screen.
+    drawn(page)
+    assert fits(page), screenshot(page, "kiosk-unproven-idle")
+    type_challenge(page, "12", "cat, dog")
+    page.get_by_role("button", name="Done: hand over to the opponent").click()
+    drawn(page)
+    assert fits(page), screenshot(page, "kiosk-unproven-opponent")
     page.goto(f"{hall.a.base}/kiosk?lang=fr")
     expect(page.locator("#connection-banner")).to_contain_text("Connexion non prouvée", timeout=15_000)
     page.context.close()
