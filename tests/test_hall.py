@@ -71,6 +71,16 @@ from .test_kiosk import hold_adjudicate, type_challenge
 pytestmark = pytest.mark.sqlite_only("starts PostgreSQL clusters of its own, or none: runs in the suite's first pass")
 
 
+# What the warning of a standby lacking a lexicon has the TD type (deploy/hall.md, set-up step 3): the profiles folder
+# only where there is one (tar refuses a folder that is not there).
+COPY_LEXICONS = (
+    "Copy this machine's lexicons folder, and its profiles folder where it has one, to the standby's data folder: "
+    "here, sudo sh -c 'cd /var/lib/wordjudge && tar -czf /media/usb/wordjudge-lexicons.tar.gz lexicons "
+    "$(ls -d profiles 2>/dev/null)'; there, sudo tar -C /var/lib/wordjudge -xzf /media/usb/wordjudge-lexicons.tar.gz "
+    "&& sudo chown -R wordjudge:wordjudge /var/lib/wordjudge (deploy/hall.md, set-up step 3)"
+)
+
+
 def _alerted(data_dir: Path, url: str, kind: str = ALONE_ALERT) -> bool:
     store = AccessStore(data_dir / ACCESS_FILE, database=url).open()
     try:
@@ -401,8 +411,7 @@ def test_a_standby_names_the_lexicons_it_could_not_serve_as_the_active_server_do
     assert unready_warning("http://hall-b:8000", unready).text() == (
         "the standby http://hall-b:8000 could not take this event over as it is served here: it lacks EXTRA, and "
         "its SIDE differ from what is served here (another fingerprint: another edition, or other amendments). "
-        "Copy this machine's lexicons and profiles folders into its data folder (see the hall's steps); this "
-        "warning goes within seconds of it having them"
+        f"{COPY_LEXICONS}; this warning goes within seconds of it having them"
     )
     # As a peer's health carries it: names only, checked.
     assert Unready.from_dict(unready.as_dict()) == unready
@@ -438,8 +447,7 @@ def test_the_td_is_warned_while_the_standby_could_not_serve_the_events_lexicons_
     lacks = _until(lambda: _warned(hall.a), bool)
     assert lacks == [
         f"the standby {hall.b.base} could not take this event over as it is served here: it lacks SIDE. "
-        "Copy this machine's lexicons and profiles folders into its data folder (see the hall's steps); "
-        "this warning goes within seconds of it having them"
+        f"{COPY_LEXICONS}; this warning goes within seconds of it having them"
     ]
     # Another edition under the same name: said as such.
     _with_lexicon(hall.b.data_dir, "SIDE", ["aa", "ab", "ad"])

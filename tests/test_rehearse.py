@@ -13,6 +13,7 @@ runs the script's clock section against them.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -30,8 +31,10 @@ from .test_hall_patroni import patroni_hall  # noqa: F401 (the fixture)
 
 pytestmark = pytest.mark.sqlite_only("starts PostgreSQL clusters of its own: runs in the suite's first pass")
 
-SCRIPT = Path(__file__).resolve().parent.parent / "deploy" / "rehearse-hall.sh"
-HALLCTL = Path(__file__).resolve().parent.parent / "deploy" / "patroni" / "hallctl"
+ROOT = Path(__file__).resolve().parent.parent
+DEPLOY = ROOT / "deploy"
+SCRIPT = DEPLOY / "rehearse-hall.sh"
+HALLCTL = DEPLOY / "patroni" / "hallctl"
 PATRONICTL = "/opt/wordjudge-patroni/bin/patronictl"
 
 
@@ -219,3 +222,42 @@ def test_hallctl_lists_and_switches_the_patroni_hall_over_with_env_confs_etcd_me
     patroni_hall.wait("b", "primary", timeout=60)
     listed = subprocess.run([hallctl, "list"], capture_output=True, text=True, timeout=60, env=bare, check=False)
     assert re.search(r"\| b +\|.*\| Leader ", listed.stdout), listed.stdout
+
+
+# -- the lexicons' copy that the standby-unready warning gives ---------------------------------------------------
+
+
+@pytest.mark.parametrize("profiles", [False, True], ids=["no-profiles", "profiles"])
+def test_the_lexicons_copy_the_warning_gives_is_the_guides_and_runs_with_or_without_profiles(
+    tmp_path: Path, profiles: bool
+) -> None:
+    """The two commands that error.hall.standby_unready gives (en and fr) are deploy/hall.md's, and they run: the
+    lexicons folder is copied, the profiles folder too where there is one, and its absence is no error (the
+    warning used to ask for a profiles folder that may not exist, with no command). Mapped: /var/lib/wordjudge to
+    two test folders (the active machine's, the standby's), /media/usb to a third, ``sudo`` dropped, the
+    ``wordjudge`` user of ``chown`` to root (the test's own)."""
+    from .test_deploy import _commands
+
+    guide = _commands((DEPLOY / "hall.md").read_text("utf-8"))
+    copy = [command for command in guide if "wordjudge-lexicons.tar.gz" in command]
+    assert len(copy) == 2, copy
+    for locale in ("en", "fr"):
+        said = json.loads((ROOT / "kiosk" / "locales" / f"{locale}.json").read_text("utf-8"))
+        for command in copy:
+            assert command in said["error.hall.standby_unready"], locale
+    active, standby, usb = tmp_path / "active", tmp_path / "standby", tmp_path / "usb"
+    for folder in (active, standby, usb):
+        folder.mkdir()
+    (active / "lexicons" / "SIDE").mkdir(parents=True)
+    (active / "lexicons" / "SIDE" / "SIDE.wjlex").write_text("compiled")
+    if profiles:
+        (active / "profiles").mkdir()
+        (active / "profiles" / "SIDE-PLUS.json").write_text("{}")
+    for command, data in zip(copy, (active, standby), strict=True):
+        mapped = command.replace("/var/lib/wordjudge", str(data)).replace("/media/usb", str(usb))
+        mapped = mapped.replace("sudo ", "").replace("wordjudge:wordjudge", "root:root")
+        done = subprocess.run(["sh", "-c", mapped], capture_output=True, text=True, timeout=30, check=False)
+        assert done.returncode == 0, done.stderr
+        assert done.stderr == ""
+    assert (standby / "lexicons" / "SIDE" / "SIDE.wjlex").read_text() == "compiled"
+    assert (standby / "profiles" / "SIDE-PLUS.json").is_file() is profiles
