@@ -43,7 +43,7 @@ def _peer_until(server: _Https, url: str, said: dict[str, Any], seconds: float =
     deadline = time.monotonic() + seconds
     while True:
         body = httpx.get(f"{server.base}/api/health", verify=server.trust, timeout=5).json()
-        peer = next((p for p in (body.get("hall") or {}).get("peers") or [] if p.get("url") == url), {})
+        peer: dict[str, Any] = next((p for p in (body.get("hall") or {}).get("peers") or [] if p.get("url") == url), {})
         if all(peer.get(key) == value for key, value in said.items()):
             return peer
         assert time.monotonic() < deadline, peer

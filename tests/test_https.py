@@ -111,6 +111,18 @@ def test_several_processes_refuse_the_folders_certificate_until_told_to_serve_pl
         load_settings(data_dir=tmp_path, public_url="http://192.0.2.1:8000")
 
 
+def test_a_certificate_that_expires_within_a_month_is_warned_of(tmp_path: Path) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    hall_certs(tmp_path)
+    transport = transport_of(load_settings(data_dir=tmp_path))
+    assert transport.warnings() == []
+    later = datetime.now(UTC) + timedelta(days=380)  # the certificate is made for 397 days
+    [warning] = transport.warnings(now=later)
+    assert warning.key == "error.tls.expires_soon"
+    assert "kiosks and phones refuse it from then on" in warning.text()
+
+
 def test_plain_http_is_a_single_machine_demo_and_a_warning_in_a_hall(tmp_path: Path) -> None:
     alone = transport_of(load_settings(data_dir=tmp_path))
     assert alone.view()["demo"] is True

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ipaddress
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal
 
 from wordjudge.base.messages import Message
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
     from wordjudge.service.settings import Settings
 
 Kind = Literal["hall", "other", "plain"]
+EXPIRY_WARNING = timedelta(days=30)  # time enough to make a new certificate between two events
 
 
 @dataclass(frozen=True)
@@ -50,11 +52,16 @@ class Transport:
             "ca_fingerprint": fingerprint(ca) if ca is not None else None,
         }
 
-    def warnings(self) -> list[Message]:
-        """Plain HTTP in a hall; a certificate that does not name one of this machine's addresses."""
+    def warnings(self, now: datetime | None = None) -> list[Message]:
+        """Plain HTTP in a hall; a certificate that does not name one of this machine's addresses; a certificate
+        (or its CA) that expires within :data:`EXPIRY_WARNING` (a server keeps serving it once expired, and every
+        device then refuses it)."""
         if self.served is None:
             return [Message("error.tls.plain_in_hall")] if self.in_hall else []
-        return list(self.served.warnings)
+        now = now or datetime.now(UTC)
+        ends = min(c.not_valid_after_utc for c in (self.served.cert, self.served.ca) if c is not None)
+        soon = [Message("error.tls.expires_soon", when=ends.date().isoformat())] if ends - now < EXPIRY_WARNING else []
+        return [*self.served.warnings, *soon]
 
     def seen(self) -> TransportSeen:
         return TransportSeen(self.view(), self.warnings())
