@@ -348,6 +348,7 @@ def test_reopening_keeps_the_head_and_applies_migrations_once(tmp_path: Path) ->
         "0002_record_salt",
         "0003_record_bodies",
         "0004_table_any_case",
+        "0005_views",
     ]
     assert connection.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     connection.close()

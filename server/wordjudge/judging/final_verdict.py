@@ -208,18 +208,20 @@ def final_verdict(audit: AuditLog, record_id: int) -> FinalVerdict:
 
 def final_verdicts(audit: AuditLog, records: Sequence[Record]) -> dict[int, FinalVerdict]:
     """The final verdict of each challenge among ``records`` (a page of a list), by its id; other kinds are
-    left out (their challenge is listed on its own). Reads each challenge's linked records (indexed)."""
-    finals = {}
-    for record in records:
-        if record.kind is not Kind.CHALLENGE:
-            continue
-        family, unread = [record], [record.id]
-        while unread:
-            children = audit.children(unread.pop())
-            family += children
-            unread += [child.id for child in children]
-        finals[record.id] = settle(family)
-    return finals
+    left out (their challenge is listed on its own). Reads the challenges' linked records a generation at a time
+    (indexed: one read for a page's children, one for their children...), not a challenge at a time."""
+    families = {record.id: [record] for record in records if record.kind is Kind.CHALLENGE}
+    challenge_of = {challenge_id: challenge_id for challenge_id in families}  # each record read: its challenge
+    unread = list(families)
+    while unread:
+        children = audit.children_of(unread)
+        unread = []
+        for child in children:
+            challenge_id = challenge_of[child.parent_id] if child.parent_id is not None else child.id
+            families[challenge_id].append(child)
+            challenge_of[child.id] = challenge_id
+            unread.append(child.id)
+    return {challenge_id: settle(family) for challenge_id, family in families.items()}
 
 
 def finals_of_linked(audit: AuditLog, records: Sequence[Record]) -> list[FinalVerdict]:

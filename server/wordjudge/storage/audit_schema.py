@@ -23,7 +23,7 @@ import sqlite3
 from typing import TYPE_CHECKING, Any
 
 from wordjudge.model.records import Kind, Record, Verdict, record_body
-from wordjudge.storage.audit_tables import RECORDS, TABLES_AND_INDEXES
+from wordjudge.storage.audit_tables import RECORDS, TABLES_AND_INDEXES, VIEW_PARTS
 from wordjudge.storage.dialect import SQLITE
 
 if TYPE_CHECKING:
@@ -70,13 +70,48 @@ END""",
 END""",
     ),
 ]
+# What migration 0005_views added (every log has it after): the TD's views at a million records (issue 48).
+VIEWS_SCHEMA: list[tuple[str, str]] = [
+    *((part.name, part.create(SQLITE)) for part in VIEW_PARTS),
+    (
+        "records_count",
+        # Every record counts once, under its event, division, kind, verdict, actor and round (as the filters
+        # name them), so that a list's count by these sums a few rows (reading.LogReader.count).
+        """CREATE TRIGGER records_count AFTER INSERT ON records BEGIN
+    INSERT INTO record_counts (event, division, kind, verdict, actor, round_key, records)
+    VALUES (coalesce(NEW.event, ''), coalesce(NEW.division, ''), NEW.kind, coalesce(NEW.verdict, ''),
+        coalesce(NEW.actor, ''), coalesce(NEW.round, 0), 1)
+    ON CONFLICT DO UPDATE SET records = records + 1;
+END""",
+    ),
+]
+# The count of the records already in a log, as records_count would have kept it (0005_views).
+COUNT_RECORDS = """INSERT INTO record_counts (event, division, kind, verdict, actor, round_key, records)
+SELECT coalesce(event, ''), coalesce(division, ''), kind, coalesce(verdict, ''), coalesce(actor, ''),
+    coalesce(round, 0), count(*)
+FROM records GROUP BY 1, 2, 3, 4, 5, 6"""
+# Before 0005_views, the log's schema was the first part, which 0003_record_bodies creates.
+_BODIES_SCHEMA = list(SCHEMA)
+SCHEMA += VIEWS_SCHEMA
 APPEND_ONLY = ("records_no_update", "records_no_delete")
 
 
 def create_schema(connection: sqlite3.Connection) -> None:
-    """Create every table, index and trigger of :data:`SCHEMA` (in a fresh database or a migration)."""
-    for _, statement in SCHEMA:
+    """Create the tables, indexes and triggers a log held once its records were bodies (0003_record_bodies: the
+    first part of :data:`SCHEMA`; later migrations add the rest)."""
+    for _, statement in _BODIES_SCHEMA:
         connection.execute(statement)
+
+
+def _views(connection: sqlite3.Connection) -> None:
+    """0005: the index and the counts the TD's views read (:data:`VIEWS_SCHEMA`), the counts of the records already
+    written taken once, in this migration's transaction: from then on each record's own keeps them."""
+    present = {name for (name,) in connection.execute("SELECT name FROM sqlite_master")}
+    for name, statement in VIEWS_SCHEMA:
+        if name not in present:
+            connection.execute(statement)
+    connection.execute("DELETE FROM record_counts")
+    connection.execute(COUNT_RECORDS)
 
 
 def missing_or_changed(connection: sqlite3.Connection) -> list[str]:
@@ -208,4 +243,5 @@ MIGRATIONS: Migrations = [
         "0004_table_any_case",
         "DROP INDEX records_table; CREATE INDEX records_table ON records (table_label COLLATE NOCASE);",
     ),
+    ("0005_views", _views),
 ]

@@ -101,10 +101,30 @@ BEGIN
     RETURN NULL;
 END
 """
+# Every record counts once, under its event, division, kind, verdict, actor and round, as on SQLite (migration
+# 0004_views): a list's count by these sums a few rows. Once a statement, as the word index and tallies are.
+COUNTED_BODY = """
+BEGIN
+    INSERT INTO record_counts (event, division, kind, verdict, actor, round_key, records)
+    SELECT coalesce(n.event, ''), coalesce(n.division, ''), n.kind, coalesce(n.verdict, ''), coalesce(n.actor, ''),
+        coalesce(n.round, 0), count(*)
+    FROM inserted AS n
+    GROUP BY 1, 2, 3, 4, 5, 6
+    ON CONFLICT (division, verdict, kind, actor, round_key, event) DO UPDATE
+        SET records = record_counts.records + excluded.records;
+    RETURN NULL;
+END
+"""
+# The count of the records already in a log, as records_counted would have kept it (0004_views).
+COUNT_RECORDS = """INSERT INTO record_counts (event, division, kind, verdict, actor, round_key, records)
+SELECT coalesce(event, ''), coalesce(division, ''), kind, coalesce(verdict, ''), coalesce(actor, ''),
+    coalesce(round, 0), count(*)
+FROM records GROUP BY 1, 2, 3, 4, 5, 6"""
 TRIGGER_FUNCTIONS = {
     "records_append_only": APPEND_ONLY_BODY,
     "records_indexed": INDEXED_BODY,
     "records_read_body": READ_BODY,
+    "records_counted": COUNTED_BODY,
 }
 FUNCTIONS = {**TRIGGER_FUNCTIONS, "records_read_right": READ_RIGHT}
 # name: (timing and events, row or statement, function), as the catalogue's trigger definition says them.
@@ -115,6 +135,8 @@ TRIGGERS = {
     "records_no_truncate": "BEFORE TRUNCATE ON records FOR EACH STATEMENT EXECUTE FUNCTION records_append_only()",
     "records_indexed": "AFTER INSERT ON records REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT"
     " EXECUTE FUNCTION records_indexed()",
+    "records_counted": "AFTER INSERT ON records REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT"
+    " EXECUTE FUNCTION records_counted()",
 }
 
 
@@ -126,6 +148,7 @@ SCHEMA: list[str] = [
     READ_RIGHT_FUNCTION,
     # The tables and indexes, as on SQLite (audit_tables.TABLES_AND_INDEXES).
     *(part.create(POSTGRESQL) for part in audit_tables.TABLES_AND_INDEXES),
+    *(part.create(POSTGRESQL) for part in audit_tables.VIEW_PARTS),
     *(_trigger_function(name) for name in TRIGGER_FUNCTIONS),
     *(f"CREATE TRIGGER {name} {definition}" for name, definition in TRIGGERS.items()),
     # Nobody but the owner may change or remove a record, even before the triggers are asked.
@@ -169,12 +192,24 @@ def _index_per_statement(connection: Connection) -> None:
     _renew_trigger(connection, "records_indexed", "records_indexed")
 
 
+def _views(connection: Connection) -> None:
+    """A log made before: the index and the counts the TD's views read (:data:`audit_tables.VIEW_PARTS`), the
+    counts of the records already written taken once, in this migration's transaction, kept from then on by
+    each statement's own (:data:`COUNTED_BODY`)."""
+    for part in audit_tables.VIEW_PARTS:
+        connection.execute(part.create(POSTGRESQL).replace(f" {part.name} ", f" IF NOT EXISTS {part.name} ", 1))
+    _renew_trigger(connection, "records_counted", "records_counted")
+    connection.execute("DELETE FROM record_counts")
+    connection.execute(COUNT_RECORDS)
+
+
 # 0001 makes a new log as it is now; each later one brings a log made before up to it (and is a no-op's equal on a
 # new one).
 MIGRATIONS: list[tuple[str, PgMigration]] = [
     ("0001_records", _create),
     ("0002_index_per_statement", _index_per_statement),
     ("0003_columns_read_once", _read_once),
+    ("0004_views", _views),
 ]
 
 
