@@ -276,3 +276,31 @@ def test_the_migration_keeps_no_csrf_value_in_clear_and_ends_the_sessions_open_b
         assert clear not in str(db.execute("SELECT * FROM sessions").fetchall())
     finally:
         store.close()
+
+
+def test_the_guides_copy_of_the_folder_leaves_no_key_on_the_stick(tmp_path: Path) -> None:
+    """deploy/hall.md, set-up step 3, run as written (its paths moved under a temp folder): the tarball on the stick
+    holds the folder's files, never hall.key, and the guide's own check says so. Before, the tarball held the key."""
+    import shlex
+    import subprocess
+
+    guide = (Path(__file__).parent.parent / "deploy" / "hall.md").read_text("utf-8")
+    [packed] = [line.strip() for line in guide.splitlines() if "tar -C /var/lib" in line and "-czf" in line]
+    [check] = [line.strip().split("#")[0] for line in guide.splitlines() if line.strip().startswith("tar -tzf")]
+    assert "standby key --enter" in guide
+    assert "standby key --show" in guide
+    lib, stick = tmp_path / "var" / "lib", tmp_path / "media" / "usb"
+    (lib / "wordjudge" / "lexicons").mkdir(parents=True)
+    stick.mkdir(parents=True)
+    make_key(lib / "wordjudge")
+    (lib / "wordjudge" / "event.toml").write_text('name = "Open"\n')
+
+    def here(command: str) -> str:
+        return command.replace("sudo ", "").replace("/var/lib", str(lib)).replace("/media/usb", str(stick))
+
+    subprocess.run(shlex.split(here(packed)), check=True)
+    listed = subprocess.run(shlex.split(here(check).split("|")[0]), check=True, capture_output=True, text=True)
+    assert "wordjudge/event.toml" in listed.stdout
+    assert KEY_FILE not in listed.stdout
+    counted = subprocess.run(here(check), shell=True, capture_output=True, text=True)
+    assert counted.stdout.strip() == "0"
