@@ -279,3 +279,26 @@ def test_the_readmes_commands_run_as_typed_in_order_in_a_fresh_shell(tmp_path: P
     )
     for warning in ("BuildBackendWarning", "SetuptoolsDeprecationWarning", "SetuptoolsWarning", "!!"):
         assert warning not in said, said  # the install warns of nothing
+
+
+_CITED_TEST = re.compile(r"\b(test_[a-z0-9_]+)")
+_DEFINED_TEST = re.compile(r"^\s*(?:async )?def (test_[a-z0-9_]+)", re.MULTILINE)
+
+
+def _uncited(text: str, tests: Path) -> list[str]:
+    """The test names ``text`` cites that are neither a test function nor a test module under ``tests``."""
+    defined = {path.stem for path in tests.rglob("test_*.py")}
+    for path in tests.rglob("*.py"):
+        defined.update(_DEFINED_TEST.findall(path.read_text("utf-8")))
+    return sorted(name for name in set(_CITED_TEST.findall(text)) if name not in defined)
+
+
+def test_every_test_the_threat_model_cites_exists() -> None:
+    """Each threat's proof is a test the suite runs: a test renamed or dropped leaves no row citing it."""
+    assert _uncited((ROOT / "docs" / "threat-model.md").read_text("utf-8"), ROOT / "tests") == []
+
+
+def test_a_threat_citing_a_test_that_is_gone_is_found(tmp_path: Path) -> None:
+    (tmp_path / "test_kept.py").write_text("def test_kept_name() -> None:\n    pass\n", "utf-8")
+    cited = "control: `tests/test_kept.py::test_kept_name`, `test_renamed_long_ago`"
+    assert _uncited(cited, tmp_path) == ["test_renamed_long_ago"]
