@@ -25,6 +25,7 @@ _GRANTS = {
         "record_words",
         "tallies",
         "word_tallies",
+        "record_counts",
         "devices",
         "pairing_codes",
         "tds",
