@@ -123,6 +123,7 @@ export function buildStrings(tr) {
     unproven: t("ui.unproven"),
     unprovenConnection: t("ui.unprovenConnection.text"),
     unprovenConnectionStep: t("ui.unprovenConnection.step"),
+    untrustedCertificate: t("ui.unprovenConnection.certificate"),
     cannotStart: t("ui.cannotStart"),
     rateLimited: (n) => t("ui.rateLimited", { n }),
     rateLimitOver: t("ui.rateLimitOver"),

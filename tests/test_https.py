@@ -263,9 +263,20 @@ def test_chromium_trusting_the_hall_loads_the_kiosk_and_refuses_a_phone_serving_
                         page.goto(f"https://127.0.0.1:{hall_port}/")
                         page.wait_for_function("document.querySelector('#transport')?.textContent.includes('SHA-256')")
                         assert hall.fingerprint in page.locator("#transport").inner_text()
+                        # The handheld on a device that trusts the hall: no banner (its worker registers).
+                        page.goto(f"https://127.0.0.1:{hall_port}/runner")
+                        page.wait_for_function("navigator.serviceWorker.ready.then(() => true)")
+                        assert page.locator("#connection-banner").count() == 0
                     else:  # the control: without the hall's CA in its NSS database, Chromium trusts neither
                         with pytest.raises(Error, match="ERR_CERT_AUTHORITY_INVALID"):
                             page.goto(f"https://127.0.0.1:{hall_port}/kiosk")
+                        # A runner's phone that skipped the one-time step, through the browser's warning (what
+                        # "Advanced, Proceed" does): the handheld says plainly its connection is unproven.
+                        warned = browser.new_context(ignore_https_errors=True).new_page()
+                        warned.goto(f"https://127.0.0.1:{hall_port}/runner")
+                        banner = warned.locator("#connection-banner")
+                        banner.wait_for(timeout=15_000)
+                        assert "does not trust the server's certificate" in banner.inner_text()
                     with pytest.raises(Error, match="ERR_CERT_AUTHORITY_INVALID"):
                         page.goto(f"https://127.0.0.1:{phone_port}/kiosk")
                 finally:
