@@ -152,3 +152,11 @@ def test_a_half_copied_ca_is_refused_before_anything_is_made(tmp_path: Path) -> 
     with pytest.raises(InvalidInput, match=r"hall-ca\.key is missing"):
         make_hall_certs(tmp_path, names=["a"], addresses=[LAN])
     assert read_cert(hall.cert) == before
+
+
+def test_a_hall_ca_out_of_its_validity_makes_no_certificate(tmp_path: Path) -> None:
+    hall = hall_certs(tmp_path)
+    before = read_cert(hall.cert)
+    with pytest.raises(InvalidInput, match=r"hall-ca\.pem expired on"):
+        make_hall_certs(tmp_path, names=["a"], addresses=[LAN], now=datetime.now(UTC) + timedelta(days=6 * 365))
+    assert read_cert(hall.cert) == before
