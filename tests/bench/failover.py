@@ -53,7 +53,7 @@ from tests import patroni, postgres
 from tests.patroni import PatroniHall
 from wordjudge.access.store import ACCESS_FILE, AccessStore
 from wordjudge.hall.pg_setup import prepare
-from wordjudge.hall.proof import KEY_FILE, digest, make_key, proof_mac
+from wordjudge.hall.proof import KEY_FILE, digest, make_key, proof_mac, read_key
 from wordjudge.log.audit import open_log
 from wordjudge.log.chain import HEAD_HEX, HeadMark
 from wordjudge.model.auth import Role
@@ -68,6 +68,7 @@ class Kiosk:
 
     token: str
     servers: list[str]
+    proof_key: str = ""  # handed to a device at pairing (the hall key's, never the database's: wordjudge.hall.proof)
     current: int = 0
     acknowledged: dict[str, tuple[int, str]] = field(default_factory=dict)  # request id: record id, hash
     last_verdict_at: float = 0.0
@@ -107,9 +108,10 @@ class Kiosk:
         nothing is sent to a server before it proves itself); else stay."""
         if index == self.current:
             return
-        base, nonce, key = self.servers[index], uuid.uuid4().hex, digest(self.token)
+        base, nonce, key = self.servers[index], uuid.uuid4().hex, self.proof_key
         try:
-            said = await client.get(f"{base}/api/hall/proof", params={"nonce": nonce, "hint": key[:16], "of": "device"})
+            hint = digest(self.token)[:16]
+            said = await client.get(f"{base}/api/hall/proof", params={"nonce": nonce, "hint": hint, "of": "device"})
             body = said.json() if said.status_code == 200 else {}
         except (httpx.TransportError, ValueError):
             return
@@ -252,7 +254,9 @@ async def _fail_over(
 ) -> dict[str, object]:
     kiosks = len(tokens)
     stop = asyncio.Event()
-    simulated = [Kiosk(token, [a.base, b.base]) for token in tokens]
+    hall_key = read_key(a.data_dir)
+    assert hall_key is not None
+    simulated = [Kiosk(token, [a.base, b.base], hall_key.proof_key("device", digest(token))) for token in tokens]
     limits = httpx.Limits(max_connections=kiosks * 2)
     async with httpx.AsyncClient(timeout=8, limits=limits) as client:
         tasks = [asyncio.create_task(kiosk.run(client, stop)) for kiosk in simulated]
