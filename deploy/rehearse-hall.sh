@@ -247,11 +247,14 @@ if ! skipped clock; then
         *" key "*) pass "chrony's hall source $source is authenticated with the hall's key ($CHRONY_CONF)" ;;
         *) fail "chrony follows $source without the hall's key" "deploy/chrony/hall-b.conf as $CHRONY_CONF ($GUIDE, set-up step 5)" ;;
       esac
-      if $CHRONYC -n sources 2>/dev/null | grep -q "^\^\* *$source "; then
-        pass "chrony follows $source"
-      else
-        warn "chrony does not follow $source yet (chronyc sources: no ^* on it)" "wait a minute; if it stays so, the chrony key differs on the two machines ($GUIDE, set-up step 5)"
-      fi
+      # chronyc sources: "^* ADDRESS" once followed; its reach (the 5th column, octal) stays 0 while no answer is
+      # authenticated with the hall's key (another key on the other machine, or that machine down).
+      state=$($CHRONYC -n sources 2>/dev/null | awk -v s="$source" '$2 == s {print $1, $5}')
+      case "$state" in
+        "^* "*) pass "chrony follows $source" ;;
+        *" 0" | "") fail "chrony hears nothing from $source that its key authenticates (chronyc sources: ${state:-not listed})" "the same /etc/chrony/chrony.keys on both machines, then sudo systemctl restart chrony on both (chrony restarted less than a minute ago: run this again) ($GUIDE, set-up step 5)" ;;
+        *) warn "chrony hears $source but does not follow it yet (chronyc sources: $state)" "run this again in a minute ($GUIDE, set-up step 5)" ;;
+      esac
       mode=$($CHRONYC -n authdata 2>/dev/null | awk -v s="$source" '$1 == s {print $2}')
       if [ "$mode" = SK ]; then pass "chronyc authdata: $source with the hall's key (SK)"; else
         fail "chronyc authdata: $source ${mode:-not listed}, not SK" "the same /etc/chrony/chrony.keys on both machines ($GUIDE, set-up step 5)"; fi

@@ -19,12 +19,14 @@ import re
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from wordjudge.hall.proof import KEY_FILE, make_key
 
 from .hall_lab import Hall
+from .netlab import lab
 from .patroni import PatroniHall
 from .test_hall_follow import _over_https
 from .test_hall_patroni import patroni_hall  # noqa: F401 (the fixture)
@@ -261,3 +263,48 @@ def test_the_lexicons_copy_the_warning_gives_is_the_guides_and_runs_with_or_with
         assert done.stderr == ""
     assert (standby / "lexicons" / "SIDE" / "SIDE.wjlex").read_text() == "compiled"
     assert (standby / "profiles" / "SIDE-PLUS.json").is_file() is profiles
+
+
+# -- the clock: the script's chrony checks against deploy/chrony's files in network namespaces ------------------
+
+
+def _clock_checks(hall: Any, socket: Path, conf: Path, tmp_path: Path) -> tuple[int, str]:
+    """The script's clock section alone, run on hall-b with its chronyd's socket and configuration."""
+    env_file = tmp_path / "empty.env"
+    env_file.write_text("")
+    command = [str(SCRIPT), "--env", str(env_file), "--chrony-conf", str(conf), "--chronyc", f"chronyc -h {socket}"]
+    command += ["--skip", "packages", "--skip", "postgresql", "--skip", "server"]
+    done = subprocess.run(hall.run("b", *command), capture_output=True, text=True, timeout=60, check=False)
+    print(done.stdout + done.stderr)
+    return done.returncode, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("same_key", [True, False], ids=["the-halls-key", "another-key"])
+def test_the_rehearsal_checks_chrony_as_the_guide_sets_it(tmp_path: Path, same_key: bool) -> None:
+    """deploy/chrony's two files in two namespaces (as tests/test_deploy.py runs them), the script's clock section
+    on hall-b: with the hall's chrony key on both, it PASSes (hall-b follows hall-a, chronyc authdata says SK);
+    with another key on hall-a (a machine given its address, or the key not copied), it FAILs: hall-b hears
+    nothing its key authenticates (before, chronyc authdata's SK alone passed it: SK is the configured mode)."""
+    from .test_deploy import _chrony_key, _chrony_lab, _followed, _start_chronyd, _stop_chronyd
+
+    _chrony_lab()
+    key = _chrony_key()
+    with lab(["a", "b"]) as hall:
+        addresses = {"192.168.1.10": hall.addresses["a"], "192.168.1.11": hall.addresses["b"]}
+        try:
+            _start_chronyd(hall, "a", tmp_path / "a", addresses, key if same_key else _chrony_key())
+            socket = _start_chronyd(hall, "b", tmp_path / "b", addresses, key)
+            _followed(hall, socket, hall.addresses["a"], 30 if same_key else 10)
+            status, said = _clock_checks(hall, socket, tmp_path / "b" / "chrony.conf", tmp_path)
+        finally:
+            for name in ("a", "b"):
+                _stop_chronyd(tmp_path / name)
+    assert f"PASS  chrony's hall source {hall.addresses['a']} is authenticated" in said
+    if same_key:
+        assert status == 0, said
+        assert f"PASS  chrony follows {hall.addresses['a']}" in said
+        assert f"PASS  chronyc authdata: {hall.addresses['a']} with the hall's key (SK)" in said
+    else:
+        assert status == 1, said
+        assert "the same /etc/chrony/chrony.keys on both machines" in failure(said, "that its key authenticates")
+        assert "set-up step 5" in failure(said, "that its key authenticates")
