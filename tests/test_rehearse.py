@@ -25,7 +25,7 @@ import pytest
 
 from wordjudge.hall.proof import KEY_FILE, make_key
 
-from .hall_lab import Hall
+from .hall_lab import Hall, kill_machine
 from .netlab import lab
 from .patroni import PatroniHall
 from .test_hall_follow import _over_https
@@ -308,3 +308,50 @@ def test_the_rehearsal_checks_chrony_as_the_guide_sets_it(tmp_path: Path, same_k
         assert status == 1, said
         assert "the same /etc/chrony/chrony.keys on both machines" in failure(said, "that its key authenticates")
         assert "set-up step 5" in failure(said, "that its key authenticates")
+
+
+# -- the failover drill ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.live
+def test_the_failover_drill_promotes_the_standby_once_the_td_says_the_cable_is_pulled(
+    hall: Hall, tmp_path: Path
+) -> None:
+    """``--failover-drill`` on hall-b: the checks first (all PASS), then it asks the TD to pull hall-a's cable and
+    does nothing until told ``yes``; the machine then dies (kill -9 of hall-a's PostgreSQL and server: the
+    cable, as far as hall-b knows), the drill runs ``wordjudge standby promote --yes`` and waits until hall-b's
+    server is active, saying how long it took and what the TD does next."""
+    _over_https(hall)
+    try:
+        hall.a.start()
+        hall.b.start()
+        deadline = time.monotonic() + 20
+        while rehearse(hall, "b", tmp_path)[0] != 0:
+            assert time.monotonic() < deadline, "hall-b's checks do not pass"
+            time.sleep(1)
+        env_file = tmp_path / "wordjudge-b.env"  # written by rehearse() above
+        command = [str(SCRIPT), "--env", str(env_file), "--data-dir", str(hall.b.data_dir), "--wordjudge"]
+        command += [_wordjudge(), "--database", hall.admin_b, "--skip", "clock", "--failover-drill"]
+        drill = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        assert drill.stdin is not None
+        assert drill.stdout is not None
+        shown = ""
+        while "Type yes once it is pulled" not in shown:
+            line = drill.stdout.readline()
+            assert line, shown
+            shown += line
+        assert "0 failed" not in shown  # the summary comes at the end, after the drill
+        with hall.standby.connect("hall") as connection:
+            assert connection.execute("SELECT pg_is_in_recovery()").fetchone() == (True,)  # nothing done yet
+        kill_machine(hall.primary, hall.a)
+        started = time.monotonic()
+        rest, _ = drill.communicate("yes\n", timeout=120)
+        print(shown + rest)
+        assert drill.returncode == 0, shown + rest
+        assert re.search(r"DRILL: this server is active, \d+ s after the cable was pulled", rest), rest
+        assert "step 6" in rest
+        print(f"drill: promoted and active {time.monotonic() - started:.1f} s after the kill")
+    finally:
+        for server in (hall.a, hall.b):
+            if server.process is not None:
+                server.stop()
