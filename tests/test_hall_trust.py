@@ -385,3 +385,14 @@ def test_a_server_fenced_by_a_copied_key_comes_back_by_itself_once_nothing_prove
     _still_active(hall, kiosk, "after-the-phone-left")
     print(f"fenced {left - fenced_at:.1f} s while the phone proved epoch 2; active again {back:.1f} s after it left")
     assert back < UNFENCE_AFTER_S + 5
+
+    # The TD is told: if that server really took over (and is only out of reach), this one must be stopped.
+    def alerts() -> list[str]:
+        store = AccessStore(hall.a.data_dir / ACCESS_FILE, database=hall.url_a).open()
+        try:
+            return [alert.message for alert in store.alerts.latest()]
+        finally:
+            store.close()
+
+    told = _until(lambda: [said for said in alerts() if f"fenced by {b}" in said], what="the TD was never told")
+    assert "stop this server now" in told[0]

@@ -413,10 +413,18 @@ class Fence:
 
     def __init__(self) -> None:
         self._seen = time.monotonic()
+        self.by: PeerSays | None = None  # the peer that last proved a later epoch
 
-    def seen(self) -> None:
-        """A peer proved a later epoch now."""
+    def seen(self, by: PeerSays | None = None) -> None:
+        """A peer (``by``) proved a later epoch now."""
         self._seen = time.monotonic()
+        self.by = by or self.by
+
+    def came_back(self) -> Message:
+        """The TD's alert once the server serves again: who fenced it, and what to do if that server really took
+        over (it is then unreachable: its death, or a partition)."""
+        peer, epoch = (self.by.url, self.by.epoch) if self.by else ("?", "?")
+        return Message("error.hall.unfenced", peer=peer, epoch=epoch, seconds=f"{UNFENCE_AFTER_S:g}")
 
     def lifted(self, epoch: int | None, said: Iterable[PeerSays]) -> bool:
         """Whether a fenced server whose database's latest epoch is its own ``epoch`` (None: its database names
@@ -424,8 +432,9 @@ class Fence:
         epoch for :data:`UNFENCE_AFTER_S` seconds."""
         if epoch is None:
             return False
-        if superseded_by(epoch, said) is not None:
-            self.seen()
+        ahead = superseded_by(epoch, said)
+        if ahead is not None:
+            self.seen(ahead)
             return False
         if time.monotonic() - self._seen < UNFENCE_AFTER_S:
             return False

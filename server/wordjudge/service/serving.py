@@ -67,6 +67,7 @@ log = logging.getLogger(__name__)
 ALONE_ALERT = "hall_alone"  # the alert's kind: no synchronous standby follows the active server
 UNREADY_ALERT = "hall_standby_unready"  # the alert's kind: the standby could not serve the event's lexicons as served
 UNPROVEN_ALERT = "hall_peer_unproven"  # the alert's kind: an answer at a peer's address does not prove it the hall's
+UNFENCED_ALERT = "hall_unfenced"  # the alert's kind: a fenced server serves again, nothing proving a later epoch
 # A standby's server that proves nothing for this long (while its database streams) is warned of: one slow answer
 # is not a machine without a server, and the TD hears of one within 15 s (the peers are asked every second).
 SERVERLESS_AFTER_S = 8.0
@@ -561,6 +562,7 @@ class Serving:
             self._open_and_take_over(where.latest)
         elif self.fence.lifted(self._own_epoch(where.latest), self._latest_peers()) and not self._waits(database):
             self._open_and_take_over(where.latest)
+            self._alert(UNFENCED_ALERT, self.fence.came_back())
 
     def _active_in(self, latest: Epoch | None) -> str | None:
         """The active server by a database's latest epoch: never this one (it is not active)."""
@@ -574,7 +576,7 @@ class Serving:
             ahead.epoch,
         )
         self._step_down(FENCED, ahead.url)
-        self.fence.seen()
+        self.fence.seen(ahead)
 
     def _step_down(self, role: str, active_url: str | None) -> None:
         with self._lock:
