@@ -136,9 +136,10 @@ if [ -n "$ROLE_DB" ]; then
     fail "wal_retrieve_retry_interval = ${value} ms: a promotion waits that long" "wal_retrieve_retry_interval = 500ms in $conf"; fi
   if [ "$ROLE_DB" = primary ]; then
     names=$(sql "SHOW synchronous_standby_names")
+    fix="once the standby streams, sudo -u postgres psql -c \"ALTER SYSTEM SET synchronous_standby_names = '*'\" -c \"SELECT pg_reload_conf()\" ($GUIDE, set-up step 2; after a failover: wordjudge standby require)"
+    [ "$PATRONI" = yes ] && fix="Patroni sets it once the standby streams: start the other machine's Patroni, and sudo hallctl list must show it Sync Standby (\"The automatic way\", step 3)"
     if [ -n "$names" ]; then pass "synchronous_standby_names = '$names': every commit waits for the standby"; else
-      fail "synchronous_standby_names is empty: verdicts live on this machine only" \
-        "once the standby streams, sudo -u postgres psql -c \"ALTER SYSTEM SET synchronous_standby_names = '*'\" -c \"SELECT pg_reload_conf()\" ($GUIDE, set-up step 2; after a failover: wordjudge standby require)"; fi
+      fail "synchronous_standby_names is empty: verdicts live on this machine only" "$fix"; fi
     sync=$(sql "SELECT string_agg(application_name || ' ' || client_addr || ' ' || state || ' ' || sync_state, ', ') FROM pg_stat_replication")
     case "$sync" in
       *streaming\ sync*) pass "a synchronous standby streams from this machine ($sync)" ;;

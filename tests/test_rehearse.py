@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from wordjudge.hall.pg_setup import prepare
 from wordjudge.hall.proof import KEY_FILE, make_key
 
 from .hall_lab import Hall, kill_machine
@@ -211,6 +212,26 @@ def test_hallctl_lists_and_switches_the_patroni_hall_over_with_env_confs_etcd_me
     assert listed.returncode == 0, listed.stderr
     assert re.search(r"\| a +\|.*\| Leader ", listed.stdout), listed.stdout
     assert re.search(r"\| b +\|.*\| Sync Standby ", listed.stdout), listed.stdout
+
+    # rehearse-hall.sh --patroni on hall-a: PostgreSQL's settings as Patroni's file sets them, and the synchronous
+    # standby Patroni asked for, pass (the packages are this machine's, the servers not started: skipped).
+    hall_database = node.cluster.create_database("hall")
+    prepare(node.cluster.url(hall_database), None)
+    env_file = tmp_path / "wordjudge.env"
+    env_file.write_text("")
+    command = [str(SCRIPT), "--patroni", "--env", str(env_file), "--wordjudge", _wordjudge()]
+    command += ["--database", node.cluster.url(hall_database), "--skip", "packages", "--skip", "server"]
+    checked = subprocess.run(
+        [*command, "--skip", "clock"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    print(checked.stdout)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "PASS  wal_sender_timeout = 5000 ms" in checked.stdout
+    assert "PASS  a synchronous standby streams from this machine" in checked.stdout
 
     moved = subprocess.run(
         [hallctl, "switchover", "--candidate", "b", "--force"],
