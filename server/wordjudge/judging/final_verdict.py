@@ -339,6 +339,24 @@ def read_corrections(audit: AuditLog, event: str, after_id: int | None = None) -
 class _Kept:
     upto: int = 0  # every record up to this id is decided in `found`
     found: dict[int, Correction] = field(default_factory=dict)
+    # `found` summed by division and round (round_key 0: none), as the summary's tallies are kept: how many
+    # more (or fewer) acceptable, awaiting a ruling, overturned.
+    sums: dict[tuple[str, int], list[int]] = field(default_factory=dict)
+
+    def keep(self, challenge_id: int, correction: Correction | None) -> None:
+        """Note ``challenge_id``'s correction as it is now (None: its final verdict is its first), in the sums too."""
+        old = self.found.pop(challenge_id, None)
+        if old is not None:
+            self._add(old, -1)
+        if correction is not None:
+            self.found[challenge_id] = correction
+            self._add(correction, 1)
+
+    def _add(self, correction: Correction, sign: int) -> None:
+        sums = self.sums.setdefault((correction.division, correction.round or 0), [0, 0, 0])
+        sums[0] += sign * ((correction.final is Verdict.ACCEPTABLE) - (correction.first is Verdict.ACCEPTABLE))
+        sums[1] += sign * (correction.final is None)
+        sums[2] += sign * (correction.final is not None)
 
 
 # Per audit log and event, kept up to date as the log grows: a summary reads the whole set once, then only the
@@ -352,16 +370,26 @@ def corrections(audit: AuditLog, event: str) -> dict[int, Correction]:
     kept at each insert, counted), by challenge id: :func:`read_corrections` once, then kept up to date with the
     records written since."""
     with _KEPT_LOCK:
-        kept = _KEPT.setdefault(audit, {}).setdefault(event, _Kept())
-        head = audit.head.id or 0
-        if head > kept.upto or not kept.upto:
-            for challenge_id, correction in read_corrections(audit, event, kept.upto or None).items():
-                if correction is None:
-                    kept.found.pop(challenge_id, None)
-                else:
-                    kept.found[challenge_id] = correction
-            kept.upto = head
-        return dict(kept.found)
+        return dict(_kept(audit, event).found)
+
+
+def correction_sums(audit: AuditLog, event: str) -> dict[tuple[str, int], tuple[int, int, int]]:
+    """:func:`corrections` summed by division and round (round 0: none): how many more (or fewer) of their
+    challenges are acceptable, awaiting a ruling and overturned than the summary's tallies counted. What the
+    summary of the event, a division or a round reads: a few sums at any size, not thousands of corrections."""
+    with _KEPT_LOCK:
+        return {place: (sums[0], sums[1], sums[2]) for place, sums in _kept(audit, event).sums.items()}
+
+
+def _kept(audit: AuditLog, event: str) -> _Kept:
+    """``event``'s corrections, brought up to the log's head (under ``_KEPT_LOCK``)."""
+    kept = _KEPT.setdefault(audit, {}).setdefault(event, _Kept())
+    head = audit.head.id or 0
+    if head > kept.upto or not kept.upto:
+        for challenge_id, correction in read_corrections(audit, event, kept.upto or None).items():
+            kept.keep(challenge_id, correction)
+        kept.upto = head
+    return kept
 
 
 def awaiting_ruling(audit: AuditLog, event: str) -> frozenset[int]:

@@ -41,12 +41,6 @@ class Tally:
         self.overturned += final is not None and final is not record.verdict
         self.words.update(sorted(set(record.words)))  # ties: the order first challenged, then alphabetical
 
-    def correct(self, correction: Correction) -> None:
-        """Count ``correction``'s challenge, counted with its first verdict, with its final one."""
-        self.acceptable += (correction.final is Verdict.ACCEPTABLE) - (correction.first is Verdict.ACCEPTABLE)
-        self.awaiting_ruling += correction.final is None
-        self.overturned += correction.final is not None
-
     def as_dict(self) -> dict[str, Any]:
         decided = self.challenges - self.awaiting_ruling
         share = self.acceptable / decided if decided else None
@@ -97,21 +91,24 @@ def summarise(records: Iterable[Record], corrections: Mapping[int, Correction]) 
 def from_tallies(
     counts: Sequence[tuple[Any, ...]],
     words: Sequence[tuple[Any, ...]],
-    corrections: Iterable[Correction],
+    corrected: Mapping[tuple[str, int], tuple[int, int, int]],
     division: str | None = None,
     round_number: int | None = None,
 ) -> dict[str, Any]:
     """The summary :func:`summarise` gives, from the tallies kept with the log (``AuditLog.tallies``) and the
-    ``corrections`` of their first verdicts, for the whole event or, with ``division`` (and ``round_number``),
-    for that part of it."""
+    corrections of their first verdicts summed by division and round (``corrected``: how many more acceptable,
+    awaiting a ruling and overturned; :func:`wordjudge.judging.final_verdict.correction_sums`), for the whole event
+    or, with ``division`` (and ``round_number``), for that part of it."""
     tallies: dict[tuple[int, str, int], Tally] = {}
     for scope, name, round_key, challenges, acceptable in counts:
         tallies[(scope, name, round_key)] = Tally(challenges, acceptable)
     for scope, name, round_key, word, challenges in words:
         tallies[(scope, name, round_key)].words[word] = challenges
-    for correction in corrections:
-        for key in ((0, "", 0), (1, correction.division, 0), (2, correction.division, correction.round or 0)):
-            tallies[key].correct(correction)
+    for (division_name, round_key), (acceptable, awaiting, overturned) in corrected.items():
+        for key in ((0, "", 0), (1, division_name, 0), (2, division_name, round_key)):
+            tallies[key].acceptable += acceptable
+            tallies[key].awaiting_ruling += awaiting
+            tallies[key].overturned += overturned
     divisions = [key[1] for key in tallies if key[0] == 1 and division in (None, key[1])]
     total = tallies.get((0, "", 0), Tally())
     if division is not None:

@@ -31,7 +31,26 @@ def answer(body: Any, status_code: int = 200) -> JSONResponse:
     """``body`` answered as FastAPI answers a route's plain return value without a response model
     (:func:`jsonable_encoder`, then a :class:`JSONResponse`): byte for byte the same, the route's declared model
     documenting it without being applied."""
-    return JSONResponse(jsonable_encoder(body), status_code=status_code)
+    return JSONResponse(encoded(body), status_code=status_code)
+
+
+_PLAIN = (str, int, float, bool, type(None))
+
+
+def encoded(body: Any) -> Any:
+    """``body`` as :func:`jsonable_encoder` gives it, the same value: what JSON holds as it is (dicts of strings, lists,
+    tuples as lists, strings, numbers, booleans, null), taken by type alone; anything else (an enum, a date, a
+    model...) handed to :func:`jsonable_encoder`. A page of a hundred records is some 20,000 values, which
+    :func:`jsonable_encoder` asks a dozen questions of each: 15 ms a page, of a view's 20 (issue 48)."""
+    kind = type(body)
+    if kind in _PLAIN:
+        return body
+    if kind is dict:
+        if all(type(key) is str for key in body):
+            return {key: encoded(value) for key, value in body.items()}
+    elif kind is list or kind is tuple:
+        return [encoded(item) for item in body]
+    return jsonable_encoder(body)
 
 
 def _no_default(schema: dict[str, Any]) -> None:

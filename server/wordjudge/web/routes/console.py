@@ -17,7 +17,13 @@ from fastapi.responses import Response, StreamingResponse
 from fastapi.sse import EventSourceResponse, format_sse_event
 
 from wordjudge.judging.export import ExportFormat, chunks
-from wordjudge.judging.final_verdict import corrections, final_verdicts, finals_of_linked, linked_families
+from wordjudge.judging.final_verdict import (
+    correction_sums,
+    corrections,
+    final_verdicts,
+    finals_of_linked,
+    linked_families,
+)
 from wordjudge.judging.record_views import record_view
 from wordjudge.judging.summary import TOP_WORDS, from_tallies, summarise
 from wordjudge.model.auth import Principal
@@ -166,8 +172,8 @@ def summary(
     other filters are summarised from the matching records.
     """
     event = resources.served.event.name
-    changed = corrections(resources.audit, event)
     if where == RecordFilter(division=where.division, round=where.round) and (where.round is None or where.division):
         counts, words = resources.audit.tallies(event, TOP_WORDS)  # kept with the log: a few rows at any size
-        return answer(from_tallies(counts, words, changed.values(), where.division, where.round))
-    return answer(summarise(resources.audit.iterate(replace(where, event=event)), changed))
+        corrected = correction_sums(resources.audit, event)
+        return answer(from_tallies(counts, words, corrected, where.division, where.round))
+    return answer(summarise(resources.audit.iterate(replace(where, event=event)), corrections(resources.audit, event)))
