@@ -136,6 +136,11 @@ def test_a_kiosk_that_followed_the_standby_sends_a_phone_at_its_own_address_noth
         "kind": "challenge",
         "verdict": "acceptable",
         "words": ["CAT", "ZZXQ"],
+        "word_count": 2,
+        "division": "Open",
+        "table": 12,
+        "round": 3,
+        "consequence": {"text": "Play stands", "message": None},
         "hash": "0" * 64,
         "created_at": "2026-11-27T12:00:00.000+00:00",
         "replayed": False,
@@ -155,7 +160,7 @@ def test_a_kiosk_that_followed_the_standby_sends_a_phone_at_its_own_address_noth
         hall.b.stop()
         hold_adjudicate(page)
         expect(page.locator("body")).to_contain_text("call the TD", timeout=20_000)
-        expect(page.locator(".verdict h1")).to_have_count(0)
+        expect(page.locator(".verdict h1")).to_have_count(0)  # before: the phone's ACCEPTABLE
         assert any(heard.path.startswith("/api/hall/proof") for heard in phone.heard), phone.heard
         # The server is back: the same challenge goes again by itself, and gets its verdict there, the real one.
         hall.b.start()
