@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from fastapi.encoders import jsonable_encoder
 
-from tests.test_audit import entry, fill
-from wordjudge.judging.final_verdict import awaiting_ruling
+from tests.test_audit import child, entry, fill
+from wordjudge.judging.final_verdict import awaiting_ruling, correction_sums, corrections, read_corrections
 from wordjudge.log.audit import AUDIT_FILE, AuditLog
 from wordjudge.log.reading import TALLY_COUNTS, TALLY_WORDS, children_sql, count_sql, find_sql, get_sql
 from wordjudge.model.records import Kind, RecordFilter, Verdict
@@ -221,3 +221,22 @@ def test_answers_are_encoded_as_fastapi_encodes_them() -> None:
     assert json.dumps(encoded(body)) == json.dumps(jsonable_encoder(body))
     assert encoded(body)["records"][0]["kind"] == "ruling"
     assert type(encoded(body)["records"][0]["kind"]) is str
+
+
+def test_the_summarys_sums_and_the_ruling_queue_are_kept_as_the_corrections_are(audit: AuditLog) -> None:
+    assert correction_sums(audit, EVENT)  # read once, then kept up to date as records are added:
+    for n in range(601, 661):  # rulings, reissues and re-checks of challenges already summed
+        kind = (Kind.RULING, Kind.REISSUE, Kind.RECHECK)[n % 3]
+        audit.append_sync(child(n, kind, 1 + 3 * (n - 601), "td-alice"))
+    found = {i: c for i, c in read_corrections(audit, EVENT).items() if c is not None}  # from the whole log
+    assert corrections(audit, EVENT) == found
+    sums: dict[tuple[str, int], list[int]] = {}
+    for c in found.values():
+        place = sums.setdefault((c.division, c.round or 0), [0, 0, 0])
+        place[0] += (c.final is Verdict.ACCEPTABLE) - (c.first is Verdict.ACCEPTABLE)
+        place[1] += c.final is None
+        place[2] += c.final is not None
+    kept = {place: three for place, three in correction_sums(audit, EVENT).items() if any(three)}  # 0s: all undone
+    assert kept == {place: tuple(three) for place, three in sums.items() if any(three)}
+    assert kept
+    assert awaiting_ruling(audit, EVENT) == {c.challenge_id for c in found.values() if c.final is None}

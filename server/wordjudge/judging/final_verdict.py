@@ -21,6 +21,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar
 from weakref import WeakKeyDictionary
 
@@ -29,7 +30,15 @@ from wordjudge.model.records import Kind, Record, Verdict, kind_message, verdict
 from wordjudge.model.rules import stored_consequence_message
 
 if TYPE_CHECKING:
+    from wordjudge.base.messages import Message
     from wordjudge.log.audit import AuditLog
+
+
+@lru_cache(maxsize=1024)
+def _consequence_said(rule: str, acceptable: bool, word_count: int, text: str) -> Message:
+    """:func:`stored_consequence_message` for a stored consequence's text (all it reads of it), worked out once per
+    kind of verdict: it renders the catalogue's text to compare, half of a "needs a ruling" page's time."""
+    return stored_consequence_message(rule, acceptable, word_count, {"text": text})
 
 
 @dataclass(frozen=True)
@@ -51,9 +60,8 @@ class Step:
     @classmethod
     def of(cls, record: Record) -> Step:
         verdict = verdict_of(record)  # a family holds adjudications only: never a change record
-        said = stored_consequence_message(
-            record.rule, verdict is Verdict.ACCEPTABLE, len(record.words), record.consequence
-        )
+        text = str(record.consequence.get("text", ""))
+        said = _consequence_said(record.rule, verdict is Verdict.ACCEPTABLE, len(record.words), text)
         return cls(
             kind=record.kind,
             id=record.id,
@@ -342,6 +350,7 @@ class _Kept:
     # `found` summed by division and round (round_key 0: none), as the summary's tallies are kept: how many
     # more (or fewer) acceptable, awaiting a ruling, overturned.
     sums: dict[tuple[str, int], list[int]] = field(default_factory=dict)
+    awaiting: set[int] = field(default_factory=set)  # the challenges of `found` awaiting a ruling
 
     def keep(self, challenge_id: int, correction: Correction | None) -> None:
         """Note ``challenge_id``'s correction as it is now (None: its final verdict is its first), in the sums too."""
@@ -353,6 +362,8 @@ class _Kept:
             self._add(correction, 1)
 
     def _add(self, correction: Correction, sign: int) -> None:
+        if correction.final is None:
+            (self.awaiting.add if sign > 0 else self.awaiting.discard)(correction.challenge_id)
         sums = self.sums.setdefault((correction.division, correction.round or 0), [0, 0, 0])
         sums[0] += sign * ((correction.final is Verdict.ACCEPTABLE) - (correction.first is Verdict.ACCEPTABLE))
         sums[1] += sign * (correction.final is None)
@@ -396,7 +407,8 @@ def awaiting_ruling(audit: AuditLog, event: str) -> frozenset[int]:
     """The ids of ``event``'s challenges whose final verdict awaits the TD's ruling: a re-check of the words that
     count disagreed and no ruling or reissue came after it (the module's rules, on each whole family). What the
     console's "needs a ruling" queue and the ``needs_ruling`` filter list."""
-    return frozenset(found.challenge_id for found in corrections(audit, event).values() if found.final is None)
+    with _KEPT_LOCK:
+        return frozenset(_kept(audit, event).awaiting)
 
 
 # -- final verdicts in exports ----------------------------------------------------------------------------------
