@@ -473,7 +473,7 @@ def test_health_says_what_the_clock_follows_and_warns_of_an_unauthenticated_hall
     log.start()
     try:
         keeper.look(log, event=EVENT, leads=True)
-        assert keeper.view(log.head.time)["source"] == {
+        assert keeper.view(log.head.time)["time_source"] == {
             "via": "chrony",
             "reference": "192.168.1.10",
             "synchronised": True,
@@ -484,7 +484,7 @@ def test_health_says_what_the_clock_follows_and_warns_of_an_unauthenticated_hall
         followed[0] = TimeSource("chrony", "192.168.1.10", synchronised=True, authenticated=True)
         scripted_clock.passes(READ_EVERY_S)  # read again once a minute
         keeper.look(log, event=EVENT, leads=True)
-        assert keeper.view(log.head.time)["source"]["authenticated"] is True
+        assert keeper.view(log.head.time)["time_source"]["authenticated"] is True
         assert keeper.warnings(log.head.time) == []
     finally:
         log.close()

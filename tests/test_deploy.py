@@ -297,7 +297,7 @@ def _chrony_lab() -> None:
 def test_the_halls_chrony_files_keep_the_standby_on_the_active_machines_time(tmp_path: Path) -> None:
     """deploy/chrony's two files, as deploy/hall.md installs them (with the hall's chrony key on both), in two
     network namespaces with the lab's addresses for the hall's: hall-b's chronyd selects hall-a as its source
-    within seconds, authenticated, and the server's reading of it (what health's ``clock.source`` says) tells so.
+    within seconds, authenticated, and the server's reading of it (what health's ``clock.time_source`` says) tells so.
     Neither touches the machine's clock (-x: the namespaces share it)."""
     _chrony_lab()
     key = _chrony_key()

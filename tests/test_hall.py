@@ -75,8 +75,8 @@ pytestmark = pytest.mark.sqlite_only("starts PostgreSQL clusters of its own, or 
 # only where there is one (tar refuses a folder that is not there).
 COPY_LEXICONS = (
     "Copy this machine's lexicons folder, and its profiles folder where it has one, to the standby's data folder: "
-    "here, sudo sh -c 'cd /var/lib/wordjudge && tar -czf /media/usb/wordjudge-lexicons.tar.gz lexicons "
-    "$(ls -d profiles 2>/dev/null)'; there, sudo tar -C /var/lib/wordjudge -xzf /media/usb/wordjudge-lexicons.tar.gz "
+    "here, sudo tar -C /var/lib/wordjudge -czf /media/usb/wordjudge-lexicons.tar.gz lexicons "
+    "$(sudo test -d /var/lib/wordjudge/profiles && echo profiles); there, sudo tar -C /var/lib/wordjudge -xzf /media/usb/wordjudge-lexicons.tar.gz "
     "&& sudo chown -R wordjudge:wordjudge /var/lib/wordjudge (deploy/hall.md, set-up step 3)"
 )
 

@@ -272,7 +272,7 @@ class Timekeeper:
             "must_accept": self.held_for(held) > HOLD_BOUND_S,
             "step": self.step.as_dict() if self.step else None,
             # What the machine's clock follows: chrony's source, and whether chrony authenticates it.
-            "source": self.source.as_dict() if self.source else None,
+            "time_source": self.source.as_dict() if self.source else None,
             "database": self.database.as_dict() if self.database else None,
             "peers": [{"url": url, **offset.as_dict()} for url, offset in self.peers.items()],
         }
