@@ -285,7 +285,7 @@ def test_the_guides_copy_of_the_folder_leaves_no_key_on_the_stick(tmp_path: Path
     import subprocess
 
     guide = (Path(__file__).parent.parent / "deploy" / "hall.md").read_text("utf-8")
-    [packed] = [line.strip() for line in guide.splitlines() if "tar -C /var/lib" in line and "-czf" in line]
+    [packed] = [line.strip() for line in guide.splitlines() if "tar -C /var/lib " in line and "-czf" in line]
     [check] = [line.strip().split("#")[0] for line in guide.splitlines() if line.strip().startswith("tar -tzf")]
     assert "standby key --enter" in guide
     assert "standby key --show" in guide
