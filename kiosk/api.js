@@ -4,7 +4,7 @@
 
 import { proveServer } from "./proof.js";
 import { STRINGS as S, followLanguage } from "./strings.js";
-import { originMustProve, startingServer } from "./follow.js";
+import { firstServer, originMustProve, startingServer } from "./follow.js";
 
 export class ApiError extends Error {
   // kind: "network" (no answer), "unauthorized", "moved", "rate_limited", "invalid", "unavailable", "other"
@@ -61,10 +61,12 @@ export function proveWith(secret) {
 function trusted(server, token) {
   if (proven.has(server)) return true;
   if (server !== "") return false;
-  const hasSecret = Boolean(token || proofSecret()?.value);
   const inHall = hallServers().length > 1;
-  return !originMustProve({ inHall, strayed: strayed.get() === true, originFailed, hasSecret });
+  return !originMustProve({ inHall, strayed: strayed.get() === true, originFailed, hasSecret: holdsSecret(token) });
 }
+
+// Whether this page can ask a server for a proof: it holds a device's token (or the page's secret).
+const holdsSecret = (token) => Boolean(token || proofSecret()?.value);
 
 // Whether `server` may be sent a request: trusted, or it proves itself now (a device's `token`, else the page's
 // secret).
@@ -116,7 +118,7 @@ function nextServer(details, tried) {
 export async function api(path, options = {}) {
   const follows = !options.stay && (Boolean(options.token) || path === "/api/health");
   const tried = new Set();
-  let server = base;
+  let server = firstServer(base, { hasSecret: holdsSecret(options.token), baseProven: proven.has(base) });
   for (;;) {
     tried.add(server || location.origin);
     let error;

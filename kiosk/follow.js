@@ -23,6 +23,13 @@ export function startingServer(remembered, servers, origin) {
   return Array.isArray(servers) && servers.includes(remembered) ? remembered : "";
 }
 
+// The server a request goes to first: the one the page follows, unless the page holds nothing to prove it with (a
+// device not paired yet, or whose pairing was forgotten) and it has not proved itself already: then the page's own
+// origin, the one server such a page can pair with (as before it followed anything).
+export function firstServer(base, { hasSecret, baseProven }) {
+  return hasSecret || baseProven ? base : "";
+}
+
 // Whether a page's connection to its server is unproven: plain HTTP in a hall. Over HTTP anything that takes a
 // hall server's address can answer for it (HTTPS: only the holder of the hall's certificate can); outside a hall
 // there is no other server to tell it from, and nothing to show.

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { originMustProve, startingServer, unprovenConnection } from "../../kiosk/follow.js";
+import { firstServer, originMustProve, startingServer, unprovenConnection } from "../../kiosk/follow.js";
 
 const page = { inHall: true, strayed: false, originFailed: false, hasSecret: true };
 
@@ -36,4 +36,12 @@ test("a connection is unproven over plain HTTP in a hall, and only then", () => 
   assert.equal(unprovenConnection("http:", ["http://10.0.0.1:8000"]), false);
   assert.equal(unprovenConnection("http:", []), false);
   assert.equal(unprovenConnection("http:", null), false);
+});
+
+test("a page with nothing to prove a server with asks its own origin, unless the server it follows proved itself", () => {
+  const b = "http://10.0.0.2:8000";
+  assert.equal(firstServer(b, { hasSecret: true, baseProven: false }), b); // it proves b first
+  assert.equal(firstServer(b, { hasSecret: false, baseProven: true }), b); // b proved itself to this page already
+  assert.equal(firstServer(b, { hasSecret: false, baseProven: false }), ""); // a pairing forgotten, then a reload
+  assert.equal(firstServer("", { hasSecret: false, baseProven: false }), "");
 });
