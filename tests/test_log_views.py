@@ -20,7 +20,7 @@ from tests.test_audit import child, entry, fill
 from wordjudge.judging.final_verdict import awaiting_ruling, correction_sums, corrections, read_corrections
 from wordjudge.log.audit import AUDIT_FILE, AuditLog
 from wordjudge.log.reading import TALLY_COUNTS, TALLY_WORDS, children_sql, count_sql, find_sql, get_sql
-from wordjudge.model.records import Kind, RecordFilter, Verdict
+from wordjudge.model.records import INSERT_RECORD, Kind, RecordFilter, Verdict, chained
 from wordjudge.storage import audit_schema, audit_schema_pg, postgres
 from wordjudge.storage.dialect import SQLITE_MIGRATIONS_TABLE
 from wordjudge.web.answers import answer
@@ -244,3 +244,38 @@ def test_the_summarys_sums_and_the_ruling_queue_are_kept_as_the_corrections_are(
     assert kept == {place: tuple(three) for place, three in sums.items() if any(three)}
     assert kept
     assert awaiting_ruling(audit, EVENT) == {c.challenge_id for c in found.values() if c.final is None}
+
+
+def test_a_time_range_counts_the_records_its_list_lists_when_a_record_is_dated_back(tmp_path: Path) -> None:
+    # A clock's correction dates a record before the one it follows: a range without a start still starts at the
+    # first record (as the list's own clause does), not at the earliest time.
+    log = AuditLog(tmp_path / AUDIT_FILE)
+    log.start()
+    fill(log, 50)
+    head = log.head
+    log.close()
+    record, body = chained(
+        entry(51),
+        id=51,
+        created_at="2000-01-01T00:00:00.000+00:00",
+        software_version="x",
+        prev_hash=head.hash,
+        salt=None,
+    )
+    connection = sqlite3.connect(tmp_path / AUDIT_FILE)
+    with connection:
+        connection.execute(INSERT_RECORD, (record.id, record.hash, body.decode()))
+    connection.close()
+    reader = AuditLog(tmp_path / AUDIT_FILE)
+    try:
+        for where in (
+            RecordFilter(until="2001-01-01T00:00:00.000+00:00"),
+            RecordFilter(until="2099-01-01T00:00:00.000+00:00"),
+            RecordFilter(since="2001-01-01T00:00:00.000+00:00"),
+            RecordFilter(since="1999-01-01T00:00:00.000+00:00", until="2099-01-01T00:00:00.000+00:00"),
+        ):
+            clause, params = where.where(reader.dialect.text)
+            listed = reader.select(f"SELECT count(*) FROM records r{clause}", params)[0][0]
+            assert reader.count(where) == listed == len(reader.find(where, limit=1000)), where
+    finally:
+        reader.close_readers()

@@ -244,14 +244,16 @@ def count_sql(where: RecordFilter, text: SqlText) -> tuple[str, list[Any]] | Non
         return "SELECT coalesce(max(id), 0) FROM records", []
     if asked <= {"since", "until"}:
         # The ids from the first at ``since`` (the first record if none given) to the first at ``until`` (beyond
-        # the last if none given, or none is that late), each found through the time index.
+        # the last if none given, or none is that late), each found through the time index: the ids the list's
+        # own clause (RecordFilter.where) selects.
+        first = f"coalesce(({FIRST_AT}), {NO_ID})" if where.since is not None else "1"
+        last = f"coalesce(({FIRST_AT}), {NO_ID})" if where.until is not None else str(NO_ID)
         return (
             f"SELECT CASE WHEN hi > lo THEN hi - lo ELSE 0 END FROM (SELECT"
             f" CASE WHEN lo_at < n + 1 THEN lo_at ELSE n + 1 END AS lo,"
             f" CASE WHEN hi_at < n + 1 THEN hi_at ELSE n + 1 END AS hi FROM (SELECT"
-            f" (SELECT coalesce(max(id), 0) FROM records) AS n, coalesce(({FIRST_AT}), {NO_ID}) AS lo_at,"
-            f" coalesce(({FIRST_AT}), {NO_ID}) AS hi_at) AS found) AS ends",
-            [where.since or "", where.until],
+            f" (SELECT coalesce(max(id), 0) FROM records) AS n, {first} AS lo_at, {last} AS hi_at) AS found) AS ends",
+            [moment for moment in (where.since, where.until) if moment is not None],
         )
     if asked <= set(_COUNTED) and all(getattr(where, name) not in ("", 0) for name in asked):
         keys = [(_COUNTED[name], getattr(where, name)) for name in _COUNTED if name in asked]
