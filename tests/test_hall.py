@@ -957,3 +957,25 @@ def test_the_halls_server_role_can_add_records_but_never_rewrite_the_log(hall: H
     assert len(refused) == 10, refused
     verified = run("audit", "verify", "--data-dir", hall.a.data_dir, "--database", hall.url_a)
     assert verified.exit_code == 0, verified.output
+
+
+def test_the_hall_keys_id_is_recorded_by_the_databases_owner_never_by_the_server(hall: Hall) -> None:
+    """Issue 44: the server's role may not write hall_keys, so the first takeover records no key; `database init
+    --key-id`, run as the owner, records the id `standby key` printed, and refuses one that is not an id."""
+    from wordjudge.hall.proof import read_key
+    from wordjudge.hall.roles import place
+
+    hall.a.start()
+    assert place(hall.url_a).key_id is None  # the server, as its role, recorded nothing
+    key = read_key(hall.a.data_dir)
+    assert key is not None
+    bad = run("database", "init", "--database", hall.admin_a, "--key-id", "not-an-id")
+    assert bad.exit_code != 0
+    assert "not-an-id is not a hall key's id" in bad.output
+    recorded = run("database", "init", "--database", hall.admin_a, "--key-id", key.id)
+    assert recorded.exit_code == 0, recorded.output
+    assert f"the hall key {key.id} is on record" in recorded.output
+    assert place(hall.url_a).key_id == key.id
+    health = _health(hall.a)
+    assert health["hall"]["key_id"] == key.id
+    assert not [w for w in health["warnings"] if "hall key" in w]
