@@ -17,6 +17,7 @@ from cryptography.x509.oid import ExtendedKeyUsageOID
 
 from tests.tls_hall import hall_certs, other_ca_certs
 from wordjudge.base.errors import InvalidInput
+from wordjudge.hall.cert_requests import REQUEST_KEY, install_cert, key_id, make_request, sign_request
 from wordjudge.hall.certs import (
     SERVER_DAYS,
     HallFiles,
@@ -160,3 +161,142 @@ def test_a_hall_ca_out_of_its_validity_makes_no_certificate(tmp_path: Path) -> N
     with pytest.raises(InvalidInput, match=r"hall-ca\.pem expired on"):
         make_hall_certs(tmp_path, names=["a"], addresses=[LAN], now=datetime.now(UTC) + timedelta(days=6 * 365))
     assert read_cert(hall.cert) == before
+
+
+# The hall's other machine: its certificate signed on the CA's machine, no private key on the stick
+# (wordjudge.hall.cert_requests; deploy/hall.md, set-up step 3).
+
+LOCAL = ipaddress.ip_address("127.0.0.1")
+
+
+def _two_machines(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """hall-a with the hall's CA and its certificate; hall-b with the CA's certificate alone (what the guide's
+    copy of the folder brings); the USB stick."""
+    a, b, stick = tmp_path / "a", tmp_path / "b", tmp_path / "usb"
+    hall_certs(a)
+    (b / "tls").mkdir(parents=True, mode=0o700)
+    shutil.copy(HallFiles.of(a).ca_cert, HallFiles.of(b).ca_cert)
+    stick.mkdir()
+    return a, b, stick
+
+
+def _private_keys(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.rglob("*") if p.is_file() and b"PRIVATE KEY" in p.read_bytes())
+
+
+def test_the_other_machine_gets_its_certificate_signed_without_the_cas_key_leaving_the_first(tmp_path: Path) -> None:
+    a, b, stick = _two_machines(tmp_path)
+    # Without the CA's key, the plain command says what to do instead; nothing made.
+    with pytest.raises(InvalidInput, match=r"hall-ca\.key is missing: the hall's CA key stays on the machine"):
+        make_hall_certs(b, names=["hall-b"], addresses=[LAN])
+    assert not HallFiles.of(b).cert.exists()
+    request, asked = make_request(b, stick / "hall-b.csr", names=["hall-b", "localhost"], addresses=[LAN, LOCAL])
+    assert stat.S_IMODE((b / "tls" / REQUEST_KEY).stat().st_mode) == 0o600
+    signed = sign_request(a, stick / "hall-b.csr")
+    assert signed.path == stick / "hall-b.pem"
+    assert signed.key_id == asked == key_id(request.public_key())
+    assert signed.names == ("hall-b", "localhost", "192.168.1.10", "127.0.0.1")
+    served = install_cert(b, stick / "hall-b.pem", addresses=[LAN])
+    files = HallFiles.of(b)
+    ca = read_cert(HallFiles.of(a).ca_cert)
+    assert served.ca == ca
+    assert served.warnings == ()
+    assert signed_by(read_cert(files.cert), ca)
+    cert = read_cert(files.cert)
+    assert not cert.extensions.get_extension_for_class(x509.BasicConstraints).value.ca
+    assert ExtendedKeyUsageOID.SERVER_AUTH in cert.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value
+    assert cert.not_valid_after_utc - cert.not_valid_before_utc <= timedelta(days=SERVER_DAYS)
+    assert stat.S_IMODE(files.key.stat().st_mode) == 0o600
+    assert check_served(files.cert, files.key, ca_path=files.ca_cert).ca == ca
+    # The CA's key never was on hall-b, nor any private key on the stick; the request's key is now the server's.
+    assert _private_keys(b) == ["server.key"]
+    assert _private_keys(stick) == []
+    assert sorted(p.name for p in stick.iterdir()) == ["hall-b.csr", "hall-b.pem"]
+    # The same certificate installed again: still the same pair.
+    install_cert(b, stick / "hall-b.pem")
+    assert read_cert(files.cert) == cert
+
+
+def _request_file(path: Path, key: object, *extensions: x509.ExtensionType, names: tuple[str, ...] = ("b",)) -> Path:
+    builder = x509.CertificateSigningRequestBuilder().subject_name(
+        x509.Name([x509.NameAttribute(x509.oid.NameOID.COMMON_NAME, "b")])
+    )
+    if names:
+        builder = builder.add_extension(x509.SubjectAlternativeName([x509.DNSName(n) for n in names]), critical=False)
+    for extension in extensions:
+        builder = builder.add_extension(extension, critical=isinstance(extension, x509.BasicConstraints))
+    algorithm = None if isinstance(key, ed25519.Ed25519PrivateKey) else hashes.SHA256()
+    request = builder.sign(key, algorithm)  # type: ignore[arg-type]
+    path.write_bytes(request.public_bytes(serialization.Encoding.PEM))
+    return path
+
+
+def _sign_refusal(a: Path, request: Path) -> str:
+    with pytest.raises(InvalidInput) as caught:
+        sign_request(a, request)
+    assert not request.with_suffix(".pem").exists()  # nothing signed
+    return caught.value.message
+
+
+def test_every_request_the_hall_must_not_sign_is_refused_by_name(tmp_path: Path) -> None:
+    a, b, stick = _two_machines(tmp_path)
+    p256 = ec.generate_private_key(ec.SECP256R1())
+    # Not a request: a certificate, and noise.
+    shutil.copy(HallFiles.of(a).cert, stick / "cert.csr")
+    assert "holds no certificate signing request" in _sign_refusal(a, stick / "cert.csr")
+    (stick / "noise.csr").write_bytes(b"-----BEGIN CERTIFICATE REQUEST-----\nAAAA\n-----END CERTIFICATE REQUEST-----\n")
+    assert "holds no certificate signing request" in _sign_refusal(a, stick / "noise.csr")
+    # Altered on the way: a name changed after it was signed.
+    make_request(b, stick / "altered.csr", names=["hall-b"], addresses=[LAN])
+    der = x509.load_pem_x509_csr((stick / "altered.csr").read_bytes()).public_bytes(serialization.Encoding.DER)
+    assert der.count(b"hall-b") >= 1
+    (stick / "altered.csr").write_bytes(der.replace(b"hall-b", b"hall-x"))
+    assert "is not signed by its own key" in _sign_refusal(a, stick / "altered.csr")
+    # Keys of another kind than the hall's servers'.
+    for key, said in (
+        (rsa.generate_private_key(65537, 2048), "RSA"),
+        (ec.generate_private_key(ec.SECP384R1()), "ECDSA on secp384r1"),
+        (ed25519.Ed25519PrivateKey.generate(), "Ed25519"),
+    ):
+        message = _sign_refusal(a, _request_file(stick / "kind.csr", key))
+        assert f"is for a key that is {said}" in message
+    # A request for a CA, either way of asking.
+    ca_asked = _request_file(stick / "ca.csr", p256, x509.BasicConstraints(ca=True, path_length=None))
+    assert "asks for a certificate authority" in _sign_refusal(a, ca_asked)
+    usage = x509.KeyUsage(True, False, False, False, False, True, False, False, False)  # keyCertSign
+    assert "asks for a certificate authority" in _sign_refusal(a, _request_file(stick / "sign.csr", p256, usage))
+    # Names that are not a host name or an address: a wildcard, an e-mail address; and none.
+    assert "names *.local, which is neither" in _sign_refusal(
+        a, _request_file(stick / "w.csr", p256, names=("*.local",))
+    )
+    mail = _request_file(stick / "m.csr", p256, x509.SubjectAlternativeName([x509.RFC822Name("td@hall")]), names=())
+    assert "names td@hall, which is neither" in _sign_refusal(a, mail)
+    assert "must name at least one" in _sign_refusal(a, _request_file(stick / "none.csr", p256, names=()))
+    # A good request, on a machine without the CA's key: it says where to sign it.
+    make_request(b, stick / "hall-b.csr", names=["hall-b"], addresses=[LAN])
+    assert "the hall's CA key stays on the machine that made it" in _sign_refusal(b, stick / "hall-b.csr")
+
+
+def test_a_certificate_not_the_halls_or_not_for_this_machines_key_is_not_installed(tmp_path: Path) -> None:
+    a, b, stick = _two_machines(tmp_path)
+    make_request(b, stick / "hall-b.csr", names=["hall-b"], addresses=[LAN])
+    # Another CA's certificate (a phone's), and one the hall's CA signed for another machine's key.
+    phone = other_ca_certs(tmp_path / "phone")
+    c = tmp_path / "c"
+    (c / "tls").mkdir(parents=True)
+    make_request(c, stick / "other.csr", names=["hall-b"], addresses=[LAN])
+    sign_request(a, stick / "other.csr")
+    for path, said in (
+        (phone.cert, "was not signed by the hall's CA"),
+        (stick / "other.pem", "is not the key of the certificate"),
+        (stick / "hall-b.csr", "holds no PEM certificate"),
+    ):
+        with pytest.raises(InvalidInput) as caught:
+            install_cert(b, path)
+        assert said in caught.value.message
+        assert not HallFiles.of(b).cert.exists()
+        assert not HallFiles.of(b).key.exists()
+    # Its own, signed by the hall's CA: installed.
+    sign_request(a, stick / "hall-b.csr")
+    install_cert(b, stick / "hall-b.pem")
+    assert HallFiles.of(b).serves

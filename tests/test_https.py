@@ -46,21 +46,31 @@ def test_the_td_makes_the_halls_certificates_with_one_command_on_each_machine(tm
     assert "10.9.8.7" in first
     assert "hall-a.lan" in first
     assert "wordjudge.local" in first
-    # The second machine: the folder copied (set-up step 3 of deploy/hall.md), the same command.
-    (tmp_path / "b").mkdir()
-    (tmp_path / "b" / "tls").mkdir(mode=0o700)
-    for name in ("hall-ca.pem", "hall-ca.key"):
-        target = tmp_path / "b" / "tls" / name
-        target.write_bytes((files.folder / name).read_bytes())
-        target.chmod(0o600)
-    second = _hall_cert(tmp_path / "b")
-    assert "Found (copied with the folder) the hall's certificate authority" in second
-    assert fingerprint(read_cert(HallFiles.of(tmp_path / "b").ca_cert)) == fingerprint(ca)
-    assert read_cert(HallFiles.of(tmp_path / "b").cert) != cert
+    # Again on the same machine: the CA found, a new certificate.
+    assert "Found the hall's certificate authority" in _hall_cert(tmp_path / "a")
+    assert read_cert(files.cert) != cert
+    # The second machine, with the CA's certificate alone (set-up step 3 of deploy/hall.md): the command says how
+    # it gets its certificate instead (test_the_guides_certificate_steps_...).
+    (tmp_path / "b" / "tls").mkdir(parents=True, mode=0o700)
+    (tmp_path / "b" / "tls" / "hall-ca.pem").write_bytes(files.ca_cert.read_bytes())
+    refused = CliRunner().invoke(main, ["hall", "cert", "--data-dir", str(tmp_path / "b")])
+    assert refused.exit_code == 1
+    assert "hall-ca.key is missing: the hall's CA key stays on the machine that made it" in refused.output
+    assert "wordjudge hall cert --request --out FILE.csr" in refused.output
+    assert not HallFiles.of(tmp_path / "b").cert.exists()
     # A name that is neither a host name nor an address: said, nothing made.
     refused = CliRunner().invoke(main, ["hall", "cert", "--data-dir", str(tmp_path / "c"), "--name", "a_b!"])
     assert refused.exit_code == 1
     assert "a_b! is neither a host name" in refused.output
+    assert not (tmp_path / "c" / "tls").exists()
+    # The request, the signature and the installation: one at a time, and the request's file named.
+    for args, said in (
+        (["--request"], "--request needs --out FILE"),
+        (["--request", "--out", "x.csr", "--sign", "x.csr"], "give one of --request, --sign and --install"),
+        (["--out", "x.pem"], "--out goes with --request or --sign"),
+    ):
+        refused = CliRunner().invoke(main, ["hall", "cert", "--data-dir", str(tmp_path / "c"), *args])
+        assert (refused.exit_code, said in refused.output) == (2, True), refused.output
     assert not (tmp_path / "c" / "tls").exists()
 
 
@@ -136,6 +146,61 @@ def test_plain_http_is_a_single_machine_demo_and_a_warning_in_a_hall(tmp_path: P
     in_hall = transport_of(settings)
     assert in_hall.view()["demo"] is False
     assert [w.key for w in in_hall.warnings()] == ["error.tls.plain_in_hall"]
+
+
+@pytest.mark.live
+def test_the_guides_certificate_steps_give_hall_b_a_certificate_the_hall_trusts_and_no_key_on_the_stick(
+    tmp_path: Path,
+) -> None:
+    """deploy/hall.md, set-up step 3, run as written (paths under a temp folder): hall-a makes the CA, the folder
+    goes to hall-b by the guide's tar, then the guide's --request (hall-b), --sign (hall-a), --install (hall-b).
+    hall-b's server then serves a certificate a client trusting the hall's CA alone accepts; neither hall-b's folder
+    nor the stick ever holds the CA's key (before: the stick carried it to hall-b)."""
+    import shlex
+    import subprocess
+
+    guide = (Path(__file__).parent.parent / "deploy" / "hall.md").read_text("utf-8")
+    [packed] = [line.strip() for line in guide.splitlines() if "tar -C /var/lib " in line and "-czf" in line]
+    steps = [line.strip() for line in guide.splitlines() if line.strip().startswith("sudo wj hall cert --")]
+    assert [step.split()[4] for step in steps] == ["--request", "--sign", "--install"]
+    lib_a, lib_b, stick = tmp_path / "a" / "lib", tmp_path / "b" / "lib", tmp_path / "usb"
+    for folder in (lib_a, lib_b, stick):
+        folder.mkdir(parents=True)
+    _hall_cert(lib_a / "wordjudge")  # sudo wj hall cert, on hall-a
+    command = packed.replace("sudo ", "").replace("/var/lib", str(lib_a)).replace("/media/usb", str(stick))
+    subprocess.run(shlex.split(command), check=True)
+    subprocess.run(["tar", "-C", str(lib_b), "-xzf", str(stick / "wordjudge-folder.tar.gz")], check=True)
+    said = []
+    for step in steps:
+        command, comment = step.split("#", 1)
+        folder = lib_a if "on hall-a" in comment else lib_b
+        sudo, wj, hall, cert, *args = shlex.split(command.replace("/media/usb", str(stick)))
+        assert (sudo, wj, hall, cert) == ("sudo", "wj", "hall", "cert")
+        said.append(_hall_cert(folder / "wordjudge", *args))
+        assert not (lib_b / "wordjudge" / "tls" / "hall-ca.key").exists()
+    asked, signed, installed = said
+    [key_id] = [line.split(": ")[1].split()[:4] for line in asked.splitlines() if "its key id:" in line]
+    assert f"for the key id: {' '.join(key_id)}" in signed
+    ca = HallFiles.of(lib_a / "wordjudge").ca_cert
+    for line in fingerprint_lines(read_cert(ca)):
+        assert f"    {line}\n" in installed
+    private = [p.name for p in stick.rglob("*") if p.is_file() and b"PRIVATE KEY" in p.read_bytes()]
+    assert private == []
+    assert sorted(p.name for p in stick.iterdir()) == ["hall-b.csr", "hall-b.pem", "wordjudge-folder.tar.gz"]
+    port = free_port()
+    server = serve_process(lib_b / "wordjudge", "--port", str(port))
+    try:
+        health = wait_for_health(f"https://127.0.0.1:{port}", server, verify=trusting(ca)).json()
+        assert (health["transport"]["certificate"], health["transport"]["ca_fingerprint"]) == (
+            "hall",
+            fingerprint(read_cert(ca)),
+        )
+        phone = other_ca_certs(tmp_path / "phone")
+        with pytest.raises(httpx.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
+            httpx.get(f"https://127.0.0.1:{port}/api/health", verify=trusting(phone.ca_pem), timeout=5)
+    finally:
+        server.terminate()
+        server.communicate(timeout=30)
 
 
 @pytest.mark.live

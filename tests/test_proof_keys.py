@@ -25,6 +25,7 @@ from fastapi.testclient import TestClient
 
 from wordjudge.base.errors import InvalidInput
 from wordjudge.cli.main import main
+from wordjudge.hall.certs import make_hall_certs
 from wordjudge.hall.proof import KEY_FILE, HallKey, digest, make_key, proof_mac, read_key
 
 from .helpers import PASSWORD, access_store
@@ -280,7 +281,9 @@ def test_the_migration_keeps_no_csrf_value_in_clear_and_ends_the_sessions_open_b
 
 def test_the_guides_copy_of_the_folder_leaves_no_key_on_the_stick(tmp_path: Path) -> None:
     """deploy/hall.md, set-up step 3, run as written (its paths moved under a temp folder): the tarball on the stick
-    holds the folder's files, never hall.key, and the guide's own check says so. Before, the tarball held the key."""
+    holds the folder's files and the hall CA's certificate, never a private key (hall.key, tls/hall-ca.key,
+    tls/server.key), and the guide's own check says so. Before, the tarball held hall.key; then the CA's key, which
+    the check did not see."""
     import shlex
     import subprocess
 
@@ -293,6 +296,7 @@ def test_the_guides_copy_of_the_folder_leaves_no_key_on_the_stick(tmp_path: Path
     (lib / "wordjudge" / "lexicons").mkdir(parents=True)
     stick.mkdir(parents=True)
     make_key(lib / "wordjudge")
+    make_hall_certs(lib / "wordjudge", names=["hall-a"], addresses=[])  # sudo wj hall cert: the CA and hall-a's
     (lib / "wordjudge" / "event.toml").write_text('name = "Open"\n')
 
     def here(command: str) -> str:
@@ -302,5 +306,12 @@ def test_the_guides_copy_of_the_folder_leaves_no_key_on_the_stick(tmp_path: Path
     listed = subprocess.run(shlex.split(here(check).split("|")[0]), check=True, capture_output=True, text=True)
     assert "wordjudge/event.toml" in listed.stdout
     assert KEY_FILE not in listed.stdout
+    assert "wordjudge/tls/hall-ca.pem" in listed.stdout  # public: hall-b checks its certificate against it
+    assert [line for line in listed.stdout.splitlines() if line.endswith(".key")] == []
     counted = subprocess.run(here(check), shell=True, capture_output=True, text=True)
     assert counted.stdout.strip() == "0"
+    # The guide's check counts any key the tarball would hold: the CA's key put back in, it says so.
+    (stick / "wordjudge-folder.tar.gz").unlink()
+    subprocess.run(shlex.split(here(packed).replace(" --exclude=wordjudge/tls/hall-ca.key", "")), check=True)
+    counted = subprocess.run(here(check), shell=True, capture_output=True, text=True)
+    assert counted.stdout.strip() == "1"

@@ -4,8 +4,9 @@ signed by it, so that kiosks and phones that trust the hall's CA know the hall's
 Over plain HTTP whoever answers at the page's address owns the page's origin: after a reload its script, its token
 and its verdicts are the impostor's. Over HTTPS with a certificate only the hall's CA could sign, a phone at that
 address gets a TLS error instead, and nothing is sent to it. The files live in the data folder's ``tls/`` folder
-(``0700``; keys ``0600``, written whole or not at all): ``hall-ca.pem`` and ``hall-ca.key`` (the CA, copied with the
-folder to the hall's other machine, as ``hall.key`` is), ``server.pem`` and ``server.key`` (this machine's own).
+(``0700``; keys ``0600``, written whole or not at all): ``hall-ca.pem`` and ``hall-ca.key`` (the CA: its certificate
+copied with the folder to the hall's other machine, its key never, see :mod:`wordjudge.hall.cert_requests`),
+``server.pem`` and ``server.key`` (this machine's own).
 
 Keys are ECDSA P-256 and signatures SHA-256 (what every browser accepts); the CA is valid for
 :data:`CA_DAYS`, a server certificate for at most :data:`SERVER_DAYS` (Chromium refuses a longer one).
@@ -149,13 +150,30 @@ def make_hall_certs(
     else:
         ca, ca_key = read_ca(files, now=now)
     key = ec.generate_private_key(ec.SECP256R1())
-    sans: list[x509.GeneralName] = [x509.DNSName(name) for name in names_]
-    sans += [x509.IPAddress(address) for address in addresses_]
-    cert = (
+    cert = server_cert(ca, ca_key, key.public_key(), names_, addresses_, now)
+    # The key first: a certificate is never there without its key (a crash between leaves the old pair's key).
+    _write(files.key, _key_pem(key), private=True)
+    _write(files.cert, cert.public_bytes(serialization.Encoding.PEM).decode(), private=False)
+    return Made(files, ca, cert, ca_made, names_, addresses_)
+
+
+def server_cert(
+    ca: x509.Certificate,
+    ca_key: PrivateKey,
+    public: ec.EllipticCurvePublicKey,
+    names: Sequence[str],
+    addresses: Sequence[Address],
+    now: datetime,
+) -> x509.Certificate:
+    """A server certificate for ``public``, naming ``names`` and ``addresses``, signed by the hall's CA: valid for
+    at most :data:`SERVER_DAYS` (never beyond the CA), not a CA, for serverAuth only."""
+    sans: list[x509.GeneralName] = [x509.DNSName(name) for name in names]
+    sans += [x509.IPAddress(address) for address in addresses]
+    return (
         x509.CertificateBuilder()
-        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, (names_ or ("wordjudge",))[0][:64])]))
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, (*names, "wordjudge")[0][:64])]))
         .issuer_name(ca.subject)
-        .public_key(key.public_key())
+        .public_key(public)
         .serial_number(x509.random_serial_number())
         .not_valid_before(now - _BACKDATE)
         .not_valid_after(min(now + timedelta(days=SERVER_DAYS) - _BACKDATE, ca.not_valid_after_utc))
@@ -163,14 +181,10 @@ def make_hall_certs(
         .add_extension(_key_usage(sign=False), critical=True)
         .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
         .add_extension(x509.SubjectAlternativeName(sans), critical=False)
-        .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(public), critical=False)
         .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), critical=False)
         .sign(ca_key, hashes.SHA256())
     )
-    # The key first: a certificate is never there without its key (a crash between leaves the old pair's key).
-    _write(files.key, _key_pem(key), private=True)
-    _write(files.cert, cert.public_bytes(serialization.Encoding.PEM).decode(), private=False)
-    return Made(files, ca, cert, ca_made, names_, addresses_)
 
 
 def _make_ca(hall: str, now: datetime) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
@@ -225,9 +239,11 @@ def _write(path: Path, text: str, *, private: bool) -> None:
 def read_ca(files: HallFiles, *, now: datetime | None = None) -> tuple[x509.Certificate, PrivateKey]:
     """The hall's CA certificate and key in ``files``. Raises :class:`InvalidInput` for a missing half, a file that
     is not one, a key readable by others, a key that is not the certificate's, or a CA out of its validity."""
-    if not files.ca_cert.exists() or not files.ca_key.exists():
-        missing = files.ca_key if files.ca_cert.exists() else files.ca_cert
-        raise InvalidInput("error.tls.ca_half", path=str(missing))
+    if files.ca_cert.exists() and not files.ca_key.exists():
+        # The hall's other machine: the CA's key never leaves the machine that made it (set-up step 3).
+        raise InvalidInput("error.tls.ca_key_elsewhere", path=str(files.ca_key))
+    if not files.ca_cert.exists():
+        raise InvalidInput("error.tls.ca_half", path=str(files.ca_cert))
     ca = read_cert(files.ca_cert)
     key = read_key(files.ca_key)
     _matches(ca, key, files.ca_cert, files.ca_key)
@@ -249,8 +265,9 @@ def read_cert(path: Path) -> x509.Certificate:
 
 
 def read_key(path: Path) -> PrivateKey:
-    """The private key in the PEM file ``path``: private to its owner (0600; its group may read it), unencrypted, ECDSA on P-256 or
-    P-384, or RSA of 2048 bits or more. Raises :class:`InvalidInput` naming the file and what is wrong."""
+    """The private key in the PEM file ``path``: private to its owner (0600; its group may read it), unencrypted,
+    ECDSA on P-256 or P-384, or RSA of 2048 bits or more. Raises :class:`InvalidInput` naming the file and what is
+    wrong."""
     try:
         mode = stat.S_IMODE(path.stat().st_mode)
         data = path.read_bytes()
@@ -371,3 +388,13 @@ def names_of(cert: x509.Certificate) -> list[str]:
     except x509.ExtensionNotFound:
         return []
     return [*sans.get_values_for_type(x509.DNSName), *(str(a) for a in sans.get_values_for_type(x509.IPAddress))]
+
+
+def a_host_name(text: str) -> bool:
+    """Whether ``text`` is a host name a certificate may name: dot-separated labels of letters, digits and hyphens
+    (none first), 63 characters at most each, 253 in all (no wildcard)."""
+    labels = text.rstrip(".").split(".")
+    return 0 < len(text) <= 253 and all(
+        0 < len(label) <= 63 and label.replace("-", "").isalnum() and label.isascii() and label[0] != "-"
+        for label in labels
+    )
