@@ -211,7 +211,11 @@ async function request(server, path, { method = "GET", body, token, csrf, stay, 
       data,
     );
   }
-  if (path === "/api/health" && (stay || trusted(server, token))) learnHall(data.hall); // a console's: its own
+  if (path === "/api/health" && (stay || trusted(server, token))) {
+    // A server with no hall (one machine): the hall this browser learnt before (another event here) is no more.
+    if (!(data.hall?.servers?.length > 1)) hall.clear();
+    else learnHall(data.hall); // a console's: its own server's word
+  }
   return data;
 }
 

@@ -221,6 +221,15 @@ def test_a_kiosk_says_its_connection_is_unproven_over_plain_http_in_a_hall_only(
         expect(alone.locator("#app")).to_have_attribute("data-screen", "idle")
         alone.wait_for_timeout(6000)  # the banner's next look
         expect(alone.locator("#connection-banner")).to_have_count(0)
+        # A hall this browser learnt at this address before (another event): the server's health, which names no
+        # hall, ends it, and the banner with it.
+        alone.evaluate(
+            "() => localStorage.setItem('wordjudge.hall', JSON.stringify({servers: ['http://a:1', 'http://b:1']}))"
+        )
+        alone.reload()
+        expect(alone.locator("#connection-banner")).to_have_count(1)
+        expect(alone.locator("#connection-banner")).to_have_count(0, timeout=20_000)
+        assert alone.evaluate("() => localStorage.getItem('wordjudge.hall')") is None
         alone.context.close()
 
 
