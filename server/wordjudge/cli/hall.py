@@ -4,6 +4,7 @@ on without a dead standby (``alone``) and waiting for it again once it is back (
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import click
@@ -164,6 +165,7 @@ def standby_status(url: str) -> None:
 
 
 _PROVEN_WITHIN_S = 5.0  # how recent this machine's server's proven answer of the active server must be to count
+_LOOKS_S = 4.0  # how long a proof heard is looked at again before it refuses: a few of the server's looks
 
 
 def _refuse_while_active(server_id: str, active: str, ports: list[int], force: bool) -> None:
@@ -171,8 +173,15 @@ def _refuse_while_active(server_id: str, active: str, ports: list[int], force: b
     :func:`wordjudge.hall.local.local_servers`), or, unless ``force``, where that cannot be checked."""
     from wordjudge.hall.local import local_servers
 
-    servers = local_servers(server_id, ports=ports or None)
-    heard = [server.heard_active(active, _PROVEN_WITHIN_S) for server in servers]
+    # A machine that died a moment ago proved itself at the last look: this machine's server looks at its peers
+    # every second, so its next looks tell a dead machine from a live one (the TD typed this right after the death).
+    deadline = time.monotonic() + _LOOKS_S
+    while True:
+        servers = local_servers(server_id, ports=ports or None)
+        heard = [server.heard_active(active, _PROVEN_WITHIN_S) for server in servers]
+        if not any(heard) or time.monotonic() >= deadline:
+            break
+        time.sleep(0.5)
     if any(heard):
         raise InvalidInput("error.hall.active_answers", active=active)
     if not servers:
