@@ -4,7 +4,6 @@ address with a certificate of its own CA proves nothing to the active server: it
 
 from __future__ import annotations
 
-import shutil
 import ssl
 import time
 from pathlib import Path
@@ -16,7 +15,7 @@ import pytest
 from .fake_peer import FakePeer, json_answer
 from .hall_lab import Hall
 from .helpers import LiveServer, serve_process, wait_for_health
-from .tls_hall import hall_certs, other_ca_certs, trusting
+from .tls_hall import hall_certs, other_ca_certs, second_machine_certs, trusting
 
 pytestmark = pytest.mark.sqlite_only("starts PostgreSQL clusters of its own: runs in the suite's first pass")
 
@@ -59,9 +58,9 @@ def test_the_halls_servers_prove_themselves_to_each_other_over_https_and_a_phone
     hall.a.stop()
     assert (plain["transport"]["scheme"], plain["transport"]["demo"]) == ("http", False)
     assert any("this hall server serves plain HTTP" in w for w in plain["warnings"]), plain["warnings"]
-    made = hall_certs(hall.a.data_dir)  # on hall-a; the CA copied with the folder, hall-b's own certificate
-    shutil.copytree(hall.a.data_dir / "tls", hall.b.data_dir / "tls")
-    hall_certs(hall.b.data_dir)
+    made = hall_certs(hall.a.data_dir)  # on hall-a; hall-b's signed there, the CA's key never on hall-b
+    second_machine_certs(hall.a.data_dir, hall.b.data_dir, tmp_path / "usb")
+    assert not (hall.b.data_dir / "tls" / "hall-ca.key").exists()
     trust = trusting(made.ca_pem)
     a, b = _Https(hall.a, hall.b, trust), _Https(hall.b, hall.a, trust)
     a.start()

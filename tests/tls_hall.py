@@ -7,6 +7,7 @@ database trusts the hall's CA, for Chromium (``HOME`` pointed at it).
     phone = other_ca_certs(tmp_path / "phone")        # same names, another CA: what the hall's devices must refuse
     ctx = trusting(hall.ca_pem)                       # ssl.SSLContext for httpx / raw sockets
     home = chromium_home(tmp_path / "home", hall.ca_pem)  # HOME for Chromium: .pki/nssdb trusts the CA ("C,,")
+    second_machine_certs(a_dir, b_dir, stick)         # hall-b's, by --request, --sign, --install: no CA key on b
 """
 
 from __future__ import annotations
@@ -51,6 +52,29 @@ def hall_certs(
     """The hall's CA (made if the folder has none) and this machine's server certificate, in ``data_dir/tls``."""
     made = make_hall_certs(data_dir, names=names, addresses=[ipaddress.ip_address(a) for a in addresses], hall="test")
     return TlsHall(made.files, fingerprint(made.ca))
+
+
+def second_machine_certs(
+    first: Path,
+    data_dir: Path,
+    stick: Path,
+    names: tuple[str, ...] = ("localhost",),
+    addresses: tuple[str, ...] = ("127.0.0.1", "::1"),
+) -> TlsHall:
+    """The hall's other machine's certificate as deploy/hall.md makes it: the CA's certificate alone copied from
+    ``first`` (never its key), a request made in ``data_dir`` and written to ``stick``, signed in ``first``,
+    installed in ``data_dir``."""
+    from wordjudge.hall.cert_requests import install_cert, make_request, sign_request
+
+    files = HallFiles.of(data_dir)
+    files.folder.mkdir(parents=True, mode=0o700, exist_ok=True)
+    shutil.copy(HallFiles.of(first).ca_cert, files.ca_cert)
+    stick.mkdir(parents=True, exist_ok=True)
+    request = stick / f"{data_dir.name}.csr"
+    make_request(data_dir, request, names=names, addresses=[ipaddress.ip_address(a) for a in addresses])
+    served = install_cert(data_dir, sign_request(first, request).path)
+    assert served.ca is not None
+    return TlsHall(files, fingerprint(served.ca))
 
 
 def other_ca_certs(folder: Path, **kwargs: tuple[str, ...]) -> TlsHall:
