@@ -106,8 +106,10 @@ def hall(tmp_path: Path, compiled_demo: Path, postgres_clusters: Callable[..., C
     url_a, url_b = (cluster.url(database, SERVER_ROLE, SERVER_PASSWORD) for cluster in (primary, standby))
     a = hall_server(folders[0], url_a, port_a, port_b)
     b = hall_server(folders[1], url_b, port_b, port_a)
-    yield Hall(primary, standby, a, b, url_a, url_b, primary.url(database), standby.url(database))
-    for server in (a, b):
+    made = Hall(primary, standby, a, b, url_a, url_b, primary.url(database), standby.url(database))
+    yield made
+    # A test may put other servers in the hall's place (over HTTPS, say): whichever ran is stopped.
+    for server in {a, b, made.a, made.b}:
         if server.process is not None and server.process.poll() is None:
             server.stop()
 
