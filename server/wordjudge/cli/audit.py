@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Sequence
 from contextlib import suppress
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
@@ -36,6 +36,8 @@ from wordjudge.tournament.clock_steps import accept_step
 from wordjudge.words.editions import DEMO_NAME
 from wordjudge.words.profile import Catalog
 from wordjudge.words.wordlist import normalise
+
+T = TypeVar("T")
 
 
 @click.group()
@@ -136,6 +138,30 @@ def audit_backup(destination: str, **flags: Any) -> None:
     _verify_and_report(AuditLog(copy), cli_language(settings), copy=True)
 
 
+def _with_stopped_log(settings: Settings, write: Callable[[AuditLog], T]) -> T:
+    """``write(log)`` on the log as its only writer: refused, in the event's language, while a server serves the
+    folder or holds the database's writer (it checks the log when it starts, and would not see the record)."""
+    lang = cli_language(settings)
+    if settings.location.dialect.in_folder:  # else a writer's lock (below)
+        try:
+            refuse_if_served(settings.data_dir)
+        except FolderInUse as exc:
+            said = Message(
+                "cli.clock_step.served_folder", pid=str(exc.holder.pid or "?"), path=str(settings.data_dir.resolve())
+            )
+            raise click.ClickException(said.text(lang)) from None
+    log = _audit_log(settings)
+    try:
+        log.start()
+        return write(log)
+    except AuditUnavailable as exc:
+        if isinstance(exc.__cause__, Conflict):  # another server's writer holds the log
+            raise click.ClickException(Message("cli.clock_step.served_database", path=log.where).text(lang)) from None
+        raise click.ClickException(exc.message) from None
+    finally:
+        log.close()
+
+
 @audit.command("accept-clock-step")
 @click.argument("record_id", metavar="ID", type=click.IntRange(min=1))
 @setting_options("data_dir", "database", "language")
@@ -150,24 +176,7 @@ def audit_accept_clock_step(record_id: int, **flags: Any) -> None:
     """
     settings = load_settings(**flags)
     lang = cli_language(settings)
-    if settings.location.dialect.in_folder:  # else a writer's lock (below)
-        try:
-            refuse_if_served(settings.data_dir)
-        except FolderInUse as exc:
-            said = Message(
-                "cli.clock_step.served_folder", pid=str(exc.holder.pid or "?"), path=str(settings.data_dir.resolve())
-            )
-            raise click.ClickException(said.text(lang)) from None
-    log = _audit_log(settings)
-    try:
-        log.start()
-        outcome = accept_step(log, record_id, actor=cli_principal().actor)
-    except AuditUnavailable as exc:
-        if isinstance(exc.__cause__, Conflict):  # another server's writer holds the log
-            raise click.ClickException(Message("cli.clock_step.served_database", path=log.where).text(lang)) from None
-        raise click.ClickException(exc.message) from None
-    finally:
-        log.close()
+    outcome = _with_stopped_log(settings, lambda log: accept_step(log, record_id, actor=cli_principal().actor))
     if isinstance(outcome, Message):
         raise click.ClickException(outcome.text(lang))
     record, step = outcome
@@ -199,24 +208,12 @@ def audit_accept_clock(**flags: Any) -> None:
     """
     settings = load_settings(**flags)
     lang = cli_language(settings)
-    if settings.location.dialect.in_folder:  # else a writer's lock (below)
-        try:
-            refuse_if_served(settings.data_dir)
-        except FolderInUse as exc:
-            said = Message(
-                "cli.clock_step.served_folder", pid=str(exc.holder.pid or "?"), path=str(settings.data_dir.resolve())
-            )
-            raise click.ClickException(said.text(lang)) from None
-    log = _audit_log(settings)
-    try:
-        log.start()
-        outcome = accept_correction(log, server=socket.gethostname(), actor=cli_principal().actor, channel=CLI_CHANNEL)
-    except AuditUnavailable as exc:
-        if isinstance(exc.__cause__, Conflict):  # another server's writer holds the log
-            raise click.ClickException(Message("cli.clock_step.served_database", path=log.where).text(lang)) from None
-        raise click.ClickException(exc.message) from None
-    finally:
-        log.close()
+    outcome = _with_stopped_log(
+        settings,
+        lambda log: accept_correction(
+            log, server=socket.gethostname(), actor=cli_principal().actor, channel=CLI_CHANNEL
+        ),
+    )
     if isinstance(outcome, Message):
         raise click.ClickException(outcome.text(lang))
     click.echo(correction_said(outcome, shown=lambda moment: cli_time(moment, lang)).text(lang))
