@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import ssl
 import time
 from pathlib import Path
@@ -29,7 +28,7 @@ from .helpers import LiveServer, serve_process, wait_for_health, write_event
 from .test_cli_access import run
 from .test_hall_trust import _close_other_pages
 from .test_kiosk import hold_adjudicate, type_challenge
-from .tls_hall import chromium_home, hall_certs, other_ca_certs, trusting
+from .tls_hall import chromium_home, hall_certs, other_ca_certs, second_machine_certs, trusting
 
 pytestmark = pytest.mark.sqlite_only("starts PostgreSQL clusters of its own: runs in the suite's first pass")
 
@@ -257,10 +256,10 @@ class _HttpsServer(LiveServer):
 
 
 def _over_https(hall: Hall) -> ssl.SSLContext:
-    """The hall's two servers over HTTPS: the hall's CA made on a, copied with the folder to b (as deploy/hall.md
-    says), each machine's certificate for 127.0.0.1. Returns a context that trusts the hall's CA alone."""
+    """The hall's two servers over HTTPS: the hall's CA made on a, b's certificate requested there and signed on a
+    (as deploy/hall.md says: the CA's key never leaves a), each machine's certificate for 127.0.0.1. Returns a context that trusts the hall's CA alone."""
     made = hall_certs(hall.a.data_dir)
-    shutil.copytree(hall.a.data_dir / "tls", hall.b.data_dir / "tls")
+    second_machine_certs(hall.a.data_dir, hall.b.data_dir, hall.a.data_dir.parent / "stick")  # no CA key on b
     hall.a, hall.b = _HttpsServer(hall.a, hall.b), _HttpsServer(hall.b, hall.a)
     return trusting(made.ca_pem)
 
