@@ -227,10 +227,30 @@ def test_systemd_accepts_the_halls_patroni_unit() -> None:
 # -- the hall's time: one machine serves it, the other follows ------------------------------------------
 
 
-def _chrony_key() -> str:
-    """A chrony key file's line, as deploy/hall.md step 5 makes it (``chronyc keygen``: no daemon needed)."""
-    made = subprocess.run(["chronyc", "keygen", "1", "SHA256", "256"], capture_output=True, text=True, check=True)
-    return made.stdout
+def _hall_folder(folder: Path, typed_from: Path | None = None) -> Path:
+    """A machine's data folder with its hall key, as deploy/hall.md step 3 puts it there: made (hall-a), or typed
+    from ``typed_from``'s (hall-b, ``standby key --show`` there, ``--enter`` here)."""
+    from wordjudge.hall.proof import enter_key, make_key, read_key
+
+    if typed_from is None:
+        make_key(folder)
+    else:
+        key = read_key(typed_from)
+        assert key is not None
+        enter_key(folder, key)
+    return folder
+
+
+def _chrony_key(data_dir: Path) -> str:
+    """The content of /etc/chrony/chrony.keys as deploy/hall.md step 5 makes it on a machine whose data folder is
+    ``data_dir``: the guide's own command, its ``wj`` (``wordjudge`` on the data folder) run on that folder."""
+    guide = (DEPLOY / "hall.md").read_text("utf-8")
+    [made] = [line.strip() for line in guide.splitlines() if "| sudo tee /etc/chrony/chrony.keys" in line]
+    command = made.split("|")[0].split()
+    assert command[:2] == ["sudo", "wj"], made
+    done = CliRunner().invoke(main, [*command[2:], "--data-dir", str(data_dir)])
+    assert done.exit_code == 0, done.output
+    return done.stdout
 
 
 def _start_chronyd(hall: Any, name: str, folder: Path, addresses: dict[str, str], key: str) -> Path:
@@ -300,12 +320,14 @@ def test_the_halls_chrony_files_keep_the_standby_on_the_active_machines_time(tmp
     within seconds, authenticated, and the server's reading of it (what health's ``clock.time_source`` says) tells so.
     Neither touches the machine's clock (-x: the namespaces share it)."""
     _chrony_lab()
-    key = _chrony_key()
+    data_a = _hall_folder(tmp_path / "data-a")
+    key_a, key_b = _chrony_key(data_a), _chrony_key(_hall_folder(tmp_path / "data-b", typed_from=data_a))
+    assert key_a == key_b  # the same from the same hall key: nothing travelled but the typed hall key
     with lab(["a", "b"]) as hall:
         addresses = {"192.168.1.10": hall.addresses["a"], "192.168.1.11": hall.addresses["b"]}
         try:
-            _start_chronyd(hall, "a", tmp_path / "a", addresses, key)
-            socket = _start_chronyd(hall, "b", tmp_path / "b", addresses, key)
+            _start_chronyd(hall, "a", tmp_path / "a", addresses, key_a)
+            socket = _start_chronyd(hall, "b", tmp_path / "b", addresses, key_b)
             assert _followed(hall, socket, hall.addresses["a"], 30)
             source = read_source(
                 chronyc=hall.run("b", "chronyc", "-h", str(socket)), configs=[str(tmp_path / "b" / "chrony.conf")]
@@ -327,8 +349,12 @@ def test_after_a_failover_a_machine_given_the_dead_ones_address_does_not_set_the
     with lab(["a", "b"]) as hall:
         addresses = {"192.168.1.10": hall.addresses["a"], "192.168.1.11": hall.addresses["b"]}
         try:
-            _start_chronyd(hall, "a", tmp_path / "impostor", addresses, _chrony_key())  # another key
-            socket = _start_chronyd(hall, "b", tmp_path / "b", addresses, _chrony_key())
+            # The impostor's chrony key made as the guide makes it, from another hall key than hall-b's.
+            impostor = _chrony_key(_hall_folder(tmp_path / "data-impostor"))
+            _start_chronyd(hall, "a", tmp_path / "impostor", addresses, impostor)
+            socket = _start_chronyd(
+                hall, "b", tmp_path / "b", addresses, _chrony_key(_hall_folder(tmp_path / "data-b"))
+            )
             assert not _followed(hall, socket, hall.addresses["a"], 15)
             source = read_source(
                 chronyc=hall.run("b", "chronyc", "-h", str(socket)), configs=[str(tmp_path / "b" / "chrony.conf")]

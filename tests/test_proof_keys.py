@@ -315,3 +315,49 @@ def test_the_guides_copy_of_the_folder_leaves_no_key_on_the_stick(tmp_path: Path
     subprocess.run(shlex.split(here(packed).replace(" --exclude=wordjudge/tls/hall-ca.key", "")), check=True)
     counted = subprocess.run(here(check), shell=True, capture_output=True, text=True)
     assert counted.stdout.strip() == "1"
+
+
+def test_the_chrony_key_is_made_from_the_hall_key_the_same_on_both_machines(tmp_path: Path) -> None:
+    """deploy/hall.md, set-up step 5: ``standby key --chrony`` prints the line chrony's key file takes (key 1,
+    SHA256, 64 hex digits, as ``chronyc keygen 1 SHA256 256`` writes it), the same on hall-b (its hall key typed)
+    as on hall-a, another from another hall key; nothing of the hall key shows, and a folder with none is refused
+    by name, no key made."""
+    a, b, other = tmp_path / "a", tmp_path / "b", tmp_path / "other"
+
+    def chrony(folder: Path) -> Any:
+        return CliRunner().invoke(main, ["standby", "key", "--chrony", "--data-dir", str(folder)])
+
+    refused = chrony(a)
+    assert refused.exit_code == 1
+    assert f"{(a / KEY_FILE).resolve()} holds no hall key" in refused.output
+    assert "set-up step 3" in refused.output
+    assert refused.stdout == ""  # nothing a `| tee` would write as a key
+    assert not (a / KEY_FILE).exists()
+    key = make_key(a)
+    assert (
+        CliRunner().invoke(main, ["standby", "key", "--enter", "--data-dir", str(b)], input=key.secret.hex()).exit_code
+        == 0
+    )
+    make_key(other)
+    lines = {name: chrony(folder) for name, folder in (("a", a), ("b", b), ("other", other))}
+    for done in lines.values():
+        assert done.exit_code == 0, done.output
+        assert re.fullmatch(r"1 SHA256 HEX:[0-9A-F]{64}\n", done.stdout), done.stdout
+    assert lines["a"].stdout == lines["b"].stdout
+    assert lines["a"].stdout != lines["other"].stdout
+    assert key.secret.hex().upper() not in lines["a"].stdout
+    assert chrony(a).stdout == lines["a"].stdout  # the same each time: both machines, and again after a restart
+
+
+def test_no_step_of_the_guide_puts_a_key_on_the_stick() -> None:
+    """Issue 44: every file deploy/hall.md writes to or reads from the USB stick is a public one (the folder's
+    tarball, checked by test_the_guides_copy_of_the_folder_leaves_no_key_on_the_stick, hall-b's certificate
+    request and certificate, the lexicons). Before, set-up step 5 carried /etc/chrony/chrony.keys on it."""
+    guide = (Path(__file__).parent.parent / "deploy" / "hall.md").read_text("utf-8")
+    on_stick = re.findall(r"/media/usb(/[^\s`'\"]*)?", guide)
+    assert on_stick, "the guide uses no stick: this test would see nothing"
+    public = {"/wordjudge-folder.tar.gz", "/hall-b.csr", "/hall-b.pem", "/wordjudge-lexicons.tar.gz"}
+    assert set(on_stick) <= public, set(on_stick) - public
+    # The chrony key is made on each machine from its hall key, by the guide's command.
+    assert "sudo wj standby key --chrony | sudo tee /etc/chrony/chrony.keys" in guide
+    assert "chronyc keygen" not in guide

@@ -303,18 +303,20 @@ def _clock_checks(hall: Any, socket: Path, conf: Path, tmp_path: Path) -> tuple[
 @pytest.mark.parametrize("same_key", [True, False], ids=["the-halls-key", "another-key"])
 def test_the_rehearsal_checks_chrony_as_the_guide_sets_it(tmp_path: Path, same_key: bool) -> None:
     """deploy/chrony's two files in two namespaces (as tests/test_deploy.py runs them), the script's clock section
-    on hall-b: with the hall's chrony key on both, it PASSes (hall-b follows hall-a, chronyc authdata says SK);
-    with another key on hall-a (a machine given its address, or the key not copied), it FAILs: hall-b hears
+    on hall-b: with the hall's chrony key on both (made by the guide's command from the same hall key), it PASSes
+    (hall-b follows hall-a, chronyc authdata says SK); with another on hall-a (a machine given its address, or
+    made from another hall key), it FAILs: hall-b hears
     nothing its key authenticates (before, chronyc authdata's SK alone passed it: SK is the configured mode)."""
-    from .test_deploy import _chrony_key, _chrony_lab, _followed, _start_chronyd, _stop_chronyd
+    from .test_deploy import _chrony_key, _chrony_lab, _followed, _hall_folder, _start_chronyd, _stop_chronyd
 
     _chrony_lab()
-    key = _chrony_key()
+    data_b = _hall_folder(tmp_path / "data-b")
+    data_a = _hall_folder(tmp_path / "data-a", typed_from=data_b if same_key else None)
     with lab(["a", "b"]) as hall:
         addresses = {"192.168.1.10": hall.addresses["a"], "192.168.1.11": hall.addresses["b"]}
         try:
-            _start_chronyd(hall, "a", tmp_path / "a", addresses, key if same_key else _chrony_key())
-            socket = _start_chronyd(hall, "b", tmp_path / "b", addresses, key)
+            _start_chronyd(hall, "a", tmp_path / "a", addresses, _chrony_key(data_a))
+            socket = _start_chronyd(hall, "b", tmp_path / "b", addresses, _chrony_key(data_b))
             _followed(hall, socket, hall.addresses["a"], 30 if same_key else 10)
             status, said = _clock_checks(hall, socket, tmp_path / "b" / "chrony.conf", tmp_path)
         finally:

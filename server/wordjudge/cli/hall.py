@@ -201,20 +201,36 @@ def _refuse_while_active(server_id: str, active: str, ports: list[int], force: b
 @setting_options("data_dir")
 @click.option("--show", is_flag=True, help="Show the key (16 groups of 4 hex digits) to type on the other machine.")
 @click.option("--enter", is_flag=True, help="Type the key shown on the other machine (asked, not echoed).")
-def standby_key(data_dir: Path | None, show: bool, enter: bool) -> None:
+@click.option(
+    "--chrony",
+    is_flag=True,
+    help="Print the hall's chrony key, made from the hall key, as /etc/chrony/chrony.keys takes it (the same on both).",
+)
+def standby_key(data_dir: Path | None, show: bool, enter: bool, chrony: bool) -> None:
     """Make the hall key in this data folder (``hall.key``: the hall's servers sign what they say to each other,
     and make their devices' proof keys, with it), or say the one there; ``--show`` shows it to type on the hall's
     other machine, whose ``--enter`` takes it: no copy of the key is left on a USB stick (deploy/hall.md, set-up
-    step 3). Prints the key's id, as each server's health shows it: the two machines' must be the same."""
+    step 3). Prints the key's id, as each server's health shows it: the two machines' must be the same.
+    ``--chrony`` prints the hall's chrony key (deploy/hall.md, set-up step 5), made from the hall key so that no
+    copy of it travels either; it never makes a hall key, and refuses a folder that holds none."""
     from wordjudge.hall.peers import hall_key
     from wordjudge.hall.proof import enter_key, shown_key, typed_key
     from wordjudge.service.settings import load_settings
 
-    if show and enter:
-        raise click.UsageError("--show and --enter are for the two machines: give one of them")
+    if show + enter + chrony > 1:
+        raise click.UsageError("--show, --enter and --chrony are each a step of their own: give one of them")
     folder = load_settings(data_dir=data_dir).data_dir
     path = (folder / "hall.key").resolve()
     try:
+        if chrony:
+            found = hall_key(folder)
+            if found is None:
+                raise click.ClickException(
+                    f"{path} holds no hall key to make chrony's key from: make it (`standby key`) or type it "
+                    "(`standby key --enter`) first (deploy/hall.md, set-up step 3)"
+                )
+            click.echo(found.chrony_key())
+            return
         if enter:
             typed = typed_key(click.prompt("The hall key, as the other machine shows it", hide_input=True))
             written = enter_key(folder, typed)

@@ -47,6 +47,8 @@ KEY_BYTES = 32
 NONCE = re.compile(r"[0-9a-f]{32,64}")  # 128 to 256 random bits, in lower-case hex
 HINT = re.compile(r"[0-9a-f]{16}")  # the first 16 hex digits of the key's digest
 _KEY_TEXT = re.compile(r"[0-9a-f]{64}")
+CHRONY_KEY_ID = 1  # the key deploy/chrony/hall-b.conf names (``key 1``)
+CHRONY_LABEL = b"wordjudge chrony key"
 
 
 @dataclass(frozen=True)
@@ -78,6 +80,14 @@ class HallKey:
         """The key a proof to a hint that names nobody (or a revoked device, an ended session) is made with: as
         random to anyone without the hall key as a real proof key, and the same for every ask of that hint."""
         return hmac.new(self.secret, f"wordjudge {of} decoy\n{hint}".encode(), hashlib.sha256).hexdigest()
+
+    def chrony_key(self) -> str:
+        """The line of chrony's key file (``/etc/chrony/chrony.keys``) the hall's two machines share: key 1, SHA256,
+        256 bits in hex, as ``chronyc keygen 1 SHA256 256`` writes one (chrony.conf(5), ``keyfile``). Made from the
+        hall key (HMAC-SHA256), so each machine makes the same from the key typed on it and nothing for chrony
+        travels on a USB stick; it reveals nothing of the hall key."""
+        made = hmac.new(self.secret, CHRONY_LABEL, hashlib.sha256).hexdigest().upper()
+        return f"{CHRONY_KEY_ID} SHA256 HEX:{made}"
 
 
 def _canonical(data: Mapping[str, Any]) -> bytes:
