@@ -398,8 +398,16 @@ def main() -> None:
         " script prints), shown beside this run's",
     )
     args = parser.parse_args()
+    if args.before is not None and args.data is None:
+        parser.error("--before goes with --data: the figures of an earlier version on the log --data names")
     if args.data is not None:
-        reuse(args.data, args.markdown, json.loads(args.before.read_text()) if args.before else None)
+        before = None
+        if args.before is not None:
+            try:
+                before = json.loads(args.before.read_text())
+            except (OSError, ValueError) as exc:
+                parser.error(f"--before {args.before}: not a file of figures this script printed ({exc})")
+        reuse(args.data, args.markdown, before)
         return
     sizes = [int(s) for s in args.sizes.split(",")]
     root = Path(tempfile.mkdtemp(prefix="wordjudge-bench-log-"))
