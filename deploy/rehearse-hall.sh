@@ -253,7 +253,7 @@ if ! skipped clock; then
       state=$($CHRONYC -n sources 2>/dev/null | awk -v s="$source" '$2 == s {print $1, $5}')
       case "$state" in
         "^* "*) pass "chrony follows $source" ;;
-        *" 0" | "") fail "chrony hears nothing from $source that its key authenticates (chronyc sources: ${state:-not listed})" "the same /etc/chrony/chrony.keys on both machines, then sudo systemctl restart chrony on both (chrony restarted less than a minute ago: run this again) ($GUIDE, set-up step 5)" ;;
+        *" 0" | "") fail "chrony hears nothing from $source that its key authenticates (chronyc sources: ${state:-not listed})" "the same /etc/chrony/chrony.keys on both machines (made from their hall key: sudo wj standby key --chrony | sudo tee /etc/chrony/chrony.keys, on each), then sudo systemctl restart chrony on both (chrony restarted less than a minute ago: run this again) ($GUIDE, set-up step 5)" ;;
         *) warn "chrony hears $source but does not follow it yet (chronyc sources: $state)" "run this again in a minute ($GUIDE, set-up step 5)" ;;
       esac
       mode=$($CHRONYC -n authdata 2>/dev/null | awk -v s="$source" '$1 == s {print $2}')

@@ -331,6 +331,9 @@ def test_the_rehearsal_checks_chrony_as_the_guide_sets_it(tmp_path: Path, same_k
         assert status == 1, said
         assert "the same /etc/chrony/chrony.keys on both machines" in failure(said, "that its key authenticates")
         assert "set-up step 5" in failure(said, "that its key authenticates")
+        assert "sudo wj standby key --chrony | sudo tee /etc/chrony/chrony.keys" in failure(
+            said, "its key authenticates"
+        )
 
 
 # -- the failover drill ------------------------------------------------------------------------------------------
