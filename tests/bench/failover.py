@@ -584,16 +584,19 @@ def main() -> None:
         for label in SCENARIOS[way]:
             if chosen not in ("all", label):
                 continue
-            work = postgres.cluster_folder()
+            work, done = postgres.cluster_folder(), False
             try:
                 rows.append(asyncio.run(_scenario(way, label, args.kiosks, args.before, work, not args.plain_http)))
+                done = True
             except BaseException:
                 print(f"failed: the servers' logs are kept in {work}", file=sys.stderr)
                 raise
-            else:
-                shutil.rmtree(work, ignore_errors=True)
             finally:
+                # Stopped before their folder goes: a cluster whose folder was removed ran on for up to a minute,
+                # until it found its lock file gone, beside the next scenario.
                 postgres.stop_all(work, _bin_dir())
+                if done:
+                    shutil.rmtree(work, ignore_errors=True)
             print(rows[-1], file=sys.stderr, flush=True)
     text = tables(rows)
     print(text)
