@@ -18,6 +18,7 @@ import pytest
 from click.testing import CliRunner
 from cryptography import x509
 from fastapi.testclient import TestClient
+from playwright.sync_api import Browser
 
 from tests.helpers import free_port, serve_process, wait_for_health
 from tests.tls_hall import hall_certs, other_ca_certs, trusting
@@ -297,9 +298,11 @@ def test_serve_refuses_a_certificate_or_key_it_must_not_serve_and_listens_to_not
 @pytest.mark.live
 @pytest.mark.browser
 def test_chromium_trusting_the_hall_loads_the_kiosk_and_refuses_a_phone_serving_the_same_address(
-    tmp_path: Path,
+    tmp_path: Path, browser: Browser
 ) -> None:
-    from playwright.sync_api import Error, sync_playwright
+    # Chromium launched from the session's Playwright (browser.browser_type), with a HOME of the test's own: a second
+    # sync_playwright() in a worker that already runs the session's fails ("Sync API inside the asyncio loop").
+    from playwright.sync_api import Error
 
     from tests.browser import CHROMIUM, CHROMIUM_ARGS
     from tests.tls_hall import chromium_home
@@ -313,39 +316,38 @@ def test_chromium_trusting_the_hall_loads_the_kiosk_and_refuses_a_phone_serving_
     try:
         wait_for_health(f"https://127.0.0.1:{hall_port}", servers[0], verify=trusting(hall.ca_pem))
         wait_for_health(f"https://127.0.0.1:{phone_port}", servers[1], verify=False)
-        with sync_playwright() as playwright:
-            for trusted in (True, False):
-                env: dict[str, str | float | bool] = {
-                    **os.environ,
-                    "HOME": str(home if trusted else tmp_path / "untrusting"),
-                }
-                browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, env=env)
-                try:
-                    page = browser.new_page()
-                    if trusted:
-                        assert page.goto(f"https://127.0.0.1:{hall_port}/kiosk").ok  # type: ignore[union-attr]
-                        page.wait_for_selector("#app[data-screen]")
-                        page.goto(f"https://127.0.0.1:{hall_port}/")
-                        page.locator("#transport", has_text="SHA-256").wait_for()  # (a locator: the CSP forbids eval)
-                        assert hall.fingerprint in page.locator("#transport").inner_text()
-                        # The handheld on a device that trusts the hall: no banner (its worker registers).
-                        page.goto(f"https://127.0.0.1:{hall_port}/runner")
-                        assert page.evaluate("async () => Boolean(await navigator.serviceWorker.ready)")
-                        assert page.locator("#connection-banner").count() == 0
-                    else:  # the control: without the hall's CA in its NSS database, Chromium trusts neither
-                        with pytest.raises(Error, match="ERR_CERT_AUTHORITY_INVALID"):
-                            page.goto(f"https://127.0.0.1:{hall_port}/kiosk")
-                        # A runner's phone that skipped the one-time step, through the browser's warning (what
-                        # "Advanced, Proceed" does): the handheld says plainly its connection is unproven.
-                        warned = browser.new_context(ignore_https_errors=True).new_page()
-                        warned.goto(f"https://127.0.0.1:{hall_port}/runner")
-                        banner = warned.locator("#connection-banner")
-                        banner.wait_for(timeout=15_000)
-                        assert "does not trust the server's certificate" in banner.inner_text()
+        for trusted in (True, False):
+            env: dict[str, str | float | bool] = {
+                **os.environ,
+                "HOME": str(home if trusted else tmp_path / "untrusting"),
+            }
+            launched = browser.browser_type.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, env=env)
+            try:
+                page = launched.new_page()
+                if trusted:
+                    assert page.goto(f"https://127.0.0.1:{hall_port}/kiosk").ok  # type: ignore[union-attr]
+                    page.wait_for_selector("#app[data-screen]")
+                    page.goto(f"https://127.0.0.1:{hall_port}/")
+                    page.locator("#transport", has_text="SHA-256").wait_for()  # (a locator: the CSP forbids eval)
+                    assert hall.fingerprint in page.locator("#transport").inner_text()
+                    # The handheld on a device that trusts the hall: no banner (its worker registers).
+                    page.goto(f"https://127.0.0.1:{hall_port}/runner")
+                    assert page.evaluate("async () => Boolean(await navigator.serviceWorker.ready)")
+                    assert page.locator("#connection-banner").count() == 0
+                else:  # the control: without the hall's CA in its NSS database, Chromium trusts neither
                     with pytest.raises(Error, match="ERR_CERT_AUTHORITY_INVALID"):
-                        page.goto(f"https://127.0.0.1:{phone_port}/kiosk")
-                finally:
-                    browser.close()
+                        page.goto(f"https://127.0.0.1:{hall_port}/kiosk")
+                    # A runner's phone that skipped the one-time step, through the browser's warning (what
+                    # "Advanced, Proceed" does): the handheld says plainly its connection is unproven.
+                    warned = launched.new_context(ignore_https_errors=True).new_page()
+                    warned.goto(f"https://127.0.0.1:{hall_port}/runner")
+                    banner = warned.locator("#connection-banner")
+                    banner.wait_for(timeout=15_000)
+                    assert "does not trust the server's certificate" in banner.inner_text()
+                with pytest.raises(Error, match="ERR_CERT_AUTHORITY_INVALID"):
+                    page.goto(f"https://127.0.0.1:{phone_port}/kiosk")
+            finally:
+                launched.close()
     finally:
         for server in servers:
             server.terminate()

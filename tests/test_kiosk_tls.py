@@ -12,7 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import sync_playwright
+from playwright.sync_api import Browser
 
 from .browser import CHROMIUM, CHROMIUM_ARGS
 from .helpers import free_port, serve_process, wait_for_health
@@ -31,8 +31,10 @@ def _setup(etc: Path, url: str, home: Path, *extra: str, answer: str = "") -> su
 @pytest.mark.live
 @pytest.mark.browser
 def test_the_setup_trusts_the_halls_ca_once_its_fingerprint_is_checked_and_the_kiosk_then_opens_over_https(
-    tmp_path: Path,
+    tmp_path: Path, browser: Browser
 ) -> None:
+    # Chromium launched from the session's Playwright with the kiosk's HOME: a second sync_playwright() in a worker
+    # that already runs the session's fails ("Sync API inside the asyncio loop").
     _need_a_mount_namespace()
     hall = hall_certs(tmp_path / "hall")
     port = free_port()
@@ -64,17 +66,16 @@ def test_the_setup_trusts_the_halls_ca_once_its_fingerprint_is_checked_and_the_k
         assert again.returncode == 0, again.stderr
         assert nss_list(home / NSS_DBS[0]).count("wordjudge hall") == 1
         # The kiosk's Chromium, with that home, opens the kiosk from the hall's server.
-        with sync_playwright() as playwright:
-            env: dict[str, str | float | bool] = {**os.environ, "HOME": str(home)}
-            browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, env=env)
-            try:
-                page = browser.new_page()
-                response = page.goto(f"{url}/kiosk")
-                assert response is not None
-                assert response.ok
-                page.wait_for_selector("#app[data-screen]")
-            finally:
-                browser.close()
+        env: dict[str, str | float | bool] = {**os.environ, "HOME": str(home)}
+        launched = browser.browser_type.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, env=env)
+        try:
+            page = launched.new_page()
+            response = page.goto(f"{url}/kiosk")
+            assert response is not None
+            assert response.ok
+            page.wait_for_selector("#app[data-screen]")
+        finally:
+            launched.close()
     finally:
         server.terminate()
         server.communicate(timeout=30)
