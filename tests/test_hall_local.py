@@ -65,6 +65,7 @@ def test_a_promotion_typed_right_after_the_death_looks_again_instead_of_refusing
         [_server([{"url": active, "proven": False, "role": None, "age_s": 0.1}])],
     ]
     monkeypatch.setattr("wordjudge.hall.local.local_servers", lambda *args, **kwargs: looks.pop(0))
+    monkeypatch.setattr("wordjudge.hall.local.asked_again", lambda servers: looks.pop(0))
     monkeypatch.setattr("time.sleep", lambda seconds: None)
     hall_cli._refuse_while_active("hall", active, [], force=False)  # no refusal
     assert looks == []
@@ -74,6 +75,7 @@ def test_a_promotion_is_refused_while_the_active_server_goes_on_proving_itself(m
     active = "https://192.168.1.10:8443"
     alive = [_server([{"url": active, "proven": True, "role": "active", "age_s": 0.5}])]
     monkeypatch.setattr("wordjudge.hall.local.local_servers", lambda *args, **kwargs: alive)
+    monkeypatch.setattr("wordjudge.hall.local.asked_again", lambda servers: alive)
     monkeypatch.setattr(hall_cli, "_LOOKS_S", 0.2)
     with pytest.raises(InvalidInput) as refused:
         hall_cli._refuse_while_active("hall", active, [], force=False)

@@ -171,17 +171,18 @@ _LOOKS_S = 4.0  # how long a proof heard is looked at again before it refuses: a
 def _refuse_while_active(server_id: str, active: str, ports: list[int], force: bool) -> None:
     """Raise :class:`InvalidInput` while ``active`` proves itself to a server of the hall on this machine (found by
     :func:`wordjudge.hall.local.local_servers`), or, unless ``force``, where that cannot be checked."""
-    from wordjudge.hall.local import local_servers
+    from wordjudge.hall.local import asked_again, local_servers
 
     # A machine that died a moment ago proved itself at the last look: this machine's server looks at its peers
     # every second, so its next looks tell a dead machine from a live one (the TD typed this right after the death).
     deadline = time.monotonic() + _LOOKS_S
+    servers = local_servers(server_id, ports=ports or None)
     while True:
-        servers = local_servers(server_id, ports=ports or None)
         heard = [server.heard_active(active, _PROVEN_WITHIN_S) for server in servers]
         if not any(heard) or time.monotonic() >= deadline:
             break
-        time.sleep(0.5)
+        time.sleep(0.3)
+        servers = asked_again(servers) or servers
     if any(heard):
         raise InvalidInput("error.hall.active_answers", active=active)
     if not servers:

@@ -92,27 +92,40 @@ def _url(scheme: str, host: str, port: int) -> str:
     return f"{scheme}://[{host}]:{port}" if ":" in host else f"{scheme}://{host}:{port}"
 
 
-def _ask(host: str, port: int) -> LocalServer | None:
-    """The wordjudge health at ``host:port`` (HTTPS first, then plain HTTP); None if what answers is not one."""
-    for scheme in ("https", "http"):
-        url = _url(scheme, host, port)
+def _ask(scheme: str, host: str, port: int) -> LocalServer | None:
+    """The wordjudge health at ``scheme://host:port``; None if what answers is not one."""
+    url = _url(scheme, host, port)
+    try:
+        # Own machine, own addresses: nothing else can answer for this port (see the module's docstring).
+        body = httpx.get(f"{url}/api/health", timeout=ASK_TIMEOUT_S, verify=False).json()
+    except (httpx.HTTPError, json.JSONDecodeError, UnicodeDecodeError):
+        return None
+    return LocalServer(url, body) if isinstance(body, dict) and isinstance(body.get("server_id"), str) else None
+
+
+def asked_again(servers: list[LocalServer]) -> list[LocalServer]:
+    """The same servers' health now, each asked at its address (no scan: a second look costs one request each);
+    one that no longer answers is left out."""
+    again = []
+    for server in servers:
         try:
-            # Own machine, own addresses: nothing else can answer for this port (see the module's docstring).
-            answer = httpx.get(f"{url}/api/health", timeout=ASK_TIMEOUT_S, verify=False)
-            body = answer.json()
+            body = httpx.get(f"{server.url}/api/health", timeout=ASK_TIMEOUT_S, verify=False).json()
         except (httpx.HTTPError, json.JSONDecodeError, UnicodeDecodeError):
             continue
-        if isinstance(body, dict) and isinstance(body.get("server_id"), str):
-            return LocalServer(url, body)
-    return None
+        if isinstance(body, dict) and body.get("server_id") == server.health.get("server_id"):
+            again.append(LocalServer(server.url, body))
+    return again
 
 
 def local_servers(server_id: str, proc_net: Path = PROC_NET, ports: list[int] | None = None) -> list[LocalServer]:
     """This machine's wordjudge servers whose health names the hall ``server_id`` (asked at once, each within
     :data:`ASK_TIMEOUT_S`); ``ports``: ask those on the loopback only, as the TD named them."""
     places = [("127.0.0.1", port) for port in ports] if ports else listening(proc_net)
-    if not places:
+    # HTTPS and plain HTTP asked at once: a port that takes a connection and never answers (not an HTTP server)
+    # costs one timeout, not two, and the whole look about one.
+    asks = [(scheme, host, port) for host, port in places for scheme in ("https", "http")]
+    if not asks:
         return []
-    with ThreadPoolExecutor(max_workers=min(16, len(places))) as pool:
-        answers = list(pool.map(lambda place: _ask(*place), places))
+    with ThreadPoolExecutor(max_workers=min(32, len(asks))) as pool:
+        answers = list(pool.map(lambda ask: _ask(*ask), asks))
     return [server for server in answers if server is not None and server.health.get("server_id") == server_id]
