@@ -86,134 +86,151 @@ export function accountsView(me) {
   );
 }
 
+// The event form's fields: its name, rounds, pace, result time and (once the server keeps one) language.
+function eventFields(event) {
+  const name = h("input", {
+    id: "event-name",
+    value: event.name,
+    maxlength: String(event.input_rules.max_event_name),
+  });
+  const rounds = h("input", { id: "event-rounds", type: "checkbox", checked: event.rounds });
+  const perMinute = h("input", {
+    id: "event-per-minute",
+    type: "number",
+    min: "0",
+    max: "600",
+    value: event.challenges_per_minute,
+  });
+  const seconds = h("input", {
+    id: "event-seconds",
+    type: "number",
+    min: "3",
+    max: "120",
+    value: event.kiosk_result_seconds,
+  });
+  // The language of every screen, one of those the server lists: offered once it keeps one for the event.
+  const language =
+    typeof event.language === "string"
+      ? h(
+          "select",
+          { id: "event-language" },
+          event.input_rules.languages.map((l) =>
+            h("option", { value: l, selected: l === event.language }, STRINGS.languageName(l)),
+          ),
+        )
+      : null;
+  return { name, rounds, perMinute, seconds, language };
+}
+
+// The divisions' rows (name, lexicon, rule, remove button) and addRow, which adds one (a new division by default).
+function divisionRows(event, lexicons) {
+  const rows = h("tbody", {});
+  const addRow = (d = { name: "", lexicon: lexicons[0], rule: "five-per-word" }) => {
+    const tr = h(
+      "tr",
+      { class: "division-row" },
+      h(
+        "td",
+        {},
+        h("input", {
+          class: "division-name-input",
+          value: d.name,
+          maxlength: String(event.input_rules.max_event_name),
+          "aria-label": K.division,
+        }),
+      ),
+      h(
+        "td",
+        {},
+        h(
+          "select",
+          { class: "division-lexicon", "aria-label": K.lexicon },
+          lexicons.map((l) => h("option", { value: l, selected: l === d.lexicon }, l)),
+        ),
+      ),
+      h(
+        "td",
+        {},
+        h(
+          "select",
+          { class: "division-rule", "aria-label": K.rule },
+          event.input_rules.challenge_rules.map((r) =>
+            h(
+              "option",
+              { value: r.value, selected: r.value === d.rule, title: ruleText(r.value, r.text) },
+              ruleName(r),
+            ),
+          ),
+        ),
+      ),
+      h(
+        "td",
+        {},
+        h("button", { type: "button", class: "secondary small", onclick: () => tr.remove() }, C.removeDivision),
+      ),
+    );
+    rows.append(tr);
+  };
+  return { rows, addRow };
+}
+
+// The form's submit: what would change is shown for the TD to confirm, and only then saved.
+async function saveEvent(submitted, { content, note, event, fields, rows }) {
+  const { name, rounds, perMinute, seconds, language } = fields;
+  submitted.preventDefault();
+  const body = {
+    name: name.value,
+    ...(language ? { language: language.value } : {}),
+    rounds: rounds.checked,
+    challenges_per_minute: Number(perMinute.value),
+    kiosk_result_seconds: Number(seconds.value),
+    tables: event.tables, // set in event.toml: the form keeps it as it is
+    division: [...rows.querySelectorAll("tr")].map((tr) => ({
+      name: tr.querySelector(".division-name-input").value,
+      lexicon: tr.querySelector(".division-lexicon").value,
+      rule: tr.querySelector(".division-rule").value,
+    })),
+  };
+  try {
+    // What would change, with the kiosks serving each division and its challenges: the TD
+    // confirms it in a dialog naming each change, and only then is it sent (confirmed).
+    const preview = await call("/api/event/preview", { method: "POST", body });
+    if (!preview.changes.length) {
+      note.textContent = C.change.none;
+      note.className = "ok";
+      return;
+    }
+    if (!(await confirmChanges(content, preview.changes))) {
+      note.textContent = C.change.cancelled;
+      note.className = "message";
+      return;
+    }
+    await call("/api/event", { method: "PUT", body: { ...body, confirm: true } });
+    note.textContent = C.eventSaved;
+    note.className = "ok";
+    if (language) followLanguage(language.value); // the console too speaks the new language
+  } catch (error) {
+    note.className = "message";
+    problem(note, error);
+  }
+}
+
 export function eventView(content) {
   const note = h("p", { class: "message", role: "alert", id: "event-note" });
   content.append(note);
   Promise.all([call("/api/event"), call("/api/lexicons/available")]).then(
     ([event, available]) => {
       const lexicons = [...new Set([...available.names, ...available.served])].sort();
-      const name = h("input", {
-        id: "event-name",
-        value: event.name,
-        maxlength: String(event.input_rules.max_event_name),
-      });
-      const rounds = h("input", { id: "event-rounds", type: "checkbox", checked: event.rounds });
-      const perMinute = h("input", {
-        id: "event-per-minute",
-        type: "number",
-        min: "0",
-        max: "600",
-        value: event.challenges_per_minute,
-      });
-      const seconds = h("input", {
-        id: "event-seconds",
-        type: "number",
-        min: "3",
-        max: "120",
-        value: event.kiosk_result_seconds,
-      });
-      // The language of every screen, one of those the server lists: offered once it keeps one for the event.
-      const language =
-        typeof event.language === "string"
-          ? h(
-              "select",
-              { id: "event-language" },
-              event.input_rules.languages.map((l) =>
-                h("option", { value: l, selected: l === event.language }, STRINGS.languageName(l)),
-              ),
-            )
-          : null;
-      const rows = h("tbody", {});
-      const addRow = (d = { name: "", lexicon: lexicons[0], rule: "five-per-word" }) => {
-        const tr = h(
-          "tr",
-          { class: "division-row" },
-          h(
-            "td",
-            {},
-            h("input", {
-              class: "division-name-input",
-              value: d.name,
-              maxlength: String(event.input_rules.max_event_name),
-              "aria-label": K.division,
-            }),
-          ),
-          h(
-            "td",
-            {},
-            h(
-              "select",
-              { class: "division-lexicon", "aria-label": K.lexicon },
-              lexicons.map((l) => h("option", { value: l, selected: l === d.lexicon }, l)),
-            ),
-          ),
-          h(
-            "td",
-            {},
-            h(
-              "select",
-              { class: "division-rule", "aria-label": K.rule },
-              event.input_rules.challenge_rules.map((r) =>
-                h(
-                  "option",
-                  { value: r.value, selected: r.value === d.rule, title: ruleText(r.value, r.text) },
-                  ruleName(r),
-                ),
-              ),
-            ),
-          ),
-          h(
-            "td",
-            {},
-            h("button", { type: "button", class: "secondary small", onclick: () => tr.remove() }, C.removeDivision),
-          ),
-        );
-        rows.append(tr);
-      };
+      const fields = eventFields(event);
+      const { name, rounds, perMinute, seconds, language } = fields;
+      const { rows, addRow } = divisionRows(event, lexicons);
       event.divisions.forEach(addRow);
       content.append(
         h(
           "form",
           {
             class: "event-form",
-            onsubmit: async (submitted) => {
-              submitted.preventDefault();
-              const body = {
-                name: name.value,
-                ...(language ? { language: language.value } : {}),
-                rounds: rounds.checked,
-                challenges_per_minute: Number(perMinute.value),
-                kiosk_result_seconds: Number(seconds.value),
-                tables: event.tables, // set in event.toml: the form keeps it as it is
-                division: [...rows.querySelectorAll("tr")].map((tr) => ({
-                  name: tr.querySelector(".division-name-input").value,
-                  lexicon: tr.querySelector(".division-lexicon").value,
-                  rule: tr.querySelector(".division-rule").value,
-                })),
-              };
-              try {
-                // What would change, with the kiosks serving each division and its challenges: the TD
-                // confirms it in a dialog naming each change, and only then is it sent (confirmed).
-                const preview = await call("/api/event/preview", { method: "POST", body });
-                if (!preview.changes.length) {
-                  note.textContent = C.change.none;
-                  note.className = "ok";
-                  return;
-                }
-                if (!(await confirmChanges(content, preview.changes))) {
-                  note.textContent = C.change.cancelled;
-                  note.className = "message";
-                  return;
-                }
-                await call("/api/event", { method: "PUT", body: { ...body, confirm: true } });
-                note.textContent = C.eventSaved;
-                note.className = "ok";
-                if (language) followLanguage(language.value); // the console too speaks the new language
-              } catch (error) {
-                note.className = "message";
-                problem(note, error);
-              }
-            },
+            onsubmit: (submitted) => saveEvent(submitted, { content, note, event, fields, rows }),
           },
           h("label", { for: "event-name" }, C.eventName, name),
           language ? h("label", { for: "event-language" }, C.language, language) : null,

@@ -212,21 +212,33 @@ function row(record, open, final = record.final) {
   );
 }
 
-export function feedView(content) {
-  const view = { params: new URLSearchParams(), older: null, matching: 0, loading: null, source: null };
-  const records = new Map(); // id -> the record as its row shows it (a `final` event updates it)
-  let opener = null; // what had the focus when the record view opened: it gets it back on Escape
-  const status = h("p", { class: "live", role: "status" });
-  const note = h("p", { class: "message", role: "alert", id: "filter-message" });
-  const count = h("p", { class: "matching", id: "matching", role: "status" });
-  const pages = h("div", { class: "feed-pages" });
-  let body = null; // the newest page's rows: the live feed adds to it
-  const exports = h("p", { class: "exports" });
-  const detail = h("div", { class: "record-detail", id: "record-detail" });
-  const layout = h("div", { class: "feed-layout" });
-  const fresh = freshRows(); // rows the feed pushes: marked, and counted until seen
-  const older = h("button", { type: "button", class: "secondary", id: "older", onclick: () => more() }, C.older);
-  const end = h("p", { class: "feed-end" });
+// The feed's shared state: what it shows and asks (view), the records its rows show, and its elements. The
+// functions below share it; feedView assigns its handlers (open, close, more) once they exist.
+function feedState() {
+  const feed = {
+    view: { params: new URLSearchParams(), older: null, matching: 0, loading: null, source: null },
+    records: new Map(), // id -> the record as its row shows it (a `final` event updates it)
+    opener: null, // what had the focus when the record view opened: it gets it back on Escape
+    status: h("p", { class: "live", role: "status" }),
+    note: h("p", { class: "message", role: "alert", id: "filter-message" }),
+    count: h("p", { class: "matching", id: "matching", role: "status" }),
+    pages: h("div", { class: "feed-pages" }),
+    body: null, // the newest page's rows: the live feed adds to it
+    exports: h("p", { class: "exports" }),
+    detail: h("div", { class: "record-detail", id: "record-detail" }),
+    layout: h("div", { class: "feed-layout" }),
+    fresh: freshRows(), // rows the feed pushes: marked, and counted until seen
+  };
+  feed.older = h("button", { type: "button", class: "secondary", id: "older", onclick: () => feed.more() }, C.older);
+  feed.end = h("p", { class: "feed-end" });
+  feed.search = searchBox();
+  return feed;
+}
+
+// The search box. A docket's QR code typed by a scanner or pasted into a box that held other text, wherever the
+// caret was (a click into focused text puts it there, not at the end): the scan is the whole query. It is told by
+// its prefix arriving: the box holds it once more than before this input. Keys typed after a scan are added to it.
+function searchBox() {
   const search = h("input", {
     id: "search",
     type: "search",
@@ -244,9 +256,6 @@ export function feedView(content) {
     },
     oninput: (event) => scanned(event),
   });
-  // A docket's QR code typed by a scanner or pasted into a box that held other text, wherever the caret was (a
-  // click into focused text puts it there, not at the end): the scan is the whole query. It is told by its prefix
-  // arriving: the box holds it once more than before this input. Keys typed after a scan are added to it.
   let prefixes = 0;
   const scanned = (event) => {
     const value = search.value;
@@ -266,232 +275,258 @@ export function feedView(content) {
     // A pasted or dropped docket is searched at once (a scanner ends with Enter, which searches).
     if (event.inputType?.startsWith("insertFrom") && DOCKET.test(scan)) search.form.requestSubmit();
   };
+  return search;
+}
 
-  const close = () => {
-    detail.replaceChildren();
-    layout.classList.remove("has-record");
-    (opener?.isConnected ? opener : search).focus();
-    opener = null;
+// The record view beside the list: feed.open(id) shows a record, feed.close() gives the focus back.
+function recordView(feed) {
+  feed.close = () => {
+    feed.detail.replaceChildren();
+    feed.layout.classList.remove("has-record");
+    (feed.opener?.isConnected ? feed.opener : feed.search).focus();
+    feed.opener = null;
   };
-  const open = (id) => {
-    if (!layout.classList.contains("has-record")) opener = document.activeElement;
-    layout.classList.add("has-record");
-    return showRecord(detail, id, { open, close });
+  feed.open = (id) => {
+    if (!feed.layout.classList.contains("has-record")) feed.opener = document.activeElement;
+    feed.layout.classList.add("has-record");
+    return showRecord(feed.detail, id, { open: feed.open, close: feed.close });
   };
+}
 
-  const showCount = () => {
-    count.replaceChildren(
-      h("strong", {}, C.matching(view.matching)),
-      " · ",
-      C.shown(pages.querySelectorAll("tr.record").length),
-    );
-    older.hidden = view.older === null;
-    end.textContent = view.older === null && view.matching ? C.allShown : "";
-    layout.dataset.loaded = String(Number(layout.dataset.loaded || 0) + 1); // for tests and the benchmark
-  };
+function showCount(feed) {
+  const { view, older, end, layout } = feed;
+  feed.count.replaceChildren(
+    h("strong", {}, C.matching(view.matching)),
+    " · ",
+    C.shown(feed.pages.querySelectorAll("tr.record").length),
+  );
+  older.hidden = view.older === null;
+  end.textContent = view.older === null && view.matching ? C.allShown : "";
+  layout.dataset.loaded = String(Number(layout.dataset.loaded || 0) + 1); // for tests and the benchmark
+}
 
-  const load = async (params, { docket = false } = {}) => {
-    view.source?.close();
-    view.params = params;
-    view.loading = null;
-    fresh.clear();
-    exports.replaceChildren(
-      h("a", { href: `/api/export?format=csv&${params}`, class: "button secondary", download: "" }, C.exportCsv),
-      " ",
-      h("a", { href: `/api/export?format=jsonl&${params}`, class: "button secondary", download: "" }, C.exportJsonl),
-      " ",
-      h("a", { href: `/td?print=feed&${params}`, class: "button secondary", target: "_blank" }, C.print.feed),
-    );
-    let page;
-    try {
-      [page] = await Promise.all([call(`/api/challenges?limit=${PAGE}&${params}`), readSplits()]);
-    } catch (error) {
-      if (view.params !== params) return;
-      problem(note, error);
-      stale();
-      return;
-    }
-    if (view.params !== params) return; // another search or filter came meanwhile
-    note.textContent = "";
-    records.clear();
-    const first = pageTable(rowsOf(page.records));
-    body = first.body;
-    pages.replaceChildren(first.page);
-    if (!page.records.length) {
-      const empty = docket ? C.notFound(params.get("q")) : C.noRecords;
-      body.append(h("tr", { class: "empty" }, h("td", { colspan: String(COLUMNS.length) }, empty)));
-    }
-    view.older = page.older;
-    view.matching = page.matching;
-    showCount();
-    if (docket && page.records.length === 1) open(page.records[0].id); // the docket's record, at once
-    follow(params, page.head.id ?? 0);
-  };
+// The list for these filters and search, from its newest page, then the records the feed pushes.
+async function load(feed, params, { docket = false } = {}) {
+  const { view } = feed;
+  view.source?.close();
+  view.params = params;
+  view.loading = null;
+  feed.fresh.clear();
+  feed.exports.replaceChildren(
+    h("a", { href: `/api/export?format=csv&${params}`, class: "button secondary", download: "" }, C.exportCsv),
+    " ",
+    h("a", { href: `/api/export?format=jsonl&${params}`, class: "button secondary", download: "" }, C.exportJsonl),
+    " ",
+    h("a", { href: `/td?print=feed&${params}`, class: "button secondary", target: "_blank" }, C.print.feed),
+  );
+  let page;
+  try {
+    [page] = await Promise.all([call(`/api/challenges?limit=${PAGE}&${params}`), readSplits()]);
+  } catch (error) {
+    if (view.params !== params) return;
+    problem(feed.note, error);
+    stale(feed);
+    return;
+  }
+  if (view.params !== params) return; // another search or filter came meanwhile
+  feed.note.textContent = "";
+  feed.records.clear();
+  const first = pageTable(rowsOf(feed, page.records));
+  feed.body = first.body;
+  feed.pages.replaceChildren(first.page);
+  if (!page.records.length) {
+    const empty = docket ? C.notFound(params.get("q")) : C.noRecords;
+    feed.body.append(h("tr", { class: "empty" }, h("td", { colspan: String(COLUMNS.length) }, empty)));
+  }
+  view.older = page.older;
+  view.matching = page.matching;
+  showCount(feed);
+  if (docket && page.records.length === 1) feed.open(page.records[0].id); // the docket's record, at once
+  follow(feed, params, page.head.id ?? 0);
+}
 
-  // A record's row, with its challenge's final verdict: a re-check, reissue or ruling whose verdict another
-  // record's superseded says so too (when the list holds its challenge).
-  const familyFinal = (record) =>
-    record.final ??
-    [...records.values()].find((r) => r.final?.linked.some((step) => step.id === record.id))?.final ??
-    null;
-  const rowsOf = (list) => {
-    for (const record of list) records.set(record.id, record); // a page's challenges before its newer rulings
-    return list.map((record) => remembered(record));
-  };
-  // A search refused (or its filters): the list no longer answers what the TD asked, so it goes, with its count
-  // and export links; the message says why. The next search that succeeds shows a list again.
-  const stale = () => {
-    view.source?.close();
-    view.older = null;
-    view.matching = 0;
-    records.clear();
-    fresh.clear();
-    body = null;
-    pages.replaceChildren();
-    exports.replaceChildren();
-    count.replaceChildren();
-    older.hidden = true;
-    end.textContent = "";
-    status.textContent = "";
-  };
-  const remembered = (record) => {
-    records.set(record.id, record);
-    return row(record, open, familyFinal(record));
-  };
+// A record's row, with its challenge's final verdict: a re-check, reissue or ruling whose verdict another
+// record's superseded says so too (when the list holds its challenge).
+const familyFinal = (feed, record) =>
+  record.final ??
+  [...feed.records.values()].find((r) => r.final?.linked.some((step) => step.id === record.id))?.final ??
+  null;
+const rowsOf = (feed, list) => {
+  for (const record of list) feed.records.set(record.id, record); // a page's challenges before its newer rulings
+  return list.map((record) => remembered(feed, record));
+};
+// A search refused (or its filters): the list no longer answers what the TD asked, so it goes, with its count
+// and export links; the message says why. The next search that succeeds shows a list again.
+const stale = (feed) => {
+  feed.view.source?.close();
+  feed.view.older = null;
+  feed.view.matching = 0;
+  feed.records.clear();
+  feed.fresh.clear();
+  feed.body = null;
+  feed.pages.replaceChildren();
+  feed.exports.replaceChildren();
+  feed.count.replaceChildren();
+  feed.older.hidden = true;
+  feed.end.textContent = "";
+  feed.status.textContent = "";
+};
+const remembered = (feed, record) => {
+  feed.records.set(record.id, record);
+  return row(record, feed.open, familyFinal(feed, record));
+};
 
-  // The next older page (the button, or the TD scrolling to the end of the list).
-  const more = () => {
-    if (view.older === null || view.loading) return view.loading;
-    const params = view.params;
-    view.loading = call(`/api/challenges?limit=${PAGE}&before_id=${view.older}&${params}`)
-      .then(
-        (page) => {
-          if (view.params !== params) return;
-          pages.append(pageTable(rowsOf(page.records)).page);
-          view.older = page.older;
-          showCount();
-        },
-        (error) => problem(note, error),
-      )
-      .finally(() => {
-        if (view.params === params) view.loading = null;
-      });
-    return view.loading;
-  };
-
-  // From the head of the list just read: a record written meanwhile is not missed.
-  const follow = (params, head) => {
-    const source = new EventSource(`/api/feed?after_id=${head}&${params}`);
-    view.source = source;
-    source.addEventListener("open", () => (status.textContent = C.live));
-    source.addEventListener("error", () => (status.textContent = C.liveLost));
-    source.addEventListener("record", (event) => {
-      const record = JSON.parse(event.data);
-      if (records.has(record.id) || !body) return;
-      body.querySelector("tr.empty")?.remove();
-      const added = remembered(record);
-      body.prepend(added);
-      fresh.add(added);
-      view.matching += 1;
-      showCount();
+// The next older page (the button, or the TD scrolling to the end of the list).
+function more(feed) {
+  const { view } = feed;
+  if (view.older === null || view.loading) return view.loading;
+  const params = view.params;
+  view.loading = call(`/api/challenges?limit=${PAGE}&before_id=${view.older}&${params}`)
+    .then(
+      (page) => {
+        if (view.params !== params) return;
+        feed.pages.append(pageTable(rowsOf(feed, page.records)).page);
+        view.older = page.older;
+        showCount(feed);
+      },
+      (error) => problem(feed.note, error),
+    )
+    .finally(() => {
+      if (view.params === params) view.loading = null;
     });
-    // A re-check, reissue or ruling changed a challenge's final verdict: its row says so at once.
-    source.addEventListener("final", (event) => {
-      const final = JSON.parse(event.data);
-      const challenge = records.get(final.challenge_id);
-      if (challenge) challenge.final = final;
-      // The challenge's row and those of its re-checks, reissues and rulings shown.
-      for (const id of [final.challenge_id, ...final.linked.map((step) => step.id)]) {
-        const record = records.get(id);
-        const shown = pages.querySelector(`tr.record[data-id="${id}"]`);
-        if (!record || !shown) continue;
-        const focused = shown.contains(document.activeElement);
-        const updated = row(record, open, id === final.challenge_id ? final : (familyFinal(record) ?? final));
-        shown.replaceWith(updated);
-        if (focused) updated.querySelector(".open-record").focus();
-      }
-    });
-  };
+  return view.loading;
+}
 
-  const find = (event) => {
-    event.preventDefault();
-    const text = search.value.trim();
-    if (DOCKET.test(text)) {
-      // A docket's record whatever the filters: the TD has it in hand.
-      load(new URLSearchParams({ q: text }), { docket: true });
-      return;
+// From the head of the list just read: a record written meanwhile is not missed.
+function follow(feed, params, head) {
+  const { view, records, status } = feed;
+  const source = new EventSource(`/api/feed?after_id=${head}&${params}`);
+  view.source = source;
+  source.addEventListener("open", () => (status.textContent = C.live));
+  source.addEventListener("error", () => (status.textContent = C.liveLost));
+  source.addEventListener("record", (event) => {
+    const record = JSON.parse(event.data);
+    if (records.has(record.id) || !feed.body) return;
+    feed.body.querySelector("tr.empty")?.remove();
+    const added = remembered(feed, record);
+    feed.body.prepend(added);
+    feed.fresh.add(added);
+    view.matching += 1;
+    showCount(feed);
+  });
+  // A re-check, reissue or ruling changed a challenge's final verdict: its row says so at once.
+  source.addEventListener("final", (event) => {
+    const final = JSON.parse(event.data);
+    const challenge = records.get(final.challenge_id);
+    if (challenge) challenge.final = final;
+    // The challenge's row and those of its re-checks, reissues and rulings shown.
+    for (const id of [final.challenge_id, ...final.linked.map((step) => step.id)]) {
+      const record = records.get(id);
+      const shown = feed.pages.querySelector(`tr.record[data-id="${id}"]`);
+      if (!record || !shown) continue;
+      const focused = shown.contains(document.activeElement);
+      const updated = row(record, feed.open, id === final.challenge_id ? final : (familyFinal(feed, record) ?? final));
+      shown.replaceWith(updated);
+      if (focused) updated.querySelector(".open-record").focus();
     }
-    let params;
-    try {
-      params = query(filters);
-    } catch (error) {
-      view.params = null; // a search under way is not shown when it comes
-      note.textContent = error.message;
-      stale();
-      return;
-    }
-    if (text) params.set("q", text);
-    load(params);
-  };
-  const filters = filtersForm(
+  });
+}
+
+// The search form's submit: a docket's record, or the records the search and filters match.
+function find(feed, event) {
+  event.preventDefault();
+  const text = feed.search.value.trim();
+  if (DOCKET.test(text)) {
+    // A docket's record whatever the filters: the TD has it in hand.
+    load(feed, new URLSearchParams({ q: text }), { docket: true });
+    return;
+  }
+  let params;
+  try {
+    params = query(feed.filters);
+  } catch (error) {
+    feed.view.params = null; // a search under way is not shown when it comes
+    feed.note.textContent = error.message;
+    stale(feed);
+    return;
+  }
+  if (text) params.set("q", text);
+  load(feed, params);
+}
+
+function feedFilters(feed) {
+  const { search } = feed;
+  return filtersForm(
     (params) => {
       if (search.value.trim() && !DOCKET.test(search.value)) params.set("q", search.value.trim());
-      load(params);
+      load(feed, params);
     },
-    note,
+    feed.note,
     () => {
-      view.params = null;
-      stale();
+      feed.view.params = null;
+      stale(feed);
     },
   );
+}
 
-  // Older pages come as the end of the list comes into view.
-  const watcher = new IntersectionObserver((entries) => entries.some((e) => e.isIntersecting) && more(), {
-    rootMargin: "200px",
-  });
-  watcher.observe(older);
-
-  const links = () => [...pages.querySelectorAll("button.open-record")];
-  const keys = (event) => {
+// The feed's keys: Escape closes the record, ↓ and ↑ move through the records (and from and to the search box).
+function feedKeys(feed) {
+  const links = () => [...feed.pages.querySelectorAll("button.open-record")];
+  return (event) => {
     if (event.defaultPrevented || event.altKey || event.ctrlKey || event.metaKey) return;
     const target = event.target;
-    if (event.key === "Escape" && layout.classList.contains("has-record")) {
+    if (event.key === "Escape" && feed.layout.classList.contains("has-record")) {
       event.preventDefault();
-      close();
+      feed.close();
     } else if (event.key === "ArrowDown" || event.key === "ArrowUp") {
       const list = links();
       const at = list.indexOf(target);
-      if (at < 0 && target !== search && isTextField(target)) return; // a field's own arrows
+      if (at < 0 && target !== feed.search && isTextField(target)) return; // a field's own arrows
       if (at < 0 && event.key === "ArrowUp") return;
       event.preventDefault();
       if (at < 0) list[0]?.focus();
-      else if (event.key === "ArrowUp") (list[at - 1] || search).focus();
+      else if (event.key === "ArrowUp") (list[at - 1] || feed.search).focus();
       else if (list[at + 1]) list[at + 1].focus();
-      else more(); // the end of the list: the next older page
+      else feed.more(); // the end of the list: the next older page
     }
   };
+}
+
+export function feedView(content) {
+  const feed = feedState();
+  recordView(feed);
+  feed.more = () => more(feed);
+  feed.filters = feedFilters(feed);
+  const { search, note, count, exports, status, layout, fresh, pages, older, end, detail } = feed;
+
+  // Older pages come as the end of the list comes into view.
+  const watcher = new IntersectionObserver((entries) => entries.some((e) => e.isIntersecting) && feed.more(), {
+    rootMargin: "200px",
+  });
+  watcher.observe(older);
+  const keys = feedKeys(feed);
   document.addEventListener("keydown", keys);
 
   content.append(
     h(
       "form",
-      { class: "search", role: "search", onsubmit: find },
+      { class: "search", role: "search", onsubmit: (event) => find(feed, event) },
       h("label", { for: "search" }, C.search, search),
       h("button", { type: "submit", class: "primary" }, C.find),
     ),
     h("p", { class: "keys-hint" }, C.keys),
-    filters,
+    feed.filters,
     note,
     h("div", { class: "feed-status" }, count, exports, status),
     layout,
     fresh.indicator,
   );
   layout.append(h("div", { class: "feed-list" }, pages, older, end), detail);
-  load(new URLSearchParams());
+  load(feed, new URLSearchParams());
   search.focus(); // the TD comes with a docket: a scan, or its number and Enter, opens its record
   return () => {
-    view.source?.close();
-    view.params = null;
+    feed.view.source?.close();
+    feed.view.params = null;
     watcher.disconnect();
     fresh.stop();
     document.removeEventListener("keydown", keys);

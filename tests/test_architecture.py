@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import importlib
 import inspect
+import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).parent.parent / "server" / "wordjudge"
@@ -34,6 +35,10 @@ FRAMEWORKS = ("fastapi", "starlette", "click", "uvicorn")
 MAX_PUBLIC_METHODS = 20
 MAX_LINES = 600
 MAX_FOLDER = 25  # modules in one folder (the anchors' biggest folder holds 44; uvicorn's 45 modules sit in 8)
+MAX_FUNCTION = 120  # lines in one Python or JavaScript function (issue 47, point 5)
+KIOSK = PACKAGE.parent.parent / "kiosk"
+# The clients' string tables: one long object literal of texts, no logic to split.
+STRING_TABLES = {"texts.js:buildStrings", "texts.js:consoleStrings"}
 # Modules in the longest chain of module-level imports (the anchors: 4 to 12; issue 37 took it from 21 to 12).
 MAX_CHAIN = 12
 
@@ -186,6 +191,62 @@ def test_no_module_passes_six_hundred_lines() -> None:
         if (n := len(path.read_text("utf-8").splitlines())) > MAX_LINES
     }
     assert long == {}, f"split these modules: {long}"
+
+
+def test_no_python_function_passes_a_hundred_and_twenty_lines() -> None:
+    long = {
+        f"{path.relative_to(PACKAGE)}:{node.name}": n
+        for path in PACKAGE.rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text("utf-8")))
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and (n := (node.end_lineno or node.lineno) - node.lineno + 1) > MAX_FUNCTION
+    }
+    assert long == {}, f"split these functions: {long}"
+
+
+# A function declaration at any indentation, or an arrow function with a block body assigned at the top level.
+JS_FUNCTION = re.compile(
+    r"^(?P<indent>\s*)(?:export\s+)?(?:async\s+)?function\s*\*?\s*(?P<name>[\w$]+)\s*\("
+    r"|^(?P<top>)(?:export\s+)?(?:const|let|var)\s+(?P<arrow>[\w$]+)\s*=\s*(?:async\s+)?"
+    r"(?:\([^)]*\)|[\w$]+)\s*=>\s*\{\s*$"
+)
+
+
+def js_functions(text: str) -> dict[str, int]:
+    """Each JavaScript function's name and length in lines: from its first line to the first later line that
+    starts with a closing brace at the indentation it starts at (the layout Prettier gives it)."""
+    lines = text.splitlines()
+    found: dict[str, int] = {}
+    for start, line in enumerate(lines):
+        if not (match := JS_FUNCTION.match(line)):
+            continue
+        indent = match["indent"] if match["name"] else match["top"]
+        end = next((i for i in range(start, len(lines)) if re.match(re.escape(indent) + r"\}", lines[i])), None)
+        if end is not None:
+            name = match["name"] or match["arrow"]
+            found[name] = max(found.get(name, 0), end - start + 1)  # two of one name: the longer counts
+    return found
+
+
+def test_the_function_check_finds_each_functions_length() -> None:
+    text = (
+        "export async function outer(a) {\n  if (a) {\n    a();\n  }\n  function inner() {\n    return 1;\n  }\n}\n"
+        "const arrow = (b) => {\n  b();\n};\nfunction* gen() {\n  yield 1;\n}\n"
+    )
+    assert js_functions(text) == {"outer": 8, "inner": 3, "arrow": 3, "gen": 3}
+    # The string tables are there to be exempted, and long: the check reads them whole.
+    tables = js_functions((KIOSK / "texts.js").read_text("utf-8"))
+    assert {f"texts.js:{name}" for name, n in tables.items() if n > MAX_FUNCTION} == STRING_TABLES
+
+
+def test_no_javascript_function_passes_a_hundred_and_twenty_lines() -> None:
+    long = {
+        f"{path.name}:{name}": n
+        for path in sorted(KIOSK.glob("*.js"))
+        for name, n in js_functions(path.read_text("utf-8")).items()
+        if n > MAX_FUNCTION and f"{path.name}:{name}" not in STRING_TABLES
+    }
+    assert long == {}, f"split these functions: {long}"
 
 
 def _classes() -> list[type]:
