@@ -239,6 +239,7 @@ def test_the_guides_postgresql_steps_make_a_synchronous_standby_in_network_names
             b.install()
             # Step 1, on hall-a: its conf.d file (the block as it is), its pg_hba.conf line, then the commands.
             (a.etc / "conf.d" / "wordjudge-hall.conf").write_text("\n".join(conf) + "\n")
+            (a.etc / "conf.d" / "wordjudge-hall.conf").chmod(0o644)  # as an editor leaves it: postgres reads it
             with (a.etc / "pg_hba.conf").open("a") as hba_file:
                 hba_file.write(hba.group(1).replace("192.168.1.11", b.address) + "\n")
             for line in roles:
@@ -263,6 +264,7 @@ def test_the_guides_postgresql_steps_make_a_synchronous_standby_in_network_names
                 answers[-1] = a.do(synchronous[-1])
             # The step's last words: hall-b gets the same conf.d file and lets hall-a replicate, then restarts.
             (b.etc / "conf.d" / "wordjudge-hall.conf").write_text("\n".join(conf) + "\n")
+            (b.etc / "conf.d" / "wordjudge-hall.conf").chmod(0o644)  # as an editor leaves it: postgres reads it
             with (b.etc / "pg_hba.conf").open("a") as hba_file:
                 hba_file.write(hba.group(1).replace("192.168.1.11", a.address) + "\n")
             b.systemctl("restart")

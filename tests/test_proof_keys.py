@@ -181,8 +181,13 @@ def test_a_server_alone_makes_its_own_key_and_refuses_one_others_may_read(tmp_pa
     from wordjudge.service.settings import Settings
 
     serving = Serving(Settings(data_dir=data_dir))
-    assert serving.key is not None
-    assert read_key(data_dir) == serving.key
+    assert not (data_dir / KEY_FILE).exists()  # made once it serves: a server that refuses to start writes nothing
+    serving.start()
+    try:
+        assert serving.key is not None
+        assert read_key(data_dir) == serving.key
+    finally:
+        serving.close()
     assert stat.S_IMODE((data_dir / KEY_FILE).stat().st_mode) == 0o600
     os.chmod(data_dir / KEY_FILE, 0o640)
     with pytest.raises(InvalidInput, match="chmod 600"):

@@ -51,6 +51,7 @@ from wordjudge.hall.peers import (
     superseded_by,
     unready_warning,
 )
+from wordjudge.hall.proof import read_key
 from wordjudge.hall.roles import ACTIVE, FENCED, LOOK_FAILURES, SPLIT, STANDBY, UNREACHED, WAITING, Epoch, asked
 from wordjudge.service.https import transport_of
 from wordjudge.service.readiness import FolderReadiness
@@ -71,6 +72,7 @@ UNFENCED_ALERT = "hall_unfenced"  # the alert's kind: a fenced server serves aga
 # A standby's server that proves nothing for this long (while its database streams) is warned of: one slow answer
 # is not a machine without a server, and the TD hears of one within 15 s (the peers are asked every second).
 SERVERLESS_AFTER_S = 8.0
+CLOSING_WAIT_S = 10.0  # how long a takeover waits for the resources this server had to close (a commit may hang)
 
 
 class Serving:
@@ -102,13 +104,14 @@ class Serving:
         self.standby_warning: Message | None = None  # active: the standby could not take over (as its peer says)
         self.split_with: PeerSays | None = None  # split: the peer that says it is active at this server's epoch
         self.unreached: Message | None = None  # unreached: why its database could not be reached
+        self._closing: threading.Thread | None = None  # the resources it had before it stepped down, closing
         # The clock: its steps told and put on record, its offsets from the database's and the peers' clocks.
         self.clock = Timekeeper(
             server=self.own_url or socket.gethostname(), alert=self._alert, close=self._close_alerts
         )
-        # The hall key (this folder's) its claims are signed with and its peers' checked against; the peers as
-        # last asked, in a thread of their own.
-        self.key = own_key(settings.data_dir, in_hall=self.in_hall)
+        # The folder's hall key, which signs its claims and checks its peers' (a server alone makes one at its
+        # takeover: one that refuses to start writes nothing); the peers as last asked, in a thread of their own.
+        self.key = read_key(settings.data_dir)
         self.recorded_key: str | None = None  # the id of the hall key the database records
         self.watch = PeerWatch.of(self.peers, self.key, settings.data_dir)
         self._unproven_alerted: set[str] = set()  # the peers' addresses whose unproven answer the TD was alerted of
@@ -329,6 +332,8 @@ class Serving:
         return latest.epoch if latest is not None and latest.server_url == self.own_url else None
 
     def _take_over(self, resources: Resources) -> None:
+        if not self.in_hall and self.key is None:
+            self.key = own_key(self.settings.data_dir, in_hall=False)
         database = self.settings.database
         if database is not None:
             log.info("taking over as the active server (the commit waits for the synchronous standby, if one is set)")
@@ -400,9 +405,9 @@ class Serving:
         # that is split too waits for this one (the TD stops the server whose database is not the hall's).
         if twin is not None and any(peer.url == twin.url and peer.proven and peer.role == STANDBY for peer in said):
             log.warning("%s serves as the standby now: taking over", twin.url)
-            self.split_with = None
             if not self._waits(database):
                 self._open_and_take_over(where.latest)
+            self.split_with = None  # once taken over (or waiting): a failed takeover is tried again at the next look
 
     def _gives_way(self, epoch: int | None, said: list[PeerSays]) -> bool:
         """Whether this server, at ``epoch``, must not adjudicate by what its peers ``said`` (proven claims
@@ -446,6 +451,10 @@ class Serving:
         database = self.settings.database
         if database is not None and self._active_in(latest) is not None:
             adopt_event_file(self.settings.data_dir, asked(database, hall.latest_event_file))
+        if self.resources is None and self._closing is not None:
+            # The log's writer this server had before it stepped down lets go as its resources close: opened before,
+            # the log says another writer holds it (a loaded machine took longer than the next look).
+            self._closing.join(CLOSING_WAIT_S)
         resources = self.resources or Resources.open(self.settings, hasher=self._hasher, process=self.process)
         # Before any record of this server's: a clock behind the log's last record (a machine behind the one
         # that wrote it, a clock set back while stopped) is measured by the full hold it brings.
@@ -584,7 +593,8 @@ class Serving:
             self._be(role, active_url)
         if resources is not None:
             # In a thread of its own: a commit waiting for a standby that is gone may never end.
-            threading.Thread(target=resources.close, name="fenced resources", daemon=True).start()
+            self._closing = threading.Thread(target=resources.close, name="fenced resources", daemon=True)
+            self._closing.start()
 
     def _be(self, role: str, active_url: str | None) -> None:
         self.role, self.active_url = role, active_url
