@@ -838,6 +838,46 @@ def test_a_split_server_takes_over_only_once_the_other_says_it_is_the_standby(
         serving.close()
 
 
+def test_a_split_servers_takeover_that_fails_once_is_tried_again_at_the_next_look(
+    tmp_path: Path, compiled_demo: Path, postgres_clusters: Callable[..., Cluster], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Seen in a whole check on a loaded machine: the takeover met the server's own old log writer, still closing,
+    # and failed; the split was forgotten already, so the server stayed split for good.
+    from wordjudge.base.errors import AuditUnavailable
+    from wordjudge.service import serving as serving_module
+
+    cluster = postgres_clusters()
+    url = cluster.url(cluster.create_database("hall"))
+    shutil.copytree(compiled_demo, tmp_path / "lexicons" / compiled_demo.name)
+    own, other = f"http://127.0.0.1:{free_port()}", f"http://127.0.0.1:{free_port()}"
+    answers: list[PeerSays] = [PeerSays(other, unproven="no_answer")]
+    monkeypatch.setattr("wordjudge.hall.peers.ask_peers", lambda peers, key, **_: list(answers))
+    serving = Serving(Settings(data_dir=tmp_path, database=url, public_url=own, peers=other))
+    serving.start()
+    opened = serving_module.Resources.open
+    failures = [AuditUnavailable("error.audit.cannot_open", path=url, reason="another writer, still closing")]
+
+    def open_once_failing(*args: Any, **kwargs: Any) -> Any:
+        if failures:
+            raise failures.pop()
+        return opened(*args, **kwargs)
+
+    def said(answer: PeerSays) -> None:
+        answers[:] = [answer]
+        step(serving)
+
+    try:
+        said(PeerSays(other, ACTIVE, 1, other))
+        assert serving.role == SPLIT
+        monkeypatch.setattr(serving_module.Resources, "open", open_once_failing)
+        said(PeerSays(other, STANDBY, 1, own))
+        assert serving.role == SPLIT  # the takeover failed: still split, and it knows with whom
+        said(PeerSays(other, STANDBY, 1, own))
+        assert (serving.role, serving.view()["epoch"]) == (ACTIVE, 1)
+    finally:
+        serving.close()
+
+
 def test_a_server_is_split_only_by_a_peer_active_at_its_own_epoch() -> None:
     said = [
         PeerSays("http://b", ACTIVE, 2),
