@@ -31,6 +31,11 @@ CHROMIUM_ARGS = [
 ]
 SCREENSHOTS = Path(__file__).resolve().parent.parent / "build" / "screenshots"
 SIZES = {"small": (1024, 600), "large": (1920, 1080), "phone": (390, 844), "desktop": (1440, 900)}
+# How long a page's action or a test's expectation waits for what it waits for: sized for a loaded 2-core machine
+# (two whole checks side by side, the PostgreSQL pass among them: a console's sign-in form took more than 10 s, and
+# Playwright's own 5 s for an expectation). A page that never gets there still fails, later.
+PAGE_WAIT_MS = 30_000
+expect.set_options(timeout=PAGE_WAIT_MS)
 
 
 @contextmanager
@@ -191,7 +196,7 @@ def new_page(browser: Browser, size: str = "small") -> Page:
     width, height = SIZES[size]
     context = browser.new_context(viewport={"width": width, "height": height})
     page = context.new_page()
-    page.set_default_timeout(10_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
     return page
 
 

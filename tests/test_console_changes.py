@@ -12,7 +12,7 @@ import httpx2 as httpx
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from .browser import new_page, screenshot, serving
+from .browser import PAGE_WAIT_MS, new_page, screenshot, serving
 from .helpers import LiveServer, device_headers, write_event
 from .test_console import sign_in, tab
 
@@ -41,7 +41,7 @@ def server(data_dir: Path) -> Iterator[LiveServer]:
 
 def _sized(browser: Browser, width: int, height: int) -> Page:
     page = browser.new_context(viewport={"width": width, "height": height}).new_page()
-    page.set_default_timeout(10_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
     return page
 
 

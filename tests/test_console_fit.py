@@ -15,7 +15,7 @@ from playwright.sync_api import Browser, Page, expect
 from wordjudge.model.records import Kind, Verdict
 from wordjudge.model.rules import ChallengeRule, consequence
 
-from .browser import drawn, serving
+from .browser import PAGE_WAIT_MS, drawn, serving
 from .helpers import PASSWORD, LiveServer, audit_log, device_headers, write_event
 from .test_audit import entry
 
@@ -92,7 +92,7 @@ def console(browser: Browser, server: LiveServer, size: str, lang: str) -> Page:
     width, height = SIZES[size]
     context = browser.new_context(viewport={"width": width, "height": height})
     page = context.new_page()
-    page.set_default_timeout(10_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
     signed = page.request.post(f"{server.base}/api/session", data={"name": "alice", "password": PASSWORD})
     assert signed.ok, signed.text()
     page.goto(f"{server.base}/td?lang={lang}")

@@ -24,7 +24,7 @@ from pypdf import PdfReader
 from wordjudge.cli.main import main
 from wordjudge.model.auth import Role
 
-from .browser import SCREENSHOTS, drawn, screenshot, serving
+from .browser import PAGE_WAIT_MS, SCREENSHOTS, drawn, screenshot, serving
 from .helpers import PASSWORD, LiveServer, device_headers, td_headers, write_event, write_list
 
 pytestmark = pytest.mark.browser
@@ -56,7 +56,7 @@ def server(data_dir: Path, tmp_path: Path) -> Iterator[LiveServer]:
 def console(browser: Browser, server: LiveServer, size: str = "1440x900") -> Page:
     width, height = SIZES[size]
     page = browser.new_context(viewport={"width": width, "height": height}).new_page()
-    page.set_default_timeout(10_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
     page.goto(f"{server.base}/td")
     page.get_by_label("TD name").fill("alice")
     page.get_by_label("Password").fill(PASSWORD)

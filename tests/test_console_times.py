@@ -12,7 +12,7 @@ from playwright.sync_api import Browser, expect
 
 from wordjudge.tournament.changes import Change, change_entry
 
-from .browser import serving
+from .browser import PAGE_WAIT_MS, serving
 from .helpers import PASSWORD, LiveServer, audit_log, write_event
 from .test_audit import entry
 
@@ -40,7 +40,7 @@ def clock_record(data_dir: Path) -> Iterator[LiveServer]:
 
 def test_a_clock_records_times_are_shown_as_the_console_shows_times(browser: Browser, clock_record: LiveServer) -> None:
     page = browser.new_context(viewport={"width": 1440, "height": 900}).new_page()
-    page.set_default_timeout(10_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
     signed = page.request.post(f"{clock_record.base}/api/session", data={"name": "alice", "password": PASSWORD})
     assert signed.ok, signed.text()
     page.goto(f"{clock_record.base}/td?lang=en")

@@ -23,7 +23,7 @@ import wordjudge
 from wordjudge.model.auth import Role
 from wordjudge.web.pages import SHELL_PAGES, WEB_DIR, asset_version
 
-from .browser import new_page, open_enrolled, runner_sends, screenshot, serving, shell_ready
+from .browser import PAGE_WAIT_MS, new_page, open_enrolled, runner_sends, screenshot, serving, shell_ready
 from .helpers import LiveServer, ServeProcess, access_store, td_headers, wait_for_health, write_event
 
 pytestmark = pytest.mark.browser
@@ -107,7 +107,7 @@ def kiosk_page(browser: Browser) -> Page:
     """A kiosk's screen, 1280x800."""
     context = browser.new_context(viewport={"width": 1280, "height": 800})
     page = context.new_page()
-    page.set_default_timeout(10_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
     return page
 
 

@@ -14,7 +14,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from wordjudge.model.auth import Role
 
-from .browser import open_enrolled, serving
+from .browser import PAGE_WAIT_MS, open_enrolled, serving
 from .helpers import LiveServer, access_store, write_event
 from .test_kiosk import HOLD_S, enrol, hold_adjudicate, on_screen
 
@@ -40,7 +40,7 @@ def two_divisions(data_dir: Path) -> Iterator[LiveServer]:
 def _touch_page(browser: Browser, width: int, height: int) -> Page:
     context = browser.new_context(viewport={"width": width, "height": height}, has_touch=True, is_mobile=False)
     page = context.new_page()
-    page.set_default_timeout(10_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
     return page
 
 
@@ -195,7 +195,7 @@ def test_a_double_tap_on_the_handheld_never_sends_nor_clears_behind_the_screen(
     nothing; check -> verdict: a tap 100 ms after the verdict shows lands on Next, and the verdict stays."""
     context = browser.new_context(viewport={"width": width, "height": height}, has_touch=True, is_mobile=True)
     page = context.new_page()
-    page.set_default_timeout(10_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
     open_enrolled(page, two_divisions, "runner", _token(two_divisions, "handheld-01", Role.RUNNER))
     on_screen(page, "entry")
     page.get_by_label("Table").fill("7")

@@ -15,7 +15,7 @@ from pypdf import PdfReader
 
 from wordjudge.model.auth import Role
 
-from .browser import new_page, open_enrolled, runner_sends, screenshot, serving
+from .browser import PAGE_WAIT_MS, new_page, open_enrolled, runner_sends, screenshot, serving
 from .helpers import LiveServer, access_store, write_event
 
 pytestmark = pytest.mark.browser
@@ -119,7 +119,7 @@ def test_every_letter_is_visible_on_a_small_phone_and_at_200_percent_zoom(
     store.close()
     context = browser.new_context(viewport={"width": width, "height": height})
     runner = context.new_page()
-    runner.set_default_timeout(10_000)
+    runner.set_default_timeout(PAGE_WAIT_MS)
     open_enrolled(runner, server, "runner", token)
 
     def fully_visible(screen: str) -> None:
