@@ -239,8 +239,14 @@ def test_patroni_fails_over_by_itself_with_nothing_lost_and_the_hall_outlives_it
     patroni_hall.kill("a")
     response = challenge(b.base, tokens[1], "standby-dead")
     assert response.status_code == 201, response.text
-    _until("the TD is alerted again", lambda: _alerts(b.data_dir, served.url_b) == 2, 10)
-    assert any("this machine only" in warning for warning in _hall_says(b)["warnings"])
+    # The TD is told: the hall stopped while Patroni still waited for the dead standby (a second or two, if b
+    # looked then), then that the verdicts live on this machine only, once Patroni stopped waiting.
+    _until("the TD is alerted again", lambda: _alerts(b.data_dir, served.url_b) >= 2, 10)
+    _until(
+        "health says the verdicts live on this machine only",
+        lambda: any("this machine only" in warning for warning in _hall_says(b)["warnings"]),
+        10,
+    )
 
 
 def test_a_hung_active_machine_that_wakes_after_the_failover_takes_nothing_back(
@@ -367,5 +373,6 @@ def test_a_machine_cut_off_from_the_hall_adjudicates_nothing_and_the_other_takes
     # As a kiosk: CI once saw b's own PostgreSQL drop the writer's connection at the cut (Patroni, its etcd member
     # re-electing, likely restarted it), answered "not known: send it again", which the kiosk does.
     _first_verdict_on(b, tokens[1], "standby-cut-off", STANDBY_LOST)  # else "the hall waited for a standby"
-    _until("the TD is alerted again", lambda: _alerts(b.data_dir, served.url_b) == 2, 10)
+    # Stopped (while Patroni still waited for the cut-off standby), then alone: one alert or two.
+    _until("the TD is alerted again", lambda: _alerts(b.data_dir, served.url_b) >= 2, 10)
     _all_there_once(served, acknowledged, _printed(acknowledged, "before-3"), "after-partition", "standby-cut-off")
