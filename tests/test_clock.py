@@ -91,6 +91,20 @@ class Clocks:
         self.wall_s += seconds
 
 
+def recording_keeper(clocks: Clocks) -> tuple[Timekeeper, list[tuple[str, str, str]], list[str]]:
+    """A timekeeper on ``clocks`` whose alerts are noted (kind, English text, about) as it raises them and whose
+    closings (kinds) as it closes them: the keeper (its watch: ``keeper.watch``), the raised, the closed."""
+    raised: list[tuple[str, str, str]] = []
+    closed: list[str] = []
+
+    def alert(kind: str, said: Message, about: str) -> bool:
+        raised.append((kind, said.text(), about))
+        return True
+
+    watch = ClockWatch(wall=clocks.wall, steady=clocks.steady)
+    return Timekeeper(server="hall-a", alert=alert, watch=watch, close=closed.append), raised, closed
+
+
 def test_the_watch_names_a_step_back_and_a_jump_forward_once_each() -> None:
     clocks = Clocks()
     watch = ClockWatch(wall=clocks.wall, steady=clocks.steady)
@@ -577,15 +591,8 @@ def test_a_clock_set_right_closes_its_alert_and_a_later_step_is_an_alert_of_its_
     """Issue 46, item 2: the step's alert says what to do now and what waits for the end of the round; putting the
     clock right closes it (before: a second alert telling the TD to set it right); a later 5 s step is an alert of
     its own (before: counted on the hour's as "(3 times)"); what happens is dated as the clock ran before the step."""
-    raised: list[tuple[str, str, str]] = []
-    closed: list[str] = []
-
-    def alert(kind: str, said: Message, about: str) -> bool:
-        raised.append((kind, said.text(), about))
-        return True
-
-    watch = ClockWatch(wall=scripted_clock.wall, steady=scripted_clock.steady)
-    keeper = Timekeeper(server="hall-a", alert=alert, watch=watch, close=closed.append)
+    keeper, raised, closed = recording_keeper(scripted_clock)
+    watch = keeper.watch
     log = audit_log(data_dir)
     log.start()
     try:

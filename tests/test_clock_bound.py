@@ -48,7 +48,7 @@ from .helpers import (
 from .test_audit import entry
 from .test_chain import challenge, rewrite
 from .test_cli_access import run
-from .test_clock import Clocks
+from .test_clock import Clocks, recording_keeper
 from .test_console import sign_in
 
 YEAR = 365 * 86400.0
@@ -92,15 +92,7 @@ def test_a_year_long_hold_asks_the_td_and_the_acceptance_lets_times_follow_the_c
     data_dir: Path, scripted_clock: Clocks
 ) -> None:
     ahead = year_ahead_then_set_right(data_dir, scripted_clock)
-    raised: list[tuple[str, str, str]] = []
-    closed: list[str] = []
-
-    def alert(kind: str, said: Message, about: str) -> bool:
-        raised.append((kind, said.text(), about))
-        return True
-
-    watch = ClockWatch(wall=scripted_clock.wall, steady=scripted_clock.steady)
-    keeper = Timekeeper(server="hall-a", alert=alert, watch=watch, close=closed.append)
+    keeper, raised, closed = recording_keeper(scripted_clock)
     log = audit_log(data_dir)
     log.start()
     try:

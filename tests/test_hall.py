@@ -798,11 +798,11 @@ def test_two_servers_whose_databases_are_not_one_never_both_adjudicate(
             server.stop()
 
 
-def test_a_split_server_takes_over_only_once_the_other_says_it_is_the_standby(
-    tmp_path: Path, compiled_demo: Path, postgres_clusters: Callable[..., Cluster], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # What the other server says is given here (its health's answers, one by one); the database is real.
-    cluster = postgres_clusters()
+def _told_by_its_peer(
+    tmp_path: Path, compiled_demo: Path, cluster: Cluster, monkeypatch: pytest.MonkeyPatch
+) -> tuple[Serving, Callable[[PeerSays], None], str, str]:
+    """A started server of a hall on a real database whose one peer says what the test makes it say: the server,
+    ``said(answer)`` (the peer's answer, then a look of the server's), its own address and its peer's."""
     url = cluster.url(cluster.create_database("hall"))
     shutil.copytree(compiled_demo, tmp_path / "lexicons" / compiled_demo.name)
     own, other = f"http://127.0.0.1:{free_port()}", f"http://127.0.0.1:{free_port()}"
@@ -815,6 +815,14 @@ def test_a_split_server_takes_over_only_once_the_other_says_it_is_the_standby(
         answers[:] = [answer]
         step(serving)
 
+    return serving, said, own, other
+
+
+def test_a_split_server_takes_over_only_once_the_other_says_it_is_the_standby(
+    tmp_path: Path, compiled_demo: Path, postgres_clusters: Callable[..., Cluster], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # What the other server says is given here (its health's answers, one by one); the database is real.
+    serving, said, own, other = _told_by_its_peer(tmp_path, compiled_demo, postgres_clusters(), monkeypatch)
     try:
         assert (serving.role, serving.view()["epoch"]) == (ACTIVE, 1)
         said(PeerSays(other, ACTIVE, 1, other))
@@ -846,25 +854,16 @@ def test_a_split_servers_takeover_that_fails_once_is_tried_again_at_the_next_loo
     from wordjudge.base.errors import AuditUnavailable
     from wordjudge.service import serving as serving_module
 
-    cluster = postgres_clusters()
-    url = cluster.url(cluster.create_database("hall"))
-    shutil.copytree(compiled_demo, tmp_path / "lexicons" / compiled_demo.name)
-    own, other = f"http://127.0.0.1:{free_port()}", f"http://127.0.0.1:{free_port()}"
-    answers: list[PeerSays] = [PeerSays(other, unproven="no_answer")]
-    monkeypatch.setattr("wordjudge.hall.peers.ask_peers", lambda peers, key, **_: list(answers))
-    serving = Serving(Settings(data_dir=tmp_path, database=url, public_url=own, peers=other))
-    serving.start()
+    serving, said, own, other = _told_by_its_peer(tmp_path, compiled_demo, postgres_clusters(), monkeypatch)
     opened = serving_module.Resources.open
-    failures = [AuditUnavailable("error.audit.cannot_open", path=url, reason="another writer, still closing")]
+    failures = [
+        AuditUnavailable("error.audit.cannot_open", path="the hall's database", reason="another writer, still closing")
+    ]
 
     def open_once_failing(*args: Any, **kwargs: Any) -> Any:
         if failures:
             raise failures.pop()
         return opened(*args, **kwargs)
-
-    def said(answer: PeerSays) -> None:
-        answers[:] = [answer]
-        step(serving)
 
     try:
         said(PeerSays(other, ACTIVE, 1, other))
