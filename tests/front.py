@@ -28,6 +28,9 @@ HAPROXY = shutil.which("haproxy") or "/usr/sbin/haproxy"
 MISSING = "haproxy is missing: sudo apt-get install haproxy (Debian package)"
 SERVERS = 4  # the process lines in CONFIG: WORDJUDGE_FRONT_PROCESS_0 .. _3
 HOST = "127.0.0.1"
+# How long HAProxy may take to listen, then to see every process UP (two checks 250 ms apart): well under a
+# second on an idle machine, sized for a loaded 2-core one (as tests/browser.py's PAGE_WAIT_MS).
+START_SECONDS = 30.0
 
 
 def installed() -> bool:
@@ -57,7 +60,9 @@ def front(
     processes_port: int, count: int, front_port: int, folder: Path, *, prefix: Sequence[str] = ()
 ) -> Iterator[str]:
     """HAProxy with deploy/haproxy/wordjudge.cfg in front of ``count`` processes listening on
-    ``127.0.0.1:processes_port`` and up, once ``127.0.0.1:front_port`` accepts connections: the front's base URL.
+    ``127.0.0.1:processes_port`` and up, once ``127.0.0.1:front_port`` accepts connections and the admin socket
+    reports every process line of every backend UP after a passed check: the front's base URL. Raises
+    RuntimeError if HAProxy stops, or does not get there in :data:`START_SECONDS`.
     Its output (errors, servers going down or up) is left in ``folder/haproxy.log``. ``prefix`` goes before the
     command (e.g. ``taskset -c 0-1``: it must exec HAProxy). Stopped on leaving: SIGTERM, then SIGKILL after 5 s."""
     if not installed():
@@ -76,6 +81,7 @@ def front(
         )
     try:
         _wait_for_port(front_port, haproxy, output)
+        _wait_for_servers_up(admin_socket, haproxy, output)
         yield f"http://{HOST}:{front_port}"
     finally:
         haproxy.terminate()
@@ -88,7 +94,7 @@ def front(
             shutil.rmtree(spare, ignore_errors=True)
 
 
-def _wait_for_port(port: int, haproxy: subprocess.Popen[bytes], output: Path, seconds: float = 10) -> None:
+def _wait_for_port(port: int, haproxy: subprocess.Popen[bytes], output: Path, seconds: float = START_SECONDS) -> None:
     deadline = time.monotonic() + seconds
     while True:
         if _accepts(port):
@@ -98,6 +104,51 @@ def _wait_for_port(port: int, haproxy: subprocess.Popen[bytes], output: Path, se
         if time.monotonic() > deadline:
             raise RuntimeError(f"haproxy did not listen on {HOST}:{port} in {seconds} s: {output.read_text()}")
         time.sleep(0.05)
+
+
+def _wait_for_servers_up(
+    admin_socket: Path, haproxy: subprocess.Popen[bytes], output: Path, seconds: float = START_SECONDS
+) -> None:
+    """Wait until HAProxy's admin socket reports every server line of every backend plainly ``UP`` after a
+    passed check (``L4OK``). A server starts as "UP 1/2" with no check yet (INI); a test's first requests then
+    could meet a process the front is about to mark down (a slow first check, or ``observe layer4 ... on-error
+    mark-down`` on a slow connection), and the kiosks would all be given the others. Raises RuntimeError if
+    HAProxy stops, or with the last states seen after ``seconds``."""
+    deadline = time.monotonic() + seconds
+    states: dict[str, tuple[str, str]] = {}
+    while True:
+        with contextlib.suppress(OSError):
+            states = server_states(admin_socket)
+            if states and all(state == ("UP", "L4OK") for state in states.values()):
+                return
+        if haproxy.poll() is not None:
+            raise RuntimeError(f"haproxy stopped ({haproxy.returncode}): {output.read_text(errors='replace')}")
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"haproxy did not see every process UP in {seconds} s: {states}; {output.read_text()}")
+        time.sleep(0.05)
+
+
+def server_states(admin_socket: Path) -> dict[str, tuple[str, str]]:
+    """Each server line's (status, last check) from HAProxy's ``show stat`` on its admin socket, by
+    ``backend/server`` (e.g. ``{"verdicts/process1": ("UP", "L4OK")}``); raises OSError if the socket does not
+    answer."""
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.settimeout(5)
+        sock.connect(str(admin_socket))
+        sock.sendall(b"show stat\n")
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    lines = answer.decode(errors="replace").splitlines()
+    if not lines or not lines[0].startswith("# "):
+        raise OSError(f"not a stat table: {answer[:200]!r}")
+    names = lines[0].removeprefix("# ").split(",")
+    states = {}
+    for line in lines[1:]:
+        row = dict(zip(names, line.split(","), strict=False))
+        if row.get("svname") not in (None, "FRONTEND", "BACKEND"):
+            states[f"{row['pxname']}/{row['svname']}"] = (row["status"], row["check_status"].lstrip("* "))
+    return states
 
 
 def _accepts(port: int) -> bool:

@@ -5,8 +5,11 @@ the verdict path alone, and a live server of two processes behind the HAProxy fr
 from __future__ import annotations
 
 import os
+import shutil
 import signal
+import socket
 import subprocess
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -54,7 +57,7 @@ def test_the_processes_of_one_server_append_to_one_chain_in_the_databases_order(
     """Two writers of one server (two processes), appending at once: one chain, ids without a gap or a fork, each
     head read from the database (before: the second writer was refused, or forked the chain at its next id)."""
     database = database_of(data_dir)
-    logs = [_started(open_log(data_dir, database, shared="server-a")) for _ in range(2)]
+    logs = [_started(open_log(StateLocation(data_dir, database), shared="server-a")) for _ in range(2)]
     try:
         failures: list[BaseException] = []
 
@@ -92,25 +95,25 @@ def test_the_processes_of_one_server_append_to_one_chain_in_the_databases_order(
 @pytest.mark.postgresql
 def test_a_second_server_is_refused_beside_the_processes_of_one(tmp_path: Path, postgres_url: str) -> None:
     """The database tells the processes of one server (their token) from a second server on the same log."""
-    first = _started(AuditLog(tmp_path / "a.sqlite3", database=postgres_url, shared="server-a"))
-    sibling = _started(AuditLog(tmp_path / "b.sqlite3", database=postgres_url, shared="server-a"))
+    first = _started(AuditLog(tmp_path / "a.sqlite3", location=StateLocation(tmp_path, postgres_url), shared="server-a"))
+    sibling = _started(AuditLog(tmp_path / "b.sqlite3", location=StateLocation(tmp_path, postgres_url), shared="server-a"))
     try:
         for other in (
-            AuditLog(tmp_path / "c.sqlite3", database=postgres_url, shared="server-b"),
-            AuditLog(tmp_path / "d.sqlite3", database=postgres_url),  # a server of one process
+            AuditLog(tmp_path / "c.sqlite3", location=StateLocation(tmp_path, postgres_url), shared="server-b"),
+            AuditLog(tmp_path / "d.sqlite3", location=StateLocation(tmp_path, postgres_url)),  # a server of one process
         ):
             _refused(other)
         first.close()
         # One process of the first server still writes: still refused.
-        _refused(AuditLog(tmp_path / "e.sqlite3", database=postgres_url, shared="server-b"))
+        _refused(AuditLog(tmp_path / "e.sqlite3", location=StateLocation(tmp_path, postgres_url), shared="server-b"))
         assert sibling.append_sync(entry(1)).record.id == 1
     finally:
         first.close()
         sibling.close()
     # Every process of the first server gone: another may write the log, and then a server of several is refused.
-    alone = _started(AuditLog(tmp_path / "f.sqlite3", database=postgres_url))
+    alone = _started(AuditLog(tmp_path / "f.sqlite3", location=StateLocation(tmp_path, postgres_url)))
     try:
-        _refused(AuditLog(tmp_path / "g.sqlite3", database=postgres_url, shared="server-c"))
+        _refused(AuditLog(tmp_path / "g.sqlite3", location=StateLocation(tmp_path, postgres_url), shared="server-c"))
         assert alone.append_sync(entry(2)).record.id == 2
     finally:
         alone.close()
@@ -257,7 +260,7 @@ def test_two_processes_behind_the_front_serve_one_event(data_dir: Path, tmp_path
                     break
                 time.sleep(0.2)
             assert names == ["Test Open, renamed"] * 2
-            log = AuditLog(data_dir / "audit.sqlite3", database=database_of(data_dir))
+            log = AuditLog(data_dir / "audit.sqlite3", location=StateLocation(data_dir, database_of(data_dir)))
             try:
                 changes = log.find(RecordFilter(kind=Kind.CHANGE))
             finally:
@@ -283,7 +286,7 @@ def test_two_processes_behind_the_front_serve_one_event(data_dir: Path, tmp_path
         server.send_signal(signal.SIGTERM)
         output = server.communicate(timeout=30)[0]
     assert server.returncode == 0, output
-    log = AuditLog(data_dir / "audit.sqlite3", database=database_of(data_dir))
+    log = AuditLog(data_dir / "audit.sqlite3", location=StateLocation(data_dir, database_of(data_dir)))
     try:
         assert log.verify().ok
     finally:
@@ -454,6 +457,29 @@ def test_a_kiosk_page_through_the_front_gets_its_verdict_from_a_process_but_the_
         server.communicate(timeout=30)
     records = LiveServer(data_dir).records()
     assert [(r.words, r.table) for r in records] == [(("QI", "ZA"), "12")] * verdicts
+
+
+@pytest.mark.live
+def test_the_front_is_given_to_a_test_once_it_sees_every_process_up() -> None:
+    """front.front hands over its URL only once HAProxy's admin socket says every server line of both backends is
+    UP after a passed check (before: as soon as its port accepted, with the processes still "UP 1/2" and no check
+    run, so a slow first check on a loaded machine could take process 1 out while the kiosks were sent)."""
+    if not front.installed():
+        pytest.skip(front.MISSING)
+    port, front_port = free_ports(2), free_port()
+    while port <= front_port < port + 2:
+        front_port = free_port()
+    folder = Path(tempfile.mkdtemp(prefix="wjf-"))  # a short path: the admin socket's is at most 107 bytes
+    listeners = [socket.create_server((front.HOST, port + k)) for k in range(2)]  # what a check connects to
+    try:
+        with front.front(port, 2, front_port, folder):
+            states = front.server_states(folder / "haproxy.sock")
+    finally:
+        for listener in listeners:
+            listener.close()
+        shutil.rmtree(folder, ignore_errors=True)
+    assert sorted(states) == ["process0/process0", *(f"verdicts/process{k}" for k in range(4))], states
+    assert set(states.values()) == {("UP", "L4OK")}, states
 
 
 def test_the_front_limits_one_addresss_requests_and_serves_another(data_dir: Path, tmp_path: Path) -> None:
