@@ -2,7 +2,8 @@
 setting with its environment variable) and the module map of docs/architecture.md (every module of the package
 with the first sentence of its docstring, by layer folder).
 
-``.venv/bin/python -m tests.docs_reference --write`` rewrites both; without ``--write`` it prints the reference.
+``.venv/bin/python -m tests.docs_reference --write`` rewrites both, and the docs' generated figures
+(tests/docs_figures.py); without ``--write`` it prints the reference.
 tests/test_docs.py fails when either file differs from what this module renders.
 """
 
@@ -22,6 +23,7 @@ from wordjudge.cli.main import main
 from wordjudge.cli.options import SETTING_FLAGS
 from wordjudge.service.settings import ENV_PREFIX, Settings, env_name
 
+from . import docs_figures
 from .test_architecture import LAYERS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -219,6 +221,8 @@ if __name__ == "__main__":
         REFERENCE.write_text(render_reference(), "utf-8")
         ARCHITECTURE.write_text(architecture_with_map(ARCHITECTURE.read_text("utf-8")), "utf-8")
         print(f"wrote {REFERENCE.relative_to(ROOT)} and the module map of {ARCHITECTURE.relative_to(ROOT)}")
+        figures = docs_figures.write()  # the docs' other generated parts: the benchmarks' headlines, the tile sets
+        print("rewrote the generated figures of " + (", ".join(str(p.relative_to(ROOT)) for p in figures) or "none"))
     elif sys.argv[1:]:
         sys.exit("usage: python -m tests.docs_reference [--write]")
     else:

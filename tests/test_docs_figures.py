@@ -1,0 +1,96 @@
+"""The figures in the docs are generated, not copied by hand (issue 47, point 4): docs/benchmarks.md's table from
+each bench page's headline lines, docs/guide.md's table of tile sets from the registry of tile sets, and the code's
+shape in docs/architecture.md from the tree (tests/docs_figures.py; ``python -m tests.docs_reference --write``)."""
+
+from __future__ import annotations
+
+import re
+from decimal import ROUND_HALF_UP, Decimal
+from pathlib import Path
+
+import pytest
+
+from wordjudge.words import tiles
+
+from . import docs_figures
+from .docs_figures import BLOCKS, DOCS, PAGES, Block, headline, render_tiles
+
+_REGENERATE = "regenerate it: .venv/bin/python -m tests.docs_reference --write"
+
+
+@pytest.mark.parametrize("block", BLOCKS, ids=lambda block: block.path.name)
+def test_each_generated_part_of_the_docs_is_what_its_sources_give(block: Block) -> None:
+    text = block.path.read_text("utf-8")
+    assert block.applied(text) == text, f"{block.path.name}: {_REGENERATE}"
+
+
+def test_every_bench_page_says_what_it_measures_and_its_headline_once() -> None:
+    pages = {path.name for path in DOCS.glob("bench-*.md")} | {"failover.md"}
+    pages -= {"bench-verdict-log.md"}  # not a page
+    assert sorted(pages) == sorted(PAGES), "a bench page the table leaves out, or one that is gone"
+    for name in PAGES:
+        measures, said = headline(DOCS / name)
+        assert measures
+        assert said
+
+
+def _figures(text: str) -> set[Decimal]:
+    return {
+        Decimal(figure.replace(",", "")) for figure in re.findall(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?", text)
+    }
+
+
+def _quoted(figure: Decimal, page: set[Decimal]) -> bool:
+    """Whether ``figure`` is one of ``page``'s, or one rounded to as many decimals (21.1 for 21.12, 163 for 163.00)."""
+    step = Decimal(1).scaleb(figure.as_tuple().exponent)  # type: ignore[arg-type]  # a finite figure's exponent
+    return any(other.quantize(step, ROUND_HALF_UP) == figure for other in page)
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_a_pages_headline_quotes_figures_the_page_holds(name: str) -> None:
+    # The headline is a sentence on the latest run: every figure in it is in the page's own text (rounded at most),
+    # so that a headline left behind when a new run's figures replace the old ones is caught.
+    text = (DOCS / name).read_text("utf-8")
+    said = headline(DOCS / name)[1]
+    body = _figures("\n".join(line for line in text.splitlines() if not line.startswith("<!-- headline:")))
+    missing = sorted(str(figure) for figure in _figures(said) if not _quoted(figure, body))
+    assert missing == [], f"{name}: the headline's {missing} are nowhere else on the page"
+
+
+def test_a_headline_figure_is_found_rounded_and_only_so() -> None:
+    page = _figures("163.00 ms, 21.12 s, 1,532,026 a second")
+    assert all(_quoted(figure, page) for figure in _figures("163 ms, 21.1 s, 1,532,026"))
+    assert not any(_quoted(figure, page) for figure in _figures("164, 21.2, 1.53"))
+
+
+def test_a_page_without_its_headline_or_with_two_is_named(tmp_path: Path) -> None:
+    page = tmp_path / "bench-x.md"
+    page.write_text("# X\n\n<!-- measures: x -->\n", "utf-8")
+    with pytest.raises(ValueError, match=r"bench-x.md: 0 '<!-- headline"):
+        headline(page)
+    page.write_text("# X\n\n<!-- measures: x -->\n<!-- headline: 1 -->\n<!-- headline: 2 -->\n", "utf-8")
+    with pytest.raises(ValueError, match=r"bench-x.md: 2 '<!-- headline"):
+        headline(page)
+
+
+def test_the_guides_tile_sets_are_the_registrys(monkeypatch: pytest.MonkeyPatch) -> None:
+    table = render_tiles()
+    for name, tile_set in tiles.BUILTIN.items():
+        assert f"| `{name}` |" in table
+        assert all(tile in table for tile in tile_set.tiles if len(tile) > 1)
+    assert "| `spanish` | CH, LL, Ñ, RR (no K, no W) | `N~` for Ñ |" in table
+    # A set added to the registry is in the guide's table the next time it is generated.
+    extra = tiles.TileSet("maltese", tuple(_letters("A B Ċ D E F Ġ G GĦ H Ħ I IE J K L M N O P Q R S T U V W X Ż Z")))
+    monkeypatch.setattr(docs_figures, "BUILTIN", {**tiles.BUILTIN, "maltese": extra})
+    assert "| `maltese` | Ċ, Ġ, GĦ, Ħ, IE, Ż (no C, no Y) |  |  |" in render_tiles()
+
+
+def test_a_doc_without_its_markers_is_refused(tmp_path: Path) -> None:
+    block = Block(tmp_path / "x.md", "<!-- a -->", "<!-- b -->", lambda: "x\n")
+    with pytest.raises(ValueError, match="lacks the markers"):
+        block.applied("no markers here")
+    assert block.applied("1\n<!-- a -->\nold\n<!-- b -->\n2") == "1\n<!-- a -->\nx\n<!-- b -->\n2"
+
+
+def _letters(tiles: str) -> list[str]:
+    return tiles.split()
