@@ -338,10 +338,13 @@ def test_a_monitor_is_enrolled_from_the_command_line_only(client: TestClient, da
 def test_an_access_store_from_before_monitors_keeps_its_devices_and_takes_monitors(tmp_path: Path) -> None:
     from wordjudge.access.store import ACCESS_FILE, AccessStore
     from wordjudge.storage.access_db import MIGRATIONS, digest
-    from wordjudge.storage.database import connect_writer, migrate
+    from wordjudge.storage.database import connect_writer
+    from wordjudge.storage.dialect import SQLITE, SQLITE_MIGRATIONS_TABLE
 
     old = connect_writer(tmp_path / ACCESS_FILE)
-    migrate(old, MIGRATIONS[:1])  # the store as the release before monitors left it, with a kiosk
+    SQLITE.migrate(
+        old, MIGRATIONS[:1], SQLITE_MIGRATIONS_TABLE
+    )  # the store as the release before monitors left it, with a kiosk
     old.execute(
         "INSERT INTO devices (name, role, token_hash, created_at, created_by) VALUES (?, 'kiosk', ?, ?, 'cli')",
         ("kiosk-1", digest("wj_old-token"), "2026-01-01T00:00:00.000+00:00"),

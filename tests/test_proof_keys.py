@@ -255,11 +255,11 @@ def test_the_migration_keeps_no_csrf_value_in_clear_and_ends_the_sessions_open_b
     from wordjudge.access.store import ACCESS_FILE, AccessStore
     from wordjudge.base.errors import Unauthorized
     from wordjudge.storage.access_db import MIGRATIONS
-    from wordjudge.storage.database import migrate
+    from wordjudge.storage.dialect import SQLITE, SQLITE_MIGRATIONS_TABLE
 
     path = tmp_path / ACCESS_FILE
     connection = sqlite3.connect(path, isolation_level=None)
-    migrate(connection, MIGRATIONS[:4])  # the store as the version before kept it
+    SQLITE.migrate(connection, MIGRATIONS[:4], SQLITE_MIGRATIONS_TABLE)  # the store as the version before kept it
     connection.execute(
         "INSERT INTO tds (id, name, password_hash, created_at, created_by) VALUES (1, 'alice', 'x', 't', 'test')"
     )

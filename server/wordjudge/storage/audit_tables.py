@@ -7,12 +7,7 @@ What a shipped migration created must render the same for good (``tests/test_dia
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from wordjudge.storage.ddl import Column, Index, Table
-
-if TYPE_CHECKING:
-    from wordjudge.storage.dialect import Backend
+from wordjudge.storage.ddl import Backend, Column, Index, Table
 
 
 def _json(key: str, pg: str = "") -> dict[Backend, str]:

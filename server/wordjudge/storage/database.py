@@ -1,5 +1,8 @@
 """What wordjudge's SQLite files share: how they are opened for writing, and named migrations.
 
+The migrations are run by :meth:`wordjudge.storage.dialect.Dialect.migrate` (with SQLite's table of them), which
+builds on this module.
+
 Each database has one writer per process (a thread or a lock owns its connection),
 WAL so that readers never wait for it, ``synchronous = FULL`` so that a committed
 transaction survives a power cut, and ``BEGIN IMMEDIATE`` for every write so that
@@ -43,11 +46,3 @@ def connect_writer(path: Path) -> sqlite3.Connection:
     connection.execute("PRAGMA journal_mode = WAL")
     connection.execute("PRAGMA synchronous = FULL")
     return connection
-
-
-def migrate(connection: sqlite3.Connection, migrations: Migrations) -> list[str]:
-    """Apply the named migrations not yet applied, each in its own transaction; return their names (the runner of
-    :mod:`wordjudge.storage.dialect`, with SQLite's table of them)."""
-    from wordjudge.storage.dialect import SQLITE, SQLITE_MIGRATIONS_TABLE  # it builds on this module
-
-    return SQLITE.migrate(connection, migrations, SQLITE_MIGRATIONS_TABLE)

@@ -14,14 +14,33 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import Literal, Protocol
 
-if TYPE_CHECKING:
-    from wordjudge.storage.dialect import Backend, Dialect
+# The backends wordjudge keeps its state in, each spelt by its :class:`~.dialect.Dialect`.
+Backend = Literal["sqlite", "postgresql"]
 
 # A column's kind: TEXT and INTEGER, the same on both; ROW_ID, a row's id or a reference to one (BIGINT in
 # PostgreSQL); NEW_ROW_ID, a row's id the database numbers (an identity column in PostgreSQL).
 Kind = Literal["TEXT", "INTEGER", "ROW_ID", "NEW_ROW_ID"]
+
+
+class DdlWords(Protocol):
+    """How a backend writes DDL: what a description asks of its dialect's words (:class:`~.dialect.SqlText`)."""
+
+    def column_type(self, kind: Kind) -> str: ...
+    def generated(self, expression: str) -> str: ...
+    def table_options(self, *, without_rowid: bool) -> str: ...
+    def nocase(self, column: str) -> str: ...
+
+
+class DdlDialect(Protocol):
+    """What a description is written for: a backend's name and its words (:class:`~.dialect.Dialect` is one).
+    Described here, not imported, so that the descriptions sit below the dialects that render them."""
+
+    @property
+    def name(self) -> Backend: ...
+    @property
+    def text(self) -> DdlWords: ...
 
 
 @dataclass(frozen=True)
@@ -35,7 +54,7 @@ class Column:
     rest: str = ""
     reads: Mapping[Backend, str] = field(default_factory=dict)
 
-    def sql(self, dialect: Dialect) -> str:
+    def sql(self, dialect: DdlDialect) -> str:
         rest = f" {self.rest}" if self.rest else ""
         reads = dialect.text.generated(self.reads[dialect.name]) if self.reads else ""
         return f"{self.name} {dialect.text.column_type(self.kind)}{rest}{reads}"
@@ -54,7 +73,7 @@ class Table:
     without_rowid: bool = False
     one_line: bool = False
 
-    def create(self, dialect: Dialect) -> str:
+    def create(self, dialect: DdlDialect) -> str:
         parts = [column.sql(dialect) for column in self.columns]
         parts += [*self.constraints, *self.only.get(dialect.name, ())]
         options = dialect.text.table_options(without_rowid=self.without_rowid)
@@ -76,7 +95,7 @@ class Index:
     where: str = ""
     nocase: tuple[str, ...] = ()
 
-    def create(self, dialect: Dialect) -> str:
+    def create(self, dialect: DdlDialect) -> str:
         columns = ", ".join(dialect.text.nocase(c) if c in self.nocase else c for c in self.columns)
         where = f" WHERE {self.where}" if self.where else ""
         return f"CREATE {'UNIQUE ' if self.unique else ''}INDEX {self.name} ON {self.table} ({columns}){where}"

@@ -20,13 +20,12 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 from wordjudge.storage import database, postgres
-from wordjudge.storage.ddl import Kind
+from wordjudge.storage.ddl import Backend, Kind
 from wordjudge.storage.postgres import AnyConnection, DatabaseError
 
-Backend = Literal["sqlite", "postgresql"]
 T = TypeVar("T")
 
 SQLITE_MIGRATIONS_TABLE = "migrations"  # each SQLite file is one store's, and its table of migrations is its own
