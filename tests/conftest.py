@@ -21,6 +21,7 @@ from fastapi.testclient import TestClient
 from wordjudge.log.audit import note_place
 from wordjudge.model.auth import Role
 from wordjudge.service.settings import Settings
+from wordjudge.storage.dialect import StateLocation
 from wordjudge.web.app import create_app
 from wordjudge.words.demo import demo_source, open_demo
 from wordjudge.words.editions import DEMO_NAME, canonical_form
@@ -231,7 +232,7 @@ def data_dir(tmp_path: Path, compiled_demo: Path, database_url: str | None, monk
     data = tmp_path / "data"
     shutil.copytree(compiled_demo, data / "lexicons" / DEMO_NAME)
     if database_url is not None:
-        note_place(data, database_url)
+        note_place(StateLocation(data, database_url))
         monkeypatch.setenv("WORDJUDGE_DATABASE", database_url)
     return data
 

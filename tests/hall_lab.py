@@ -24,6 +24,7 @@ from wordjudge.log.audit import open_log
 from wordjudge.log.chain import HeadMark
 from wordjudge.model.records import RecordFilter
 from wordjudge.service.serving import Serving
+from wordjudge.storage.dialect import StateLocation
 
 from .helpers import PASSWORD, LiveServer, free_port
 from .postgres import Cluster
@@ -134,7 +135,7 @@ def settled_once(server: LiveServer, url: str, acknowledged: Acknowledged, print
             view["verdict"],
             True,
         )
-    log = open_log(server.data_dir, url)
+    log = open_log(StateLocation(server.data_dir, url))
     try:
         ids = [record.request_id for record in log.find(RecordFilter(), limit=1000)]
         verification = log.verify([printed])

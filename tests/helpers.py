@@ -28,6 +28,7 @@ from wordjudge.log.audit import AUDIT_FILE, AuditLog
 from wordjudge.log.store import DATABASE_NOTE
 from wordjudge.model.auth import Role
 from wordjudge.model.records import Appended, Entry, Record, RecordFilter
+from wordjudge.storage.dialect import StateLocation
 from wordjudge.web.deps import CSRF_HEADER, SESSION_COOKIE
 
 # Tests sign TDs in with cheap Argon2 settings (the hash records its own settings, so the server
@@ -61,6 +62,12 @@ def database_of(data_dir: Path) -> str | None:
     return PASSWORDED[note.read_text("utf-8").strip()] if note.is_file() else None
 
 
+def location_of(data_dir: Path) -> StateLocation:
+    """Where a data folder keeps its state, as the server's settings say it (``Settings.location``): its files, or
+    the test database its note names (:func:`database_of`)."""
+    return StateLocation(data_dir, database_of(data_dir))
+
+
 class FixtureLog(AuditLog):
     """An audit log a test fills before it serves: closing it checks that what was written verifies. The server
     checks its log in the background and stops giving verdicts on one that does not, so a fixture's inconsistent
@@ -82,13 +89,13 @@ class FixtureLog(AuditLog):
 def audit_log(data_dir: Path) -> AuditLog:
     """The data dir's audit log, as a command opens it (in the database the folder notes, on PostgreSQL); closing it
     checks that the records written through it verify (:class:`FixtureLog`)."""
-    return FixtureLog(data_dir / AUDIT_FILE, database=database_of(data_dir))
+    return FixtureLog(data_dir / AUDIT_FILE, location=location_of(data_dir))
 
 
 def unchecked_audit_log(data_dir: Path) -> AuditLog:
     """The data dir's audit log, as :func:`audit_log` opens it, for a test that writes a log that does not verify on
     purpose (a clock stepped back under the writer) to see what the server and the TD make of it."""
-    return AuditLog(data_dir / AUDIT_FILE, database=database_of(data_dir))
+    return AuditLog(data_dir / AUDIT_FILE, location=location_of(data_dir))
 
 
 def log_place(data_dir: Path) -> str:
@@ -98,7 +105,7 @@ def log_place(data_dir: Path) -> str:
 
 def access_store(data_dir: Path) -> AccessStore:
     """The data dir's access store, as the CLI opens it (the server may have it open too)."""
-    return AccessStore(data_dir / ACCESS_FILE, hasher=CHEAP_HASHER, database=database_of(data_dir)).open()
+    return AccessStore(data_dir / ACCESS_FILE, hasher=CHEAP_HASHER, location=location_of(data_dir)).open()
 
 
 def device_headers(data_dir: Path, name: str, role: Role = Role.KIOSK, division: str | None = None) -> dict[str, str]:
@@ -309,7 +316,7 @@ class LiveServer:
         return output
 
     def records(self) -> list[Record]:
-        log = AuditLog(self.data_dir / AUDIT_FILE, database=database_of(self.data_dir))
+        log = AuditLog(self.data_dir / AUDIT_FILE, location=location_of(self.data_dir))
         try:
             return list(reversed(log.find(RecordFilter(), limit=1000)))
         finally:

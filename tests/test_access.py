@@ -19,6 +19,7 @@ from wordjudge.access.store import ACCESS_FILE, AccessStore
 from wordjudge.base.errors import Conflict, DeviceMoved, InvalidInput, NotFound, RateLimited, Unauthorized
 from wordjudge.model.auth import Principal, Role
 from wordjudge.storage.access_db import stored_time
+from wordjudge.storage.dialect import StateLocation
 
 from .helpers import CHEAP_HASHER, PASSWORD
 
@@ -47,7 +48,7 @@ def store(tmp_path: Path, clock: Clock, request: pytest.FixtureRequest) -> Itera
         monotonic=clock,
         hasher=CHEAP_HASHER,
         challenges_per_minute=3,
-        database=database,
+        location=StateLocation(tmp_path, database),
     ).open()
     yield opened
     opened.close()

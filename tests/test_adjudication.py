@@ -15,6 +15,7 @@ from wordjudge.model.auth import Principal, Role
 from wordjudge.model.input_rules import split_words
 from wordjudge.model.records import Entry, Kind, Verdict
 from wordjudge.model.rules import ChallengeRule
+from wordjudge.storage.dialect import StateLocation
 from wordjudge.tournament.event import Division, Event
 from wordjudge.words.profile import Catalog
 from wordjudge.words.wordlist import parse_word_list
@@ -36,7 +37,7 @@ def adjudicator(tmp_path: Path, database_url: str | None) -> Iterator[Adjudicato
         "Test Open",
         (Division("A", "SMALL", ChallengeRule.FIVE_PER_WORD), Division("B", "TINY", ChallengeRule.DOUBLE)),
     )
-    audit = AuditLog(tmp_path / AUDIT_FILE, database=database_url)
+    audit = AuditLog(tmp_path / AUDIT_FILE, location=StateLocation(tmp_path, database_url))
     audit.start()
     yield Adjudicator(event, {"SMALL": catalog.open("SMALL"), "TINY": catalog.open("TINY")}, audit)
     audit.close()

@@ -20,6 +20,7 @@ from wordjudge.log.chain import GENESIS_HASH
 from wordjudge.log.jobs import Task
 from wordjudge.model.records import Appended, Entry, Kind, Record, RecordFilter, Verdict, record_hash
 from wordjudge.model.rules import ChallengeRule, consequence
+from wordjudge.storage.dialect import StateLocation
 from wordjudge.tournament.changes import Change, change_entry
 
 from .helpers import fill_disk
@@ -77,7 +78,7 @@ def audit(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[AuditLog]:
     """The log of one test: in SQLite; in the --backend's database for a test that asks for ``database_url``
     (marked postgresql by the conftest, so that .ci/check runs it on both backends)."""
     database = request.getfixturevalue("database_url") if "database_url" in request.fixturenames else None
-    log = AuditLog(tmp_path / AUDIT_FILE, database=database)
+    log = AuditLog(tmp_path / AUDIT_FILE, location=StateLocation(tmp_path, database))
     log.start()
     yield log
     log.close()

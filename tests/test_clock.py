@@ -326,9 +326,10 @@ _WRITER = """
 import sys
 from pathlib import Path
 from wordjudge.log.audit import open_log
+from wordjudge.storage.dialect import StateLocation
 from tests.test_audit import entry
 data_dir, database, first, count = Path(sys.argv[1]), sys.argv[2] or None, int(sys.argv[3]), int(sys.argv[4])
-log = open_log(data_dir, database, shared="one-server")
+log = open_log(StateLocation(data_dir, database), shared="one-server")
 log.start()
 try:
     for n in range(first, first + count):

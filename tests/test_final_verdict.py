@@ -25,6 +25,7 @@ from wordjudge.log.audit import AUDIT_FILE, AuditLog
 from wordjudge.model.auth import Principal, Role
 from wordjudge.model.records import Kind, Record, RecordFilter, Verdict
 from wordjudge.model.rules import ChallengeRule
+from wordjudge.storage.dialect import StateLocation
 from wordjudge.tournament.event import Division, Event
 from wordjudge.words.profile import Catalog
 from wordjudge.words.wordlist import parse_word_list
@@ -76,7 +77,7 @@ def log(tmp_path: Path, database_url: str | None) -> Iterator[Log]:
     catalog.lexicons.add(parse_word_list(b"CAT\nCATS\nDOG\nQI\nZA\n", source_name="small.txt"), "SMALL")
     catalog.lexicons.add(parse_word_list(b"CAT\nDOG\nQI\nZA\n", source_name="tiny.txt"), "TINY")
     profiles = {"SMALL": catalog.open("SMALL"), "TINY": catalog.open("TINY")}
-    audit = AuditLog(tmp_path / AUDIT_FILE, database=database_url)
+    audit = AuditLog(tmp_path / AUDIT_FILE, location=StateLocation(tmp_path, database_url))
     audit.start()
 
     def serving(lexicon: str) -> Adjudicator:

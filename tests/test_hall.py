@@ -40,6 +40,7 @@ from wordjudge.log.chain import HEAD_HEX, HeadMark
 from wordjudge.model.records import Kind, RecordFilter
 from wordjudge.service.serving import ALONE_ALERT, UNREADY_ALERT, Serving
 from wordjudge.service.settings import Settings
+from wordjudge.storage.dialect import StateLocation
 from wordjudge.tournament.event import EVENT_FILE, dump_event
 from wordjudge.tournament.event_loading import load_event
 from wordjudge.web.app import create_app
@@ -82,7 +83,7 @@ COPY_LEXICONS = (
 
 
 def _alerted(data_dir: Path, url: str, kind: str = ALONE_ALERT) -> bool:
-    store = AccessStore(data_dir / ACCESS_FILE, database=url).open()
+    store = AccessStore(data_dir / ACCESS_FILE, location=StateLocation(data_dir, url)).open()
     try:
         return any(alert.kind == kind for alert in store.alerts.latest())
     finally:
@@ -266,7 +267,7 @@ def test_a_standby_whose_clock_is_seconds_behind_takes_over_with_the_chain_verif
     assert step["what"] == "clock.behind_log"
     assert -8 < step["seconds"] < -2, step  # as far behind the log's last record as the takeover left it
     assert "before the log's last record" in " ".join(_health(hall.b)["warnings"])
-    log = open_log(hall.b.data_dir, hall.url_b)
+    log = open_log(StateLocation(hall.b.data_dir, hall.url_b))
     try:
         while not (steps := log.find(RecordFilter(kind=Kind.CHANGE, actor="clock"), limit=5)):
             assert time.monotonic() < deadline + SYNC_WAIT
@@ -320,7 +321,7 @@ def test_a_kiosk_page_follows_the_hall_to_the_standby_and_gets_its_verdict_there
     hold_adjudicate(page)
     expect(page.locator("#app")).to_have_attribute("data-screen", "verdict")
     expect(page.locator(".verdict h1")).to_have_text("ACCEPTABLE")
-    log = open_log(hall.b.data_dir, hall.url_b)
+    log = open_log(StateLocation(hall.b.data_dir, hall.url_b))
     try:
         [record] = log.find(RecordFilter(), limit=10)
     finally:
@@ -455,7 +456,7 @@ def test_the_td_is_warned_while_the_standby_could_not_serve_the_events_lexicons_
     [said_differs] = differs
     assert "its SIDE differ from what is served here (another fingerprint" in said_differs
     # An alert for the TD's console (a change within its minute is counted on it, as alerts are).
-    store = AccessStore(hall.a.data_dir / ACCESS_FILE, database=hall.url_a).open()
+    store = AccessStore(hall.a.data_dir / ACCESS_FILE, location=StateLocation(hall.a.data_dir, hall.url_a)).open()
     try:
         said = [alert.message for alert in store.alerts.latest() if alert.kind == UNREADY_ALERT]
     finally:

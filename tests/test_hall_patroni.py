@@ -27,6 +27,7 @@ from wordjudge.hall.proof import KEY_FILE, make_key
 from wordjudge.hall.roles import ACTIVE, STANDBY
 from wordjudge.log.chain import HEAD_HEX, HeadMark
 from wordjudge.service.serving import ALONE_ALERT
+from wordjudge.storage.dialect import StateLocation
 
 from .hall_lab import SERVER_PASSWORD, SERVER_ROLE, Acknowledged, challenge, settled_once
 from .helpers import LiveServer, free_port
@@ -52,7 +53,7 @@ SETTLE = 30  # seconds for what Patroni does in its loop (every second): a rejoi
 
 
 def _alerts(data_dir: Path, url: str) -> int:
-    store = AccessStore(data_dir / ACCESS_FILE, database=url).open()
+    store = AccessStore(data_dir / ACCESS_FILE, location=StateLocation(data_dir, url)).open()
     try:
         # One row a minute, counting each time the hall found itself alone again
         return sum(alert.count for alert in store.alerts.latest() if alert.kind == ALONE_ALERT)

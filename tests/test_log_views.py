@@ -22,7 +22,7 @@ from wordjudge.log.audit import AUDIT_FILE, AuditLog
 from wordjudge.log.reading import TALLY_COUNTS, TALLY_WORDS, children_sql, count_sql, find_sql, get_sql
 from wordjudge.model.records import INSERT_RECORD, Kind, RecordFilter, Verdict, chained
 from wordjudge.storage import audit_schema, audit_schema_pg, postgres
-from wordjudge.storage.dialect import SQLITE_MIGRATIONS_TABLE
+from wordjudge.storage.dialect import SQLITE_MIGRATIONS_TABLE, StateLocation
 from wordjudge.web.answers import answer
 
 EVENT = "Test Open"  # test_audit.entry's (its changes are of "Spring Open")
@@ -33,7 +33,7 @@ def audit(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[AuditLog]:
     """A log of 600 mixed records (challenges, re-checks, reissues, rulings, TD's changes): in SQLite; in the
     --backend's database for a test that asks for ``database_url``."""
     database = request.getfixturevalue("database_url") if "database_url" in request.fixturenames else None
-    log = AuditLog(tmp_path / AUDIT_FILE, database=database)
+    log = AuditLog(tmp_path / AUDIT_FILE, location=StateLocation(tmp_path, database))
     log.start()
     fill(log, 600, changes=True)
     yield log
@@ -176,16 +176,16 @@ def _as_before_the_views(tmp_path: Path, database: str | None) -> None:
 
 @pytest.mark.usefixtures("database_url")  # on both backends
 def test_an_older_log_is_migrated_to_the_views_index_and_counts(tmp_path: Path, database_url: str | None) -> None:
-    log = AuditLog(tmp_path / AUDIT_FILE, database=database_url)
+    log = AuditLog(tmp_path / AUDIT_FILE, location=StateLocation(tmp_path, database_url))
     log.start()
     fill(log, 300, changes=True)
     log.close()
     _as_before_the_views(tmp_path, database_url)
-    before = AuditLog(tmp_path / AUDIT_FILE, database=database_url)
+    before = AuditLog(tmp_path / AUDIT_FILE, location=StateLocation(tmp_path, database_url))
     assert not before.verify().ok  # what the views' migration adds is part of the schema the chain check holds
     before.close_readers()
 
-    log = AuditLog(tmp_path / AUDIT_FILE, database=database_url)
+    log = AuditLog(tmp_path / AUDIT_FILE, location=StateLocation(tmp_path, database_url))
     log.start()
     try:
         result = log.verify()

@@ -34,8 +34,8 @@ from .helpers import (
     LiveServer,
     StartServer,
     assert_error_shape,
-    database_of,
     free_port,
+    location_of,
     write_event,
 )
 
@@ -172,7 +172,7 @@ def _from(address: str) -> httpx.Client:
 )
 def test_a_host_with_many_addresses_of_one_64_is_one_client_to_every_limit(link: Link, data_dir: Path) -> None:
     write_event(data_dir, [("Open", "demo", "five-per-word")], challenges_per_minute=0)
-    store = AccessStore(data_dir / ACCESS_FILE, hasher=CHEAP_HASHER, database=database_of(data_dir)).open()
+    store = AccessStore(data_dir / ACCESS_FILE, hasher=CHEAP_HASHER, location=location_of(data_dir)).open()
     try:
         store.tds.add("alice", PASSWORD, by="test")
         store.pairing.create_code(Role.KIOSK, by="test")  # an open code: the guesses have something to hit
@@ -257,7 +257,7 @@ def test_wrong_passwords_for_unknown_names_are_counted_in_bounded_memory(store: 
 
 def _full_cost_td(data_dir: Path, name: str) -> None:
     """A TD account hashed as ``wordjudge td add`` hashes it (full cost: the dummy hash of an unknown name is)."""
-    store = AccessStore(data_dir / ACCESS_FILE, database=database_of(data_dir)).open()
+    store = AccessStore(data_dir / ACCESS_FILE, location=location_of(data_dir)).open()
     try:
         store.tds.add(name, PASSWORD, by="test")
     finally:

@@ -24,6 +24,7 @@ from wordjudge.log.audit import AuditLog, open_log
 from wordjudge.model.records import Kind, RecordFilter
 from wordjudge.service.processes import Process
 from wordjudge.service.settings import Settings, load_settings
+from wordjudge.storage.dialect import StateLocation
 from wordjudge.web.app import create_app
 
 from . import front
@@ -38,6 +39,7 @@ from .helpers import (
     eventually,
     free_port,
     free_ports,
+    location_of,
     serve_process,
     td_headers,
     wait_for_health,
@@ -57,7 +59,7 @@ def test_the_processes_of_one_server_append_to_one_chain_in_the_databases_order(
     """Two writers of one server (two processes), appending at once: one chain, ids without a gap or a fork, each
     head read from the database (before: the second writer was refused, or forked the chain at its next id)."""
     database = database_of(data_dir)
-    logs = [_started(open_log(data_dir, database, shared="server-a")) for _ in range(2)]
+    logs = [_started(open_log(StateLocation(data_dir, database), shared="server-a")) for _ in range(2)]
     try:
         failures: list[BaseException] = []
 
@@ -95,25 +97,29 @@ def test_the_processes_of_one_server_append_to_one_chain_in_the_databases_order(
 @pytest.mark.postgresql
 def test_a_second_server_is_refused_beside_the_processes_of_one(tmp_path: Path, postgres_url: str) -> None:
     """The database tells the processes of one server (their token) from a second server on the same log."""
-    first = _started(AuditLog(tmp_path / "a.sqlite3", database=postgres_url, shared="server-a"))
-    sibling = _started(AuditLog(tmp_path / "b.sqlite3", database=postgres_url, shared="server-a"))
+    first = _started(
+        AuditLog(tmp_path / "a.sqlite3", location=StateLocation(tmp_path, postgres_url), shared="server-a")
+    )
+    sibling = _started(
+        AuditLog(tmp_path / "b.sqlite3", location=StateLocation(tmp_path, postgres_url), shared="server-a")
+    )
     try:
         for other in (
-            AuditLog(tmp_path / "c.sqlite3", database=postgres_url, shared="server-b"),
-            AuditLog(tmp_path / "d.sqlite3", database=postgres_url),  # a server of one process
+            AuditLog(tmp_path / "c.sqlite3", location=StateLocation(tmp_path, postgres_url), shared="server-b"),
+            AuditLog(tmp_path / "d.sqlite3", location=StateLocation(tmp_path, postgres_url)),  # a server of one process
         ):
             _refused(other)
         first.close()
         # One process of the first server still writes: still refused.
-        _refused(AuditLog(tmp_path / "e.sqlite3", database=postgres_url, shared="server-b"))
+        _refused(AuditLog(tmp_path / "e.sqlite3", location=StateLocation(tmp_path, postgres_url), shared="server-b"))
         assert sibling.append_sync(entry(1)).record.id == 1
     finally:
         first.close()
         sibling.close()
     # Every process of the first server gone: another may write the log, and then a server of several is refused.
-    alone = _started(AuditLog(tmp_path / "f.sqlite3", database=postgres_url))
+    alone = _started(AuditLog(tmp_path / "f.sqlite3", location=StateLocation(tmp_path, postgres_url)))
     try:
-        _refused(AuditLog(tmp_path / "g.sqlite3", database=postgres_url, shared="server-c"))
+        _refused(AuditLog(tmp_path / "g.sqlite3", location=StateLocation(tmp_path, postgres_url), shared="server-c"))
         assert alone.append_sync(entry(2)).record.id == 2
     finally:
         alone.close()
@@ -260,7 +266,7 @@ def test_two_processes_behind_the_front_serve_one_event(data_dir: Path, tmp_path
                     break
                 time.sleep(0.2)
             assert names == ["Test Open, renamed"] * 2
-            log = AuditLog(data_dir / "audit.sqlite3", database=database_of(data_dir))
+            log = AuditLog(data_dir / "audit.sqlite3", location=location_of(data_dir))
             try:
                 changes = log.find(RecordFilter(kind=Kind.CHANGE))
             finally:
@@ -286,7 +292,7 @@ def test_two_processes_behind_the_front_serve_one_event(data_dir: Path, tmp_path
         server.send_signal(signal.SIGTERM)
         output = server.communicate(timeout=30)[0]
     assert server.returncode == 0, output
-    log = AuditLog(data_dir / "audit.sqlite3", database=database_of(data_dir))
+    log = AuditLog(data_dir / "audit.sqlite3", location=location_of(data_dir))
     try:
         assert log.verify().ok
     finally:

@@ -108,14 +108,14 @@ def wrk(url: str, connections: int, seconds: int, script: Path | None = None, *s
 
 
 def benchmark_event(
-    data_dir: Path, kiosk: str, *, challenges_per_minute: int, database: str | None = None
+    data_dir: Path, kiosk: str, *, challenges_per_minute: int, database_url: str | None = None
 ) -> tuple[dict[str, str], str, str]:
     """Make ``data_dir`` the benchmark's event (one division, Open, on the demo lexicon) with one kiosk enrolled
-    by the CLI (which also makes the folder what a server expects), its state in ``database`` if given (a
-    PostgreSQL URL). Returns the environment to run wordjudge in, its command, and the kiosk's token."""
+    by the CLI (which also makes the folder what a server expects), its state in ``database_url`` if given
+    (a PostgreSQL URL, as ``--database`` takes it). Returns the environment to run wordjudge in, its command, and the kiosk's token."""
     env = {**os.environ, "WORDJUDGE_DATA_DIR": str(data_dir), "WORDJUDGE_LOG_LEVEL": "warning"}
-    if database is not None:
-        env["WORDJUDGE_DATABASE"] = database
+    if database_url is not None:
+        env["WORDJUDGE_DATABASE"] = database_url
     command = str(Path(sys.executable).with_name("wordjudge"))
     (data_dir / "event.toml").write_text(
         f'name = "Benchmark"\nchallenges_per_minute = {challenges_per_minute}\n[[division]]\nname = "Open"\n'

@@ -50,6 +50,7 @@ from wordjudge import __version__
 from wordjudge.access.store import ACCESS_FILE, AccessStore
 from wordjudge.log.audit import AUDIT_FILE, AuditLog
 from wordjudge.model.auth import Role
+from wordjudge.storage.dialect import StateLocation
 
 from .bench_challenges import benchmark_event, free_port, parse_wrk, wait_until_up
 
@@ -100,7 +101,7 @@ class Bench:
     load_cores: str
     work: Path
     rows: list[Row] = field(default_factory=list)
-    database: str | None = None  # wordjudge's state in PostgreSQL (a URL), or in its data folder
+    database_url: str | None = None  # wordjudge's state in PostgreSQL (--database's URL), or in its data folder
 
     def pinned(self, cores: str, command: list[str]) -> list[str]:
         return ["taskset", "-c", cores, *command]
@@ -161,12 +162,12 @@ class Bench:
             print(f"{target} open {rate}/s: {figures} load {load:.2f} {row.audit}", file=sys.stderr)
 
     def wordjudge(self, targets: set[str]) -> None:
-        with serving_wordjudge(self.work, self.server_cores, self.database) as (_, base, data_dir):
+        with serving_wordjudge(self.work, self.server_cores, self.database_url) as (_, base, data_dir):
             self._measure_wordjudge(targets, base, data_dir)
 
     def _measure_wordjudge(self, targets: set[str], base: str, data_dir: Path) -> None:
         token_file = self.work / "tokens.txt"
-        log = AuditLog(data_dir / AUDIT_FILE, database=self.database)
+        log = AuditLog(data_dir / AUDIT_FILE, location=StateLocation(data_dir, self.database_url))
         seen = {"records": 0}
 
         def after(acknowledged: int) -> str:
@@ -247,9 +248,9 @@ def prepare_wordjudge(work: Path, database: str | None = None) -> tuple[Path, di
     data_dir = work / "wordjudge"
     data_dir.mkdir()
     # The first kiosk as the CLI enrols it (which also makes the data folder what a server expects) ...
-    env, _, first = benchmark_event(data_dir, "kiosk-000", challenges_per_minute=600, database=database)
+    env, _, first = benchmark_event(data_dir, "kiosk-000", challenges_per_minute=600, database_url=database)
     # ... and the rest bound to the address they will use, as pairing binds a kiosk.
-    access = AccessStore(data_dir / ACCESS_FILE, database=database).open()
+    access = AccessStore(data_dir / ACCESS_FILE, location=StateLocation(data_dir, database)).open()
     tokens = [first]
     with access.database.write() as db:
         for n in range(1, KIOSKS):

@@ -79,6 +79,7 @@ from wordjudge.log.audit import open_log
 from wordjudge.log.chain import HEAD_HEX, HeadMark
 from wordjudge.model.auth import Role
 from wordjudge.model.records import RecordFilter
+from wordjudge.storage.dialect import StateLocation
 
 from .bench_challenges import benchmark_event, free_port
 from .failover_tables import HUNG, KILL, RETURN, STANDBY_DEATH, tables
@@ -272,7 +273,7 @@ def _hall(way: str, work: Path, kiosks: int, https: bool) -> tuple[Machine, Mach
             trust = ssl.create_default_context(cafile=str(made.ca_pem))  # the hall's CA only
         url = cluster.url(name, "wordjudge", "bench-password")
         if label == "a":
-            env, _, first = benchmark_event(data_dir, "kiosk-000", challenges_per_minute=0, database=url)
+            env, _, first = benchmark_event(data_dir, "kiosk-000", challenges_per_minute=0, database_url=url)
         else:
             shutil.copy(machines[0].data_dir / "event.toml", data_dir / "event.toml")
             env = {**machines[0].env, "WORDJUDGE_DATA_DIR": str(data_dir), "WORDJUDGE_DATABASE": url}
@@ -280,7 +281,7 @@ def _hall(way: str, work: Path, kiosks: int, https: bool) -> tuple[Machine, Mach
         env = {**env, "WORDJUDGE_HTTPS": "on" if https else "off"}
         machines.append(Machine(cluster, data_dir, url, f"{scheme}://127.0.0.1:{free_port()}", env, trust))
     a, b = machines
-    access = AccessStore(a.data_dir / ACCESS_FILE, database=a.url).open()
+    access = AccessStore(a.data_dir / ACCESS_FILE, location=StateLocation(a.data_dir, a.url)).open()
     tokens = [first]
     with access.database.write() as db:
         for n in range(1, kiosks):
@@ -384,7 +385,7 @@ async def _run(
         for pid in old.frozen:  # the disk answers again: the old primary goes on, alone, and must acknowledge nothing
             os.kill(pid, signal.SIGCONT)
         old.frozen = []
-    log = open_log(active.data_dir, active.url)
+    log = open_log(StateLocation(active.data_dir, active.url))
     try:
         recorded = [record.request_id for record in log.find(RecordFilter(), limit=1_000_000)]
         verification = log.verify(printed)

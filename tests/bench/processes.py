@@ -122,7 +122,7 @@ def serving(work: Path, cores: str, processes: int, database: str | None) -> Ite
 
 def measure(label: str, processes: int, seconds: int, cores: str, database: str | None) -> Result:
     work = Path(tempfile.mkdtemp(prefix="wordjudge-processes-bench-"))
-    bench = CpuBench(seconds, cores, cores, work, database=database)
+    bench = CpuBench(seconds, cores, cores, work, database_url=database)
     try:
         with serving(work, cores, processes, database) as (base, data_dir):
             bench._measure_wordjudge({"wordjudge"}, base, data_dir)

@@ -131,7 +131,7 @@ def main() -> None:
         with cluster(postgres.cluster_folder(), standby) as url:
 
             def measure(bench: Bench, url: str = url) -> None:
-                bench.database = url
+                bench.database_url = url
                 bench.wordjudge({"wordjudge"})
 
             rows += run(label, args.seconds, args.cores, measure)

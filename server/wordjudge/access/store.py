@@ -38,8 +38,9 @@ if TYPE_CHECKING:
 
 
 class AccessStore:
-    """The access database at ``path`` (or in the PostgreSQL database ``database``, if given) and the parts that
-    share it. Thread-safe; :meth:`open` first.
+    """The access database at ``path`` (a SQLite file), or where ``location`` says (the event's state location, as
+    the server's settings give it: its data folder's files, or a PostgreSQL database), and the parts that share
+    it. Thread-safe; :meth:`open` first.
 
     ``clock`` is the wall clock that stored times record; ``monotonic`` the clock the limits count on.
     """
@@ -52,12 +53,8 @@ class AccessStore:
         clock: Clock = time.time,
         monotonic: Clock = time.monotonic,
         hasher: PasswordHasher | None = None,
-        database: str | None = None,
         location: StateLocation | None = None,
     ) -> None:
-        # ``location``: where the store lives (``database``, with path's folder, says the same while callers move).
-        if location is None:
-            location = StateLocation(path.parent, database)
         self.database = AccessDatabase(path, clock, location=location)
         self.alerts = Alerts(self.database, elapsed=monotonic)
         self.limits = Limits(self.alerts, challenges_per_minute=challenges_per_minute, clock=monotonic)

@@ -91,24 +91,12 @@ _STOP = object()
 
 
 class AuditLog(LogReader):
-    """The audit log in ``path`` (a SQLite file), or in the PostgreSQL database ``database`` names (a
-    ``postgresql://`` URL) if given. :meth:`start` the writer to append; reading works without it
-    (:class:`~wordjudge.log.reading.LogReader`)."""
+    """The audit log in ``path`` (a SQLite file), or where ``location`` says (the event's state location, as the
+    server's settings give it: its data folder's files, or a PostgreSQL database). :meth:`start` the writer to
+    append; reading works without it (:class:`~wordjudge.log.reading.LogReader`)."""
 
-    def __init__(
-        self,
-        path: Path,
-        *,
-        database: str | None = None,
-        location: StateLocation | None = None,
-        shared: str | None = None,
-    ) -> None:
-        # ``location``: where the log lives (``database``, with path's folder, says the same while callers move).
-        super().__init__(
-            path,
-            schema=missing_or_changed,
-            location=location if location is not None else StateLocation.of(path.parent, database),
-        )
+    def __init__(self, path: Path, *, location: StateLocation | None = None, shared: str | None = None) -> None:
+        super().__init__(path, schema=missing_or_changed, location=location)
         self.shared = shared  # a server's token, its processes all writing the log (wordjudge.service.processes)
         self._seen: tuple[float, Head] | None = None  # shared: the database's head, and when it was read
         self._queue: queue.Queue[Any] = queue.Queue()
@@ -528,11 +516,10 @@ class AuditLog(LogReader):
         return Appended(record, replayed=False)
 
 
-def open_log(place: StateLocation | Path, database: str | None = None, *, shared: str | None = None) -> AuditLog:
-    """The event's audit log where ``place`` says (its data folder's SQLite file, or a PostgreSQL database; a
-    data folder and ``database`` say the same while callers move), once :func:`~wordjudge.log.store.check_place`
-    agrees that the event's log is there (``shared``: see :class:`AuditLog`). Raises :class:`InvalidInput`.
+def open_log(location: StateLocation, *, shared: str | None = None) -> AuditLog:
+    """The event's audit log where ``location`` says (its data folder's SQLite file, or a PostgreSQL database),
+    once :func:`~wordjudge.log.store.check_place` agrees that the event's log is there (``shared``: see
+    :class:`AuditLog`). Raises :class:`InvalidInput`.
     """
-    where = StateLocation.given(place, database)
-    check_place(where)
-    return AuditLog(where.file(AUDIT_FILE), location=StateLocation.of(where.folder, where.url), shared=shared)
+    check_place(location)
+    return AuditLog(location.file(AUDIT_FILE), location=location, shared=shared)

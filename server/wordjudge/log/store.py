@@ -212,15 +212,14 @@ def at_once(connection: AnyConnection, wanted: bool = True) -> AbstractContextMa
     return dialect_of(connection).at_once(connection, wanted)
 
 
-def check_place(place: StateLocation | Path, database: str | None = None) -> None:
-    """Check that the event keeps its log and access state where ``place`` says (its data folder's files, or a
-    database; a data folder and ``database``, None for its files, say the same while callers move).
+def check_place(location: StateLocation) -> None:
+    """Check that the event keeps its log and access state where ``location`` says (its data folder's files, or a
+    database).
 
     Raises :class:`InvalidInput`, writing nothing, for a database other than the event's, none where the event
     has one, or one given for an event whose log is already a file there.
     """
-    where = StateLocation.given(place, database)
-    data_dir, database = where.folder, where.url
+    data_dir, database = location.folder, location.url
     noted_file = data_dir / DATABASE_NOTE
     noted = noted_file.read_text("utf-8").strip() if noted_file.is_file() else None
     if database is None:
@@ -235,12 +234,10 @@ def check_place(place: StateLocation | Path, database: str | None = None) -> Non
             raise InvalidInput("error.database.file_here", url=shown, path=str(kept))
 
 
-def note_place(place: StateLocation | Path, database: str | None = None) -> None:
-    """Write down beside the event that its log is in the database ``place`` names (once it was opened there):
-    see :data:`DATABASE_NOTE` (a data folder and ``database``, as for :func:`check_place`). Raises
-    :class:`OSError`."""
-    where = StateLocation.given(place, database)
-    data_dir, database = where.folder, where.url
+def note_place(location: StateLocation) -> None:
+    """Write down beside the event that its log is in the database ``location`` names (once it was opened there):
+    see :data:`DATABASE_NOTE`. Raises :class:`OSError`."""
+    data_dir, database = location.folder, location.url
     noted_file = data_dir / DATABASE_NOTE
     if database is not None and not noted_file.is_file():
         noted_file.write_text(postgres.shown(database) + "\n", "utf-8")
