@@ -20,7 +20,7 @@ from playwright.sync_api import Browser, expect
 
 from wordjudge.access.store import ACCESS_FILE, AccessStore
 from wordjudge.base.messages import Message
-from wordjudge.hall.event import BEFORE_TAKEOVER, adopt_event_file
+from wordjudge.hall.event_copy import BEFORE_TAKEOVER, adopt_event_file
 from wordjudge.hall.peers import PeerSays, Unready, parse_peers, rival, superseded_by, unready_for, unready_warning
 from wordjudge.hall.proof import KEY_FILE, make_key
 from wordjudge.hall.roles import (

@@ -21,7 +21,7 @@ from wordjudge.model.records import Kind, Record
 from wordjudge.service.settings import Settings
 from wordjudge.web.app import create_app
 from wordjudge.words.profile import Catalog, WordResult
-from wordjudge.words.readings import read_typed
+from wordjudge.words.tile_readings import read_typed
 
 from .helpers import CHEAP_HASHER, assert_error_shape, audit_log, device_headers, td_headers, write_event
 from .tile_lists import NAMES, compile_list

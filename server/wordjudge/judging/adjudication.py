@@ -29,7 +29,7 @@ from wordjudge.model.input_rules import (
 )
 from wordjudge.model.records import Entry, Kind, Record, Verdict, check_request_id, kind_message
 from wordjudge.model.rules import consequence
-from wordjudge.words.readings import read_typed
+from wordjudge.words.tile_readings import read_typed
 
 if TYPE_CHECKING:
     from wordjudge.log.audit import AuditLog

@@ -36,7 +36,7 @@ from argon2 import PasswordHasher
 from wordjudge.base.errors import AuditUnavailable, NotActive, WordjudgeError
 from wordjudge.base.messages import Message
 from wordjudge.hall import roles as hall
-from wordjudge.hall.event import adopt_event_file, served_file
+from wordjudge.hall.event_copy import adopt_event_file, served_file
 from wordjudge.hall.peers import (
     UNPROVEN,
     Claim,

@@ -1,4 +1,5 @@
-"""The event: its name and divisions, each with a lexicon profile and a challenge rule.
+"""The event: its name and divisions, each with a lexicon profile and a challenge rule (read from a data folder by
+`event_loading.py`, its TOML edited by `event_toml.py`; the hall's copy is `hall/event_copy.py`).
 
 Read from ``<data dir>/event.toml``::
 
@@ -20,7 +21,7 @@ event file, the server runs a demo event: one division on the DEMO lexicon. Lexi
 matched to the compiled ones whatever their case (``csw24`` is ``CSW24``). A running server serves
 the TD's edits to the file within seconds, or says why not (``ServedEvent.pick_up_event_file``).
 What the server writes to the file (the console's changes, the round) is edited into it: the TD's comments
-and layout stay (:mod:`wordjudge.tournament.event_file`).
+and layout stay (:mod:`wordjudge.tournament.event_toml`).
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ from wordjudge.base.files import write_atomic
 from wordjudge.base.messages import DEFAULT_LANGUAGE, LANGUAGES, Language, Message, joined
 from wordjudge.model.input_rules import MAX_EVENT_NAME, MAX_ROUND, MAX_TABLE, Tables
 from wordjudge.model.rules import ChallengeRule
-from wordjudge.tournament.event_file import TableEdit, edit_file, kept_places, new_file
+from wordjudge.tournament.event_toml import TableEdit, edit_file, kept_places, new_file
 from wordjudge.words.editions import DEMO_NAME
 from wordjudge.words.lexicon import check_name
 
@@ -506,7 +507,7 @@ _KEYS = ("name", "rounds", "current_round", "challenges_per_minute", "kiosk_resu
 
 
 def edit_event_text(text: str, event: Event, where: str = EVENT_FILE) -> str:
-    """The event file ``text`` edited to hold ``event`` (:func:`~wordjudge.tournament.event_file.edit_file`), the
+    """The event file ``text`` edited to hold ``event`` (:func:`~wordjudge.tournament.event_toml.edit_file`), the
     TD's comments and layout kept: only the settings and divisions' keys whose meaning changes are written (a
     lexicon's case is no change), divisions added or removed. A division is matched by name whatever its case,
     else by its place (renamed, it keeps its table). Read back: where it is not ``event`` (a layout not edited

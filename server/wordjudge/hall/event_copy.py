@@ -1,5 +1,9 @@
-"""The event a hall's active server serves, on the hall's record: kept there as it changes (replicated with the
-log), and adopted by a server taking over, so that the standby takes over with the event as it was served.
+"""The hall's copy of the event file: the event its active server serves, on the hall's record, kept there as it
+changes (replicated with the log) and adopted by a server taking over, so that the standby takes over with the event
+as it was served.
+
+The event itself is :mod:`wordjudge.tournament.event`'s, read from a data folder by
+:mod:`wordjudge.tournament.event_loading`.
 
 Nothing here imports the web framework.
 """
