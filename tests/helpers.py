@@ -22,10 +22,10 @@ from typing import IO, Any, TypeVar
 import httpx2 as httpx
 from argon2 import PasswordHasher
 
-from wordjudge.access.store import ACCESS_FILE, AccessStore
+from wordjudge.access.access_store import ACCESS_FILE, AccessStore
 from wordjudge.base.messages import LANGUAGES, Message, catalogue
 from wordjudge.log.audit import AUDIT_FILE, AuditLog
-from wordjudge.log.store import DATABASE_NOTE
+from wordjudge.log.connections import DATABASE_NOTE
 from wordjudge.model.auth import Role
 from wordjudge.model.records import Appended, Entry, Record, RecordFilter
 from wordjudge.storage.dialect import StateLocation

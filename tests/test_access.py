@@ -14,8 +14,8 @@ import pytest
 from argon2 import PasswordHasher
 
 from wordjudge.access import accounts, devices, limits, pairing
+from wordjudge.access.access_store import ACCESS_FILE, AccessStore
 from wordjudge.access.pairing import brute_force_odds, normalise_code
-from wordjudge.access.store import ACCESS_FILE, AccessStore
 from wordjudge.base.errors import Conflict, DeviceMoved, InvalidInput, NotFound, RateLimited, Unauthorized
 from wordjudge.model.auth import Principal, Role
 from wordjudge.storage.access_db import stored_time
@@ -149,7 +149,7 @@ def test_a_revocation_by_another_process_holds_at_the_next_request(store: Access
     # test_a_token_from_the_cli_works_on_a_running_server_until_revoked, before it was committed).
     def cli(action: str) -> str:  # the command line, in a process of its own, on the same file
         script = (
-            "import sys; from pathlib import Path; from wordjudge.access.store import AccessStore; from wordjudge.model.auth import"
+            "import sys; from pathlib import Path; from wordjudge.access.access_store import AccessStore; from wordjudge.model.auth import"
             f" Role; s = AccessStore(Path(sys.argv[1])).open(); print({action}); s.close()"
         )
         done = subprocess.run([sys.executable, "-c", script, str(store.database.path)], capture_output=True, text=True)

@@ -14,7 +14,7 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from wordjudge.access.store import ACCESS_FILE
+from wordjudge.access.access_store import ACCESS_FILE
 from wordjudge.base.errors import DeviceMoved
 from wordjudge.model.auth import Role
 from wordjudge.service.settings import Settings

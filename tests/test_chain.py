@@ -23,7 +23,7 @@ from wordjudge.judging.final_verdict import Correction, settle
 from wordjudge.judging.summary import summarise
 from wordjudge.log.audit import AUDIT_FILE, AuditLog
 from wordjudge.log.chain import HeadMark, head_text, verify_chain
-from wordjudge.log.store import missing_or_changed
+from wordjudge.log.connections import missing_or_changed
 from wordjudge.log.witness import Witness
 from wordjudge.model.auth import Role
 from wordjudge.model.records import (

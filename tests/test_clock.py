@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 from wordjudge.base.clock import BEHIND_LOG, JUMPED_FORWARD, STEPPED_BACK, ClockWatch, Offset, record_time, stored
 from wordjudge.base.messages import Message, format_datetime
 from wordjudge.log.chain import STEP_ACCEPTED, verify_chain
-from wordjudge.log.store import missing_or_changed
+from wordjudge.log.connections import missing_or_changed
 from wordjudge.model.records import Kind, Record, RecordFilter
 from wordjudge.service.settings import Settings
 from wordjudge.tournament.changes import Change, change_entry

@@ -21,13 +21,13 @@ import httpx2 as httpx
 import pytest
 from playwright.sync_api import Browser, expect
 
+from wordjudge.access.access_store import ACCESS_FILE, AccessStore
 from wordjudge.access.accounts import SESSION_TTL
-from wordjudge.access.store import ACCESS_FILE, AccessStore
 from wordjudge.base.clock import CORRECTED, HOLD_BOUND_S, ClockWatch, stored
 from wordjudge.base.errors import Unauthorized
 from wordjudge.base.messages import Message
 from wordjudge.log.chain import verify_chain
-from wordjudge.log.store import missing_or_changed
+from wordjudge.log.connections import missing_or_changed
 from wordjudge.model.records import Kind, Record, RecordFilter
 from wordjudge.tournament.clock_correction import accept_correction
 from wordjudge.tournament.time_source import READ_EVERY_S, TimeSource

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 from fastapi.testclient import TestClient
 
-from wordjudge.access.store import ACCESS_FILE
+from wordjudge.access.access_store import ACCESS_FILE
 from wordjudge.base.datadir import IDENTITY_FILE, identity
 from wordjudge.cli.main import main
 from wordjudge.log.audit import AUDIT_FILE, AuditLog

@@ -18,7 +18,7 @@ import pytest
 from fastapi.testclient import TestClient
 from playwright.sync_api import Browser, expect
 
-from wordjudge.access.store import ACCESS_FILE, AccessStore
+from wordjudge.access.access_store import ACCESS_FILE, AccessStore
 from wordjudge.base.messages import Message
 from wordjudge.hall.event_copy import BEFORE_TAKEOVER, adopt_event_file
 from wordjudge.hall.peers import PeerSays, Unready, parse_peers, rival, superseded_by, unready_for, unready_warning

@@ -21,7 +21,7 @@ from typing import Any
 import httpx2 as httpx
 import pytest
 
-from wordjudge.access.store import ACCESS_FILE, AccessStore
+from wordjudge.access.access_store import ACCESS_FILE, AccessStore
 from wordjudge.hall.pg_setup import prepare
 from wordjudge.hall.proof import KEY_FILE, make_key
 from wordjudge.hall.roles import ACTIVE, STANDBY

@@ -18,7 +18,7 @@ import httpx2 as httpx
 import pytest
 from playwright.sync_api import Browser, expect
 
-from wordjudge.access.store import ACCESS_FILE, AccessStore
+from wordjudge.access.access_store import ACCESS_FILE, AccessStore
 from wordjudge.hall.peers import Claim, PeerSays, signed
 from wordjudge.hall.proof import HallKey
 from wordjudge.hall.roles import ACTIVE, FENCED, STANDBY, latest_event_file

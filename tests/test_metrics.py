@@ -336,7 +336,7 @@ def test_a_monitor_is_enrolled_from_the_command_line_only(client: TestClient, da
 
 
 def test_an_access_store_from_before_monitors_keeps_its_devices_and_takes_monitors(tmp_path: Path) -> None:
-    from wordjudge.access.store import ACCESS_FILE, AccessStore
+    from wordjudge.access.access_store import ACCESS_FILE, AccessStore
     from wordjudge.storage.access_db import MIGRATIONS, digest
     from wordjudge.storage.database import connect_writer
     from wordjudge.storage.dialect import SQLITE, SQLITE_MIGRATIONS_TABLE

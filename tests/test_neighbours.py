@@ -23,8 +23,8 @@ from pathlib import Path
 import httpx2 as httpx
 import pytest
 
+from wordjudge.access.access_store import ACCESS_FILE, AccessStore
 from wordjudge.access.limits import ENROL_FAILURES_PER_CLIENT, LOGIN_FAILURES, LOGIN_PACE_MAX_WAIT
-from wordjudge.access.store import ACCESS_FILE, AccessStore
 from wordjudge.base.errors import RateLimited, Unauthorized
 from wordjudge.model.auth import Role
 

@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from wordjudge.access import pairing
-from wordjudge.access.store import ACCESS_FILE, AccessStore
+from wordjudge.access.access_store import ACCESS_FILE, AccessStore
 from wordjudge.base.errors import Conflict
 from wordjudge.cli.main import main
 from wordjudge.model.auth import Role

@@ -17,13 +17,13 @@ import psycopg.errors
 import pytest
 from click.testing import CliRunner
 
-from wordjudge.access.store import ACCESS_FILE, AccessStore
+from wordjudge.access.access_store import ACCESS_FILE, AccessStore
 from wordjudge.base.datadir import open_event_folder
 from wordjudge.base.errors import AccessUnavailable, AuditUnavailable, InvalidInput, Unauthorized
 from wordjudge.cli.main import main
 from wordjudge.log.audit import AUDIT_FILE, AuditLog, open_log
 from wordjudge.log.chain import Verification
-from wordjudge.log.store import DATABASE_NOTE, note_place
+from wordjudge.log.connections import DATABASE_NOTE, note_place
 from wordjudge.model.auth import Role
 from wordjudge.model.records import Kind, RecordFilter, Verdict
 from wordjudge.storage import audit_schema_pg

@@ -252,7 +252,7 @@ def test_the_hall_key_goes_to_the_other_machine_typed_never_on_a_stick(tmp_path:
 def test_the_migration_keeps_no_csrf_value_in_clear_and_ends_the_sessions_open_before(tmp_path: Path) -> None:
     import sqlite3
 
-    from wordjudge.access.store import ACCESS_FILE, AccessStore
+    from wordjudge.access.access_store import ACCESS_FILE, AccessStore
     from wordjudge.base.errors import Unauthorized
     from wordjudge.storage.access_db import MIGRATIONS
     from wordjudge.storage.dialect import SQLITE, SQLITE_MIGRATIONS_TABLE

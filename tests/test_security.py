@@ -24,9 +24,9 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from wordjudge import __version__
+from wordjudge.access.access_store import ACCESS_FILE, AccessStore
 from wordjudge.access.alerts import LISTED_PER_KIND, NEW_PER_WINDOW
 from wordjudge.access.limits import LOGIN_FAILURES
-from wordjudge.access.store import ACCESS_FILE, AccessStore
 from wordjudge.base.errors import DeviceMoved
 from wordjudge.log.audit import AUDIT_FILE
 from wordjudge.model.auth import Role

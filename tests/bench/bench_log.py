@@ -46,7 +46,7 @@ from typing import Any
 import httpx2 as httpx
 
 from wordjudge import __version__
-from wordjudge.access.store import ACCESS_FILE, AccessStore
+from wordjudge.access.access_store import ACCESS_FILE, AccessStore
 from wordjudge.judging.final_verdict import awaiting_ruling
 from wordjudge.log.audit import AUDIT_FILE, AuditLog
 from wordjudge.log.reading import TALLY_COUNTS, TALLY_WORDS, children_sql, count_sql, find_sql, get_sql

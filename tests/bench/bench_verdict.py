@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from wordjudge import __version__
-from wordjudge.access.store import ACCESS_FILE, AccessStore
+from wordjudge.access.access_store import ACCESS_FILE, AccessStore
 from wordjudge.log.audit import AUDIT_FILE, AuditLog
 from wordjudge.model.auth import Role
 from wordjudge.storage.dialect import StateLocation

@@ -72,7 +72,7 @@ import psycopg
 from tests import patroni, postgres
 from tests.patroni import PatroniHall
 from tests.tls_hall import hall_certs, second_machine_certs
-from wordjudge.access.store import ACCESS_FILE, AccessStore
+from wordjudge.access.access_store import ACCESS_FILE, AccessStore
 from wordjudge.hall.pg_setup import prepare
 from wordjudge.hall.proof import KEY_FILE, digest, make_key, proof_mac, read_key
 from wordjudge.log.audit import open_log

@@ -11,7 +11,7 @@ from typing import Any
 import click
 import segno
 
-from wordjudge.access.store import ACCESS_FILE, AccessStore
+from wordjudge.access.access_store import ACCESS_FILE, AccessStore
 from wordjudge.base.datadir import open_event_folder, serving_server
 from wordjudge.cli.folder import say_folder, say_if_not_served, served_folder
 from wordjudge.cli.language import cli_language, cli_time, role_word

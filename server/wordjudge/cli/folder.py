@@ -18,7 +18,7 @@ import click
 
 from wordjudge.base.datadir import LockHolder, serving_server
 from wordjudge.base.errors import InvalidInput
-from wordjudge.log.store import AUDIT_FILE, DATABASE_NOTE, check_place
+from wordjudge.log.connections import AUDIT_FILE, DATABASE_NOTE, check_place
 from wordjudge.service.settings import Settings, load_settings
 from wordjudge.tournament.event import EVENT_FILE
 

@@ -18,7 +18,7 @@ from wordjudge.judging.adjudication import Adjudicator
 from wordjudge.model.records import Appended, Entry, Kind, conflicting_request, verdict_of
 
 if TYPE_CHECKING:
-    from wordjudge.access.store import AccessStore
+    from wordjudge.access.access_store import AccessStore
     from wordjudge.base.metrics import Metrics
     from wordjudge.log.audit import AuditLog
     from wordjudge.model.auth import Principal

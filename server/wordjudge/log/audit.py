@@ -41,10 +41,8 @@ from wordjudge import __version__
 from wordjudge.base.clock import corrected_time, record_time, stored
 from wordjudge.base.errors import AuditUnavailable, WordjudgeError
 from wordjudge.log.chain import GENESIS, Head, insert_checkpoint, last_checkpoint, read_head, verify_chain
-from wordjudge.log.jobs import Integrity, Job, Task, WriterStats, refuse_queued, resolve, settle, take_queued
-from wordjudge.log.reading import LogReader
-from wordjudge.log.store import AUDIT_FILE as AUDIT_FILE  # where a log in the data folder is kept
-from wordjudge.log.store import (
+from wordjudge.log.connections import AUDIT_FILE as AUDIT_FILE  # where a log in the data folder is kept
+from wordjudge.log.connections import (
     FAILURES,
     REOPEN_FAILURES,
     at_once,
@@ -59,8 +57,10 @@ from wordjudge.log.store import (
     write_checkpoint,
     writer_turn,
 )
-from wordjudge.log.store import note_place as note_place  # after a server opened a log in PostgreSQL
-from wordjudge.log.store import probe as probe  # before a server prepares its data folder
+from wordjudge.log.connections import note_place as note_place  # after a server opened a log in PostgreSQL
+from wordjudge.log.connections import probe as probe  # before a server prepares its data folder
+from wordjudge.log.jobs import Integrity, Job, Task, WriterStats, refuse_queued, resolve, settle, take_queued
+from wordjudge.log.reading import LogReader
 from wordjudge.model.records import (
     INSERT_RECORD,
     SELECT_RECORDS,
@@ -518,7 +518,7 @@ class AuditLog(LogReader):
 
 def open_log(location: StateLocation, *, shared: str | None = None) -> AuditLog:
     """The event's audit log where ``location`` says (its data folder's SQLite file, or a PostgreSQL database),
-    once :func:`~wordjudge.log.store.check_place` agrees that the event's log is there (``shared``: see
+    once :func:`~wordjudge.log.connections.check_place` agrees that the event's log is there (``shared``: see
     :class:`AuditLog`). Raises :class:`InvalidInput`.
     """
     check_place(location)

@@ -248,7 +248,7 @@ _BAD_ROWS_PG = """SELECT id, kind, verdict, word_count, result_count, rejected, 
 
 
 # The parts of the log's schema a database lacks or holds otherwise (tampering or damage), read from its catalogue:
-# the storage layer's, for the connection's backend (wordjudge.log.store.missing_or_changed).
+# the storage layer's, for the connection's backend (wordjudge.log.connections.missing_or_changed).
 SchemaCheck = Callable[[Any], list[str]]
 
 
@@ -269,7 +269,7 @@ def verify_chain(
     of the file's structure (``PRAGMA quick_check``). A record dated before the record it follows is a
     break unless the TD accepted it as a clock set back (:func:`accepted_steps`), or ``accepting`` names it
     (record id: its hash; what :func:`step_acceptance` weighs). ``schema`` reads the log's tables, indexes and
-    triggers back (:func:`wordjudge.log.store.missing_or_changed`). Never raises for what it finds: a broken chain
+    triggers back (:func:`wordjudge.log.connections.missing_or_changed`). Never raises for what it finds: a broken chain
     is a :class:`Verification` naming the first bad record. Raises :class:`sqlite3.Error` (or
     :class:`psycopg.Error`, for a log in PostgreSQL) if the log cannot be read.
     """

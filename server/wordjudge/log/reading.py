@@ -41,7 +41,7 @@ class LogReader:
 
     def __init__(self, path: Path, *, schema: SchemaCheck, location: StateLocation | None = None) -> None:
         self.path = path
-        self.schema = schema  # reads the log's schema back (wordjudge.log.store.missing_or_changed)
+        self.schema = schema  # reads the log's schema back (wordjudge.log.connections.missing_or_changed)
         self.location = location if location is not None else StateLocation(path.parent)  # default: path's file
         self.database = self.location.url
         # What messages and logs call the log: its file, or its database URL without the password.

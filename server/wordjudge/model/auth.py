@@ -4,7 +4,7 @@ Every request to the server is made by a :class:`Principal`: an enrolled device
 (a self-adjudication kiosk or a runner's handheld, by its token), a monitoring system
 (a device of role monitor, which may read the metrics and nothing else), a TD signed
 in to the console (by a session cookie), or the TD at the server's command line. The
-credentials themselves live in :mod:`wordjudge.access.store`; this module only says what
+credentials themselves live in :mod:`wordjudge.access.access_store`; this module only says what
 a principal is and checks the rules that depend on the role.
 """
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from argon2 import PasswordHasher
 
-from wordjudge.access.store import ACCESS_FILE, AccessStore
+from wordjudge.access.access_store import ACCESS_FILE, AccessStore
 from wordjudge.base.metrics import Metrics
 from wordjudge.judging.challenges import ChallengeService
 from wordjudge.log.audit import AuditLog, note_place, open_log, probe

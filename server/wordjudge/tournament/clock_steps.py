@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from wordjudge.base.clock import seconds_of
 from wordjudge.base.messages import Message
 from wordjudge.log.chain import STEP_ACCEPTED, record_stamp, verify_chain
-from wordjudge.log.store import missing_or_changed
+from wordjudge.log.connections import missing_or_changed
 from wordjudge.tournament.changes import Change, change_entry
 
 if TYPE_CHECKING:

@@ -1,6 +1,6 @@
 """The access API under ``/api/``: TD sign-in and TD accounts, pairing codes, enrolment, devices and alerts.
 
-Thin glue over :class:`wordjudge.access.store.AccessStore`; the rules live there.
+Thin glue over :class:`wordjudge.access.access_store.AccessStore`; the rules live there.
 """
 
 from __future__ import annotations
