@@ -204,6 +204,23 @@ def test_no_module_imports_itself_back() -> None:
     assert found == [], f"a cycle of imports: {' -> '.join(found)}"
 
 
+# Folders whose modules are named for the part of another layer they are the shell of (cli/event.py would be the
+# command line of tournament/event.py): the one place a file name may repeat one elsewhere.
+SHELL_FOLDERS = ("cli", "web/routes")
+
+
+def test_no_two_modules_share_a_file_name() -> None:
+    # One concept, one name (issue 47): two event.py or two store.py send a reader to the wrong one.
+    where: dict[str, list[str]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        folder = path.parent.relative_to(PACKAGE).as_posix()
+        if path.name != "__init__.py" and folder not in SHELL_FOLDERS:
+            where.setdefault(path.name, []).append(path.relative_to(PACKAGE).as_posix())
+    shared = {name: paths for name, paths in where.items() if len(paths) > 1}
+    assert shared == {}, f"modules that share a file name: {shared}"
+    assert len(where) > 50  # every module was read
+
+
 MAX_FMT_SKIPS = 25  # lines the formatter is told to leave alone, in the package and its tests (issue 37: 283 -> 0)
 
 
