@@ -13,6 +13,8 @@ import pytest
 from wordjudge.words import tiles
 
 from . import docs_figures
+from .bench import bench_lexicon, first_hour
+from .bench.headline import headline_lines
 from .docs_figures import BLOCKS, DOCS, PAGES, Block, headline, render_tiles
 
 _REGENERATE = "regenerate it: .venv/bin/python -m tests.docs_reference --write"
@@ -94,3 +96,22 @@ def test_a_doc_without_its_markers_is_refused(tmp_path: Path) -> None:
 
 def _letters(tiles: str) -> list[str]:
     return tiles.split()
+
+
+def _table(page: Path) -> list[list[str]]:
+    """The rows of the first Markdown table of ``page``, each a list of its cells (the header row first)."""
+    rows = [line for line in page.read_text("utf-8").splitlines() if line.startswith("|")]
+    return [[cell.strip() for cell in row.strip("|").split(" | ")] for row in rows if not row.startswith("|---")]
+
+
+def test_the_benches_that_write_their_page_write_its_headline_from_its_table() -> None:
+    # What bench_lexicon and first_hour would write as the headline, from the figures the page's table holds.
+    header, *rows = _table(DOCS / "bench-lexicon.md")
+    column = {"list": header[2], **{row[0]: row[2] for row in rows}}
+    assert headline(DOCS / "bench-lexicon.md") == (bench_lexicon.MEASURES, bench_lexicon._headline(column))
+    _, *steps, (_, total) = _table(DOCS / "bench-first-hour.md")  # the last row: **all**
+    timings = [(name, float(seconds)) for name, seconds in steps]
+    said = first_hour._headline(timings, float(total.strip("*")))
+    assert headline(DOCS / "bench-first-hour.md") == (first_hour.MEASURES, said)
+    with pytest.raises(ValueError, match="not one line"):
+        headline_lines("x", "a --> b")
