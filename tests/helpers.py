@@ -23,7 +23,7 @@ import httpx2 as httpx
 from argon2 import PasswordHasher
 
 from wordjudge.access.access_store import ACCESS_FILE, AccessStore
-from wordjudge.base.messages import LANGUAGES, Message, catalogue
+from wordjudge.base.errors import LANGUAGES, Message, catalogue
 from wordjudge.log.audit import AUDIT_FILE, AuditLog
 from wordjudge.log.connections import DATABASE_NOTE
 from wordjudge.model.auth import Role

@@ -16,8 +16,7 @@ from typing import Any
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
-from wordjudge.base.errors import InvalidInput
-from wordjudge.base.messages import LANGUAGES
+from wordjudge.base.errors import LANGUAGES, InvalidInput
 from wordjudge.hall.proof import HallKey, digest, proof_mac
 from wordjudge.model.input_rules import RequestId, check_note, served
 from wordjudge.model.records import check_request_id

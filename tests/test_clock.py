@@ -26,7 +26,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from wordjudge.base.clock import BEHIND_LOG, JUMPED_FORWARD, STEPPED_BACK, ClockWatch, Offset, record_time, stored
-from wordjudge.base.messages import Message, format_datetime
+from wordjudge.base.errors import Message
+from wordjudge.base.messages import format_datetime
 from wordjudge.log.chain import STEP_ACCEPTED, verify_chain
 from wordjudge.log.connections import missing_or_changed
 from wordjudge.model.records import Kind, Record, RecordFilter

@@ -24,8 +24,7 @@ from playwright.sync_api import Browser, expect
 from wordjudge.access.access_store import ACCESS_FILE, AccessStore
 from wordjudge.access.accounts import SESSION_TTL
 from wordjudge.base.clock import CORRECTED, HOLD_BOUND_S, ClockWatch, stored
-from wordjudge.base.errors import Unauthorized
-from wordjudge.base.messages import Message
+from wordjudge.base.errors import Message, Unauthorized
 from wordjudge.log.chain import verify_chain
 from wordjudge.log.connections import missing_or_changed
 from wordjudge.model.records import Kind, Record, RecordFilter

@@ -17,8 +17,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from wordjudge.base import messages
-from wordjudge.base.errors import InvalidInput
-from wordjudge.base.messages import LANGUAGES, Message, format_datetime
+from wordjudge.base.errors import LANGUAGES, InvalidInput, Message
+from wordjudge.base.messages import format_datetime
 from wordjudge.tournament.event import dump_event, parse_event
 
 from .helpers import Actors

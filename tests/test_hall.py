@@ -19,7 +19,7 @@ from fastapi.testclient import TestClient
 from playwright.sync_api import Browser, expect
 
 from wordjudge.access.access_store import ACCESS_FILE, AccessStore
-from wordjudge.base.messages import Message
+from wordjudge.base.errors import Message
 from wordjudge.hall.event_copy import BEFORE_TAKEOVER, adopt_event_file
 from wordjudge.hall.peers import PeerSays, Unready, parse_peers, rival, superseded_by, unready_for, unready_warning
 from wordjudge.hall.proof import KEY_FILE, make_key

@@ -14,8 +14,7 @@ import pytest
 from click.testing import CliRunner, Result
 from fastapi.testclient import TestClient
 
-from wordjudge.base.errors import InvalidInput
-from wordjudge.base.messages import Message
+from wordjudge.base.errors import InvalidInput, Message
 from wordjudge.cli.main import main
 from wordjudge.service.resources import Resources
 from wordjudge.service.settings import Settings

@@ -25,8 +25,7 @@ import pytest
 from click.testing import CliRunner, Result
 from fastapi.testclient import TestClient
 
-from wordjudge.base.errors import InvalidInput
-from wordjudge.base.messages import Message
+from wordjudge.base.errors import InvalidInput, Message
 from wordjudge.cli.main import main
 from wordjudge.service import mdns
 from wordjudge.service.links import device_url

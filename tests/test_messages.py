@@ -14,22 +14,19 @@ from typing import Any, get_args
 import pytest
 
 from wordjudge.base import errors
-from wordjudge.base.messages import (
+from wordjudge.base.errors import (
     DEFAULT_LANGUAGE,
     LANGUAGES,
     PLACEHOLDER,
     Language,
     Message,
     catalogue,
-    format_datetime,
     format_number,
-    joined,
-    placeholders,
     plural_category,
     pseudo,
     render,
-    times_shown,
 )
+from wordjudge.base.messages import format_datetime, joined, placeholders, times_shown
 from wordjudge.model.auth import Role
 from wordjudge.model.records import Kind, Verdict, kind_message, verdict_message
 from wordjudge.model.rules import ChallengeRule, consequence, consequence_message, stored_consequence_message

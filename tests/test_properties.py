@@ -20,8 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from wordjudge.base import errors
-from wordjudge.base.errors import ErrorBody, InvalidInput, WordListError, error_body
-from wordjudge.base.messages import Message
+from wordjudge.base.errors import ErrorBody, InvalidInput, Message, WordListError, error_body
 from wordjudge.judging.adjudication import Adjudicator
 from wordjudge.judging.record_views import record_view, verdict_view
 from wordjudge.log.audit import AUDIT_FILE, AuditLog

@@ -27,7 +27,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from wordjudge.base.messages import Message, duration
+from wordjudge.base.errors import Message
+from wordjudge.base.messages import duration
 
 TOLERANCE_S = 2.0  # a step, or an offset between two clocks, the TD is told of beyond this many seconds
 # The kinds of change records the clock puts on record (wordjudge.tournament.timekeeping).

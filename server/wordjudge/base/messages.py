@@ -1,60 +1,18 @@
-"""What wordjudge says, in the event's language: message codes with parameters, rendered from one catalogue
-per language.
+"""How wordjudge says dates, times, durations and lists in the event's language, as its clients do.
 
-The catalogues are the web clients' own: ``locales/<lang>.json`` in the ``wordjudge.kiosk`` package (the
-kiosk, the handheld and the console load the same files). Each is a flat JSON object of dotted keys
-(``error.*``, ``rule.*``, ``consequence.*``, ``verdict.*``, ``chain.*``, ``cli.*``, ``role.*``, ``change.*``,
-``time.*`` here; ``ui.*`` for the clients). A value is a text with ``{name}`` placeholders, or a plural object
-``{"one": ..., "other": ...}`` chosen by the number in the parameter ``n`` (CLDR: in English one iff
-n == 1, in French one iff 0 <= n < 2).
-
-A :class:`Message` is a key and its parameters: the server sends it as ``{"key": ..., "params": {...}}``
-so that each screen renders it in its language, and keeps its English text for API users, logs and
-the audit log. Parameters are text (shown as they are: names, paths, ids), numbers (formatted for the
-language: 1,234 in English, 1 234 with a narrow no-break space in French) or other messages (rendered
-in the same language).
-
-The pseudo-language ``qps-ploc`` is made from English when loaded (never a file): each text becomes
-``⟦`` + its letters accented + ``⟧``, placeholders kept, so that text that did not come from the
-catalogue stands out on any screen. Nothing here imports the web framework or the rest of wordjudge.
+What it says, a :class:`~wordjudge.base.errors.Message` (a catalogue key and its parameters), its languages and
+its catalogues, are :mod:`wordjudge.base.errors`' (every error is a message). Nothing here imports the web
+framework or the rest of wordjudge but its messages.
 """
 
 from __future__ import annotations
 
-import functools
-import json
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass, field
 from datetime import datetime
-from importlib import resources
-from typing import Any, Final, Literal, get_args
+from typing import Final, Literal
 
-# The languages wordjudge has a catalogue for; an event may name one with its region (en-US, fr-CA), which says
-# the same words as its base language and writes dates the region's way (see date_order).
-CATALOGUE_LANGUAGES = ("en", "fr", "qps-ploc")
-# Every language an event may name, listed once (as a type); the clients read them from GET /api/event
-# (input_rules.served: ``languages``).
-Language = Literal[
-    "en",
-    "en-AU",
-    "en-CA",
-    "en-GB",
-    "en-IE",
-    "en-IN",
-    "en-NZ",
-    "en-US",
-    "en-ZA",
-    "fr",
-    "fr-BE",
-    "fr-CA",
-    "fr-CH",
-    "fr-FR",
-    "qps-ploc",
-]
-LANGUAGES: Final[tuple[str, ...]] = get_args(Language)
-DEFAULT_LANGUAGE: Final = "en"
-PSEUDO_LANGUAGE: Final = "qps-ploc"
+from wordjudge.base.errors import DEFAULT_LANGUAGE, PLACEHOLDER, Message, Template, base_language
+
 DateOrder = tuple[str, str, str]
 DAY_FIRST: Final = ("day", "month", "year")
 # Dates are day-first (27/11/2026) unless the language's region writes them otherwise: month-first in the United
@@ -64,118 +22,12 @@ _DATE_ORDERS: Final[dict[str, DateOrder]] = {
     "en-CA": ("year", "month", "day"),
     "fr-CA": ("year", "month", "day"),
 }
-CATALOGUE_PACKAGE = "wordjudge.kiosk"
-CATALOGUE_FOLDER = "locales"
-
-PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
-_NARROW_NBSP = "\u202f"  # French groups digits with it, as Intl.NumberFormat("fr") does
-# The pseudo-language's letters: each ASCII letter accented, so that every word still reads.
-_PSEUDO = str.maketrans(
-    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ",
-    "àƀçďèƒĝĥìĵķľɱñòþʠŕšţùṽŵẋýžÀƁÇĎÈƑĜĤÌĴĶĽṀÑÒÞǪŔŠŢÙṼŴẊÝŽ",
-)
-
-Template = str | dict[str, str]
 DateStyle = Literal["datetime", "short-datetime", "time", "short-time"]
-
-
-@dataclass(frozen=True, init=False)
-class Message:
-    """A catalogue key and its parameters: ``Message("error.no_record", id="12")``."""
-
-    key: str
-    params: Mapping[str, Any] = field(default_factory=dict)
-
-    def __init__(self, key: str, /, **params: Any) -> None:
-        object.__setattr__(self, "key", key)
-        object.__setattr__(self, "params", params)
-
-    def as_dict(self) -> dict[str, Any]:
-        """``{"key": ..., "params": {...}}`` as the API sends it (a parameter that is a message, nested alike)."""
-        return {"key": self.key, "params": {name: _param_dict(value) for name, value in self.params.items()}}
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Message:
-        """The message :meth:`as_dict` gave (as an API answer carries it). Raises :class:`KeyError` or
-        :class:`TypeError` for anything else."""
-        params = data["params"]
-        if not isinstance(data["key"], str) or not isinstance(params, Mapping):
-            raise TypeError(f"not a message: {data!r}")
-        return cls(data["key"], **{name: _param_message(value) for name, value in params.items()})
-
-    def text(self, lang: str = DEFAULT_LANGUAGE) -> str:
-        """The message in ``lang``. Raises :class:`KeyError` for a key or parameter the catalogue lacks."""
-        return render(self.key, self.params, lang)
-
-    def __str__(self) -> str:
-        return self.text()
-
-
-def _param_dict(value: Any) -> Any:
-    return value.as_dict() if isinstance(value, Message) else value
-
-
-def _param_message(value: Any) -> Any:
-    return Message.from_dict(value) if isinstance(value, Mapping) else value
-
-
-def language(lang: str | None) -> str:
-    """``lang`` if it is one wordjudge speaks, else :data:`DEFAULT_LANGUAGE`."""
-    return lang if lang in LANGUAGES else DEFAULT_LANGUAGE
-
-
-def base_language(lang: str) -> str:
-    """The language whose catalogue ``lang`` says things from: en for en-GB, fr for fr-CA (the pseudo-language
-    is its own)."""
-    return lang if lang in CATALOGUE_LANGUAGES else lang.split("-")[0]
 
 
 def date_order(lang: str) -> DateOrder:
     """The order ``lang`` writes a date's day, month and year in: day-first but for the regions that do not."""
     return _DATE_ORDERS.get(lang, DAY_FIRST)
-
-
-@functools.cache
-def catalogue(lang: str) -> dict[str, Template]:
-    """The catalogue of ``lang`` (its base language's for a regional tag; ``qps-ploc`` made from English). Raises
-    :class:`ValueError` for a language wordjudge does not speak, :class:`OSError` if the file cannot be read."""
-    if lang not in LANGUAGES:
-        raise ValueError(f"no catalogue for language {lang!r} (languages: {', '.join(LANGUAGES)})")
-    if lang not in CATALOGUE_LANGUAGES:
-        return catalogue(base_language(lang))
-    if lang == PSEUDO_LANGUAGE:
-        return {key: _pseudo_template(value) for key, value in catalogue(DEFAULT_LANGUAGE).items()}
-    path = resources.files(CATALOGUE_PACKAGE).joinpath(CATALOGUE_FOLDER, f"{lang}.json")
-    data: dict[str, Template] = json.loads(path.read_text("utf-8"))
-    return data
-
-
-def pseudo(text: str) -> str:
-    """``text`` in the pseudo-language: ``⟦`` + its letters accented + ``⟧``, its ``{placeholders}`` intact."""
-    parts = PLACEHOLDER.split(text)  # text, name, text, name, ..., text
-    return (
-        "⟦" + "".join(part.translate(_PSEUDO) if i % 2 == 0 else "{" + part + "}" for i, part in enumerate(parts)) + "⟧"
-    )
-
-
-def _pseudo_template(value: Template) -> Template:
-    return pseudo(value) if isinstance(value, str) else {form: pseudo(text) for form, text in value.items()}
-
-
-def plural_category(n: float, lang: str) -> str:
-    """The CLDR plural category of ``n`` in ``lang``: ``one`` or ``other``."""
-    if base_language(lang) == "fr":
-        return "one" if 0 <= n < 2 else "other"
-    return "one" if n == 1 else "other"
-
-
-def format_number(n: float, lang: str = DEFAULT_LANGUAGE) -> str:
-    """``n`` as the language writes it (as ``Intl.NumberFormat`` does): 1,234.5 in English, 1 234,5 in French
-    (a narrow no-break space groups the digits). At most three decimals."""
-    text = f"{n:,.3f}".rstrip("0") if isinstance(n, float) and not n.is_integer() else f"{int(n):,}"
-    if base_language(lang) == "fr":
-        return text.replace(",", _NARROW_NBSP).replace(".", ",")
-    return text
 
 
 def format_datetime(moment: datetime, lang: str = DEFAULT_LANGUAGE, style: DateStyle = "datetime") -> str:
@@ -228,45 +80,6 @@ def duration(seconds: float) -> Message:
     if hours:
         return Message("time.hours", h=hours, min=f"{minutes:02d}", s=f"{secs:02d}")
     return Message("time.minutes", min=minutes, s=f"{secs:02d}")
-
-
-def render(key: str, params: Mapping[str, Any] | None = None, lang: str = DEFAULT_LANGUAGE) -> str:
-    """The text of ``key`` in ``lang`` (English where ``lang`` lacks the key) with ``params`` put in.
-
-    A plural value is chosen by the parameter ``n``. Raises :class:`KeyError` for a key no catalogue has,
-    or a placeholder without its parameter (a mistake of the code, which the tests catch).
-    """
-    params = params or {}
-    lang = language(lang)
-    found = catalogue(lang).get(key)
-    if found is None:
-        found = catalogue(DEFAULT_LANGUAGE).get(key)
-        if found is None:
-            raise KeyError(f"no message {key!r} in the catalogue")
-    if isinstance(found, dict):
-        count = params.get("n")
-        if not isinstance(count, int | float):
-            raise KeyError(f"message {key!r} is a plural: it needs the number n")
-        found = found.get(plural_category(count, lang)) or found["other"]
-
-    def put(match: re.Match[str]) -> str:
-        name = match[1]
-        if name not in params:
-            raise KeyError(f"message {key!r} needs the parameter {name!r}")
-        return format_param(params[name], lang)
-
-    return PLACEHOLDER.sub(put, found)
-
-
-def format_param(value: Any, lang: str = DEFAULT_LANGUAGE) -> str:
-    """A parameter as shown in ``lang``: a number formatted, a message rendered, anything else as text."""
-    if isinstance(value, Message):
-        return value.text(lang)
-    if isinstance(value, bool) or value is None:
-        return str(value)
-    if isinstance(value, int | float):
-        return format_number(value, lang)
-    return str(value)
 
 
 def placeholders(value: Template) -> set[str]:

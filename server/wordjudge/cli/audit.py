@@ -16,8 +16,8 @@ from typing import Any, TypeVar
 import click
 
 from wordjudge.base.datadir import FolderInUse, refuse_if_served
-from wordjudge.base.errors import AuditUnavailable, Conflict, InvalidInput, WordjudgeError
-from wordjudge.base.messages import Message, duration
+from wordjudge.base.errors import AuditUnavailable, Conflict, InvalidInput, Message, WordjudgeError
+from wordjudge.base.messages import duration
 from wordjudge.cli.language import cli_language, cli_time
 from wordjudge.cli.options import F, setting_options
 from wordjudge.judging.export import ExportFormat, export

@@ -9,8 +9,7 @@ from pathlib import Path
 
 import click
 
-from wordjudge.base.errors import InvalidInput
-from wordjudge.base.messages import Message
+from wordjudge.base.errors import InvalidInput, Message
 from wordjudge.cli.options import setting_options, told
 
 _DATABASE = click.option(

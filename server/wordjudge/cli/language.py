@@ -6,8 +6,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from wordjudge.base.errors import WordjudgeError
-from wordjudge.base.messages import DEFAULT_LANGUAGE, format_datetime, render
+from wordjudge.base.errors import DEFAULT_LANGUAGE, WordjudgeError, render
+from wordjudge.base.messages import format_datetime
 from wordjudge.tournament.event_loading import load_event
 
 if TYPE_CHECKING:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from wordjudge.base.messages import Message, render
+from wordjudge.base.errors import Message, render
 from wordjudge.cli.folder import say_folder
 from wordjudge.cli.language import cli_language
 from wordjudge.cli.options import setting_options

@@ -9,9 +9,8 @@ from typing import Any, TypeVar, get_args
 
 import click
 
-from wordjudge.base.errors import WordjudgeError
+from wordjudge.base.errors import LANGUAGES, WordjudgeError
 from wordjudge.base.logs import LogFormat, LogLevel
-from wordjudge.base.messages import LANGUAGES
 from wordjudge.service.settings import Settings, env_name
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -32,9 +32,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from wordjudge.base.errors import InvalidInput
+from wordjudge.base.errors import InvalidInput, Message
 from wordjudge.base.files import secure_folder, write_atomic
-from wordjudge.base.messages import Message
 
 TLS_FOLDER = "tls"
 CA_CERT, CA_KEY = "hall-ca.pem", "hall-ca.key"

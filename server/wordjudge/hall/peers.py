@@ -27,8 +27,7 @@ from urllib.parse import urlsplit
 import h11
 
 from wordjudge.base.clock import Offset, seconds_of
-from wordjudge.base.errors import WordjudgeError
-from wordjudge.base.messages import Message
+from wordjudge.base.errors import Message, WordjudgeError
 from wordjudge.hall.certs import trust
 from wordjudge.hall.proof import HallKey, make_key, read_key
 from wordjudge.hall.roles import ACTIVE

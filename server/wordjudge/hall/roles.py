@@ -44,8 +44,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from wordjudge.base.clock import Offset
-from wordjudge.base.errors import AuditUnavailable, InvalidInput, WordjudgeError
-from wordjudge.base.messages import Message
+from wordjudge.base.errors import AuditUnavailable, InvalidInput, Message, WordjudgeError
 from wordjudge.storage import postgres
 from wordjudge.storage.dialect import POSTGRESQL
 

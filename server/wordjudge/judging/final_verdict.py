@@ -30,7 +30,7 @@ from wordjudge.model.records import Kind, Record, Verdict, kind_message, verdict
 from wordjudge.model.rules import stored_consequence_message
 
 if TYPE_CHECKING:
-    from wordjudge.base.messages import Message
+    from wordjudge.base.errors import Message
     from wordjudge.log.audit import AuditLog
 
 

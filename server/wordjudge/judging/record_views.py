@@ -13,7 +13,8 @@ from datetime import datetime
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from wordjudge.base.messages import Message, format_datetime, times_shown
+from wordjudge.base.errors import Message
+from wordjudge.base.messages import format_datetime, times_shown
 from wordjudge.model.records import Record, Verdict, kind_message, verdict_message
 from wordjudge.model.rules import ChallengeRule, stored_consequence_message
 from wordjudge.tournament.changes import describe

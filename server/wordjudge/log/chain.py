@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from wordjudge.base.clock import corrected_time
-from wordjudge.base.errors import InvalidInput
-from wordjudge.base.messages import Message, duration
+from wordjudge.base.errors import InvalidInput, Message
+from wordjudge.base.messages import duration
 from wordjudge.model.input_rules import MAX_WORDS
 from wordjudge.model.records import Kind, Verdict, canonical
 from wordjudge.model.rules import ChallengeRule, consequence

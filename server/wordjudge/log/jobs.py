@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from wordjudge.base.messages import Message
+from wordjudge.base.errors import Message
 
 if TYPE_CHECKING:
     from wordjudge.log.chain import Verification

@@ -11,8 +11,7 @@ from typing import Annotated, Any, Literal, Protocol
 
 from pydantic import StringConstraints
 
-from wordjudge.base.errors import InvalidInput
-from wordjudge.base.messages import LANGUAGES, Message
+from wordjudge.base.errors import LANGUAGES, InvalidInput, Message
 from wordjudge.model.rules import ChallengeRule
 
 MAX_WORDS = 8  # a play forms at most 8 words, so a challenge has 1 to 8

@@ -17,8 +17,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, Protocol
 
-from wordjudge.base.errors import Conflict, InvalidInput
-from wordjudge.base.messages import Message
+from wordjudge.base.errors import Conflict, InvalidInput, Message
 from wordjudge.model.input_rules import REQUEST_ID_PATTERN
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from wordjudge.base.messages import Message
+from wordjudge.base.errors import Message
 
 
 class ChallengeRule(StrEnum):

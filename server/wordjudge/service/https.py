@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal
 
-from wordjudge.base.messages import Message
+from wordjudge.base.errors import Message
 from wordjudge.hall.certs import HallFiles, Served, check_served, common_name, fingerprint, names_of
 from wordjudge.service.mdns import lan_addresses
 from wordjudge.tournament.health import TransportSeen

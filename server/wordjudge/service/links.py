@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
-from wordjudge.base.messages import Message
+from wordjudge.base.errors import Message
 from wordjudge.service.mdns import LOOPBACK_NAMES, Advertisement, Advertiser, is_loopback_host, lan_addresses
 
 if TYPE_CHECKING:

@@ -33,8 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from argon2 import PasswordHasher
 
-from wordjudge.base.errors import AuditUnavailable, NotActive, WordjudgeError
-from wordjudge.base.messages import Message
+from wordjudge.base.errors import AuditUnavailable, Message, NotActive, WordjudgeError
 from wordjudge.hall import roles as hall
 from wordjudge.hall.event_copy import adopt_event_file, served_file
 from wordjudge.hall.peers import (

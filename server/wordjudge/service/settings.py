@@ -16,9 +16,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from wordjudge.base.errors import InvalidInput
+from wordjudge.base.errors import InvalidInput, Language
 from wordjudge.base.logs import LogFormat, LogLevel
-from wordjudge.base.messages import Language
 from wordjudge.service.mdns import NAME_PATTERN
 
 if TYPE_CHECKING:

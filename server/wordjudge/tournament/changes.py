@@ -18,8 +18,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from wordjudge.base.errors import AuditUnavailable, Conflict
-from wordjudge.base.messages import Message, duration
+from wordjudge.base.errors import AuditUnavailable, Conflict, Message
+from wordjudge.base.messages import duration
 from wordjudge.model.auth import Role
 from wordjudge.model.records import Entry, Kind, Record
 from wordjudge.model.rules import ChallengeRule

@@ -17,7 +17,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from wordjudge.base.clock import CORRECTED, TOLERANCE_S, seconds_of
-from wordjudge.base.messages import Message, duration
+from wordjudge.base.errors import Message
+from wordjudge.base.messages import duration
 from wordjudge.log.chain import read_head
 from wordjudge.tournament.changes import Change, change_entry
 

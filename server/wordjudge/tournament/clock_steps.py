@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from wordjudge.base.clock import seconds_of
-from wordjudge.base.messages import Message
+from wordjudge.base.errors import Message
 from wordjudge.log.chain import STEP_ACCEPTED, record_stamp, verify_chain
 from wordjudge.log.connections import missing_or_changed
 from wordjudge.tournament.changes import Change, change_entry

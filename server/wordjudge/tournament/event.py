@@ -39,9 +39,9 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 from pydantic_core import ErrorDetails, PydanticCustomError
 from tomlkit.exceptions import TOMLKitError
 
-from wordjudge.base.errors import InvalidInput
+from wordjudge.base.errors import DEFAULT_LANGUAGE, LANGUAGES, InvalidInput, Language, Message
 from wordjudge.base.files import write_atomic
-from wordjudge.base.messages import DEFAULT_LANGUAGE, LANGUAGES, Language, Message, joined
+from wordjudge.base.messages import joined
 from wordjudge.model.input_rules import MAX_EVENT_NAME, MAX_ROUND, MAX_TABLE, Tables
 from wordjudge.model.rules import ChallengeRule
 from wordjudge.tournament.event_toml import TableEdit, edit_file, kept_places, new_file

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from wordjudge import __version__
-from wordjudge.base.messages import Message
+from wordjudge.base.errors import Message
 from wordjudge.words.lexicon import TRIE_FILE
 
 if TYPE_CHECKING:

@@ -16,8 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from wordjudge.base.datadir import Identity, open_event_folder
-from wordjudge.base.errors import Conflict, InvalidInput, LexiconIntegrityError, WordjudgeError
-from wordjudge.base.messages import Message
+from wordjudge.base.errors import Conflict, InvalidInput, LexiconIntegrityError, Message, WordjudgeError
 from wordjudge.model import input_rules
 from wordjudge.tournament.event import EVENT_FILE, Event, file_stamp, save_current_round, save_event
 from wordjudge.tournament.event_loading import load_event

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from wordjudge.base.messages import Message
+from wordjudge.base.errors import Message
 
 # chrony's configuration as Debian lays it out (deploy/hall.md installs the hall's file in conf.d).
 CHRONY_CONFIGS = ("/etc/chrony/chrony.conf", "/etc/chrony/conf.d/*.conf", "/etc/chrony/sources.d/*.sources")

@@ -33,8 +33,8 @@ from wordjudge.base.clock import (
     seconds_of,
     stored,
 )
-from wordjudge.base.errors import AuditUnavailable
-from wordjudge.base.messages import Message, duration
+from wordjudge.base.errors import AuditUnavailable, Message
+from wordjudge.base.messages import duration
 from wordjudge.model.records import Kind, RecordFilter
 from wordjudge.tournament.changes import Change, change_entry
 from wordjudge.tournament.time_source import READ_EVERY_S, TimeSource, read_source

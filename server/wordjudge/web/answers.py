@@ -79,7 +79,7 @@ class OpenShape(Shape):
 
 class MessageAnswer(Shape):
     """A catalogue key and its parameters, for a screen to say in the event's language
-    (:meth:`wordjudge.base.messages.Message.as_dict`); a parameter may itself be a message."""
+    (:meth:`wordjudge.base.errors.Message.as_dict`); a parameter may itself be a message."""
 
     key: str
     params: dict[str, Any]

@@ -21,7 +21,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from wordjudge import __version__
 from wordjudge.base.errors import AuditUnavailable, Misdirected, WordjudgeError, error_body
-from wordjudge.base.messages import Message as Said
+from wordjudge.base.errors import Message as Said
 from wordjudge.judging.final_verdict import corrections
 from wordjudge.service.processes import Process, answers, leads
 from wordjudge.service.resources import Resources

@@ -37,8 +37,7 @@ from array import array
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from wordjudge.base.errors import WordListError
-from wordjudge.base.messages import Message
+from wordjudge.base.errors import Message, WordListError
 from wordjudge.words.sniff import looks_like, looks_like_kwg
 from wordjudge.words.tile_fit import TileUsage, check
 from wordjudge.words.wordlist import MAX_WORDS, Progress, SourceFormat, WordList, read_bounded

@@ -32,9 +32,8 @@ from typing import TYPE_CHECKING, Any
 import marisa_trie
 
 from wordjudge import __version__
-from wordjudge.base.errors import InvalidInput, LexiconExists, LexiconIntegrityError, LexiconNotFound
+from wordjudge.base.errors import InvalidInput, LexiconExists, LexiconIntegrityError, LexiconNotFound, Message
 from wordjudge.base.files import fsync_path
-from wordjudge.base.messages import Message
 from wordjudge.base.schemas import strict_json
 from wordjudge.words.editions import DEMO_NAME, Registry, fingerprint, load_registry, sorted_fingerprint
 from wordjudge.words.tiles import TileSet

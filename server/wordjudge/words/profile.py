@@ -34,9 +34,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from wordjudge.base.errors import InvalidInput, LexiconExists, LexiconNotFound, ProfileError
+from wordjudge.base.errors import InvalidInput, LexiconExists, LexiconNotFound, Message, ProfileError
 from wordjudge.base.files import write_atomic
-from wordjudge.base.messages import Message
 from wordjudge.base.schemas import strict_json
 from wordjudge.words.demo import open_demo
 from wordjudge.words.editions import DEMO_NAME, load_registry

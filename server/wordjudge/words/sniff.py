@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import codecs
 
-from wordjudge.base.messages import Message
+from wordjudge.base.errors import Message
 
 GZIP_MAGIC = b"\x1f\x8b"
 SQLITE_MAGIC = b"SQLite format 3\x00"  # the first 16 bytes of every SQLite 3 database file

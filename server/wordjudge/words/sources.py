@@ -20,8 +20,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from wordjudge.base.errors import InvalidInput, WordListError
-from wordjudge.base.messages import Message
+from wordjudge.base.errors import InvalidInput, Message, WordListError
 from wordjudge.words.editions import Registry, load_registry
 from wordjudge.words.kwg import MAX_KWG_BYTES, parse_kwg
 from wordjudge.words.sniff import SQLITE_MAGIC, looks_like_kwg

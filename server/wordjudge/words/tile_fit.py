@@ -28,8 +28,7 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from wordjudge.base.errors import WordListError
-from wordjudge.base.messages import Message
+from wordjudge.base.errors import Message, WordListError
 from wordjudge.words.tiles import BUILTIN, TileSet
 
 # -- the built-in sets' bags -------------------------------------------------------------------------------

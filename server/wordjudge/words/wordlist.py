@@ -38,8 +38,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from wordjudge.base.errors import InvalidInput, WordListError
-from wordjudge.base.messages import Message
+from wordjudge.base.errors import InvalidInput, Message, WordListError
 
 if TYPE_CHECKING:
     from wordjudge.words.tiles import TileSet

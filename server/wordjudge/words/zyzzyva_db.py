@@ -20,8 +20,7 @@ import sqlite3
 from contextlib import closing
 from pathlib import Path
 
-from wordjudge.base.errors import WordListError
-from wordjudge.base.messages import Message
+from wordjudge.base.errors import Message, WordListError
 from wordjudge.words.sniff import SQLITE_MAGIC, looks_like
 from wordjudge.words.wordlist import (
     MAX_DATABASE_BYTES,

@@ -11,8 +11,7 @@ from fastapi import APIRouter, Query
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 
-from wordjudge.base.errors import Conflict, NotFound
-from wordjudge.base.messages import Message
+from wordjudge.base.errors import Conflict, Message, NotFound
 from wordjudge.base.metrics import CONTENT_TYPE
 from wordjudge.log.chain import Head, HeadMark
 from wordjudge.model.auth import Principal
