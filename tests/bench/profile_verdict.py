@@ -3,14 +3,19 @@
 Run from the repository root (needs ``wrk``, ``taskset`` and ``py-spy`` in the venv; not part of the suite):
 
     .venv/bin/python -m tests.bench.profile_verdict [--seconds 15] [--connections 16] [--server-cores 0]
-        [--save FILE.txt]
+        [--save FILE.txt] [--gil] [--summary FILE.md]
 
 The server is prepared as ``tests.bench.bench_verdict`` prepares it (durable log, 200 kiosks, the rate
 limit counted) and pinned to ``--server-cores``; wrk sends 2-word challenges from the other cores while
 ``py-spy record --format raw`` samples every thread of the server. Each sample of the event loop's thread
 is put in the layer of its innermost frame (from the leaf up) that one of :data:`LAYERS` names; the
 writer thread's samples are counted apart (they run beside the loop, on the same core when pinned to one).
-Prints a table of the loop's time per layer, and the busiest functions (self time).
+Prints a table of the loop's time per layer, and the busiest functions of the loop and of the writer (self
+time); ``--summary`` also writes them to a file (``tests.bench.verdict_pairs --profile`` puts it in the bench
+page). With ``--gil``, only the thread holding the interpreter's lock is sampled: the samples are then the
+interpreter's work, which the loop and the writer take in turn, not a thread's waits (in SQLite, an fsync,
+or for the lock itself). Markers name a function and its file, not its folder, so that a module moved
+between layers is still found.
 """
 
 from __future__ import annotations
@@ -33,13 +38,13 @@ from .verdict_postgres import cluster
 
 # (layer, markers): a sample belongs to the layer of its innermost frame that holds a marker ("function (file").
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("auth (device token)", ("authenticate (wordjudge/deps.py", "wordjudge/devices.py")),
+    ("auth (device token)", ("authenticate (", "/devices.py:")),
     ("rate limit", ("spend_challenge", "refund_challenge")),
-    ("lexicon (normalise + lookup)", ("checked_words", "lookup (wordjudge/profile.py")),
-    ("record building (entry, consequence)", ("challenge (wordjudge/adjudication.py",)),
-    ("hand-off to the writer / wake-up", ("append (wordjudge/audit.py", "_resolve_all", "_enqueue")),
-    ("answer: record view + JSON", ("appended_response (wordjudge/web/answers_records.py", "render (", "JSONResponse")),
-    ("metrics + adjudication log line", ("_answered (wordjudge/challenges.py",)),
+    ("lexicon (normalise + lookup)", ("checked_words", "lookup (wordjudge/words/profile.py")),
+    ("record building (entry, consequence)", ("/adjudication.py:",)),
+    ("hand-off to the writer / wake-up", ("AuditLog.append (", "_resolve_all", "_enqueue")),
+    ("answer: record view + JSON", ("appended_response (", "render (", "JSONResponse")),
+    ("metrics + adjudication log line", ("ChallengeService._answered (",)),
     (
         "body parsing + validation",
         (
@@ -49,8 +54,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "json (starlette",
             "validate_python",
             "_validate_value",
-            "_challenge (wordjudge/fast_challenge.py",
-            "_body (wordjudge/fast_challenge.py",
+            "_challenge (wordjudge/web/fast_challenge.py",
+            "_body (wordjudge/web/fast_challenge.py",
         ),
     ),
     (
@@ -70,8 +75,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     (
         "middleware (transport checks, headers, error handling)",
         (
-            "wordjudge/transport.py",
-            "wordjudge/app.py",
+            "/transport.py:",
+            "SecurityHeaders",
             "starlette/middleware",
             "fastapi/_body_limit",
             "fastapi/telemetry",
@@ -81,7 +86,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("HTTP (uvicorn, httptools)", ("uvicorn/protocols",)),
     ("event loop (uvloop's C code: sockets, callbacks) + other", ("",)),
 ]
-WRITER_MARKERS = ("_run (wordjudge/audit.py",)
+_RATE = 250  # samples a second
+WRITER_THREAD = "wordjudge-audit-writer"  # the writer's thread name, first in each of its stacks
 
 
 def _layer(frames: list[str]) -> str:
@@ -93,10 +99,14 @@ def _layer(frames: list[str]) -> str:
     return LAYERS[-1][0]
 
 
-def parse(raw: str) -> tuple[collections.Counter[str], int, int, collections.Counter[str], int]:
-    """The loop's samples per layer and in all, the writer's, the loop's self time per function, the idle ones."""
+def parse(
+    raw: str,
+) -> tuple[collections.Counter[str], int, int, collections.Counter[str], int, collections.Counter[str]]:
+    """The loop's samples per layer and in all, the writer's, the loop's self time per function, the idle ones, and
+    the writer's self time per function."""
     layers: collections.Counter[str] = collections.Counter()
     functions: collections.Counter[str] = collections.Counter()
+    writer_functions: collections.Counter[str] = collections.Counter()
     loop = writer = idle = 0
     for line in raw.splitlines():
         stack, _, count_text = line.rpartition(" ")
@@ -104,8 +114,9 @@ def parse(raw: str) -> tuple[collections.Counter[str], int, int, collections.Cou
             continue
         count = int(count_text)
         frames = stack.split(";")
-        if any(marker in frame for frame in frames for marker in WRITER_MARKERS):
+        if WRITER_THREAD in frames[0]:
             writer += count
+            writer_functions[frames[-1]] += count
             continue
         if not any("uvicorn" in frame or "asyncio" in frame or "uvloop" in frame for frame in frames):
             continue  # another thread (the event-file watcher's worker, py-spy's own view of idle threads)
@@ -114,7 +125,7 @@ def parse(raw: str) -> tuple[collections.Counter[str], int, int, collections.Cou
             idle += count
         functions[frames[-1]] += count
         layers[_layer(frames)] += count
-    return layers, loop, writer, functions, idle
+    return layers, loop, writer, functions, idle, writer_functions
 
 
 def main() -> None:
@@ -124,6 +135,10 @@ def main() -> None:
     parser.add_argument("--server-cores", default="0")
     parser.add_argument("--load-cores", default="1")
     parser.add_argument("--save", type=Path, help="keep py-spy's raw samples in this file")
+    parser.add_argument("--summary", type=Path, help="also write the tables (Markdown) to this file")
+    parser.add_argument(
+        "--gil", action="store_true", help="sample only the thread holding the interpreter's lock (its work, not waits)"
+    )
     parser.add_argument(
         "--state",
         choices=("sqlite", "postgresql", "standby"),
@@ -168,7 +183,8 @@ def main() -> None:
                     "--format",
                     "raw",
                     "--rate",
-                    "250",
+                    str(_RATE),
+                    *(["--gil"] if args.gil else []),
                     "--threads",
                     "--duration",
                     str(args.seconds),
@@ -188,21 +204,33 @@ def main() -> None:
             )
             sampler.wait(timeout=args.seconds + 30)
         rate = next(line for line in done.stdout.splitlines() if "Requests/sec" in line).split()[-1]
-        layers, loop, writer, functions, idle = parse(raw_file.read_text())
+        layers, loop, writer, functions, idle, writer_functions = parse(raw_file.read_text())
     finally:
         shutil.rmtree(work, ignore_errors=True)
     busy = loop - idle
-    print(f"wrk -c{args.connections}: {rate} verdicts/s; server on core(s) {args.server_cores}; load {load:.2f}")
-    print(f"event loop: {loop} samples ({idle} idle); writer thread: {writer} samples\n")
-    print("| layer (event loop thread) | share of the loop's busy samples |")
-    print("|---|---|")
+    possible = args.seconds * _RATE
+    mode = "samples holding the interpreter's lock (py-spy --gil)" if args.gil else "samples of running threads"
+    lines = [
+        f"wrk -c{args.connections}: {rate} verdicts/s; server on core(s) {args.server_cores}, wrk on core(s) "
+        f"{args.load_cores}; load {load:.2f}; {args.seconds} s at {_RATE} samples a second, {mode}",
+        "",
+        f"Event loop thread: {loop} samples ({loop / possible:.0%} of the run; {idle} idle); audit writer thread: "
+        f"{writer} samples ({writer / possible:.0%} of the run).",
+        "",
+        "| layer (event loop thread) | share of the loop's busy samples |",
+        "|---|---|",
+    ]
     for layer, _ in LAYERS:
         count = layers[layer] - (idle if layer.startswith("event loop") else 0)
-        print(f"| {layer} | {count / busy:.1%} |")
-    print(f"| audit writer thread (beside the loop) | {writer / busy:.1%} of the loop's busy samples |")
-    print("\nBusiest functions (self samples, event loop thread):")
-    for function, count in functions.most_common(25):
-        print(f"  {count / busy:6.1%}  {function}")
+        lines.append(f"| {layer} | {count / max(busy, 1):.1%} |")
+    lines += ["", "Busiest functions (self samples, event loop thread):", "", "```"]
+    lines += [f"{count / max(busy, 1):6.1%}  {function}" for function, count in functions.most_common(15)]
+    lines += ["```", "", "Busiest functions (self samples, audit writer thread):", "", "```"]
+    lines += [f"{count / max(writer, 1):6.1%}  {function}" for function, count in writer_functions.most_common(10)]
+    lines.append("```")
+    print("\n".join(lines))
+    if args.summary:
+        args.summary.write_text("\n".join(lines) + "\n", "utf-8")
 
 
 if __name__ == "__main__":
