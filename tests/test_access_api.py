@@ -210,9 +210,9 @@ PUBLIC_PAGES = [
     "/td",
     "/docket",
     "/sw.js",
-    "/static/app.css",
-    "/static/status.js",
-    "/static/kiosk.js",
+    "/static/shared/app.css",
+    "/static/status/status.js",
+    "/static/kiosk/kiosk.js",
     "/docs",
     "/docs-files/swagger-ui-bundle.js",
     "/openapi.json",
@@ -435,7 +435,7 @@ def test_the_challenge_rate_limit_refuses_new_challenges_but_answers_retries(
 
 
 def test_security_headers_on_pages_api_and_errors(client: TestClient) -> None:
-    for path in ("/", "/api/health", "/api/challenges", "/static/app.css", "/nowhere"):
+    for path in ("/", "/api/health", "/api/challenges", "/static/shared/app.css", "/nowhere"):
         headers = client.get(path).headers
         assert "script-src 'self';" in headers["content-security-policy"], path
         assert "frame-ancestors 'none'" in headers["content-security-policy"]

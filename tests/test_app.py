@@ -16,7 +16,7 @@ from wordjudge.base.errors import InvalidInput, LexiconIntegrityError, NotFound,
 from wordjudge.service.resources import Resources
 from wordjudge.service.settings import Settings
 from wordjudge.web.app import create_app
-from wordjudge.web.pages import SHELL_PAGES, WEB_DIR, asset_version, service_worker, web_files
+from wordjudge.web.pages import SERVICE_WORKER, SHELL_PAGES, WEB_DIR, asset_version, service_worker, web_files
 from wordjudge.words.lexicon import TRIE_FILE
 
 from .browser import serving
@@ -43,10 +43,10 @@ def test_health_reports_the_demo_lexicon(client: TestClient) -> None:
 def test_status_page_and_its_files_are_served(client: TestClient) -> None:
     page = client.get("/")
     assert page.status_code == 200
-    assert f"/static/{asset_version()}/status.js" in page.text
+    assert f"/static/{asset_version()}/status/status.js" in page.text
     assert 'id="demo-banner"' in page.text
-    assert client.get("/static/app.css").headers["content-type"].startswith("text/css")
-    assert "javascript" in client.get("/static/status.js").headers["content-type"]
+    assert client.get("/static/shared/app.css").headers["content-type"].startswith("text/css")
+    assert "javascript" in client.get("/static/status/status.js").headers["content-type"]
 
 
 @pytest.mark.parametrize("path", ["/", "/kiosk", "/runner", "/td", "/docket"])
@@ -65,8 +65,8 @@ def test_pages_name_their_files_by_version_and_are_never_cached(client: TestClie
 
 def test_an_old_version_is_not_served_and_a_plain_file_is_revalidated(client: TestClient) -> None:
     # After an upgrade a cached module must never be paired with the new page: the old version's URL is gone.
-    assert client.get("/static/0123456789abcdef/kiosk.js").status_code == 404
-    assert client.get("/static/kiosk.js").headers["cache-control"] == "no-cache"
+    assert client.get("/static/0123456789abcdef/kiosk/kiosk.js").status_code == 404
+    assert client.get("/static/kiosk/kiosk.js").headers["cache-control"] == "no-cache"
 
 
 def test_the_asset_version_changes_with_any_client_file(tmp_path: Path) -> None:
@@ -81,12 +81,13 @@ def test_the_asset_version_changes_with_any_client_file(tmp_path: Path) -> None:
 
 
 def test_the_asset_version_covers_client_files_in_subfolders(tmp_path: Path) -> None:
-    (tmp_path / "sw.js").write_text("/* the worker */")
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "shared" / "sw.js").write_text("/* the worker */")
     (tmp_path / "kiosk.js").write_text("/* kiosk */")
     (tmp_path / "locales").mkdir()
     (tmp_path / "locales" / "extra.js").write_text("/* a translation */")
     before = asset_version(tmp_path)
-    assert web_files(tmp_path) == ["kiosk.js", "locales/extra.js", "sw.js"]
+    assert web_files(tmp_path) == ["kiosk.js", "locales/extra.js", "shared/sw.js"]
     (tmp_path / "locales" / "extra.js").write_text("/* another translation */")
     assert asset_version(tmp_path) != before  # a device must not keep an old translation with new code
     assert '"/static/v1/locales/extra.js"' in service_worker(tmp_path, "v1")
@@ -111,13 +112,17 @@ def test_the_service_worker_is_served_from_the_root_with_every_file_of_this_vers
     files = worker_constant(script, "FILES")
     # Every client file of this version, listed from the folder (not by hand), pages aside (cached as SHELLS).
     assert files == [f"/static/{version}/{name}" for name in web_files() if not name.endswith(".html")]
-    assert {f"/static/{version}/kiosk.js", f"/static/{version}/offline.js", f"/static/{version}/app.css"} <= set(files)
+    assert {
+        f"/static/{version}/kiosk/kiosk.js",
+        f"/static/{version}/shared/offline.js",
+        f"/static/{version}/shared/app.css",
+    } <= set(files)
     assert not [url for url in files if "/api/" in url]
     for url in [*files, *worker_constant(script, "SHELLS")]:  # the install fetches them all: none may fail
         assert client.get(url).status_code == 200, url
-    assert script.endswith((WEB_DIR / "sw.js").read_text())
+    assert script.endswith((WEB_DIR / SERVICE_WORKER).read_text())
     for page in SHELL_PAGES:  # each shell registers the worker
-        assert f'src="/static/{version}/offline.js"' in client.get(page).text
+        assert f'src="/static/{version}/shared/offline.js"' in client.get(page).text
 
 
 def test_openapi_docs_are_served(client: TestClient) -> None:
@@ -224,9 +229,9 @@ def test_every_wordjudge_error_maps_to_a_client_or_service_status() -> None:
 @pytest.mark.live
 def test_wordjudge_serve_answers_health_over_http(data_dir: Path, live_server: StartServer) -> None:
     server = live_server(data_dir, "--log-level", "info")
-    response = httpx.get(f"{server.base}/api/health", timeout=2)
+    response = httpx.get(f"{server.base}/api/health", timeout=30)
     assert response.json()["lexicons"][0]["edition"] == "matches ENABLE (172,820 words)"
-    assert httpx.get(f"{server.base}/", timeout=2).status_code == 200
+    assert httpx.get(f"{server.base}/", timeout=30).status_code == 200
     output = server.stop()
     assert "division Open: DEMO: matches ENABLE (172,820 words), fingerprint b819e7b67f8f, rule five-per-word" in output
 

@@ -22,6 +22,7 @@ from wordjudge.model.input_rules import RequestId, check_note, served
 from wordjudge.model.records import check_request_id
 from wordjudge.storage.access_db import check_name
 from wordjudge.words.tiles import TileError, builtin, shown_word
+from wordjudge.words.wordlist import normalise
 
 JS_TESTS = Path(__file__).resolve().parent / "js"
 
@@ -39,10 +40,35 @@ def test_the_client_modules_pass_their_node_tests() -> None:
         "WORDJUDGE_INPUT_RULES_NAMED": json.dumps(served("names")),
         "WORDJUDGE_PROOF_VECTOR": _proof_vector(),
         "WORDJUDGE_TILE_CASES": _tile_cases(),
+        "WORDJUDGE_NORMAL_CASES": json.dumps([[typed, normalise(typed)] for typed in NORMAL_CASES], ensure_ascii=False),
     }
     run = subprocess.run([node, "--test", *tests], env=env, capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stdout + run.stderr
     assert "# fail 0" in run.stdout, run.stdout
+
+
+# Typed text whose normal form (NFC, upper case, NFC again) the clients must write as the server does
+# (tests/js/words.test.mjs): the client's one normalise (kiosk/shared/words.js) against the server's, case by case.
+# Upper-casing decomposes some letters (the Greek with dialytika and tonos, a long s with dots) and expands others
+# (sharp s, ligatures, iota subscript); an NFC left out on either side gives another text for these.
+NORMAL_CASES = [
+    "qi za",
+    "e\u0301te\u0301",  # decomposed: composed by the first NFC
+    "\u0390",  # ΐ: upper case decomposes it, the second NFC composes it again
+    "\u03b0",  # ΰ: likewise
+    "\u1e9b\u0323",  # ẛ̣: long s with dot above and dot below
+    "\u01f0",  # ǰ: upper case has no composed form (J, caron)
+    "\u00df",  # ß: SS
+    "\ufb01",  # ﬁ: FI
+    "\u1fb3",  # alpha with ypogegrammeni: capital alpha and iota
+    "\u0131",  # dotless i: I
+    "\u03c2",  # final sigma: Σ
+    "\u212b",  # the Angstrom sign: Å
+    "n\u0303andu",  # ñ typed as n and a combining tilde
+    "col\u0140legi",  # Catalan ŀ
+    "\u0175",  # Welsh ŵ
+    "\u01c6",  # the digraph ǆ
+]
 
 
 # Typed words and the tile sets they are read with: the kiosk must read each as the server does (tests/js/tiles.test.mjs).

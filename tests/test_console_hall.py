@@ -33,7 +33,7 @@ A4_POINTS = (595, 842)  # 210 x 297 mm
 DPI = 150  # an office printer's draft; the codes are 44 mm wide
 MM = 72 / 25.4  # points a millimetre
 SIZES = {"1440x900": (1440, 900), "1280x720": (1280, 720)}
-REFRESHED = 12_000  # ms: lists refresh every 5 s (td-live.js REFRESH_MS), on a machine that may be slow
+REFRESHED = 12_000  # ms: lists refresh every 5 s (kiosk/console/live.js REFRESH_MS), on a machine that may be slow
 
 
 @pytest.fixture
@@ -171,7 +171,7 @@ def test_new_feed_rows_are_marked_and_those_out_of_sight_are_counted_until_seen(
     row = page.locator(f"tr.record[data-id='{new}']")
     expect(row).to_have_class(re.compile(r"\bfresh\b"))
     expect(page.locator("#unseen-count")).to_be_hidden()
-    expect(row).not_to_have_class(re.compile(r"\bfresh\b"), timeout=12_000)
+    expect(row).not_to_have_class(re.compile(r"\bfresh\b"))
     # The TD has scrolled down the list: new records are counted until they are brought into sight.
     page.evaluate("window.scrollTo(0, document.documentElement.scrollHeight)")
     later = [send(server, kiosk, "qat", table=42), send(server, kiosk, "za", table=43)]
@@ -229,7 +229,7 @@ def card_crops(pdf: Path, names: list[str]) -> dict[str, str]:
     """Each device's card on the printed sheet, read back: the text of the QR code printed beside its name.
 
     pdftotext finds each name on the paper; the QR code is the square to its left on the same card
-    (td-print.css: 4 mm padding, a 44 mm code, 3 mm gap), cut out at :data:`DPI` by pdftoppm and read by zbarimg.
+    (kiosk/console/print.css: 4 mm padding, a 44 mm code, 3 mm gap), cut out at :data:`DPI` by pdftoppm and read by zbarimg.
     """
     pdftotext, pdftoppm, zbarimg = (
         tool(t, p)

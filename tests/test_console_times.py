@@ -47,7 +47,8 @@ def test_a_clock_records_times_are_shown_as_the_console_shows_times(browser: Bro
     page.locator("#tab-feed").click()
     expect(page.locator("tr.record")).to_have_count(2)
     shown = [
-        page.evaluate("(iso) => import('/static/strings.js').then((m) => m.formatDate(iso))", t) for t in (READ, DUE)
+        page.evaluate("(iso) => import('/static/shared/strings.js').then((m) => m.formatDate(iso))", t)
+        for t in (READ, DUE)
     ]
     row = page.locator("tr.record.change[data-id='2'] .change-what")
     expect(row).to_contain_text("the clock of hall-a was set back by 59 min 59 s")

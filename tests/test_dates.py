@@ -45,7 +45,7 @@ def _node(script: str) -> Any:
     node = shutil.which("node")
     if node is None:
         pytest.skip("node is missing: apt-get install nodejs")
-    module = f"import * as i18n from {json.dumps((KIOSK / 'i18n.js').as_uri())};\n{script}"
+    module = f"import * as i18n from {json.dumps((KIOSK / 'shared' / 'i18n.js').as_uri())};\n{script}"
     run = subprocess.run(
         [node, "--input-type=module", "-e", module],
         env={**os.environ, "TZ": "UTC"},

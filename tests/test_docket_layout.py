@@ -87,7 +87,7 @@ def _fact(page: Page, label_key: str) -> str:
                 const dt = [...document.querySelectorAll('.docket dt')].find((e) => e.textContent === label);
                 return dt ? dt.nextElementSibling.textContent : null;
             }""",
-            page.evaluate("(key) => import('/static/strings.js').then((m) => m.t(key))", label_key),
+            page.evaluate("(key) => import('/static/shared/strings.js').then((m) => m.t(key))", label_key),
         )
     )
 

@@ -40,9 +40,9 @@ def test_one_naming_scheme_the_cli_and_the_sheet_give_the_same_names() -> None:
     assert pairing.default_device_name(Role.KIOSK, 10) == "kiosk-10"
     assert pairing.default_device_name(Role.RUNNER, 3) == "handheld-03"  # the screens' word for the device
     assert pairing.default_device_name(Role.KIOSK, 100) == "kiosk-100"
-    # The console's sheet names its range the same way (kiosk/device-names.js, which td-pairing.js uses).
+    # The console's sheet names its range the same way (kiosk/console/device-names.js, which its pairing.js uses).
     script = (
-        "import('./kiosk/device-names.js').then(m => console.log(JSON.stringify("
+        "import('./kiosk/console/device-names.js').then(m => console.log(JSON.stringify("
         "[m.hallNames(m.DEVICE_PREFIX.kiosk, '1', '10'), m.hallNames(m.DEVICE_PREFIX.runner, '9', '10'),"
         " m.hallNames('kiosk-', '99', '100')])))"
     )

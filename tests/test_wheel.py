@@ -10,6 +10,7 @@ of the tree and serve ``/kiosk`` and what the page loads.
 
 from __future__ import annotations
 
+import posixpath
 import re
 import shutil
 import subprocess
@@ -26,7 +27,8 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGED = {"server/wordjudge": "", "kiosk": "kiosk", "lexicons": "lexicons"}  # tree folder: folder in the package
 SHIPPED = re.compile(r"\.(py|html|js|css|svg|json|toml|md|txt\.gz)$|py\.typed$")
 _LOADED = re.compile(r'(?:src|href)="(/static/[\w./-]+\.(?:js|css))"')
-_IMPORTED = re.compile(r"""(?:from|import)\s*\(?\s*["']\./([\w./-]+\.js)["']""")
+# A module's relative imports: its own folder's (./) and shared/'s (../shared/), resolved from the module's URL.
+_IMPORTED = re.compile(r"""(?:from|import)\s*\(?\s*["'](\.{1,2}/[\w./-]+\.js)["']""")
 
 pytestmark = pytest.mark.live
 
@@ -141,9 +143,13 @@ def test_the_installed_wheel_serves_the_kiosk_and_what_it_loads(installed: Path,
                 assert answer.status_code == 200, f"{shell}: {path} {answer.status_code}"
                 folder = path.rsplit("/", 1)[0]
                 waiting += (
-                    [f"{folder}/{name}" for name in _IMPORTED.findall(answer.text)] if path.endswith(".js") else []
+                    [posixpath.normpath(f"{folder}/{name}") for name in _IMPORTED.findall(answer.text)]
+                    if path.endswith(".js")
+                    else []
                 )
             assert len(seen) > 5, seen  # the kiosk's modules, not only its first script
+            # No page names api.js: reached only through a program's import of ../shared/, followed and served.
+            assert any(path.endswith("/shared/api.js") for path in seen), seen
     finally:
         server.terminate()
         server.communicate(timeout=30)

@@ -1,9 +1,9 @@
-// Which server a device page may talk to before it proves itself (kiosk/follow.js): the page's own origin is
+// Which server a device page may talk to before it proves itself (kiosk/shared/follow.js): the page's own origin is
 // trusted without a proof only while no phone could have taken its address.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { firstServer, originMustProve, startingServer, unprovenConnection } from "../../kiosk/follow.js";
+import { firstServer, originMustProve, startingServer, unprovenConnection } from "../../kiosk/shared/follow.js";
 
 const page = { inHall: true, strayed: false, originFailed: false, hasSecret: true };
 

@@ -1,4 +1,4 @@
-// Unit tests of the catalogue formatter (kiosk/i18n.js) and the pages' text table (kiosk/texts.js) with
+// Unit tests of the catalogue formatter (kiosk/shared/i18n.js) and the pages' text table (kiosk/shared/texts.js) with
 // node:test, on the shipped catalogues: placeholders, plurals, the pseudo-language, numbers and dates.
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -15,8 +15,8 @@ import {
   pseudoCatalogue,
   speakable,
   translator,
-} from "../../kiosk/i18n.js";
-import { buildStrings } from "../../kiosk/texts.js";
+} from "../../kiosk/shared/i18n.js";
+import { buildStrings } from "../../kiosk/shared/texts.js";
 
 const read = (lang) => JSON.parse(readFileSync(new URL(`../../kiosk/locales/${lang}.json`, import.meta.url), "utf8"));
 const EN = read("en");

@@ -1,9 +1,9 @@
-// The hall proof's client side (kiosk/proof.js): SHA-256 and HMAC-SHA256 against the standards' vectors, and a
+// The hall proof's client side (kiosk/shared/proof.js): SHA-256 and HMAC-SHA256 against the standards' vectors, and a
 // proof the server made (wordjudge.hall_proof, passed in by tests/test_client_modules.py) checked as a device does.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { hex, hintOf, hmacSha256, proofMac, proves, sha256 } from "../../kiosk/proof.js";
+import { hex, hintOf, hmacSha256, proofMac, proves, sha256 } from "../../kiosk/shared/proof.js";
 
 const text = (s) => new TextEncoder().encode(s);
 

@@ -1,4 +1,4 @@
-// Unit tests of the kiosk's tile reading (kiosk/tiles.js) with node:test: every typed word of the cases is read
+// Unit tests of the kiosk's tile reading (kiosk/shared/tiles.js) with node:test: every typed word of the cases is read
 // into the tiles the server reads it into (tests/test_client_modules.py passes the server's readings in
 // WORDJUDGE_TILE_CASES), so that the boxes a kiosk shows are the tiles the server judges.
 import assert from "node:assert/strict";
@@ -14,7 +14,7 @@ import {
   tileCount,
   tilings,
   typeable,
-} from "../../kiosk/tiles.js";
+} from "../../kiosk/shared/tiles.js";
 
 const cases = JSON.parse(process.env.WORDJUDGE_TILE_CASES ?? "null");
 assert.ok(cases?.length, "WORDJUDGE_TILE_CASES must hold the server's readings (run through pytest)");

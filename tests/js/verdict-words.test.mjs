@@ -1,13 +1,13 @@
-// Unit tests of the one module that says a verdict in words (kiosk/verdict-words.js) and of how a record stands
-// in its challenge (kiosk/standing.js), with node:test, on the shipped catalogues.
+// Unit tests of the one module that says a verdict in words (kiosk/shared/verdict-words.js) and of how a record stands
+// in its challenge (kiosk/shared/standing.js), with node:test, on the shipped catalogues.
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
 
-import { merged, translator } from "../../kiosk/i18n.js";
-import { standingNote } from "../../kiosk/standing.js";
-import { buildStrings } from "../../kiosk/texts.js";
-import { decidedBy, verdictMark, verdictText, verdictWord } from "../../kiosk/verdict-words.js";
+import { merged, translator } from "../../kiosk/shared/i18n.js";
+import { standingNote } from "../../kiosk/shared/standing.js";
+import { buildStrings } from "../../kiosk/shared/texts.js";
+import { decidedBy, verdictMark, verdictText, verdictWord } from "../../kiosk/shared/verdict-words.js";
 
 const read = (lang) => JSON.parse(readFileSync(new URL(`../../kiosk/locales/${lang}.json`, import.meta.url), "utf8"));
 const EN = read("en");

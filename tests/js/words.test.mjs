@@ -1,4 +1,4 @@
-// Unit tests of the kiosk's pure input module (kiosk/words.js) with node:test, against the rules the
+// Unit tests of the kiosk's pure input module (kiosk/shared/words.js) with node:test, against the rules the
 // server serves (tests/test_client_modules.py passes them in WORDJUDGE_INPUT_RULES).
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -12,7 +12,7 @@ import {
   repeats,
   splitWords,
   tooShort,
-} from "../../kiosk/words.js";
+} from "../../kiosk/shared/words.js";
 
 const rules = JSON.parse(process.env.WORDJUDGE_INPUT_RULES ?? "null");
 assert.ok(rules, "WORDJUDGE_INPUT_RULES must hold the server's input_rules (run through pytest)");
@@ -24,6 +24,14 @@ test("words are split on spaces, commas and new lines, and upper-cased in NFC", 
   assert.deepEqual(splitWords("qi, za\njo  "), ["QI", "ZA", "JO"]);
   assert.equal(normalise("e\u0301te\u0301"), "\u00c9T\u00c9");
   assert.equal(normalise("\u0390"), "\u03aa\u0301"); // upper case decomposes it: the second NFC, as the server's
+});
+
+test("the normal form is the server's, case by case", () => {
+  // WORDJUDGE_NORMAL_CASES: typed texts and the server's normal form of each (wordjudge.words.wordlist.normalise).
+  const cases = JSON.parse(process.env.WORDJUDGE_NORMAL_CASES ?? "null");
+  assert.ok(cases?.length, "WORDJUDGE_NORMAL_CASES must hold the server's normal forms (run through pytest)");
+  for (const [typed, server] of cases) assert.equal(normalise(typed), server, JSON.stringify(typed));
+  assert.ok(cases.some(([typed, server]) => typed.normalize("NFC").toUpperCase() !== server)); // the second NFC matters
 });
 
 test("a character outside the alphabet is refused as typed, naming it", () => {

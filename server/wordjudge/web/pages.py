@@ -7,7 +7,12 @@ names the new version, so a device can never run new HTML with old cached module
 The modules import each other by relative path, so they stay within the version their page named.
 Plain ``/static/<file>`` (links from elsewhere) is served too, revalidated on every use.
 
-``/sw.js`` is the offline shell's service worker (``kiosk/sw.js``, served from the root so that its
+The files lie in a folder per program (``kiosk/``, ``runner/``, ``docket/``, ``console/``, ``status/``) and one
+for what several programs share (``shared/``, which imports nothing of a program's), under the ``wordjudge.kiosk``
+package; the catalogues (``locales/``) beside them, read by the server too (wordjudge.base.messages). A page's
+address is its program's (``/kiosk``, ``/td``...), never its file's: the folders can change, the addresses not.
+
+``/sw.js`` is the offline shell's service worker (``kiosk/shared/sw.js``, served from the root so that its
 scope covers the pages), headed by the asset version and the list of every client file of that
 version: the kiosk, the handheld and the docket keep their page and files in one cache per version,
 and open from it when the server cannot be reached. A new version is a new worker, which replaces
@@ -44,18 +49,19 @@ from wordjudge.hall.certs import HallFiles, read_cert
 WEB_DIR = Path(str(package_files.files("wordjudge.kiosk")))
 WEB_SUFFIXES = {".html", ".js", ".css", ".svg", ".png", ".ico", ".json"}  # .json: locales/<lang>.json
 PAGES = {
-    "/": "index.html",
-    "/kiosk": "kiosk.html",
-    "/runner": "runner.html",
-    "/td": "td.html",
-    "/docket": "docket.html",
+    "/": "status/status.html",
+    "/kiosk": "kiosk/kiosk.html",
+    "/runner": "runner/runner.html",
+    "/td": "console/console.html",
+    "/docket": "docket/docket.html",
 }
 # A versioned file never changes under its URL: a year, and no revalidation.
 _IMMUTABLE = "public, max-age=31536000, immutable"
 _REVALIDATE = "no-cache"
 # The pages that open offline from the service worker's cache (the console and the status page do not).
 SHELL_PAGES = ("/kiosk", "/runner", "/docket")
-SERVICE_WORKER = "sw.js"
+SERVICE_WORKER = "shared/sw.js"  # served as /sw.js: a worker's scope is its own folder, and it must cover the pages
+WORKER_PATH = "/sw.js"  # offline.js registers it there
 # Never cached: a device must not come back from a restart (or an upgrade) with an old page.
 _PAGE_HEADERS = {"Cache-Control": "no-store"}
 # The worker is checked at every page load: a new version must reach the devices at once.
@@ -99,7 +105,7 @@ def mount_web(app: FastAPI, folder: Path = WEB_DIR) -> str:
         page = (folder / name).read_text("utf-8").replace('"/static/', f'"/static/{version}/')
         app.add_api_route(path, _page(page), include_in_schema=False, response_class=HTMLResponse)
     worker = service_worker(folder, version)
-    app.add_api_route(f"/{SERVICE_WORKER}", _worker(worker), include_in_schema=False)
+    app.add_api_route(WORKER_PATH, _worker(worker), include_in_schema=False)
     # The versioned mount first: the plain one would take /static/<version>/... as a file path.
     app.mount(f"/static/{version}", _WebFiles(directory=folder, cache_control=_IMMUTABLE))
     app.mount("/static", _WebFiles(directory=folder, cache_control=_REVALIDATE), name="static")

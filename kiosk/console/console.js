@@ -3,10 +3,10 @@
 // event settings and the after-event summary. The server checks every request; this page only
 // shows what a signed-in TD may do.
 
-import { h } from "./api.js";
-import { STRINGS } from "./strings.js";
-import { accountsView, eventView, summaryView } from "./td-admin.js";
-import { call, learnServers, problem, ruleText, session, table, timesShown, when } from "./td-common.js";
+import { h } from "../shared/api.js";
+import { STRINGS } from "../shared/strings.js";
+import { accountsView, eventView, summaryView } from "./admin.js";
+import { call, learnServers, problem, ruleText, session, table, timesShown, when } from "./common.js";
 import {
   REFRESH_MS,
   checkRulings,
@@ -17,13 +17,13 @@ import {
   rulingQueue,
   stopWatchingRulings,
   watchRulings,
-} from "./td-live.js";
-import { installKeys, privacyButton, privacyNote } from "./td-keys.js";
-import { enrolView, hallView, codesView, repairButton } from "./td-pairing.js";
-import { printView } from "./td-print.js";
-import { showRecord } from "./td-record.js";
-import { feedView } from "./td-records.js";
-import { unverifiedBadges } from "./ui.js";
+} from "./live.js";
+import { installKeys, privacyButton, privacyNote } from "./keys.js";
+import { enrolView, hallView, codesView, repairButton } from "./pairing.js";
+import { printView } from "./print.js";
+import { showRecord } from "./record.js";
+import { feedView } from "./records.js";
+import { unverifiedBadges } from "../shared/ui.js";
 
 const C = STRINGS.console;
 const app = document.getElementById("app");
@@ -141,7 +141,7 @@ function showConsole(tab = state.tab) {
 }
 
 // "/" from any tab: the live feed's search box (a docket's number or QR code, words, a table); a scan begun
-// outside it (td-keys.js): the box holding what came of it, the caret after it for the scanner's next keys.
+// outside it (console/keys.js): the box holding what came of it, the caret after it for the scanner's next keys.
 function toSearch(text) {
   if (!state.me) return false;
   if (state.tab !== "feed") showConsole("feed");

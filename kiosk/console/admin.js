@@ -1,8 +1,8 @@
-// The TD console's set-up views: TD accounts, event settings, and the summary (pairing: td-pairing.js).
+// The TD console's set-up views: TD accounts, event settings, and the summary (pairing: console/pairing.js).
 
-import { h } from "./api.js";
-import { STRINGS, followLanguage } from "./strings.js";
-import { call, limited, problem, ruleName, ruleText, table, when } from "./td-common.js";
+import { h } from "../shared/api.js";
+import { STRINGS, followLanguage } from "../shared/strings.js";
+import { call, limited, problem, ruleName, ruleText, table, when } from "./common.js";
 
 const C = STRINGS.console;
 const K = C.columns;

@@ -2,10 +2,10 @@
 // its timers and listeners with it. Also what makes a press on a screen deliberate: keys carried over from
 // the screen before never count, the opponent's control wants a hold, and a screen left alone clears.
 
-import { h } from "./api.js";
-import { STRINGS as S } from "./strings.js";
-import { guardTaps } from "./tap-guard.js";
-import { flash } from "./ui.js";
+import { h } from "../shared/api.js";
+import { STRINGS as S } from "../shared/strings.js";
+import { guardTaps } from "../shared/tap-guard.js";
+import { flash } from "../shared/ui.js";
 
 const app = document.getElementById("app");
 const FIT_STEPS = [1, 0.9, 0.8, 0.7, 0.6, 0.5]; // the opponent's words shrink this far to fit, then scroll

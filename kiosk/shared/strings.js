@@ -47,7 +47,7 @@ const OVERRIDE_LANGUAGE = overridden();
 const ASKED = OVERRIDE_LANGUAGE || remembered() || DEFAULT_LANGUAGE;
 
 async function catalogueFile(lang) {
-  const response = await fetch(new URL(`./locales/${lang}.json`, import.meta.url), { cache: "no-cache" });
+  const response = await fetch(new URL(`../locales/${lang}.json`, import.meta.url), { cache: "no-cache" });
   if (!response.ok) throw new Error(`${lang}.json: HTTP ${response.status}`);
   return response.json();
 }

@@ -1,7 +1,7 @@
 // The server status page: what the server serves, from /api/health.
 
-import { STRINGS as S, followLanguage } from "./strings.js";
-import { unverifiedBadges } from "./ui.js";
+import { STRINGS as S, followLanguage } from "../shared/strings.js";
+import { unverifiedBadges } from "../shared/ui.js";
 
 const $ = (selector) => document.querySelector(selector);
 

@@ -5,9 +5,9 @@
 // connection goes again by itself once the server answers; a page opened while the server is away
 // (offline.js) says so and carries on by itself too.
 
-import { api, followFrom, h, newRequestId, proveWith } from "./api.js";
-import { showConnection } from "./connection.js";
-import { STRINGS as S } from "./strings.js";
+import { api, followFrom, h, newRequestId, proveWith } from "../shared/api.js";
+import { showConnection } from "../shared/connection.js";
+import { STRINGS as S } from "../shared/strings.js";
 import {
   asksForTiles,
   countDown,
@@ -29,14 +29,14 @@ import {
   verdictPanel,
   whenServerAnswers,
   wordsField,
-} from "./ui.js";
-import { enrolment, speakTheEventsLanguage } from "./device.js";
-import { refusedOutright, settle } from "./pending.js";
-import { shownTiles } from "./tiles.js";
-import { splitWords } from "./words.js";
-import { guardTaps } from "./tap-guard.js";
-import { leadingVerdict, standingNote } from "./standing.js";
-import { verdictMark, verdictWord } from "./verdict-words.js";
+} from "../shared/ui.js";
+import { enrolment, speakTheEventsLanguage } from "../shared/device.js";
+import { refusedOutright, settle } from "../shared/pending.js";
+import { shownTiles } from "../shared/tiles.js";
+import { splitWords } from "../shared/words.js";
+import { guardTaps } from "../shared/tap-guard.js";
+import { leadingVerdict, standingNote } from "../shared/standing.js";
+import { verdictMark, verdictWord } from "../shared/verdict-words.js";
 
 const DEVICE = enrolment("runner");
 // Another server of the hall proves itself to this device (its token) before it is sent anything (api.js).

@@ -8,13 +8,13 @@
 // out, its height sets the page size (@page), which both the browser's print and a PDF follow. (Chromium
 // ignores "size: 58mm auto": a page without a length gets a fixed one, mostly blank.)
 
-import { api, h, proveWith } from "./api.js";
-import { anyProof, anyToken } from "./device.js";
-import { leadingVerdict, linked, standingNote, superseded } from "./standing.js";
-import { STRINGS as S } from "./strings.js";
-import { unverifiedBadges } from "./ui.js";
-import { storedTiles, tilesMatter } from "./tiles.js";
-import { decidedBy, verdictText, verdictWord, wordsShown } from "./verdict-words.js";
+import { api, h, proveWith } from "../shared/api.js";
+import { anyProof, anyToken } from "../shared/device.js";
+import { leadingVerdict, linked, standingNote, superseded } from "../shared/standing.js";
+import { STRINGS as S } from "../shared/strings.js";
+import { unverifiedBadges } from "../shared/ui.js";
+import { storedTiles, tilesMatter } from "../shared/tiles.js";
+import { decidedBy, verdictText, verdictWord, wordsShown } from "../shared/verdict-words.js";
 
 const SIZES = ["58mm", "80mm", "a6"];
 const PX_PER_MM = 96 / 25.4; // CSS pixels

@@ -3,8 +3,8 @@
 // ruling forms, each answering where it was used with the new record's verdict. Also the final-verdict mark
 // the feed's rows share (a verdict in words: verdict-words.js).
 
-import { h, newRequestId } from "./api.js";
-import { STRINGS } from "./strings.js";
+import { h, newRequestId } from "../shared/api.js";
+import { STRINGS } from "../shared/strings.js";
 import {
   call,
   changeSaid,
@@ -15,8 +15,8 @@ import {
   recordWords,
   timesShown,
   when,
-} from "./td-common.js";
-import { verdictMark, verdictText as said, verdictWord, wordsShown } from "./verdict-words.js";
+} from "./common.js";
+import { verdictMark, verdictText as said, verdictWord, wordsShown } from "../shared/verdict-words.js";
 
 const C = STRINGS.console;
 const K = C.columns;

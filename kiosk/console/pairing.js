@@ -2,10 +2,10 @@
 // each or one for all), a device paired again, every code made listed until the page closes, and the A4
 // sheet they print on (name, code and QR code per device, cut lines).
 
-import { h } from "./api.js";
+import { h } from "../shared/api.js";
 import { DEVICE_PREFIX, hallNames } from "./device-names.js";
-import { STRINGS } from "./strings.js";
-import { call, limited, problem, svg, when } from "./td-common.js";
+import { STRINGS } from "../shared/strings.js";
+import { call, limited, problem, svg, when } from "./common.js";
 
 const C = STRINGS.console;
 const K = C.columns;

@@ -2,14 +2,14 @@
 // how many records match, a search box that takes what a docket gives (its record number, or its QR code
 // as a USB scanner types it: the record opens at once), filters, and the record view beside the list.
 // Per-word results and accepting sources are shown here only; each challenge shows its final verdict.
-// Keys: "/" (td-keys.js) comes to the search box, ↓ and ↑ move through the records, Enter opens one,
+// Keys: "/" (console/keys.js) comes to the search box, ↓ and ↑ move through the records, Enter opens one,
 // Escape closes it.
 
-import { h } from "./api.js";
-import { STRINGS } from "./strings.js";
-import { call, changeSaid, problem, query, readSplits, recordWordBoxes, typedDatePattern, when } from "./td-common.js";
-import { freshRows } from "./td-live.js";
-import { finalVerdict, perWord, showRecord } from "./td-record.js";
+import { h } from "../shared/api.js";
+import { STRINGS } from "../shared/strings.js";
+import { call, changeSaid, problem, query, readSplits, recordWordBoxes, typedDatePattern, when } from "./common.js";
+import { freshRows } from "./live.js";
+import { finalVerdict, perWord, showRecord } from "./record.js";
 
 const C = STRINGS.console;
 const K = C.columns;

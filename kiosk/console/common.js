@@ -1,11 +1,11 @@
 // What the TD console's modules share: requests with the session's CSRF token, tables, times.
 
-import { api, h, hallServers, proveWith } from "./api.js";
-import { proveServer } from "./proof.js";
-import { datePattern, parseDate } from "./i18n.js";
-import { LANGUAGE, STRINGS } from "./strings.js";
-import { recordWord } from "./tile-boxes.js";
-import { wordsShown } from "./verdict-words.js";
+import { api, h, hallServers, proveWith } from "../shared/api.js";
+import { proveServer } from "../shared/proof.js";
+import { datePattern, parseDate } from "../shared/i18n.js";
+import { LANGUAGE, STRINGS } from "../shared/strings.js";
+import { recordWord } from "../shared/tile-boxes.js";
+import { wordsShown } from "../shared/verdict-words.js";
 
 export const session = { csrf: null, proofKey: null };
 // Another server of the hall proves itself to this console's session (its CSRF token's hint, the session's proof

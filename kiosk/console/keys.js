@@ -3,13 +3,13 @@
 // input; "/" comes to the live feed's search box from any tab, and so does a docket's QR code that a USB scanner
 // types while no field has the focus. F9 types nothing, so it works in a field too.
 
-import { h } from "./api.js";
-import { STRINGS } from "./strings.js";
+import { h } from "../shared/api.js";
+import { STRINGS } from "../shared/strings.js";
 
 const C = STRINGS.console;
 export const PRIVACY_KEY = "F9";
 export const IDLE_MS = 60_000;
-// What a docket's QR code starts with (td-records.js reads the rest).
+// What a docket's QR code starts with (console/records.js reads the rest).
 const SCAN_PREFIX = "wordjudge:challenge:";
 
 let idle = null;

@@ -2,10 +2,10 @@
 // and counted in the tab bar), new rows of the live feed (marked until the TD has seen them, those out of
 // sight counted), and lists that refresh themselves while shown.
 
-import { h } from "./api.js";
-import { STRINGS } from "./strings.js";
-import { call, readSplits, recordWordBoxes, when } from "./td-common.js";
-import { verdictWord } from "./verdict-words.js";
+import { h } from "../shared/api.js";
+import { STRINGS } from "../shared/strings.js";
+import { call, readSplits, recordWordBoxes, when } from "./common.js";
+import { verdictWord } from "../shared/verdict-words.js";
 
 const C = STRINGS.console;
 const R = C.rulings;

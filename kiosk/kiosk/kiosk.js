@@ -3,9 +3,9 @@
 // Everything the server enforces (credentials, input rules, rate limit) is enforced there too;
 // this page only makes the protocol easy to follow and hard to get wrong.
 
-import { api, followFrom, h, newRequestId, proveWith } from "./api.js";
-import { showConnection } from "./connection.js";
-import { STRINGS as S } from "./strings.js";
+import { api, followFrom, h, newRequestId, proveWith } from "../shared/api.js";
+import { showConnection } from "../shared/connection.js";
+import { STRINGS as S } from "../shared/strings.js";
 import {
   asksForTiles,
   countDown,
@@ -28,9 +28,9 @@ import {
   verdictPanel,
   whenServerAnswers,
   wordsField,
-} from "./ui.js";
-import { enrolment, speakTheEventsLanguage } from "./device.js";
-import { refusedOutright, settle } from "./pending.js";
+} from "../shared/ui.js";
+import { enrolment, speakTheEventsLanguage } from "../shared/device.js";
+import { refusedOutright, settle } from "../shared/pending.js";
 import {
   abandonLine,
   clearWhenAbandoned,
@@ -43,8 +43,8 @@ import {
   show,
   shownFor,
 } from "./screens.js";
-import { shownTiles } from "./tiles.js";
-import { refusedTable, repeats, splitWords } from "./words.js";
+import { shownTiles } from "../shared/tiles.js";
+import { refusedTable, repeats, splitWords } from "../shared/words.js";
 
 const DEVICE = enrolment("kiosk");
 // Another server of the hall proves itself to this device (its token) before it is sent anything (api.js).

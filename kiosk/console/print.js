@@ -2,10 +2,10 @@
 // pending, most challenged words) and the live feed's records as filtered. A4, black on white; Print and
 // Back stay off the paper. Never per-word results: paper leaves the TD's table.
 
-import { h } from "./api.js";
-import { STRINGS } from "./strings.js";
-import { call, changeSaid, problem, readSplits, recordWords, table, when } from "./td-common.js";
-import { decidedBy, verdictText as said, verdictWord } from "./verdict-words.js";
+import { h } from "../shared/api.js";
+import { STRINGS } from "../shared/strings.js";
+import { call, changeSaid, problem, readSplits, recordWords, table, when } from "./common.js";
+import { decidedBy, verdictText as said, verdictWord } from "../shared/verdict-words.js";
 
 const C = STRINGS.console;
 const K = C.columns;
