@@ -57,11 +57,18 @@ def seconds_of(text: str) -> float | None:
     return moment.timestamp() if moment.tzinfo is not None else None
 
 
+def in_order(time: Any, previous: str) -> bool:
+    """The record-time rule: whether a record dated ``time`` (as stored) may follow one dated ``previous`` ("" for
+    the first record): not dated before it. Compared as text (stored times are UTC with milliseconds: text order
+    is time order). The writer dates by it (:func:`record_time`); the chain check holds every record to it."""
+    return isinstance(time, str) and time >= previous
+
+
 def record_time(clock: str, previous: str) -> str:
     """The time a record is dated: the clock's (``clock``, as stored), or the time of the record before it
-    (``previous``; "" for the first) if the clock reads earlier. Compared as text, as the chain check compares
-    them: a record so dated is never before the record it follows."""
-    return clock if clock >= previous else previous
+    (``previous``; "" for the first) if the clock reads earlier (:func:`in_order`): a record so dated is never
+    before the record it follows."""
+    return clock if in_order(clock, previous) else previous
 
 
 def corrected_time(change: Any, previous: str) -> str | None:
@@ -78,7 +85,7 @@ def corrected_time(change: Any, previous: str) -> str | None:
         return None
     moment = seconds_of(after) if isinstance(after, str) else None
     # As stored (UTC, milliseconds): compared as text with the records around it, as the chain check compares them.
-    if moment is None or stored(moment) != after or not after < previous:
+    if moment is None or stored(moment) != after or in_order(after, previous):
         return None
     return str(after)
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -29,14 +28,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from wordjudge.base.clock import corrected_time
+from wordjudge.base.clock import corrected_time, in_order
 from wordjudge.base.errors import InvalidInput, Message
 from wordjudge.base.messages import duration
+from wordjudge.log.record_checks import Checks, RecordRules, plan
 from wordjudge.model.input_rules import MAX_WORDS
 from wordjudge.model.records import Kind, Verdict, canonical
 from wordjudge.model.rules import ChallengeRule, consequence
 from wordjudge.storage.dialect import dialect_of
-from wordjudge.storage.postgres import AnyConnection, DatabaseError
+from wordjudge.storage.postgres import AnyConnection
 
 GENESIS_HASH = "0" * 64
 HEAD_HEX = 16  # hex digits of a head as printed: 64 bits, beyond any forger's reach
@@ -44,9 +44,6 @@ HEAD_HEX = 16  # hex digits of a head as printed: 64 bits, beyond any forger's r
 # honest clock set back in a log written before record times were held (wordjudge.tournament.clock_steps).
 STEP_ACCEPTED = "clock.step_accepted"
 _HEAD = re.compile(r"#?(\d{1,16}):([0-9a-fA-F]{16,64})")
-_KINDS = {kind.value for kind in Kind}
-_VERDICTS = {verdict.value for verdict in Verdict}
-_PARENT_KINDS = {"recheck": {"challenge", "reissue"}, "reissue": {"challenge", "reissue"}}
 
 
 @dataclass(frozen=True)
@@ -215,36 +212,27 @@ class _Broken(Exception):
 
 
 _ROWS = "SELECT id, hash, body, created_at FROM records WHERE id > ? ORDER BY id"
-# What SQLite checks faster than Python can, from the columns it derives from each body: a record's kind and
-# verdict, its per-word results against its verdict and words, and a challenge that claims to agree.
-# A change record (a TD's change to the event, a TD account or a device) has no words, results, verdict,
-# parent or agreement, and a "change" object; no other kind may carry one.
-_BAD_ROWS = """SELECT id, kind, verdict, word_count, result_count, rejected, agrees, json_type(body, '$.change')
-    FROM records WHERE id > ? AND (
-    kind IS NULL OR kind NOT IN ('challenge', 'recheck', 'reissue', 'ruling', 'change')
-    OR (kind = 'change' AND (verdict IS NOT NULL OR word_count IS NOT 0 OR result_count IS NOT 0
-        OR json_array_length(body, '$.words_typed') IS NOT 0 OR parent_id IS NOT NULL OR agrees IS NOT NULL
-        OR json_type(body, '$.change') IS NOT 'object'))
-    OR (kind != 'change' AND (verdict IS NULL OR verdict NOT IN ('acceptable', 'unacceptable')
-        OR json_type(body, '$.change') IS NOT NULL))
-    OR (kind = 'ruling' AND result_count != 0)
-    OR (kind NOT IN ('ruling', 'change') AND (result_count IS NOT word_count OR (verdict = 'acceptable') = rejected))
-    OR (kind = 'challenge' AND agrees IS NOT NULL)) ORDER BY id LIMIT 1"""
-# The same checks in PostgreSQL's words.
-_BAD_ROWS_PG = """SELECT id, kind, verdict, word_count, result_count, rejected, agrees,
-    jsonb_typeof(body::jsonb -> 'change') FROM records WHERE id > ? AND (
-    kind IS NULL OR kind NOT IN ('challenge', 'recheck', 'reissue', 'ruling', 'change')
-    OR (kind = 'change' AND (verdict IS NOT NULL OR word_count IS DISTINCT FROM 0 OR result_count IS DISTINCT FROM 0
-        OR (CASE jsonb_typeof(body::jsonb -> 'words_typed') WHEN 'array'
-            THEN jsonb_array_length(body::jsonb -> 'words_typed') END) IS DISTINCT FROM 0
-        OR parent_id IS NOT NULL OR agrees IS NOT NULL
-        OR jsonb_typeof(body::jsonb -> 'change') IS DISTINCT FROM 'object'))
-    OR (kind != 'change' AND (verdict IS NULL OR verdict NOT IN ('acceptable', 'unacceptable')
-        OR jsonb_typeof(body::jsonb -> 'change') IS NOT NULL))
-    OR (kind = 'ruling' AND result_count != 0)
-    OR (kind NOT IN ('ruling', 'change') AND (result_count IS DISTINCT FROM word_count
-        OR (verdict = 'acceptable') = (rejected = 1)))
-    OR (kind = 'challenge' AND agrees IS NOT NULL)) ORDER BY id LIMIT 1"""
+
+
+def _consequences() -> tuple[tuple[str, str, int, str], ...]:
+    """Every (rule, verdict, word count) a record can have, and the consequence it must then carry, as stored."""
+    return tuple(
+        (
+            rule.value,
+            verdict.value,
+            words,
+            canonical(consequence(rule, verdict is Verdict.ACCEPTABLE, words).as_dict()).decode(),
+        )
+        for rule in ChallengeRule
+        for verdict in Verdict
+        for words in range(1, MAX_WORDS + 1)
+    )
+
+
+# What a record may be, as the database checks it (wordjudge.log.record_checks).
+_RULES = RecordRules(
+    frozenset(kind.value for kind in Kind), frozenset(verdict.value for verdict in Verdict), _consequences()
+)
 
 
 # The parts of the log's schema a database lacks or holds otherwise (tampering or damage), read from its catalogue:
@@ -277,62 +265,55 @@ def verify_chain(
     if changed:
         problem = Message("chain.problem.schema_changed", parts=", ".join(changed))
         return Verification(False, 0, GENESIS, 1, problem, heads=len(marks))
-    previous, start = GENESIS, 0
-    if since is not None:
-        row = connection.execute("SELECT hash, created_at FROM records WHERE id = ?", (since.record_id,)).fetchone()
-        if row is None or row[0] != since.hash:
-            checked = {"id": str(since.record_id), "hash": since.hash[:HEAD_HEX]}
-            if row is None:
-                problem = Message("chain.problem.checkpoint_missing", **checked)
-            else:
-                problem = Message("chain.problem.checkpoint_rewritten", **checked, now=row[0][:HEAD_HEX])
-            return Verification(False, 0, GENESIS, since.record_id, problem, since=since.record_id)
-        previous, start = Head(since.record_id, since.record_id, since.hash, str(row[1])), since.record_id
-    by_id: dict[int, list[HeadMark]] = {}
-    for mark in marks:
-        by_id.setdefault(mark.id, []).append(mark)
-    found: list[tuple[int | None, Message] | None] = []
-    failed: list[Exception] = []
-
-    def sql_checks() -> None:
-        try:
-            found.append(_sql_problem(side or connection, start, deep))
-        except DatabaseError as exc:  # raised below, in the caller's thread (a closing log interrupts both)
-            failed.append(exc)
-
-    checks = threading.Thread(target=sql_checks)
-    if side is not None:
-        checks.start()
-    accepted = {**accepted_steps(connection), **(accepting or {})}
-    walk = _Walk(previous, by_id, accepted)
-    bad: tuple[int | None, Message] | None = None
-    try:
-        # PostgreSQL's rows are streamed: a million records are never all in memory (SQLite reads as it goes).
-        stream = getattr(connection, "stream", connection.execute)
-        walk.records(stream(_ROWS, (start,)))
-        last = walk.head.id or 0
-        beyond = [mark for mark in marks if mark.id > last]
-        if beyond:
-            raise _Broken(last + 1, _cut_off(last, min(beyond, key=lambda mark: mark.id)))
-    except _Broken as broken:
-        bad = (broken.record_id, broken.problem)
-    if side is None:
-        checks.run()
-    else:
-        checks.join()
-    if failed:
-        raise failed[0]
-    early = found[0] if found else None
-    if early is not None and (bad is None or early[0] is None or bad[0] is None or early[0] <= bad[0]):
-        bad = early
-    # A checkpoint's record that is there but changed: the record's own problem, if it has one, says more.
-    cut = _checkpoint_problem(connection)
-    if cut is not None and (bad is None or (bad[0] is not None and cut[0] < bad[0])):
-        bad = cut
+    previous = _starting_point(connection, since)
+    if isinstance(previous, Verification):
+        return previous
+    start = previous.id or 0
+    checks = Checks(plan(start, read_head(connection).id or 0, _RULES, dialect_of(connection), deep=deep))
+    helper = threading.Thread(target=checks.work, args=(side,), name="wordjudge-chain-check") if side else None
+    if helper is not None:
+        helper.start()  # the database's checks, on another core, while this thread walks the chain
+    walk = _Walk(previous, marks, {**accepted_steps(connection), **(accepting or {})})
+    walked = walk.through(connection, start)
+    checks.work(connection)  # what is left of them, the walk done
+    if helper is not None:
+        helper.join()
+    bad = _first_problem(walked, checks.first(), _checkpoint_problem(connection))
     if bad is None:
         return Verification(True, walk.count, walk.head, since=start, heads=len(marks))
     head = walk.head if bad[0] is None or (walk.head.id or 0) < bad[0] else _head_before(connection, bad[0])
     return Verification(False, head.records - previous.records, head, bad[0], bad[1], since=start, heads=len(marks))
+
+
+def _starting_point(connection: AnyConnection, since: Checkpoint | None) -> Head | Verification:
+    """Where the check starts: the genesis, or the checkpoint ``since``'s record, if it is there with its hash (else
+    the failed check that says it is not)."""
+    if since is None:
+        return GENESIS
+    stamp = record_stamp(connection, since.record_id)
+    if stamp is not None and stamp[0] == since.hash:
+        return Head(since.record_id, since.record_id, since.hash, stamp[1])
+    checked = {"id": str(since.record_id), "hash": since.hash[:HEAD_HEX]}
+    if stamp is None:
+        problem = Message("chain.problem.checkpoint_missing", **checked)
+    else:
+        problem = Message("chain.problem.checkpoint_rewritten", **checked, now=stamp[0][:HEAD_HEX])
+    return Verification(False, 0, GENESIS, since.record_id, problem, since=since.record_id)
+
+
+Problem = tuple[int | None, Message]  # the first bad record's id (None: the file itself), and what is wrong
+
+
+def _first_problem(walked: Problem | None, checked: Problem | None, cut: Problem | None) -> Problem | None:
+    """The log's first problem, of the walk's (``walked``), the database's checks' (``checked``: on a record the
+    walk also found, the more telling) and the checkpoints' (``cut``: a checkpoint's record that is there but
+    changed says less than the record's own problem)."""
+    bad = walked
+    if checked is not None and (bad is None or checked[0] is None or bad[0] is None or checked[0] <= bad[0]):
+        bad = checked
+    if cut is not None and (bad is None or (bad[0] is not None and cut[0] is not None and cut[0] < bad[0])):
+        bad = cut
+    return bad
 
 
 # Every checkpoint against the record it names (issue 36): the first one whose record is gone or has another hash.
@@ -373,112 +354,6 @@ def accepted_steps(connection: AnyConnection) -> dict[int, str]:
     return accepted
 
 
-def _consequences() -> list[tuple[str, str, int, str]]:
-    """Every (rule, verdict, word count) a record can have, and the consequence it must then carry, as stored."""
-    return [
-        (
-            rule.value,
-            verdict.value,
-            words,
-            canonical(consequence(rule, verdict is Verdict.ACCEPTABLE, words).as_dict()).decode(),
-        )
-        for rule in ChallengeRule
-        for verdict in Verdict
-        for words in range(1, MAX_WORDS + 1)
-    ]
-
-
-_CONSEQUENCE_PG = """SELECT r.id, r.rule, r.verdict, r.word_count, e.text, r.kind FROM records r
-    LEFT JOIN unnest(?::text[], ?::text[], ?::integer[], ?::text[]) AS e (rule, verdict, words, text)
-        ON e.rule = r.rule AND e.verdict = r.verdict AND e.words = r.word_count
-    WHERE r.id > ? AND (CASE WHEN r.kind = 'change'
-        THEN r.rule != '' OR strpos(r.body, '"consequence":{},') = 0
-        ELSE e.text IS NULL OR strpos(r.body, '"consequence":' || e.text || ',') = 0 END)
-    ORDER BY r.id LIMIT 1"""
-
-
-def _consequence_problem(connection: Any, start: int) -> tuple[int, Message] | None:
-    """The first record whose consequence is not what its rule gives its word count and verdict (or whose rule
-    or word count no record can have)."""
-    row = dialect_of(connection).pick(_consequence_row_sqlite, _consequence_row_pg)(connection, start)
-    if row is None:
-        return None
-    record_id, rule, verdict, words, text, kind = row
-    if kind == "change":
-        return record_id, Message("chain.problem.change_not_plain")
-    if text is None:
-        return record_id, Message(
-            "chain.problem.not_a_rule", rule=repr(rule), verdict=repr(verdict), words=_shown(words)
-        )
-    return record_id, Message("chain.problem.consequence", rule=str(rule), words=_shown(words), verdict=str(verdict))
-
-
-def _consequence_row_sqlite(connection: sqlite3.Connection, start: int) -> tuple[Any, ...] | None:
-    # A keyed table of every consequence a record may carry (in the connection's own temporary database: the
-    # log itself is only read), so that each record costs one lookup.
-    connection.execute(
-        "CREATE TEMP TABLE IF NOT EXISTS wordjudge_consequences"
-        " (rule TEXT, verdict TEXT, words INTEGER, text TEXT, PRIMARY KEY (rule, verdict, words))"
-    )
-    connection.executemany("INSERT OR REPLACE INTO temp.wordjudge_consequences VALUES (?, ?, ?, ?)", _consequences())
-    row: tuple[Any, ...] | None = connection.execute(
-        "SELECT r.id, r.rule, r.verdict, r.word_count, e.text, r.kind FROM records r"
-        " LEFT JOIN temp.wordjudge_consequences e"
-        " ON e.rule = r.rule AND e.verdict = r.verdict AND e.words = r.word_count"
-        " WHERE r.id > ? AND (CASE WHEN r.kind = 'change'"
-        " THEN r.rule != '' OR instr(r.body, '\"consequence\":{},') = 0"
-        " ELSE e.text IS NULL OR instr(r.body, '\"consequence\":' || e.text || ',') = 0 END)"
-        " ORDER BY r.id LIMIT 1",
-        (start,),
-    ).fetchone()
-    return row
-
-
-def _consequence_row_pg(connection: Any, start: int) -> tuple[Any, ...] | None:
-    # The table of consequences as arrays, joined as a relation (a read-only session makes no table).
-    columns = [list(column) for column in zip(*_consequences(), strict=True)]
-    row: tuple[Any, ...] | None = connection.execute(_CONSEQUENCE_PG, (*columns, start)).fetchone()
-    return row
-
-
-def _shown(value: Any) -> Any:
-    """A value read from a record as a message's parameter: a number as a number, anything else as its text."""
-    return value if isinstance(value, int) else str(value)
-
-
-def _sql_problem(connection: Any, start: int, deep: bool) -> tuple[int | None, Message] | None:
-    """The first problem the database finds alone: a damaged SQLite file (``deep``), a record at odds with itself,
-    a bad link. (PostgreSQL checks its own pages as it reads them, with data checksums where the cluster has them.)"""
-    dialect = dialect_of(connection)
-    damage = dialect.damage(connection) if deep else None
-    if damage is not None:
-        return None, Message("chain.problem.damaged_file", check=damage)
-    row = connection.execute(dialect.pick(_BAD_ROWS, _BAD_ROWS_PG), (start,)).fetchone()
-    bad: tuple[int | None, Message] | None = None
-    if row is not None:
-        record_id, kind, verdict, words, results, rejected, agrees, change = row
-        if kind not in _KINDS:
-            bad = record_id, Message("chain.problem.not_a_record", kind=repr(kind), verdict=repr(verdict))
-        elif kind == "change":
-            bad = record_id, Message("chain.problem.change_not_plain")
-        elif verdict not in _VERDICTS:
-            bad = record_id, Message("chain.problem.not_a_record", kind=repr(kind), verdict=repr(verdict))
-        elif change is not None:
-            bad = record_id, Message("chain.problem.change_on_adjudication", kind=str(kind))
-        elif kind == "ruling":
-            bad = record_id, Message("chain.problem.ruling_with_results")
-        elif results != words:
-            bad = record_id, Message("chain.problem.result_count", words=_shown(words), results=_shown(results))
-        elif (verdict == "acceptable") == bool(rejected):
-            bad = record_id, Message("chain.problem.verdict_results", verdict=str(verdict))
-        else:
-            bad = record_id, Message("chain.problem.challenge_agrees", agrees=str(agrees))
-    for found in (_consequence_problem(connection, start), _parent_problem(connection, start, bad[0] if bad else None)):
-        if found is not None and (bad is None or bad[0] is None or found[0] < bad[0]):
-            bad = found
-    return bad
-
-
 def _head_before(connection: AnyConnection, record_id: int) -> Head:
     row = connection.execute(
         "SELECT id, hash, created_at FROM records WHERE id < ? ORDER BY id DESC LIMIT 1", (record_id,)
@@ -494,14 +369,31 @@ def _cut_off(last: int, mark: HeadMark) -> Message:
 
 
 class _Walk:
-    """The record-by-record part of :func:`verify_chain`: one tight loop (it runs a million times). What
-    SQLite can check alone, it checks meanwhile in :func:`_sql_problem`."""
+    """The record-by-record part of :func:`verify_chain`: one tight loop (it runs a million times). What the
+    database can check alone, it checks meanwhile (:mod:`wordjudge.log.record_checks`)."""
 
-    def __init__(self, previous: Head, marks: dict[int, list[HeadMark]], accepted: Mapping[int, str]) -> None:
+    def __init__(self, previous: Head, marks: Sequence[HeadMark], accepted: Mapping[int, str]) -> None:
         self.head = previous
-        self.marks = marks
+        self.given = marks
+        self.marks: dict[int, list[HeadMark]] = {}
+        for mark in marks:
+            self.marks.setdefault(mark.id, []).append(mark)
         self.count = 0
         self.accepted = accepted  # record id: its hash, a step back in time the TD accepted
+
+    def through(self, connection: AnyConnection, start: int) -> Problem | None:
+        """Walk every record after ``start``, then the heads given beyond the last: the first problem met, if any."""
+        try:
+            # PostgreSQL's rows are streamed: a million records are never all in memory (SQLite reads as it goes).
+            stream = getattr(connection, "stream", connection.execute)
+            self.records(stream(_ROWS, (start,)))
+            last = self.head.id or 0
+            beyond = [mark for mark in self.given if mark.id > last]
+            if beyond:
+                raise _Broken(last + 1, _cut_off(last, min(beyond, key=lambda mark: mark.id)))
+        except _Broken as broken:
+            return broken.record_id, broken.problem
+        return None
 
     def records(self, rows: Iterable[tuple[Any, ...]]) -> None:
         sha256, marks, accepted = hashlib.sha256, self.marks, self.accepted
@@ -518,7 +410,7 @@ class _Walk:
                     problem = Message("chain.problem.unlinked")
                 elif f'"id":{record_id},' not in body:
                     problem = Message("chain.problem.other_id")
-                elif not isinstance(created_at, str) or created_at < last_time:
+                elif not in_order(created_at, last_time):
                     if not isinstance(created_at, str) or (
                         accepted.get(record_id) != record_hash and not _corrects(body, created_at, last_time)
                     ):
@@ -568,32 +460,4 @@ def _mark_problem(record_id: int, record_hash: str, marks: list[HeadMark]) -> Me
             if mark.where:
                 return Message("chain.problem.head_mismatch_from", **found, where=mark.where)
             return Message("chain.problem.head_mismatch", **found)
-    return None
-
-
-_CHILDREN = """SELECT c.id, c.kind, c.parent_id, c.event, c.verdict, c.agrees, p.id, p.kind, p.event, p.verdict
-    FROM records c LEFT JOIN records p ON p.id = c.parent_id
-    WHERE c.id > ? AND c.id < ? AND (c.parent_id IS NOT NULL OR c.kind IN ('recheck', 'reissue', 'ruling'))
-        AND c.kind != 'change'  -- a change with a parent is caught by _BAD_ROWS
-    ORDER BY c.id"""
-
-
-def _parent_problem(connection: AnyConnection, after: int, before: int | None) -> tuple[int, Message] | None:
-    """The first record in (after, before) whose parent link is wrong, and what is wrong with it."""
-    for row in connection.execute(_CHILDREN, (after, before if before is not None else 2**63 - 1)):
-        record_id, kind, parent_id, event, verdict, agrees, found, parent_kind, parent_event, parent_verdict = row
-        link = {"kind": str(kind), "parent": str(parent_id)}
-        if kind == "challenge":
-            return record_id, Message("chain.problem.challenge_parent", parent=str(parent_id))
-        if parent_id is None:
-            return record_id, Message("chain.problem.orphan", kind=str(kind))
-        if found is None or found >= record_id:
-            return record_id, Message("chain.problem.parent_not_earlier", **link)
-        if parent_event != event:
-            return record_id, Message("chain.problem.parent_other_event", **link, event=str(parent_event))
-        if parent_kind not in _PARENT_KINDS.get(kind, _KINDS - {"ruling", "change"}):
-            return record_id, Message("chain.problem.parent_kind", **link, parent_kind=str(parent_kind))
-        if agrees is None or bool(agrees) != (verdict == parent_verdict):
-            wrongly = "chain.problem.agrees_wrongly" if agrees else "chain.problem.disagrees_wrongly"
-            return record_id, Message(wrongly, parent=str(parent_id))
     return None

@@ -116,6 +116,24 @@ class SqlText:
         """``sql``, written with SQLite's index hints (``INDEXED BY``), as this backend takes it."""
         return sql
 
+    def json_type(self, column: str, key: str) -> str:
+        """The JSON type of the top-level ``key`` of the JSON text ``column`` ('object', 'array', ...; NULL where
+        it has none)."""
+        raise NotImplementedError
+
+    def array_length(self, column: str, key: str) -> str:
+        """The length of the array at the top-level ``key`` of the JSON text ``column`` (NULL where there is none;
+        SQLite's: 0 for a value that is no array)."""
+        raise NotImplementedError
+
+    def differs(self, left: str, right: str) -> str:
+        """``left`` differs from ``right``, NULL being a value like any other."""
+        return f"{left} IS DISTINCT FROM {right}"
+
+    def position(self, text: str, part: str) -> str:
+        """Where ``part`` first starts in ``text`` (from 1; 0 where it is absent)."""
+        raise NotImplementedError
+
 
 class SqliteText(SqlText):
     """SQLite's words."""
@@ -138,6 +156,18 @@ class SqliteText(SqlText):
     def one_of(self, column: str, values: Sequence[int], *, negated: bool = False) -> tuple[str, Any]:
         return f"{column} {'NOT ' if negated else ''}IN (SELECT value FROM json_each(?))", json.dumps(list(values))
 
+    def json_type(self, column: str, key: str) -> str:
+        return f"json_type({column}, '$.{key}')"
+
+    def array_length(self, column: str, key: str) -> str:
+        return f"json_array_length({column}, '$.{key}')"
+
+    def differs(self, left: str, right: str) -> str:
+        return f"{left} IS NOT {right}"  # IS DISTINCT FROM only from SQLite 3.39
+
+    def position(self, text: str, part: str) -> str:
+        return f"instr({text}, {part})"
+
 
 class PostgresText(SqlText):
     """PostgreSQL's words."""
@@ -159,6 +189,16 @@ class PostgresText(SqlText):
 
     def hinted(self, sql: str) -> str:
         return re.sub(r" INDEXED BY \w+", "", sql)  # no index hints: its planner picks the same indexes
+
+    def json_type(self, column: str, key: str) -> str:
+        return f"jsonb_typeof({column}::jsonb -> '{key}')"
+
+    def array_length(self, column: str, key: str) -> str:
+        typed = f"{column}::jsonb -> '{key}'"
+        return f"(CASE jsonb_typeof({typed}) WHEN 'array' THEN jsonb_array_length({typed}) END)"
+
+    def position(self, text: str, part: str) -> str:
+        return f"strpos({text}, {part})"
 
 
 class Dialect:
@@ -199,6 +239,13 @@ class Dialect:
         """What the database finds damaged in its own pages (a quick check), or None. (PostgreSQL checks its
         pages as it reads them, with data checksums where the cluster has them.)"""
         return None
+
+    def constant_rows(
+        self, connection: AnyConnection, name: str, columns: Sequence[tuple[str, Kind]], rows: Sequence[tuple[Any, ...]]
+    ) -> tuple[str, list[Any]]:
+        """A relation ``name`` of ``rows`` (keyed by every column but the last) that a query joins as a table:
+        its text in the query's FROM and the parameters it takes there. Only reads the database."""
+        raise NotImplementedError
 
     # Whether the state is the data folder's files: copied as files (a backup), kept one server's by the folder's
     # lock, read in the process (quicker than any hand-off to a worker thread), and written by a server's
@@ -321,6 +368,18 @@ class SqliteDialect(Dialect):
         check = connection.execute("PRAGMA quick_check").fetchone()[0]
         return None if check == "ok" else str(check)
 
+    def constant_rows(
+        self, connection: AnyConnection, name: str, columns: Sequence[tuple[str, Kind]], rows: Sequence[tuple[Any, ...]]
+    ) -> tuple[str, list[Any]]:
+        # A keyed table in the connection's own temporary database (the store itself is only read), so that each
+        # row joined costs one lookup.
+        names = [column for column, _ in columns]
+        typed = ", ".join(f"{column} {self.text.column_type(kind)}" for column, kind in columns)
+        connection.execute(f"CREATE TEMP TABLE IF NOT EXISTS {name} ({typed}, PRIMARY KEY ({', '.join(names[:-1])}))")
+        marks = ", ".join("?" * len(columns))
+        connection.executemany(f"INSERT OR REPLACE INTO temp.{name} VALUES ({marks})", rows)
+        return f"temp.{name}", []
+
     in_folder = True
 
     def defer_checkpoints(self, connection: AnyConnection) -> None:
@@ -361,6 +420,14 @@ class PostgresDialect(Dialect):
 
     def pick(self, sqlite: T, postgresql: T) -> T:
         return postgresql
+
+    def constant_rows(
+        self, connection: AnyConnection, name: str, columns: Sequence[tuple[str, Kind]], rows: Sequence[tuple[Any, ...]]
+    ) -> tuple[str, list[Any]]:
+        # The rows as arrays, one a column, joined as a relation (a read-only session makes no table).
+        names = ", ".join(column for column, _ in columns)
+        arrays = ", ".join(f"?::{self.text.column_type(kind).lower()}[]" for _, kind in columns)
+        return f"unnest({arrays}) AS {name} ({names})", [list(values) for values in zip(*rows, strict=True)]
 
     def take_writer(self, connection: AnyConnection, keys: WriterKeys, shared: str | None) -> bool:
         if not shared:
