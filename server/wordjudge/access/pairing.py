@@ -235,7 +235,8 @@ def shown(code: str) -> str:
 
 
 # The one naming scheme of devices, wherever they are paired (the command line, the console's code, its sheet of
-# codes: kiosk/device-names.js says the same): the device's word on the screens, '-', a number of 2 digits or more.
+# codes: kiosk/console/device-names.js says the same): the device's word on the screens, '-', a number of 2 digits or
+# more.
 DEVICE_PREFIX = {Role.KIOSK: "kiosk-", Role.RUNNER: "handheld-"}
 
 

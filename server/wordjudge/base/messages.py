@@ -16,7 +16,7 @@ from wordjudge.base.errors import DEFAULT_LANGUAGE, PLACEHOLDER, Message, Templa
 DateOrder = tuple[str, str, str]
 DAY_FIRST: Final = ("day", "month", "year")
 # Dates are day-first (27/11/2026) unless the language's region writes them otherwise: month-first in the United
-# States, ISO (2026-11-27) in Canada. kiosk/i18n.js holds the same table: the clients write dates alike.
+# States, ISO (2026-11-27) in Canada. kiosk/shared/i18n.js holds the same table: the clients write dates alike.
 _DATE_ORDERS: Final[dict[str, DateOrder]] = {
     "en-US": ("month", "day", "year"),
     "en-CA": ("year", "month", "day"),
@@ -33,7 +33,7 @@ def date_order(lang: str) -> DateOrder:
 def format_datetime(moment: datetime, lang: str = DEFAULT_LANGUAGE, style: DateStyle = "datetime") -> str:
     """A date and time as the event writes it (in ``moment``'s own time zone), on a 24-hour clock: 27/11/2026,
     09:05:03 in English, 27/11/2026 09:05:03 in French, 11/27/2026, 09:05:03 in en-US, 2026-11-27 09:05:03 where
-    dates are ISO (en-CA, fr-CA). ``style`` as kiosk/i18n.js's formatDate: datetime, short-datetime (no seconds),
+    dates are ISO (en-CA, fr-CA). ``style`` as kiosk/shared/i18n.js's formatDate: datetime, short-datetime (no seconds),
     time, short-time. The same text as the clients'."""
     time = f"{moment:%H:%M:%S}" if style in ("datetime", "time") else f"{moment:%H:%M}"
     if style in ("time", "short-time"):
@@ -51,7 +51,7 @@ _ISO_TIME = re.compile(r"\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:
 
 def times_shown(text: str, lang: str = DEFAULT_LANGUAGE) -> str:
     """``text`` with each ISO time in it (with its zone) as :func:`format_datetime` writes it in ``lang``, in this
-    machine's time zone: what the console's timesShown (kiosk/td-common.js) does to the same text."""
+    machine's time zone: what the console's timesShown (kiosk/console/common.js) does to the same text."""
 
     def shown(found: re.Match[str]) -> str:
         try:

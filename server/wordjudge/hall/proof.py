@@ -22,7 +22,7 @@ network the players' phones may share. Nothing that answers at an address is bel
   and the hint (:meth:`HallKey.decoy_key`), so that nobody without the proof key tells live from revoked.
 
 Every server holds a hall key: a hall's is copied with the folder; a server alone makes its own at start.
-The device and console side of the proof is ``kiosk/proof.js`` (SHA-256 and HMAC in plain JavaScript: a phone's
+The device and console side of the proof is ``kiosk/shared/proof.js`` (SHA-256 and HMAC in plain JavaScript: a phone's
 page over plain HTTP has no WebCrypto). Nothing here imports the web framework.
 """
 

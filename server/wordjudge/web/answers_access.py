@@ -19,7 +19,7 @@ class SessionAnswer(Shape):
     csrf_token: str
     expires_at: str
     proof_key: str | None = Field(
-        description="The key the hall's servers prove themselves with to this holder (kiosk/proof.js): the hall "
+        description="The key the hall's servers prove themselves with to this holder (kiosk/shared/proof.js): the hall "
         "key's HMAC of the secret's digest, which the database lacks; null if this server has no hall key."
     )
 
@@ -33,8 +33,8 @@ class WhoamiAnswer(Shape):
     division: str | None
     csrf_token: str = absent("A console session's CSRF token.")
     proof_key: str | None = absent(
-        "A device's or a console session's proof key (kiosk/proof.js): how a device paired before it had one learns "
-        "it, from its own server; null if this server has no hall key."
+        "A device's or a console session's proof key (kiosk/shared/proof.js): how a device paired before it had one "
+        "learns it, from its own server; null if this server has no hall key."
     )
 
 
@@ -80,7 +80,7 @@ class EnrolledAnswer(Shape):
     server_id: str
     event: str
     proof_key: str | None = Field(
-        description="The key the hall's servers prove themselves with to this holder (kiosk/proof.js): the hall "
+        description="The key the hall's servers prove themselves with to this holder (kiosk/shared/proof.js): the hall "
         "key's HMAC of the secret's digest, which the database lacks; null if this server has no hall key."
     )
 

@@ -43,6 +43,22 @@ FAMILIES = ("CSW", "NWL", "TWL", "OTCWL", "ENABLE")
 _FAMILY = re.compile(r"[A-Za-z]+")
 # After a family: a year of 2 or 4 digits (not more), then any suffix ("CSW24", "NWL2023-club").
 _YEAR = re.compile(r"(\d{4}|\d{2})(?!\d)")
+# What may name a compiled lexicon or a profile (its folder, and the name an event's division gives).
+LEXICON_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+
+
+def check_name(name: str) -> str:
+    """Return ``name`` if it can name a lexicon or profile; raise :class:`InvalidInput` if not."""
+    if not LEXICON_NAME.fullmatch(name):
+        raise InvalidInput("error.lexicon.bad_name", name=repr(name))
+    return name
+
+
+def check_new_name(name: str) -> str:
+    """Like :func:`check_name`, and refuse the name reserved for the demo list."""
+    if check_name(name).casefold() == DEMO_NAME:
+        raise InvalidInput("error.lexicon.reserved_name", name=repr(name))
+    return name
 
 
 def canonical_form(sorted_unique_words: Iterable[str]) -> bytes:
@@ -265,7 +281,7 @@ class Claim:
     def badge(self) -> str:
         """What every screen shows beside an unverified list: "UNVERIFIED: not the official CSW24".
 
-        The web clients word it themselves (kiosk/strings.js), from ``claimed`` and ``verdict``.
+        The web clients word it themselves (kiosk/shared/strings.js), from ``claimed`` and ``verdict``.
         """
         if self.verdict is ClaimVerdict.UNKNOWN_EDITION:
             return f"UNVERIFIED: {self.claimed} is not a known edition"
