@@ -230,7 +230,7 @@ def _consequences() -> tuple[tuple[str, str, int, str], ...]:
 
 
 # What a record may be, as the database checks it (wordjudge.log.record_checks).
-_RULES = RecordRules(
+RECORD_RULES = RecordRules(
     frozenset(kind.value for kind in Kind), frozenset(verdict.value for verdict in Verdict), _consequences()
 )
 
@@ -269,7 +269,7 @@ def verify_chain(
     if isinstance(previous, Verification):
         return previous
     start = previous.id or 0
-    checks = Checks(plan(start, read_head(connection).id or 0, _RULES, dialect_of(connection), deep=deep))
+    checks = Checks(plan(start, read_head(connection).id or 0, RECORD_RULES, dialect_of(connection), deep=deep))
     helper = threading.Thread(target=checks.work, args=(side,), name="wordjudge-chain-check") if side else None
     if helper is not None:
         helper.start()  # the database's checks, on another core, while this thread walks the chain

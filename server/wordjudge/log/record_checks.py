@@ -191,13 +191,13 @@ Check = Callable[[AnyConnection], "Found | None"]
 
 
 def plan(
-    start: int, last: int, rules: RecordRules, dialect: Dialect, *, deep: bool, count: int = SEGMENTS
+    start: int, last: int, rules: RecordRules, dialect: Dialect, *, deep: bool, count: int | None = None
 ) -> list[Check]:
     """The checks of every record after ``start`` (``last``: the last record's id) against ``rules``, in the
     ``dialect`` of the connections that run them, segment by segment, the file's own first (``deep``: the longest,
     so that it starts first)."""
     checks: list[Check] = [partial(damaged_file, dialect=dialect)] if deep else []
-    for segment in segments(start, last, count):
+    for segment in segments(start, last, count or SEGMENTS):
         checks += [partial(check, segment=segment, rules=rules, dialect=dialect) for check in (bad_record, bad_parent)]
     return checks
 
