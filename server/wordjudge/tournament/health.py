@@ -29,6 +29,8 @@ from wordjudge.words.lexicon import TRIE_FILE
 
 if TYPE_CHECKING:
     from wordjudge.log.audit import AuditLog
+    from wordjudge.log.chain import Verification
+    from wordjudge.log.jobs import WriterStats
     from wordjudge.words.profile import Profile
 
 LOW_DISK_BYTES = 100 * 2**20  # below this much free space on the data dir's disk, health warns
@@ -146,7 +148,6 @@ def check(
     ``hall``: for a server that knows its hall and its clock (see :class:`HallSeen`); ``transport``: how it is
     reached (see :class:`TransportSeen`)."""
     hall = hall or HallSeen()
-    reasons: list[Message] = []
     # Only warnings: the event served is still a whole, verified one, so every verdict stands; a server that no
     # standby follows still writes every verdict durably, on this machine only.
     warnings: list[Message] = [
@@ -159,8 +160,35 @@ def check(
         )
         if warning
     ]
-    lexicons = []
-    for name, view in lexicon_views.items():
+    lexicons, reasons = _lexicons(lexicon_views, verified, warnings)
+    # The log's state read once: the reasons and the view say the same.
+    stats, writing, broken = audit.stats, audit.writing, audit.integrity.broken
+    reasons += _audit_reasons(stats, writing, broken)
+    free = _event_and_disk_warnings(event, data_dir, warnings)
+    ok = not reasons
+    body = _body(ok, reasons, warnings, event=event, server_id=server_id, lexicon_views=lexicon_views)
+    body |= {
+        "lexicons": lexicons,
+        "audit": _audit_view(audit, stats, writing=writing, broken=broken),
+        "disk": {"free_bytes": free, "warn_below_bytes": LOW_DISK_BYTES},
+    }
+    if transport is not None:
+        body["transport"] = dict(transport.view)
+    if hall.view is not None:
+        body["hall"] = dict(hall.view)
+    if hall.clock is not None:
+        body["clock"] = dict(hall.clock)
+    return Health(ok, body["reasons"], body["warnings"], free, body)
+
+
+def _lexicons(
+    views: Mapping[str, dict[str, Any]], verified: Mapping[str, Verified], warnings: list[Message]
+) -> tuple[list[dict[str, Any]], list[Message]]:
+    """Each lexicon as the report shows it (verified when, its files on disk), and the reasons the server is
+    degraded by them (a file changed since it was verified); a lexicon forced in under an edition's name it is
+    not adds a warning to ``warnings``."""
+    lexicons, reasons = [], []
+    for name, view in views.items():
         stamp = verified.get(name)
         states = {file.shown: file.state() for file in stamp.files} if stamp else {}
         on_disk = next((state for state in states.values() if state != "unchanged"), "unchanged")
@@ -175,9 +203,13 @@ def check(
             Message("error.health.unverified", name=name, badge=c["badge"], description=c["description"])
             for c in view.get("unverified", ())
         )
-    stats, head = audit.stats, audit.head
-    writing = audit.writing
-    broken = audit.integrity.broken
+    return lexicons, reasons
+
+
+def _audit_reasons(stats: WriterStats, writing: bool, broken: Verification | None) -> list[Message]:
+    """Why the audit log degrades the server: its chain failed a check (``broken``), its writer stopped (not
+    ``writing``), or it is failing (its ``stats``)."""
+    reasons = []
     if broken is not None:
         reasons.append(Message("error.health.audit_broken", check=broken.message()))
     if not writing:
@@ -186,6 +218,11 @@ def check(
         reasons.append(
             Message("error.health.audit_failing", at=str(stats.last_failure_at), reason=str(stats.last_failure))
         )
+    return reasons
+
+
+def _event_and_disk_warnings(event: EventSeen, data_dir: Path, warnings: list[Message]) -> int | None:
+    """Add to ``warnings`` a real event served on the demo list and a data folder low on disk; the free bytes."""
     if event.demo_list_divisions:  # a real event on the demo list: every verdict stands, on a list no tournament uses
         warnings.append(
             Message("error.health.demo_list", event=repr(event.name), divisions=", ".join(event.demo_list_divisions))
@@ -193,15 +230,26 @@ def check(
     free = free_bytes(data_dir)
     if free is not None and free < LOW_DISK_BYTES:
         warnings.append(Message("error.health.low_disk", free=round(free / 2**20), below=LOW_DISK_BYTES // 2**20))
-    ok = not reasons
-    reason_texts, warning_texts = [reason.text() for reason in reasons], [warning.text() for warning in warnings]
-    body = {
+    return free
+
+
+def _body(
+    ok: bool,
+    reasons: list[Message],
+    warnings: list[Message],
+    *,
+    event: EventSeen,
+    server_id: str,
+    lexicon_views: Mapping[str, dict[str, Any]],
+) -> dict[str, Any]:
+    """The report's head: whether the server is ok, why not, what it warns of, and which server and event it is."""
+    return {
         "ok": ok,
         # `status` is the HTTP code, as in every error body; `state` says it in words.
         "status": 200 if ok else 503,
         "state": "ok" if ok else "degraded",
-        "reasons": reason_texts,
-        "warnings": warning_texts,
+        "reasons": [reason.text() for reason in reasons],
+        "warnings": [warning.text() for warning in warnings],
         # The same, as catalogue keys and their parameters: screens say them in the event's language.
         "reason_messages": [reason.as_dict() for reason in reasons],
         "warning_messages": [warning.as_dict() for warning in warnings],
@@ -211,32 +259,28 @@ def check(
         # Which server this is: a device remembers it from its pairing, and knows another server when it sees one.
         "server_id": server_id,
         "demo": any(item["demo"] for item in lexicon_views.values()) or event.demo,
-        "lexicons": lexicons,
-        "audit": {
-            # Not Head.as_dict(): dataclasses.asdict would be half the cost of this whole check.
-            "records": head.records,
-            "id": head.id,
-            "hash": head.hash,
-            "commits": stats.commits,
-            "largest_batch": stats.largest_batch,
-            "failures": stats.failures,
-            "writable": writing and not stats.failing and broken is None,
-            "text": head.text,
-            "integrity": audit.integrity.as_dict(),
-            "queue_depth": audit.queue_depth,
-            "last_commit_at": stats.last_commit_at,
-            "last_failure_at": stats.last_failure_at,
-            "last_failure": stats.last_failure,
-        },
-        "disk": {"free_bytes": free, "warn_below_bytes": LOW_DISK_BYTES},
     }
-    if transport is not None:
-        body["transport"] = dict(transport.view)
-    if hall.view is not None:
-        body["hall"] = dict(hall.view)
-    if hall.clock is not None:
-        body["clock"] = dict(hall.clock)
-    return Health(ok, reason_texts, warning_texts, free, body)
+
+
+def _audit_view(audit: AuditLog, stats: WriterStats, *, writing: bool, broken: Verification | None) -> dict[str, Any]:
+    """What the report says of the audit log: its head, its writer's work (``stats``), its checks."""
+    head = audit.head
+    return {
+        # Not Head.as_dict(): dataclasses.asdict would be half the cost of this whole check.
+        "records": head.records,
+        "id": head.id,
+        "hash": head.hash,
+        "commits": stats.commits,
+        "largest_batch": stats.largest_batch,
+        "failures": stats.failures,
+        "writable": writing and not stats.failing and broken is None,
+        "text": head.text,
+        "integrity": audit.integrity.as_dict(),
+        "queue_depth": audit.queue_depth,
+        "last_commit_at": stats.last_commit_at,
+        "last_failure_at": stats.last_failure_at,
+        "last_failure": stats.last_failure,
+    }
 
 
 def free_bytes(path: Path) -> int | None:
