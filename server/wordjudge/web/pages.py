@@ -5,11 +5,11 @@ refer to their scripts and styles under ``/static/<version>/``, where ``<version
 every client file. Those answers may be cached for good (``immutable``): after an upgrade a page
 names the new version, so a device can never run new HTML with old cached modules, or the reverse.
 The modules import each other by relative path, so they stay within the version their page named.
-Plain ``/static/<file>`` (links from elsewhere) is served too, revalidated on every use.
+Plain ``/static/<folder>/<file>`` (links from elsewhere) is served too, revalidated on every use.
 
 The files lie in a folder per program (``kiosk/``, ``runner/``, ``docket/``, ``console/``, ``status/``) and one
 for what several programs share (``shared/``, which imports nothing of a program's), under the ``wordjudge.kiosk``
-package; the catalogues (``locales/``) beside them, read by the server too (wordjudge.base.messages). A page's
+package; the catalogues (``locales/``) beside them, read by the server too (wordjudge.base.errors). A page's
 address is its program's (``/kiosk``, ``/td``...), never its file's: the folders can change, the addresses not.
 
 ``/sw.js`` is the offline shell's service worker (``kiosk/shared/sw.js``, served from the root so that its
