@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 from playwright.sync_api import Browser, Route, expect
 
 from wordjudge.base.errors import InvalidInput, LexiconIntegrityError, NotFound, WordjudgeError
-from wordjudge.service.resources import Resources
+from wordjudge.service.opening import open_resources
 from wordjudge.service.settings import Settings
 from wordjudge.web.app import create_app
 from wordjudge.web.pages import SERVICE_WORKER, SHELL_PAGES, WEB_DIR, asset_version, service_worker, web_files
@@ -154,7 +154,7 @@ def test_corrupt_lexicon_refuses_to_start(data_dir: Path) -> None:
     (data_dir / "lexicons" / "COPY" / TRIE_FILE).write_bytes(b"not a trie")
     write_event(data_dir, [("A", "COPY", "single")])
     with pytest.raises(LexiconIntegrityError, match=r"COPY/words.marisa is truncated or altered"):
-        Resources.open(Settings(data_dir=data_dir))
+        open_resources(Settings(data_dir=data_dir))
     write_event(data_dir, [("A", "NOPE", "single")])
     with (
         pytest.raises(InvalidInput, match="no lexicon or profile named 'NOPE' is compiled; compiled: COPY, demo"),

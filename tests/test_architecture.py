@@ -171,6 +171,18 @@ def test_the_longest_chain_of_module_level_imports_is_short() -> None:
     assert len(found) <= MAX_CHAIN, f"{len(found)} modules: {' -> '.join(found)}"
 
 
+# Room to change (issue 47, point 1): the longest chain is held two modules under the cap, so that the next module
+# moved a layer down or the next import the layer rule allows does not meet the cap at once (at the cap, about 9 %
+# of the allowed imports would have broken it). Take a level off elsewhere rather than spend this one.
+HEADROOM = 2
+
+
+def test_the_longest_chain_leaves_room_under_the_cap() -> None:
+    graph = {name: imported(name, tree, top_level_only=True) for name, tree in _modules().items()}
+    found = chain(graph)
+    assert len(found) <= MAX_CHAIN - HEADROOM, f"{len(found)} modules, the cap less {HEADROOM}: {' -> '.join(found)}"
+
+
 def cycle(graph: dict[str, set[str]]) -> list[str]:
     """A cycle of imports in ``graph`` (module -> the modules it imports), as ``[a, b, ..., a]``; [] if none."""
     done: set[str] = set()

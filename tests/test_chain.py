@@ -36,7 +36,7 @@ from wordjudge.model.records import (
     record_hash,
     verdict_of,
 )
-from wordjudge.service.resources import Resources
+from wordjudge.service.opening import open_resources
 from wordjudge.service.settings import Settings
 from wordjudge.storage.audit_schema import MIGRATIONS, SCHEMA
 from wordjudge.web.app import create_app
@@ -515,7 +515,7 @@ class _FailingAfterCommit(AuditLog):
 
 
 def test_a_write_fault_after_the_commit_answers_with_the_record_not_503(data_dir: Path, settings: Settings) -> None:
-    resources = Resources.open(settings)
+    resources = open_resources(settings)
     resources.audit.close()
     resources.audit = resources.challenges.audit = _FailingAfterCommit(data_dir / AUDIT_FILE)
     resources.audit.start()

@@ -38,6 +38,7 @@ from wordjudge.hall.roles import (
 from wordjudge.log.audit import open_log
 from wordjudge.log.chain import HEAD_HEX, HeadMark
 from wordjudge.model.records import Kind, RecordFilter
+from wordjudge.service.opening import serving_of
 from wordjudge.service.serving import ALONE_ALERT, UNREADY_ALERT, Serving
 from wordjudge.service.settings import Settings
 from wordjudge.storage.dialect import StateLocation
@@ -481,7 +482,7 @@ def test_a_role_that_may_not_see_the_standby_does_not_raise_a_false_alarm(hall: 
 
 def _serving(server: LiveServer, url: str, peer: LiveServer) -> Serving:
     """The hall's place of ``server``'s folder as its server would find it, in this process (not served)."""
-    serving = Serving(Settings(data_dir=server.data_dir, database=url, public_url=server.base, peers=peer.base))
+    serving = serving_of(Settings(data_dir=server.data_dir, database=url, public_url=server.base, peers=peer.base))
     serving.start()
     return serving
 
@@ -809,7 +810,7 @@ def _told_by_its_peer(
     own, other = f"http://127.0.0.1:{free_port()}", f"http://127.0.0.1:{free_port()}"
     answers: list[PeerSays] = [PeerSays(other, unproven="no_answer")]
     monkeypatch.setattr("wordjudge.hall.peers.ask_peers", lambda peers, key, **_: list(answers))
-    serving = Serving(Settings(data_dir=tmp_path, database=url, public_url=own, peers=other))
+    serving = serving_of(Settings(data_dir=tmp_path, database=url, public_url=own, peers=other))
     serving.start()
 
     def said(answer: PeerSays) -> None:
@@ -853,10 +854,9 @@ def test_a_split_servers_takeover_that_fails_once_is_tried_again_at_the_next_loo
     # Seen in a whole check on a loaded machine: the takeover met the server's own old log writer, still closing,
     # and failed; the split was forgotten already, so the server stayed split for good.
     from wordjudge.base.errors import AuditUnavailable
-    from wordjudge.service import serving as serving_module
 
     serving, said, own, other = _told_by_its_peer(tmp_path, compiled_demo, postgres_clusters(), monkeypatch)
-    opened = serving_module.Resources.open
+    opened = serving.opener
     failures = [
         AuditUnavailable("error.audit.cannot_open", path="the hall's database", reason="another writer, still closing")
     ]
@@ -869,7 +869,7 @@ def test_a_split_servers_takeover_that_fails_once_is_tried_again_at_the_next_loo
     try:
         said(PeerSays(other, ACTIVE, 1, other))
         assert serving.role == SPLIT
-        monkeypatch.setattr(serving_module.Resources, "open", open_once_failing)
+        monkeypatch.setattr(serving, "opener", open_once_failing)
         said(PeerSays(other, STANDBY, 1, own))
         assert serving.role == SPLIT  # the takeover failed: still split, and it knows with whom
         said(PeerSays(other, STANDBY, 1, own))
@@ -896,7 +896,7 @@ def test_a_server_whose_database_waits_for_a_missing_standby_says_so_instead_of_
     # commit here would wait for ever, the takeover's first. The server says why, and takes over by itself
     # once a standby streams.
     hall.standby.stop("immediate")
-    a = Serving(Settings(data_dir=hall.a.data_dir, database=hall.url_a, public_url=hall.a.base, peers=hall.b.base))
+    a = serving_of(Settings(data_dir=hall.a.data_dir, database=hall.url_a, public_url=hall.a.base, peers=hall.b.base))
     started = threading.Thread(target=a.start, daemon=True)
     started.start()
     started.join(15)

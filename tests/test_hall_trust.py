@@ -22,7 +22,7 @@ from wordjudge.access.access_store import ACCESS_FILE, AccessStore
 from wordjudge.hall.peers import Claim, PeerSays, signed
 from wordjudge.hall.proof import HallKey
 from wordjudge.hall.roles import ACTIVE, FENCED, STANDBY, latest_event_file
-from wordjudge.service.serving import Serving
+from wordjudge.service.opening import serving_of
 from wordjudge.service.settings import Settings
 from wordjudge.storage.dialect import StateLocation
 from wordjudge.tournament.event import EVENT_FILE
@@ -206,7 +206,7 @@ def test_a_server_gives_way_only_to_proven_claims_and_never_while_a_synchronous_
     standby again comes back by itself."""
     answers: list[PeerSays] = []
     monkeypatch.setattr("wordjudge.hall.peers.ask_peers", lambda peers, key, **_: list(answers))
-    a = Serving(Settings(data_dir=hall.a.data_dir, database=hall.url_a, public_url=hall.a.base, peers=hall.b.base))
+    a = serving_of(Settings(data_dir=hall.a.data_dir, database=hall.url_a, public_url=hall.a.base, peers=hall.b.base))
     a.start()
     try:
         assert (a.role, a.alone) == (ACTIVE, False)

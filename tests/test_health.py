@@ -19,7 +19,7 @@ from playwright.sync_api import Browser, expect
 from prometheus_client.parser import text_string_to_metric_families
 
 from wordjudge.log.audit import AUDIT_FILE
-from wordjudge.service.resources import Resources
+from wordjudge.service.opening import open_resources
 from wordjudge.service.settings import Settings
 from wordjudge.service.status import health_report
 from wordjudge.words.lexicon import TRIE_FILE
@@ -125,7 +125,7 @@ def test_low_disk_space_is_a_warning_not_degraded(client: TestClient, monkeypatc
 
 
 def test_a_stopped_audit_writer_is_degraded(data_dir: Path) -> None:
-    resources = Resources.open(Settings(data_dir=data_dir))
+    resources = open_resources(Settings(data_dir=data_dir))
     try:
         assert health_report(resources).ok
         resources.audit.close()

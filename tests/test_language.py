@@ -16,7 +16,7 @@ from fastapi.testclient import TestClient
 
 from wordjudge.base.errors import InvalidInput, Message
 from wordjudge.cli.main import main
-from wordjudge.service.resources import Resources
+from wordjudge.service.opening import open_resources
 from wordjudge.service.settings import Settings
 from wordjudge.service.status import health_report
 from wordjudge.tournament.event import EVENT_FILE, dump_event, parse_event
@@ -195,7 +195,7 @@ def test_the_chain_check_says_its_sentence_as_a_message(client: TestClient, acto
 
 def test_health_says_its_reasons_and_warnings_as_messages(data_dir: Path) -> None:
     write_event(data_dir, [("Open", "demo", "five-per-word")])
-    resources = Resources.open(Settings(data_dir=data_dir))
+    resources = open_resources(Settings(data_dir=data_dir))
     try:
         (data_dir / EVENT_FILE).write_text("name = [", "utf-8")  # a hand edit that does not load
         resources.served.pick_up_event_file()

@@ -177,10 +177,10 @@ def test_a_hall_key_others_may_read_is_refused_naming_the_fix(tmp_path: Path) ->
 
 
 def test_a_server_alone_makes_its_own_key_and_refuses_one_others_may_read(tmp_path: Path, data_dir: Path) -> None:
-    from wordjudge.service.serving import Serving
+    from wordjudge.service.opening import serving_of
     from wordjudge.service.settings import Settings
 
-    serving = Serving(Settings(data_dir=data_dir))
+    serving = serving_of(Settings(data_dir=data_dir))
     assert not (data_dir / KEY_FILE).exists()  # made once it serves: a server that refuses to start writes nothing
     serving.start()
     try:
@@ -191,7 +191,7 @@ def test_a_server_alone_makes_its_own_key_and_refuses_one_others_may_read(tmp_pa
     assert stat.S_IMODE((data_dir / KEY_FILE).stat().st_mode) == 0o600
     os.chmod(data_dir / KEY_FILE, 0o640)
     with pytest.raises(InvalidInput, match="chmod 600"):
-        Serving(Settings(data_dir=data_dir))
+        serving_of(Settings(data_dir=data_dir))
 
 
 def test_standby_key_makes_a_private_folder_and_says_a_loose_one(tmp_path: Path) -> None:

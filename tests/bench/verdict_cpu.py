@@ -26,7 +26,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from wordjudge.service.resources import Resources
+from wordjudge.service.opening import open_resources
 from wordjudge.service.settings import load_settings
 from wordjudge.web.app import create_app
 
@@ -122,7 +122,7 @@ async def measure(verdicts: int, concurrency: int, repeat: int) -> dict[str, dic
         os.environ.update(env)
         tokens = (work / "tokens.txt").read_text().split()
         settings = load_settings(data_dir=data_dir)
-        resources = Resources.open(settings)
+        resources = open_resources(settings)
         apps: list[tuple[str, Any, Any]] = [
             ("wordjudge", create_app(settings, resources), None),
             ("naive", build_naive(), None),

@@ -97,12 +97,12 @@ def serve(**flags: Any) -> None:
 
 def _serve_in_processes(settings: Settings) -> None:
     """Serve the event in ``settings.processes`` processes (:mod:`wordjudge.service.processes`) until stopped."""
-    from wordjudge.service.serving import Serving
+    from wordjudge.service.opening import serving_of
 
     supervisor = Supervisor(_serve_process, settings, settings.processes)
     # Process 0's resources opened once, then closed, before any process starts: a bad lexicon, event file or
     # log stops the start here, said once; the copy of the event the others serve is written.
-    first = Serving(settings, process=supervisor.process(0))
+    first = serving_of(settings, process=supervisor.process(0))
     first.start()
     _say_served(settings, first.resources)
     first.close()
@@ -133,7 +133,7 @@ def _serve(settings: Settings, process: Process | None) -> None:
     """Open the event (``process``: one of a server's processes, or None) and answer requests until stopped."""
     import uvicorn
 
-    from wordjudge.service.serving import Serving
+    from wordjudge.service.opening import serving_of
     from wordjudge.web.app import create_app
     from wordjudge.web.transport import connection_limits, guarded_protocol
 
@@ -143,7 +143,7 @@ def _serve(settings: Settings, process: Process | None) -> None:
     )
     # Before the server starts: a bad lexicon stops it with a clear message. In a hall, a standby opens nothing
     # until its database is promoted.
-    serving = Serving(settings, process=process)
+    serving = serving_of(settings, process=process)
     serving.start()
     if process is None:  # one process: its banner (several: the supervisor's, once)
         _say_served(settings, serving.resources)

@@ -12,7 +12,6 @@ from typing import Annotated, Any, Literal, Protocol
 from pydantic import StringConstraints
 
 from wordjudge.base.errors import LANGUAGES, InvalidInput, Message
-from wordjudge.model.rules import ChallengeRule
 
 MAX_WORDS = 8  # a play forms at most 8 words, so a challenge has 1 to 8
 MIN_LETTERS = 2
@@ -48,8 +47,8 @@ TABLE_RULES: dict[str, str] = {"numbers": "error.table.rule_numbers", "names": "
 
 def served(tables: Tables = "numbers") -> dict[str, Any]:
     """The rules as ``GET /api/event`` serves them: the input limits (a challenge's, a name's, a note's), the
-    languages an event may speak, what a table label is for an event whose tables are ``tables``, and the
-    challenge rules a division may have (value and description, in order)."""
+    languages an event may speak, and what a table label is for an event whose tables are ``tables`` (the
+    challenge rules a division may have are :func:`wordjudge.model.rules.served`, served beside them)."""
     return {
         "max_words": MAX_WORDS,
         "min_letters": MIN_LETTERS,
@@ -64,15 +63,6 @@ def served(tables: Tables = "numbers") -> dict[str, Any]:
         "max_table": MAX_TABLE,
         "table_pattern": TABLE_PATTERNS[tables],
         "table_chars": TABLE_CHARS[tables],
-        "challenge_rules": [
-            {
-                "value": rule.value,
-                "text": rule.description,
-                "message": rule.message.as_dict(),
-                "text_message": rule.description_message.as_dict(),
-            }
-            for rule in ChallengeRule
-        ],
     }
 
 

@@ -43,6 +43,20 @@ class ChallengeRule(StrEnum):
         return self.description_message.text()
 
 
+def served() -> list[dict[str, Any]]:
+    """The challenge rules a division may have, in order, as ``GET /api/event`` serves them beside the input
+    rules (``input_rules.challenge_rules``): each one's value, its description and both as messages."""
+    return [
+        {
+            "value": rule.value,
+            "text": rule.description,
+            "message": rule.message.as_dict(),
+            "text_message": rule.description_message.as_dict(),
+        }
+        for rule in ChallengeRule
+    ]
+
+
 _PER_WORD = {ChallengeRule.FIVE_PER_WORD: 5, ChallengeRule.TEN_PER_WORD: 10}
 _PER_TURN = {ChallengeRule.FIVE_PER_TURN: 5, ChallengeRule.TEN_PER_TURN: 10}
 

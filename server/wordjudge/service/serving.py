@@ -31,8 +31,6 @@ import socket
 import threading
 from typing import TYPE_CHECKING, Any
 
-from argon2 import PasswordHasher
-
 from wordjudge.base.errors import AuditUnavailable, Message, NotActive, WordjudgeError
 from wordjudge.hall import roles as hall
 from wordjudge.hall.event_copy import adopt_event_file, served_file
@@ -54,13 +52,14 @@ from wordjudge.hall.proof import read_key
 from wordjudge.hall.roles import ACTIVE, FENCED, LOOK_FAILURES, SPLIT, STANDBY, UNREACHED, WAITING, Epoch, asked
 from wordjudge.service.https import transport_of
 from wordjudge.service.readiness import FolderReadiness
-from wordjudge.service.resources import Process, Resources
 from wordjudge.tournament.timekeeping import Timekeeper
 
 if TYPE_CHECKING:
-    from wordjudge.service.settings import Settings
+    from collections.abc import Callable
 
-__all__ = ["Resources", "Serving"]  # the routes reach the resources through what serves them
+    from wordjudge.service.processes import Process
+    from wordjudge.service.resources import Resources
+    from wordjudge.service.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -81,8 +80,8 @@ class Serving:
         self,
         settings: Settings,
         *,
+        opener: Callable[[], Resources],
         resources: Resources | None = None,
-        hasher: PasswordHasher | None = None,
         process: Process | None = None,
     ) -> None:
         self.settings = settings
@@ -95,7 +94,7 @@ class Serving:
         self.active_url: str | None = None  # the active server, as last learnt (None: not known)
         self.alone: bool | None = None  # active: no synchronous standby follows (None: not known, or no database)
         self.following: list[Message] = []  # active: what its standbys' state means for the hall (health's words)
-        self._hasher = hasher
+        self.opener = opener  # opens its resources, as the shell that started it says (service.opening.opener)
         self._lock = threading.Lock()
         self._kept: str | None = None  # the digest of the event last put on the hall's record
         self._keeping: threading.Thread | None = None
@@ -135,7 +134,8 @@ class Serving:
     def start(self) -> None:
         """Find where this server stands and, if it is to be active, open its resources and add its epoch.
 
-        Raises what :meth:`Resources.open` raises, and :class:`AuditUnavailable` if the database cannot be
+        Raises what its :attr:`opener` raises (:func:`~wordjudge.service.opening.open_resources`), and
+        :class:`AuditUnavailable` if the database cannot be
         reached, but in a hall: there the server is ``unreached`` and looks again every second (Patroni starts a
         machine's server with its PostgreSQL still being rewound: it exited, and nobody was told). Blocks while a
         fenced server's database waits for a standby that no longer follows it.
@@ -364,7 +364,7 @@ class Serving:
             self.readiness.check(lambda: self.watch.said, lambda: self.role == STANDBY)
             return
         log.warning("this server's database was promoted: opening the event to serve as the active server")
-        # (Resources.open first checks that the database takes writes, before anything is opened.)
+        # (open_resources first checks that the database takes writes, before anything is opened.)
         if not self._waits(database):
             self._open_and_take_over(where.latest)
 
@@ -454,7 +454,7 @@ class Serving:
             # The log's writer this server had before it stepped down lets go as its resources close: opened before,
             # the log says another writer holds it (a loaded machine took longer than the next look).
             self._closing.join(CLOSING_WAIT_S)
-        resources = self.resources or Resources.open(self.settings, hasher=self._hasher, process=self.process)
+        resources = self.resources or self.opener()
         # Before any record of this server's: a clock behind the log's last record (a machine behind the one
         # that wrote it, a clock set back while stopped) is measured by the full hold it brings.
         self.clock.opened(resources.audit)

@@ -45,8 +45,7 @@ from wordjudge.base.messages import joined
 from wordjudge.model.input_rules import MAX_EVENT_NAME, MAX_ROUND, MAX_TABLE, Tables
 from wordjudge.model.rules import ChallengeRule
 from wordjudge.tournament.event_toml import TableEdit, edit_file, kept_places, new_file
-from wordjudge.words.editions import DEMO_NAME
-from wordjudge.words.lexicon import check_name
+from wordjudge.words.editions import DEMO_NAME, check_name
 
 EVENT_FILE = "event.toml"
 _MAX_NAME = MAX_EVENT_NAME

@@ -17,7 +17,7 @@ from typing import Any
 
 from wordjudge.base.datadir import Identity, open_event_folder
 from wordjudge.base.errors import Conflict, InvalidInput, LexiconIntegrityError, Message, WordjudgeError
-from wordjudge.model import input_rules
+from wordjudge.model import input_rules, rules
 from wordjudge.tournament.event import EVENT_FILE, Event, file_stamp, save_current_round, save_event
 from wordjudge.tournament.event_loading import load_event
 from wordjudge.tournament.health import Verified
@@ -97,7 +97,7 @@ class ServedEvent:
         division's lexicon as screens show it, the input rules a challenge keeps, and this server's identity."""
         data = self.event.as_dict()
         data["server_id"] = self.server.id
-        data["input_rules"] = input_rules.served(self.event.tables)
+        data["input_rules"] = {**input_rules.served(self.event.tables), "challenge_rules": rules.served()}
         for division in data["divisions"]:
             division["lexicon_view"] = self.lexicon_views[division["lexicon"]]
         return data

@@ -23,6 +23,7 @@ from wordjudge import __version__
 from wordjudge.base.errors import AuditUnavailable, Misdirected, WordjudgeError, error_body
 from wordjudge.base.errors import Message as Said
 from wordjudge.judging.final_verdict import corrections
+from wordjudge.service.opening import serving_of
 from wordjudge.service.processes import Process, answers, leads
 from wordjudge.service.resources import Resources
 from wordjudge.service.serving import Serving
@@ -58,10 +59,9 @@ def create_app(
     or opened ``resources`` are handed in (``wordjudge serve`` starts first, to stop with a clear message when
     a lexicon is bad), and closes them at shutdown. While it runs, the event file is watched (the TD's hand
     edits are served, see :meth:`ServedEvent.pick_up_event_file`) and the hall looked at
-    (:meth:`Serving.step`). ``hasher``: see :meth:`Resources.open` (tests only). ``process``: one of the
-    processes of a server of several (:mod:`wordjudge.service.processes`): the processes but the first answer
-    the verdict
-    path alone (421 for the rest).
+    (:meth:`Serving.step`). ``hasher``: see :func:`~wordjudge.service.opening.open_resources` (tests only).
+    ``process``: one of the processes of a server of several (:mod:`wordjudge.service.processes`): the processes but
+    the first answer the verdict path alone (421 for the rest).
     """
     process = process or (serving.process if serving is not None else None)
 
@@ -69,7 +69,7 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[dict[str, Any]]:
         opened = serving
         if opened is None:
-            opened = Serving(settings, resources=resources, hasher=hasher, process=process)
+            opened = serving_of(settings, resources=resources, hasher=hasher, process=process)
             opened.start()
         if opened.resources is not None:
             opened.resources.advertise()  # wordjudge.local on the LAN, when listening there

@@ -23,7 +23,8 @@ from wordjudge.judging.final_verdict import awaiting_ruling
 from wordjudge.model.auth import Principal
 from wordjudge.model.input_rules import MAX_PASSWORD, MAX_ROUND, Name
 from wordjudge.model.records import Kind, RecordFilter, Verdict, utc_time
-from wordjudge.service.serving import Resources, Serving  # the resources are reached through what serves them
+from wordjudge.service.resources import Resources  # reached through what serves them (Serving)
+from wordjudge.service.serving import Serving
 from wordjudge.web.bodies import StrictBody
 from wordjudge.words.search import MAX_QUERY, SEARCH_HELP, known_name, parse_search, tile_forms
 from wordjudge.words.wordlist import normalise

@@ -20,7 +20,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import shutil
 import tempfile
 from collections.abc import Callable
@@ -35,7 +34,15 @@ from wordjudge import __version__
 from wordjudge.base.errors import InvalidInput, LexiconExists, LexiconIntegrityError, LexiconNotFound, Message
 from wordjudge.base.files import fsync_path
 from wordjudge.base.schemas import strict_json
-from wordjudge.words.editions import DEMO_NAME, Registry, fingerprint, load_registry, sorted_fingerprint
+from wordjudge.words.editions import (
+    LEXICON_NAME,
+    Registry,
+    check_name,
+    check_new_name,
+    fingerprint,
+    load_registry,
+    sorted_fingerprint,
+)
 from wordjudge.words.tiles import TileSet
 
 if TYPE_CHECKING:
@@ -46,21 +53,6 @@ TRIE_FILE = "words.marisa"
 MANIFEST_FORMAT = 1
 # A lexicon of tiles of several letters: a server that reads format 1 only would take [CH]ICO for letters.
 TILES_MANIFEST_FORMAT = 2
-_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
-
-
-def check_name(name: str) -> str:
-    """Return ``name`` if it can name a lexicon or profile; raise :class:`InvalidInput` if not."""
-    if not _NAME.fullmatch(name):
-        raise InvalidInput("error.lexicon.bad_name", name=repr(name))
-    return name
-
-
-def check_new_name(name: str) -> str:
-    """Like :func:`check_name`, and refuse the name reserved for the demo list."""
-    if check_name(name).casefold() == DEMO_NAME:
-        raise InvalidInput("error.lexicon.reserved_name", name=repr(name))
-    return name
 
 
 @dataclass(frozen=True)
@@ -302,7 +294,7 @@ class LexiconStore:
         """Names of the compiled lexicons present, sorted."""
         if not self.root.is_dir():
             return []
-        return sorted(p.name for p in self.root.iterdir() if _NAME.fullmatch(p.name) and p.is_dir())
+        return sorted(p.name for p in self.root.iterdir() if LEXICON_NAME.fullmatch(p.name) and p.is_dir())
 
     def resolve(self, name: str) -> str:
         """The compiled lexicon ``name`` means, whatever its case (``csw24``: ``CSW24``), or ``name`` itself if none

@@ -38,9 +38,9 @@ from wordjudge.base.errors import InvalidInput, LexiconExists, LexiconNotFound, 
 from wordjudge.base.files import write_atomic
 from wordjudge.base.schemas import strict_json
 from wordjudge.words.demo import open_demo
-from wordjudge.words.editions import DEMO_NAME, load_registry
+from wordjudge.words.editions import DEMO_NAME, check_name, check_new_name, load_registry
 from wordjudge.words.editions import fingerprint as words_fingerprint
-from wordjudge.words.lexicon import Lexicon, LexiconStore, check_name, check_new_name
+from wordjudge.words.lexicon import Lexicon, LexiconStore
 from wordjudge.words.tiles import TileError, TileSet
 from wordjudge.words.wordlist import WordList, describe_char, normalise
 
