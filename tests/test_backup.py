@@ -112,3 +112,16 @@ def test_a_folder_that_does_not_exist_is_refused_not_made_a_file(tmp_path: Path)
     result = CliRunner().invoke(main, ["audit", "backup", f"{missing}/", "--data-dir", str(tmp_path / "data")])
     assert result.exit_code == 0, result.output
     assert [p.name.startswith("audit-") for p in missing.iterdir()] == [True]
+
+
+def test_a_log_in_postgresql_is_not_copied_as_a_file_and_the_td_is_told_what_copies_it(tmp_path: Path) -> None:
+    """The backup is its place's (storage/places.py): a log in a database is refused, naming pg_dump, before
+    anything is connected to or written; the same command copies a log kept in the data folder (above)."""
+    data, copy = tmp_path / "data", tmp_path / "copy.sqlite3"
+    data.mkdir()
+    database = "postgresql://wj@127.0.0.1:1/hall"  # never reached: nothing listens on port 1
+    result = CliRunner().invoke(main, ["audit", "backup", str(copy), "--data-dir", str(data), "--database", database])
+    assert result.exit_code == 1
+    assert "this event's log is in PostgreSQL: copy it with pg_dump (or keep a standby)" in result.output
+    assert not copy.exists()
+    assert sorted(p.name for p in data.iterdir()) == []

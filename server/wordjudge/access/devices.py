@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from wordjudge.base.errors import AccessUnavailable, Conflict, DeviceMoved, InvalidInput, NotFound, Unauthorized
-from wordjudge.base.lookups import Coalesced
+from wordjudge.base.lookups import Lookups
 from wordjudge.model.auth import CHANNELS, Principal, Role, device_role
 from wordjudge.storage.access_db import (
     AccessDatabase,
@@ -83,7 +83,8 @@ class Devices:
         # last-seen time is written at most once a minute (a request must not cost an fsync).
         self._heard: dict[str, float] = {}
         self._silent: set[str] = set()  # devices whose silence the TD has been told of
-        self._lookups: Coalesced[str, tuple[Any, ...]] = Coalesced(self._holders)
+        # Token checks on the event loop, as the store's place reads best (check).
+        self._lookups: Lookups[str, tuple[Any, ...]] = database.dialect.place.lookups(self._holders)
         # The addresses each device's token was refused from in the last alert window, oldest first (when each
         # was last): the move alert names the address that accepting the move binds, and these others (issue 36).
         # At most _REFUSED_LISTED + 1 addresses a device.
@@ -216,11 +217,9 @@ class Devices:
         In PostgreSQL the lookup is a round trip to the database: it is made in a worker thread, together
         with the lookups of the requests that arrived meanwhile (:class:`~wordjudge.base.lookups.Coalesced`),
         each from a query that started after its request arrived. In SQLite it is a lookup in the process,
-        quicker than any hand-off.
+        quicker than any hand-off (:class:`~wordjudge.base.lookups.InProcess`): the store's place says which.
         """
         token_hash = digest(token)
-        if self._database.dialect.in_folder:
-            return self._admit(token_hash, self._holders([token_hash]).get(token_hash), client)
         return self._admit(token_hash, await self._lookups.get(token_hash), client)
 
     def _holders(self, token_hashes: Collection[str]) -> dict[str, tuple[Any, ...]]:

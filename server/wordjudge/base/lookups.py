@@ -17,10 +17,32 @@ from __future__ import annotations
 import asyncio
 import weakref
 from collections.abc import Callable, Collection, Mapping
-from typing import Generic, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 K = TypeVar("K")
 V = TypeVar("V")
+K_in = TypeVar("K_in", contravariant=True)
+V_out = TypeVar("V_out", covariant=True)
+
+
+class Lookups(Protocol[K_in, V_out]):
+    """Lookups by key: :class:`Coalesced` or :class:`InProcess`, as the store's place reads best."""
+
+    async def get(self, key: K_in) -> V_out | None:
+        """What is found for ``key``, or None."""
+        ...
+
+
+class InProcess(Generic[K, V]):
+    """Lookups by key through ``fetch``, each made at once in the process, on the event loop: for a store read in
+    the process (a SQLite file), quicker than any hand-off to a worker thread."""
+
+    def __init__(self, fetch: Callable[[Collection[K]], Mapping[K, V]]) -> None:
+        self._fetch = fetch
+
+    async def get(self, key: K) -> V | None:
+        """What ``fetch`` finds for ``key``, or None. Raises what ``fetch`` raises."""
+        return self._fetch([key]).get(key)
 
 
 class _Round(Generic[K, V]):

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 import click
 
-from wordjudge.base.datadir import FolderInUse, refuse_if_served
+from wordjudge.base.datadir import FolderInUse
 from wordjudge.base.errors import AuditUnavailable, Conflict, InvalidInput, Message, WordjudgeError
 from wordjudge.base.messages import duration
 from wordjudge.cli.language import cli_language, cli_time
@@ -29,7 +29,6 @@ from wordjudge.model.auth import cli_principal
 from wordjudge.model.input_rules import MAX_ROUND
 from wordjudge.model.records import Kind, RecordFilter, Verdict, utc_time
 from wordjudge.service.settings import Settings, load_settings
-from wordjudge.storage.backup import backup_sqlite
 from wordjudge.tournament.clock_correction import accept_correction, correction_said
 from wordjudge.tournament.clock_steps import CHANNEL as CLI_CHANNEL
 from wordjudge.tournament.clock_steps import accept_step
@@ -126,15 +125,12 @@ def audit_backup(destination: str, **flags: Any) -> None:
     command exits 1 if it does not verify. A log in PostgreSQL is copied by PostgreSQL's own tools.
     """
     settings = load_settings(**flags)
-    if not _audit_log(settings).location.dialect.in_folder:
-        raise click.ClickException(
-            "this event's log is in PostgreSQL: copy it with pg_dump (or keep a standby); "
-            "`wordjudge audit backup` copies a log kept in the data folder"
-        )
+    location = _audit_log(settings).location  # the event's log, where the settings say
     # A Path forgets a trailing slash: "backups/" meant a folder, never a file named "backups".
     if destination.endswith(("/", os.sep)) and not Path(destination).is_dir():
         raise click.ClickException(f"{destination} is not a folder: create it first, or give a file name")
-    copy = backup_sqlite(settings.data_dir / AUDIT_FILE, Path(destination))
+    # Copied by its place: a log in PostgreSQL is refused (error.audit.backup_in_database: pg_dump copies it).
+    copy = location.dialect.place.backup(location, AUDIT_FILE, Path(destination))
     _verify_and_report(AuditLog(copy), cli_language(settings), copy=True)
 
 
@@ -142,14 +138,14 @@ def _with_stopped_log(settings: Settings, write: Callable[[AuditLog], T]) -> T:
     """``write(log)`` on the log as its only writer: refused, in the event's language, while a server serves the
     folder or holds the database's writer (it checks the log when it starts, and would not see the record)."""
     lang = cli_language(settings)
-    if settings.location.dialect.in_folder:  # else a writer's lock (below)
-        try:
-            refuse_if_served(settings.data_dir)
-        except FolderInUse as exc:
-            said = Message(
-                "cli.clock_step.served_folder", pid=str(exc.holder.pid or "?"), path=str(settings.data_dir.resolve())
-            )
-            raise click.ClickException(said.text(lang)) from None
+    location = settings.location
+    try:
+        location.dialect.place.refuse_if_served(location)  # the data folder's lock; else a writer's lock (below)
+    except FolderInUse as exc:
+        said = Message(
+            "cli.clock_step.served_folder", pid=str(exc.holder.pid or "?"), path=str(settings.data_dir.resolve())
+        )
+        raise click.ClickException(said.text(lang)) from None
     log = _audit_log(settings)
     try:
         log.start()

@@ -8,28 +8,24 @@ database failure said in words a TD can act on.
 
 from __future__ import annotations
 
-import fcntl
-import os
-from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, suppress
-from pathlib import Path
 from typing import Any
 
 from wordjudge.base.datadir import DATABASE_NOTE as DATABASE_NOTE
-from wordjudge.base.errors import AuditUnavailable, Conflict, InvalidInput, WordjudgeError
+from wordjudge.base.errors import AuditUnavailable, Conflict, WordjudgeError
 from wordjudge.log.chain import Head, insert_checkpoint, read_head
-from wordjudge.storage import audit_schema, audit_schema_pg, postgres
+from wordjudge.storage import audit_schema, audit_schema_pg
 from wordjudge.storage.access_db import ACCESS_FILE
 from wordjudge.storage.audit_schema import MIGRATIONS
 from wordjudge.storage.dialect import (
-    POSTGRESQL,
-    SQLITE,
     SQLITE_MIGRATIONS_TABLE,
+    Schema,
     StateLocation,
-    Step,
+    StoreSchema,
     WriterKeys,
     dialect_of,
 )
+from wordjudge.storage.places import Turn
 from wordjudge.storage.postgres import AnyConnection, DatabaseError, reason
 
 AUDIT_FILE = "audit.sqlite3"
@@ -53,11 +49,11 @@ _CHAIN_KEY = "hashtext('wordjudge audit chain ' || current_schema())"
 
 _KEYS = WriterKeys(writer=_WRITER_KEY, server=_SERVER_KEY, starting=_STARTING_KEY)
 
-# The log's schema in each dialect, and the table that lists its migrations.
-_SCHEMA: dict[str, tuple[Sequence[tuple[str, Step]], str]] = {
-    SQLITE.name: (MIGRATIONS, SQLITE_MIGRATIONS_TABLE),
-    POSTGRESQL.name: (audit_schema_pg.MIGRATIONS, audit_schema_pg.MIGRATIONS_TABLE),
-}
+# The log's schema on each backend: its migrations, the table that lists them, and what reads it back.
+AUDIT_SCHEMA = StoreSchema(
+    sqlite=Schema(MIGRATIONS, SQLITE_MIGRATIONS_TABLE, audit_schema.missing_or_changed),
+    postgresql=Schema(audit_schema_pg.MIGRATIONS, audit_schema_pg.MIGRATIONS_TABLE, audit_schema_pg.missing_or_changed),
+)
 
 
 def open_writer(location: StateLocation, file: str = AUDIT_FILE, *, shared: str | None = None) -> AnyConnection:
@@ -79,7 +75,7 @@ def open_writer(location: StateLocation, file: str = AUDIT_FILE, *, shared: str 
         # fork the chain.
         if not dialect.take_writer(connection, _KEYS, shared):
             raise Conflict("error.audit.other_writer", database=location.shown(file))
-        dialect.migrate(connection, *_SCHEMA[dialect.name])
+        dialect.migrate_store(connection, AUDIT_SCHEMA)
     except BaseException:
         dialect.close_writer(connection)
         raise
@@ -102,54 +98,20 @@ def chain_head(connection: AnyConnection) -> Head:
     return read_head(connection)
 
 
-class _FileTurn:
-    """The SQLite writers of one server's processes, one batch at a time, by an ``flock`` on a file beside the log:
-    a writer waiting for it sleeps in the kernel and is woken the moment it is free. Without it they meet at
-    ``BEGIN IMMEDIATE``, where SQLite's busy handler sleeps 1, 2, 5, 10... ms between tries: at hundreds of
-    batches a second, most of the time."""
-
-    def __init__(self, path: Path) -> None:
-        self._fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-
-    def __enter__(self) -> None:
-        fcntl.flock(self._fd, fcntl.LOCK_EX)
-
-    def __exit__(self, *exc: object) -> None:
-        fcntl.flock(self._fd, fcntl.LOCK_UN)
-
-    def close(self) -> None:
-        os.close(self._fd)
-
-
-class _NoTurn:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-    def close(self) -> None:
-        return None
-
-
-def writer_turn(location: StateLocation, file: str, shared: str | None) -> _FileTurn | _NoTurn:
-    """What a writer holds while it writes a batch: for the processes of one server (``shared``) writing the SQLite
-    file ``file`` at ``location``, its turn (:class:`_FileTurn`); else nothing (a log's only writer, or
-    PostgreSQL's lock)."""
-    if shared is None or not location.dialect.in_folder:
-        return _NoTurn()
-    path = location.file(file)
-    return _FileTurn(path.with_name(path.name + ".turn"))
+def writer_turn(location: StateLocation, file: str, shared: str | None) -> Turn:
+    """What a writer holds while it writes a batch: for the processes of one server (``shared``) writing the store
+    ``file`` at ``location``, what its place gives them (the SQLite file's turn); else nothing (a log's only
+    writer)."""
+    return Turn() if shared is None else location.dialect.place.turn(location, file)
 
 
 def probe(location: StateLocation, *, alone: bool = False) -> None:
     """Check that the PostgreSQL database at ``location`` (if any) takes writes: reachable, the password right, not
     a standby; and, for a server that is to write its log ``alone`` (one process), that no other server writes
     it. Raises :class:`AuditUnavailable` naming what is wrong."""
-    if location.dialect.in_folder:  # the data folder's files: the server's own lock on it (datadir) says the rest
-        return
     where, dialect = location.shown(AUDIT_FILE), location.dialect
-    try:
+
+    def look() -> None:
         connection = dialect.connect_writer(location, AUDIT_FILE, application="wordjudge start")
         try:
             # Only a look (let go at once): the writer takes the log for good when it starts, and a server that
@@ -158,6 +120,9 @@ def probe(location: StateLocation, *, alone: bool = False) -> None:
                 raise Conflict("error.audit.other_writer", database=where)
         finally:
             dialect.close_writer(connection)
+
+    try:
+        dialect.place.probe(look)  # the data folder's files: the server's own lock on it (datadir) says the rest
     except WordjudgeError as exc:
         raise AuditUnavailable("error.audit.cannot_open", path=where, reason=exc.message) from exc
     except DatabaseError as exc:
@@ -167,9 +132,7 @@ def probe(location: StateLocation, *, alone: bool = False) -> None:
 def missing_or_changed(connection: Any) -> list[str]:
     """The parts of the log's schema the database lacks or holds otherwise (tampering or damage), read from the
     catalogue of the connection's backend."""
-    checks: tuple[Callable[[Any], list[str]], Callable[[Any], list[str]]]
-    checks = (audit_schema.missing_or_changed, audit_schema_pg.missing_or_changed)
-    return dialect_of(connection).pick(*checks)(connection)
+    return dialect_of(connection).schema_problems(connection, AUDIT_SCHEMA)
 
 
 def begin(connection: AnyConnection) -> None:
@@ -219,25 +182,12 @@ def check_place(location: StateLocation) -> None:
     Raises :class:`InvalidInput`, writing nothing, for a database other than the event's, none where the event
     has one, or one given for an event whose log is already a file there.
     """
-    data_dir, database = location.folder, location.url
-    noted_file = data_dir / DATABASE_NOTE
+    noted_file = location.folder / DATABASE_NOTE
     noted = noted_file.read_text("utf-8").strip() if noted_file.is_file() else None
-    if database is None:
-        if noted:
-            raise InvalidInput("error.database.elsewhere", url=noted)
-        return
-    shown = postgres.shown(database)
-    if noted is not None and noted != shown:
-        raise InvalidInput("error.database.other", url=shown, noted=noted)
-    for kept in (data_dir / AUDIT_FILE, data_dir / ACCESS_FILE):
-        if noted is None and kept.is_file():
-            raise InvalidInput("error.database.file_here", url=shown, path=str(kept))
+    location.dialect.place.check_note(location, noted, [location.file(AUDIT_FILE), location.file(ACCESS_FILE)])
 
 
 def note_place(location: StateLocation) -> None:
     """Write down beside the event that its log is in the database ``location`` names (once it was opened there):
     see :data:`DATABASE_NOTE`. Raises :class:`OSError`."""
-    data_dir, database = location.folder, location.url
-    noted_file = data_dir / DATABASE_NOTE
-    if database is not None and not noted_file.is_file():
-        noted_file.write_text(postgres.shown(database) + "\n", "utf-8")
+    location.dialect.place.write_note(location, location.folder / DATABASE_NOTE)

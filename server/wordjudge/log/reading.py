@@ -143,8 +143,7 @@ class LogReader:
         """How the database means to run ``sql`` (one of this reader's statements): SQLite's query plan, a line a
         step, or PostgreSQL's EXPLAIN."""
         with self._reader() as connection:
-            explain = "EXPLAIN QUERY PLAN " if self.dialect.name == "sqlite" else "EXPLAIN "
-            rows = connection.execute(explain + sql, params).fetchall()
+            rows = connection.execute(self.dialect.explain + sql, params).fetchall()
         return [str(row[-1]) for row in rows]
 
     def select(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> list[tuple[Any, ...]]:

@@ -14,7 +14,7 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, suppress
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,7 +23,7 @@ from wordjudge.base.errors import AccessUnavailable, Conflict, InvalidInput, Wor
 from wordjudge.model.input_rules import NAME_PATTERN
 from wordjudge.storage import postgres
 from wordjudge.storage.database import Migrations
-from wordjudge.storage.dialect import POSTGRESQL, SQLITE, SQLITE_MIGRATIONS_TABLE, StateLocation, Step
+from wordjudge.storage.dialect import SQLITE_MIGRATIONS_TABLE, Schema, StateLocation, Step, StoreSchema
 from wordjudge.storage.postgres import AnyConnection, DatabaseError, PgMigration
 
 ACCESS_FILE = "access.sqlite3"  # the access store's file in the data folder (SQLite)
@@ -306,7 +306,7 @@ class AccessDatabase:
         try:
             connection = self._connect()
             try:
-                self.dialect.migrate(connection, *_SCHEMA[self.dialect.name])
+                self.dialect.migrate_store(connection, ACCESS_SCHEMA)
             except BaseException:
                 connection.close()
                 raise
@@ -423,11 +423,10 @@ class AccessDatabase:
 
 
 _OPEN_FAILURES: tuple[type[Exception], ...] = (OSError, *DatabaseError)
-# The store's schema in each dialect, and the table that lists its migrations.
-_SCHEMA: dict[str, tuple[Sequence[tuple[str, Step]], str]] = {
-    SQLITE.name: (MIGRATIONS, SQLITE_MIGRATIONS_TABLE),
-    POSTGRESQL.name: (PG_MIGRATIONS, PG_MIGRATIONS_TABLE),
-}
+# The store's schema on each backend, and the table that lists its migrations.
+ACCESS_SCHEMA = StoreSchema(
+    sqlite=Schema(MIGRATIONS, SQLITE_MIGRATIONS_TABLE), postgresql=Schema(PG_MIGRATIONS, PG_MIGRATIONS_TABLE)
+)
 
 
 def void_repair_codes(db: AnyConnection, device_id: int, now: float) -> None:

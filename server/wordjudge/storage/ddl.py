@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import Literal, Protocol, TypeVar
 
 # The backends wordjudge keeps its state in, each spelt by its :class:`~.dialect.Dialect`.
 Backend = Literal["sqlite", "postgresql"]
@@ -22,6 +22,7 @@ Backend = Literal["sqlite", "postgresql"]
 # A column's kind: TEXT and INTEGER, the same on both; ROW_ID, a row's id or a reference to one (BIGINT in
 # PostgreSQL); NEW_ROW_ID, a row's id the database numbers (an identity column in PostgreSQL).
 Kind = Literal["TEXT", "INTEGER", "ROW_ID", "NEW_ROW_ID"]
+T = TypeVar("T")
 
 
 class DdlWords(Protocol):
@@ -41,6 +42,7 @@ class DdlDialect(Protocol):
     def name(self) -> Backend: ...
     @property
     def text(self) -> DdlWords: ...
+    def part(self, described: Mapping[Backend, T], default: T) -> T: ...
 
 
 @dataclass(frozen=True)
@@ -56,7 +58,7 @@ class Column:
 
     def sql(self, dialect: DdlDialect) -> str:
         rest = f" {self.rest}" if self.rest else ""
-        reads = dialect.text.generated(self.reads[dialect.name]) if self.reads else ""
+        reads = dialect.text.generated(dialect.part(self.reads, "")) if self.reads else ""
         return f"{self.name} {dialect.text.column_type(self.kind)}{rest}{reads}"
 
 
@@ -75,7 +77,7 @@ class Table:
 
     def create(self, dialect: DdlDialect) -> str:
         parts = [column.sql(dialect) for column in self.columns]
-        parts += [*self.constraints, *self.only.get(dialect.name, ())]
+        parts += [*self.constraints, *dialect.part(self.only, ())]
         options = dialect.text.table_options(without_rowid=self.without_rowid)
         if self.one_line:
             return f"CREATE TABLE {self.name} ({', '.join(parts)}){options}"

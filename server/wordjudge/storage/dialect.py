@@ -15,15 +15,18 @@ import json
 import os
 import re
 import sqlite3
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
+from wordjudge.base.datadir import refuse_if_served
 from wordjudge.storage import database, postgres
+from wordjudge.storage.backup import backup_sqlite
 from wordjudge.storage.ddl import Backend, Kind
+from wordjudge.storage.places import DatabasePlace, FolderPlace, Place
 from wordjudge.storage.postgres import AnyConnection, DatabaseError
 
 T = TypeVar("T")
@@ -43,20 +46,9 @@ class StateLocation:
     folder: Path
     url: str | None = None
 
-    @classmethod
-    def of(cls, folder: Path, database: str | None) -> StateLocation:
-        """The place ``--database`` names for the event in ``folder`` (anything but a PostgreSQL URL: its files)."""
-        return cls(folder, database if postgres.is_url(database) else None)
-
-    @classmethod
-    def given(cls, place: StateLocation | Path, database: str | None = None) -> StateLocation:
-        """The place a caller gives: a :class:`StateLocation`, or (while callers move to it) the data folder and
-        ``--database``'s value."""
-        return place if isinstance(place, StateLocation) else cls(place, database)
-
     @property
     def backend(self) -> Backend:
-        return "sqlite" if self.url is None else "postgresql"
+        return self.dialect.name
 
     @property
     def dialect(self) -> Dialect:
@@ -69,7 +61,7 @@ class StateLocation:
     def shown(self, name: str) -> str:
         """The store ``name`` (its SQLite file's name) as messages name it: the file's path, or the database's URL
         without its password."""
-        return str(self.file(name)) if self.url is None else postgres.shown(self.url)
+        return self.dialect.place.shown(self, name)
 
 
 @dataclass(frozen=True)
@@ -82,6 +74,25 @@ class WriterKeys:
     writer: str
     server: str
     starting: str
+
+
+@dataclass(frozen=True)
+class Schema:
+    """A store's schema on one backend: its named migrations, the table that lists those applied, and what reads
+    the schema back (the parts the database lacks or holds otherwise; a store that reads nothing back: none)."""
+
+    migrations: Sequence[tuple[str, Step]]
+    table: str
+    problems: Callable[[Any], list[str]] = lambda connection: []
+
+
+@dataclass(frozen=True)
+class StoreSchema:
+    """A store's schema on each backend, each written in its own module: a dialect takes its own
+    (:meth:`Dialect.migrate_store`, :meth:`Dialect.schema_problems`), so that no store chooses."""
+
+    sqlite: Schema
+    postgresql: Schema
 
 
 class SqlText:
@@ -207,6 +218,8 @@ class Dialect:
     name: Backend
     begin_write_sql: str  # a write transaction, its lock taken first
     text: SqlText  # how it writes DDL and the conditions that differ
+    place: Place  # where the state is: the data folder's files, or a database (what differs beyond SQL)
+    explain: str  # what asks for a query's plan
 
     def connect_writer(self, where: StateLocation, file_name: str, *, application: str) -> AnyConnection:
         """A connection to write the store ``file_name`` at ``where`` with (autocommit: the caller begins)."""
@@ -229,11 +242,26 @@ class Dialect:
         """``sql``, written with SQLite's ``?`` and ``:name`` placeholders, as this backend's driver takes it."""
         raise NotImplementedError
 
-    # -- queries: what differs in the stores' SQL ---------------------------------------------------------------
-
-    def pick(self, sqlite: T, postgresql: T) -> T:
-        """Of two things written per backend side by side (a query, a function), this backend's."""
+    def own(self, store: StoreSchema) -> Schema:
+        """This backend's part of ``store``."""
         raise NotImplementedError
+
+    def part(self, described: Mapping[Backend, T], default: T) -> T:
+        """This backend's part of what ``described`` writes per backend side by side (a DDL description's
+        expressions and constraints: :mod:`wordjudge.storage.ddl`), or ``default`` where it has none."""
+        raise NotImplementedError
+
+    def migrate_store(self, connection: AnyConnection, store: StoreSchema) -> list[str]:
+        """:meth:`migrate` the store ``store`` describes, by this backend's migrations."""
+        own = self.own(store)
+        return self.migrate(connection, own.migrations, own.table)
+
+    def schema_problems(self, connection: AnyConnection, store: StoreSchema) -> list[str]:
+        """The parts of ``store``'s schema the database lacks or holds otherwise (tampering or damage), read from
+        this backend's catalogue."""
+        return self.own(store).problems(connection)
+
+    # -- queries: what differs in the stores' SQL ---------------------------------------------------------------
 
     def damage(self, connection: AnyConnection) -> str | None:
         """What the database finds damaged in its own pages (a quick check), or None. (PostgreSQL checks its
@@ -246,12 +274,6 @@ class Dialect:
         """A relation ``name`` of ``rows`` (keyed by every column but the last) that a query joins as a table:
         its text in the query's FROM and the parameters it takes there. Only reads the database."""
         raise NotImplementedError
-
-    # Whether the state is the data folder's files: copied as files (a backup), kept one server's by the folder's
-    # lock, read in the process (quicker than any hand-off to a worker thread), and written by a server's
-    # processes in turns by a lock of the OS (one batch at a time, without SQLite's busy handler). Else a
-    # database server's: its own tools copy it, its own locks order the writers, and each read is a round trip.
-    in_folder = False
 
     def take_writer(self, connection: AnyConnection, keys: WriterKeys, shared: str | None) -> bool:
         """Hold the store for this writer, for the connection's life (``shared``: the token of a server of several
@@ -334,6 +356,14 @@ class SqliteDialect(Dialect):
     name: Backend = "sqlite"
     begin_write_sql = "BEGIN IMMEDIATE"
     text = SqliteText()
+    place = FolderPlace(refuse_if_served, backup_sqlite)
+    explain = "EXPLAIN QUERY PLAN "
+
+    def own(self, store: StoreSchema) -> Schema:
+        return store.sqlite
+
+    def part(self, described: Mapping[Backend, T], default: T) -> T:
+        return described.get("sqlite", default)
 
     def connect_writer(self, where: StateLocation, file_name: str, *, application: str) -> AnyConnection:
         return database.connect_writer(where.file(file_name))
@@ -361,9 +391,6 @@ class SqliteDialect(Dialect):
     def translate(self, sql: str) -> str:
         return sql
 
-    def pick(self, sqlite: T, postgresql: T) -> T:
-        return sqlite
-
     def damage(self, connection: AnyConnection) -> str | None:
         check = connection.execute("PRAGMA quick_check").fetchone()[0]
         return None if check == "ok" else str(check)
@@ -379,8 +406,6 @@ class SqliteDialect(Dialect):
         marks = ", ".join("?" * len(columns))
         connection.executemany(f"INSERT OR REPLACE INTO temp.{name} VALUES ({marks})", rows)
         return f"temp.{name}", []
-
-    in_folder = True
 
     def defer_checkpoints(self, connection: AnyConnection) -> None:
         connection.execute("PRAGMA wal_autocheckpoint = 0")
@@ -403,6 +428,14 @@ class PostgresDialect(Dialect):
     name: Backend = "postgresql"
     begin_write_sql = "BEGIN"
     text = PostgresText()
+    place = DatabasePlace(postgres.shown)
+    explain = "EXPLAIN "
+
+    def own(self, store: StoreSchema) -> Schema:
+        return store.postgresql
+
+    def part(self, described: Mapping[Backend, T], default: T) -> T:
+        return described.get("postgresql", default)
 
     def connect_writer(self, where: StateLocation, file_name: str, *, application: str) -> AnyConnection:
         assert where.url is not None
@@ -417,9 +450,6 @@ class PostgresDialect(Dialect):
 
     def translate(self, sql: str) -> str:
         return postgres._translated(sql)
-
-    def pick(self, sqlite: T, postgresql: T) -> T:
-        return postgresql
 
     def constant_rows(
         self, connection: AnyConnection, name: str, columns: Sequence[tuple[str, Kind]], rows: Sequence[tuple[Any, ...]]

@@ -284,15 +284,15 @@ def _database_warning(offset: Offset | None, where: str) -> Message | None:
     return offset.message("error.clock.database_offset", where=where)
 
 
-def _peer_warning(offset: Offset | None, url: str, database: Offset | None) -> Message | None:
+def _peer_warning(offset: Offset | None, url: str, database_clock: Offset | None) -> Message | None:
     """The warning of a peer's clock: against the database's (the hall's reference) where it is known, naming the
     peer only if the peer's own clock differs from it (this server's offset is the database warning's); else the
     two clocks against each other, naming neither as the wrong one."""
     if offset is None:
         return None
-    if database is not None:
+    if database_clock is not None:
         # The database against the peer: ahead of it (positive) says the peer's clock is behind.
-        against = Offset(database.seconds - offset.seconds, database.within + offset.within)
+        against = Offset(database_clock.seconds - offset.seconds, database_clock.within + offset.within)
         return against.message("error.clock.peer_offset", url=url) if against.beyond() else None
     if not offset.beyond():
         return None
