@@ -330,10 +330,11 @@ StartServer = Callable[..., LiveServer]
 T = TypeVar("T")
 
 
-def eventually(check: Callable[[], T], what: str, *, seconds: float = 10, every: float = 0.05) -> T:
+def eventually(check: Callable[[], T], what: str, *, seconds: float = 30, every: float = 0.05) -> T:
     """Poll ``check`` until what it returns is true, and return that; fail saying ``what`` did not happen (and
     what ``check`` last returned) after ``seconds``. For a test that waits for something it can see: a fixed
-    sleep is either too short on a loaded machine or longer than needed on an idle one."""
+    sleep is either too short on a loaded machine or longer than needed on an idle one. The default deadline is
+    sized for a loaded 2-core machine (as tests/browser.py's PAGE_WAIT_MS)."""
     deadline = time.monotonic() + seconds
     while not (seen := check()):
         assert time.monotonic() < deadline, f"{what}: not after {seconds} s (last: {seen!r})"

@@ -149,7 +149,7 @@ def on_screen(page: Page, name: str) -> None:
 def hold(page: Page) -> None:
     page.locator("#adjudicate").hover()
     page.mouse.down()
-    page.wait_for_timeout(HOLD_S * 1000)
+    page.wait_for_timeout(HOLD_S * 1000)  # the hold itself: the time is what is tested
     page.mouse.up()
 
 

@@ -305,7 +305,7 @@ def test_verdicts_are_answered_before_the_wal_is_copied_into_the_file(tmp_path: 
         assert path.stat().st_size == size  # nothing copied into the file yet
         log.release.set()
         assert [future.result(10).record.id for future in futures] == list(range(1, 301))
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 30
         while path.stat().st_size == size and time.monotonic() < deadline:
             time.sleep(0.02)
         assert path.stat().st_size > size  # and then copied

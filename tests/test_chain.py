@@ -393,7 +393,7 @@ def test_the_start_checks_what_came_since_its_checkpoint_and_the_whole_log_in_th
     whole = AuditLog(path)
     whole.start(check_whole=True)
     try:
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 30
         while whole.integrity.whole_running and time.monotonic() < deadline:
             time.sleep(0.05)
         assert whole.integrity.whole is not None

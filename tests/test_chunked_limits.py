@@ -154,7 +154,7 @@ def test_chunk_lines_and_trailers_past_the_limit_are_refused_before_they_are_hel
         nonlocal peak
         while not done.is_set():
             peak = max(peak, _rss(pid))
-            time.sleep(0.01)
+            time.sleep(0.01)  # a sampler's pace, until the attack is done
 
     sampler = threading.Thread(target=sample)
     kiosk = _Kiosk(port, kiosk_headers, count=5, every=0.1)
@@ -191,7 +191,7 @@ def test_long_trailer_values_do_not_block_the_loop_for_the_kiosks(served: tuple[
         start, filler = ATTACKS["one 200 MiB trailer"]
         while kiosk.thread.is_alive() and len(answers) < 200:
             answers.append(_attack(port, start, filler())[1])
-            time.sleep(0.05)
+            time.sleep(0.05)  # the attack's pace while the kiosk's verdicts are timed
 
     attackers = [threading.Thread(target=attack) for _ in range(2)]
     kiosk.thread.start()

@@ -352,20 +352,20 @@ def test_alert_windows_count_elapsed_time_not_the_wall_clock(tmp_path: Path) -> 
 # -- a real server, its clock a year ahead, then set right --------------------------------------------------------
 
 
-def _health_until(server: LiveServer, said: Any, seconds: float = 15) -> dict[str, Any]:
+def _health_until(server: LiveServer, said: Any, seconds: float = 30) -> dict[str, Any]:
     deadline = time.monotonic() + seconds
     while True:
-        body: dict[str, Any] = httpx.get(f"{server.base}/api/health", timeout=5).json()
+        body: dict[str, Any] = httpx.get(f"{server.base}/api/health", timeout=30).json()
         if said(body):
             return body
         assert time.monotonic() < deadline, body
         time.sleep(0.2)
 
 
-def _alert_kinds_until(server: LiveServer, td: dict[str, str], kinds: set[str], seconds: float = 10) -> list[str]:
+def _alert_kinds_until(server: LiveServer, td: dict[str, str], kinds: set[str], seconds: float = 30) -> list[str]:
     deadline = time.monotonic() + seconds
     while True:
-        listed = httpx.get(f"{server.base}/api/alerts", headers=td, timeout=5).json()["alerts"]
+        listed = httpx.get(f"{server.base}/api/alerts", headers=td, timeout=30).json()["alerts"]
         found = [alert["kind"] for alert in listed]
         if kinds <= set(found) or time.monotonic() > deadline:
             return found

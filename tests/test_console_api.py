@@ -307,7 +307,7 @@ def test_a_recheck_that_disagrees_alerts_the_td_at_once(
             a for a in client.get("/api/alerts", headers=actors.alice).json()["alerts"] if a["kind"] == "needs_ruling"
         ]
         write_event(data_dir, [("Open", "ERRATA", "five-per-word")], name="Test Open")
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 30
         while client.get("/api/event", headers=actors.kiosk).json()["divisions"][0]["lexicon"] != "ERRATA":
             assert time.monotonic() < deadline, "the changed event file was not picked up"
             time.sleep(0.2)

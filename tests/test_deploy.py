@@ -285,7 +285,7 @@ def _stop_chronyd(folder: Path) -> None:
     pid = folder / "chronyd.pid"
     if pid.is_file():
         os.kill(int(pid.read_text().split()[0]), signal.SIGTERM)
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + 30
         while pid.is_file() and time.monotonic() < deadline:
             time.sleep(0.1)
 

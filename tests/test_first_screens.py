@@ -27,7 +27,7 @@ def french(data_dir: Path) -> Iterator[LiveServer]:
 
 
 def test_the_health_check_says_the_events_language(french: LiveServer) -> None:
-    body = httpx.get(f"{french.base}/api/health", timeout=5).json()
+    body = httpx.get(f"{french.base}/api/health", timeout=30).json()
     assert body["language"] == "fr"
 
 

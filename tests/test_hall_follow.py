@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import ssl
-import time
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +22,8 @@ from playwright.sync_api import Browser, Page, Request, expect
 
 from .browser import CHROMIUM, CHROMIUM_ARGS, drawn, fits, new_page, open_enrolled, screenshot, serving, shell_ready
 from .fake_peer import FakePeer, Heard, json_answer
-from .hall_lab import Hall, kill_machine
-from .helpers import LiveServer, serve_process, wait_for_health, write_event
+from .hall_lab import SYNC_WAIT, Hall, kill_machine
+from .helpers import LiveServer, eventually, serve_process, wait_for_health, write_event
 from .test_cli_access import run
 from .test_hall_trust import _close_other_pages
 from .test_kiosk import hold_adjudicate, type_challenge
@@ -57,19 +56,20 @@ def _followed_to_the_standby(hall: Hall, browser: Browser, verify: ssl.SSLContex
     kill_machine(hall.primary, hall.a)
     promoted = run("standby", "promote", "--database", hall.admin_b, "--yes")
     assert promoted.exit_code == 0, promoted.output
-    while httpx.get(f"{hall.b.base}/api/health", verify=verify).status_code != 200:
-        time.sleep(0.1)
+    eventually(
+        lambda: httpx.get(f"{hall.b.base}/api/health", verify=verify).status_code == 200, "b serves", seconds=SYNC_WAIT
+    )
     _verdict(page, "cat, dog", "ACCEPTABLE")
     assert _remembered(page) == {"server": hall.b.base}
     return page, token
 
 
 def _verdict(page: Page, words: str, shown: str) -> None:
-    expect(page.locator("#app")).to_have_attribute("data-screen", "idle", timeout=20_000)
+    expect(page.locator("#app")).to_have_attribute("data-screen", "idle")
     type_challenge(page, "12", words)
     page.get_by_role("button", name="Done: hand over to the opponent").click()
     hold_adjudicate(page)
-    expect(page.locator("#app")).to_have_attribute("data-screen", "verdict", timeout=20_000)
+    expect(page.locator("#app")).to_have_attribute("data-screen", "verdict")
     expect(page.locator(".verdict h1")).to_have_text(shown)
     _clear(page)
 
@@ -115,7 +115,7 @@ def test_a_kiosk_remembers_the_server_it_followed_and_proves_it_before_its_first
     page, _ = _followed_to_the_standby(hall, browser)
     made = _api_requests(page)
     page.reload()  # nothing at a's address: the offline shell's copy of the page
-    expect(page.locator("#app")).to_have_attribute("data-screen", "idle", timeout=20_000)
+    expect(page.locator("#app")).to_have_attribute("data-screen", "idle")
     assert made, "the reloaded page asked nothing"
     # Its first request is b's proof: not a's health, nor a token sent anywhere before b proved itself.
     assert made[0].startswith(f"{hall.b.base}/api/hall/proof?"), made
@@ -158,7 +158,7 @@ def test_a_kiosk_that_followed_the_standby_sends_a_phone_at_its_own_address_noth
         page.get_by_role("button", name="Done: hand over to the opponent").click()
         hall.b.stop()
         hold_adjudicate(page)
-        expect(page.locator("body")).to_contain_text("call the TD", timeout=20_000)
+        expect(page.locator("body")).to_contain_text("call the TD")
         expect(page.locator(".verdict h1")).to_have_count(0)  # before: the phone's ACCEPTABLE
         assert any(heard.path.startswith("/api/hall/proof") for heard in phone.heard), phone.heard
         # The server is back: the same challenge goes again by itself, and gets its verdict there, the real one.
@@ -170,7 +170,7 @@ def test_a_kiosk_that_followed_the_standby_sends_a_phone_at_its_own_address_noth
         # kiosk's, so the shell's copy answers and proves b before its first request.
         made = _api_requests(page)
         page.reload()
-        expect(page.locator("#app")).to_have_attribute("data-screen", "idle", timeout=20_000)
+        expect(page.locator("#app")).to_have_attribute("data-screen", "idle")
         assert made[0].startswith(f"{hall.b.base}/api/hall/proof?"), made
         _verdict(page, "cat, zzxq", "UNACCEPTABLE")
         _given_nothing(phone.heard, token)
@@ -189,7 +189,7 @@ def test_a_kiosk_says_its_connection_is_unproven_over_plain_http_in_a_hall_only(
     open_enrolled(page, hall.a, "kiosk", _kiosk_token(hall))
     expect(page.locator("#app")).to_have_attribute("data-screen", "idle")
     banner = page.locator("#connection-banner")
-    expect(banner).to_contain_text("Unproven connection", timeout=15_000)  # once the page learnt its hall
+    expect(banner).to_contain_text("Unproven connection")  # once the page learnt its hall
     expect(banner).to_contain_text("one-time step")
     # Every screen leaves it its height: nothing is pushed off the kiosk's screen.
     drawn(page)
@@ -199,7 +199,7 @@ def test_a_kiosk_says_its_connection_is_unproven_over_plain_http_in_a_hall_only(
     drawn(page)
     assert fits(page), screenshot(page, "kiosk-unproven-opponent")
     page.goto(f"{hall.a.base}/kiosk?lang=fr")
-    expect(page.locator("#connection-banner")).to_contain_text("Connexion non prouvée", timeout=15_000)
+    expect(page.locator("#connection-banner")).to_contain_text("Connexion non prouvée")
     page.context.close()
     # The handheld on a runner's phone says it too, above its screens.
     added = run(
@@ -209,7 +209,7 @@ def test_a_kiosk_says_its_connection_is_unproven_over_plain_http_in_a_hall_only(
     phone = new_page(browser, "phone")
     open_enrolled(phone, hall.a, "runner", added.stdout.strip())
     expect(phone.locator("#app")).to_have_attribute("data-screen", "entry")
-    expect(phone.locator("#connection-banner")).to_contain_text("one-time step", timeout=15_000)
+    expect(phone.locator("#connection-banner")).to_contain_text("one-time step")
     phone.context.close()
     # Outside a hall: one server, nothing to tell it from, nothing shown.
     write_event(data_dir, [("Open", "demo", "five-per-word")])
@@ -227,7 +227,7 @@ def test_a_kiosk_says_its_connection_is_unproven_over_plain_http_in_a_hall_only(
         )
         alone.reload()
         expect(alone.locator("#connection-banner")).to_have_count(1)
-        expect(alone.locator("#connection-banner")).to_have_count(0, timeout=20_000)
+        expect(alone.locator("#connection-banner")).to_have_count(0)
         assert alone.evaluate("() => localStorage.getItem('wordjudge.hall')") is None
         alone.context.close()
 
@@ -294,7 +294,7 @@ def test_over_https_a_reload_while_a_phone_holds_the_kiosks_address_gives_it_not
         with phone:
             made = _api_requests(page)
             page.reload()
-            expect(page.locator("#app")).to_have_attribute("data-screen", "idle", timeout=20_000)
+            expect(page.locator("#app")).to_have_attribute("data-screen", "idle")
             assert made, "the reloaded page asked nothing"
             assert made[0].startswith(f"{hall.b.base}/api/hall/proof?"), made
             _verdict(page, "cat, zzxq", "UNACCEPTABLE")

@@ -257,7 +257,7 @@ def test_the_guides_postgresql_steps_make_a_synchronous_standby_in_network_names
             # Then, on hall-a: every commit waits for the standby; it must say `sync`.
             answers = [a.do(line) for line in synchronous]
             # As a TD would look again: the walsender takes the reloaded setting at its next round (within a second).
-            deadline = time.monotonic() + 15
+            deadline = time.monotonic() + 30
             while not re.search(r"^\s*sync\s*$", answers[-1], flags=re.M):
                 assert time.monotonic() < deadline, answers[-1]
                 time.sleep(0.3)

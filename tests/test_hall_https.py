@@ -37,11 +37,11 @@ class _Https(LiveServer):
         wait_for_health(self.base, self.process, verify=self.trust)
 
 
-def _peer_until(server: _Https, url: str, said: dict[str, Any], seconds: float = 15) -> dict[str, Any]:
+def _peer_until(server: _Https, url: str, said: dict[str, Any], seconds: float = 30) -> dict[str, Any]:
     """The server's view of its peer ``url`` (its health's hall.peers) once it says what ``said`` holds."""
     deadline = time.monotonic() + seconds
     while True:
-        body = httpx.get(f"{server.base}/api/health", verify=server.trust, timeout=5).json()
+        body = httpx.get(f"{server.base}/api/health", verify=server.trust, timeout=30).json()
         peer: dict[str, Any] = next((p for p in (body.get("hall") or {}).get("peers") or [] if p.get("url") == url), {})
         if all(peer.get(key) == value for key, value in said.items()):
             return peer
@@ -54,7 +54,7 @@ def test_the_halls_servers_prove_themselves_to_each_other_over_https_and_a_phone
 ) -> None:
     # First over plain HTTP, as the fixture's hall is: a warning in the hall, not a demo.
     hall.a.start()
-    plain = httpx.get(f"{hall.a.base}/api/health", timeout=5).json()
+    plain = httpx.get(f"{hall.a.base}/api/health", timeout=30).json()
     hall.a.stop()
     assert (plain["transport"]["scheme"], plain["transport"]["demo"]) == ("http", False)
     assert any("this hall server serves plain HTTP" in w for w in plain["warnings"]), plain["warnings"]
@@ -66,11 +66,11 @@ def test_the_halls_servers_prove_themselves_to_each_other_over_https_and_a_phone
     a.start()
     b.start()
     try:
-        health_a = httpx.get(f"{a.base}/api/health", verify=trust, timeout=5).json()
+        health_a = httpx.get(f"{a.base}/api/health", verify=trust, timeout=30).json()
         assert health_a["transport"]["certificate"] == "hall"
         assert health_a["transport"]["ca_fingerprint"] == made.fingerprint
         assert not [w for w in health_a["warnings"] if "plain HTTP" in w]
-        standby = httpx.get(f"{b.base}/api/health", verify=trust, timeout=5).json()  # 503: the standby
+        standby = httpx.get(f"{b.base}/api/health", verify=trust, timeout=30).json()  # 503: the standby
         assert standby["state"] == "standby"
         assert standby["transport"]["certificate"] == "hall"
         # b's signed claim, asked over TLS trusting the hall's CA alone
@@ -85,7 +85,7 @@ def test_the_halls_servers_prove_themselves_to_each_other_over_https_and_a_phone
             phone._server.socket = context.wrap_socket(phone._server.socket, server_side=True)
             _peer_until(a, b.base, {"proven": False, "unproven": "untrusted"})
             assert phone.heard == []  # not even the ask: the handshake failed before it
-            warnings = httpx.get(f"{a.base}/api/health", verify=trust, timeout=5).json()["warnings"]
+            warnings = httpx.get(f"{a.base}/api/health", verify=trust, timeout=30).json()["warnings"]
             assert any("not one the hall's CA signed for that address" in w for w in warnings), warnings
     finally:
         for server in (a, b):

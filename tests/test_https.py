@@ -342,7 +342,7 @@ def test_chromium_trusting_the_hall_loads_the_kiosk_and_refuses_a_phone_serving_
                     warned = launched.new_context(ignore_https_errors=True).new_page()
                     warned.goto(f"https://127.0.0.1:{hall_port}/runner")
                     banner = warned.locator("#connection-banner")
-                    banner.wait_for(timeout=15_000)
+                    banner.wait_for()
                     assert "does not trust the server's certificate" in banner.inner_text()
                 with pytest.raises(Error, match="ERR_CERT_AUTHORITY_INVALID"):
                     page.goto(f"https://127.0.0.1:{phone_port}/kiosk")

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx2 as httpx
 import pytest
-from playwright.sync_api import Browser, Page, Route, expect
+from playwright.sync_api import Browser, Page, Request, Route, expect
 
 from wordjudge.model.auth import Role
 
@@ -264,15 +265,43 @@ def contrast(a: str, b: str) -> float:
     return (light + 0.05) / (dark + 0.05)
 
 
+def _fetched(page: Page, action: Callable[[], None], *, seconds: float = 30, quiet: float = 0.3) -> None:
+    """Do ``action``, then wait until every request the page made since has its answer and none began for
+    ``quiet`` seconds (a console tab says no "done"; its live feed, never done, aside); fail after ``seconds``."""
+    pending: set[Request] = set()
+
+    def began(request: Request) -> None:
+        if request.resource_type != "eventsource":
+            pending.add(request)
+
+    def ended(request: Request) -> None:
+        pending.discard(request)
+
+    listeners = {"request": began, "requestfinished": ended, "requestfailed": ended}
+    for event, listener in listeners.items():
+        page.on(event, listener)  # type: ignore[call-overload]
+    try:
+        action()
+        deadline = quiet_since = time.monotonic()
+        deadline += seconds
+        while pending or time.monotonic() - quiet_since < quiet:
+            assert time.monotonic() < deadline, f"requests unanswered after {seconds} s: {[r.url for r in pending]}"
+            if pending:
+                quiet_since = time.monotonic()
+            page.wait_for_timeout(50)  # Playwright's events are handled while it waits
+    finally:
+        for event, listener in listeners.items():
+            page.remove_listener(event, listener)
+
+
 def test_the_consoles_keyboard_focus_is_clearly_visible(browser: Browser, walk_server: LiveServer) -> None:
     adjudicated(walk_server)
     page = new_page(browser, "desktop")
     sign_in(page, walk_server)
     checked: list[str] = []
     for tab in ("overview", "feed", "devices", "event"):
-        page.locator(f"#tab-{tab}").click()
+        _fetched(page, page.locator(f"#tab-{tab}").click)  # the tab's data, fetched as it opens, is drawn
         expect(page.locator("#app")).to_have_attribute("data-screen", tab)
-        page.wait_for_timeout(300)  # the tab's data, fetched as it opens, is drawn (the page says no "done")
         page.locator(f"#tab-{tab}").focus()
         for _ in range(12):  # the controls after the tab: buttons, links, fields, selects
             page.keyboard.press("Tab")
@@ -295,10 +324,9 @@ def test_no_console_table_has_an_empty_header(browser: Browser, walk_server: Liv
     sign_in(page, walk_server)
     headers = 0
     for tab in ("overview", "feed", "devices", "event", "summary"):
-        page.locator(f"#tab-{tab}").click()
+        _fetched(page, page.locator(f"#tab-{tab}").click)  # the tab's tables, fetched as it opens, are drawn
         expect(page.locator("#app")).to_have_attribute("data-screen", tab)
         expect(page.locator("table").first).to_be_visible()
-        page.wait_for_timeout(300)  # the tab's other tables, fetched as it opens, are drawn (no "done" to wait for)
         for th in page.locator("th").all():
             headers += 1
             assert th.inner_text().strip() or (th.get_attribute("aria-label") or "").strip(), f"{tab}: empty <th>"

@@ -6,7 +6,6 @@ import os
 import re
 import shutil
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,7 +16,7 @@ from playwright.sync_api import APIResponse, Browser, Page, Route, expect
 from wordjudge.model.auth import Role
 
 from .browser import CHROMIUM, CHROMIUM_ARGS, fits, new_page, open_enrolled, screenshot, serving
-from .helpers import PASSWORD, LiveServer, access_store, write_event
+from .helpers import PASSWORD, LiveServer, access_store, eventually, write_event
 
 pytestmark = pytest.mark.browser
 
@@ -58,7 +57,7 @@ def hold_adjudicate(page: Page) -> None:
     button = page.locator("#adjudicate")
     button.hover()
     page.mouse.down()
-    page.wait_for_timeout(HOLD_S * 1000)
+    page.wait_for_timeout(HOLD_S * 1000)  # the hold itself: the time is what is tested
     page.mouse.up()
 
 
@@ -197,12 +196,12 @@ def test_only_the_opponents_hold_executes(browser: Browser, server: LiveServer) 
     page.keyboard.down("Enter")  # the challenger presses Enter on Done and keeps it down
     on_screen(page, "opponent")
     expect(page.locator(".repeated")).to_have_text("CAT is typed 2 times")
-    page.wait_for_timeout(HOLD_S * 1000)
+    page.wait_for_timeout(HOLD_S * 1000)  # a hold's time on Done: it is not the adjudicate button's hold
     page.keyboard.up("Enter")
     page.locator("#adjudicate").click()  # a plain click is not a hold
     page.locator("#adjudicate").focus()
     page.keyboard.press("Enter")  # nor a key tap
-    page.wait_for_timeout(HOLD_S * 1000)
+    page.wait_for_timeout(HOLD_S * 1000)  # time passes as long as a hold: nothing is sent
     on_screen(page, "opponent")
     assert server.records() == []
     page.get_by_role("button", name="Back").click()
@@ -212,7 +211,7 @@ def test_only_the_opponents_hold_executes(browser: Browser, server: LiveServer) 
     page.wait_for_timeout(500)  # past the new screen's guard on keys (400 ms), as a player's hands come
     page.locator("#adjudicate").focus()
     page.keyboard.down(" ")  # keyboard-only: the opponent holds Space on the button
-    page.wait_for_timeout(HOLD_S * 1000)
+    page.wait_for_timeout(HOLD_S * 1000)  # the hold itself: the time is what is tested
     page.keyboard.up(" ")
     on_screen(page, "verdict")
     assert len(server.records()) == 1
@@ -238,7 +237,7 @@ def test_the_verdict_clears_and_leaves_nothing_behind(browser: Browser, server: 
     on_screen(page, "idle")
     adjudicate(page, "3", "gnu")
     on_screen(page, "verdict")
-    expect(page.locator("#app")).to_have_attribute("data-screen", "idle", timeout=10_000)  # by itself, after 5 s
+    expect(page.locator("#app")).to_have_attribute("data-screen", "idle")  # by itself, after 5 s
     on_screen(page, "idle")
     assert "GNU" not in page.content().upper().replace("GNU GENERAL", "")
     assert page.evaluate("getSelection().toString()") == ""
@@ -298,7 +297,7 @@ def test_the_no_verdict_screen_sends_again_by_itself_once_the_server_is_back(
     page = no_verdict_for_want_of_the_server(browser, server)
     expect(page.locator(".hint")).to_contain_text("again by itself as soon as the server answers")
     server.start()  # nobody presses Try again
-    expect(page.locator("#app")).to_have_attribute("data-screen", "verdict", timeout=15_000)
+    expect(page.locator("#app")).to_have_attribute("data-screen", "verdict")
     expect(page.locator(".verdict h1")).to_have_text("ACCEPTABLE")
     (record,) = server.records()
     assert (record.table, record.words) == ("21", ("CAT", "DOG"))
@@ -431,7 +430,7 @@ def test_a_whole_challenge_by_keyboard_alone(browser: Browser, server: LiveServe
     expect(page.locator("#adjudicate")).to_be_focused()  # the opponent's hands go straight to the hold
     page.wait_for_timeout(500)  # the opponent reads the words
     page.keyboard.down(" ")
-    page.wait_for_timeout(HOLD_S * 1000)
+    page.wait_for_timeout(HOLD_S * 1000)  # the hold itself: the time is what is tested
     page.keyboard.up(" ")
     on_screen(page, "verdict")
     page.wait_for_timeout(600)  # the verdict ignores keys in its first half second: let it pass
@@ -449,9 +448,7 @@ def test_an_idle_kiosk_notices_its_revocation(browser: Browser, server: LiveServ
     store = access_store(server.data_dir)
     # Seen from another process (as `wordjudge device list` sees it): the server writes last-seen times once
     # a second, off the request path.
-    deadline = time.monotonic() + 5
-    while not store.devices.get("kiosk-9").online and time.monotonic() < deadline:
-        time.sleep(0.1)
+    eventually(lambda: store.devices.get("kiosk-9").online, "the kiosk seen online from another process", seconds=30)
     assert store.devices.get("kiosk-9").online is True
     store.devices.revoke("kiosk-9", by="test")
     store.close()

@@ -12,7 +12,7 @@ import pytest
 from playwright.sync_api import Browser, Locator, Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
-from .browser import fits, new_page, screenshot, serving
+from .browser import PAGE_WAIT_MS, fits, new_page, screenshot, serving
 from .helpers import LiveServer, write_event
 from .test_kiosk import HOLD_S, enrol, hold_adjudicate, on_screen
 
@@ -185,7 +185,7 @@ def test_the_opponent_sees_every_word_without_scrolling_from_1024x600(browser: B
         # The page fits the words on the window's resize event, which comes a frame or so after the new size:
         # a look taken at once may see the old fit (CI saw that once, at 1920x1080).
         try:
-            page.wait_for_function(FITS, timeout=5_000)
+            page.wait_for_function(FITS, timeout=PAGE_WAIT_MS)
         except PlaywrightTimeoutError:
             pytest.fail(f"{width}x{height}: the words scroll")
         sizes = page.evaluate(
@@ -235,7 +235,7 @@ def test_qi_za_jo_at_table_12_by_keyboard_alone_in_at_most_14_inputs_and_the_hol
     expect(page.locator("#adjudicate")).to_be_focused()
     page.wait_for_timeout(300)  # the opponent reads the words
     page.keyboard.down(" ")  # the hold
-    page.wait_for_timeout(HOLD_S * 1000)
+    page.wait_for_timeout(HOLD_S * 1000)  # the hold itself: the time is what is tested
     page.keyboard.up(" ")
     on_screen(page, "verdict")
     expect(page.locator(".verdict h1")).to_have_text("UNACCEPTABLE")  # QI and ZA are not in the DEMO list

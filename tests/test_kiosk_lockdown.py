@@ -128,15 +128,15 @@ class Display:
                 stderr=log,
             )
         os.close(write)
-        ready, _, _ = select.select([self._read], [], [], 20)
+        ready, _, _ = select.select([self._read], [], [], 30)
         number = os.read(self._read, 16).decode().strip() if ready else ""
         if not number:
             self.stop()
-            pytest.fail(f"Xvfb did not start in 20 s: {(directory / 'xvfb.log').read_text(errors='replace')}")
+            pytest.fail(f"Xvfb did not start in 30 s: {(directory / 'xvfb.log').read_text(errors='replace')}")
         self.name = f":{number}"
         self.env = {**os.environ, "DISPLAY": self.name}
         self.framebuffer = directory / "Xvfb_screen0"
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 30
         while not (roots := self._ids("search", "--maxdepth", "0", "--name", "")):  # the X server answers
             if time.monotonic() > deadline:
                 self.stop()
@@ -276,7 +276,7 @@ class Kiosk:
             time.sleep(0.2)
         pytest.fail(f"no window showed {KIOSK_TITLE!r} in {timeout:.0f} s: {self.log.read_text(errors='replace')}")
 
-    def shows(self, screen: bytes, timeout: float = 15) -> bool:
+    def shows(self, screen: bytes, timeout: float = 30) -> bool:
         """Whether the display comes to show ``screen`` (a page takes a moment to start)."""
         deadline = time.monotonic() + timeout
         while changed(screen, self.display.pixels()) > MAX_CHANGED:
@@ -341,7 +341,7 @@ def kiosk(server: LiveServer, tmp_path: Path) -> Iterator[Kiosk]:
 
 def _enrol(kiosk: Kiosk, window: int) -> bytes:
     """Enrol the kiosk as a TD does (a pairing code, typed at the kiosk); return its idle screen."""
-    deadline = time.monotonic() + 15
+    deadline = time.monotonic() + 30
     while drawn(pairing := kiosk.display.settled()) < 20_000:  # "Starting...": the page has not run yet
         if time.monotonic() > deadline:
             pytest.fail(f"the kiosk page did not start: see {save_png(pairing, 'kiosk-lockdown-start')}")
@@ -352,11 +352,11 @@ def _enrol(kiosk: Kiosk, window: int) -> bytes:
         store.close()
     kiosk.display.type(window, code)
     kiosk.display.press(window, "Return")
-    deadline = time.monotonic() + 15
+    deadline = time.monotonic() + 30
     while "kiosk-lockdown" not in _devices(kiosk):
         if time.monotonic() > deadline:
             pytest.fail(
-                f"the kiosk did not enrol in 15 s: see {save_png(kiosk.display.pixels(), 'kiosk-lockdown-enrol')}"
+                f"the kiosk did not enrol in 30 s: see {save_png(kiosk.display.pixels(), 'kiosk-lockdown-enrol')}"
             )
         time.sleep(0.2)
     idle = kiosk.display.settled()
@@ -417,7 +417,7 @@ def test_a_player_at_a_locked_down_kiosk_cannot_leave_the_kiosk_page(kiosk: Kios
     chromium = kiosk.pid(window)
     for key in KEYS:
         kiosk.display.press(window, key)
-        time.sleep(SETTLE_S)
+        time.sleep(SETTLE_S)  # time passes for what the key would open: the test shows nothing does
         if found := _escapes(kiosk, window, chromium, idle):
             problems.append(f"{key}: {'; '.join(found)}")
             save_png(kiosk.display.pixels(), f"kiosk-lockdown-escape-{key.replace('+', '-')}")
@@ -432,8 +432,7 @@ def test_a_player_at_a_locked_down_kiosk_cannot_leave_the_kiosk_page(kiosk: Kios
     # Were a page to open anyway (a link, a dialog, another program), only the server's origin shows:
     # the kiosk page itself in a new tab (the control), and the same block page for all else.
     kiosk.open(kiosk.url)
-    time.sleep(SETTLE_S)
-    if (count := changed(idle, kiosk.display.pixels())) > MAX_CHANGED:
+    if not kiosk.shows(idle) and (count := changed(idle, kiosk.display.pixels())) > MAX_CHANGED:
         problems.append(f"the kiosk page in a new tab: {count} pixels differ from the kiosk's")
     others = {
         "the profile's Local Storage": leveldb.as_uri(),
@@ -445,7 +444,7 @@ def test_a_player_at_a_locked_down_kiosk_cannot_leave_the_kiosk_page(kiosk: Kios
     shown = []
     for what, url in others.items():
         target = kiosk.open(url)
-        time.sleep(SETTLE_S)
+        time.sleep(SETTLE_S)  # time passes for the page to show: the test shows it is the same block page
         shown.append((what, url, kiosk.display.pixels(), kiosk.title(target)))
     block = shown[0][2]
     save_png(block, "kiosk-lockdown-blocked")
@@ -665,7 +664,7 @@ def test_a_kiosk_on_the_halls_plain_http_opens_its_offline_shell_with_the_setups
                 page.reload()  # a kiosk restarted while the server is down: its own screen, then back by itself
                 expect(page.locator("#app")).to_contain_text("Cannot reach the adjudication server: call the TD")
                 server.start()
-                expect(page.locator("#app")).to_have_attribute("data-screen", "idle", timeout=15_000)
+                expect(page.locator("#app")).to_have_attribute("data-screen", "idle")
             hall.close()
         assert shown == {"plain": False, "policy": True}
     finally:

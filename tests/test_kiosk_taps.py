@@ -59,7 +59,7 @@ def _tap_centre(page: Page) -> None:
 
 def _early_tap(page: Page, selector: str) -> None:
     """A finger already on its way: it lands on ``selector`` of the screen just shown, 100 ms after it appeared."""
-    page.wait_for_timeout(100)
+    page.wait_for_timeout(100)  # the finger's 100 ms: the time is what is tested
     page.touchscreen.tap(*_centre(page, selector))
 
 
@@ -70,7 +70,7 @@ def _touch_hold(page: Page, selector: str, seconds: float = HOLD_S, until: str |
     cdp = page.context.new_cdp_session(page)
     cdp.send("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": [{"x": x, "y": y}]})
     if until is None:
-        page.wait_for_timeout(seconds * 1000)
+        page.wait_for_timeout(seconds * 1000)  # the hold itself: the time is what is tested
     else:
         page.wait_for_function(f"() => document.getElementById('app').dataset.screen === {until!r}", polling="raf")
     cdp.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
@@ -130,12 +130,12 @@ def test_a_tap_in_the_first_moments_of_a_new_screen_reaches_nothing(
     enrol(two_divisions, page)
     # verdict -> idle: a tap on Division B's card 100 ms later opens nothing.
     _to_verdict(page, "A")
-    page.wait_for_timeout(GRACE_S * 1000)
+    page.wait_for_timeout(GRACE_S * 1000)  # past the verdict's grace: the time is what is tested
     page.keyboard.press("Escape")
     on_screen(page, "idle")
     card = 'button.division:has-text("Division B")'
     _early_tap(page, card)
-    page.wait_for_timeout(SETTLED_MS)
+    page.wait_for_timeout(SETTLED_MS)  # time for the tap to act if it would: the test shows it does not
     on_screen(page, "idle")
     page.touchscreen.tap(*_centre(page, card))
     on_screen(page, "challenger")
@@ -143,11 +143,11 @@ def test_a_tap_in_the_first_moments_of_a_new_screen_reaches_nothing(
     # idle -> challenger: the second tap of a double tap lands on Cancel, and does not cancel.
     page.locator("#cancel").click()
     on_screen(page, "idle")
-    page.wait_for_timeout(SETTLED_MS)
+    page.wait_for_timeout(SETTLED_MS)  # past the new screen's guard: the next tap is a deliberate one
     page.touchscreen.tap(*_centre(page, card))
     on_screen(page, "challenger")
     _early_tap(page, "#cancel")
-    page.wait_for_timeout(SETTLED_MS)
+    page.wait_for_timeout(SETTLED_MS)  # time for the tap to act if it would: the test shows it does not
     on_screen(page, "challenger")
     page.touchscreen.tap(*_centre(page, "#cancel"))
     on_screen(page, "idle")
@@ -157,7 +157,7 @@ def test_a_tap_in_the_first_moments_of_a_new_screen_reaches_nothing(
     _to_opponent(page, "A")
     _touch_hold(page, "#adjudicate", until="failure")
     page.touchscreen.tap(*_centre(page, "#discard"))
-    page.wait_for_timeout(SETTLED_MS)
+    page.wait_for_timeout(SETTLED_MS)  # time for the tap to act if it would: the test shows it does not
     on_screen(page, "failure")
     page.touchscreen.tap(*_centre(page, "#discard"))
     on_screen(page, "idle")
@@ -205,13 +205,13 @@ def test_a_double_tap_on_the_handheld_never_sends_nor_clears_behind_the_screen(
     page.touchscreen.tap(*_centre(page, "#check"))
     on_screen(page, "confirm")
     _early_tap(page, "#send")
-    page.wait_for_timeout(SETTLED_MS)
+    page.wait_for_timeout(SETTLED_MS)  # time for the tap to act if it would: the test shows it does not
     on_screen(page, "confirm")
     assert two_divisions.records() == []
     page.touchscreen.tap(*_centre(page, "#send"))
     on_screen(page, "verdict")
     _early_tap(page, "#next")
-    page.wait_for_timeout(SETTLED_MS)
+    page.wait_for_timeout(SETTLED_MS)  # time for the tap to act if it would: the test shows it does not
     on_screen(page, "verdict")
     page.touchscreen.tap(*_centre(page, "#next"))
     on_screen(page, "entry")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections.abc import Collection, Mapping
 from concurrent.futures import ThreadPoolExecutor
 
@@ -38,7 +39,9 @@ class Store:
 
 
 async def _started(store: Store) -> None:
+    deadline = time.monotonic() + 30
     while not store.started.is_set():
+        assert time.monotonic() < deadline, "the call did not start in 30 s"
         await asyncio.sleep(0.001)
 
 

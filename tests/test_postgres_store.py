@@ -481,7 +481,7 @@ def test_a_standby_is_refused_naming_it_and_the_records_reach_it(
     # What the primary committed, the standby holds (replayed shortly after), and its chain verifies there.
     reader = AuditLog(tmp_path / "read" / AUDIT_FILE, location=StateLocation(tmp_path / "read", standby_url))
     try:
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 30
         while reader.count(RecordFilter()) < 6 and time.monotonic() < deadline:
             time.sleep(0.1)
         result = reader.verify()

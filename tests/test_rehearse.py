@@ -27,6 +27,7 @@ from wordjudge.hall.pg_setup import prepare
 from wordjudge.hall.proof import KEY_FILE, make_key
 
 from .hall_lab import Hall, kill_machine
+from .helpers import eventually
 from .netlab import lab
 from .patroni import PatroniHall
 from .test_hall_follow import _over_https
@@ -79,10 +80,18 @@ def failure(output: str, said: str) -> str:
 
 
 def reload_primary(hall: Hall, statement: str) -> None:
+    """Run ``statement`` (an ``ALTER SYSTEM``) on the primary and reload its configuration, once a new connection
+    sees it loaded (the postmaster reloads on a signal, after pg_reload_conf returns): 30 s at most."""
     with hall.primary.connect() as connection:
+        loaded = connection.execute("SELECT pg_conf_load_time()").fetchall()[0][0]
         connection.execute(statement)
         connection.execute("SELECT pg_reload_conf()")
-    time.sleep(0.5)
+
+    def reloaded() -> bool:
+        with hall.primary.connect() as connection:
+            return bool(connection.execute("SELECT pg_conf_load_time() > %s", (loaded,)).fetchall()[0][0])
+
+    eventually(reloaded, "the primary's configuration reloaded", seconds=30)
 
 
 @pytest.mark.live
@@ -102,7 +111,7 @@ def test_the_rehearsal_passes_a_hall_set_up_as_the_guide_says_and_names_the_fix_
 def _rehearsed(hall: Hall, tmp_path: Path) -> None:
     hall.a.start()
     hall.b.start()
-    deadline = time.monotonic() + 20  # each server proves itself to the other within a few seconds
+    deadline = time.monotonic() + 30  # each server proves itself to the other within a few seconds
     while True:
         status_a, said_a = rehearse(hall, "a", tmp_path)
         status_b, said_b = rehearse(hall, "b", tmp_path)
@@ -151,7 +160,7 @@ def _rehearsed(hall: Hall, tmp_path: Path) -> None:
     (hall.b.data_dir / KEY_FILE).unlink()
     make_key(hall.b.data_dir)
     hall.b.start()
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 30
     while True:
         status, said = rehearse(hall, "a", tmp_path)
         if "holds another hall key" in said or time.monotonic() > deadline:
@@ -351,7 +360,7 @@ def test_the_failover_drill_promotes_the_standby_once_the_td_says_the_cable_is_p
     try:
         hall.a.start()
         hall.b.start()
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 30
         while rehearse(hall, "b", tmp_path)[0] != 0:
             assert time.monotonic() < deadline, "hall-b's checks do not pass"
             time.sleep(1)

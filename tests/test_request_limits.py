@@ -128,7 +128,7 @@ def _head_attack_watched(
         nonlocal peak
         while not done.is_set():
             peak = max(peak, _rss(pid))
-            time.sleep(0.01)
+            time.sleep(0.01)  # a sampler's pace, until the attack is done
 
     def kiosk_asks() -> None:
         transport = httpx.HTTPTransport(local_address=KIOSK)

@@ -226,7 +226,7 @@ def test_three_300_mib_bodies_leave_the_memory_alone(data_dir: Path, framing: st
             nonlocal peak
             while sampling:
                 peak = max(peak, _rss(server.pid))
-                time.sleep(0.01)
+                time.sleep(0.01)  # a sampler's pace, until the attack is done
 
         def attempt() -> RawResponse:
             if framing == "chunked":
