@@ -4,7 +4,7 @@
 //
 // A catalogue is a flat object of dotted keys; a value is a text with {name} placeholders, or a plural
 // object {one, other} chosen by the numeric parameter `n`. The server renders the same catalogues
-// (server/wordjudge/base/messages.py): both say the same, and the pseudo-language uses the same letters.
+// (server/wordjudge/base/errors.py): both say the same, and the pseudo-language uses the same letters.
 
 // The languages this copy has a catalogue file for (locales/<lang>.json; the pseudo-language is made from
 // English). Every language an event may name is the server's to say (GET /api/event: input_rules.languages):

@@ -1,7 +1,7 @@
 // Words as tiles on screen, shared by the kiosk, the handheld, the docket and the console: one box a tile, as the
 // board shows it; a recorded word as people read it; and the players' statement of the tiles of a word the board
 // could hold in more than one way (Welsh NG, or N then G: the lexicon's split tiles), made before anything is
-// sent, for every such word whatever its validity (the server asks the same question: wordjudge.words.readings).
+// sent, for every such word whatever its validity (the server asks the same question: wordjudge.words.tile_readings).
 
 import { h } from "./api.js";
 import { STRINGS as S } from "./strings.js";

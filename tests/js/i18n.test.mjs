@@ -58,7 +58,7 @@ test("plurals follow each language's rule: English one iff n == 1, French one if
 
 test("the pseudo-language accents every letter, wraps each text in ⟦ ⟧ and keeps the placeholders", () => {
   assert.equal(pseudo("Table {table}"), "⟦Ţàƀľè {table}⟧"); // the contract's own example
-  assert.equal(pseudo("abcdefghijklmnopqrstuvwxyz"), "⟦àƀçďèƒĝĥìĵķľɱñòþʠŕšţùṽŵẋýž⟧"); // as messages.py does
+  assert.equal(pseudo("abcdefghijklmnopqrstuvwxyz"), "⟦àƀçďèƒĝĥìĵķľɱñòþʠŕšţùṽŵẋýž⟧"); // as base/errors.py does
   assert.equal(pseudo("ABCDEFGHIJKLMNOPQRSTUVWXYZ"), "⟦ÀƁÇĎÈƑĜĤÌĴĶĽṀÑÒÞǪŔŠŢÙṼŴẊÝŽ⟧");
   const catalogue = pseudoCatalogue(EN);
   assert.deepEqual(Object.keys(catalogue), Object.keys(EN));
