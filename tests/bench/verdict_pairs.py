@@ -5,7 +5,8 @@ before the change checked out apart (``git worktree add ../verdict-before COMMIT
 
     .venv/bin/python -m tests.bench.verdict_pairs --before ../verdict-before [--after ../verdict-after]
         [--pairs 3] [--seconds 8] [--server-cores 0,1] [--load-cores 0,1] [--profile FILE]
-        [--page docs/bench-verdict.md]
+        [--page docs/bench-verdict.md] [--save FILE.json]
+    .venv/bin/python -m tests.bench.verdict_pairs --before ../verdict-before --again FILE.json --page ...
 
 Each round starts ``wordjudge serve`` twice, once on the code after the change (the venv's install, or
 ``--after``'s tree: a checkout kept still while others edit this one) and once on ``--before``'s, a tree's
@@ -20,13 +21,15 @@ judges at concurrency 16. After every wordjudge run its audit log is read: at le
 verdict, the chain verified. The 1-minute load average is taken when each run starts.
 
 ``--page`` writes the whole bench page: the rounds, the medians, the issue's targets against them, the log's
-checks and, with ``--profile``, a profile's summary saved by ``tests.bench.profile_verdict --summary FILE``; nothing in it is
-written by hand.
+checks and, with ``--profile``, a profile's summary saved by ``tests.bench.profile_verdict --summary FILE``;
+nothing in it is written by hand. ``--save`` keeps the rounds' figures, and ``--again`` writes the page of a
+saved run without running anything.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
@@ -35,7 +38,7 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -43,7 +46,10 @@ from typing import Any
 from wordjudge import __version__
 
 from .bench_verdict import Bench, Row, _cpu_model, load_average, serving_wordjudge
+from .headline import headline_lines
 
+_KEPT = ("seconds", "server_cores", "load_cores", "after_code", "before_code", "measured")  # saved with the rounds
+MEASURES = "the verdict path beside two naive judges (issue 19)"
 CLOSED_AT = 16
 RATES = (500, 1000)
 P99_TARGETS = {500: 10.0, 1000: 25.0}  # ms (issue 48, point 4)
@@ -94,6 +100,12 @@ class Round:
 
     def open(self, code: str, rate: int) -> Row:
         return next(row for row in self.rows[code] if row.mode == "open" and row.level == rate)
+
+
+def _round(saved: dict[str, Any]) -> Round:
+    """A round as ``--save`` kept it."""
+    rows = {code: [Row(**row) for row in kept] for code, kept in saved["rows"].items()}
+    return Round(saved["number"], tuple(saved["order"]), rows)
 
 
 @contextmanager
@@ -190,8 +202,7 @@ def page(rounds: list[Round], args: argparse.Namespace, profile: str | None) -> 
     lines = [
         "# The verdict path: side by side with naive judges (issues 19 and 48)",
         "",
-        "<!-- measures: the verdict path beside two naive judges (issue 19) -->",
-        f"<!-- headline: {headline} -->",
+        headline_lines(MEASURES, headline).rstrip(),
         "",
         "Written by `python -m tests.bench.verdict_pairs` (its docstring says how it runs); nothing here is written "
         "by hand. How fast a durable, authenticated, rate-limited verdict is next to what a club would hack instead: "
@@ -200,12 +211,12 @@ def page(rounds: list[Round], args: argparse.Namespace, profile: str | None) -> 
         "default settings but the per-address request limit (off: the load comes from one address): durable log "
         "(WAL, synchronous=FULL, every verdict committed with fsync, chained and authenticated before it is "
         "answered), 200 kiosks bound to 127.0.0.1, each request a 2-word challenge with a new request id and the "
-        f"next kiosk's token. *after* is the code at {_commit(args.after)}, *before* the code at "
-        f"{_commit(args.before)}, run in alternating order. Earlier runs, what each change measured and the "
+        f"next kiosk's token. *after* is the code at {args.after_code}, *before* the code at "
+        f"{args.before_code}, run in alternating order. Earlier runs, what each change measured and the "
         "designs tried and not kept (issue 19: the fast path, the WAL copied after the answers, a process per "
         "core): this page's history (`git log -p docs/bench-verdict.md`).",
         "",
-        f"Measured {datetime.now(UTC):%Y-%m-%d %H:%M} UTC on {_cpu_model()}, {os.cpu_count()} cores, a machine "
+        f"Measured {args.measured} UTC on {_cpu_model()}, {os.cpu_count()} cores, a machine "
         "shared with other engineers' builds and tests (the 1-minute load average is beside each figure: above 2 "
         "on 2 cores, the benchmark had less than the machine); servers pinned to core(s) "
         f"{args.server_cores}, load generators on core(s) {args.load_cores}; Python "
@@ -288,6 +299,8 @@ def main() -> None:
     parser.add_argument("--load-cores", default="0,1")
     parser.add_argument("--profile", type=Path, help="a profile summary to put in the page (profile_verdict's)")
     parser.add_argument("--page", type=Path, help="write the page here (docs/bench-verdict.md)")
+    parser.add_argument("--save", type=Path, help="keep the rounds' figures in this JSON file")
+    parser.add_argument("--again", type=Path, help="run nothing: the page of the rounds --save kept in this file")
     args = parser.parse_args()
     for tree in filter(None, (args.before, args.after)):
         package = tree / "server" / "wordjudge"
@@ -298,7 +311,18 @@ def main() -> None:
                 sys.exit(f"{package / part} is missing: ln -s {(tree / part).resolve()} {package / part}")
     args.before = args.before.resolve()
     args.after = args.after.resolve() if args.after else None
-    rounds = run(args)
+    if args.again is not None:  # the page of a run saved before: its rounds and its settings as they were
+        saved = json.loads(args.again.read_text("utf-8"))
+        rounds = [_round(one) for one in saved["rounds"]]
+        for name in _KEPT:
+            setattr(args, name, saved[name])
+    else:
+        args.after_code, args.before_code = _commit(args.after), _commit(args.before)
+        args.measured = f"{datetime.now(UTC):%Y-%m-%d %H:%M}"
+        rounds = run(args)
+    if args.save:
+        kept = {name: getattr(args, name) for name in _KEPT}
+        args.save.write_text(json.dumps({**kept, "rounds": [asdict(one) for one in rounds]}, indent=1), "utf-8")
     text = page(rounds, args, args.profile.read_text("utf-8") if args.profile else None)
     print(text)
     if args.page:
