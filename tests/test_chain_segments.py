@@ -98,3 +98,17 @@ def test_the_join_is_the_same_whichever_segment_ends_first(tmp_path: Path) -> No
             assert found[0] == 13
     finally:
         connection.close()
+
+
+def test_a_check_that_cannot_run_is_raised_never_passed() -> None:
+    def unreadable(connection: object) -> None:
+        raise sqlite3.OperationalError("disk I/O error")
+
+    def broken(connection: object) -> None:
+        raise ZeroDivisionError
+
+    for failing in (unreadable, broken):
+        checks = Checks([failing])
+        checks.work(sqlite3.connect(":memory:"))
+        with pytest.raises((sqlite3.OperationalError, ZeroDivisionError)):
+            checks.first()

@@ -21,10 +21,10 @@ from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 from wordjudge.base.errors import Message
-from wordjudge.storage.postgres import AnyConnection, DatabaseError
 
 if TYPE_CHECKING:  # the chain check gives the connection's dialect: no import of the storage's choices here
     from wordjudge.storage.dialect import Dialect, SqlText
+    from wordjudge.storage.postgres import AnyConnection
 
 _PARENT_KINDS = {"recheck": {"challenge", "reissue"}, "reissue": {"challenge", "reissue"}}
 # Segments a check is cut into: enough that two connections end together (one of them walks the chain first).
@@ -187,7 +187,7 @@ def damaged_file(connection: AnyConnection, dialect: Dialect) -> Found | None:
     return None if damage is None else (None, 0, Message("chain.problem.damaged_file", check=damage))
 
 
-Check = Callable[[AnyConnection], "Found | None"]
+Check = Callable[["AnyConnection"], "Found | None"]
 
 
 def plan(
@@ -222,8 +222,9 @@ class Checks:
         self.failed: list[Exception] = []
 
     def work(self, connection: AnyConnection) -> None:
-        """Run checks on ``connection`` until none is left; a database error stops this connection's share (it is
-        raised by :meth:`first`, in the caller's thread: a closing log interrupts every connection)."""
+        """Run checks on ``connection`` until none is left; an error stops this connection's share (it is raised by
+        :meth:`first`, in the caller's thread: a closing log interrupts every connection, and a check that cannot
+        run must never pass for one that found nothing)."""
         while True:
             with self._lock:
                 if not self._left:
@@ -231,14 +232,15 @@ class Checks:
                 check = self._left.popleft()
             try:
                 found = check(connection)
-            except DatabaseError as exc:
+            except Exception as exc:  # never a check skipped unsaid: first() raises it
                 self.failed.append(exc)
                 return
             if found is not None:
                 self.found.append(found)
 
     def first(self) -> tuple[int | None, Message] | None:
-        """The first problem found (:func:`joined`). Raises the first database error met."""
+        """The first problem found (:func:`joined`). Raises the first error a check met (a database error: the log
+        could not be read)."""
         if self.failed:
             raise self.failed[0]
         return joined(self.found)
