@@ -26,7 +26,7 @@ from wordjudge.web.app import create_app
 from wordjudge.words.demo import demo_source, open_demo
 from wordjudge.words.editions import DEMO_NAME, canonical_form
 from wordjudge.words.lexicon import Lexicon, LexiconStore
-from wordjudge.words.wordlist import normalise
+from wordjudge.words.normal_form import normalise
 
 from . import helpers, wordgen
 from .helpers import (

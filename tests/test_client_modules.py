@@ -21,8 +21,8 @@ from wordjudge.hall.proof import HallKey, digest, proof_mac
 from wordjudge.model.input_rules import RequestId, check_note, served
 from wordjudge.model.records import check_request_id
 from wordjudge.storage.access_db import check_name
+from wordjudge.words.normal_form import normalise
 from wordjudge.words.tiles import TileError, builtin, shown_word
-from wordjudge.words.wordlist import normalise
 
 JS_TESTS = Path(__file__).resolve().parent / "js"
 

@@ -29,8 +29,9 @@ from wordjudge.model.input_rules import split_words
 from wordjudge.model.records import Record, Verdict
 from wordjudge.model.rules import ChallengeRule
 from wordjudge.tournament.event import Division, Event
+from wordjudge.words.normal_form import normalise
 from wordjudge.words.profile import Catalog
-from wordjudge.words.wordlist import SourceFormat, normalise, parse_word_list, word_problem
+from wordjudge.words.wordlist import SourceFormat, parse_word_list, word_problem
 
 from .helpers import examples
 

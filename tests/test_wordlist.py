@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 from wordjudge.base.errors import WordListError
 from wordjudge.words import wordlist
-from wordjudge.words.wordlist import SourceFormat, normalise, parse_word_list, read_word_list, word_problem
+from wordjudge.words.normal_form import normalise
+from wordjudge.words.wordlist import SourceFormat, parse_word_list, read_word_list, word_problem
 
 from .helpers import examples, write_list
 

@@ -3,7 +3,7 @@
 
 const SEPARATOR = /[\s,]/u;
 
-// NFC, upper case, NFC again, as the server's normal form (wordjudge.words.wordlist.normalise): upper case can
+// NFC, upper case, NFC again, as the server's normal form (wordjudge.words.normal_form.normalise): upper case can
 // leave a letter decomposed (ΐ becomes Ι, diaeresis, acute), which the second NFC composes (Ϊ, acute).
 export function normalise(text) {
   return text.normalize("NFC").toUpperCase().normalize("NFC");

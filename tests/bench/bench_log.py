@@ -59,7 +59,8 @@ from wordjudge.model.records import Entry, Kind, RecordFilter, Verdict, utc_time
 from wordjudge.model.rules import ChallengeRule, consequence
 from wordjudge.words.demo import read_demo_list
 from wordjudge.words.lexicon import LexiconStore
-from wordjudge.words.wordlist import SourceFormat, normalise, read_word_list
+from wordjudge.words.normal_form import normalise
+from wordjudge.words.wordlist import SourceFormat, read_word_list
 
 from ..wordgen import markov_words
 from .bench_challenges import free_port, wait_until_up

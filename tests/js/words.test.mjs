@@ -27,7 +27,7 @@ test("words are split on spaces, commas and new lines, and upper-cased in NFC", 
 });
 
 test("the normal form is the server's, case by case", () => {
-  // WORDJUDGE_NORMAL_CASES: typed texts and the server's normal form of each (wordjudge.words.wordlist.normalise).
+  // WORDJUDGE_NORMAL_CASES: typed texts and the server's normal form of each (wordjudge.words.normal_form.normalise).
   const cases = JSON.parse(process.env.WORDJUDGE_NORMAL_CASES ?? "null");
   assert.ok(cases?.length, "WORDJUDGE_NORMAL_CASES must hold the server's normal forms (run through pytest)");
   for (const [typed, server] of cases) assert.equal(normalise(typed), server, JSON.stringify(typed));

@@ -33,8 +33,8 @@ from wordjudge.tournament.clock_correction import accept_correction, correction_
 from wordjudge.tournament.clock_steps import CHANNEL as CLI_CHANNEL
 from wordjudge.tournament.clock_steps import accept_step
 from wordjudge.words.editions import DEMO_NAME
+from wordjudge.words.normal_form import normalise
 from wordjudge.words.profile import Catalog
-from wordjudge.words.wordlist import normalise
 
 T = TypeVar("T")
 

@@ -26,8 +26,8 @@ from wordjudge.model.records import Kind, RecordFilter, Verdict, utc_time
 from wordjudge.service.resources import Resources  # reached through what serves them (Serving)
 from wordjudge.service.serving import Serving
 from wordjudge.web.bodies import StrictBody
+from wordjudge.words.normal_form import normalise
 from wordjudge.words.search import MAX_QUERY, SEARCH_HELP, known_name, parse_search, tile_forms
-from wordjudge.words.wordlist import normalise
 
 # Every route may answer an error, always in the one JSON shape of errors.error_body; documented so that
 # clients (and the schema fuzzing in tests/test_schema_fuzz.py) can rely on it. The content is spelt out

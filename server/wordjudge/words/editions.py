@@ -72,7 +72,7 @@ def fingerprint(words: Iterable[str], tiles: str | None = None) -> str:
     """Return the fingerprint (hex SHA-256 of the canonical form) of normalised ``words``.
 
     Duplicates are dropped and the words sorted here; they must already be in
-    wordjudge's normal form (see :func:`wordjudge.words.wordlist.normalise`). ``tiles``: the fingerprint of the
+    wordjudge's normal form (see :func:`wordjudge.words.normal_form.normalise`). ``tiles``: the fingerprint of the
     tile set the words are stored in, for a set with tiles of several letters (see :func:`sorted_fingerprint`).
     """
     return sorted_fingerprint(sorted(set(words)), tiles)

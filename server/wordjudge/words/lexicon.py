@@ -187,7 +187,7 @@ def compile_lexicon(word_list: WordList, directory: Path, name: str, *, demo: bo
 class Lexicon:
     """A compiled lexicon, verified and memory-mapped. ``word in lexicon`` looks a word up.
 
-    Words must be in wordjudge's normal form (:func:`wordjudge.words.wordlist.normalise`).
+    Words must be in wordjudge's normal form (:func:`wordjudge.words.normal_form.normalise`).
     """
 
     def __init__(self, manifest: Manifest, trie: marisa_trie.Trie, directory: Path) -> None:

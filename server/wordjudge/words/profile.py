@@ -41,8 +41,9 @@ from wordjudge.words.demo import open_demo
 from wordjudge.words.editions import DEMO_NAME, check_name, check_new_name, load_registry
 from wordjudge.words.editions import fingerprint as words_fingerprint
 from wordjudge.words.lexicon import Lexicon, LexiconStore
+from wordjudge.words.normal_form import describe_char, normalise
 from wordjudge.words.tiles import TileError, TileSet
-from wordjudge.words.wordlist import WordList, describe_char, normalise
+from wordjudge.words.wordlist import WordList
 
 PROFILE_FORMAT = 1
 

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING
 
 from wordjudge.base.errors import InvalidInput
 from wordjudge.model.input_rules import MAX_WORDS, TABLE_PATTERNS
+from wordjudge.words.normal_form import normalise
 from wordjudge.words.tiles import BUILTIN
-from wordjudge.words.wordlist import normalise
 
 if TYPE_CHECKING:
     from wordjudge.words.tiles import TileSet

@@ -26,7 +26,6 @@ from __future__ import annotations
 import hashlib
 import re
 import tomllib
-import unicodedata
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -34,16 +33,12 @@ from pathlib import Path
 from typing import Any
 
 from wordjudge.base.errors import InvalidInput
+from wordjudge.words.normal_form import describe_char, normalise
 
 #: Readings of one typed word at most: past it the word must say where its tiles are, in brackets.
 MAX_READINGS = 64
 _OPEN, _CLOSE = "[", "]"
 _BRACKETED = re.compile(r"\[[^\]]*\]")
-
-
-def _upper(text: str) -> str:
-    """NFC, upper case, NFC again: wordjudge's normal form (see :func:`wordjudge.words.wordlist.normalise`)."""
-    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", text).upper())
 
 
 class TileError(InvalidInput):
@@ -152,11 +147,11 @@ class TileSet:
         inside a longer tile: Catalans write QÜ (qüestió, freqüent) where the board has the QU tile.
         """
         tokens = {tile: tile for tile in self.tiles}
-        tokens.update((_upper(typed), tile) for typed, tile in self.spellings.items())
+        tokens.update((normalise(typed), tile) for typed, tile in self.spellings.items())
         accents: dict[str, list[str]] = {}
         for typed, tile in self.spellings.items():
-            if len(_upper(typed)) == 1 and len(tile) == 1:
-                accents.setdefault(tile, []).append(_upper(typed))
+            if len(normalise(typed)) == 1 and len(tile) == 1:
+                accents.setdefault(tile, []).append(normalise(typed))
         for tile in self.tiles:
             if len(tile) > 1:
                 for variant in _variants(tile, accents):
@@ -176,7 +171,7 @@ class TileSet:
         Raises :class:`TileError` naming the character or bracketed text that no tile makes, or a word with more
         than :data:`MAX_READINGS` readings (to be typed with brackets).
         """
-        text = _upper(text)
+        text = normalise(text)
         parts: list[list[tuple[str, ...]]] = []  # each part: its readings
         index = 0
         while index < len(text):
@@ -256,8 +251,8 @@ class TileSet:
         char = text[stuck]
         if any(char in tile for tile in self.tiles):  # a letter of a longer tile only (Catalan Q, of QU)
             tiles = ", ".join(tile for tile in self.tiles if char in tile)
-            return TileError("error.tiles.only_in", position=stuck, char=_describe(char), tiles=tiles)
-        return TileError("error.tiles.not_a_tile", position=stuck, char=_describe(char))
+            return TileError("error.tiles.only_in", position=stuck, char=describe_char(char), tiles=tiles)
+        return TileError("error.tiles.not_a_tile", position=stuck, char=describe_char(char))
 
     def split_in(self, words: Iterable[str]) -> list[str]:
         """The tiles of several letters that ``words`` (stored form) also hold as separate tiles (Welsh: NG in
@@ -277,7 +272,7 @@ class TileSet:
         allows: a list's ``CHICO`` is [CH]ICO; a list says ``BAN[G]OR`` for B A N G O R. It is the first of
         :meth:`readings`, found without listing them (a list has hundreds of thousands of words).
         Raises :class:`TileError` naming the character or bracketed text that no tile makes."""
-        text = _upper(text)
+        text = normalise(text)
         if _OPEN in text:  # a list's brackets: rare, read the whole way
             return self.stored(self.readings(text)[0])
         tokens, longest, end = self._tokens, self._longest, len(text)
@@ -347,16 +342,12 @@ def shown_word(tiles: Sequence[str], split: Collection[str] = ()) -> str:
     return letters
 
 
-def _describe(char: str) -> str:
-    return f"{char!r} ({unicodedata.name(char, f'U+{ord(char):04X}')})"
-
-
 def _problem(tiles: Sequence[str], spellings: Mapping[str, str]) -> str | None:
     """What makes ``tiles`` and ``spellings`` not a tile set, or None."""
     if not tiles:
         return "it has no tiles"
     for tile in tiles:
-        if not tile or tile != _upper(tile) or not all(char.isalpha() or char == "·" for char in tile):
+        if not tile or tile != normalise(tile) or not all(char.isalpha() or char == "·" for char in tile):
             return f"{tile!r} is not a tile (letters, upper case; '·' inside a tile like L·L)"
         if not tile[0].isalpha():
             return f"{tile!r} is not a tile (it must start with a letter)"
@@ -367,8 +358,8 @@ def _problem(tiles: Sequence[str], spellings: Mapping[str, str]) -> str | None:
             return f"the spelling {typed!r} types {tile!r}, which is not one of its tiles"
         if not typed or _OPEN in typed or _CLOSE in typed or any(char.isspace() or char == "," for char in typed):
             return f"the spelling {typed!r} is not one (no brackets, spaces or commas)"
-        if _upper(typed) in tiles and _upper(typed) != tile:
-            return f"the spelling {typed!r} is the tile {_upper(typed)!r} already"
+        if normalise(typed) in tiles and normalise(typed) != tile:
+            return f"the spelling {typed!r} is the tile {normalise(typed)!r} already"
     return None
 
 
@@ -410,7 +401,7 @@ BUILTIN: dict[str, TileSet] = {
         _set(
             "welsh",
             "A B C CH D DD E F FF G NG H I J L LL M N O P PH R RH S T TH U W Y",
-            {_upper(typed): tile for typed, tile in _WELSH_ACCENTS.items()},
+            {normalise(typed): tile for typed, tile in _WELSH_ACCENTS.items()},
             "the Welsh set: CH, DD, FF, NG, LL, PH, RH and TH tiles, in the Welsh alphabet's order",
         ),
     )

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from wordjudge.base.errors import InvalidInput, Message, WordListError
+from wordjudge.words.normal_form import describe_char, normalise
 
 if TYPE_CHECKING:
     from wordjudge.words.tiles import TileSet
@@ -151,21 +152,6 @@ def _kind(mode: int) -> Message:
 def _mib(size: int) -> str:
     """A size limit for a message: ``256 MiB``, ``2 GiB``."""
     return f"{size >> 30} GiB" if size >= 1 << 30 and not size % (1 << 30) else f"{size >> 20} MiB"
-
-
-def normalise(text: str) -> str:
-    """Return ``text`` in wordjudge's one normal form: NFC, upper case, NFC again.
-
-    The second NFC is there because upper-casing can decompose a character.
-    """
-    if text.isascii():  # NFC leaves ASCII as it is, and so does upper-casing it: most lists, most challenges
-        return text.upper()
-    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", text).upper())
-
-
-def describe_char(char: str) -> str:
-    """Name a character for an error message, e.g. ``'-' (HYPHEN-MINUS)``."""
-    return f"{char!r} ({unicodedata.name(char, f'U+{ord(char):04X}')})"
 
 
 def word_problem(word: str) -> str | None:

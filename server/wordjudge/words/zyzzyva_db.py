@@ -21,6 +21,7 @@ from contextlib import closing
 from pathlib import Path
 
 from wordjudge.base.errors import Message, WordListError
+from wordjudge.words.normal_form import normalise
 from wordjudge.words.sniff import SQLITE_MAGIC, looks_like
 from wordjudge.words.wordlist import (
     MAX_DATABASE_BYTES,
@@ -29,7 +30,6 @@ from wordjudge.words.wordlist import (
     SourceFormat,
     WordList,
     checked_size,
-    normalise,
     word_problem,
 )
 
