@@ -192,12 +192,27 @@ def page(rounds: list[Round], args: argparse.Namespace, profile: str | None) -> 
         for rate in RATES
     }
     met_naive, met_durable = median(vs_naive) >= NAIVE_RATIO, median(vs_durable) >= DURABLE_RATIO
+    busy = max(loads) > (os.cpu_count() or 1)
+
+    def met(yes: bool) -> str:
+        # The issue's targets are for a quiet machine: on a busy one a run shows little either way (the durable
+        # judge, one fsync a request, suffers most from other processes' writes to the disk).
+        if not yes:
+            return "**no**" + (", on a busy machine" if busy else "")
+        return (
+            "yes, but on a busy machine (load above its cores): not the quiet run the target asks for"
+            if busy
+            else "yes"
+        )
+
+    def said(yes: bool) -> str:
+        return ("met only on a busy machine" if busy else "met") if yes else "not met"
+
     headline = (
         f"concurrency 16: {median(rps['after']):,.0f}/s, {median(vs_naive):.2f}x the naive judge, "
         f"{median(vs_durable):.2f}x the naive durable one (medians of {len(rounds)} rounds); "
-        f"target {NAIVE_RATIO:.1f}x the naive judge {'met' if met_naive else 'not met'}, "
-        f"{DURABLE_RATIO:.1f}x the durable one {'met' if met_durable else 'not met'}; load {min(loads):.2f} to "
-        f"{max(loads):.2f}"
+        f"target {NAIVE_RATIO:.1f}x the naive judge {said(met_naive)}, {DURABLE_RATIO:.1f}x the durable one "
+        f"{said(met_durable)}; load {min(loads):.2f} to {max(loads):.2f}"
     )
     lines = [
         "# The verdict path: side by side with naive judges (issues 19 and 48)",
@@ -265,15 +280,15 @@ def page(rounds: list[Round], args: argparse.Namespace, profile: str | None) -> 
         "| target | after | before | met (after)? |",
         "|---|---|---|---|",
         f"| concurrency 16: >= {NAIVE_RATIO:.1f}x the naive no-log judge | {spread(vs_naive)} | {spread(before_naive)} "
-        f"| {'yes' if met_naive else '**no**'} |",
+        f"| {met(met_naive)} |",
         f"| concurrency 16: >= {DURABLE_RATIO:.1f}x the naive durable judge | {spread(vs_durable)} "
-        f"| {spread(before_durable)} | {'yes' if met_durable else '**no**'} |",
+        f"| {spread(before_durable)} | {met(met_durable)} |",
     ]
     for rate in RATES:
         after_p99, before_p99 = p99[("after", rate)], p99[("before", rate)]
         lines.append(
             f"| open loop {rate:,}/s: p99 <= {P99_TARGETS[rate]:.0f} ms | {spread(after_p99, ' ms')} "
-            f"| {spread(before_p99, ' ms')} | {'yes' if median(after_p99) <= P99_TARGETS[rate] else '**no**'} |"
+            f"| {spread(before_p99, ' ms')} | {met(median(after_p99) <= P99_TARGETS[rate])} |"
         )
     lines.append(
         f"| (the rates: wordjudge after / before / naive / durable, median) | {median(rps['after']):,.0f} / "
