@@ -1,4 +1,4 @@
-"""Lexicon fingerprints and the registry of known editions.
+"""Lexicon fingerprints, the registry of known editions, and the names a lexicon may have (``check_name``).
 
 The fingerprint of a word list is the SHA-256 of its canonical form: the unique
 upper-case (NFC) words sorted by code point, joined with ``\\n``, with a final
