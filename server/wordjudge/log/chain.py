@@ -13,7 +13,9 @@ the rule, the word count and the verdict, time never going backwards, parent lin
 earlier record of the same event, of a kind that may have that child), the schema (append-only
 triggers, generated columns), every checkpoint (each record the log was once found intact up to must still be
 there with the same hash: a log cut or rehashed below its last checkpoint fails without any head) and every
-head given. It can start at a checkpoint (the server's start checks only what came after the last one).
+head given. It can start at a checkpoint (the server's start checks only what came after the last one). What the
+database checks alone (a record against itself, its consequence, its parent) is :mod:`wordjudge.log.record_checks`'s;
+the record-time rule is :func:`wordjudge.base.clock.in_order`.
 """
 
 from __future__ import annotations
@@ -252,10 +254,11 @@ def verify_chain(
 ) -> Verification:
     """Check the log in ``connection`` (see the module's docstring), from ``since`` if given.
 
-    With ``side`` (a second connection to the same file), the checks SQLite does alone run there in
-    a thread while this one walks the chain, on another core. ``deep`` also runs SQLite's own check
-    of the file's structure (``PRAGMA quick_check``). A record dated before the record it follows is a
-    break unless the TD accepted it as a clock set back (:func:`accepted_steps`), or ``accepting`` names it
+    The database's own checks run in segments (:mod:`wordjudge.log.record_checks`): with ``side`` (a second
+    connection to the same log), in a thread from the start while this one walks the chain, on another core, this
+    one taking its share once its walk is done; the first problem of either is the log's. ``deep`` also runs
+    SQLite's own check of the file's structure (``PRAGMA quick_check``). A record dated before the record it
+    follows is a break unless the TD accepted it as a clock set back (:func:`accepted_steps`), or ``accepting`` names it
     (record id: its hash; what :func:`step_acceptance` weighs). ``schema`` reads the log's tables, indexes and
     triggers back (:func:`wordjudge.log.connections.missing_or_changed`). Never raises for what it finds: a broken chain
     is a :class:`Verification` naming the first bad record. Raises :class:`sqlite3.Error` (or
