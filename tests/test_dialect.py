@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import sqlite3
 from pathlib import Path
@@ -158,3 +159,138 @@ def test_each_backend_creates_the_audit_tables_and_indexes_from_the_one_descript
     parts = [part.create(POSTGRESQL) for part in audit_tables.TABLES_AND_INDEXES]
     assert audit_schema_pg.SCHEMA[1 : 1 + len(parts)] == parts
     assert parts[0] == audit_schema_pg.RECORDS_TABLE
+
+
+# -- the backend chosen in one place -------------------------------------------------------------------------------
+
+PACKAGE = Path(postgres.__file__).parent.parent
+# Where code may choose between SQLite and PostgreSQL (issue 47, item 3: at most 6 branch points in the package), and
+# how many times: the dialect, where a location's backend and a connection's are told (dialect_for, dialect_of);
+# the connection module, which words a failure by its backend's kind (reason); the settings, where a hall of
+# servers needs a database; the server's takeover, recorded in a database (service/serving.py). Everything else asks
+# the dialect or its place (storage/places.py), whose classes each do their own backend's part.
+BACKEND_BRANCHES = {
+    "storage/dialect.py": 2,
+    "storage/postgres.py": 1,
+    "service/settings.py": 1,
+    "service/serving.py": 1,
+}
+MAX_BACKEND_BRANCHES = 6
+_URL_NAMES = {"url", "database"}  # the --database URL, however a module holds it
+_BACKEND_WORDS = {"sqlite", "postgresql", "postgres"}
+
+
+def backend_branches(name: str, source: str) -> list[str]:
+    """The places in ``source`` (the module ``name``) that choose between SQLite and PostgreSQL, one line each: a
+    test of the URL's presence (``url is None``, ``database is not None``), a comparison with a backend's name, an
+    ``in_folder`` flag, ``isinstance`` on a connection's or an error's backend, a lookup keyed by a dialect's name
+    (``x[dialect.name]``, ``.get(self.name)`` in a dialect), and ``pick(sqlite, postgresql)``. An ``assert`` states
+    what holds and chooses nothing: not counted."""
+    tree = ast.parse(source)
+    found: list[str] = []
+
+    def said(node: ast.AST) -> str:
+        return ast.get_source_segment(source, node) or ""
+
+    def why(node: ast.AST, in_dialect: bool) -> str | None:
+        if isinstance(node, ast.Compare):
+            sides = [node.left, *node.comparators]
+            named = [
+                s.attr if isinstance(s, ast.Attribute) else s.id
+                for s in sides
+                if isinstance(s, ast.Attribute | ast.Name)
+            ]
+            if any(isinstance(op, ast.Is | ast.IsNot) for op in node.ops) and _URL_NAMES & set(named):
+                return "the URL's presence"
+            if any(isinstance(s, ast.Constant) and s.value in _BACKEND_WORDS for s in sides):
+                return "a backend's name"
+        if isinstance(node, ast.Attribute) and node.attr == "in_folder":
+            return "a backend's flag"
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "isinstance":
+            kinds = said(node.args[1]).lower() if len(node.args) == 2 else ""
+            if "sqlite" in kinds or ("connection" in kinds and ("postgres" in kinds or "psycopg" in kinds)):
+                return "a backend's kind"
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "pick":
+            return "pick()"
+        key = node.slice if isinstance(node, ast.Subscript) else None
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "get"
+            and node.args
+        ):
+            key = node.args[0]
+        if isinstance(key, ast.Attribute) and key.attr == "name":
+            owner = said(key.value)
+            if any(word in owner.lower() for word in ("dialect", "sqlite", "postgres")) or (
+                owner == "self" and in_dialect
+            ):
+                return "a lookup by the dialect's name"
+        return None
+
+    def visit(node: ast.AST, in_dialect: bool) -> None:
+        if isinstance(node, ast.Assert):
+            return
+        if isinstance(node, ast.ClassDef):
+            in_dialect = node.name.endswith("Dialect")
+        if (reason := why(node, in_dialect)) is not None:
+            found.append(f"{name}:{getattr(node, 'lineno', '?')}: {reason}: {said(node).splitlines()[0]}")
+        for child in ast.iter_child_nodes(node):
+            visit(child, in_dialect)
+
+    visit(tree, False)
+    return found
+
+
+def _package_branches() -> list[str]:
+    return [
+        found
+        for path in sorted(PACKAGE.rglob("*.py"))
+        for found in backend_branches(path.relative_to(PACKAGE).as_posix(), path.read_text("utf-8"))
+    ]
+
+
+def test_the_branch_count_finds_every_way_of_choosing_a_backend() -> None:
+    source = """
+class Store:
+    def open(self, where, connection, dialect):
+        if where.url is None: ...
+        database = where.url if where.url is not None else None
+        if isinstance(connection, postgres.Connection): ...
+        if isinstance(exc, sqlite3.Error): ...
+        schema = _SCHEMA[dialect.name]
+        extra = self.only.get(dialect.name, ())
+        check = dialect.pick(sqlite_check, pg_check)
+        explain = "EXPLAIN QUERY PLAN " if self.dialect.name == "sqlite" else "EXPLAIN "
+        if where.dialect.in_folder: ...
+        assert where.url is not None  # a precondition: no choice
+        if isinstance(exc, psycopg.errors.InvalidPassword): ...  # one backend's errors among themselves
+        if self.name == other.name: ...
+class SqliteDialect:
+    def part(self, described):
+        return described.get(self.name)
+"""
+    reasons = [line.split(": ")[1] for line in backend_branches("sample.py", source)]
+    assert reasons == [
+        "the URL's presence",
+        "the URL's presence",
+        "a backend's kind",
+        "a backend's kind",
+        "a lookup by the dialect's name",
+        "a lookup by the dialect's name",
+        "pick()",
+        "a backend's name",
+        "a backend's flag",
+        "a lookup by the dialect's name",
+    ]
+
+
+def test_the_backend_is_chosen_in_six_places_at_most_each_where_it_belongs() -> None:
+    found = _package_branches()
+    assert len(found) <= MAX_BACKEND_BRANCHES, "\n".join(found)
+    by_module: dict[str, int] = {}
+    for line in found:
+        by_module[line.split(":")[0]] = by_module.get(line.split(":")[0], 0) + 1
+    over = {module: n for module, n in by_module.items() if n > BACKEND_BRANCHES.get(module, 0)}
+    assert over == {}, "a new choice of backend: ask the dialect or its place instead\n" + "\n".join(found)
+    assert by_module == BACKEND_BRANCHES, f"fewer than listed: lower BACKEND_BRANCHES ({by_module})"

@@ -140,8 +140,8 @@ class Serving:
         machine's server with its PostgreSQL still being rewound: it exited, and nobody was told). Blocks while a
         fenced server's database waits for a standby that no longer follows it.
         """
-        database = self.settings.database
-        if self.resources is None and database is not None and self.in_hall:
+        if self.resources is None and self.in_hall:  # a hall is on PostgreSQL (Settings)
+            database = self.settings.hall_database
             try:
                 where = self._place(database)
             except AuditUnavailable as exc:
@@ -172,9 +172,7 @@ class Serving:
         standby follows it.
         Never raises: what cannot be looked at now is looked at next time."""
         try:
-            database = self.settings.database
-            if database is None:
-                return
+            database = self.settings.hall_database  # only a server in a hall looks again (web.app)
             if self.role == STANDBY:
                 self._step_standby(database)
             elif self.role == ACTIVE:
@@ -447,9 +445,8 @@ class Serving:
     def _open_and_take_over(self, latest: Epoch | None) -> None:
         """Open the event and the log (taking the hall's event file first if another server served last),
         and take over."""
-        database = self.settings.database
-        if database is not None and self._active_in(latest) is not None:
-            adopt_event_file(self.settings.data_dir, asked(database, hall.latest_event_file))
+        if self._active_in(latest) is not None:  # another server's epoch, read in the hall's database
+            adopt_event_file(self.settings.data_dir, asked(self.settings.hall_database, hall.latest_event_file))
         if self.resources is None and self._closing is not None:
             # The log's writer this server had before it stepped down lets go as its resources close: opened before,
             # the log says another writer holds it (a loaded machine took longer than the next look).

@@ -116,6 +116,13 @@ class Settings(BaseSettings):
 
         return StateLocation(self.data_dir, self.database)
 
+    @property
+    def hall_database(self) -> str:
+        """The database that keeps the hall's record (its epochs, the hall's event file): ``database``, which a
+        server with peers has (:meth:`_hall`), as has one that read an epoch, since it read it there."""
+        assert self.database is not None, "the hall's record is asked of a server whose state is in its folder"
+        return self.database
+
     @field_validator("database")
     @classmethod
     def _database(cls, value: str | None) -> str | None:

@@ -39,11 +39,6 @@ IntegrityError: tuple[type[Exception], ...] = (sqlite3.IntegrityError, psycopg.e
 PgMigration = str | Callable[["Connection"], None]
 
 
-def is_url(database: str | None) -> bool:
-    """Whether ``database`` names a PostgreSQL database (a ``postgresql://`` URL)."""
-    return database is not None and urlsplit(database).scheme in SCHEMES
-
-
 def shown(url: str) -> str:
     """``url`` as it may be shown or logged: without its password. Never raises, even for a URL that is not one
     (a port that is no number, an unclosed IPv6 bracket): it is what error messages name."""
