@@ -5,8 +5,10 @@ embedded default), or the PostgreSQL database of ``--database postgresql://...``
 URL's ``search_path`` option names an event's schema). :class:`Dialect` owns every difference between the two
 that the stores share: connecting for writing, the write transaction and its lock (SQLite's ``BEGIN IMMEDIATE``,
 PostgreSQL's ``BEGIN`` and an advisory lock), a statement undone alone (a savepoint), statements sent at once
-(psycopg's pipeline), closing a writer (its advisory locks let go), placeholders, and the named migrations. The
-stores ask :func:`dialect_for` (a place) or :func:`dialect_of` (a connection) for it: nowhere else chooses.
+(psycopg's pipeline), closing a writer (its advisory locks let go), placeholders, the named migrations (each
+store's schema on both backends, :class:`StoreSchema`), and its place (:mod:`wordjudge.storage.places`: what
+differs beyond SQL). The stores ask :func:`dialect_for` (a location) or :func:`dialect_of` (a connection) for it:
+nowhere else chooses (``tests/test_dialect.py`` counts the choices of a backend in the package).
 """
 
 from __future__ import annotations
@@ -45,10 +47,6 @@ class StateLocation:
 
     folder: Path
     url: str | None = None
-
-    @property
-    def backend(self) -> Backend:
-        return self.dialect.name
 
     @property
     def dialect(self) -> Dialect:
