@@ -132,8 +132,10 @@ def render_tiles() -> str:
 
 
 def render_shape() -> str:
-    """The code's shape as tests/test_architecture.py checks it, measured on the tree: modules, folders and lines
-    (to the thousand, so that not every edit changes the page), the fullest folder, the longest module-level import chain, module, function and class, each beside its cap."""
+    """The code's shape as tests/test_architecture.py checks it, measured on the tree: modules, folders and lines,
+    the fullest folder, the longest module-level import chain, module, function and class, each beside its cap.
+    Lines are rounded (the package's to the thousand, a module's or function's to ten) so that not every edit of
+    the longest module changes the page."""
     modules = shape._modules()
     paths = [path for path in sorted(PACKAGE.rglob("*.py")) if "__pycache__" not in path.parts]
     lines = {path: len(path.read_text("utf-8").splitlines()) for path in paths}
@@ -161,8 +163,9 @@ def render_shape() -> str:
         f" the longest chain of module-level imports is {len(chain)} modules (the cap: {shape.MAX_CHAIN},"
         f" held {shape.HEADROOM} under it: room for the next change):"
         f" `{' -> '.join(chain)}`; the longest module, `{longest_module.relative_to(PACKAGE).as_posix()}`, has"
-        f" {lines[longest_module]} lines (the cap: {shape.MAX_LINES}); the longest function, `{longest_function}`,"
-        f" {functions[longest_function]} lines (the cap: {shape.MAX_FUNCTION}); the class with the most public"
+        f" about {round(lines[longest_module], -1)} lines (the cap: {shape.MAX_LINES}); the longest function,"
+        f" `{longest_function}`, about {round(functions[longest_function], -1)} lines (the cap: {shape.MAX_FUNCTION});"
+        " the class with the most public"
         f" methods, `{busiest}`, has {methods[busiest]} (the cap: {shape.MAX_PUBLIC_METHODS}).\n"
     )
 
