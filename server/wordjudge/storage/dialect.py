@@ -240,7 +240,7 @@ class Dialect:
         """``sql``, written with SQLite's ``?`` and ``:name`` placeholders, as this backend's driver takes it."""
         raise NotImplementedError
 
-    def own(self, store: StoreSchema) -> Schema:
+    def _own(self, store: StoreSchema) -> Schema:
         """This backend's part of ``store``."""
         raise NotImplementedError
 
@@ -251,13 +251,13 @@ class Dialect:
 
     def migrate_store(self, connection: AnyConnection, store: StoreSchema) -> list[str]:
         """:meth:`migrate` the store ``store`` describes, by this backend's migrations."""
-        own = self.own(store)
+        own = self._own(store)
         return self.migrate(connection, own.migrations, own.table)
 
     def schema_problems(self, connection: AnyConnection, store: StoreSchema) -> list[str]:
         """The parts of ``store``'s schema the database lacks or holds otherwise (tampering or damage), read from
         this backend's catalogue."""
-        return self.own(store).problems(connection)
+        return self._own(store).problems(connection)
 
     # -- queries: what differs in the stores' SQL ---------------------------------------------------------------
 
@@ -357,7 +357,7 @@ class SqliteDialect(Dialect):
     place = FolderPlace(refuse_if_served, backup_sqlite)
     explain = "EXPLAIN QUERY PLAN "
 
-    def own(self, store: StoreSchema) -> Schema:
+    def _own(self, store: StoreSchema) -> Schema:
         return store.sqlite
 
     def part(self, described: Mapping[Backend, T], default: T) -> T:
@@ -429,7 +429,7 @@ class PostgresDialect(Dialect):
     place = DatabasePlace(postgres.shown)
     explain = "EXPLAIN "
 
-    def own(self, store: StoreSchema) -> Schema:
+    def _own(self, store: StoreSchema) -> Schema:
         return store.postgresql
 
     def part(self, described: Mapping[Backend, T], default: T) -> T:
