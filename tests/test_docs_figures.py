@@ -13,7 +13,7 @@ import pytest
 from wordjudge.words import tiles
 
 from . import docs_figures
-from .bench import bench_lexicon, first_hour
+from .bench import bench_console, bench_lexicon, first_hour
 from .bench.headline import headline_lines
 from .docs_figures import BLOCKS, DOCS, PAGES, Block, headline, render_tiles
 
@@ -113,5 +113,10 @@ def test_the_benches_that_write_their_page_write_its_headline_from_its_table() -
     timings = [(name, float(seconds)) for name, seconds in steps]
     said = first_hour._headline(timings, float(total.strip("*")))
     assert headline(DOCS / "bench-first-hour.md") == (first_hour.MEASURES, said)
+    # The console's page holds two runs a cell ("48 / 46"): every action of both at the largest log.
+    header, *rows = _table(DOCS / "bench-console.md")
+    times = [float(run) for row in rows for run in row[2].split(" / ")]
+    said = bench_console.headline(int(header[2].split()[0].replace(",", "")), times)
+    assert headline(DOCS / "bench-console.md") == (bench_console.MEASURES, said)
     with pytest.raises(ValueError, match="not one line"):
         headline_lines("x", "a --> b")
