@@ -100,6 +100,7 @@ def hall(tmp_path: Path, compiled_demo: Path, postgres_clusters: Callable[..., C
     for name in ("a", "b"):
         folder = tmp_path / name
         shutil.copytree(compiled_demo, folder / "lexicons" / compiled_demo.name)
+        folder.chmod(0o700)  # as the guide's copy leaves it: a folder holding the hall key is its owner's alone
         folders.append(folder)
     make_key(folders[0])  # the hall's key, copied with the data folder to the other machine (deploy/hall.md)
     shutil.copy2(folders[0] / KEY_FILE, folders[1] / KEY_FILE)
