@@ -184,7 +184,7 @@ def test_serve_with_json_logs_writes_json_lines_and_never_the_words(data_dir: Pa
         assert line["time"].endswith("Z")
         assert datetime.fromisoformat(line["time"]).utcoffset() is not None
     messages = [(line["logger"], line["message"]) for line in lines]
-    assert ("wordjudge.service.resources", "event Test Open") in messages  # wordjudge's own start-up lines
+    assert ("wordjudge.service.opening", "event Test Open") in messages  # wordjudge's own start-up lines
     assert any(logger == "uvicorn.error" and "Uvicorn running on" in m for logger, m in messages)  # uvicorn's
     access = [line for line in lines if line["logger"] == "uvicorn.access" and line.get("path") == "/api/challenges"]
     assert [(a["method"], a["status"]) for a in access] == [("POST", 201), ("POST", 200)]
