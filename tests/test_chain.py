@@ -29,6 +29,7 @@ from wordjudge.model.auth import Role
 from wordjudge.model.records import (
     ENTRY_FIELDS,
     Appended,
+    Kind,
     Record,
     chained,
     from_body,
@@ -215,6 +216,23 @@ def test_each_record_must_agree_with_itself(tmp_path: Path, change: Callable[[Re
     ok, bad, said = verify(path)
     assert (ok, bad) == (False, 3), said
     assert problem in said
+
+
+@pytest.mark.parametrize("typed", ["x", {"a": 1}, None, ["x"]])
+def test_a_change_record_whose_typed_words_are_not_an_empty_list_is_caught(tmp_path: Path, typed: object) -> None:
+    # SQLite's json_array_length says 0 for a text, an object or null: the check once took each for no words, where
+    # PostgreSQL's said NULL and caught it; both now hold a change record to an empty list.
+    path = tmp_path / AUDIT_FILE
+    log = AuditLog(path)
+    log.start()
+    records = fill(log, 12, changes=True)  # record 2 is a TD's change
+    log.close()
+    assert records[1].kind == Kind.CHANGE
+    rewrite(path, 2, lambda r: replace(r, words_typed=typed))  # type: ignore[arg-type]  # a forged body
+    forget_checkpoints(path)  # the careful forger: only the record's own consistency is left to catch it
+    ok, bad, said = verify(path)
+    assert (ok, bad) == (False, 2), said
+    assert "is a change record, yet has words" in said
 
 
 @pytest.mark.parametrize(

@@ -131,8 +131,8 @@ class SqlText:
         raise NotImplementedError
 
     def array_length(self, column: str, key: str) -> str:
-        """The length of the array at the top-level ``key`` of the JSON text ``column`` (NULL where there is none;
-        SQLite's: 0 for a value that is no array)."""
+        """The length of the array at the top-level ``key`` of the JSON text ``column`` (NULL where there is none,
+        or where the value there is no array)."""
         raise NotImplementedError
 
     def differs(self, left: str, right: str) -> str:
@@ -169,7 +169,10 @@ class SqliteText(SqlText):
         return f"json_type({column}, '$.{key}')"
 
     def array_length(self, column: str, key: str) -> str:
-        return f"json_array_length({column}, '$.{key}')"
+        # SQLite's json_array_length says 0 for a value that is no array (a text, an object, null): as PostgreSQL's,
+        # NULL there, so that a forged body whose array is something else is not taken for an empty one.
+        path = f"{column}, '$.{key}'"
+        return f"(CASE json_type({path}) WHEN 'array' THEN json_array_length({path}) END)"
 
     def differs(self, left: str, right: str) -> str:
         return f"{left} IS NOT {right}"  # IS DISTINCT FROM only from SQLite 3.39
