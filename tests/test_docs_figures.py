@@ -13,7 +13,17 @@ import pytest
 from wordjudge.words import tiles
 
 from . import docs_figures
-from .bench import bench_console, bench_lexicon, first_hour
+from .bench import (
+    bench_challenges,
+    bench_console,
+    bench_flood,
+    bench_lexicon,
+    failover_tables,
+    first_hour,
+    processes,
+    soak,
+    verdict_postgres,
+)
 from .bench.headline import headline_lines
 from .docs_figures import BLOCKS, DOCS, PAGES, Block, headline, render_tiles
 
@@ -120,3 +130,90 @@ def test_the_benches_that_write_their_page_write_its_headline_from_its_table() -
     assert headline(DOCS / "bench-console.md") == (bench_console.MEASURES, said)
     with pytest.raises(ValueError, match="not one line"):
         headline_lines("x", "a --> b")
+
+
+def _tables(page: Path) -> list[list[list[str]]]:
+    """Every Markdown table of ``page`` in order, each a list of its rows (the header row first), each row a list
+    of its cells."""
+    tables: list[list[list[str]]] = []
+    inside = False
+    for line in page.read_text("utf-8").splitlines():
+        if not line.startswith("|"):
+            inside = False
+            continue
+        if not inside:
+            tables.append([])
+            inside = True
+        if not line.startswith("|---"):
+            tables[-1].append([cell.strip() for cell in line.strip().strip("|").split(" | ")])
+    return tables
+
+
+def _number(cell: str) -> float:
+    """The first figure of a cell ("3,709", "12.1 ms", "0.84x / 1.06x", "6.4 ms (23.7 ms)")."""
+    found = re.search(r"\d[\d,]*(?:\.\d+)?", cell)
+    assert found, f"no figure in the cell {cell!r}"
+    return float(found.group().replace(",", ""))
+
+
+def _loads(rows: list[list[str]], column: int) -> tuple[float, float]:
+    loads = [float(end) for row in rows for end in row[column].split("-")]
+    return min(loads), max(loads)
+
+
+def _page_headline(name: str) -> str:
+    """What the script of the page ``name`` makes of the page's latest table (the first on the page)."""
+    page = DOCS / name
+    tables = _tables(page)
+    if name == "bench-challenges.md":
+        _, *rows = tables[0]
+        return bench_challenges.headline(
+            [(int(r[0]), _number(r[3]), _number(r[4].split(" / ")[1]), _number(r[5])) for r in rows]
+        )
+    if name == "bench-flood.md":
+        _, *rows = tables[0]
+        median = {row[0]: _number(row[2]) for row in rows}
+        return bench_flood.headline(median[bench_flood.LIMITS["50"]], median[bench_flood.LIMITS["0"]])
+    if name == "bench-soak.md":
+        text = page.read_text("utf-8")
+        rss = re.search(r"Server RSS: ([\d.]+) MiB at the start, .* ([\d.]+) MiB at the end", text)
+        cpu = re.search(r"Server CPU: ([\d.]+)% of one core", text)
+        log = re.search(r"Audit log: ([\d,]+) records for ([\d,]+) challenges", text)
+        assert rss, "bench-soak.md: the report's memory line is missing"
+        assert cpu, "bench-soak.md: the report's CPU line is missing"
+        assert log, "bench-soak.md: the report's log line is missing"
+        records, challenges = (int(figure.replace(",", "")) for figure in log.groups())
+        return soak.headline(records, challenges, float(rss[1]), float(rss[2]), float(cpu[1]))
+    if name == "bench-processes.md":
+        header, *rows = tables[0]
+        first = rows[0][0]
+        rates = {int(row[1]): _number(row[2]) for row in rows if row[0] == first}
+        return processes.headline(first, rates, _loads(rows, header.index("load")))
+    if name == "bench-postgres.md":
+        header, *rows = tables[0]
+        row = next(row for row in rows if row[0] == verdict_postgres.STANDBY)
+        return verdict_postgres.headline(_number(row[1]), _number(row[5]), _loads(rows, header.index("load")))
+    assert name == "failover.md", name
+    died, standby, returned = tables[:3]
+    deaths = [(row[0], row[1], _number(row[4])) for row in died[1:]]
+    told = _number(standby[1][2])
+    lost = sum(int(row[header.index("lost")]) for header, *rows in (died, standby, returned) for row in rows)
+    twice = sum(int(row[header.index("recorded twice")]) for header, *rows in (died, standby, returned) for row in rows)
+    return failover_tables.headline(deaths, told, lost, twice)
+
+
+_WRITTEN = {
+    "bench-challenges.md": bench_challenges.MEASURES,
+    "bench-flood.md": bench_flood.MEASURES,
+    "bench-soak.md": soak.MEASURES,
+    "bench-processes.md": processes.MEASURES,
+    "bench-postgres.md": verdict_postgres.MEASURES,
+    "failover.md": failover_tables.MEASURES,
+}
+
+
+@pytest.mark.parametrize("name", sorted(_WRITTEN))
+def test_each_benchs_page_headline_is_what_its_script_makes_of_the_pages_table(name: str) -> None:
+    # The script writes these two lines with the page (--markdown); a page whose table was edited, or whose lines
+    # were typed by hand, differs from what the script would write from the same figures.
+    assert headline(DOCS / name) == (_WRITTEN[name], _page_headline(name))

@@ -5,18 +5,23 @@ first alone, then while 127.0.0.3 pipelines GET /api/health on 8 connections as 
 (reconnecting when closed). Run once with the per-address request limit off (``--max-requests-per-client 0``,
 the code before it) and once with the default. Prints medians and 90th percentiles. About 40 s.
 
-    .venv/bin/python -m tests.bench.bench_flood
+    .venv/bin/python -m tests.bench.bench_flood [--markdown docs/bench-flood.md]
 """
 
 from __future__ import annotations
 
+import argparse
 import contextlib
+import os
+import platform
 import shutil
 import socket
 import statistics
 import tempfile
 import threading
 import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx2 as httpx
@@ -26,6 +31,8 @@ from tests.test_api import challenge
 from tests.test_transport import _start
 from wordjudge.words.demo import open_demo
 from wordjudge.words.lexicon import LexiconStore
+
+from .headline import headline_lines
 
 SECONDS = 8.0
 PIPELINE = b"GET /api/health HTTP/1.1\r\nHost: hall\r\n\r\n" * 100
@@ -74,7 +81,61 @@ def _figures(latencies: list[float]) -> str:
     return f"median {statistics.median(ordered) * 1000:.1f} ms, p90 {p90 * 1000:.1f} ms ({len(ordered)} verdicts)"
 
 
-def run(limit: str) -> None:
+def _cell(latencies: list[float]) -> str:
+    ordered = sorted(latencies)
+    p90 = ordered[int(len(ordered) * 0.9)]
+    return f"{statistics.median(ordered) * 1000:,.1f} ms ({p90 * 1000:,.1f} ms)"
+
+
+@dataclass(frozen=True)
+class Result:
+    """One run: the request rate per address (``--max-requests-per-client``), the kiosk's latencies (s) alone and
+    in the flood, and the flood's answers 200 and 429."""
+
+    limit: str
+    alone: list[float]
+    flooded: list[float]
+    counts: list[int]
+
+
+TITLE = "One address floods, a kiosk on another keeps its verdicts (issue 36, item 8)"
+MEASURES = "a kiosk's verdicts while another address floods the server"
+LIMITS = {"0": "off (`0`, the baseline)", "50": "50 a second, bursts of 500 (the default)"}
+
+
+def headline(default_ms: float, off_ms: float) -> str:
+    """The page's headline: the kiosk's median verdict (ms) during the flood with the default rate and with none."""
+    return (
+        f"with the default request rate the kiosk's median stays at {default_ms:,.1f} ms during the flood;"
+        f" with the rate off, {off_ms:,.1f} ms"
+    )
+
+
+def page(results: list[Result]) -> str:
+    """The page: its title, headline lines, the machine and its load, and the table of the runs."""
+    rows = [
+        "| request rate per address | kiosk alone: median (p90) | kiosk while another address floods: median (p90) "
+        "| kiosk's verdicts in the flood | the flood's answers |",
+        "|---|---|---|---|---|",
+    ]
+    for result in results:
+        answers = f"{result.counts[0]:,} x 200" + (f", {result.counts[1]:,} x 429" if result.counts[1] else "")
+        rows.append(
+            f"| {LIMITS.get(result.limit, result.limit)} | {_cell(result.alone)} | {_cell(result.flooded)} "
+            f"| {len(result.flooded)} in {SECONDS + 1:.0f} s | {answers} |"
+        )
+    median = {result.limit: statistics.median(result.flooded) * 1000 for result in results}
+    return (
+        f"# {TITLE}\n\n{headline_lines(MEASURES, headline(median['50'], median['0']))}\n"
+        "Written by `python -m tests.bench.bench_flood --markdown docs/bench-flood.md` (its docstring says how it"
+        f" runs). Measured {datetime.now(UTC):%Y-%m-%d %H:%M} UTC on {platform.processor() or platform.machine()},"
+        f" {os.cpu_count()} cores, load average (1 min) {os.getloadavg()[0]:.2f} at the end.\n\n"
+        + "\n".join(rows)
+        + "\n"
+    )
+
+
+def run(limit: str) -> Result:
     work = Path(tempfile.mkdtemp(prefix="bench-flood-"))
     try:
         data = work / "data"
@@ -103,10 +164,19 @@ def run(limit: str) -> None:
             f"  while 127.0.0.3 floods: {_figures(flooded)}; the flood got {counts[0]:,} answers 200, "
             f"{counts[1]:,} answers 429 in {SECONDS + 1:.0f} s"
         )
+        return Result(limit, alone, flooded, counts)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--markdown", type=Path, help="also write the page (docs/bench-flood.md) to this file")
+    args = parser.parse_args()
+    results = [run(limit) for limit in LIMITS]
+    if args.markdown:
+        args.markdown.write_text(page(results), "utf-8")
+
+
 if __name__ == "__main__":
-    for limit in ("0", "50"):
-        run(limit)
+    main()

@@ -82,7 +82,7 @@ from wordjudge.model.records import RecordFilter
 from wordjudge.storage.dialect import StateLocation
 
 from .bench_challenges import benchmark_event, free_port
-from .failover_tables import HUNG, KILL, RETURN, STANDBY_DEATH, tables
+from .failover_tables import HUNG, KILL, RETURN, STANDBY_DEATH, page, tables
 
 WAIT_S = 120  # seconds any one wait of a scenario may take before the run fails, saying which
 
@@ -602,7 +602,7 @@ def main() -> None:
     text = tables(rows)
     print(text)
     if args.markdown:
-        args.markdown.write_text(text + "\n")
+        args.markdown.write_text(page(rows), "utf-8")
     if any(r["lost"] or r["twice"] or r["chain"] != "verifies" for r in rows):
         sys.exit("a verdict was lost or recorded twice, or the chain did not verify")
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .headline import headline_lines
+
 KILL, HUNG, STANDBY_DEATH, RETURN = "kill -9", "hung disk", "standby's death", "kill -9, then the old machine returns"
 
 
@@ -60,3 +62,33 @@ def tables(rows: list[dict[str, Any]]) -> str:
                 f"| {r['lost']} | {r['twice']} | {r['chain']} |"
             )
     return "\n".join(lines)
+
+
+TITLE = "Failover of a hall of two machines (issue 21, item 2)"
+MEASURES = "a hall of two machines when a machine dies or returns, over HTTPS"
+
+
+def headline(deaths: list[tuple[str, str, float]], told: float | None, lost: int, twice: int) -> str:
+    """The page's headline from its tables: the first verdict after the active machine's death, each (way,
+    scenario, seconds) of a kill -9 or a hung disk; how soon the active server told of the standby's death (None:
+    not run); the verdicts lost and recorded twice over every scenario."""
+    said = []
+    for scenario in (KILL, HUNG):
+        times = [f"{seconds:.1f} s ({way.split(' (')[0]})" for way, done, seconds in deaths if done == scenario]
+        if times:
+            said.append(f"first verdict after a {scenario}: {', '.join(times)}")
+    if told is not None:
+        said.append(f"a standby's silent death told in {told:.1f} s")
+    said.append(
+        ("none lost" if not lost else f"{lost:,} lost")
+        + (", none recorded twice" if not twice else f", {twice:,} recorded twice")
+    )
+    return "; ".join(said)
+
+
+def page(rows: list[dict[str, Any]]) -> str:
+    """The page as the benchmark writes it: its title, headline lines and tables."""
+    deaths = [(r["way"], r["scenario"], r["first_verdict_s"]) for r in rows if r["scenario"] in (KILL, HUNG)]
+    told = next((r["stopped_s"] for r in rows if r["scenario"] == STANDBY_DEATH), None)
+    said = headline(deaths, told, sum(r["lost"] for r in rows), sum(r["twice"] for r in rows))
+    return f"# {TITLE}\n\n{headline_lines(MEASURES, said)}\n{tables(rows)}\n"

@@ -45,6 +45,7 @@ from tests.helpers import free_ports
 from . import bench_verdict
 from .bench_challenges import free_port, wait_until_up
 from .bench_verdict import Bench, Row, load_average
+from .headline import headline_lines
 from .verdict_postgres import cluster
 
 TARGETS = {"sqlite": "sqlite", "postgresql": "postgresql", "standby": "postgresql + sync standby"}
@@ -131,6 +132,24 @@ def measure(label: str, processes: int, seconds: int, cores: str, database: str 
     return Result(label, processes, bench.rows)
 
 
+TITLE = "One event in several processes: throughput at 1, 2 and 4 processes (issue 21, target 3b)"
+MEASURES = "one event in 1, 2 and 4 processes behind HAProxy"
+NAMES = {"sqlite": "SQLite", "postgresql": "PostgreSQL", "postgresql + sync standby": "PostgreSQL with a sync standby"}
+
+
+def headline(target: str, rates: dict[int, float], loads: tuple[float, float]) -> str:
+    """The page's headline from its table: one target's verdicts a second at concurrency 16 for each number of
+    processes (the fewest first), whether the most processes gave more than the fewest, and the load's range."""
+    counts = sorted(rates)
+    said = [f"{rates[counts[0]]:,.0f}/s with {counts[0]} process{'es' if counts[0] > 1 else ''}"]
+    said += [f"{rates[n]:,.0f}/s with {n}" for n in counts[1:]]
+    more = rates[counts[-1]] > rates[counts[0]]
+    return (
+        f"{NAMES.get(target, target)} at concurrency 16: {', '.join(said)}: more processes"
+        f" {'give' if more else 'do not give'} more verdicts on this machine (load {loads[0]:.1f} to {loads[1]:.1f})"
+    )
+
+
 def table(results: list[Result]) -> str:
     durable = next((r for r in results if r.processes == 0), None)
     lines = [
@@ -212,7 +231,15 @@ def main() -> None:
     text = table(results)
     print(text)
     if args.markdown:
-        args.markdown.write_text(text + "\n")
+        first = next(result.target for result in results if result.processes)
+        rates = {
+            result.processes: row.figures["rps"]
+            for result in results
+            if result.target == first and (row := result.closed(16))
+        }
+        loads = [row.load for result in results for row in result.rows]
+        said = headline(first, rates, (min(loads), max(loads)))
+        args.markdown.write_text(f"# {TITLE}\n\n{headline_lines(MEASURES, said)}\n{text}\n", "utf-8")
     failed = [row for result in results for row in result.rows if row.audit.startswith("FAILED")]
     if failed:
         sys.exit(f"{len(failed)} log check(s) failed")

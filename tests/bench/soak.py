@@ -2,7 +2,7 @@
 
 Run from the repository root (not part of the test suite, not run in CI):
 
-    .venv/bin/python -m tests.bench.soak [--minutes 10] [--kiosks 8] [--rate 12]
+    .venv/bin/python -m tests.bench.soak [--minutes 10] [--kiosks 8] [--rate 12] [--markdown docs/bench-soak.md]
 
 It starts ``wordjudge serve`` (one process, durable logging) on a fresh data dir with a
 demo-lexicon event whose per-device rate limit is off, enrols ``--kiosks`` kiosks with
@@ -48,6 +48,7 @@ from wordjudge.log.audit import AUDIT_FILE, AuditLog
 from wordjudge.web.deps import SESSION_COOKIE
 
 from .bench_challenges import free_port
+from .headline import headline_lines
 
 WORDS = ["cat", "dog", "qi", "zax", "jo", "xu", "aa", "qat", "cwm", "zzz", "quixotic", "oxyphenbutazone", "fjord"]
 KINDS = ["challenge", "replay", "mine", "health", "td list", "td summary", "feed delay"]
@@ -237,6 +238,19 @@ def window(run: Run, kind: str, start: float, end: float) -> str:
     return f"| {len(chosen):,} | {statistics.median(times):.1f} | {percentile(times, 0.99):.1f} | {errors} "
 
 
+TITLE = "Soak benchmark"
+MEASURES = "10 minutes of a hall's load"
+
+
+def headline(records: int, challenges: int, rss_start_mib: float, rss_end_mib: float, cpu_percent: float) -> str:
+    """The page's headline from the figures its report gives: the log's records for the challenges answered 201,
+    the server's memory at the start and the end, and its CPU (percent of one core)."""
+    return (
+        f"{records:,} records for {challenges:,} challenges, server memory {rss_start_mib:.1f} to {rss_end_mib:.1f}"
+        f" MiB, {cpu_percent:.0f}% of one core"
+    )
+
+
 def report(run: Run, args: argparse.Namespace, records: int, commits: int, verified: str) -> str:
     seconds = args.minutes * 60
     cpu = next(
@@ -281,6 +295,7 @@ def main() -> None:
     parser.add_argument("--minutes", type=float, default=10, help="length of the run (default 10)")
     parser.add_argument("--kiosks", type=int, default=8, help="enrolled kiosks sending challenges (default 8)")
     parser.add_argument("--rate", type=float, default=12, help="challenges a minute per kiosk (default 12)")
+    parser.add_argument("--markdown", type=Path, help="also write the page (docs/bench-soak.md) to this file")
     args = parser.parse_args()
     if args.minutes < 1:
         sys.exit("--minutes must be at least 1 (first and last minute are reported)")
@@ -341,7 +356,13 @@ def main() -> None:
     verification = log.verify()
     log.close()
     verified = "chain verified" if verification.ok else "CHAIN BROKEN: " + verification.describe()
-    print(report(run, args, verification.records, int(health.get("commits", 0)), verified))
+    text = report(run, args, verification.records, int(health.get("commits", 0)), verified)
+    print(text)
+    if args.markdown:
+        cpu = 100 * (run.cpu_end - run.cpu_start) / (args.minutes * 60)
+        said = headline(verification.records, run.created, run.rss[0][1] / 1024, run.rss[-1][1] / 1024, cpu)
+        command = f"`.venv/bin/python -m tests.bench.soak --minutes {args.minutes:g}`"
+        args.markdown.write_text(f"# {TITLE}\n\n{headline_lines(MEASURES, said)}\n{command}\n\n{text}\n", "utf-8")
     if "Traceback" in stderr:
         print("\nThe server logged a traceback:\n" + stderr[-4000:])
     shutil.rmtree(data_dir, ignore_errors=True)
