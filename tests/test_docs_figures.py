@@ -217,3 +217,30 @@ def test_each_benchs_page_headline_is_what_its_script_makes_of_the_pages_table(n
     # The script writes these two lines with the page (--markdown); a page whose table was edited, or whose lines
     # were typed by hand, differs from what the script would write from the same figures.
     assert headline(DOCS / name) == (_WRITTEN[name], _page_headline(name))
+
+
+def test_benchmarks_holds_no_figure_typed_by_hand() -> None:
+    # Below its generated parts benchmarks.md says how each benchmark is measured: a figure typed there (a digit
+    # outside a link's target, a command or code, an issue's number) goes stale with the next run of its page.
+    typed = docs_figures.hand_figures(docs_figures.BENCHMARKS.read_text("utf-8"))
+    assert typed == [], f"benchmarks.md: figures typed by hand (quote the page's table instead): {typed}"
+
+
+def test_a_figure_typed_by_hand_is_found_and_only_it() -> None:
+    start, end = BLOCKS[0].start, BLOCKS[0].end
+    text = (
+        f"# B\n\n{start}\n| 1,234 |\n{end}\n\n"
+        "See [a](bench-x2.md) and `python -m x --minutes 10` (issue 47; issues 19 and 48).\n"
+        "The summary took 28 ms.\n"
+        "Two cores, a million records.\n"
+    )
+    assert docs_figures.hand_figures(text) == ["The summary took 28 ms."]
+
+
+def test_a_quoted_page_without_a_table_is_named(tmp_path: Path) -> None:
+    page = tmp_path / "bench-x.md"
+    page.write_text("# X\n\nno table\n", "utf-8")
+    with pytest.raises(ValueError, match=r"bench-x\.md holds no table"):
+        docs_figures.latest_table(page)
+    page.write_text("# X\n\n| a |\n|---|\n| 1 |\n\n| b |\n|---|\n| 2 |\n", "utf-8")
+    assert docs_figures.latest_table(page) == "| a |\n|---|\n| 1 |\n"
