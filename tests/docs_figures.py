@@ -11,6 +11,9 @@ writes the page (``tests/bench/headline.py``) and whoever edits a page by hand k
 
     <!-- measures: what the page measures -->
     <!-- headline: the latest run's figures, in a sentence -->
+    <!-- machine: the machine it ran on, and its load over the run -->
+
+(the machine line is written by the scripts that note it; a page without one shows so in the table).
 """
 
 from __future__ import annotations
@@ -48,7 +51,7 @@ PAGES = (
     "bench-first-hour.md",
     "failover.md",
 )
-_LINE = re.compile(r"^<!-- (measures|headline): (.+?) -->$", re.MULTILINE)
+_LINE = re.compile(r"^<!-- (measures|headline|machine): (.+?) -->$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -84,12 +87,26 @@ def headline(page: Path) -> tuple[str, str]:
     return found["measures"][0], found["headline"][0]
 
 
+def machine(page: Path) -> str | None:
+    """The machine line of a bench page (its processor, cores and load over the latest run), None if it has none.
+    Raises ValueError naming the page if it says it twice."""
+    said = [text for kind, text in _LINE.findall(page.read_text("utf-8")) if kind == "machine"]
+    if len(said) > 1:
+        raise ValueError(f"{page.name}: {len(said)} '<!-- machine: ... -->' lines, not one")
+    return said[0] if said else None
+
+
 def render_benchmarks() -> str:
-    """The table of docs/benchmarks.md: each page, what it measures and its headline, as the page says them."""
-    rows = ["| page | what it measures | headline (the page's latest run) |", "|---|---|---|"]
+    """The table of docs/benchmarks.md: each page, what it measures, its headline and its machine and load, as the
+    page says them."""
+    rows = [
+        "| page | what it measures | headline (the page's latest run) | machine; load (1 min) over the run |",
+        "|---|---|---|---|",
+    ]
     for name in PAGES:
         measures, said = headline(DOCS / name)
-        rows.append(f"| [{name}]({name}) | {_cell(measures)} | {_cell(said)} |")
+        where = machine(DOCS / name) or "not on the page's lines (see the page)"
+        rows.append(f"| [{name}]({name}) | {_cell(measures)} | {_cell(said)} | {_cell(where)} |")
     return "\n".join(rows) + "\n"
 
 

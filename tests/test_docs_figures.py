@@ -24,7 +24,7 @@ from .bench import (
     soak,
     verdict_postgres,
 )
-from .bench.headline import headline_lines
+from .bench.headline import headline_lines, machine
 from .docs_figures import BLOCKS, DOCS, PAGES, Block, headline, render_tiles
 
 _REGENERATE = "regenerate it: .venv/bin/python -m tests.docs_reference --write"
@@ -64,9 +64,15 @@ def test_a_pages_headline_quotes_figures_the_page_holds(name: str) -> None:
     # so that a headline left behind when a new run's figures replace the old ones is caught.
     text = (DOCS / name).read_text("utf-8")
     said = headline(DOCS / name)[1]
-    body = _figures("\n".join(line for line in text.splitlines() if not line.startswith("<!-- headline:")))
+    kept = [line for line in text.splitlines() if not line.startswith(("<!-- headline:", "<!-- machine:"))]
+    body = _figures("\n".join(kept))
     missing = sorted(str(figure) for figure in _figures(said) if not _quoted(figure, body))
     assert missing == [], f"{name}: the headline's {missing} are nowhere else on the page"
+    # The machine line too: its cores and load are the page's own.
+    missing = sorted(
+        str(figure) for figure in _figures(docs_figures.machine(DOCS / name) or "") if not _quoted(figure, body)
+    )
+    assert missing == [], f"{name}: the machine line's {missing} are nowhere else on the page"
 
 
 def test_a_headline_figure_is_found_rounded_and_only_so() -> None:
@@ -210,6 +216,31 @@ _WRITTEN = {
     "bench-postgres.md": verdict_postgres.MEASURES,
     "failover.md": failover_tables.MEASURES,
 }
+
+
+@pytest.mark.parametrize("name", sorted(_WRITTEN))
+def test_the_pages_whose_script_notes_the_machine_say_it_and_its_load(name: str) -> None:
+    # Issue 48, point 5: the machine and its load noted; these scripts write the line (headline.machine).
+    said = docs_figures.machine(DOCS / name)
+    assert said is not None, f"{name}: no '<!-- machine: ... -->' line"
+    assert re.fullmatch(r".+, \d+ cores; load (not noted|[\d.]+ to [\d.]+)", said), said
+    assert f"| {said} |" in docs_figures.BENCHMARKS.read_text("utf-8")
+
+
+def test_the_machine_line_is_written_once_and_read_back(tmp_path: Path) -> None:
+    lines = headline_lines("x", "y", machine([1.25, 3.5]))
+    assert re.fullmatch(
+        r"<!-- measures: x -->\n<!-- headline: y -->\n<!-- machine: .+, \d+ cores; load 1.2 to 3.5 -->\n", lines
+    )
+    assert machine([]).endswith("; load not noted")
+    page = tmp_path / "bench-x.md"
+    page.write_text("# X\n\n" + lines, "utf-8")
+    assert docs_figures.machine(page) == lines.splitlines()[2].removeprefix("<!-- machine: ").removesuffix(" -->")
+    page.write_text("# X\n\n" + lines + "<!-- machine: b -->\n", "utf-8")
+    with pytest.raises(ValueError, match=r"bench-x\.md: 2 '<!-- machine"):
+        docs_figures.machine(page)
+    with pytest.raises(ValueError, match="not one line"):
+        headline_lines("x", "y", "a\nb")
 
 
 @pytest.mark.parametrize("name", sorted(_WRITTEN))

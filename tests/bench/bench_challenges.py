@@ -35,7 +35,7 @@ import httpx2 as httpx
 from wordjudge import __version__
 from wordjudge.log.audit import AUDIT_FILE, AuditLog
 
-from .headline import headline_lines
+from .headline import headline_lines, machine
 
 CONCURRENCY = (1, 16, 64)
 RATIO_TARGET, P99_TARGET_MS = 0.7, 25
@@ -152,6 +152,7 @@ def main() -> None:
     if shutil.which("wrk") is None:
         sys.exit("wrk is not installed: apt-get install wrk")
 
+    start_load = os.getloadavg()[0]
     data_dir = Path(tempfile.mkdtemp(prefix="wordjudge-bench-"))
     port = free_port()
     base = f"http://127.0.0.1:{port}"
@@ -221,7 +222,7 @@ def main() -> None:
     print(table)
     if args.markdown:
         args.markdown.write_text(
-            f"# {TITLE}\n\n{headline_lines(MEASURES, said)}\n`python -m tests.bench.bench_challenges`\n\n{table}\n"
+            f"# {TITLE}\n\n{headline_lines(MEASURES, said, machine([start_load, os.getloadavg()[0]]))}\n`python -m tests.bench.bench_challenges`\n\n{table}\n"
         )
     shutil.rmtree(data_dir, ignore_errors=True)
 

@@ -32,7 +32,7 @@ from tests.test_transport import _start
 from wordjudge.words.demo import open_demo
 from wordjudge.words.lexicon import LexiconStore
 
-from .headline import headline_lines
+from .headline import headline_lines, machine
 
 SECONDS = 8.0
 PIPELINE = b"GET /api/health HTTP/1.1\r\nHost: hall\r\n\r\n" * 100
@@ -111,7 +111,7 @@ def headline(default_ms: float, off_ms: float) -> str:
     )
 
 
-def page(results: list[Result]) -> str:
+def page(results: list[Result], loads: list[float]) -> str:
     """The page: its title, headline lines, the machine and its load, and the table of the runs."""
     rows = [
         "| request rate per address | kiosk alone: median (p90) | kiosk while another address floods: median (p90) "
@@ -126,7 +126,7 @@ def page(results: list[Result]) -> str:
         )
     median = {result.limit: statistics.median(result.flooded) * 1000 for result in results}
     return (
-        f"# {TITLE}\n\n{headline_lines(MEASURES, headline(median['50'], median['0']))}\n"
+        f"# {TITLE}\n\n{headline_lines(MEASURES, headline(median['50'], median['0']), machine(loads))}\n"
         "Written by `python -m tests.bench.bench_flood --markdown docs/bench-flood.md` (its docstring says how it"
         f" runs). Measured {datetime.now(UTC):%Y-%m-%d %H:%M} UTC on {platform.processor() or platform.machine()},"
         f" {os.cpu_count()} cores, load average (1 min) {os.getloadavg()[0]:.2f} at the end.\n\n"
@@ -173,9 +173,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--markdown", type=Path, help="also write the page (docs/bench-flood.md) to this file")
     args = parser.parse_args()
+    loads = [os.getloadavg()[0]]
     results = [run(limit) for limit in LIMITS]
+    loads.append(os.getloadavg()[0])
     if args.markdown:
-        args.markdown.write_text(page(results), "utf-8")
+        args.markdown.write_text(page(results, loads), "utf-8")
 
 
 if __name__ == "__main__":

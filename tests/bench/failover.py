@@ -579,6 +579,7 @@ def main() -> None:
     parser.add_argument("--markdown", type=Path, help="also write the tables to this file")
     args = parser.parse_args()
     rows: list[dict[str, Any]] = []
+    start_load = os.getloadavg()[0]
     ways = ("td", "patroni") if args.way == "both" else (args.way,)
     chosen = {"standby": STANDBY_DEATH, "return": RETURN}.get(args.scenario, args.scenario)
     for way in ways:
@@ -602,7 +603,7 @@ def main() -> None:
     text = tables(rows)
     print(text)
     if args.markdown:
-        args.markdown.write_text(page(rows), "utf-8")
+        args.markdown.write_text(page(rows, [start_load, os.getloadavg()[0]]), "utf-8")
     if any(r["lost"] or r["twice"] or r["chain"] != "verifies" for r in rows):
         sys.exit("a verdict was lost or recorded twice, or the chain did not verify")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .headline import headline_lines
+from .headline import headline_lines, machine
 
 KILL, HUNG, STANDBY_DEATH, RETURN = "kill -9", "hung disk", "standby's death", "kill -9, then the old machine returns"
 
@@ -86,9 +86,10 @@ def headline(deaths: list[tuple[str, str, float]], told: float | None, lost: int
     return "; ".join(said)
 
 
-def page(rows: list[dict[str, Any]]) -> str:
-    """The page as the benchmark writes it: its title, headline lines and tables."""
+def page(rows: list[dict[str, Any]], loads: list[float]) -> str:
+    """The page as the benchmark writes it: its title, headline lines (``loads``: the load averages taken during
+    the run) and tables."""
     deaths = [(r["way"], r["scenario"], r["first_verdict_s"]) for r in rows if r["scenario"] in (KILL, HUNG)]
     told = next((r["stopped_s"] for r in rows if r["scenario"] == STANDBY_DEATH), None)
     said = headline(deaths, told, sum(r["lost"] for r in rows), sum(r["twice"] for r in rows))
-    return f"# {TITLE}\n\n{headline_lines(MEASURES, said)}\n{tables(rows)}\n"
+    return f"# {TITLE}\n\n{headline_lines(MEASURES, said, machine(loads))}\n{tables(rows)}\n"

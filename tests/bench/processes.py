@@ -45,7 +45,7 @@ from tests.helpers import free_ports
 from . import bench_verdict
 from .bench_challenges import free_port, wait_until_up
 from .bench_verdict import Bench, Row, load_average
-from .headline import headline_lines
+from .headline import headline_lines, machine
 from .verdict_postgres import cluster
 
 TARGETS = {"sqlite": "sqlite", "postgresql": "postgresql", "standby": "postgresql + sync standby"}
@@ -239,7 +239,7 @@ def main() -> None:
         }
         loads = [row.load for result in results for row in result.rows]
         said = headline(first, rates, (min(loads), max(loads)))
-        args.markdown.write_text(f"# {TITLE}\n\n{headline_lines(MEASURES, said)}\n{text}\n", "utf-8")
+        args.markdown.write_text(f"# {TITLE}\n\n{headline_lines(MEASURES, said, machine(loads))}\n{text}\n", "utf-8")
     failed = [row for result in results for row in result.rows if row.audit.startswith("FAILED")]
     if failed:
         sys.exit(f"{len(failed)} log check(s) failed")

@@ -48,7 +48,7 @@ from wordjudge.log.audit import AUDIT_FILE, AuditLog
 from wordjudge.web.deps import SESSION_COOKIE
 
 from .bench_challenges import free_port
-from .headline import headline_lines
+from .headline import headline_lines, machine
 
 WORDS = ["cat", "dog", "qi", "zax", "jo", "xu", "aa", "qat", "cwm", "zzz", "quixotic", "oxyphenbutazone", "fjord"]
 KINDS = ["challenge", "replay", "mine", "health", "td list", "td summary", "feed delay"]
@@ -300,6 +300,7 @@ def main() -> None:
     if args.minutes < 1:
         sys.exit("--minutes must be at least 1 (first and last minute are reported)")
 
+    start_load = os.getloadavg()[0]
     data_dir = Path(tempfile.mkdtemp(prefix="wordjudge-soak-"))
     port = free_port()
     base = f"http://127.0.0.1:{port}"
@@ -362,7 +363,10 @@ def main() -> None:
         cpu = 100 * (run.cpu_end - run.cpu_start) / (args.minutes * 60)
         said = headline(verification.records, run.created, run.rss[0][1] / 1024, run.rss[-1][1] / 1024, cpu)
         command = f"`.venv/bin/python -m tests.bench.soak --minutes {args.minutes:g}`"
-        args.markdown.write_text(f"# {TITLE}\n\n{headline_lines(MEASURES, said)}\n{command}\n\n{text}\n", "utf-8")
+        args.markdown.write_text(
+            f"# {TITLE}\n\n{headline_lines(MEASURES, said, machine([start_load, os.getloadavg()[0]]))}\n{command}\n\n{text}\n",
+            "utf-8",
+        )
     if "Traceback" in stderr:
         print("\nThe server logged a traceback:\n" + stderr[-4000:])
     shutil.rmtree(data_dir, ignore_errors=True)

@@ -35,7 +35,7 @@ from tests import postgres
 
 from . import bench_verdict
 from .bench_verdict import Bench, Row, load_average
-from .headline import headline_lines
+from .headline import headline_lines, machine
 
 
 @contextmanager
@@ -160,7 +160,7 @@ def main() -> None:
         rate = found[(STANDBY, "closed", 16)]
         loads = [r.load for r in rows]
         said = headline(rate, rate / found[("durable", "closed", 16)], (min(loads), max(loads)))
-        args.markdown.write_text(f"# {TITLE}\n\n{headline_lines(MEASURES, said)}\n{text}\n", "utf-8")
+        args.markdown.write_text(f"# {TITLE}\n\n{headline_lines(MEASURES, said, machine(loads))}\n{text}\n", "utf-8")
     failed = [row for row in rows if row.audit.startswith("FAILED")]
     if failed:
         sys.exit(f"{len(failed)} log check(s) failed")
