@@ -1,3 +1,3 @@
 """wordjudge: challenge adjudication for word-game tournaments."""
 
-__version__ = "0.5.0"
+__version__ = "0.6.0"
