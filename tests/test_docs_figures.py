@@ -285,3 +285,17 @@ def test_architecture_holds_no_whole_suite_run_figure_typed_by_hand() -> None:
     assert "fail_under" in text
     sample = "It ran 1,109 tests, 89.75% covered.\nIn 24 min on 2026-11-27.\nA cap of 12 modules, 1024x600.\n"
     assert docs_figures.run_figures(sample) == sample.splitlines()[:2]
+
+
+def test_the_guides_processes_table_is_bench_processes_latest(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The guide quotes bench-processes.md's latest table (concurrency 16), not figures typed in: a new run's
+    # figures reach the guide the next time the docs are generated.
+    (tmp_path / "bench-processes.md").write_text(
+        "# P\n\n| target | processes | c16 verdicts/s | load |\n|---|---|---|---|\n| sqlite | 1 | 1,234 | 1.0-1.1 |\n"
+        "| sqlite | 2 | 999 | 1.2-1.3 |\n| durable | - | 4,000 | 1.0-1.0 |\n\n| target |\n|---|\n| older |\n",
+        "utf-8",
+    )
+    monkeypatch.setattr(docs_figures, "DOCS", tmp_path)
+    assert docs_figures.render_processes() == (
+        "| state | 1 process | 2 processes |\n|---|---|---|\n| SQLite | 1,234/s | 999/s |\n"
+    )
