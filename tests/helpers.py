@@ -22,9 +22,9 @@ from typing import IO, Any, TypeVar
 import httpx2 as httpx
 from argon2 import PasswordHasher
 
-from wordjudge.access.access_store import ACCESS_FILE, AccessStore
+from wordjudge.access.access_store import AccessStore
 from wordjudge.base.errors import LANGUAGES, Message, catalogue
-from wordjudge.log.audit import AUDIT_FILE, AuditLog
+from wordjudge.log.audit import AuditLog
 from wordjudge.log.connections import DATABASE_NOTE
 from wordjudge.model.auth import Role
 from wordjudge.model.records import Appended, Entry, Record, RecordFilter
@@ -89,13 +89,13 @@ class FixtureLog(AuditLog):
 def audit_log(data_dir: Path) -> AuditLog:
     """The data dir's audit log, as a command opens it (in the database the folder notes, on PostgreSQL); closing it
     checks that the records written through it verify (:class:`FixtureLog`)."""
-    return FixtureLog(data_dir / AUDIT_FILE, location=location_of(data_dir))
+    return FixtureLog(location_of(data_dir))
 
 
 def unchecked_audit_log(data_dir: Path) -> AuditLog:
     """The data dir's audit log, as :func:`audit_log` opens it, for a test that writes a log that does not verify on
     purpose (a clock stepped back under the writer) to see what the server and the TD make of it."""
-    return AuditLog(data_dir / AUDIT_FILE, location=location_of(data_dir))
+    return AuditLog(location_of(data_dir))
 
 
 def log_place(data_dir: Path) -> str:
@@ -105,7 +105,7 @@ def log_place(data_dir: Path) -> str:
 
 def access_store(data_dir: Path) -> AccessStore:
     """The data dir's access store, as the CLI opens it (the server may have it open too)."""
-    return AccessStore(data_dir / ACCESS_FILE, hasher=CHEAP_HASHER, location=location_of(data_dir)).open()
+    return AccessStore(location_of(data_dir), hasher=CHEAP_HASHER).open()
 
 
 def device_headers(data_dir: Path, name: str, role: Role = Role.KIOSK, division: str | None = None) -> dict[str, str]:
@@ -316,7 +316,7 @@ class LiveServer:
         return output
 
     def records(self) -> list[Record]:
-        log = AuditLog(self.data_dir / AUDIT_FILE, location=location_of(self.data_dir))
+        log = AuditLog(location_of(self.data_dir))
         try:
             return list(reversed(log.find(RecordFilter(), limit=1000)))
         finally:

@@ -43,12 +43,11 @@ def store(tmp_path: Path, clock: Clock, request: pytest.FixtureRequest) -> Itera
     ``database_url`` (marked postgresql by the conftest, so that .ci/check runs it on both backends)."""
     database = request.getfixturevalue("database_url") if "database_url" in request.fixturenames else None
     opened = AccessStore(
-        tmp_path / ACCESS_FILE,
+        StateLocation(tmp_path, database),
         clock=clock,
         monotonic=clock,
         hasher=CHEAP_HASHER,
         challenges_per_minute=3,
-        location=StateLocation(tmp_path, database),
     ).open()
     yield opened
     opened.close()
@@ -150,7 +149,8 @@ def test_a_revocation_by_another_process_holds_at_the_next_request(store: Access
     def cli(action: str) -> str:  # the command line, in a process of its own, on the same file
         script = (
             "import sys; from pathlib import Path; from wordjudge.access.access_store import AccessStore; from wordjudge.model.auth import"
-            f" Role; s = AccessStore(Path(sys.argv[1])).open(); print({action}); s.close()"
+            " Role; from wordjudge.storage.dialect import StateLocation;"
+            f" s = AccessStore(StateLocation(Path(sys.argv[1]).parent)).open(); print({action}); s.close()"
         )
         done = subprocess.run([sys.executable, "-c", script, str(store.database.path)], capture_output=True, text=True)
         assert done.returncode == 0, done.stderr
@@ -305,7 +305,7 @@ def test_wrong_codes_are_throttled_per_client_even_for_a_right_code(store: Acces
 
 def test_limits_count_on_the_monotonic_clock_not_the_wall_clock(tmp_path: Path) -> None:
     wall, steady = Clock(), Clock()
-    store = AccessStore(tmp_path / ACCESS_FILE, clock=wall, monotonic=steady, hasher=CHEAP_HASHER).open()
+    store = AccessStore(StateLocation(tmp_path), clock=wall, monotonic=steady, hasher=CHEAP_HASHER).open()
     try:
         for guess in range(limits.ENROL_FAILURES_PER_CLIENT):
             with pytest.raises(Unauthorized):
@@ -342,7 +342,7 @@ def test_pairing_codes_cannot_be_brute_forced_within_the_throttle(store: AccessS
 
 
 def test_pairing_codes_are_random(tmp_path: Path) -> None:
-    store = AccessStore(tmp_path / ACCESS_FILE, hasher=CHEAP_HASHER).open()
+    store = AccessStore(StateLocation(tmp_path), hasher=CHEAP_HASHER).open()
     try:
         codes = set()
         for _ in range(10):
@@ -412,7 +412,7 @@ def test_password_change_and_disable_end_sessions(store: AccessStore) -> None:
 
 
 def test_passwords_are_hashed_with_argon2id_at_full_cost(tmp_path: Path) -> None:
-    store = AccessStore(tmp_path / ACCESS_FILE).open()  # the server's own settings
+    store = AccessStore(StateLocation(tmp_path)).open()  # the server's own settings
     try:
         store.tds.add("alice", PASSWORD, by="cli")
         (stored,) = store.database._connection.execute("SELECT password_hash FROM tds").fetchone()  # type: ignore[union-attr]
@@ -442,8 +442,8 @@ def test_challenge_rate_limit_alerts_the_td_and_spares_the_td(store: AccessStore
 
 
 def test_the_store_is_durable_and_shared_with_another_process(tmp_path: Path) -> None:
-    server = AccessStore(tmp_path / ACCESS_FILE, hasher=CHEAP_HASHER).open()
-    cli = AccessStore(tmp_path / ACCESS_FILE, hasher=CHEAP_HASHER).open()
+    server = AccessStore(StateLocation(tmp_path), hasher=CHEAP_HASHER).open()
+    cli = AccessStore(StateLocation(tmp_path), hasher=CHEAP_HASHER).open()
     try:
         token = cli.devices.add("kiosk-1", Role.KIOSK, by="cli").token
         assert server.devices.authenticate(token, client="test").actor == "kiosk-1"

@@ -10,7 +10,7 @@ from wordjudge.base.errors import Forbidden, InvalidInput, NotFound, ProfileErro
 from wordjudge.judging.adjudication import Adjudicator
 from wordjudge.judging.final_verdict import awaiting_ruling
 from wordjudge.judging.record_views import record_view
-from wordjudge.log.audit import AUDIT_FILE, AuditLog
+from wordjudge.log.audit import AuditLog
 from wordjudge.model.auth import Principal, Role
 from wordjudge.model.input_rules import split_words
 from wordjudge.model.records import Entry, Kind, Verdict
@@ -37,7 +37,7 @@ def adjudicator(tmp_path: Path, database_url: str | None) -> Iterator[Adjudicato
         "Test Open",
         (Division("A", "SMALL", ChallengeRule.FIVE_PER_WORD), Division("B", "TINY", ChallengeRule.DOUBLE)),
     )
-    audit = AuditLog(tmp_path / AUDIT_FILE, location=StateLocation(tmp_path, database_url))
+    audit = AuditLog(StateLocation(tmp_path, database_url))
     audit.start()
     yield Adjudicator(event, {"SMALL": catalog.open("SMALL"), "TINY": catalog.open("TINY")}, audit)
     audit.close()

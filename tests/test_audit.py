@@ -78,7 +78,7 @@ def audit(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[AuditLog]:
     """The log of one test: in SQLite; in the --backend's database for a test that asks for ``database_url``
     (marked postgresql by the conftest, so that .ci/check runs it on both backends)."""
     database = request.getfixturevalue("database_url") if "database_url" in request.fixturenames else None
-    log = AuditLog(tmp_path / AUDIT_FILE, location=StateLocation(tmp_path, database))
+    log = AuditLog(StateLocation(tmp_path, database))
     log.start()
     yield log
     log.close()
@@ -236,8 +236,8 @@ def test_many_threads_appending_at_once(audit: AuditLog) -> None:
 class _PausingLog(AuditLog):
     """A log whose writer stops after writing a batch's rows, before its COMMIT, until released."""
 
-    def __init__(self, path: Path) -> None:
-        super().__init__(path)
+    def __init__(self, location: StateLocation) -> None:
+        super().__init__(location)
         self.written = threading.Event()
         self.release = threading.Event()
 
@@ -251,7 +251,7 @@ class _PausingLog(AuditLog):
 def test_the_head_never_runs_ahead_of_what_readers_can_see(tmp_path: Path) -> None:
     # The live feed reads the head, then the records after its last one: a head that counted a
     # record not yet committed made the feed skip it for good (found by the soak benchmark).
-    log = _PausingLog(tmp_path / AUDIT_FILE)
+    log = _PausingLog(StateLocation(tmp_path))
     log.start()
     try:
         log.release.set()
@@ -278,8 +278,8 @@ def _wal_pages(path: Path) -> int:
 class _CopyHeld(AuditLog):
     """A log whose writer waits, when it comes to copy the WAL into the file, until the test lets it."""
 
-    def __init__(self, path: Path) -> None:
-        super().__init__(path)
+    def __init__(self, location: StateLocation) -> None:
+        super().__init__(location)
         self.copying = threading.Event()
         self.release = threading.Event()
 
@@ -293,7 +293,7 @@ def test_verdicts_are_answered_before_the_wal_is_copied_into_the_file(tmp_path: 
     # SQLite's automatic checkpoint ran inside the commit that took the WAL past 1,000 pages: that batch's
     # verdicts, durable already, waited while it copied the pages and fsynced the file (issue 19).
     path = tmp_path / AUDIT_FILE
-    log = _CopyHeld(path)
+    log = _CopyHeld(StateLocation(path.parent))
     log.start()
     try:
         size = path.stat().st_size
@@ -312,14 +312,14 @@ def test_verdicts_are_answered_before_the_wal_is_copied_into_the_file(tmp_path: 
     finally:
         log.release.set()
         log.close()
-    assert AuditLog(path).verify().records == 300
+    assert AuditLog(StateLocation(path.parent)).verify().records == 300
 
 
 def test_the_wal_stays_small_however_long_the_writes_go_on(tmp_path: Path) -> None:
     # A checkpoint from another thread never caught up with a writer that commits all the time: the WAL could
     # not start again from its beginning and grew without end (35 MB a second under load).
     path = tmp_path / AUDIT_FILE
-    log = AuditLog(path)
+    log = AuditLog(StateLocation(path.parent))
     log.start()
     try:
         for round_ in range(10):
@@ -333,12 +333,12 @@ def test_the_wal_stays_small_however_long_the_writes_go_on(tmp_path: Path) -> No
 
 
 def test_reopening_keeps_the_head_and_applies_migrations_once(tmp_path: Path) -> None:
-    log = AuditLog(tmp_path / AUDIT_FILE)
+    log = AuditLog(StateLocation(tmp_path))
     log.start()
     fill(log, 5)
     head = log.head
     log.close()
-    again = AuditLog(tmp_path / AUDIT_FILE)
+    again = AuditLog(StateLocation(tmp_path))
     again.start()
     assert again.head == head
     assert again.append_sync(entry(6)).record.prev_hash == head.hash
@@ -386,20 +386,20 @@ def test_locked_database_refuses_with_a_clear_error_and_recovers(audit: AuditLog
 
 def test_missing_log_is_a_clear_error_for_readers(tmp_path: Path) -> None:
     with pytest.raises(AuditUnavailable, match="there is no audit log at"):
-        AuditLog(tmp_path / "none.sqlite3").verify()
+        AuditLog(StateLocation(tmp_path / "none")).verify()
 
 
 def test_unwritable_place_is_refused_at_start(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("not a folder")
     with pytest.raises(AuditUnavailable, match="cannot be opened for writing"):
-        AuditLog(tmp_path / "file" / AUDIT_FILE).start()
+        AuditLog(StateLocation(tmp_path / "file")).start()
 
 
 # -- a real small file system: disk full and read-only --------------------------------------------
 
 
 def test_disk_full_refuses_records_and_loses_none(small_disk: Path) -> None:
-    log = AuditLog(small_disk / AUDIT_FILE)
+    log = AuditLog(StateLocation(small_disk))
     log.start()
     try:
         written = fill(log, 50)
@@ -424,17 +424,17 @@ def test_disk_full_refuses_records_and_loses_none(small_disk: Path) -> None:
 
 
 def test_read_only_file_system_refuses_to_start_and_still_verifies(small_disk: Path) -> None:
-    log = AuditLog(small_disk / AUDIT_FILE)
+    log = AuditLog(StateLocation(small_disk))
     log.start()
     fill(log, 10)
     log.close()
     subprocess.run(["mount", "-o", "remount,ro", str(small_disk)], check=True)
     with pytest.raises(AuditUnavailable, match=r"audit.sqlite3 cannot be opened for writing"):
-        AuditLog(small_disk / AUDIT_FILE).start()
-    result = AuditLog(small_disk / AUDIT_FILE).verify()
+        AuditLog(StateLocation(small_disk)).start()
+    result = AuditLog(StateLocation(small_disk)).verify()
     assert (result.ok, result.records) == (True, 10)
     subprocess.run(["mount", "-o", "remount,rw", str(small_disk)], check=True)
-    again = AuditLog(small_disk / AUDIT_FILE)
+    again = AuditLog(StateLocation(small_disk))
     again.start()
     assert again.append_sync(entry(11)).record.id == 11
     again.close()
@@ -443,6 +443,7 @@ def test_read_only_file_system_refuses_to_start_and_still_verifies(small_disk: P
 def test_a_copy_of_the_file_verifies_on_its_own(audit: AuditLog, tmp_path: Path) -> None:
     fill(audit, 20)
     audit.close()
-    copy = tmp_path / "copy.sqlite3"
-    shutil.copy(audit.path, copy)
-    assert AuditLog(copy).verify().ok
+    copy = tmp_path / "copy"  # a folder of its own: the copy is its audit log
+    copy.mkdir()
+    shutil.copy(audit.path, copy / AUDIT_FILE)
+    assert AuditLog(StateLocation(copy)).verify().ok

@@ -19,6 +19,7 @@ from wordjudge.cli.main import main
 from wordjudge.log.audit import AUDIT_FILE, AuditLog
 from wordjudge.service.settings import Settings
 from wordjudge.storage.backup import backup_sqlite
+from wordjudge.storage.dialect import StateLocation
 from wordjudge.web.app import create_app
 from wordjudge.words.editions import DEMO_NAME
 
@@ -66,7 +67,7 @@ def test_backup_while_serving_then_restore_drill(
     assert done.returncode == 0, done.stderr
     (copy,) = (tmp_path / "backups").iterdir()
     assert "chain verified" in done.stdout
-    log = AuditLog(copy)
+    log = AuditLog(StateLocation(copy.parent), file=copy.name)  # a backup's name is its own, as the CLI's check
     verified = log.verify()
     log.close()
     assert verified.ok
@@ -100,7 +101,7 @@ def test_backups_never_overwrite_and_name_a_missing_source(tmp_path: Path) -> No
 
 
 def test_a_folder_that_does_not_exist_is_refused_not_made_a_file(tmp_path: Path) -> None:
-    log = AuditLog(tmp_path / "data" / AUDIT_FILE)
+    log = AuditLog(StateLocation(tmp_path / "data"))
     log.start()
     log.close()
     missing = tmp_path / "backups"

@@ -40,6 +40,7 @@ from wordjudge.model.records import (
 from wordjudge.service.opening import open_resources
 from wordjudge.service.settings import Settings
 from wordjudge.storage.audit_schema import MIGRATIONS, SCHEMA
+from wordjudge.storage.dialect import StateLocation
 from wordjudge.web.app import create_app
 
 from .helpers import Actors, StartServer, device_headers, run_async, write_event
@@ -51,7 +52,7 @@ def challenge(words: str = "cat dog", **extra: Any) -> dict[str, Any]:
 
 
 def a_log(path: Path, count: int) -> list[Record]:
-    log = AuditLog(path)
+    log = AuditLog(StateLocation(path.parent))
     log.start()
     records = fill(log, count)
     log.close()
@@ -100,7 +101,7 @@ def forget_checkpoints(path: Path) -> None:
 
 
 def verify(path: Path, *heads: str) -> tuple[bool, int | None, str]:
-    result = AuditLog(path).verify([HeadMark.parse(text) for text in heads])
+    result = AuditLog(StateLocation(path.parent)).verify([HeadMark.parse(text) for text in heads])
     return result.ok, result.first_bad_id, result.describe()
 
 
@@ -113,7 +114,9 @@ def test_an_intact_log_passes_against_any_head_from_its_past(tmp_path: Path) -> 
     assert verify(tmp_path / AUDIT_FILE, *heads)[0]
     ok, _, said = verify(tmp_path / AUDIT_FILE, f"#{records[41].id}:{records[41].hash}")  # as shown, or in full
     assert ok, said
-    assert "3 head(s) matched" in AuditLog(tmp_path / AUDIT_FILE).verify([HeadMark.parse(h) for h in heads]).describe()
+    assert (
+        "3 head(s) matched" in AuditLog(StateLocation(tmp_path)).verify([HeadMark.parse(h) for h in heads]).describe()
+    )
 
 
 def test_a_rewritten_history_passes_alone_but_not_against_a_docket_or_a_witness(tmp_path: Path) -> None:
@@ -133,7 +136,7 @@ def test_a_rewritten_history_passes_alone_but_not_against_a_docket_or_a_witness(
     assert "altered at or before record 12" in said
     heads = tmp_path / "heads.txt"
     heads.write_text("".join(f"2026-11-23T10:00:00+00:00 {h}\n" for h in witnessed))
-    result = AuditLog(path).verify(_read(heads))
+    result = AuditLog(StateLocation(path.parent)).verify(_read(heads))
     assert (result.ok, result.first_bad_id) == (False, 2)  # a witness of every head names the very record
 
 
@@ -223,7 +226,7 @@ def test_a_change_record_whose_typed_words_are_not_an_empty_list_is_caught(tmp_p
     # SQLite's json_array_length says 0 for a text, an object or null: the check once took each for no words, where
     # PostgreSQL's said NULL and caught it; both now hold a change record to an empty list.
     path = tmp_path / AUDIT_FILE
-    log = AuditLog(path)
+    log = AuditLog(StateLocation(path.parent))
     log.start()
     records = fill(log, 12, changes=True)  # record 2 is a TD's change
     log.close()
@@ -395,20 +398,20 @@ def test_the_start_checks_what_came_since_its_checkpoint_and_the_whole_log_in_th
     monkeypatch.setattr("wordjudge.log.audit._WHOLE_CHECK_AFTER", 0.1)  # a server waits 3 s: its first verdicts first
     path = tmp_path / AUDIT_FILE
     a_log(path, 200)  # its start wrote a checkpoint; so does each start after it
-    log = AuditLog(path)
+    log = AuditLog(StateLocation(path.parent))
     log.start()
     log.append_sync(entry(201))
     log.close()
     # An edit to an old record, triggers put back: after the checkpoint, so the start's quick check passes ...
     forge(path, 'UPDATE records SET body = replace(body, \'"table":"4"\', \'"table":"5"\') WHERE id = 3')
-    quick = AuditLog(path)
+    quick = AuditLog(StateLocation(path.parent))
     quick.start()
     assert quick.integrity.at_start is not None
     assert quick.integrity.at_start.ok
     assert "0 record(s) after record 201" in quick.integrity.at_start.describe()
     quick.close()
     # ... and the whole check, in the background, finds it and stops new records.
-    whole = AuditLog(path)
+    whole = AuditLog(StateLocation(path.parent))
     whole.start(check_whole=True)
     try:
         deadline = time.monotonic() + 30
@@ -439,11 +442,11 @@ def test_a_side_connection_that_fails_fails_the_check_in_the_callers_thread(tmp_
 def test_a_rehashed_log_fails_the_start_against_its_checkpoint(tmp_path: Path) -> None:
     path = tmp_path / AUDIT_FILE
     a_log(path, 50)
-    log = AuditLog(path)
+    log = AuditLog(StateLocation(path.parent))
     log.start()  # checkpoint at record 50
     log.close()
     rewrite(path, 10, lambda r: replace(r, table="99"))
-    again = AuditLog(path)
+    again = AuditLog(StateLocation(path.parent))
     again.start()
     try:
         checked = again.integrity.at_start
@@ -479,12 +482,13 @@ def first_layout_log(path: Path, records: list[Record]) -> sqlite3.Connection:
 
 def test_a_log_of_the_first_layout_is_upgraded_with_every_hash_kept(tmp_path: Path) -> None:
     path = tmp_path / AUDIT_FILE
-    records = a_log(tmp_path / "model.sqlite3", 40)
+    (tmp_path / "model").mkdir()  # a folder of its own: the model log whose records the old layout stores
+    records = a_log(tmp_path / "model" / AUDIT_FILE, 40)
     old = first_layout_log(path, records)
     with pytest.raises(sqlite3.IntegrityError, match="append-only"):  # the first layout's triggers held too
         old.execute("UPDATE records SET verdict = 'acceptable' WHERE id = 21")
     old.close()
-    upgraded = AuditLog(path)
+    upgraded = AuditLog(StateLocation(path.parent))
     upgraded.start()
     try:
         assert [upgraded.get(r.id) for r in records] == records
@@ -495,10 +499,11 @@ def test_a_log_of_the_first_layout_is_upgraded_with_every_hash_kept(tmp_path: Pa
 
 def test_a_record_altered_in_the_first_layout_stays_caught_after_the_upgrade(tmp_path: Path) -> None:
     path = tmp_path / AUDIT_FILE
-    records = a_log(tmp_path / "model.sqlite3", 10)
+    (tmp_path / "model").mkdir()  # a folder of its own: the model log whose records the old layout stores
+    records = a_log(tmp_path / "model" / AUDIT_FILE, 10)
     # Record 4 altered, its hash the original's: the upgrade keeps the evidence.
     first_layout_log(path, [replace(r, table="99") if r.id == 4 else r for r in records]).close()
-    upgraded = AuditLog(path)
+    upgraded = AuditLog(StateLocation(path.parent))
     upgraded.start()
     try:
         assert upgraded.integrity.broken is not None
@@ -535,7 +540,7 @@ class _FailingAfterCommit(AuditLog):
 def test_a_write_fault_after_the_commit_answers_with_the_record_not_503(data_dir: Path, settings: Settings) -> None:
     resources = open_resources(settings)
     resources.audit.close()
-    resources.audit = resources.challenges.audit = _FailingAfterCommit(data_dir / AUDIT_FILE)
+    resources.audit = resources.challenges.audit = _FailingAfterCommit(StateLocation(data_dir))
     resources.audit.start()
     from wordjudge.model.auth import Principal
 

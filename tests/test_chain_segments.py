@@ -17,7 +17,7 @@ from wordjudge.log.audit import AUDIT_FILE, AuditLog
 from wordjudge.log.chain import RECORD_RULES
 from wordjudge.log.record_checks import Checks, Segment, joined, plan, segments
 from wordjudge.model.records import Record, Verdict
-from wordjudge.storage.dialect import dialect_of
+from wordjudge.storage.dialect import StateLocation, dialect_of
 
 from .test_chain import a_log, forget_checkpoints, rewrite
 
@@ -62,7 +62,7 @@ def test_a_break_in_any_segment_and_on_either_side_of_a_boundary_is_found(tmp_pa
     records = a_log(path, RECORDS)
     assert segments(0, records[-1].id, CUT)[1] == Segment(10, 20)
     forged(path, bad)
-    result = AuditLog(path).verify()
+    result = AuditLog(StateLocation(path.parent)).verify()
     assert (result.ok, result.first_bad_id) == (False, bad), result.describe()
 
 
@@ -71,7 +71,7 @@ def test_the_join_names_the_first_break_of_several_segments(tmp_path: Path) -> N
     path = tmp_path / AUDIT_FILE
     a_log(path, RECORDS)
     forged(path, 35, 22, 13)  # the last segment's, the third's, the second's
-    result = AuditLog(path).verify()
+    result = AuditLog(StateLocation(path.parent)).verify()
     assert (result.ok, result.first_bad_id) == (False, 13), result.describe()
     assert result.head.id == 12  # the last record found good: the one before the first break
 

@@ -14,9 +14,10 @@ from click.testing import CliRunner, Result
 
 from wordjudge.cli.main import main
 from wordjudge.cli.options import SETTING_FLAGS
-from wordjudge.log.audit import AUDIT_FILE, AuditLog
+from wordjudge.log.audit import AuditLog
 from wordjudge.service.settings import Settings, env_name
 from wordjudge.storage.audit_schema import SCHEMA
+from wordjudge.storage.dialect import StateLocation
 from wordjudge.words.editions import DEMO_NAME
 
 from .helpers import write_list
@@ -191,7 +192,7 @@ def test_installed_console_script_runs(tmp_path: Path, tiny: Path) -> None:
 def _log_with_records(data: Path, count: int) -> AuditLog:
     from .test_audit import entry
 
-    log = AuditLog(data / AUDIT_FILE)
+    log = AuditLog(StateLocation(data))
     log.start()
     for n in range(1, count + 1):
         log.append_sync(entry(n, actor=f"kiosk-{n % 2}"))
@@ -255,7 +256,7 @@ def test_audit_verify_names_a_cut_below_a_checkpoint_as_the_servers_start_does(t
     assert cut.exit_code == 1, cut.output
     assert "record 5 was checked before with hash" in cut.stderr
     assert "records were cut off" in cut.stderr
-    started = AuditLog(data / AUDIT_FILE)
+    started = AuditLog(StateLocation(data))
     started.start()  # the server's own start check says the same
     try:
         assert started.integrity.at_start is not None

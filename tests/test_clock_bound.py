@@ -21,13 +21,14 @@ import httpx2 as httpx
 import pytest
 from playwright.sync_api import Browser, expect
 
-from wordjudge.access.access_store import ACCESS_FILE, AccessStore
+from wordjudge.access.access_store import AccessStore
 from wordjudge.access.accounts import SESSION_TTL
 from wordjudge.base.clock import CORRECTED, HOLD_BOUND_S, ClockWatch, stored
 from wordjudge.base.errors import Message, Unauthorized
 from wordjudge.log.chain import verify_chain
 from wordjudge.log.connections import missing_or_changed
 from wordjudge.model.records import Kind, Record, RecordFilter
+from wordjudge.storage.dialect import StateLocation
 from wordjudge.tournament.clock_correction import accept_correction
 from wordjudge.tournament.time_source import READ_EVERY_S, TimeSource
 from wordjudge.tournament.timekeeping import HOLD_ALERT, SET_BACK_ALERT, STEP_ALERT, Timekeeper
@@ -286,7 +287,7 @@ class Clock:
 
 
 def _store(path: Path, wall: Clock, steady: Clock) -> AccessStore:
-    return AccessStore(path / ACCESS_FILE, clock=wall, monotonic=steady, hasher=CHEAP_HASHER).open()
+    return AccessStore(StateLocation(path), clock=wall, monotonic=steady, hasher=CHEAP_HASHER).open()
 
 
 def test_a_forward_jump_does_not_sign_the_td_out(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ from wordjudge.base.datadir import IDENTITY_FILE, identity
 from wordjudge.cli.main import main
 from wordjudge.log.audit import AUDIT_FILE, AuditLog
 from wordjudge.service.settings import Settings
+from wordjudge.storage.dialect import StateLocation
 from wordjudge.web.app import create_app
 
 from .helpers import PASSWORD, access_store, device_headers, write_event
@@ -65,7 +66,7 @@ def test_the_demo_is_set_aside_when_the_folder_gets_a_real_event(data_dir: Path,
         assert client.post("/api/challenges", json=challenge(), headers=kiosk).status_code == 401  # nor its kiosks
     [aside] = [p for p in data_dir.iterdir() if p.name.startswith("demo-")]
     assert {ACCESS_FILE, AUDIT_FILE, IDENTITY_FILE} <= {p.name for p in aside.iterdir()}
-    kept = AuditLog(aside / AUDIT_FILE)
+    kept = AuditLog(StateLocation(aside))
     try:
         result = kept.verify()  # the demo's log is kept whole, apart
         assert (result.ok, result.records) == (True, 3)

@@ -18,6 +18,7 @@ from wordjudge.judging.record_views import record_line
 from wordjudge.log.audit import AUDIT_FILE, AuditLog
 from wordjudge.model.auth import Role
 from wordjudge.model.records import Kind, Verdict, from_body, record_body, record_hash
+from wordjudge.storage.dialect import StateLocation
 from wordjudge.tournament.changes import Change, change_entry, describe
 from wordjudge.tournament.event_loading import load_event
 
@@ -48,7 +49,7 @@ def _changes(client: TestClient, actors: Actors) -> list[dict[str, Any]]:
 
 def test_a_record_written_before_change_records_existed_hashes_byte_for_byte(tmp_path: Path) -> None:
     # A body as the code before this change wrote it: every field, no "change" key.
-    log = AuditLog(tmp_path / AUDIT_FILE)
+    log = AuditLog(StateLocation(tmp_path))
     log.start()
     old = log.append_sync(entry(1)).record
     log.close()
@@ -64,11 +65,11 @@ def test_a_record_written_before_change_records_existed_hashes_byte_for_byte(tmp
 
 def test_an_existing_log_opens_and_verifies_with_change_records_after_it(tmp_path: Path) -> None:
     path = tmp_path / AUDIT_FILE
-    log = AuditLog(path)
+    log = AuditLog(StateLocation(path.parent))
     log.start()
     fill(log, 30)  # a log of challenges, re-checks, reissues and rulings, as written before
     log.close()
-    log = AuditLog(path)
+    log = AuditLog(StateLocation(path.parent))
     log.start()
     assert log.integrity.at_start is not None
     assert log.integrity.at_start.ok
@@ -85,7 +86,7 @@ def test_an_existing_log_opens_and_verifies_with_change_records_after_it(tmp_pat
 def changed_log(tmp_path: Path) -> Path:
     """A log of 10 mixed records and a change record (#11), then 2 more challenges."""
     path = tmp_path / AUDIT_FILE
-    log = AuditLog(path)
+    log = AuditLog(StateLocation(path.parent))
     log.start()
     fill(log, 10)
     change = Change("td.added", "carol", "", None, {"name": "carol"})
@@ -98,7 +99,7 @@ def changed_log(tmp_path: Path) -> Path:
 
 
 def _problem(path: Path) -> tuple[int | None, str]:
-    log = AuditLog(path)
+    log = AuditLog(StateLocation(path.parent))
     try:
         result = log.verify()
     finally:
@@ -332,7 +333,7 @@ def test_openapi_documents_the_preview_and_confirm(event_client: TestClient) -> 
 
 
 def test_audit_tail_says_who_changed_what(tmp_path: Path) -> None:
-    log = AuditLog(tmp_path / AUDIT_FILE)
+    log = AuditLog(StateLocation(tmp_path))
     log.start()
     change = Change("division.rule", "Open", "Open", {"rule": "ten-per-word"}, {"rule": "five-per-word"})
     record = log.append_sync(change_entry(change, actor="alice", event="Spring Open")).record

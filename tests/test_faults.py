@@ -32,9 +32,10 @@ from typing import Any
 import httpx2 as httpx
 import pytest
 
-from wordjudge.log.audit import AUDIT_FILE, AuditLog
+from wordjudge.log.audit import AuditLog
 from wordjudge.log.chain import Verification
 from wordjudge.model.records import Kind, Record
+from wordjudge.storage.dialect import StateLocation
 from wordjudge.words.editions import DEMO_NAME, load_registry
 from wordjudge.words.lexicon import MANIFEST_FILE, TRIE_FILE, LexiconStore
 from wordjudge.words.profile import Catalog
@@ -482,7 +483,7 @@ def test_a_response_lost_to_kill_9_after_its_commit_is_replayed_from_the_log(
         f"Authorization: {headers['Authorization']}\r\nContent-Type: application/json\r\n"
         f"Content-Length: {len(payload)}\r\n\r\n"
     ).encode() + payload
-    log = AuditLog(data / AUDIT_FILE)
+    log = AuditLog(StateLocation(data))
     with socket.create_connection(("127.0.0.1", server.port), timeout=30) as connection:
         connection.sendall(request)
         deadline = time.monotonic() + 60

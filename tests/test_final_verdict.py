@@ -21,7 +21,7 @@ from wordjudge.judging.final_verdict import (
     read_corrections,
     settle,
 )
-from wordjudge.log.audit import AUDIT_FILE, AuditLog
+from wordjudge.log.audit import AuditLog
 from wordjudge.model.auth import Principal, Role
 from wordjudge.model.records import Kind, Record, RecordFilter, Verdict
 from wordjudge.model.rules import ChallengeRule
@@ -77,7 +77,7 @@ def log(tmp_path: Path, database_url: str | None) -> Iterator[Log]:
     catalog.lexicons.add(parse_word_list(b"CAT\nCATS\nDOG\nQI\nZA\n", source_name="small.txt"), "SMALL")
     catalog.lexicons.add(parse_word_list(b"CAT\nDOG\nQI\nZA\n", source_name="tiny.txt"), "TINY")
     profiles = {"SMALL": catalog.open("SMALL"), "TINY": catalog.open("TINY")}
-    audit = AuditLog(tmp_path / AUDIT_FILE, location=StateLocation(tmp_path, database_url))
+    audit = AuditLog(StateLocation(tmp_path, database_url))
     audit.start()
 
     def serving(lexicon: str) -> Adjudicator:

@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from wordjudge.base.errors import AuditUnavailable
-from wordjudge.log.audit import AUDIT_FILE, AuditLog
+from wordjudge.log.audit import AuditLog
 from wordjudge.log.jobs import Task
+from wordjudge.storage.dialect import StateLocation
 
 from .helpers import fill_disk
 from .test_audit import entry, fill
@@ -19,7 +20,7 @@ _BATCH = 200  # records queued behind the held writer: one batch of them is far 
 
 
 def test_a_group_commit_that_fails_answers_each_verdict_with_the_error_and_loses_nothing(small_disk: Path) -> None:
-    log = AuditLog(small_disk / AUDIT_FILE)
+    log = AuditLog(StateLocation(small_disk))
     log.start()
     try:
         written = fill(log, 30)

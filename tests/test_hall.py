@@ -18,7 +18,7 @@ import pytest
 from fastapi.testclient import TestClient
 from playwright.sync_api import Browser, expect
 
-from wordjudge.access.access_store import ACCESS_FILE, AccessStore
+from wordjudge.access.access_store import AccessStore
 from wordjudge.base.errors import Message
 from wordjudge.hall.event_copy import BEFORE_TAKEOVER, adopt_event_file
 from wordjudge.hall.peers import PeerSays, Unready, parse_peers, rival, superseded_by, unready_for, unready_warning
@@ -84,7 +84,7 @@ COPY_LEXICONS = (
 
 
 def _alerted(data_dir: Path, url: str, kind: str = ALONE_ALERT) -> bool:
-    store = AccessStore(data_dir / ACCESS_FILE, location=StateLocation(data_dir, url)).open()
+    store = AccessStore(StateLocation(data_dir, url)).open()
     try:
         return any(alert.kind == kind for alert in store.alerts.latest())
     finally:
@@ -453,7 +453,7 @@ def test_the_td_is_warned_while_the_standby_could_not_serve_the_events_lexicons_
     [said_differs] = differs
     assert "its SIDE differ from what is served here (another fingerprint" in said_differs
     # An alert for the TD's console (a change within its minute is counted on it, as alerts are).
-    store = AccessStore(hall.a.data_dir / ACCESS_FILE, location=StateLocation(hall.a.data_dir, hall.url_a)).open()
+    store = AccessStore(StateLocation(hall.a.data_dir, hall.url_a)).open()
     try:
         said = [alert.message for alert in store.alerts.latest() if alert.kind == UNREADY_ALERT]
     finally:

@@ -21,7 +21,7 @@ from typing import Any
 import httpx2 as httpx
 import pytest
 
-from wordjudge.access.access_store import ACCESS_FILE, AccessStore
+from wordjudge.access.access_store import AccessStore
 from wordjudge.hall.pg_setup import prepare
 from wordjudge.hall.proof import KEY_FILE, make_key
 from wordjudge.hall.roles import ACTIVE, STANDBY
@@ -53,7 +53,7 @@ SETTLE = 30  # seconds for what Patroni does in its loop (every second): a rejoi
 
 
 def _alerts(data_dir: Path, url: str) -> int:
-    store = AccessStore(data_dir / ACCESS_FILE, location=StateLocation(data_dir, url)).open()
+    store = AccessStore(StateLocation(data_dir, url)).open()
     try:
         # One row a minute, counting each time the hall found itself alone again
         return sum(alert.count for alert in store.alerts.latest() if alert.kind == ALONE_ALERT)

@@ -18,7 +18,7 @@ import httpx2 as httpx
 import pytest
 from playwright.sync_api import Browser, expect
 
-from wordjudge.access.access_store import ACCESS_FILE, AccessStore
+from wordjudge.access.access_store import AccessStore
 from wordjudge.hall.peers import Claim, PeerSays, signed
 from wordjudge.hall.proof import HallKey
 from wordjudge.hall.roles import ACTIVE, FENCED, STANDBY, latest_event_file
@@ -189,7 +189,7 @@ def test_a_peers_words_never_reach_the_tds_warnings(lone_active: Hall, kiosk: st
         health = _health(hall.a.base)
         assert any(f"something answers at {b}" in warning for warning in health["warnings"]), health
         assert "evil.example" not in str(health)
-    store = AccessStore(hall.a.data_dir / ACCESS_FILE, location=StateLocation(hall.a.data_dir, hall.url_a)).open()
+    store = AccessStore(StateLocation(hall.a.data_dir, hall.url_a)).open()
     try:
         alerts = [alert.message for alert in store.alerts.latest()]
     finally:
@@ -389,7 +389,7 @@ def test_a_server_fenced_by_a_copied_key_comes_back_by_itself_once_nothing_prove
 
     # The TD is told: if that server really took over (and is only out of reach), this one must be stopped.
     def alerts() -> list[str]:
-        store = AccessStore(hall.a.data_dir / ACCESS_FILE, location=StateLocation(hall.a.data_dir, hall.url_a)).open()
+        store = AccessStore(StateLocation(hall.a.data_dir, hall.url_a)).open()
         try:
             return [alert.message for alert in store.alerts.latest()]
         finally:

@@ -33,7 +33,7 @@ def audit(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[AuditLog]:
     """A log of 600 mixed records (challenges, re-checks, reissues, rulings, TD's changes): in SQLite; in the
     --backend's database for a test that asks for ``database_url``."""
     database = request.getfixturevalue("database_url") if "database_url" in request.fixturenames else None
-    log = AuditLog(tmp_path / AUDIT_FILE, location=StateLocation(tmp_path, database))
+    log = AuditLog(StateLocation(tmp_path, database))
     log.start()
     fill(log, 600, changes=True)
     yield log
@@ -176,16 +176,16 @@ def _as_before_the_views(tmp_path: Path, database: str | None) -> None:
 
 @pytest.mark.usefixtures("database_url")  # on both backends
 def test_an_older_log_is_migrated_to_the_views_index_and_counts(tmp_path: Path, database_url: str | None) -> None:
-    log = AuditLog(tmp_path / AUDIT_FILE, location=StateLocation(tmp_path, database_url))
+    log = AuditLog(StateLocation(tmp_path, database_url))
     log.start()
     fill(log, 300, changes=True)
     log.close()
     _as_before_the_views(tmp_path, database_url)
-    before = AuditLog(tmp_path / AUDIT_FILE, location=StateLocation(tmp_path, database_url))
+    before = AuditLog(StateLocation(tmp_path, database_url))
     assert not before.verify().ok  # what the views' migration adds is part of the schema the chain check holds
     before.close_readers()
 
-    log = AuditLog(tmp_path / AUDIT_FILE, location=StateLocation(tmp_path, database_url))
+    log = AuditLog(StateLocation(tmp_path, database_url))
     log.start()
     try:
         result = log.verify()
@@ -249,7 +249,7 @@ def test_the_summarys_sums_and_the_ruling_queue_are_kept_as_the_corrections_are(
 def test_a_time_range_counts_the_records_its_list_lists_when_a_record_is_dated_back(tmp_path: Path) -> None:
     # A clock's correction dates a record before the one it follows: a range without a start still starts at the
     # first record (as the list's own clause does), not at the earliest time.
-    log = AuditLog(tmp_path / AUDIT_FILE)
+    log = AuditLog(StateLocation(tmp_path))
     log.start()
     fill(log, 50)
     head = log.head
@@ -266,7 +266,7 @@ def test_a_time_range_counts_the_records_its_list_lists_when_a_record_is_dated_b
     with connection:
         connection.execute(INSERT_RECORD, (record.id, record.hash, body.decode()))
     connection.close()
-    reader = AuditLog(tmp_path / AUDIT_FILE)
+    reader = AuditLog(StateLocation(tmp_path))
     try:
         for where in (
             RecordFilter(until="2001-01-01T00:00:00.000+00:00"),

@@ -20,6 +20,7 @@ from wordjudge.base.errors import InvalidInput
 from wordjudge.base.metrics import CONTENT_TYPE, LATENCY_BUCKETS, Metrics, State
 from wordjudge.cli.main import main
 from wordjudge.model.auth import Role
+from wordjudge.storage.dialect import StateLocation
 
 from .helpers import Actors, access_store, assert_error_shape, device_headers, write_event
 
@@ -354,7 +355,7 @@ def test_an_access_store_from_before_monitors_keeps_its_devices_and_takes_monito
             "INSERT INTO devices (name, role, token_hash, created_at, created_by) VALUES ('m', 'monitor', 'h', 't', 'c')"
         )
     old.close()
-    store = AccessStore(tmp_path / ACCESS_FILE).open()
+    store = AccessStore(StateLocation(tmp_path)).open()
     try:
         assert store.devices.authenticate("wj_old-token", client="test").actor == "kiosk-1"  # kept, token and all
         monitor = store.devices.add("prometheus", Role.MONITOR, by="test").token

@@ -23,10 +23,11 @@ from pathlib import Path
 import httpx2 as httpx
 import pytest
 
-from wordjudge.access.access_store import ACCESS_FILE, AccessStore
+from wordjudge.access.access_store import AccessStore
 from wordjudge.access.limits import ENROL_FAILURES_PER_CLIENT, LOGIN_FAILURES, LOGIN_PACE_MAX_WAIT
 from wordjudge.base.errors import RateLimited, Unauthorized
 from wordjudge.model.auth import Role
+from wordjudge.storage.dialect import StateLocation
 
 from .helpers import (
     CHEAP_HASHER,
@@ -54,7 +55,7 @@ class Clock:
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[AccessStore]:
     clock = Clock()
-    opened = AccessStore(tmp_path / ACCESS_FILE, clock=clock, monotonic=clock, hasher=CHEAP_HASHER).open()
+    opened = AccessStore(StateLocation(tmp_path), clock=clock, monotonic=clock, hasher=CHEAP_HASHER).open()
     yield opened
     opened.close()
 
@@ -172,7 +173,7 @@ def _from(address: str) -> httpx.Client:
 )
 def test_a_host_with_many_addresses_of_one_64_is_one_client_to_every_limit(link: Link, data_dir: Path) -> None:
     write_event(data_dir, [("Open", "demo", "five-per-word")], challenges_per_minute=0)
-    store = AccessStore(data_dir / ACCESS_FILE, hasher=CHEAP_HASHER, location=location_of(data_dir)).open()
+    store = AccessStore(location_of(data_dir), hasher=CHEAP_HASHER).open()
     try:
         store.tds.add("alice", PASSWORD, by="test")
         store.pairing.create_code(Role.KIOSK, by="test")  # an open code: the guesses have something to hit
@@ -257,7 +258,7 @@ def test_wrong_passwords_for_unknown_names_are_counted_in_bounded_memory(store: 
 
 def _full_cost_td(data_dir: Path, name: str) -> None:
     """A TD account hashed as ``wordjudge td add`` hashes it (full cost: the dummy hash of an unknown name is)."""
-    store = AccessStore(data_dir / ACCESS_FILE, location=location_of(data_dir)).open()
+    store = AccessStore(location_of(data_dir)).open()
     try:
         store.tds.add(name, PASSWORD, by="test")
     finally:

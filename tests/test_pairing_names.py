@@ -14,10 +14,11 @@ import pytest
 from click.testing import CliRunner, Result
 
 from wordjudge.access import pairing
-from wordjudge.access.access_store import ACCESS_FILE, AccessStore
+from wordjudge.access.access_store import AccessStore
 from wordjudge.base.errors import Conflict
 from wordjudge.cli.main import main
 from wordjudge.model.auth import Role
+from wordjudge.storage.dialect import StateLocation
 
 from .helpers import CHEAP_HASHER, PASSWORD
 
@@ -26,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[AccessStore]:
-    opened = AccessStore(tmp_path / ACCESS_FILE, hasher=CHEAP_HASHER).open()
+    opened = AccessStore(StateLocation(tmp_path), hasher=CHEAP_HASHER).open()
     yield opened
     opened.close()
 

@@ -40,7 +40,7 @@ from .test_cli_access import run
 
 @pytest.fixture
 def pg_log(tmp_path: Path, postgres_url: str) -> Iterator[AuditLog]:
-    log = AuditLog(tmp_path / AUDIT_FILE, location=StateLocation(tmp_path, postgres_url))
+    log = AuditLog(StateLocation(tmp_path, postgres_url))
     log.start()
     yield log
     log.close()
@@ -103,7 +103,7 @@ def test_the_log_refuses_update_delete_and_truncate_and_still_verifies(pg_log: A
 def test_a_schema_changed_behind_the_servers_back_fails_the_check(
     tmp_path: Path, postgres_url: str, tamper: str, named: str
 ) -> None:
-    log = AuditLog(tmp_path / AUDIT_FILE, location=StateLocation(tmp_path, postgres_url))
+    log = AuditLog(StateLocation(tmp_path, postgres_url))
     log.start()
     fill(log, 3)
     log.close()
@@ -112,7 +112,7 @@ def test_a_schema_changed_behind_the_servers_back_fails_the_check(
     result = _verified(tmp_path, postgres_url)
     assert not result.ok
     assert named in result.describe()
-    again = AuditLog(tmp_path / AUDIT_FILE, location=StateLocation(tmp_path, postgres_url))
+    again = AuditLog(StateLocation(tmp_path, postgres_url))
     again.start()  # it starts, for reading, and refuses every record until the TD has looked
     try:
         with pytest.raises(AuditUnavailable, match="failed its check"):
@@ -144,8 +144,8 @@ def test_a_record_rewritten_with_the_triggers_off_breaks_the_chain(pg_log: Audit
 
 def test_every_filter_and_the_tallies_read_the_same_as_in_sqlite(tmp_path: Path, postgres_url: str) -> None:
     logs = [
-        AuditLog(tmp_path / "a" / AUDIT_FILE),
-        AuditLog(tmp_path / AUDIT_FILE, location=StateLocation(tmp_path, postgres_url)),
+        AuditLog(StateLocation(tmp_path / "a")),
+        AuditLog(StateLocation(tmp_path, postgres_url)),
     ]
     try:
         for log in logs:
@@ -203,8 +203,8 @@ END
 def _twin_logs_of_30(tmp_path: Path, postgres_url: str) -> AuditLog:
     """The same 30 records in a log in ``postgres_url``, closed (for a test to make it as an older schema had it),
     and in a SQLite log, returned open (what the migrated log must read and count as)."""
-    sqlite = AuditLog(tmp_path / "a" / AUDIT_FILE)
-    pg = AuditLog(tmp_path / AUDIT_FILE, location=StateLocation(tmp_path, postgres_url))
+    sqlite = AuditLog(StateLocation(tmp_path / "a"))
+    pg = AuditLog(StateLocation(tmp_path, postgres_url))
     for log in (sqlite, pg):
         log.start()
         fill(log, 30)
@@ -225,7 +225,7 @@ def test_a_log_made_with_the_index_kept_once_a_row_is_brought_up_and_counts_on(
             "CREATE TRIGGER records_indexed AFTER INSERT ON records FOR EACH ROW EXECUTE FUNCTION records_row()"
         )
         admin.execute("DELETE FROM audit_migrations WHERE name = '0002_index_per_statement'")
-    pg = AuditLog(tmp_path / AUDIT_FILE, location=StateLocation(tmp_path, postgres_url))
+    pg = AuditLog(StateLocation(tmp_path, postgres_url))
     pg.start()
     try:
         assert pg.integrity.at_start is not None
@@ -276,7 +276,7 @@ def test_a_log_made_with_generated_columns_is_brought_up_and_reads_the_same(tmp_
         assert admin.execute(
             "SELECT count(*) FROM pg_attribute WHERE attrelid = 'records'::regclass AND attgenerated = 's'"
         ).fetchone() == (15,)
-    pg = AuditLog(tmp_path / AUDIT_FILE, location=StateLocation(tmp_path, postgres_url))
+    pg = AuditLog(StateLocation(tmp_path, postgres_url))
     pg.start()
     try:
         assert pg.integrity.at_start is not None
@@ -319,7 +319,7 @@ def test_retries_among_the_batches_never_stop_the_writer(pg_log: AuditLog, caplo
 
 def test_a_second_server_on_the_same_database_is_refused(pg_log: AuditLog, tmp_path: Path, postgres_url: str) -> None:
     pg_log.append_sync(entry(1))
-    other = AuditLog(tmp_path / "other" / AUDIT_FILE, location=StateLocation(tmp_path / "other", postgres_url))
+    other = AuditLog(StateLocation(tmp_path / "other", postgres_url))
     with pytest.raises(AuditUnavailable, match="another wordjudge server already writes the audit log"):
         other.start()
     other.close()
@@ -351,11 +351,11 @@ def _with_password(url: str, password: str) -> str:
 def test_a_wrong_password_or_no_server_is_named_and_writes_nothing(tmp_path: Path, postgres_url: str) -> None:
     wrong = _with_password(postgres_url, "not-the-password")
     with pytest.raises(AuditUnavailable, match="refused the user name or password") as refused:
-        AuditLog(tmp_path / AUDIT_FILE, location=StateLocation(tmp_path, wrong)).start()
+        AuditLog(StateLocation(tmp_path, wrong)).start()
     assert "not-the-password" not in str(refused.value)
     nobody = re.sub(r":\d+/", f":{free_port()}/", postgres_url)
     with pytest.raises(AuditUnavailable, match="cannot be reached"):
-        AuditLog(tmp_path / AUDIT_FILE, location=StateLocation(tmp_path, nobody)).start()
+        AuditLog(StateLocation(tmp_path, nobody)).start()
     assert not list(tmp_path.iterdir())
 
 
@@ -374,7 +374,7 @@ def test_the_data_folder_says_where_its_log_lives(tmp_path: Path, postgres_url: 
 
 
 def test_audit_verify_reads_the_log_in_postgresql(tmp_path: Path, postgres_url: str) -> None:
-    log = AuditLog(tmp_path / AUDIT_FILE, location=StateLocation(tmp_path, postgres_url))
+    log = AuditLog(StateLocation(tmp_path, postgres_url))
     log.start()
     head = fill(log, 12)[-1]
     log.close()
@@ -417,7 +417,7 @@ def test_a_server_gives_verdicts_from_a_log_in_postgresql(
     assert not (data_dir / AUDIT_FILE).exists()
     assert not (data_dir / ACCESS_FILE).exists()
     assert (data_dir / DATABASE_NOTE).read_text("utf-8").strip() == shown(postgres_url)
-    log = AuditLog(data_dir / AUDIT_FILE, location=StateLocation(data_dir, postgres_url))
+    log = AuditLog(StateLocation(data_dir, postgres_url))
     try:
         [record] = log.find(RecordFilter())
     finally:
@@ -466,20 +466,20 @@ def test_a_standby_is_refused_naming_it_and_the_records_reach_it(
 ) -> None:
     primary = postgres_clusters()
     url = primary.url(primary.create_database())
-    log = AuditLog(tmp_path / AUDIT_FILE, location=StateLocation(tmp_path, url))
+    log = AuditLog(StateLocation(tmp_path, url))
     log.start()
     try:
         fill(log, 4)
         standby = primary.standby(primary.folder.parent / "standby")
         standby_url = standby.url(urlsplit(url).path.lstrip("/"))
         with pytest.raises(AuditUnavailable, match=r"is a standby .* give the active server's URL"):
-            AuditLog(tmp_path / "other" / AUDIT_FILE, location=StateLocation(tmp_path / "other", standby_url)).start()
+            AuditLog(StateLocation(tmp_path / "other", standby_url)).start()
         for n in (10, 11):  # after the standby joined: streamed to it
             log.append_sync(entry(n))
     finally:
         log.close()
     # What the primary committed, the standby holds (replayed shortly after), and its chain verifies there.
-    reader = AuditLog(tmp_path / "read" / AUDIT_FILE, location=StateLocation(tmp_path / "read", standby_url))
+    reader = AuditLog(StateLocation(tmp_path / "read", standby_url))
     try:
         deadline = time.monotonic() + 30
         while reader.count(RecordFilter()) < 6 and time.monotonic() < deadline:
@@ -491,9 +491,7 @@ def test_a_standby_is_refused_naming_it_and_the_records_reach_it(
 
 
 def test_the_access_store_in_postgresql_comes_back_after_a_lost_connection(tmp_path: Path, postgres_url: str) -> None:
-    store = AccessStore(
-        tmp_path / ACCESS_FILE, hasher=CHEAP_HASHER, location=StateLocation(tmp_path, postgres_url)
-    ).open()
+    store = AccessStore(StateLocation(tmp_path, postgres_url), hasher=CHEAP_HASHER).open()
     try:
         token = store.devices.add("kiosk-1", Role.KIOSK, "A", by="alice").token
         with _admin(postgres_url) as admin:
@@ -518,14 +516,8 @@ def test_several_events_in_one_database_each_see_only_their_own(tmp_path: Path, 
         with psycopg.connect(postgres_cluster.url(name), autocommit=True) as admin:
             admin.execute(f"CREATE SCHEMA {event} AUTHORIZATION {role}")
         urls[event] = postgres_cluster.url(name, role, f"{event}-password") + f"?options=-csearch_path%3D{event}"
-    logs = {
-        event: AuditLog(tmp_path / event / AUDIT_FILE, location=StateLocation(tmp_path / event, url))
-        for event, url in urls.items()
-    }
-    stores = {
-        event: AccessStore(tmp_path / event / ACCESS_FILE, location=StateLocation(tmp_path / event, url)).open()
-        for event, url in urls.items()
-    }
+    logs = {event: AuditLog(StateLocation(tmp_path / event, url)) for event, url in urls.items()}
+    stores = {event: AccessStore(StateLocation(tmp_path / event, url)).open() for event, url in urls.items()}
     try:
         for log in logs.values():
             log.start()  # both writers at once: one a schema
@@ -544,7 +536,7 @@ def test_several_events_in_one_database_each_see_only_their_own(tmp_path: Path, 
         autumn.execute("SELECT count(*) FROM spring.records")
     missing = postgres_cluster.url(name) + "?options=-csearch_path%3Dwinter"
     with pytest.raises(AuditUnavailable, match="names no schema that exists"):
-        AuditLog(tmp_path / "winter" / AUDIT_FILE, location=StateLocation(tmp_path / "winter", missing)).start()
+        AuditLog(StateLocation(tmp_path / "winter", missing)).start()
 
 
 def test_a_demo_kept_in_a_database_is_never_taken_over_by_a_real_event(tmp_path: Path, postgres_url: str) -> None:
@@ -585,10 +577,8 @@ def test_a_server_role_made_by_database_init_cannot_change_or_unprotect_a_record
     assert done.exit_code == 0, done.output
     assert f"migration(s) applied; {role} may serve it" in done.output
     server_url = postgres_cluster.url(name, role, "server-password")
-    log = AuditLog(tmp_path / AUDIT_FILE, location=StateLocation(tmp_path, server_url))
-    store = AccessStore(
-        tmp_path / ACCESS_FILE, hasher=CHEAP_HASHER, location=StateLocation(tmp_path, server_url)
-    ).open()
+    log = AuditLog(StateLocation(tmp_path, server_url))
+    store = AccessStore(StateLocation(tmp_path, server_url), hasher=CHEAP_HASHER).open()
     try:
         log.start()  # the schema is the owner's: the server only reads that it is up to date
         fill(log, 4)

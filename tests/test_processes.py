@@ -51,6 +51,12 @@ from .test_audit import entry
 from .test_kiosk import adjudicate, enrol, on_screen
 
 
+def folder(path: Path) -> Path:
+    """``path``, made: the data folder of one of the writers (each its own, the database theirs in common)."""
+    path.mkdir()
+    return path
+
+
 def _started(log: AuditLog) -> AuditLog:
     log.start()
     return log
@@ -98,29 +104,25 @@ def test_the_processes_of_one_server_append_to_one_chain_in_the_databases_order(
 @pytest.mark.postgresql
 def test_a_second_server_is_refused_beside_the_processes_of_one(tmp_path: Path, postgres_url: str) -> None:
     """The database tells the processes of one server (their token) from a second server on the same log."""
-    first = _started(
-        AuditLog(tmp_path / "a.sqlite3", location=StateLocation(tmp_path, postgres_url), shared="server-a")
-    )
-    sibling = _started(
-        AuditLog(tmp_path / "b.sqlite3", location=StateLocation(tmp_path, postgres_url), shared="server-a")
-    )
+    first = _started(AuditLog(StateLocation(folder(tmp_path / "a"), postgres_url), shared="server-a"))
+    sibling = _started(AuditLog(StateLocation(folder(tmp_path / "b"), postgres_url), shared="server-a"))
     try:
         for other in (
-            AuditLog(tmp_path / "c.sqlite3", location=StateLocation(tmp_path, postgres_url), shared="server-b"),
-            AuditLog(tmp_path / "d.sqlite3", location=StateLocation(tmp_path, postgres_url)),  # a server of one process
+            AuditLog(StateLocation(folder(tmp_path / "c"), postgres_url), shared="server-b"),
+            AuditLog(StateLocation(folder(tmp_path / "d"), postgres_url)),  # a server of one process
         ):
             _refused(other)
         first.close()
         # One process of the first server still writes: still refused.
-        _refused(AuditLog(tmp_path / "e.sqlite3", location=StateLocation(tmp_path, postgres_url), shared="server-b"))
+        _refused(AuditLog(StateLocation(folder(tmp_path / "e"), postgres_url), shared="server-b"))
         assert sibling.append_sync(entry(1)).record.id == 1
     finally:
         first.close()
         sibling.close()
     # Every process of the first server gone: another may write the log, and then a server of several is refused.
-    alone = _started(AuditLog(tmp_path / "f.sqlite3", location=StateLocation(tmp_path, postgres_url)))
+    alone = _started(AuditLog(StateLocation(folder(tmp_path / "f"), postgres_url)))
     try:
-        _refused(AuditLog(tmp_path / "g.sqlite3", location=StateLocation(tmp_path, postgres_url), shared="server-c"))
+        _refused(AuditLog(StateLocation(folder(tmp_path / "g"), postgres_url), shared="server-c"))
         assert alone.append_sync(entry(2)).record.id == 2
     finally:
         alone.close()
@@ -272,7 +274,7 @@ def test_two_processes_behind_the_front_serve_one_event(data_dir: Path, tmp_path
                     break
                 time.sleep(0.2)
             assert names == ["Test Open, renamed"] * 2
-            log = AuditLog(data_dir / "audit.sqlite3", location=location_of(data_dir))
+            log = AuditLog(location_of(data_dir))
             try:
                 changes = log.find(RecordFilter(kind=Kind.CHANGE))
             finally:
@@ -298,7 +300,7 @@ def test_two_processes_behind_the_front_serve_one_event(data_dir: Path, tmp_path
         server.send_signal(signal.SIGTERM)
         output = server.communicate(timeout=30)[0]
     assert server.returncode == 0, output
-    log = AuditLog(data_dir / "audit.sqlite3", location=location_of(data_dir))
+    log = AuditLog(location_of(data_dir))
     try:
         assert log.verify().ok
     finally:

@@ -27,6 +27,7 @@ from wordjudge.base.errors import InvalidInput
 from wordjudge.cli.main import main
 from wordjudge.hall.certs import make_hall_certs
 from wordjudge.hall.proof import KEY_FILE, HallKey, digest, make_key, proof_mac, read_key
+from wordjudge.storage.dialect import StateLocation
 
 from .helpers import PASSWORD, access_store
 
@@ -270,7 +271,7 @@ def test_the_migration_keeps_no_csrf_value_in_clear_and_ends_the_sessions_open_b
         (digest("old-session"), clear),
     )
     connection.close()
-    store = AccessStore(path).open()
+    store = AccessStore(StateLocation(path.parent)).open()
     try:
         with pytest.raises(Unauthorized):  # ended by the migration: its TD signs in again
             store.tds.authenticate("old-session")

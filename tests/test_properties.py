@@ -23,11 +23,12 @@ from wordjudge.base import errors
 from wordjudge.base.errors import ErrorBody, InvalidInput, Message, WordListError, error_body
 from wordjudge.judging.adjudication import Adjudicator
 from wordjudge.judging.record_views import record_view, verdict_view
-from wordjudge.log.audit import AUDIT_FILE, AuditLog
+from wordjudge.log.audit import AuditLog
 from wordjudge.model.auth import Principal, Role
 from wordjudge.model.input_rules import split_words
 from wordjudge.model.records import Record, Verdict
 from wordjudge.model.rules import ChallengeRule
+from wordjudge.storage.dialect import StateLocation
 from wordjudge.tournament.event import Division, Event
 from wordjudge.words.normal_form import normalise
 from wordjudge.words.profile import Catalog
@@ -63,7 +64,7 @@ def _adjudicator(root: Path, words: tuple[str, ...]) -> Adjudicator:
     catalog = Catalog(root)
     catalog.lexicons.add(parse_word_list("\n".join(words).encode(), source_name="lex.txt"), "LEX")
     event = Event("Props Open", (Division("Open", "LEX", ChallengeRule.FIVE_PER_WORD),))
-    return Adjudicator(event, {"LEX": catalog.open("LEX")}, AuditLog(root / AUDIT_FILE))  # never started
+    return Adjudicator(event, {"LEX": catalog.open("LEX")}, AuditLog(StateLocation(root)))  # never started
 
 
 @pytest.fixture(scope="module")

@@ -24,13 +24,14 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from wordjudge import __version__
-from wordjudge.access.access_store import ACCESS_FILE, AccessStore
+from wordjudge.access.access_store import AccessStore
 from wordjudge.access.alerts import LISTED_PER_KIND, NEW_PER_WINDOW
 from wordjudge.access.limits import LOGIN_FAILURES
 from wordjudge.base.errors import DeviceMoved
 from wordjudge.log.audit import AUDIT_FILE
 from wordjudge.model.auth import Role
 from wordjudge.model.records import Kind, Record, Verdict, record_hash
+from wordjudge.storage.dialect import StateLocation
 
 from .helpers import (
     CHEAP_HASHER,
@@ -304,7 +305,7 @@ def test_wrong_passwords_from_one_address_do_not_lock_the_td_out(live: LiveServe
 
 def test_a_flood_of_throttled_sign_ins_does_not_bury_a_kiosks_alert(data_dir: Path) -> None:
     write_event(data_dir, [("Open", "demo", "five-per-word")], challenges_per_minute=1)
-    store = AccessStore(data_dir / ACCESS_FILE, hasher=CHEAP_HASHER, challenges_per_minute=1).open()
+    store = AccessStore(StateLocation(data_dir), hasher=CHEAP_HASHER, challenges_per_minute=1).open()
     try:
         kiosk = store.devices.authenticate(store.devices.add("kiosk-1", Role.KIOSK, by="test").token, client="10.0.0.5")
         store.limits.spend_challenge(kiosk)

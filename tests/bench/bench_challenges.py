@@ -33,7 +33,8 @@ from typing import Any
 import httpx2 as httpx
 
 from wordjudge import __version__
-from wordjudge.log.audit import AUDIT_FILE, AuditLog
+from wordjudge.log.audit import AuditLog
+from wordjudge.storage.dialect import StateLocation
 
 from .headline import headline_lines, machine
 
@@ -182,7 +183,7 @@ def main() -> None:
         server.terminate()
         server.communicate(timeout=60)
 
-    log = AuditLog(data_dir / AUDIT_FILE)
+    log = AuditLog(StateLocation(data_dir))
     verification = log.verify()
     log.close()
     cpu = next(

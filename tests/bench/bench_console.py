@@ -36,7 +36,8 @@ import httpx2 as httpx
 from playwright.sync_api import Page, sync_playwright
 
 from wordjudge import __version__
-from wordjudge.log.audit import AUDIT_FILE, AuditLog
+from wordjudge.log.audit import AuditLog
+from wordjudge.storage.dialect import StateLocation
 from wordjudge.words.demo import read_demo_list
 
 from ..browser import CHROMIUM, CHROMIUM_ARGS
@@ -57,7 +58,7 @@ def filled(data_dir: Path | None, size: int) -> tuple[Path, float]:
         words = read_demo_list().sorted_words()
     else:
         data, words = make_data_dir(root)
-    log = AuditLog(data / AUDIT_FILE)
+    log = AuditLog(StateLocation(data))
     log.start()
     try:
         held = log.head.records

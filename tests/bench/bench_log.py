@@ -52,13 +52,14 @@ from typing import Any
 import httpx2 as httpx
 
 from wordjudge import __version__
-from wordjudge.access.access_store import ACCESS_FILE, AccessStore
+from wordjudge.access.access_store import AccessStore
 from wordjudge.judging.final_verdict import awaiting_ruling
 from wordjudge.log.audit import AUDIT_FILE, AuditLog
 from wordjudge.log.reading import TALLY_COUNTS, TALLY_WORDS, children_sql, count_sql, find_sql, get_sql
 from wordjudge.model.auth import Role
 from wordjudge.model.records import Entry, Kind, RecordFilter, Verdict, utc_time
 from wordjudge.model.rules import ChallengeRule, consequence
+from wordjudge.storage.dialect import StateLocation
 from wordjudge.words.demo import read_demo_list
 from wordjudge.words.lexicon import LexiconStore
 from wordjudge.words.normal_form import normalise
@@ -89,7 +90,7 @@ def make_data_dir(root: Path) -> tuple[Path, list[str]]:
             for d in DIVISIONS
         )
     )
-    access = AccessStore(data / ACCESS_FILE).open()
+    access = AccessStore(StateLocation(data)).open()
     access.tds.add("benchtd", PASSWORD, by="bench")
     access.close()
     return data, demo
@@ -272,7 +273,7 @@ def views(size: int, words: list[str]) -> dict[str, tuple[str, RecordFilter | No
 
 def plans(data: Path, size: int, words: list[str]) -> dict[str, list[str]]:
     """Each view's statements as SQLite means to run them (EXPLAIN QUERY PLAN), read from the log in ``data``."""
-    log = AuditLog(data / AUDIT_FILE)
+    log = AuditLog(StateLocation(data))
     try:
         awaiting = awaiting_ruling(log, "Bench Open")
         found: dict[str, list[str]] = {}
@@ -328,7 +329,7 @@ def measure(data: Path, size: int, words: list[str]) -> dict[str, Any]:
     base = f"http://127.0.0.1:{port}"
     env = {**os.environ, "WORDJUDGE_DATA_DIR": str(data), "WORDJUDGE_LOG_LEVEL": "warning", "WORDJUDGE_MDNS_NAME": ""}
     script = Path(sys.executable).with_name("wordjudge")
-    access = AccessStore(data / ACCESS_FILE).open()
+    access = AccessStore(StateLocation(data)).open()
     token = access.devices.add(f"bench-kiosk-{size}", Role.KIOSK, by="bench").token
     access.close()
     figures: dict[str, Any] = {"load at the start (1 min)": os.getloadavg()[0]}
@@ -435,7 +436,7 @@ def start_profile(data: Path, size: int, env: dict[str, str]) -> list[str]:
     profiled start, then wordjudge's own steps and the imports by their cumulative time, longest first."""
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    access = AccessStore(data / ACCESS_FILE).open()
+    access = AccessStore(StateLocation(data)).open()
     token = access.devices.add(f"bench-profile-{size}-{uuid.uuid4().hex[:6]}", Role.KIOSK, by="bench").token
     access.close()
     with tempfile.TemporaryDirectory() as folder:
@@ -518,9 +519,9 @@ def main() -> None:
         data, words = make_data_dir(root)
         results: dict[int, dict[str, Any]] = {}
         fill_times: dict[int, float] = {}
-        filler = Filler(AuditLog(data / AUDIT_FILE), words)
+        filler = Filler(AuditLog(StateLocation(data)), words)
         for size in sizes:
-            filler.log = AuditLog(data / AUDIT_FILE)
+            filler.log = AuditLog(StateLocation(data))
             filler.log.start()
             try:
                 fill_times[size] = filler.fill(size - len(results))  # each measure before adds one verdict
@@ -544,7 +545,7 @@ def reuse(data: Path, markdown: Path | None, before: dict[str, Any] | None = Non
     if not (data / AUDIT_FILE).is_file():
         sys.exit(f"{data} holds no audit log ({AUDIT_FILE}): give the data dir a run with --keep printed")
     words = read_demo_list().sorted_words()
-    log = AuditLog(data / AUDIT_FILE)
+    log = AuditLog(StateLocation(data))
     started = time.perf_counter()
     log.start()  # migrated here, if the schema is newer than the log's: timed apart from the views
     opened = time.perf_counter() - started

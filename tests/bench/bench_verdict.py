@@ -47,8 +47,8 @@ from pathlib import Path
 from typing import Any
 
 from wordjudge import __version__
-from wordjudge.access.access_store import ACCESS_FILE, AccessStore
-from wordjudge.log.audit import AUDIT_FILE, AuditLog
+from wordjudge.access.access_store import AccessStore
+from wordjudge.log.audit import AuditLog
 from wordjudge.model.auth import Role
 from wordjudge.storage.dialect import StateLocation
 
@@ -167,7 +167,7 @@ class Bench:
 
     def _measure_wordjudge(self, targets: set[str], base: str, data_dir: Path) -> None:
         token_file = self.work / "tokens.txt"
-        log = AuditLog(data_dir / AUDIT_FILE, location=StateLocation(data_dir, self.database_url))
+        log = AuditLog(StateLocation(data_dir, self.database_url))
         seen = {"records": 0}
 
         def after(acknowledged: int) -> str:
@@ -250,7 +250,7 @@ def prepare_wordjudge(work: Path, database: str | None = None) -> tuple[Path, di
     # The first kiosk as the CLI enrols it (which also makes the data folder what a server expects) ...
     env, _, first = benchmark_event(data_dir, "kiosk-000", challenges_per_minute=600, database_url=database)
     # ... and the rest bound to the address they will use, as pairing binds a kiosk.
-    access = AccessStore(data_dir / ACCESS_FILE, location=StateLocation(data_dir, database)).open()
+    access = AccessStore(StateLocation(data_dir, database)).open()
     tokens = [first]
     with access.database.write() as db:
         for n in range(1, KIOSKS):

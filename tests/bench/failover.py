@@ -72,7 +72,7 @@ import psycopg
 from tests import patroni, postgres
 from tests.patroni import PatroniHall
 from tests.tls_hall import hall_certs, second_machine_certs
-from wordjudge.access.access_store import ACCESS_FILE, AccessStore
+from wordjudge.access.access_store import AccessStore
 from wordjudge.hall.pg_setup import prepare
 from wordjudge.hall.proof import KEY_FILE, digest, make_key, proof_mac, read_key
 from wordjudge.log.audit import open_log
@@ -281,7 +281,7 @@ def _hall(way: str, work: Path, kiosks: int, https: bool) -> tuple[Machine, Mach
         env = {**env, "WORDJUDGE_HTTPS": "on" if https else "off"}
         machines.append(Machine(cluster, data_dir, url, f"{scheme}://127.0.0.1:{free_port()}", env, trust))
     a, b = machines
-    access = AccessStore(a.data_dir / ACCESS_FILE, location=StateLocation(a.data_dir, a.url)).open()
+    access = AccessStore(StateLocation(a.data_dir, a.url)).open()
     tokens = [first]
     with access.database.write() as db:
         for n in range(1, kiosks):

@@ -11,8 +11,9 @@ import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
-from wordjudge.log.audit import AUDIT_FILE, AuditLog
+from wordjudge.log.audit import AuditLog
 from wordjudge.model.records import Entry, Kind, Verdict
+from wordjudge.storage.dialect import StateLocation
 from wordjudge.web.bodies import ChallengeIn
 
 _ANSWER = {"id": 1, "verdict": "acceptable", "words": ["CAT", "QI"], "word_count": 2}
@@ -23,7 +24,7 @@ def build(data_dir: Path) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[dict[str, AuditLog]]:
-        audit = AuditLog(data_dir / AUDIT_FILE)
+        audit = AuditLog(StateLocation(data_dir))
         audit.start()
         try:
             yield {"audit": audit}

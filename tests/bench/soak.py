@@ -44,7 +44,8 @@ from pathlib import Path
 import httpx2 as httpx
 
 from wordjudge import __version__
-from wordjudge.log.audit import AUDIT_FILE, AuditLog
+from wordjudge.log.audit import AuditLog
+from wordjudge.storage.dialect import StateLocation
 from wordjudge.web.deps import SESSION_COOKIE
 
 from .bench_challenges import free_port
@@ -353,7 +354,7 @@ def main() -> None:
     finally:
         server.terminate()
         _, stderr = server.communicate(timeout=60)
-    log = AuditLog(data_dir / AUDIT_FILE)
+    log = AuditLog(StateLocation(data_dir))
     verification = log.verify()
     log.close()
     verified = "chain verified" if verification.ok else "CHAIN BROKEN: " + verification.describe()

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from wordjudge.log.audit import AuditLog
+from wordjudge.storage.dialect import StateLocation
 
 TICK = os.sysconf("SC_CLK_TCK")
 
@@ -45,7 +46,7 @@ def main() -> None:
     sampler.start()
     load = os.getloadavg()[0]
     started, cpu = time.perf_counter(), time.process_time()
-    result = AuditLog(path).verify()
+    result = AuditLog(StateLocation(path.parent), file=path.name).verify()
     wall, cpu = time.perf_counter() - started, time.process_time() - cpu
     time.sleep(0.05)  # a last sample
     stop.set()

@@ -19,7 +19,6 @@ a session is an update.
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from argon2 import PasswordHasher
@@ -38,24 +37,22 @@ if TYPE_CHECKING:
 
 
 class AccessStore:
-    """The access database at ``path`` (a SQLite file), or where ``location`` says (the event's state location, as
-    the server's settings give it: its data folder's files, or a PostgreSQL database), and the parts that share
-    it. Thread-safe; :meth:`open` first.
+    """The access database where ``location`` says (the event's state location, as the server's settings give it:
+    its data folder's files, or a PostgreSQL database), and the parts that share it. Thread-safe; :meth:`open` first.
 
     ``clock`` is the wall clock that stored times record; ``monotonic`` the clock the limits count on.
     """
 
     def __init__(
         self,
-        path: Path,
+        location: StateLocation,
         *,
         challenges_per_minute: int = 6,
         clock: Clock = time.time,
         monotonic: Clock = time.monotonic,
         hasher: PasswordHasher | None = None,
-        location: StateLocation | None = None,
     ) -> None:
-        self.database = AccessDatabase(path, clock, location=location)
+        self.database = AccessDatabase(location, clock)
         self.alerts = Alerts(self.database, elapsed=monotonic)
         self.limits = Limits(self.alerts, challenges_per_minute=challenges_per_minute, clock=monotonic)
         self.devices = Devices(self.database, self.alerts)

@@ -11,7 +11,7 @@ from typing import Any
 import click
 import segno
 
-from wordjudge.access.access_store import ACCESS_FILE, AccessStore
+from wordjudge.access.access_store import AccessStore
 from wordjudge.base.datadir import open_event_folder, serving_server
 from wordjudge.cli.folder import say_folder, say_if_not_served, served_folder
 from wordjudge.cli.language import cli_language, cli_time, role_word
@@ -35,7 +35,7 @@ def _store(
         say_if_not_served(settings.data_dir, works)
     # A folder that served the demo and now has an event file: the demo's devices are set aside first.
     open_event_folder(settings.data_dir, demo=load_event(settings.data_dir).demo)
-    store = AccessStore(settings.data_dir / ACCESS_FILE, location=settings.location).open()
+    store = AccessStore(settings.location).open()
     try:
         yield store, settings
     finally:

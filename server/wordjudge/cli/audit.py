@@ -29,6 +29,7 @@ from wordjudge.model.auth import cli_principal
 from wordjudge.model.input_rules import MAX_ROUND
 from wordjudge.model.records import Kind, RecordFilter, Verdict, utc_time
 from wordjudge.service.settings import Settings, load_settings
+from wordjudge.storage.dialect import StateLocation
 from wordjudge.tournament.clock_correction import accept_correction, correction_said
 from wordjudge.tournament.clock_steps import CHANNEL as CLI_CHANNEL
 from wordjudge.tournament.clock_steps import accept_step
@@ -131,7 +132,7 @@ def audit_backup(destination: str, **flags: Any) -> None:
         raise click.ClickException(f"{destination} is not a folder: create it first, or give a file name")
     # Copied by its place: a log in PostgreSQL is refused (error.audit.backup_in_database: pg_dump copies it).
     copy = location.dialect.place.backup(location, AUDIT_FILE, Path(destination))
-    _verify_and_report(AuditLog(copy), cli_language(settings), copy=True)
+    _verify_and_report(AuditLog(StateLocation(copy.parent), file=copy.name), cli_language(settings), copy=True)
 
 
 def _with_stopped_log(settings: Settings, write: Callable[[AuditLog], T]) -> T:

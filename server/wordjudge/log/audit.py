@@ -33,7 +33,6 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from contextlib import suppress
 from datetime import UTC, datetime
-from pathlib import Path
 from time import time as time_now
 from typing import Any
 
@@ -91,12 +90,13 @@ _STOP = object()
 
 
 class AuditLog(LogReader):
-    """The audit log in ``path`` (a SQLite file), or where ``location`` says (the event's state location, as the
-    server's settings give it: its data folder's files, or a PostgreSQL database). :meth:`start` the writer to
-    append; reading works without it (:class:`~wordjudge.log.reading.LogReader`)."""
+    """The audit log where ``location`` says (the event's state location, as the server's settings give it: its
+    data folder's file ``file``, or a PostgreSQL database; ``file`` other than :data:`AUDIT_FILE` only for a copy,
+    a backup). :meth:`start` the writer to append; reading works without it
+    (:class:`~wordjudge.log.reading.LogReader`)."""
 
-    def __init__(self, path: Path, *, location: StateLocation | None = None, shared: str | None = None) -> None:
-        super().__init__(path, schema=missing_or_changed, location=location)
+    def __init__(self, location: StateLocation, *, shared: str | None = None, file: str = AUDIT_FILE) -> None:
+        super().__init__(location, schema=missing_or_changed, file=file)
         self.shared = shared  # a server's token, its processes all writing the log (wordjudge.service.processes)
         self._seen: tuple[float, Head] | None = None  # shared: the database's head, and when it was read
         self._queue: queue.Queue[Any] = queue.Queue()
@@ -522,4 +522,4 @@ def open_log(location: StateLocation, *, shared: str | None = None) -> AuditLog:
     :class:`AuditLog`). Raises :class:`InvalidInput`.
     """
     check_place(location)
-    return AuditLog(location.file(AUDIT_FILE), location=location, shared=shared)
+    return AuditLog(location, shared=shared)

@@ -14,7 +14,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import fields, replace
 from enum import StrEnum
-from pathlib import Path
 from typing import Any
 
 from wordjudge.base.errors import AuditUnavailable
@@ -36,16 +35,16 @@ def connect_reader(location: StateLocation, file: str) -> AnyConnection:
 
 
 class LogReader:
-    """The log in ``path`` (a SQLite file), or where ``location`` says (a PostgreSQL database) if given, read on
+    """The log where ``location`` says (its folder's SQLite file ``file``, or a PostgreSQL database), read on
     read-only connections opened as needed and kept for the next read."""
 
-    def __init__(self, path: Path, *, schema: SchemaCheck, location: StateLocation | None = None) -> None:
-        self.path = path
+    def __init__(self, location: StateLocation, *, schema: SchemaCheck, file: str) -> None:
+        self.location = location
+        self.path = location.file(file)  # its SQLite file (for a PostgreSQL store, its name alone is used)
         self.schema = schema  # reads the log's schema back (wordjudge.log.connections.missing_or_changed)
-        self.location = location if location is not None else StateLocation(path.parent)  # default: path's file
         self.database = self.location.url
         # What messages and logs call the log: its file, or its database URL without the password.
-        self.where = self.location.shown(path.name)
+        self.where = self.location.shown(file)
         self.dialect = self.location.dialect  # whose SQL :meth:`select` takes
         self._readers: queue.LifoQueue[Any] = queue.LifoQueue()  # sqlite3 or postgres connections
         self._all_readers: list[Any] = []

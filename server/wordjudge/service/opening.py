@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from argon2 import PasswordHasher
 
-from wordjudge.access.access_store import ACCESS_FILE, AccessStore
+from wordjudge.access.access_store import AccessStore
 from wordjudge.base.metrics import Metrics
 from wordjudge.judging.challenges import ChallengeService
 from wordjudge.log.audit import note_place, open_log, probe
@@ -57,12 +57,7 @@ def open_resources(
     audit = open_log(settings.location, shared=process.token if process else None)
     try:
         audit.start(check_whole=leads(process))  # one whole check a server
-        access = AccessStore(
-            settings.data_dir / ACCESS_FILE,
-            challenges_per_minute=event.challenges_per_minute,
-            hasher=hasher,
-            location=settings.location,
-        ).open()
+        access = AccessStore(settings.location, challenges_per_minute=event.challenges_per_minute, hasher=hasher).open()
     except BaseException:
         audit.close()
         raise

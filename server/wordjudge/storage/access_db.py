@@ -17,7 +17,6 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, suppress
 from datetime import UTC, datetime
-from pathlib import Path
 
 from wordjudge.base.errors import AccessUnavailable, Conflict, InvalidInput, WordjudgeError
 from wordjudge.model.input_rules import NAME_PATTERN
@@ -272,22 +271,20 @@ def kept_names(db: AnyConnection, now: float | None = None) -> list[str]:
 
 
 class AccessDatabase:
-    """The access store's SQLite file at ``path``, or where ``location`` says (a PostgreSQL database): one
+    """The access store where ``location`` says (its data folder's :data:`ACCESS_FILE`, or a PostgreSQL database): one
     connection, used under one lock, and a second that only writes the last-seen times (:meth:`flush_touches`).
     Thread-safe; :meth:`open` first. ``clock`` gives the wall-clock time that stored times record."""
 
     def __init__(
         self,
-        path: Path,
+        location: StateLocation,
         clock: Callable[[], float] = time.time,
-        *,
-        location: StateLocation | None = None,
     ) -> None:
-        self.path = path
-        self.location = location if location is not None else StateLocation(path.parent)  # default: path's file
+        self.location = location
+        self.path = location.file(ACCESS_FILE)  # its SQLite file (for a PostgreSQL store, its name alone is used)
         self.database = self.location.url
         self.dialect = self.location.dialect
-        self.where = self.location.shown(path.name)  # for messages: no password
+        self.where = self.location.shown(ACCESS_FILE)  # for messages: no password
         self._clock = clock
         self._lock = threading.RLock()
         self._connection: AnyConnection | None = None
