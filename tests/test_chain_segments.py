@@ -6,15 +6,18 @@ first, whichever segment finished first."""
 from __future__ import annotations
 
 import sqlite3
+import threading
+import time
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from wordjudge.base.errors import Message
-from wordjudge.log import record_checks
+from wordjudge.log import chain, record_checks
 from wordjudge.log.audit import AUDIT_FILE, AuditLog
 from wordjudge.log.chain import RECORD_RULES
+from wordjudge.log.connections import missing_or_changed
 from wordjudge.log.record_checks import Checks, Segment, joined, plan, segments
 from wordjudge.model.records import Record, Verdict
 from wordjudge.storage.dialect import StateLocation, dialect_of
@@ -112,3 +115,35 @@ def test_a_check_that_cannot_run_is_raised_never_passed() -> None:
         checks.work(sqlite3.connect(":memory:"))
         with pytest.raises((sqlite3.OperationalError, ZeroDivisionError)):
             checks.first()
+
+
+def test_a_walk_that_cannot_be_read_leaves_no_check_at_work_on_the_side_connection(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The caller closes the side connection once verify_chain returns or raises: a check still at work on it then
+    # would fail in a thread of its own, or hold the file open.
+    path = tmp_path / AUDIT_FILE
+    a_log(path, RECORDS)
+    begun: list[str] = []
+
+    def counted(connection: object) -> None:
+        begun.append(threading.current_thread().name)
+        time.sleep(0.05)  # the behaviour under test: a check that takes a while, so that some are not begun yet
+
+    def unreadable(self: object, connection: object, start: int) -> None:
+        raise sqlite3.OperationalError("disk I/O error")
+
+    monkeypatch.setattr(chain, "plan", lambda *args, **kwargs: [counted] * 40)
+    monkeypatch.setattr(chain._Walk, "through", unreadable)
+    main = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    side = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        with pytest.raises(sqlite3.OperationalError, match="disk I/O error"):
+            chain.verify_chain(main, side=side, schema=missing_or_changed)
+        assert not [thread for thread in threading.enumerate() if thread.name == "wordjudge-chain-check"]
+        after = len(begun)
+        time.sleep(0.2)  # the behaviour under test: nothing more begins once it has raised
+        assert len(begun) == after < 40  # the checks not begun were dropped, not run to the end
+    finally:
+        main.close()
+        side.close()

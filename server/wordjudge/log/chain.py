@@ -277,10 +277,15 @@ def verify_chain(
     if helper is not None:
         helper.start()  # the database's checks, on another core, while this thread walks the chain
     walk = _Walk(previous, marks, {**accepted_steps(connection), **(accepting or {})})
-    walked = walk.through(connection, start)
-    checks.work(connection)  # what is left of them, the walk done
-    if helper is not None:
-        helper.join()
+    try:
+        walked = walk.through(connection, start)
+        checks.work(connection)  # what is left of them, the walk done
+    except BaseException:
+        checks.abandon()  # the walk could not be read: the checks not begun are not worth waiting for
+        raise
+    finally:
+        if helper is not None:
+            helper.join()  # never left at work on the side connection, which the caller closes next
     bad = _first_problem(walked, checks.first(), _checkpoint_problem(connection))
     if bad is None:
         return Verification(True, walk.count, walk.head, since=start, heads=len(marks))

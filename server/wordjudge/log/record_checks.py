@@ -238,6 +238,11 @@ class Checks:
             if found is not None:
                 self.found.append(found)
 
+    def abandon(self) -> None:
+        """Begin no more checks (those running end on their own)."""
+        with self._lock:
+            self._left.clear()
+
     def first(self) -> tuple[int | None, Message] | None:
         """The first problem found (:func:`joined`). Raises the first error a check met (a database error: the log
         could not be read)."""
