@@ -5,6 +5,7 @@ with its final verdict, the superseded one marked as such (feed row and record v
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -192,7 +193,10 @@ def test_a_ruled_challenge_leads_with_its_final_verdict_and_marks_the_first_supe
     expect(three.locator(".superseded")).to_have_text("superseded: ✗ UNACCEPTABLE")
     page.locator("tr.record[data-id='3'] button.open-record").click()
     view = page.locator("#record-view dl")
-    # In the record view, the final verdict comes before the record's own, which is marked superseded.
+    # In the record view, the final verdict comes before the record's own, which is marked superseded. Its terms
+    # are read once it shows record 3 with both (a read at once, on a loaded machine, found the view not drawn yet).
+    expect(page.locator("#record-title")).to_contain_text("3")
+    expect(view.locator("dt").filter(has_text=re.compile(r"^(Final verdict|Verdict)$"))).to_have_count(2)
     terms = view.locator("dt").all_inner_texts()
     assert terms.index("Final verdict") < terms.index("Verdict"), terms
     expect(page.locator("#record-verdict")).to_have_text("✗ UNACCEPTABLE superseded by ruling #9")
