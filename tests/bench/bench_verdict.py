@@ -201,27 +201,12 @@ class Bench:
         )
 
     def naive(self, durable: bool) -> None:
-        port = free_port()
-        base = f"http://127.0.0.1:{port}"
-        command = [sys.executable, "-m", "tests.bench.naive_judge", str(port)]
-        folder = self.work / ("durable" if durable else "naive")
-        folder.mkdir()
-        if durable:
-            command += ["--durable", str(folder)]
-        server = subprocess.Popen(
-            self.pinned(self.server_cores, command),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-            env={**os.environ, "PYTHONPATH": os.pathsep.join([str(Path.cwd()), os.environ.get("PYTHONPATH", "")])},
-        )
         token_file = self.work / "tokens.txt"
         if not token_file.exists():
             token_file.write_text("none\n")
         (self.work / "challenge.lua").write_text(_LUA)
         target = "durable" if durable else "naive"
-        try:
-            _wait_post(base + "/api/challenges", server)
+        with serving_naive(self.work, self.server_cores, durable) as (_, base, folder):
             self.wrk_warm(base + "/api/challenges", token_file)
             if durable:
                 before = _count(folder)
@@ -236,9 +221,32 @@ class Bench:
                 self.measure(target, base, "/api/challenges", token_file, after)
             else:
                 self.measure(target, base, "/api/challenges", token_file)
-        finally:
-            server.terminate()
-            server.communicate(timeout=60)
+
+
+@contextmanager
+def serving_naive(work: Path, cores: str, durable: bool) -> Iterator[tuple[subprocess.Popen[str], str, Path]]:
+    """The naive judge (``durable``: its SQLite file in ``work/durable``, else no log), pinned with taskset to
+    ``cores``, on a free port, once it answers a challenge: the process, its base URL and its folder."""
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    command = [sys.executable, "-m", "tests.bench.naive_judge", str(port)]
+    folder = work / ("durable" if durable else "naive")
+    folder.mkdir()
+    if durable:
+        command += ["--durable", str(folder)]
+    server = subprocess.Popen(
+        ["taskset", "-c", cores, *command],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(Path.cwd()), os.environ.get("PYTHONPATH", "")])},
+    )
+    try:
+        _wait_post(base + "/api/challenges", server)
+        yield server, base, folder
+    finally:
+        server.terminate()
+        server.communicate(timeout=60)
 
 
 def prepare_wordjudge(work: Path, database: str | None = None) -> tuple[Path, dict[str, str]]:

@@ -4,7 +4,7 @@ Run from the repository root (needs Debian's ``wrk`` and ``taskset``; not part o
 before the change checked out apart (``git worktree add ../verdict-before COMMIT``):
 
     .venv/bin/python -m tests.bench.verdict_pairs --before ../verdict-before [--after ../verdict-after]
-        [--pairs 3] [--seconds 8] [--server-cores 0,1] [--load-cores 0,1] [--profile FILE]
+        [--pairs 3] [--seconds 8] [--server-cores 0,1] [--load-cores 0,1] [--profile FILE] [--cpu FILE]
         [--page docs/bench-verdict.md] [--save FILE.json]
     .venv/bin/python -m tests.bench.verdict_pairs --before ../verdict-before --again FILE.json --page ...
 
@@ -21,8 +21,9 @@ judges at concurrency 16. After every wordjudge run its audit log is read: at le
 verdict, the chain verified. The 1-minute load average is taken when each run starts.
 
 ``--page`` writes the whole bench page: the rounds, the medians, the issue's targets against them, the log's
-checks and, with ``--profile``, a profile's summary saved by ``tests.bench.profile_verdict --summary FILE``;
-nothing in it is written by hand. ``--save`` keeps the rounds' figures, and ``--again`` writes the page of a
+checks and, with ``--profile``, a profile's summary saved by ``tests.bench.profile_verdict --summary FILE``, with
+``--cpu``, the CPU per verdict of wordjudge's threads and of the naive judges (``tests.bench.verdict_threads
+--peers``'s output, saved to a file); nothing in it is written by hand. ``--save`` keeps the rounds' figures, and ``--again`` writes the page of a
 saved run without running anything.
 """
 
@@ -177,8 +178,9 @@ def _ratio(a: float, b: float) -> float:
     return a / b if b else 0.0
 
 
-def page(rounds: list[Round], args: argparse.Namespace, profile: str | None) -> str:
-    """The bench page: what was run, each round, the medians against the targets, the log's checks, the profile."""
+def page(rounds: list[Round], args: argparse.Namespace, profile: str | None, cpu: str | None = None) -> str:
+    """The bench page: what was run, each round, the medians against the targets, the log's checks, the CPU per
+    verdict and the profile (each if given)."""
     rps = {code: [r.closed(code).figures["rps"] for r in rounds] for code in ("after", "before", "naive", "durable")}
     vs_naive = [_ratio(r.closed("after").figures["rps"], r.closed("naive").figures["rps"]) for r in rounds]
     vs_durable = [_ratio(r.closed("after").figures["rps"], r.closed("durable").figures["rps"]) for r in rounds]
@@ -212,7 +214,13 @@ def page(rounds: list[Round], args: argparse.Namespace, profile: str | None) -> 
         f"concurrency 16: {median(rps['after']):,.0f}/s, {median(vs_naive):.2f}x the naive judge, "
         f"{median(vs_durable):.2f}x the naive durable one (medians of {len(rounds)} rounds); "
         f"target {NAIVE_RATIO:.1f}x the naive judge {said(met_naive)}, {DURABLE_RATIO:.1f}x the durable one "
-        f"{said(met_durable)}; load {min(loads):.2f} to {max(loads):.2f}"
+        f"{said(met_durable)}; open loop p99 "
+        + ", ".join(
+            f"{median(p99[('after', rate)]):.1f} ms at {rate:,}/s "
+            f"(target {P99_TARGETS[rate]:.0f}: {said(median(p99[('after', rate)]) <= P99_TARGETS[rate])})"
+            for rate in RATES
+        )
+        + f"; load {min(loads):.2f} to {max(loads):.2f}"
     )
     lines = [
         "# The verdict path: side by side with naive judges (issues 19 and 48)",
@@ -299,6 +307,8 @@ def page(rounds: list[Round], args: argparse.Namespace, profile: str | None) -> 
         for code in r.order:
             for row in r.rows[code]:
                 lines.append(f"- round {r.number}, {code}, {row.mode} {row.level}: {row.audit}")
+    if cpu:
+        lines += ["", "## CPU per verdict (`python -m tests.bench.verdict_threads --peers`)", "", cpu.strip()]
     if profile:
         lines += ["", "## Where the time goes (`python -m tests.bench.profile_verdict`)", "", profile.strip()]
     return "\n".join(lines) + "\n"
@@ -313,6 +323,7 @@ def main() -> None:
     parser.add_argument("--server-cores", default="0,1")
     parser.add_argument("--load-cores", default="0,1")
     parser.add_argument("--profile", type=Path, help="a profile summary to put in the page (profile_verdict's)")
+    parser.add_argument("--cpu", type=Path, help="CPU per verdict to put in the page (verdict_threads --peers')")
     parser.add_argument("--page", type=Path, help="write the page here (docs/bench-verdict.md)")
     parser.add_argument("--save", type=Path, help="keep the rounds' figures in this JSON file")
     parser.add_argument("--again", type=Path, help="run nothing: the page of the rounds --save kept in this file")
@@ -338,7 +349,12 @@ def main() -> None:
     if args.save:
         kept = {name: getattr(args, name) for name in _KEPT}
         args.save.write_text(json.dumps({**kept, "rounds": [asdict(one) for one in rounds]}, indent=1), "utf-8")
-    text = page(rounds, args, args.profile.read_text("utf-8") if args.profile else None)
+    text = page(
+        rounds,
+        args,
+        args.profile.read_text("utf-8") if args.profile else None,
+        args.cpu.read_text("utf-8") if args.cpu else None,
+    )
     print(text)
     if args.page:
         args.page.write_text(text, "utf-8")

@@ -3,14 +3,15 @@
 Run from the repository root (needs Debian's ``wrk`` and ``taskset``; not part of the test suite):
 
     .venv/bin/python -m tests.bench.verdict_threads [--seconds 10] [--connections 16,64] [--server-cores 0,1]
-        [--load-cores 0,1] [--repeat 2]
+        [--load-cores 0,1] [--repeat 2] [--peers]
 
 The server is prepared as :mod:`tests.bench.bench_verdict` prepares it (durable log, 200 kiosks, the rate
 limit counted, 2-word challenges with a new request id each) and pinned to ``--server-cores``. Around each
 wrk run, every thread's user and system CPU is read from ``/proc/PID/task/*/stat``; the table gives, per
 acknowledged verdict, the microseconds each thread spent (the event loop thread, the audit writer, the
 rest) and the server's whole CPU. Unlike requests a second, which swing with whatever else the machine
-does, CPU per verdict moves little: it is the figure to compare code with.
+does, CPU per verdict moves little: it is the figure to compare code with. ``--peers`` adds the naive judges
+(``tests/bench/naive_judge.py``, one thread: their whole cost is the event loop's) under the same load.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from .bench_verdict import Bench, load_average, serving_wordjudge
+from .bench_verdict import Bench, load_average, serving_naive, serving_wordjudge
 
 _TICK = os.sysconf("SC_CLK_TCK")
 
@@ -40,7 +41,7 @@ def thread_cpu(pid: int) -> dict[int, float]:
     return used
 
 
-def row(bench: Bench, pid: int, base: str, connections: int) -> str:
+def row(bench: Bench, pid: int, base: str, connections: int, server: str = "wordjudge") -> str:
     """One wrk run against the server ``pid`` at ``base``: the table's row of CPU per verdict in each thread."""
     load = load_average()
     before = thread_cpu(pid)
@@ -56,7 +57,7 @@ def row(bench: Bench, pid: int, base: str, connections: int) -> str:
     rest = sum(spent.values())
     per = 1e6 / figures["ok"]
     return (
-        f"| {connections} | {figures['rps']:,.0f} | {loop * per:,.0f} | {writer * per:,.0f} | "
+        f"| {server} | {connections} | {figures['rps']:,.0f} | {loop * per:,.0f} | {writer * per:,.0f} | "
         f"{rest * per:,.0f} | {(loop + writer + rest) * per:,.0f} | {load:.2f} |"
     )
 
@@ -68,13 +69,14 @@ def main() -> None:
     parser.add_argument("--server-cores", default="0,1")
     parser.add_argument("--load-cores", default="0,1")
     parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--peers", action="store_true", help="also the naive judges (tests/bench/naive_judge.py)")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="wordjudge-threads-"))
     bench = Bench(args.seconds, args.server_cores, args.load_cores, work)
     print(
         f"server on cores {args.server_cores}, wrk on cores {args.load_cores}, {args.seconds} s a run\n\n"
-        "| connections | verdicts/s | event loop us/verdict | audit writer (the busiest other thread) | other threads | "
-        "whole server us/verdict | load |\n|---|---|---|---|---|---|---|"
+        "| server | connections | verdicts/s | event loop us/verdict | audit writer (the busiest other thread) | "
+        "other threads | whole server us/verdict | load |\n|---|---|---|---|---|---|---|---|"
     )
     try:
         with serving_wordjudge(work, args.server_cores) as (server, base, _):
@@ -82,6 +84,15 @@ def main() -> None:
             for connections in [int(c) for c in args.connections.split(",")]:
                 for _ in range(args.repeat):
                     print(row(bench, server.pid, base, connections), flush=True)
+        for durable in [False, True] if args.peers else []:
+            # The naive judges under the same wrk script (they ignore the token): what the same HTTP stack costs
+            # with none of wordjudge's work, and with a commit per request.
+            with serving_naive(work, args.server_cores, durable) as (peer, base, _):
+                bench.wrk_warm(base + "/api/challenges", work / "tokens.txt")
+                name = "naive durable" if durable else "naive (no log)"
+                for connections in [int(c) for c in args.connections.split(",")]:
+                    for _ in range(args.repeat):
+                        print(row(bench, peer.pid, base, connections, name), flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

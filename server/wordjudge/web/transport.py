@@ -37,7 +37,7 @@ import resource
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
@@ -219,6 +219,53 @@ class _Counts:
         return True
 
 
+class CoalescedWrites:
+    """A connection's transport whose writes made in one turn of the event loop leave in one system call.
+
+    uvicorn writes an answer's status line and headers, then its body, each with a ``send`` of its own: a
+    verdict's answer cost two system calls where one does, about a third of the event loop's time under load
+    (issue 48). Here the writes are held until the loop's next turn (``call_soon``), then sent as one; ``close``
+    sends what is held first, ``abort`` drops it. Everything else is the wrapped transport's.
+    """
+
+    def __init__(self, transport: asyncio.Transport) -> None:
+        self._transport = transport
+        self._held: list[bytes] = []
+        self._loop = asyncio.get_running_loop()
+
+    def write(self, data: bytes) -> None:
+        if not data:
+            return
+        if not self._held:
+            self._loop.call_soon(self._send)
+        self._held.append(bytes(data))
+
+    def writelines(self, lines: Sequence[bytes]) -> None:
+        for data in lines:
+            self.write(data)
+
+    def _send(self) -> None:
+        if self._held:
+            data = self._held[0] if len(self._held) == 1 else b"".join(self._held)
+            self._held.clear()
+            if not self._transport.is_closing():  # closed by the peer meanwhile: nobody to answer
+                self._transport.write(data)
+
+    def get_write_buffer_size(self) -> int:
+        return self._transport.get_write_buffer_size() + sum(map(len, self._held))
+
+    def close(self) -> None:
+        self._send()
+        self._transport.close()
+
+    def abort(self) -> None:
+        self._held.clear()
+        self._transport.abort()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
+
+
 class GuardedHttpProtocol(HttpToolsProtocol):
     """uvicorn's httptools protocol with a deadline per request and caps on open connections.
 
@@ -242,7 +289,7 @@ class GuardedHttpProtocol(HttpToolsProtocol):
     # -- connections: counted per address, closed at once over a cap
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        super().connection_made(transport)
+        super().connection_made(cast(asyncio.Transport, CoalescedWrites(transport)))
         host = self.client[0] if self.client else None
         limits, counts = self.limits, self.counts
         if len(self.connections) > limits.overall:
