@@ -13,6 +13,8 @@ from typing import Any
 
 from wordjudge.web.transport import CoalescedWrites
 
+from .helpers import run_async
+
 
 class Recording:
     """The part of an asyncio transport the wrapper uses, recording each write and close."""
@@ -55,7 +57,7 @@ def run(steps: Any) -> Recording:
     async def main() -> None:
         await steps(CoalescedWrites(recording))  # type: ignore[arg-type]
 
-    asyncio.run(main())
+    run_async(main())  # a loop of its own: the browser tests keep one running in this process
     return recording
 
 
