@@ -8,12 +8,13 @@ import shlex
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, ConsoleMessage, Error, Frame, Page, Request, expect, sync_playwright
 
 from .helpers import PASSWORD, LiveServer, access_store
 
@@ -56,10 +57,11 @@ def serving(data_dir: Path, tds: tuple[str, ...] = ()) -> Iterator[LiveServer]:
 
 def open_enrolled(page: Page, server: LiveServer, role: str, token: str) -> None:
     """Open the ``role`` page (kiosk, runner) on ``page`` as a device enrolled with ``token``, as after pairing."""
-    page.goto(f"{server.base}/{role}")
-    # A screen of its own (pairing, if it holds no token yet): shown once the page speaks the event's language (it
-    # may reload into it first).
-    expect(page.locator("#app[data-screen]")).to_have_count(1)
+    with page_story(page) as story:
+        page.goto(f"{server.base}/{role}")
+        # A screen of its own (pairing, if it holds no token yet): shown once the page speaks the event's language
+        # (it may reload into it first).
+        story.expect(lambda: expect(page.locator("#app[data-screen]")).to_have_count(1))
     page.evaluate("([key, token]) => localStorage.setItem(key, token)", [f"wordjudge.{role}.token", token])
     page.goto(f"{server.base}/{role}")
 
@@ -190,6 +192,85 @@ def browser(chromium: Browser) -> Iterator[Browser]:
     for context in chromium.contexts:
         if context not in before:
             context.close()
+
+
+class PageStory:
+    """What a page did (its loads, requests, console lines and errors, each with its time), told when an
+    expectation on it fails: a page that never showed what was awaited says why (a whole check on a loaded machine
+    once met a runner page with no screen after 30 s, and nothing else to go on)."""
+
+    def __init__(self, page: Page) -> None:
+        self.page = page
+        self.started = time.monotonic()
+        self.lines: list[str] = []
+
+    def note(self, what: str) -> None:
+        self.lines.append(f"{time.monotonic() - self.started:7.2f} s  {what}")
+
+    def expect(self, check: Callable[[], None]) -> None:
+        """Run ``check`` (a Playwright expectation); if it fails, fail with the page's story too."""
+        try:
+            check()
+        except AssertionError as failed:
+            try:
+                now = self.page.evaluate(
+                    "() => `${location.href} ${document.readyState} ` + "
+                    "(document.getElementById('app')?.outerHTML ?? '(no #app)').slice(0, 300)"
+                )
+            except Exception as gone:  # a page mid-navigation or closed: said instead
+                now = f"(the page could not be read: {gone})"
+            story = "\n".join(self.lines[-80:])
+            raise AssertionError(f"{failed}\n\nthe page now: {now}\nwhat it did:\n{story}") from None
+
+
+@contextmanager
+def page_story(page: Page) -> Iterator[PageStory]:
+    """Listen to ``page`` for the duration (see :class:`PageStory`)."""
+    story = PageStory(page)
+
+    def navigated(frame: Frame) -> None:
+        if frame == page.main_frame:
+            story.note(f"navigated {frame.url}")
+
+    def console(message: ConsoleMessage) -> None:
+        story.note(f"console.{message.type}: {message.text}")
+
+    def asked(request: Request) -> None:
+        story.note(f"-> {request.method} {request.url}")
+
+    def answered(request: Request) -> None:
+        response = request.response()
+        story.note(f"<- {request.url} {response.status if response is not None else 'no response'}")
+
+    def failed(request: Request) -> None:
+        story.note(f"<- {request.url} FAILED {request.failure}")
+
+    def loaded(_: Page) -> None:
+        story.note("load")
+
+    def error(exception: Error) -> None:
+        story.note(f"page error: {exception}")
+
+    page.on("framenavigated", navigated)
+    page.on("load", loaded)
+    page.on("console", console)
+    page.on("pageerror", error)
+    page.on("request", asked)
+    page.on("requestfinished", answered)
+    page.on("requestfailed", failed)
+    try:
+        yield story
+    finally:
+        for event, listener in [
+            ("framenavigated", navigated),
+            ("load", loaded),
+            ("console", console),
+            ("pageerror", error),
+            ("request", asked),
+            ("requestfinished", answered),
+            ("requestfailed", failed),
+        ]:
+            page.remove_listener(event, listener)
 
 
 def new_page(browser: Browser, size: str = "small") -> Page:

@@ -15,7 +15,7 @@ from pypdf import PdfReader
 
 from wordjudge.model.auth import Role
 
-from .browser import PAGE_WAIT_MS, new_page, open_enrolled, runner_sends, screenshot, serving
+from .browser import PAGE_WAIT_MS, new_page, open_enrolled, page_story, runner_sends, screenshot, serving
 from .helpers import LiveServer, access_store, write_event
 
 pytestmark = pytest.mark.browser
@@ -154,3 +154,19 @@ def test_every_letter_is_visible_on_a_small_phone_and_at_200_percent_zoom(
     runner.get_by_role("button", name="Send for adjudication").click()
     fully_visible("not-sent")
     context.close()
+
+
+def test_a_page_that_never_shows_what_is_awaited_fails_with_its_story(browser: Browser, server: LiveServer) -> None:
+    page = new_page(browser, "phone")
+    with page_story(page) as story:
+        page.goto(f"{server.base}/runner")
+        never = expect(page.locator("#app[data-screen=nowhere]"))
+        with pytest.raises(AssertionError) as failed:
+            story.expect(lambda: never.to_have_count(1, timeout=2_000))
+    told = str(failed.value)
+    assert "the page now: " in told
+    assert "/runner complete" in told  # where it is and how far it loaded
+    assert f"navigated {server.base}/runner" in told
+    assert f"-> GET {server.base}/api/health" in told
+    assert f"<- {server.base}/api/health 200" in told
+    page.context.close()
