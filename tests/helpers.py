@@ -7,6 +7,7 @@ import asyncio
 import errno
 import gzip
 import os
+import random
 import socket
 import ssl
 import subprocess
@@ -216,11 +217,35 @@ def assert_message_is_the_error(body: dict[str, Any]) -> None:
 # -- a real server --------------------------------------------------------------------------------
 
 
+# Ports a test's server listens on are picked below this (and above the well-known and registered ports most
+# services take).
+LOWEST_PORT = 10_000
+
+
+def ephemeral_ports() -> tuple[int, int]:
+    """The system's range of ports for outgoing connections (Linux's ``ip_local_port_range``)."""
+    try:
+        low, high = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+        return int(low), int(high)
+    except (OSError, ValueError):
+        return 32768, 60999  # Linux's default
+
+
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
+    """A port free on 127.0.0.1 now, for a test's server to listen on, outside the ephemeral range: a port the
+    system hands out (``bind(0)``) may be taken between this check and the server's bind by any process's
+    outgoing connection, and was (a whole check beside three others: "port 35754 is in use")."""
+    low, _ = ephemeral_ports()
+    for _ in range(1000):
+        port = random.randrange(LOWEST_PORT, low) if low > LOWEST_PORT else 0
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:  # taken (or lingering after a close): another
+                continue
+            found: int = sock.getsockname()[1]
+            return found
+    raise RuntimeError(f"no free port on 127.0.0.1 between {LOWEST_PORT} and {low}")
 
 
 def free_ports(count: int) -> int:
