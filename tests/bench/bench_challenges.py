@@ -36,7 +36,7 @@ from wordjudge import __version__
 from wordjudge.log.audit import AuditLog
 from wordjudge.storage.dialect import StateLocation
 
-from .headline import headline_lines, machine
+from .headline import cpu_model, headline_lines, machine
 
 CONCURRENCY = (1, 16, 64)
 RATIO_TARGET, P99_TARGET_MS = 0.7, 25
@@ -186,14 +186,7 @@ def main() -> None:
     log = AuditLog(StateLocation(data_dir))
     verification = log.verify()
     log.close()
-    cpu = next(
-        (
-            line.split(":", 1)[1].strip()
-            for line in Path("/proc/cpuinfo").read_text().splitlines()
-            if line.startswith("model name")
-        ),
-        platform.processor(),
-    )
+    cpu = cpu_model()
     lines = [
         f"Measured {datetime.now(UTC):%Y-%m-%d} on {cpu}, {os.cpu_count()} cores (server and wrk share them), "
         f"Python {platform.python_version()}, wordjudge {__version__}, one server process, durable logging "

@@ -43,7 +43,7 @@ from wordjudge.words.demo import read_demo_list
 from ..browser import CHROMIUM, CHROMIUM_ARGS
 from .bench_challenges import free_port, wait_until_up
 from .bench_log import PASSWORD, Filler, make_data_dir
-from .headline import headline_lines
+from .headline import cpu_model, headline_lines, machine
 
 RUNS = 5
 TARGET_MS = 200
@@ -226,6 +226,7 @@ def main() -> None:
     if args.fill_only:
         filled(args.data_dir / str(sizes[-1]) if args.data_dir else None, sizes[-1])
         return
+    start_load = os.getloadavg()[0]
     results: dict[int, dict[str, float]] = {}
     fill_seconds: dict[int, float] = {}
     for size in sizes:
@@ -237,14 +238,16 @@ def main() -> None:
             shutil.rmtree(data.parent, ignore_errors=True)
     table = render(results, fill_seconds)
     header = (
-        f"Measured {datetime.now(UTC):%Y-%m-%d} on {platform.processor() or platform.machine()}, "
+        f"Measured {datetime.now(UTC):%Y-%m-%d} on {cpu_model()}, "
         f"{os.cpu_count()} cores, Python {platform.python_version()}, wordjudge {__version__}, "
         f"Chromium {CHROMIUM}.\n\n"
     )
     print(header + table)
     if args.markdown:
         largest = sizes[-1]
-        said = headline_lines(MEASURES, headline(largest, list(results[largest].values())))
+        said = headline_lines(
+            MEASURES, headline(largest, list(results[largest].values())), machine([start_load, os.getloadavg()[0]])
+        )
         args.markdown.write_text(f"# The TD console at scale, end to end in the browser\n\n{said}\n{header}{table}")
 
 

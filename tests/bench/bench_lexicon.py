@@ -34,7 +34,7 @@ from wordjudge.words.profile import Errata, Profile
 from wordjudge.words.wordlist import read_word_list
 
 from ..wordgen import markov_words, near_misses
-from .headline import headline_lines
+from .headline import cpu_model, headline_lines, machine
 
 LOOKUPS = 1_000_000
 TARGETS = {"compile": "< 2 s", "size": "< 30% of text", "load": "< 10 ms", "lookups": ">= 1,000,000/s"}
@@ -146,6 +146,7 @@ def main() -> None:
         return
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+    start_load = os.getloadavg()[0]
     demo = read_demo_list().sorted_words()
     started = time.perf_counter()
     realistic = markov_words(demo, 280_000)
@@ -158,14 +159,7 @@ def main() -> None:
             columns.append(bench_list(label, words, Path(workdir)))
             print(f"measured {label}", file=sys.stderr)
 
-    cpu = next(
-        (
-            line.split(":", 1)[1].strip()
-            for line in Path("/proc/cpuinfo").read_text().splitlines()
-            if line.startswith("model name")
-        ),
-        platform.processor(),
-    )
+    cpu = cpu_model()
     header = (
         f"Measured {datetime.now(UTC):%Y-%m-%d} on {cpu}, 1 core pinned, Python {platform.python_version()}, "
         f"wordjudge {__version__}. Targets for 280,000 words: compile {TARGETS['compile']}, "
@@ -178,7 +172,7 @@ def main() -> None:
     table = "\n".join(lines)
     print(table)
     if args.markdown:
-        said = headline_lines(MEASURES, _headline(columns[1]))
+        said = headline_lines(MEASURES, _headline(columns[1]), machine([start_load, os.getloadavg()[0]]))
         args.markdown.write_text(
             f"# Lexicon engine benchmark\n\n{said}\n`python -m tests.bench.bench_lexicon`\n\n{table}\n"
         )

@@ -67,7 +67,7 @@ from wordjudge.words.wordlist import SourceFormat, read_word_list
 
 from ..wordgen import markov_words
 from .bench_challenges import free_port, wait_until_up
-from .headline import headline_lines
+from .headline import cpu_model, headline_lines, machine
 
 DIVISIONS = ("A", "B", "C")
 PASSWORD = "bench password 123"
@@ -560,6 +560,11 @@ def reuse(data: Path, markdown: Path | None, before: dict[str, Any] | None = Non
         markdown.write_text(table)
 
 
+def _loads(results: dict[int, dict[str, Any]]) -> list[float]:
+    """The load averages (1 min) the run noted with its figures, at every size."""
+    return [value for figures in results.values() for name, value in figures.items() if name.startswith("load at")]
+
+
 def render(
     results: dict[int, dict[str, Any]],
     fill_times: dict[int, float],
@@ -574,12 +579,16 @@ def render(
     lines = [
         "# The audit log at scale",
         "",
-        headline_lines(MEASURES, _headline(largest, results[largest], timed=views(largest, ["X"] * 1235))).rstrip(),
+        headline_lines(
+            MEASURES,
+            _headline(largest, results[largest], timed=views(largest, ["X"] * 1235)),
+            machine([*_loads(results), os.getloadavg()[0]]),
+        ).rstrip(),
         "",
         "`python -m tests.bench.bench_log` (see its docstring for what it does); this page is what its"
         " `--markdown docs/bench-log.md` writes.",
         "",
-        f"Measured {datetime.now(UTC):%Y-%m-%d} on {platform.processor() or platform.machine()}, "
+        f"Measured {datetime.now(UTC):%Y-%m-%d} on {cpu_model()}, "
         f"{os.cpu_count()} cores (load average {os.getloadavg()[0]:.1f} at the end), Python "
         f"{platform.python_version()}, SQLite {sqlite3.sqlite_version} via Python's sqlite3, wordjudge {__version__}. "
         f"Views are the median of {RUNS} requests through the HTTP API as a TD (taken in turn, after a first of each), in "

@@ -44,6 +44,7 @@ from wordjudge.words.wordlist import SourceFormat, WordList
 
 from ..wordgen import markov_words, near_misses
 from .bench_challenges import free_port, wait_until_up
+from .headline import cpu_model
 
 SIZES = {"CSW24-sized": 279_077, "NWL-sized": 196_601}
 NAMES = {"CSW24-sized": "bigsynth", "NWL-sized": "midsynth"}
@@ -189,14 +190,7 @@ def main() -> None:
         alone = server_rss(demo_dir, {"demo": demo}, demo_token, demo_env)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    cpu = next(
-        (
-            line.split(":", 1)[1].strip()
-            for line in Path("/proc/cpuinfo").read_text().splitlines()
-            if line.startswith("model name")
-        ),
-        platform.processor(),
-    )
+    cpu = cpu_model()
     lines = [
         f"Measured {datetime.now(UTC):%Y-%m-%d %H:%M} UTC on {cpu}, pinned to core {core}, Python "
         f"{platform.python_version()}, wordjudge {__version__}; load average {load:.2f} at the start. "

@@ -53,6 +53,7 @@ from wordjudge.model.auth import Role
 from wordjudge.storage.dialect import StateLocation
 
 from .bench_challenges import benchmark_event, free_port, parse_wrk, wait_until_up
+from .headline import cpu_model
 
 CLOSED = (16, 64)
 OPEN: tuple[int, ...] = (200, 500, 1000)
@@ -319,17 +320,10 @@ def _wait_post(url: str, server: subprocess.Popen[str], seconds: float = 60) -> 
             time.sleep(0.2)
 
 
-def _cpu_model() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor()
-
-
 def tables(bench: Bench, shares: bool) -> str:
     by = {(row.target, row.mode, row.level): row for row in bench.rows}
     lines = [
-        f"Measured {datetime.now(UTC):%Y-%m-%d %H:%M} UTC on {_cpu_model()}, {os.cpu_count()} cores; server pinned "
+        f"Measured {datetime.now(UTC):%Y-%m-%d %H:%M} UTC on {cpu_model()}, {os.cpu_count()} cores; server pinned "
         f"to core(s) {bench.server_cores}, load generators on core(s) {bench.load_cores}"
         f"{' (sharing the server’s cores)' if shares else ''}; Python {platform.python_version()}, wordjudge "
         f"{__version__}; {bench.seconds} s per run. Load: the 1-minute load average when each run started.",

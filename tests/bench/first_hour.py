@@ -28,7 +28,7 @@ from pathlib import Path
 import httpx2 as httpx
 from playwright.sync_api import Page, expect, sync_playwright
 
-from tests.bench.headline import headline_lines
+from tests.bench.headline import headline_lines, machine
 from tests.browser import CHROMIUM, CHROMIUM_ARGS
 
 PASSWORD = "first-hour-password"
@@ -147,6 +147,7 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--markdown", type=Path, help="also write the table to this file")
     args = parser.parse_args()
+    start_load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="wordjudge-first-hour-") as folder:
         timings = walk(Path(folder), args.port)
     load = os.getloadavg()
@@ -161,7 +162,9 @@ def main() -> None:
     ]
     print("\n".join(lines))
     if args.markdown:
-        said = headline_lines(MEASURES, _headline(timings, sum(seconds for _, seconds in timings)))
+        said = headline_lines(
+            MEASURES, _headline(timings, sum(seconds for _, seconds in timings)), machine([start_load, load[0]])
+        )
         header = f"# A new TD's first hour, timed\n\n{said}\nMade by `.venv/bin/python -m tests.bench.first_hour`.\n\n"
         args.markdown.write_text(header + "\n".join(lines) + "\n", "utf-8")
 

@@ -19,17 +19,21 @@ def headline_lines(measures: str, headline: str, machine: str | None = None) -> 
     return lines + (f"<!-- machine: {machine} -->\n" if machine is not None else "")
 
 
-def machine(loads: Iterable[float]) -> str:
-    """This machine as a page's machine line says it: its processor and cores, and the range of the load average
-    (1 min) over the run (``loads``: those taken during it; none: not noted)."""
+def cpu_model() -> str:
+    """This machine's processor as /proc/cpuinfo names it, else as the platform module does."""
     try:
-        cpu = next(
+        return next(
             line.split(":", 1)[1].strip()
             for line in Path("/proc/cpuinfo").read_text().splitlines()
             if line.startswith("model name")
         )
     except (OSError, StopIteration):
-        cpu = platform.processor() or platform.machine()
+        return platform.processor() or platform.machine()
+
+
+def machine(loads: Iterable[float]) -> str:
+    """This machine as a page's machine line says it: its processor and cores, and the range of the load average
+    (1 min) over the run (``loads``: those taken during it; none: not noted)."""
     taken = list(loads)
     load = f"load {min(taken):.1f} to {max(taken):.1f}" if taken else "load not noted"
-    return f"{cpu}, {os.cpu_count()} cores; {load}"
+    return f"{cpu_model()}, {os.cpu_count()} cores; {load}"

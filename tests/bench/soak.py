@@ -49,7 +49,7 @@ from wordjudge.storage.dialect import StateLocation
 from wordjudge.web.deps import SESSION_COOKIE
 
 from .bench_challenges import free_port
-from .headline import headline_lines, machine
+from .headline import cpu_model, headline_lines, machine
 
 WORDS = ["cat", "dog", "qi", "zax", "jo", "xu", "aa", "qat", "cwm", "zzz", "quixotic", "oxyphenbutazone", "fjord"]
 KINDS = ["challenge", "replay", "mine", "health", "td list", "td summary", "feed delay"]
@@ -254,14 +254,7 @@ def headline(records: int, challenges: int, rss_start_mib: float, rss_end_mib: f
 
 def report(run: Run, args: argparse.Namespace, records: int, commits: int, verified: str) -> str:
     seconds = args.minutes * 60
-    cpu = next(
-        (
-            line.split(":", 1)[1].strip()
-            for line in Path("/proc/cpuinfo").read_text().splitlines()
-            if line.startswith("model name")
-        ),
-        platform.processor(),
-    )
+    cpu = cpu_model()
     last = (max(0, seconds - 60), seconds)
     same = " First and last minute are the same minute in a 1-minute run." if seconds <= 60 else ""
     lines = [

@@ -46,8 +46,8 @@ from typing import Any
 
 from wordjudge import __version__
 
-from .bench_verdict import Bench, Row, _cpu_model, load_average, serving_wordjudge
-from .headline import headline_lines
+from .bench_verdict import Bench, Row, load_average, serving_wordjudge
+from .headline import cpu_model, headline_lines, machine
 
 _KEPT = ("seconds", "server_cores", "load_cores", "after_code", "before_code", "measured")  # saved with the rounds
 MEASURES = "the verdict path beside two naive judges (issue 19)"
@@ -225,7 +225,7 @@ def page(rounds: list[Round], args: argparse.Namespace, profile: str | None, cpu
     lines = [
         "# The verdict path: side by side with naive judges (issues 19 and 48)",
         "",
-        headline_lines(MEASURES, headline).rstrip(),
+        headline_lines(MEASURES, headline, machine(loads)).rstrip(),
         "",
         "Written by `python -m tests.bench.verdict_pairs` (its docstring says how it runs); nothing here is written "
         "by hand. How fast a durable, authenticated, rate-limited verdict is next to what a club would hack instead: "
@@ -239,7 +239,7 @@ def page(rounds: list[Round], args: argparse.Namespace, profile: str | None, cpu
         "designs tried and not kept (issue 19: the fast path, the WAL copied after the answers, a process per "
         "core): this page's history (`git log -p docs/bench-verdict.md`).",
         "",
-        f"Measured {args.measured} UTC on {_cpu_model()}, {os.cpu_count()} cores, a machine "
+        f"Measured {args.measured} UTC on {cpu_model()}, {os.cpu_count()} cores, a machine "
         "shared with other engineers' builds and tests (the 1-minute load average is beside each figure: above 2 "
         "on 2 cores, the benchmark had less than the machine); servers pinned to core(s) "
         f"{args.server_cores}, load generators on core(s) {args.load_cores}; Python "
