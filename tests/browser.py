@@ -9,12 +9,13 @@ import shutil
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, ConsoleMessage, Error, Frame, Page, Request, expect, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Frame, Page, expect, sync_playwright
 
 from .helpers import PASSWORD, LiveServer, access_store
 
@@ -57,11 +58,10 @@ def serving(data_dir: Path, tds: tuple[str, ...] = ()) -> Iterator[LiveServer]:
 
 def open_enrolled(page: Page, server: LiveServer, role: str, token: str) -> None:
     """Open the ``role`` page (kiosk, runner) on ``page`` as a device enrolled with ``token``, as after pairing."""
-    with page_story(page) as story:
-        page.goto(f"{server.base}/{role}")
-        # A screen of its own (pairing, if it holds no token yet): shown once the page speaks the event's language
-        # (it may reload into it first).
-        story.expect(lambda: expect(page.locator("#app[data-screen]")).to_have_count(1))
+    page.goto(f"{server.base}/{role}")
+    # A screen of its own (pairing, if it holds no token yet): shown once the page speaks the event's language (it
+    # may reload into it first).
+    expect(page.locator("#app[data-screen]")).to_have_count(1)
     page.evaluate("([key, token]) => localStorage.setItem(key, token)", [f"wordjudge.{role}.token", token])
     page.goto(f"{server.base}/{role}")
 
@@ -180,7 +180,7 @@ def chromium(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
 
 
 @pytest.fixture
-def browser(chromium: Browser) -> Iterator[Browser]:
+def browser(chromium: Browser, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[Browser]:
     """The session's Chromium; every context (and page) the test opened is closed after it.
 
     Left open, a whole run's pages (each still polling its own long-gone server) pile up in the one browser. Late
@@ -188,89 +188,90 @@ def browser(chromium: Browser) -> Iterator[Browser]:
     worker did not take control within 90 s; those hundreds of open pages are the one thing such runs differ in.
     """
     before = set(chromium.contexts)
+    stories = request.node.stash.setdefault(STORIES, [])
+    new_context, new_page = chromium.new_context, chromium.new_page
+
+    def context_told(*args: Any, **kwargs: Any) -> BrowserContext:
+        context = new_context(*args, **kwargs)
+        context.on("page", lambda page: stories.append(PageStory(page)))
+        return context
+
+    def page_told(*args: Any, **kwargs: Any) -> Page:
+        page = new_page(*args, **kwargs)
+        stories.append(PageStory(page))
+        return page
+
+    # Every page the test opens has its story (told in the test's report if it fails), however it was opened.
+    monkeypatch.setattr(chromium, "new_context", context_told)
+    monkeypatch.setattr(chromium, "new_page", page_told)
     yield chromium
     for context in chromium.contexts:
         if context not in before:
             context.close()
+    stories.clear()  # told already if the test failed; the closed pages are let go with them
 
 
 class PageStory:
-    """What a page did (its loads, requests, console lines and errors, each with its time), told when an
+    """What a page did (its loads, requests, answers, console lines and errors, each with its time), told when an
     expectation on it fails: a page that never showed what was awaited says why (a whole check on a loaded machine
-    once met a runner page with no screen after 30 s, and nothing else to go on)."""
+    once met a runner page with no screen after 30 s, and nothing else to go on). It listens from its creation for
+    the page's life; the ``browser`` fixture gives every page a test opens one, told in the report of a failed test.
+    """
 
     def __init__(self, page: Page) -> None:
         self.page = page
         self.started = time.monotonic()
         self.lines: list[str] = []
+        heard: list[tuple[str, Callable[..., None]]] = [
+            ("framenavigated", self._navigated),
+            ("load", lambda _: self.note("load")),
+            ("console", lambda message: self.note(f"console.{message.type}: {message.text}")),
+            ("pageerror", lambda error: self.note(f"page error: {error}")),
+            ("request", lambda request: self.note(f"-> {request.method} {request.url}")),
+            ("response", lambda response: self.note(f"<- {response.url} {response.status}")),
+            ("requestfailed", lambda request: self.note(f"<- {request.url} FAILED {request.failure}")),
+            ("close", lambda _: self.note("closed")),
+        ]
+        for event, listener in heard:
+            page.on(event, listener)  # type: ignore[call-overload]  # Playwright types each event's listener apart
+
+    def _navigated(self, frame: Frame) -> None:
+        if frame == self.page.main_frame:
+            self.note(f"navigated {frame.url}")
 
     def note(self, what: str) -> None:
         self.lines.append(f"{time.monotonic() - self.started:7.2f} s  {what}")
 
-    def expect(self, check: Callable[[], None]) -> None:
-        """Run ``check`` (a Playwright expectation); if it fails, fail with the page's story too."""
+    def told(self) -> str:
+        """Where the page is now (its address, how far it loaded, the start of its screen) and what it did."""
         try:
-            check()
-        except AssertionError as failed:
-            try:
-                now = self.page.evaluate(
-                    "() => `${location.href} ${document.readyState} ` + "
-                    "(document.getElementById('app')?.outerHTML ?? '(no #app)').slice(0, 300)"
-                )
-            except Exception as gone:  # a page mid-navigation or closed: said instead
-                now = f"(the page could not be read: {gone})"
-            story = "\n".join(self.lines[-80:])
-            raise AssertionError(f"{failed}\n\nthe page now: {now}\nwhat it did:\n{story}") from None
+            now = self.page.evaluate(
+                "() => `${location.href} ${document.readyState} ` + "
+                "(document.getElementById('app')?.outerHTML ?? '(no #app)').slice(0, 300)"
+            )
+        except Exception as gone:  # a page mid-navigation or closed: said instead
+            now = f"(the page could not be read: {gone})"
+        return f"the page now: {now}\nwhat it did:\n" + "\n".join(self.lines[-80:])
 
 
-@contextmanager
-def page_story(page: Page) -> Iterator[PageStory]:
-    """Listen to ``page`` for the duration (see :class:`PageStory`)."""
-    story = PageStory(page)
+# The stories of the pages a test opened through the ``browser`` fixture, told in its report if it fails.
+STORIES = pytest.StashKey[list[PageStory]]()
 
-    def navigated(frame: Frame) -> None:
-        if frame == page.main_frame:
-            story.note(f"navigated {frame.url}")
 
-    def console(message: ConsoleMessage) -> None:
-        story.note(f"console.{message.type}: {message.text}")
+def told_sections(item: pytest.Item) -> list[tuple[str, str]]:
+    """The report sections of ``item``'s pages: each page's story, titled with its number and address."""
+    stories: list[PageStory] = item.stash.get(STORIES, [])  # none: the test opened no browser
+    return [(f"page {number} of the test ({story.page.url})", story.told()) for number, story in enumerate(stories, 1)]
 
-    def asked(request: Request) -> None:
-        story.note(f"-> {request.method} {request.url}")
 
-    def answered(request: Request) -> None:
-        response = request.response()
-        story.note(f"<- {request.url} {response.status if response is not None else 'no response'}")
-
-    def failed(request: Request) -> None:
-        story.note(f"<- {request.url} FAILED {request.failure}")
-
-    def loaded(_: Page) -> None:
-        story.note("load")
-
-    def error(exception: Error) -> None:
-        story.note(f"page error: {exception}")
-
-    page.on("framenavigated", navigated)
-    page.on("load", loaded)
-    page.on("console", console)
-    page.on("pageerror", error)
-    page.on("request", asked)
-    page.on("requestfinished", answered)
-    page.on("requestfailed", failed)
-    try:
-        yield story
-    finally:
-        for event, listener in [
-            ("framenavigated", navigated),
-            ("load", loaded),
-            ("console", console),
-            ("pageerror", error),
-            ("request", asked),
-            ("requestfinished", answered),
-            ("requestfailed", failed),
-        ]:
-            page.remove_listener(event, listener)
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, None]:
+    # A browser test that fails says what each of its pages did: a wait that ran out on a loaded machine, met once
+    # in a whole check and never again, is understood from the report alone.
+    outcome = yield
+    report = outcome.get_result()
+    if report.when == "call" and report.failed:
+        report.sections.extend(told_sections(item))
 
 
 def new_page(browser: Browser, size: str = "small") -> Page:

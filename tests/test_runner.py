@@ -8,6 +8,8 @@ from __future__ import annotations
 import io
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Literal
 
 import pytest
 from playwright.sync_api import Browser, expect
@@ -15,7 +17,16 @@ from pypdf import PdfReader
 
 from wordjudge.model.auth import Role
 
-from .browser import PAGE_WAIT_MS, new_page, open_enrolled, page_story, runner_sends, screenshot, serving
+from .browser import (
+    PAGE_WAIT_MS,
+    new_page,
+    open_enrolled,
+    pytest_runtest_makereport,
+    runner_sends,
+    screenshot,
+    serving,
+    told_sections,
+)
 from .helpers import LiveServer, access_store, write_event
 
 pytestmark = pytest.mark.browser
@@ -156,17 +167,33 @@ def test_every_letter_is_visible_on_a_small_phone_and_at_200_percent_zoom(
     context.close()
 
 
-def test_a_page_that_never_shows_what_is_awaited_fails_with_its_story(browser: Browser, server: LiveServer) -> None:
+def test_a_failed_browser_test_reports_what_each_of_its_pages_did(
+    browser: Browser, server: LiveServer, request: pytest.FixtureRequest
+) -> None:
     page = new_page(browser, "phone")
-    with page_story(page) as story:
-        page.goto(f"{server.base}/runner")
-        never = expect(page.locator("#app[data-screen=nowhere]"))
-        with pytest.raises(AssertionError) as failed:
-            story.expect(lambda: never.to_have_count(1, timeout=2_000))
-    told = str(failed.value)
+    page.goto(f"{server.base}/runner")
+    with pytest.raises(AssertionError):  # a wait that runs out, as on a loaded machine
+        expect(page.locator("#app[data-screen=nowhere]")).to_have_count(1, timeout=2_000)
+    [(title, told)] = told_sections(request.node)
+    assert title == f"page 1 of the test ({server.base}/runner)"
     assert "the page now: " in told
     assert "/runner complete" in told  # where it is and how far it loaded
     assert f"navigated {server.base}/runner" in told
     assert f"-> GET {server.base}/api/health" in told
     assert f"<- {server.base}/api/health 200" in told
+    # The report of a failed call carries the stories; a passed one does not.
+    failed, passed = _reported(request.node, "failed"), _reported(request.node, "passed")
+    assert [name for name, _ in failed.sections] == [title]
+    assert failed.sections[0][1].startswith("the page now: ")
+    assert passed.sections == []
     page.context.close()
+
+
+def _reported(item: pytest.Item, outcome: Literal["passed", "failed"]) -> pytest.TestReport:
+    """The report of ``item``'s call with ``outcome``, as the browser plugin's report hook leaves it."""
+    report = pytest.TestReport(item.nodeid, ("t", 0, "t"), {}, outcome, None, "call")
+    hook = pytest_runtest_makereport(item, pytest.CallInfo.from_call(lambda: None, "call"))
+    next(hook)
+    with pytest.raises(StopIteration):
+        hook.send(SimpleNamespace(get_result=lambda: report))
+    return report
