@@ -447,3 +447,14 @@ def test_a_copy_of_the_file_verifies_on_its_own(audit: AuditLog, tmp_path: Path)
     copy.mkdir()
     shutil.copy(audit.path, copy / AUDIT_FILE)
     assert AuditLog(StateLocation(copy)).verify().ok
+
+
+@pytest.mark.usefixtures("database_url")  # on both backends
+def test_a_read_racing_the_logs_close_leaves_no_connection_open(audit: AuditLog) -> None:
+    """A thread that reads while the log closes (the server's watcher, at a stop) opens its connection after the
+    close took the others: kept for the next read, it stayed open for good (PostgreSQL: "deleted while still open")."""
+    [record] = fill(audit, 1)
+    assert audit.get(record.id) == record  # a reader kept for the next read
+    audit.close()
+    assert audit.get(record.id) == record  # a late read still reads...
+    assert (audit._all_readers, audit._readers.qsize()) == ([], 0)  # ...and keeps no connection open

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -192,3 +193,23 @@ def test_a_running_wordjudge_serve_picks_up_a_hand_edit_and_logs_it(
     eventually(lambda: httpx.get(f"{server.base}/api/event", headers=kiosk).json()["current_round"] == 9, "round 9")
     output = server.stop()
     assert "event.toml changed: now serving Spring Open, 1 division(s), current round 9" in output
+
+
+def test_a_stop_waits_for_the_watchers_step_under_way(
+    settings: Settings, event_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The watcher's steps run in a worker thread, which cancelling the watcher does not stop: a stop that came
+    during one closed the log under it (a read then opened a connection nobody closed: PostgreSQL's "deleted while
+    still open", failing whichever test ran when it was collected). The stop now waits for the step to end."""
+    started = threading.Event()
+    log_open_at_its_end: list[bool] = []
+
+    def slow_corrections(audit: Any, event: str) -> None:
+        started.set()
+        time.sleep(1.0)  # a step that takes its time: the stop comes during it
+        log_open_at_its_end.append(not audit._closing.is_set())
+
+    monkeypatch.setattr("wordjudge.web.app.corrections", slow_corrections)
+    with TestClient(create_app(settings)):
+        assert started.wait(PICKED_UP_WITHIN), "the watcher never took its step"
+    assert log_open_at_its_end == [True]

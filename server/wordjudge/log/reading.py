@@ -49,16 +49,20 @@ class LogReader:
         self._readers: queue.LifoQueue[Any] = queue.LifoQueue()  # sqlite3 or postgres connections
         self._all_readers: list[Any] = []
         self._readers_lock = threading.Lock()
+        self._readers_closed = False  # close_readers was called: a read's connection is closed after it
 
     def _connect_reader(self) -> AnyConnection:
         return connect_reader(self.location, self.path.name)
 
     def close_readers(self) -> None:
-        """Close every read-only connection."""
+        """Close every read-only connection; a read from now on (a thread still under way) closes its own after it."""
         with self._readers_lock:
+            self._readers_closed = True
             for connection in self._all_readers:
                 connection.close()
             self._all_readers.clear()
+            while not self._readers.empty():  # closed: never handed to a read again
+                self._readers.get_nowait()
 
     @contextmanager
     def _reader(self) -> Iterator[Any]:
@@ -78,12 +82,18 @@ class LogReader:
         except DatabaseError as exc:
             raise AuditUnavailable("error.audit.cannot_read", path=self.where, reason=reason(exc)) from exc
         finally:
-            if getattr(connection, "broken", False):  # the server went away: the next read opens a new one
-                with self._readers_lock:
-                    self._all_readers.remove(connection)
-                connection.close()
-            else:
+            self._give_back(connection)
+
+    def _give_back(self, connection: Any) -> None:
+        """Keep a read's connection for the next read; close it if it broke (the server went away: the next read
+        opens a new one) or the readers were closed meanwhile (it would be kept by nobody, open)."""
+        with self._readers_lock:
+            if not (self._readers_closed or getattr(connection, "broken", False)):
                 self._readers.put(connection)
+                return
+            if connection in self._all_readers:
+                self._all_readers.remove(connection)
+        connection.close()
 
     def get(self, record_id: int) -> Record | None:
         """The record with that id, or None."""

@@ -42,6 +42,8 @@ log = logging.getLogger(__name__)
 
 EVENT_WATCH_SECONDS = 1.0  # how often the event file is looked at (a stat) for the TD's hand edits
 HALL_WATCH_SECONDS = 1.0  # how often a hall server looks at its database and asks its peers
+# How long a stop waits for a watcher's step under way (a disk that stopped answering may hold one for good).
+WATCH_STOP_SECONDS = 10.0
 
 
 def create_app(
@@ -73,12 +75,18 @@ def create_app(
             opened.start()
         if opened.resources is not None:
             opened.resources.advertise()  # wordjudge.local on the LAN, when listening there
-        tasks = [asyncio.create_task(_watch_event_file(opened), name="event file watcher")]
+        stopping = asyncio.Event()
+        tasks = [asyncio.create_task(_watch_event_file(opened, stopping), name="event file watcher")]
         if opened.in_hall:
-            tasks.append(asyncio.create_task(_watch_hall(opened), name="hall watcher"))
+            tasks.append(asyncio.create_task(_watch_hall(opened, stopping), name="hall watcher"))
         try:
             yield {"serving": opened}
         finally:
+            # The watchers stop between two steps, not in one: a step runs in a worker thread, which a cancel leaves
+            # running against the resources closed under it (a read of the log racing its close opened a
+            # connection nobody closed). A step that hangs is given up on after WATCH_STOP_SECONDS.
+            stopping.set()
+            await asyncio.wait(tasks, timeout=WATCH_STOP_SECONDS)
             for task in tasks:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
@@ -128,24 +136,29 @@ def create_app(
     return app
 
 
-async def _watch_hall(serving: Serving) -> None:
+async def _stops_within(stopping: asyncio.Event, seconds: float) -> bool:
+    """Wait ``seconds``, or less if ``stopping`` is set meanwhile; whether it is."""
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(stopping.wait(), seconds)
+    return stopping.is_set()
+
+
+async def _watch_hall(serving: Serving, stopping: asyncio.Event) -> None:
     """Look at the server's place in its hall every :data:`HALL_WATCH_SECONDS`, in a worker thread (it asks the
-    database and the peers), until cancelled: a standby promoted becomes active, an active server replaced
-    steps down (:meth:`Serving.step`)."""
-    while True:
-        await asyncio.sleep(HALL_WATCH_SECONDS)
+    database and the peers), until ``stopping`` is set: a standby promoted becomes active, an active server
+    replaced steps down (:meth:`Serving.step`)."""
+    while not await _stops_within(stopping, HALL_WATCH_SECONDS):
         await asyncio.to_thread(serving.step)
 
 
-async def _watch_event_file(serving: Serving) -> None:
+async def _watch_event_file(serving: Serving, stopping: asyncio.Event) -> None:
     """Look at the clock (:meth:`~wordjudge.tournament.timekeeping.Timekeeper.look`) and the event file every
     :data:`EVENT_WATCH_SECONDS`, in a worker thread (reading a changed file
     and verifying a new lexicon take time), write the devices' and sessions' last-seen times (in a worker
     thread too: a commit waits for the disk), at which kiosks went silent (alerting the TD), and keep the
-    summary's final verdicts up to date (so that no summary waits for them), until cancelled. Only while the
-    server is active (a standby has no event open)."""
-    while True:
-        await asyncio.sleep(EVENT_WATCH_SECONDS)
+    summary's final verdicts up to date (so that no summary waits for them), until ``stopping`` is set. Only while
+    the server is active (a standby has no event open)."""
+    while not await _stops_within(stopping, EVENT_WATCH_SECONDS):
         resources = serving.resources
         if resources is None:
             continue
