@@ -271,13 +271,21 @@ SLOWLY = b"POST /api/challenges HTTP/1.1\r\nHost: hall\r\nX-Slow: " + b"a" * 100
 
 @dataclass
 class Flood:
-    """Connections from 127.0.0.1 that each send a byte every TICK seconds, replaced when closed."""
+    """Connections from 127.0.0.1 that each send a byte every TICK seconds, replaced when closed.
+
+    Each closed connection is kept as (seconds it lived until the server's first answer or its close,
+    whether the server answered): the server answers a connection it let in and timed out (408), and
+    closes one over the per-address cap unanswered. ``blind`` is the longest stretch the flood spent
+    away from ``select`` (sending, connecting): a close is noticed at most that late, which on a loaded
+    machine is well over a second.
+    """
 
     port: int
     selector: selectors.BaseSelector = field(default_factory=selectors.DefaultSelector)
     opened: int = 0
     failed: int = 0  # could not even connect
-    lifetimes: list[float] = field(default_factory=list)  # seconds each closed connection lived
+    closes: list[tuple[float, bool]] = field(default_factory=list)
+    blind: float = 0.0
 
     def open(self) -> None:
         try:
@@ -287,7 +295,8 @@ class Flood:
             return
         sock.setblocking(False)
         self.opened += 1
-        self.selector.register(sock, selectors.EVENT_READ, [time.monotonic(), 0])
+        # [opened at, bytes sent, seconds to the server's first answer (None: no answer yet)]
+        self.selector.register(sock, selectors.EVENT_READ, [time.monotonic(), 0, None])
         self.send(sock)
 
     def send(self, sock: socket.socket) -> None:
@@ -299,7 +308,11 @@ class Flood:
             self.close(sock)
 
     def close(self, sock: socket.socket) -> None:
-        self.lifetimes.append(time.monotonic() - self.selector.get_key(sock).data[0])
+        opened_at, _, answered_after = self.selector.get_key(sock).data
+        if answered_after is None:
+            self.closes.append((time.monotonic() - opened_at, False))
+        else:
+            self.closes.append((answered_after, True))
         self.selector.unregister(sock)
         sock.close()
 
@@ -310,6 +323,7 @@ class Flood:
         """Keep ``keep`` connections trickling for ``seconds``."""
         end = time.monotonic() + seconds
         next_tick = time.monotonic()
+        looked = time.monotonic()
         while (now := time.monotonic()) < end:
             if now >= next_tick:
                 for key in list(self.selector.get_map().values()):
@@ -317,11 +331,17 @@ class Flood:
                 while self.open_now() < keep:
                     self.open()
                 next_tick = now + TICK
-            for key, _ in self.selector.select(timeout=min(0.05, max(0.0, next_tick - now))):
+            now = time.monotonic()
+            self.blind = max(self.blind, now - looked)
+            ready = self.selector.select(timeout=min(0.05, max(0.0, next_tick - now)))
+            looked = time.monotonic()
+            for key, _ in ready:
                 sock: socket.socket = key.fileobj  # type: ignore[assignment]
                 try:
                     if sock.recv(4096):
-                        continue  # an answer (408) before the close
+                        if key.data[2] is None:  # the answer (408) before the close
+                            key.data[2] = looked - key.data[0]
+                        continue
                 except (BlockingIOError, InterruptedError):
                     continue
                 except ConnectionResetError:
@@ -386,21 +406,27 @@ def test_slow_clients_cannot_take_the_hall_off_the_air(data_dir: Path) -> None:
         server.terminate()
         server.communicate(timeout=30)
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
-    refused_at_once = sum(life < 1.0 for life in flood.lifetimes)
-    timed_out = [life for life in flood.lifetimes if life >= 1.0]
+    timed_out = [life for life, answered in flood.closes if answered]
+    refused_at_once = len(flood.closes) - len(timed_out)
+    # A close is noticed up to `blind` seconds late: that much is the observer's, not the server's.
+    window = (REQUEST_TIMEOUT - 0.5, REQUEST_TIMEOUT + TICK + 1.0 + flood.blind)
     print(
         f"{ATTACKERS} slow connections kept up for {took:.1f} s: {flood.opened} opened, {flood.failed} could not "
-        f"connect, {accepted} held after 1 s, {refused_at_once} closed at once, {len(timed_out)} closed later "
-        f"(after {min(timed_out, default=0):.1f}-{max(timed_out, default=0):.1f} s); an idle connection closed "
-        f"after {idle_closed_after}; kiosk from 127.0.0.2: {[(f'{t:.3f} s', s) for t, s in verdicts]}"
+        f"connect, {accepted} held after 1 s, {refused_at_once} closed unanswered, {len(timed_out)} answered 408 "
+        f"(after {min(timed_out, default=0):.1f}-{max(timed_out, default=0):.1f} s, the flood looked away for "
+        f"{flood.blind:.2f} s at most); an idle connection closed after {idle_closed_after}; "
+        f"kiosk from 127.0.0.2: {[(f'{t:.3f} s', s) for t, s in verdicts]}"
     )
     assert [status for _, status in verdicts] == [201, 201, 201]
     assert all(latency < 1.0 for latency, _ in verdicts), verdicts  # the issue's target: under a second
     assert accepted <= 64  # max_connections_per_client, by default
     assert refused_at_once >= ATTACKERS - 64
-    # Each connection that was let in but trickled its request was closed once its time was up.
+    # Each connection that was let in but trickled its request was answered 408 once its time was up.
     assert timed_out
-    assert all(REQUEST_TIMEOUT - 0.5 < life < REQUEST_TIMEOUT + TICK + 1.0 for life in timed_out), timed_out
+    outside = [round(life, 2) for life in timed_out if not window[0] < life < window[1]]
+    assert not outside, (
+        f"{len(outside)} of {len(timed_out)} answered outside {window[0]:.1f}-{window[1]:.1f} s: {outside}"
+    )
     assert idle_closed_after
     assert REQUEST_TIMEOUT - 0.5 < idle_closed_after[0] < REQUEST_TIMEOUT + 1.5
 
