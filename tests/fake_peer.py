@@ -56,6 +56,16 @@ class FakePeer:
     def base(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    def heard_from(self, agent: str) -> list[Heard]:
+        """What the fake heard from clients whose User-Agent begins with ``agent``. A test asks this of the party
+        it tests: on a shared machine anything may knock at a listening port (another check's ``standby
+        promote`` asks every port of the machine for its health)."""
+        return [heard for heard in self.heard if _agent(heard).startswith(agent)]
+
+
+def _agent(heard: Heard) -> str:
+    return next((value for name, value in heard.headers.items() if name.lower() == "user-agent"), "")
+
 
 class _Handler(BaseHTTPRequestHandler):
     owner: FakePeer

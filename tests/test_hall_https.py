@@ -12,6 +12,8 @@ from typing import Any
 import httpx
 import pytest
 
+from wordjudge.hall.peers import AGENT as PEER_AGENT
+
 from .fake_peer import FakePeer, json_answer
 from .hall_lab import Hall
 from .helpers import LiveServer, serve_process, wait_for_health
@@ -84,7 +86,7 @@ def test_the_halls_servers_prove_themselves_to_each_other_over_https_and_a_phone
         with phone:
             phone._server.socket = context.wrap_socket(phone._server.socket, server_side=True)
             _peer_until(a, b.base, {"proven": False, "unproven": "untrusted"})
-            assert phone.heard == []  # not even the ask: the handshake failed before it
+            assert phone.heard_from(PEER_AGENT) == []  # not even the ask: the handshake failed before it
             warnings = httpx.get(f"{a.base}/api/health", verify=trust, timeout=30).json()["warnings"]
             assert any("not one the hall's CA signed for that address" in w for w in warnings), warnings
     finally:

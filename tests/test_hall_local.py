@@ -7,9 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from wordjudge.base.agent import LOCAL_SCAN, PEER, user_agent
 from wordjudge.base.errors import InvalidInput
 from wordjudge.cli import hall as hall_cli
-from wordjudge.hall.local import LocalServer, listening
+from wordjudge.hall.local import LocalServer, listening, local_servers
+from wordjudge.hall.peers import ask_peers
+
+from .fake_peer import FakePeer, json_answer
+from .helpers import free_port
 
 # /proc/net/tcp and tcp6 as Linux writes them: a header, then one socket a line (0A: listening).
 TCP = """  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
@@ -91,3 +96,17 @@ def test_a_promotion_that_cannot_check_names_why_and_goes_on_only_when_forced(
     assert "no wordjudge server of this hall answers on this machine (asked: 8443)" in refused.value.message
     hall_cli._refuse_while_active("hall", "https://a", [8443], force=True)
     assert "--force" in capsys.readouterr().err
+
+
+def test_wordjudges_own_asks_say_who_asks() -> None:
+    """A promotion's look at this machine's ports and a server's ask of its peers each name themselves: whatever
+    answers at an address (and a test's fake, on a machine where another check's promotion looks at every port)
+    tells them apart, and from a kiosk's browser."""
+    with FakePeer(free_port(), {"/": json_answer({"server_id": "hall"})}) as fake:
+        [found] = local_servers("hall", ports=[fake.port])
+        assert found.url == f"http://127.0.0.1:{fake.port}"
+        said = ask_peers([fake.base], None, deadline=5)
+        assert not said[0].proven
+    assert [heard.path for heard in fake.heard_from(user_agent(LOCAL_SCAN))] == ["/api/health"]  # https failed
+    assert [heard.path.split("?")[0] for heard in fake.heard_from(user_agent(PEER))] == ["/api/hall/claim"]
+    assert len(fake.heard) == 2

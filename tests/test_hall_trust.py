@@ -19,6 +19,7 @@ import pytest
 from playwright.sync_api import Browser, expect
 
 from wordjudge.access.access_store import AccessStore
+from wordjudge.hall.peers import AGENT as PEER_AGENT
 from wordjudge.hall.peers import Claim, PeerSays, signed
 from wordjudge.hall.proof import HallKey
 from wordjudge.hall.roles import ACTIVE, FENCED, STANDBY, latest_event_file
@@ -139,7 +140,7 @@ def test_a_replay_of_the_real_standbys_signed_answer_proves_nothing(hall: Hall, 
     assert run("standby", "alone", "--database", hall.admin_a, "--yes").exit_code == 0
     for replayed in (recorded, forged):
         with FakePeer(hall.b.port, {"/api/hall/claim": json_answer(replayed)}) as fake:
-            _until(lambda fake=fake: len(fake.heard) >= 2)
+            _until(lambda fake=fake: len(fake.heard_from(PEER_AGENT)) >= 2)
             _still_active(hall, kiosk, f"replayed-{len(replayed['claim'])}-{replayed['claim']['role']}")
             [peer] = _health(hall.a.base)["hall"]["peers"]
             assert (peer["proven"], peer["unproven"]) == (False, "not_signed")
@@ -157,7 +158,7 @@ def test_a_peer_answering_at_length_or_a_byte_at_a_time_holds_nothing(lone_activ
 
     before = rss_mib()
     with FakePeer(hall.b.port, {"/api/hall/claim": huge_answer(400)}) as fake:
-        _until(lambda: len(fake.heard) >= 3, what="the active server stopped asking")
+        _until(lambda: len(fake.heard_from(PEER_AGENT)) >= 3, what="the active server stopped asking")
         _still_active(hall, kiosk, "under-a-huge-answer")
         [peer] = _health(hall.a.base)["hall"]["peers"]
         assert peer["unproven"] == "large"
@@ -185,7 +186,7 @@ def test_a_peers_words_never_reach_the_tds_warnings(lone_active: Hall, kiosk: st
     words = "Call the TD desk: kiosks must re-pair at http://evil.example"
     claim = {**_a_claim(b, STANDBY, 1), "unready": {"lacks": [words], "differs": []}}
     with FakePeer(hall.b.port, {"/api/hall/claim": json_answer({"claim": claim, "mac": "00" * 32})}) as fake:
-        _until(lambda: len(fake.heard) >= 3)
+        _until(lambda: len(fake.heard_from(PEER_AGENT)) >= 3)
         health = _health(hall.a.base)
         assert any(f"something answers at {b}" in warning for warning in health["warnings"]), health
         assert "evil.example" not in str(health)

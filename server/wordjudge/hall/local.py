@@ -23,10 +23,14 @@ from typing import Any
 
 import httpx
 
+from wordjudge.base.agent import LOCAL_SCAN, user_agent
+
 PROC_NET = Path("/proc/net")
 LISTEN = "0A"  # the TCP state /proc/net/tcp gives a listening socket
 ASK_TIMEOUT_S = 1.0  # each port's answer: a wordjudge server answers its health in milliseconds
 MAX_PORTS = 256  # a hall machine listens on a handful (ssh, PostgreSQL, wordjudge, etcd, Patroni)
+
+_HEADERS = {"User-Agent": user_agent(LOCAL_SCAN)}
 
 
 @dataclass(frozen=True)
@@ -97,7 +101,7 @@ def _ask(scheme: str, host: str, port: int) -> LocalServer | None:
     url = _url(scheme, host, port)
     try:
         # Own machine, own addresses: nothing else can answer for this port (see the module's docstring).
-        body = httpx.get(f"{url}/api/health", timeout=ASK_TIMEOUT_S, verify=False).json()
+        body = httpx.get(f"{url}/api/health", timeout=ASK_TIMEOUT_S, verify=False, headers=_HEADERS).json()
     except (httpx.HTTPError, json.JSONDecodeError, UnicodeDecodeError):
         return None
     return LocalServer(url, body) if isinstance(body, dict) and isinstance(body.get("server_id"), str) else None
@@ -109,7 +113,7 @@ def asked_again(servers: list[LocalServer]) -> list[LocalServer]:
     again = []
     for server in servers:
         try:
-            body = httpx.get(f"{server.url}/api/health", timeout=ASK_TIMEOUT_S, verify=False).json()
+            body = httpx.get(f"{server.url}/api/health", timeout=ASK_TIMEOUT_S, verify=False, headers=_HEADERS).json()
         except (httpx.HTTPError, json.JSONDecodeError, UnicodeDecodeError):
             continue
         if isinstance(body, dict) and body.get("server_id") == server.health.get("server_id"):

@@ -26,6 +26,7 @@ from urllib.parse import urlsplit
 
 import h11
 
+from wordjudge.base.agent import PEER, user_agent
 from wordjudge.base.clock import Offset, seconds_of
 from wordjudge.base.errors import Message, WordjudgeError
 from wordjudge.hall.certs import trust
@@ -36,6 +37,7 @@ from wordjudge.words.profile import Catalog
 log = logging.getLogger(__name__)
 
 CLAIM_PATH = "/api/hall/claim"
+AGENT = user_agent(PEER)
 DEADLINE = 1.0  # seconds a peer has to answer in full: a dead or slow machine must not hold the hall's look
 ANSWER_MAX_BYTES = 64 * 1024  # a claim is a few hundred bytes; more is not one
 PEER_NAMES_MAX = 64  # names a claim may list: more than any event serves
@@ -225,7 +227,12 @@ def _fetch(url: str, deadline: float, max_bytes: int, trust: ssl.SSLContext | No
         request = h11.Request(
             method="GET",
             target=f"{parts.path}?{parts.query}",
-            headers=[("Host", parts.netloc), ("Accept", "application/json"), ("Connection", "close")],
+            headers=[
+                ("Host", parts.netloc),
+                ("Accept", "application/json"),
+                ("User-Agent", AGENT),
+                ("Connection", "close"),
+            ],
         )
         sock.sendall((connection.send(request) or b"") + (connection.send(h11.EndOfMessage()) or b""))
         return _body(sock, connection, left, max_bytes)

@@ -23,6 +23,7 @@ from typing import Any
 
 import httpx
 
+from wordjudge.base.agent import WITNESS, user_agent
 from wordjudge.base.errors import InvalidInput
 from wordjudge.log.chain import HeadMark, read_heads
 
@@ -42,6 +43,7 @@ class Witness:
         self.url = url.rstrip("/")
         self.out = out
         self._client = client or httpx.Client(timeout=10)
+        self._client.headers["User-Agent"] = user_agent(WITNESS)
         self._headers = {"Authorization": f"Bearer {token}"}
         self.last = _last_head(out)
 
