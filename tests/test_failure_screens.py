@@ -17,7 +17,7 @@ from pathlib import Path
 
 import httpx2 as httpx
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, Page, Route, expect
 
 import wordjudge
 from wordjudge.model.auth import Role
@@ -407,4 +407,42 @@ def test_the_servers_refusal_of_a_slip_goes_once_the_slip_is_edited(browser: Bro
     expect(line).to_have_text("words: DOG is refused")
     page.get_by_label("Words").press("Backspace")  # edited: the server will say again
     expect(line).to_have_text("", timeout=3_000)  # at once, not after a passing message's 6 s
+    page.context.close()
+
+
+# page: (its path, what it shows once its program has run)
+STARTS = {
+    "kiosk": ("/kiosk", "#app[data-screen]"),
+    "handheld": ("/runner", "#app[data-screen]"),
+    "docket": ("/docket", "#app .message"),  # no record named: it says so
+    "console": ("/td", "#app[data-screen]"),
+    "status": ("/", "#server-state:is(.ok, .warn)"),
+}
+
+
+@pytest.mark.parametrize("name", list(STARTS))
+def test_a_page_whose_program_did_not_arrive_whole_starts_again_by_itself(
+    browser: Browser, server: LiveServer, name: str
+) -> None:
+    """One of a program's files fails to arrive (as every request under way fails when the machine's network
+    changes: Chromium's ERR_NETWORK_CHANGED, met in two whole checks while another check made its network
+    namespaces): the page reloads by itself and starts, instead of showing its first line for ever."""
+    path, shown = STARTS[name]
+    page = new_page(browser)
+    failed: list[str] = []
+
+    def once(route: Route) -> None:  # the first ask of strings.js (every program imports it) fails
+        if failed:
+            route.continue_()
+        else:
+            failed.append(route.request.url)
+            route.abort("internetdisconnected")
+
+    page.route("**/shared/strings.js", once)
+    loads: list[str] = []
+    page.on("load", lambda loaded: loads.append(loaded.url))
+    page.goto(f"{server.base}{path}")
+    expect(page.locator(shown)).to_have_count(1)
+    assert failed, "the program's file was never asked for"
+    assert len(loads) >= 2, loads  # the page it opened, then the reload that started
     page.context.close()
