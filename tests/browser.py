@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Frame, Page, expect, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Frame, Page, Request, expect, sync_playwright
 
 from .helpers import PASSWORD, LiveServer, access_store
 
@@ -280,6 +280,28 @@ def new_page(browser: Browser, size: str = "small") -> Page:
     page = context.new_page()
     page.set_default_timeout(PAGE_WAIT_MS)
     return page
+
+
+def reload_noting(page: Page, part: str = "/api/") -> list[str]:
+    """Reload ``page`` and return the list of the URLs holding ``part`` that the reloaded document requests, in
+    the order made; the list grows as the page goes on. Until the new document is in place the old one still runs
+    (a poll of its own after a reload is asked, even after the page's file is asked for): what it requests then is
+    not the reloaded page's, so the list begins at the main frame's first navigation."""
+    made: list[str] = []
+    arrived = False
+
+    def noted(request: Request) -> None:
+        if arrived and part in request.url:
+            made.append(request.url)
+
+    def navigated(frame: Frame) -> None:
+        nonlocal arrived
+        arrived = arrived or frame == page.main_frame
+
+    page.on("request", noted)
+    page.on("framenavigated", navigated)
+    page.reload()
+    return made
 
 
 def drawn(page: Page) -> None:

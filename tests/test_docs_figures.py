@@ -24,7 +24,7 @@ from .bench import (
     soak,
     verdict_postgres,
 )
-from .bench.headline import headline_lines, machine
+from .bench.headline import headline_lines, kept_sections, machine
 from .docs_figures import BLOCKS, DOCS, PAGES, Block, headline, render_tiles
 
 _REGENERATE = "regenerate it: .venv/bin/python -m tests.docs_reference --write"
@@ -241,6 +241,17 @@ def test_the_machine_line_is_written_once_and_read_back(tmp_path: Path) -> None:
         docs_figures.machine(page)
     with pytest.raises(ValueError, match="not one line"):
         headline_lines("x", "y", "a\nb")
+
+
+def test_a_rerun_keeps_the_pages_hand_written_sections(tmp_path: Path) -> None:
+    # bench_console rewrites its page's lines, method and table, and keeps what the figures rest on below them.
+    page = tmp_path / "bench-x.md"
+    assert kept_sections(page) == ""
+    page.write_text("# X\n\n<!-- headline: 1 -->\n\n| a |\n|---|\n| 1 |\n", "utf-8")
+    assert kept_sections(page) == ""
+    page.write_text("# X\n\n| a |\n\n## Why\n\nBecause.\n\n## More\n\nYes.\n", "utf-8")
+    assert kept_sections(page) == "## Why\n\nBecause.\n\n## More\n\nYes.\n"
+    assert kept_sections(DOCS / "bench-console.md").startswith("## What the figures rest on\n")
 
 
 @pytest.mark.parametrize("name", sorted(_WRITTEN))

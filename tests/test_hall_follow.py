@@ -18,9 +18,20 @@ from typing import Any
 
 import httpx2 as httpx
 import pytest
-from playwright.sync_api import Browser, Page, Request, expect
+from playwright.sync_api import Browser, Page, expect
 
-from .browser import CHROMIUM, CHROMIUM_ARGS, drawn, fits, new_page, open_enrolled, screenshot, serving, shell_ready
+from .browser import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    drawn,
+    fits,
+    new_page,
+    open_enrolled,
+    reload_noting,
+    screenshot,
+    serving,
+    shell_ready,
+)
 from .fake_peer import FakePeer, Heard, json_answer
 from .hall_lab import SYNC_WAIT, Hall, kill_machine
 from .helpers import LiveServer, eventually, serve_process, wait_for_health, write_event
@@ -84,18 +95,6 @@ def _remembered(page: Page) -> Any:
     return json.loads(page.evaluate(f"() => localStorage.getItem('{FOLLOWS}') || 'null'"))
 
 
-def _api_requests(page: Page) -> list[str]:
-    """The page's requests to any server's /api/, as they are made (its navigation and files left out)."""
-    made: list[str] = []
-
-    def note(request: Request) -> None:
-        if "/api/" in request.url:
-            made.append(request.url)
-
-    page.on("request", note)
-    return made
-
-
 def _given_nothing(heard: list[Heard], token: str) -> None:
     """The phone got no token, no request id and no words: at most a proof's nonce and hint, a page, health."""
     for request in heard:
@@ -113,8 +112,7 @@ def test_a_kiosk_remembers_the_server_it_followed_and_proves_it_before_its_first
     hall: Hall, browser: Browser
 ) -> None:
     page, _ = _followed_to_the_standby(hall, browser)
-    made = _api_requests(page)
-    page.reload()  # nothing at a's address: the offline shell's copy of the page
+    made = reload_noting(page)  # nothing at a's address: the offline shell's copy of the page
     expect(page.locator("#app")).to_have_attribute("data-screen", "idle")
     assert made, "the reloaded page asked nothing"
     # Its first request is b's proof: not a's health, nor a token sent anywhere before b proved itself.
@@ -168,8 +166,7 @@ def test_a_kiosk_that_followed_the_standby_sends_a_phone_at_its_own_address_noth
         _clear(page)
         # A reload (F5, a restart) while the phone answers at the page's address: the phone has no page of the
         # kiosk's, so the shell's copy answers and proves b before its first request.
-        made = _api_requests(page)
-        page.reload()
+        made = reload_noting(page)
         expect(page.locator("#app")).to_have_attribute("data-screen", "idle")
         assert made[0].startswith(f"{hall.b.base}/api/hall/proof?"), made
         _verdict(page, "cat, zzxq", "UNACCEPTABLE")
@@ -293,8 +290,7 @@ def test_over_https_a_reload_while_a_phone_holds_the_kiosks_address_gives_it_not
         _phone_over_tls(phone, tmp_path / "phone")
         kiosk_agent = page.evaluate("() => navigator.userAgent")
         with phone:
-            made = _api_requests(page)
-            page.reload()
+            made = reload_noting(page)
             expect(page.locator("#app")).to_have_attribute("data-screen", "idle")
             assert made, "the reloaded page asked nothing"
             assert made[0].startswith(f"{hall.b.base}/api/hall/proof?"), made

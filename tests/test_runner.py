@@ -22,6 +22,7 @@ from .browser import (
     new_page,
     open_enrolled,
     pytest_runtest_makereport,
+    reload_noting,
     runner_sends,
     screenshot,
     serving,
@@ -186,6 +187,21 @@ def test_a_failed_browser_test_reports_what_each_of_its_pages_did(
     assert [name for name, _ in failed.sections] == [title]
     assert failed.sections[0][1].startswith("the page now: ")
     assert passed.sections == []
+    page.context.close()
+
+
+def test_what_a_reload_notes_is_the_reloaded_documents_requests(browser: Browser, server: LiveServer) -> None:
+    # A request the old document makes after the reload is asked, before the new one arrives, is not the reloaded
+    # page's (test_hall_follow's kiosk polled its server just then, and its "first request" was the old page's).
+    page = new_page(browser, "phone")
+    page.goto(f"{server.base}/runner")
+    expect(page.locator("#app[data-screen]")).to_have_count(1)
+    page.evaluate("addEventListener('beforeunload', () => fetch('/api/health?old', {keepalive: true}))")
+    made = reload_noting(page)
+    expect(page.locator("#app[data-screen]")).to_have_count(1)
+    assert made, "the reloaded page asked nothing"
+    assert not any(url.endswith("?old") for url in made), made
+    assert made[0].startswith(f"{server.base}/api/"), made
     page.context.close()
 
 

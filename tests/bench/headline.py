@@ -19,6 +19,18 @@ def headline_lines(measures: str, headline: str, machine: str | None = None) -> 
     return lines + (f"<!-- machine: {machine} -->\n" if machine is not None else "")
 
 
+def kept_sections(page: Path) -> str:
+    """The hand-written sections of a bench page, from its first ``## `` heading to its end (what the figures rest
+    on, written when they were first measured), which a re-run keeps under the table it writes; "" for a page not
+    written yet or with no such heading."""
+    try:
+        text = page.read_text("utf-8")
+    except FileNotFoundError:
+        return ""
+    start = text.find("\n## ")
+    return text[start + 1 :] if start >= 0 else ""
+
+
 def cpu_model() -> str:
     """This machine's processor as /proc/cpuinfo names it, else as the platform module does."""
     try:
