@@ -66,18 +66,34 @@ def _early_tap(page: Page, at: str | tuple[float, float]) -> None:
     page.touchscreen.tap(*(_centre(page, at) if isinstance(at, str) else at))
 
 
-def _touch_hold(page: Page, selector: str, seconds: float = HOLD_S, until: str | None = None) -> None:
-    """A finger held on ``selector`` for ``seconds``, or until the screen ``until`` shows (Playwright's
-    touchscreen only taps): touch events by CDP."""
+def _touch_hold(page: Page, selector: str, seconds: float = HOLD_S) -> None:
+    """A finger held on ``selector`` for ``seconds`` (Playwright's touchscreen only taps): touch events by CDP."""
     x, y = _centre(page, selector)
     cdp = page.context.new_cdp_session(page)
     cdp.send("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": [{"x": x, "y": y}]})
-    if until is None:
-        page.wait_for_timeout(seconds * 1000)  # the hold itself: the time is what is tested
-    else:
-        page.wait_for_function(f"() => document.getElementById('app').dataset.screen === {until!r}", polling="raf")
+    page.wait_for_timeout(seconds * 1000)  # the hold itself: the time is what is tested
     cdp.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
     cdp.detach()
+
+
+def _held_until(page: Page, selector: str, until: str, then: str) -> tuple[float, float]:
+    """A finger held on ``selector`` until the screen ``until`` shows, and lifted: the centre of ``then`` on that
+    screen, found by the same wait that saw the screen (no round trip more, so that a tap there comes early)."""
+    x, y = _centre(page, selector)
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": [{"x": x, "y": y}]})
+    found = page.wait_for_function(
+        """([until, then]) => {
+          if (document.getElementById("app").dataset.screen !== until) return false;
+          const box = document.querySelector(then).getBoundingClientRect();
+          return [box.x + box.width / 2, box.y + box.height / 2];
+        }""",
+        arg=[until, then],
+        polling="raf",
+    ).json_value()
+    cdp.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
+    cdp.detach()
+    return float(found[0]), float(found[1])
 
 
 def _to_challenger(page: Page, division: str) -> None:
@@ -159,8 +175,8 @@ def test_a_tap_in_the_first_moments_of_a_new_screen_reaches_nothing(
     # The finger holds Adjudicate until the failure screen shows, lets go, and taps where Discard now is.
     page.route("**/api/challenges", lambda route: route.abort())
     _to_opponent(page, "A")
-    _touch_hold(page, "#adjudicate", until="failure")
-    page.touchscreen.tap(*_centre(page, "#discard"))
+    discard_at = _held_until(page, "#adjudicate", until="failure", then="#discard")
+    page.touchscreen.tap(*discard_at)
     page.wait_for_timeout(SETTLED_MS)  # time for the tap to act if it would: the test shows it does not
     on_screen(page, "failure")
     page.touchscreen.tap(*_centre(page, "#discard"))
