@@ -96,7 +96,7 @@ def _verdicts(page: Page) -> list[tuple[float, float, dict[str, Any]]]:
     """Each verdict the page showed since RECORDER: when it appeared, when it was left (inf: still shown), and the
     page's whole record."""
     log: dict[str, Any] = page.evaluate("() => window.flowLog")
-    changes = [(screen, at) for screen, at in log["screens"]]
+    changes: list[tuple[str, float]] = [(screen, at) for screen, at in log["screens"]]
     shown = []
     for i, (screen, at) in enumerate(changes):
         if screen == "verdict" and (i == 0 or changes[i - 1][0] != "verdict"):
@@ -117,6 +117,7 @@ def test_a_held_key_never_clears_the_verdict_only_a_fresh_press_or_a_tap(browser
     page.locator("#adjudicate").focus()
     page.keyboard.down(" ")
     on_screen(page, "verdict")
+    expect(page.locator(".verdict h1")).to_have_text("ACCEPTABLE")
     carried = "document.dispatchEvent(new KeyboardEvent('keydown', {key: ' ', code: 'Space', bubbles: true}))"
     deadline = time.monotonic() + RESULT_S + PAGE_WAIT_MS / 1000
     while page.locator("#app").get_attribute("data-screen") == "verdict":
