@@ -701,6 +701,12 @@ def test_a_disk_that_fails_read_only_under_a_live_server(
     assert {r.id: (r.request_id, str(r.verdict), r.hash) for r in records} == {
         id_: (answer["request_id"], answer["verdict"], answer["hash"]) for id_, answer in acknowledged.items()
     }
+    # Once (beside three other checks) the disk mounted again was read-only by the next start: say so, and what the
+    # kernel said of its device, rather than only the server's refusal to write.
+    mounted = _run("findmnt", "-n", "-o", "OPTIONS,SOURCE", str(mount_point)).stdout.strip()
+    device = mounted.rsplit("/", 1)[-1]
+    kernel = [line for line in _run("dmesg").stdout.splitlines() if device and device in line][-10:]
+    assert mounted.startswith("rw"), f"the test's disk came back read-only: {mounted}\n" + "\n".join(kernel)
     server.start()
     with httpx.Client(base_url=server.base, headers=headers, timeout=60) as http:
         response = http.post("/api/challenges", json=challenge_body("failing-0"))
