@@ -86,23 +86,23 @@ RECORDER = """() => {
   const app = document.getElementById("app");
   const seen = () => log.screens.push([app.dataset.screen, performance.now()]);
   new MutationObserver(seen).observe(app, { attributes: true, attributeFilter: ["data-screen"] });
-  addEventListener("keydown", (e) => log.keys.push([e.code, e.repeat, e.isTrusted, e.timeStamp]), true);
+  addEventListener("keydown", (e) => log.keys.push([e.code, e.repeat, e.timeStamp]), true);
   addEventListener("click", (e) => log.clicks.push(e.timeStamp), true);
 }"""
 VERDICT_GRACE_MS = 500  # kiosk/kiosk/challenge.js: presses this soon after a verdict appears do not clear it
 
 
-def _verdicts(page: Page) -> list[tuple[float, float, dict[str, Any]]]:
-    """Each verdict the page showed since RECORDER: when it appeared, when it was left (inf: still shown), and the
-    page's whole record."""
+def _recorded(page: Page) -> tuple[list[tuple[float, float]], dict[str, Any]]:
+    """The page's record since RECORDER, and each verdict in it: when it appeared and when it was left (inf: still
+    shown)."""
     log: dict[str, Any] = page.evaluate("() => window.flowLog")
     changes: list[tuple[str, float]] = [(screen, at) for screen, at in log["screens"]]
-    shown = []
+    verdicts = []
     for i, (screen, at) in enumerate(changes):
         if screen == "verdict" and (i == 0 or changes[i - 1][0] != "verdict"):
             left = next((later for name, later in changes[i + 1 :] if name != "verdict"), float("inf"))
-            shown.append((at, left, log))
-    return shown
+            verdicts.append((at, left))
+    return verdicts, log
 
 
 def test_a_held_key_never_clears_the_verdict_only_a_fresh_press_or_a_tap(browser: Browser, server: LiveServer) -> None:
@@ -125,9 +125,9 @@ def test_a_held_key_never_clears_the_verdict_only_a_fresh_press_or_a_tap(browser
         page.keyboard.down(" ")
         page.evaluate(carried)
     page.keyboard.up(" ")
-    [(shown, left, log)] = _verdicts(page)
-    held = [key for key in log["keys"] if key[0] == "Space" and shown + VERDICT_GRACE_MS < key[3] < left]
-    assert {repeat for _, repeat, _, _ in held} == {True, False}, held  # the keyboard's repeats and the carried key
+    [(shown, left)], log = _recorded(page)
+    held = [key for key in log["keys"] if key[0] == "Space" and shown + VERDICT_GRACE_MS < key[2] < left]
+    assert {repeat for _, repeat, _ in held} == {True, False}, held  # the keyboard's repeats and the carried key
     assert len(held) >= 10, f"only {len(held)} held keys came while the verdict stood"
     assert left - shown >= RESULT_S * 1000 - 50, f"left after {left - shown:.0f} ms, its time is {RESULT_S} s"
     on_screen(page, "idle")
@@ -142,8 +142,9 @@ def test_a_held_key_never_clears_the_verdict_only_a_fresh_press_or_a_tap(browser
     page.wait_for_timeout(VERDICT_GRACE_MS + 100)  # the verdict ignores keys in its first half second
     page.keyboard.press("x")
     on_screen(page, "idle")
-    shown, left, log = _verdicts(page)[1]
-    pressed = next(at for code, repeat, _, at in log["keys"] if code == "KeyX" and not repeat and at > shown)
+    verdicts, log = _recorded(page)
+    shown, left = verdicts[1]
+    pressed = next(at for code, repeat, at in log["keys"] if code == "KeyX" and not repeat and at > shown)
     assert pressed <= left < pressed + 1000, (shown, pressed, left)
     assert left - shown < RESULT_S * 1000, f"left after {left - shown:.0f} ms: by its time, not by the press"
 
@@ -155,7 +156,8 @@ def test_a_held_key_never_clears_the_verdict_only_a_fresh_press_or_a_tap(browser
     page.wait_for_timeout(VERDICT_GRACE_MS + 100)  # the verdict ignores taps in its first half second
     page.mouse.click(10, 10)
     on_screen(page, "idle")
-    shown, left, log = _verdicts(page)[2]
+    verdicts, log = _recorded(page)
+    shown, left = verdicts[2]
     tapped = next(at for at in log["clicks"] if at > shown)
     assert tapped <= left < tapped + 1000, (shown, tapped, left)
     assert left - shown < RESULT_S * 1000, f"left after {left - shown:.0f} ms: by its time, not by the tap"

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -66,33 +67,37 @@ def _early_tap(page: Page, at: str | tuple[float, float]) -> None:
     page.touchscreen.tap(*(_centre(page, at) if isinstance(at, str) else at))
 
 
-def _touch_hold(page: Page, selector: str, seconds: float = HOLD_S) -> None:
-    """A finger held on ``selector`` for ``seconds`` (Playwright's touchscreen only taps): touch events by CDP."""
+@contextmanager
+def _finger_on(page: Page, selector: str) -> Iterator[None]:
+    """A finger on ``selector`` while the block runs, lifted after it (Playwright's touchscreen only taps): touch
+    events by CDP."""
     x, y = _centre(page, selector)
     cdp = page.context.new_cdp_session(page)
     cdp.send("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": [{"x": x, "y": y}]})
-    page.wait_for_timeout(seconds * 1000)  # the hold itself: the time is what is tested
+    yield
     cdp.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
     cdp.detach()
+
+
+def _touch_hold(page: Page, selector: str, seconds: float = HOLD_S) -> None:
+    """A finger held on ``selector`` for ``seconds``."""
+    with _finger_on(page, selector):
+        page.wait_for_timeout(seconds * 1000)  # the hold itself: the time is what is tested
 
 
 def _held_until(page: Page, selector: str, until: str, then: str) -> tuple[float, float]:
     """A finger held on ``selector`` until the screen ``until`` shows, and lifted: the centre of ``then`` on that
     screen, found by the same wait that saw the screen (no round trip more, so that a tap there comes early)."""
-    x, y = _centre(page, selector)
-    cdp = page.context.new_cdp_session(page)
-    cdp.send("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": [{"x": x, "y": y}]})
-    found = page.wait_for_function(
-        """([until, then]) => {
-          if (document.getElementById("app").dataset.screen !== until) return false;
-          const box = document.querySelector(then).getBoundingClientRect();
-          return [box.x + box.width / 2, box.y + box.height / 2];
-        }""",
-        arg=[until, then],
-        polling="raf",
-    ).json_value()
-    cdp.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
-    cdp.detach()
+    with _finger_on(page, selector):
+        found = page.wait_for_function(
+            """([until, then]) => {
+              if (document.getElementById("app").dataset.screen !== until) return false;
+              const box = document.querySelector(then).getBoundingClientRect();
+              return [box.x + box.width / 2, box.y + box.height / 2];
+            }""",
+            arg=[until, then],
+            polling="raf",
+        ).json_value()
     return float(found[0]), float(found[1])
 
 
