@@ -17,6 +17,8 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Frame, Page, Request, expect, sync_playwright
 
+from wordjudge.hall.proof import digest, read_key
+
 from .helpers import PASSWORD, LiveServer, access_store
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -56,14 +58,29 @@ def serving(data_dir: Path, tds: tuple[str, ...] = ()) -> Iterator[LiveServer]:
         live.stop()
 
 
-def open_enrolled(page: Page, server: LiveServer, role: str, token: str) -> None:
-    """Open the ``role`` page (kiosk, runner) on ``page`` as a device enrolled with ``token``, as after pairing."""
+def open_enrolled(page: Page, server: LiveServer, role: str, token: str, *, proof_key: bool = True) -> None:
+    """Open the ``role`` page (kiosk, runner) on ``page`` as a device enrolled with ``token``, as after pairing
+    (:func:`enrol`; ``proof_key=False``: the token alone)."""
     page.goto(f"{server.base}/{role}")
     # A screen of its own (pairing, if it holds no token yet): shown once the page speaks the event's language (it
     # may reload into it first).
     expect(page.locator("#app[data-screen]")).to_have_count(1)
-    page.evaluate("([key, token]) => localStorage.setItem(key, token)", [f"wordjudge.{role}.token", token])
+    enrol(page, server, role, token, proof_key=proof_key)
     page.goto(f"{server.base}/{role}")
+
+
+def enrol(page: Page, server: LiveServer, role: str, token: str, *, proof_key: bool = True) -> None:
+    """Keep in ``page``'s storage what pairing leaves a ``role`` device: ``token`` and the proof key the server hands
+    with it (made here as the server makes it, from the data folder's hall key). ``proof_key=False``: the token
+    alone, as a device paired before servers handed out keys holds it, which learns its key from its own server.
+
+    (Until issue 47's run 45 the tests' devices held the token alone: a page in a hall whose first request failed
+    before its server handed it the key could then have no server prove itself, and said "call the TD" for good.)"""
+    kept = {f"wordjudge.{role}.token": token}
+    hall_key = read_key(server.data_dir) if proof_key else None
+    if hall_key is not None:
+        kept[f"wordjudge.{role}.proof-key"] = hall_key.proof_key("device", digest(token))
+    page.evaluate("(kept) => Object.entries(kept).forEach(([key, value]) => localStorage.setItem(key, value))", kept)
 
 
 def shell_ready(page: Page, seconds: float = 90) -> None:

@@ -18,12 +18,15 @@ from typing import Any
 
 import httpx2 as httpx
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, Page, Route, expect
+
+from wordjudge.hall.proof import digest, read_key
 
 from .browser import (
     CHROMIUM,
     CHROMIUM_ARGS,
     drawn,
+    enrol,
     fits,
     new_page,
     open_enrolled,
@@ -173,6 +176,80 @@ def test_a_kiosk_that_followed_the_standby_sends_a_phone_at_its_own_address_noth
         _given_nothing(phone.heard, token)
         assert any(heard.path == "/kiosk" for heard in phone.heard), "the reload never asked the phone for the page"
     page.context.close()
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("proof_key", [True, False], ids=["paired-with-its-key", "paired-before-keys"])
+def test_a_kiosk_whose_first_request_fails_in_a_hall_has_its_server_prove_itself(
+    hall: Hall, browser: Browser, proof_key: bool
+) -> None:
+    """In a hall, once a request to the page's own server failed (a slow answer on a loaded machine, a restart),
+    that address may be anyone's: the server proves itself before it is sent anything more. A kiosk holding its
+    proof key, as pairing hands it, has it prove itself and starts, with no reload, though its very first request
+    failed. A kiosk paired before servers handed out keys holds its token alone: no server can prove itself to it,
+    so it sends nothing more, and its screen says so and has the TD pair it again (before, it said it would carry
+    on by itself once a server proved itself, which none can). (Issue 47, run 45: the tests' devices held their
+    token alone; one first request that failed on a loaded machine left the page at "call the TD" for good.)"""
+    _close_other_pages(browser)
+    hall.a.start()
+    hall.b.start()
+    token = _kiosk_token(hall)
+    page = new_page(browser)
+    page.goto(f"{hall.a.base}/kiosk")
+    expect(page.locator("#app[data-screen]")).to_have_count(1)
+    hall_servers = {"servers": [hall.a.base, hall.b.base]}  # as a's health says them (a page learnt them before)
+    page.evaluate("(servers) => localStorage.setItem('wordjudge.hall', JSON.stringify(servers))", hall_servers)
+    enrol(page, hall.a, "kiosk", token, proof_key=proof_key)
+    failed: list[str] = []
+    sent: list[str] = []  # every request that carried the token, the failed one included
+
+    def first_fails(route: Route) -> None:
+        if "authorization" in route.request.headers:
+            sent.append(route.request.url)
+            if not failed:
+                failed.append(route.request.url)
+                route.abort("connectionreset")
+                return
+        route.continue_()
+
+    page.route("**/api/**", first_fails)
+    page.goto(f"{hall.a.base}/kiosk")
+    if proof_key:
+        expect(page.locator("#app")).to_have_attribute("data-screen", "idle", timeout=30_000)
+        assert failed, "no request of the page's failed: the test proved nothing"
+        assert len(page.evaluate("() => JSON.parse(localStorage.getItem('wordjudge.hall')).servers")) == 2  # a hall
+        _verdict(page, "cat, zzxq", "UNACCEPTABLE")
+    else:
+        expect(page.locator("#app")).to_have_attribute("data-screen", "down", timeout=30_000)
+        expect(page.locator("#app")).to_contain_text("it holds no proof key")
+        expect(page.locator("#app")).to_contain_text("Ask the TD to pair it again")
+        first_load = list(sent)  # its first load's requests, sent at once: one failed, the other was answered
+        # The page asks again every few seconds: two more of its tries, each sending nothing.
+        page.evaluate(
+            """() => { window.shown = 0;
+                new MutationObserver(() => window.shown++).observe(document.querySelector('#app'), {childList: true}); }"""
+        )
+        page.wait_for_function("() => window.shown >= 2", timeout=30_000)
+        expect(page.locator("#app")).to_contain_text("it holds no proof key")
+        assert sent == first_load, sent  # nothing more carried its token, to anyone
+    page.context.close()
+
+
+@pytest.mark.browser
+def test_a_kiosk_paired_before_proof_keys_learns_its_key_from_its_own_server(browser: Browser, data_dir: Path) -> None:
+    """A device paired before servers handed out proof keys holds its token alone: the page's own server hands it
+    its key at its first request (GET /api/session), and the page keeps it beside its token."""
+    write_event(data_dir, [("Open", "demo", "five-per-word")])
+    with serving(data_dir) as lone:
+        token = _lone_kiosk(lone)
+        page = new_page(browser)
+        open_enrolled(page, lone, "kiosk", token, proof_key=False)
+        expect(page.locator("#app")).to_have_attribute("data-screen", "idle")
+        hall_key = read_key(data_dir)
+        assert hall_key is not None
+        expected = hall_key.proof_key("device", digest(token))
+        page.wait_for_function("(key) => localStorage.getItem('wordjudge.kiosk.proof-key') === key", arg=expected)
+        page.context.close()
 
 
 @pytest.mark.browser

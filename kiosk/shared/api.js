@@ -2,7 +2,7 @@
 // message is in the event's language (the server's message key rendered from the catalogue, else its
 // English text).
 
-import { proveServer } from "./proof.js";
+import { canProve, proveServer } from "./proof.js";
 import { STRINGS as S, followLanguage } from "./strings.js";
 import { firstServer, originMustProve, startingServer } from "./follow.js";
 
@@ -161,9 +161,14 @@ async function provenNext(details, tried, token) {
 }
 
 // What a request that was never sent says: no server at hand proves itself the hall's (the page says to call the
-// TD). A "network" error: the page carries on as when its server cannot be reached, and asks again.
+// TD). A "network" error: the page carries on as when its server cannot be reached, and asks again. A device that
+// holds its token without its proof key (paired before servers handed out keys) is told the truth: no server can
+// prove itself to it, and the TD pairs it again (trusting its origin instead would hand its token to whatever holds
+// that address at a failover).
 function unproven() {
-  return new ApiError("network", 0, S.unproven, { code: "unproven" });
+  const held = proofSecret()?.value;
+  const message = held && !canProve(held) ? S.unprovenNoKey : S.unproven;
+  return new ApiError("network", 0, message, { code: "unproven" });
 }
 
 async function request(server, path, { method = "GET", body, token, csrf, stay, timeoutMs = 8000 } = {}) {

@@ -82,6 +82,10 @@ export const hintOf = (secret) => hex(sha256(utf8(secret))).slice(0, 16);
 // A proof key as the server hands it: 64 lower-case hex digits (anything else proves nothing).
 const isProofKey = (key) => typeof key === "string" && /^[0-9a-f]{64}$/.test(key);
 
+// Whether a page's proof secret ({secret, key}) lets a server prove itself to it: a secret and its proof key. A
+// device paired before servers handed out keys holds its token alone: no server can prove itself to it.
+export const canProve = (held) => typeof held?.secret === "string" && held.secret !== "" && isProofKey(held.key);
+
 // What the server signs: the nonce, the address the asker is about to talk to, the role and the epoch it says.
 export function proofMac(key, { nonce, url, role, epoch }) {
   return hex(hmacSha256(key, `wordjudge hall proof\n${nonce}\n${url}\n${role}\n${epoch ?? ""}`));
@@ -111,7 +115,7 @@ export function newNonce() {
 // CSRF token: `of` "device" or "session"), whose proof key is `key`. Sends the nonce and the hint (hintOf), nothing
 // else. Resolves true or false; never rejects. No key (a device paired before it was handed one): false, unasked.
 export async function proveServer(server, { secret, key }, of, timeoutMs = 4000) {
-  if (!secret || !isProofKey(key)) return false;
+  if (!canProve({ secret, key })) return false;
   const nonce = newNonce();
   const hint = hintOf(secret);
   const abort = new AbortController();

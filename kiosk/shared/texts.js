@@ -121,6 +121,7 @@ export function buildStrings(tr) {
     unreachable: t("ui.unreachable"),
     comesBack: t("ui.comesBack"),
     unproven: t("ui.unproven"),
+    unprovenNoKey: t("ui.unprovenNoKey"),
     unprovenConnection: t("ui.unprovenConnection.text"),
     unprovenConnectionStep: t("ui.unprovenConnection.step"),
     untrustedCertificate: t("ui.unprovenConnection.certificate"),

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { hex, hintOf, hmacSha256, proofMac, proves, sha256 } from "../../kiosk/shared/proof.js";
+import { canProve, hex, hintOf, hmacSha256, proofMac, proves, sha256 } from "../../kiosk/shared/proof.js";
 
 const text = (s) => new TextEncoder().encode(s);
 
@@ -56,4 +56,13 @@ test("what a copy of the hall's database holds of a device makes no proof it acc
   // The proof an attacker makes from the stored digest is refused (the device checks with its own proof key).
   const forged = { url, role, epoch, mac: stored_mac };
   assert.ok(!proves(forged, { server: url, key, nonce }));
+});
+
+test("a page can have a server prove itself only with its secret and that secret's proof key", () => {
+  const key = "ab".repeat(32);
+  assert.ok(canProve({ secret: "the-token", key }));
+  assert.ok(!canProve({ secret: "the-token", key: null })); // paired before servers handed out keys
+  assert.ok(!canProve({ secret: "the-token", key: key.toUpperCase() }));
+  assert.ok(!canProve({ secret: "", key }));
+  assert.ok(!canProve(null));
 });
