@@ -203,11 +203,11 @@ def test_a_standby_whose_clock_is_seconds_behind_takes_over_with_the_chain_verif
     """Two laptops are never in step: the standby machine's clock runs 30 s behind the active one's (its server's
     clock shifted by libfaketime; loopback alone shares one clock). The issue measured 5 s; 30 leave the takeover
     (1 to 3 s on a quiet machine, past 6 s beside other checks) room to come before the standby's clock passes the
-    old server's last record, and the step it finds is bounded by the takeover's time as the test measures it. Before, the new
-    active server's first record was dated before the old server's last one: `audit verify` called the failover's
-    log broken, and the next start stopped the hall. Now its records are held at the log's last time, the TD is
-    told the offset while both machines run (each server's health, the active one's console) and the step at the
-    takeover, and it is on record."""
+    old server's last record, and the step it finds is bounded by the takeover's time as the test measures it.
+    Before, the new active server's first record was dated before the old server's last one: `audit verify` called
+    the failover's log broken, and the next start stopped the hall. Now its records are held at the log's last time,
+    the TD is told the offset while both machines run (each server's health, the active one's console) and the step
+    at the takeover, and it is on record."""
     hall.b.prefix = ShiftedClock(tmp_path, f"-{BEHIND_S}").prefix
     hall.a.start()
     hall.b.start()

@@ -226,8 +226,11 @@ def test_a_kiosk_whose_first_request_fails_in_a_hall_has_its_server_prove_itself
         first_load = list(sent)  # its first load's requests, sent at once: one failed, the other was answered
         # The page asks again every few seconds: two more of its tries, each sending nothing.
         page.evaluate(
-            """() => { window.shown = 0;
-                new MutationObserver(() => window.shown++).observe(document.querySelector('#app'), {childList: true}); }"""
+            """() => {
+                window.shown = 0;
+                const app = document.querySelector('#app');
+                new MutationObserver(() => window.shown++).observe(app, {childList: true});
+            }"""
         )
         page.wait_for_function("() => window.shown >= 2", timeout=30_000)
         expect(page.locator("#app")).to_contain_text("it holds no proof key")
