@@ -506,6 +506,55 @@ def test_the_access_store_in_postgresql_comes_back_after_a_lost_connection(tmp_p
         store.close()
 
 
+def test_the_access_store_is_out_of_use_while_its_database_takes_no_writes_and_comes_back_after(
+    tmp_path: Path, postgres_cluster: Cluster, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Run 51: a server whose database became a standby (its machine hung, woke after a failover) answered a
+    # kiosk's challenge 422 "invalid input" (the reconnect's refusal of a standby), not 503: the store was out of
+    # use, the kiosk's request was fine. Its last-seen times' flush raised as well, which stops the server's
+    # watcher (the clock, the event file, silent kiosks). A schema gone and connections refused stand in for the
+    # standby here: the same reconnect refuses both ways a database can take no writes.
+    name = postgres_cluster.create_database()
+    with psycopg.connect(postgres_cluster.url(name), autocommit=True) as admin:
+        admin.execute("CREATE SCHEMA hall")
+    url = postgres_cluster.url(name) + "?options=-csearch_path%3Dhall"
+    store = AccessStore(StateLocation(tmp_path, url), hasher=CHEAP_HASHER).open()
+    seen = "UPDATE devices SET last_seen_at = ? WHERE token_hash = ?"
+    try:
+        token = store.devices.add("kiosk-1", Role.KIOSK, "A", by="alice").token
+        with psycopg.connect(postgres_cluster.url(), autocommit=True) as admin:
+            admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'wordjudge access'"
+            )
+        with psycopg.connect(postgres_cluster.url(name), autocommit=True) as admin:
+            admin.execute("ALTER SCHEMA hall RENAME TO hall_away")
+        with pytest.raises(AccessUnavailable, match="cannot be used"):  # the request that finds it gone
+            store.devices.authenticate(token, client="k")
+        with pytest.raises(AccessUnavailable, match="names no schema that exists"):  # and the next: no schema
+            store.devices.authenticate(token, client="k")
+        for n in range(2):  # the flusher's connection found gone, then not made again: nothing raised
+            store.database.touch(f"device-{n}", seen)
+            assert store.database.flush_touches() == 0
+        with psycopg.connect(postgres_cluster.url(), autocommit=True) as admin:
+            admin.execute(f"ALTER DATABASE {name} ALLOW_CONNECTIONS false")
+        with pytest.raises(AccessUnavailable, match="cannot be used"):  # the server refuses every connection
+            store.devices.authenticate(token, client="k")
+        store.database.touch("device-2", seen)
+        assert store.database.flush_touches() == 0
+        with psycopg.connect(postgres_cluster.url(), autocommit=True) as admin:
+            admin.execute(f"ALTER DATABASE {name} ALLOW_CONNECTIONS true")
+        with psycopg.connect(postgres_cluster.url(name), autocommit=True) as admin:
+            admin.execute("ALTER SCHEMA hall_away RENAME TO hall")
+        assert store.devices.authenticate(token, client="k").actor == "kiosk-1"  # back, on a new connection
+        store.database.flush_touches()  # the kiosk's own last-seen time, if it was noted
+        store.database.touch("device-3", seen)
+        assert store.database.flush_touches() == 1
+    finally:
+        store.close()
+    said = [r.getMessage() for r in caplog.records if "last-seen" in r.getMessage()]
+    assert [line.startswith("cannot record 1 last-seen time(s): ") for line in said] == [True] * 3, said
+
+
 def test_several_events_in_one_database_each_see_only_their_own(tmp_path: Path, postgres_cluster: Cluster) -> None:
     # One role and one schema an event (its URL's search_path): neither can read or change the other's records.
     name = postgres_cluster.create_database()

@@ -262,7 +262,8 @@ def latest_event_file(database: str) -> tuple[str, str] | None:
 def keep_event_file(database: str, epoch: int, body: str) -> bool:
     """Put the event file an active server serves (``body``) on the hall's record, replicated with the log, so
     that the standby takes over with it; nothing if the latest on record is the same. Returns whether a row was
-    added. The commit waits for the synchronous standby, if one is set. Raises :class:`psycopg.Error`."""
+    added. The commit waits for the synchronous standby, if one is set. Raises :class:`psycopg.Error`, and
+    :class:`~wordjudge.base.errors.InvalidInput` if ``database`` is a standby now (its caller's ``LOOK_FAILURES``)."""
     digest = event_file_digest(body)
     connection = postgres.connect_writer(database, application="wordjudge hall")
     try:

@@ -308,12 +308,8 @@ class AccessDatabase:
                 connection.close()
                 raise
             flusher = self._connect()
-        except WordjudgeError as exc:
-            raise AccessUnavailable("error.access_store.cannot_open", path=self.where, reason=exc.message) from exc
-        except _OPEN_FAILURES as exc:
-            raise AccessUnavailable(
-                "error.access_store.cannot_open", path=self.where, reason=postgres.reason(exc)
-            ) from exc
+        except _OUT_OF_USE as exc:
+            raise self._unavailable("error.access_store.cannot_open", exc) from exc
         self._connection = connection
         self._flusher = flusher
 
@@ -321,12 +317,26 @@ class AccessDatabase:
         return self.dialect.connect_writer(self.location, self.path.name, application="wordjudge access")
 
     def _alive(self, connection: AnyConnection) -> AnyConnection:
-        """``connection``, or a new one if the server dropped it (PostgreSQL restarted, the network broke)."""
+        """``connection``, or a new one if the server dropped it (PostgreSQL restarted, the network broke).
+
+        Raises :class:`AccessUnavailable` if no new one can be made: the server is not back yet, or its database
+        takes no writes any more (a standby since a failover, its schema gone). That is the store out of use, never
+        the request's fault (a kiosk told "invalid input" does not ask again).
+        """
         if not getattr(connection, "broken", False):
             return connection
         with suppress(*DatabaseError):
             connection.close()
-        return self._connect()
+        try:
+            return self._connect()
+        except _OUT_OF_USE as exc:
+            raise self._unavailable("error.access_store.cannot_use", exc) from exc
+
+    def _unavailable(self, key: str, exc: Exception) -> AccessUnavailable:
+        """The store out of use (``key``: when it was found), for the reason ``exc`` gives: wordjudge's own words
+        (a standby, a schema missing) or the database's (:func:`~wordjudge.storage.postgres.reason`)."""
+        why = exc.message if isinstance(exc, WordjudgeError) else postgres.reason(exc)
+        return AccessUnavailable(key, path=self.where, reason=why)
 
     def close(self) -> None:
         """Write the last-seen times noted, then close the connections (nothing happens if they are closed already)."""
@@ -397,6 +407,10 @@ class AccessDatabase:
                 return 0
             try:
                 connection = self._flusher = self._alive(self._flusher)
+            except AccessUnavailable as exc:  # raised, it would stop the server's watcher that calls this
+                log.warning("cannot record %d last-seen time(s): %s", len(touched), exc)
+                return 0
+            try:
                 self.dialect.begin_write(connection)
                 for (sql, credential_hash), seen in touched.items():
                     connection.execute(sql, (seen, credential_hash))
@@ -419,7 +433,8 @@ class AccessDatabase:
             return True
 
 
-_OPEN_FAILURES: tuple[type[Exception], ...] = (OSError, *DatabaseError)
+# What makes the store out of use when a connection is made: the database refuses it, or takes no writes.
+_OUT_OF_USE: tuple[type[Exception], ...] = (WordjudgeError, OSError, *DatabaseError)
 # The store's schema on each backend, and the table that lists its migrations.
 ACCESS_SCHEMA = StoreSchema(
     sqlite=Schema(MIGRATIONS, SQLITE_MIGRATIONS_TABLE), postgresql=Schema(PG_MIGRATIONS, PG_MIGRATIONS_TABLE)
