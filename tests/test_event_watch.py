@@ -213,3 +213,32 @@ def test_a_stop_waits_for_the_watchers_step_under_way(
     with TestClient(create_app(settings)):
         assert started.wait(PICKED_UP_WITHIN), "the watcher never took its step"
     assert log_open_at_its_end == [True]
+
+
+def test_a_look_that_fails_is_logged_and_the_watcher_looks_again(
+    settings: Settings,
+    event_file: Path,
+    data_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A look that raised ended the watcher for good: the clock, the event file, silent kiosks unwatched, the
+    server answering as before (run 51: the last-seen times' write raised on a database become a standby). A
+    failed look is now logged, with its traceback, and the next comes on time."""
+    looks: list[str] = []
+
+    def failing_once(audit: Any, event: str) -> None:
+        looks.append(event)
+        if len(looks) == 1:
+            raise RuntimeError("a look's unforeseen failure")
+
+    monkeypatch.setattr("wordjudge.web.app.corrections", failing_once)
+    with TestClient(create_app(settings)) as client:
+        eventually(lambda: len(looks) >= 3, "the watcher's looks after a failed one")
+        event_file.write_text(EVENT.replace("Spring Open", "Summer Open"))  # and it still serves a hand edit
+        kiosk = device_headers(data_dir, "kiosk-1")
+        eventually(lambda: client.get("/api/event", headers=kiosk).json()["name"] == "Summer Open", "the edit")
+    failed = [r for r in caplog.records if "event file watcher's look failed" in r.getMessage()]
+    assert [r.levelno for r in failed] == [logging.ERROR]
+    assert failed[0].exc_info is not None
+    assert str(failed[0].exc_info[1]) == "a look's unforeseen failure"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from http import HTTPStatus
 from typing import Any
@@ -147,8 +147,24 @@ async def _watch_hall(serving: Serving, stopping: asyncio.Event) -> None:
     """Look at the server's place in its hall every :data:`HALL_WATCH_SECONDS`, in a worker thread (it asks the
     database and the peers), until ``stopping`` is set: a standby promoted becomes active, an active server
     replaced steps down (:meth:`Serving.step`)."""
-    while not await _stops_within(stopping, HALL_WATCH_SECONDS):
+
+    async def look() -> None:
         await asyncio.to_thread(serving.step)
+
+    await _keep_looking("hall watcher", HALL_WATCH_SECONDS, stopping, look)
+
+
+async def _keep_looking(
+    watcher: str, seconds: float, stopping: asyncio.Event, look: Callable[[], Awaitable[None]]
+) -> None:
+    """Await ``look()`` every ``seconds`` until ``stopping`` is set. A look that fails is logged with its traceback
+    and the next one comes on time: a watcher ended by its first unforeseen error left the clock, the event file,
+    silent kiosks or the hall unwatched for good, with nothing said and the server answering as before."""
+    while not await _stops_within(stopping, seconds):
+        try:
+            await look()
+        except Exception:
+            log.exception("the %s's look failed (it looks again in %g s)", watcher, seconds)
 
 
 async def _watch_event_file(serving: Serving, stopping: asyncio.Event) -> None:
@@ -158,10 +174,11 @@ async def _watch_event_file(serving: Serving, stopping: asyncio.Event) -> None:
     thread too: a commit waits for the disk), at which kiosks went silent (alerting the TD), and keep the
     summary's final verdicts up to date (so that no summary waits for them), until ``stopping`` is set. Only while
     the server is active (a standby has no event open)."""
-    while not await _stops_within(stopping, EVENT_WATCH_SECONDS):
+
+    async def look() -> None:
         resources = serving.resources
         if resources is None:
-            continue
+            return
         resources.advertise()  # a standby that became active announces itself now (else: already announcing)
         # The clock first: a step is told, and put on record, within a second of it.
         await asyncio.to_thread(
@@ -175,6 +192,8 @@ async def _watch_event_file(serving: Serving, stopping: asyncio.Event) -> None:
             resources.access.devices.watch_offline()
         with contextlib.suppress(AuditUnavailable):  # health says it; the summary says it when asked
             await asyncio.to_thread(corrections, resources.audit, resources.served.event.name)
+
+    await _keep_looking("event file watcher", EVENT_WATCH_SECONDS, stopping, look)
 
 
 # Same-origin scripts, styles and connections only; no framing (clickjacking), no MIME sniffing,
