@@ -320,8 +320,8 @@ class AccessDatabase:
         """``connection``, or a new one if the server dropped it (PostgreSQL restarted, the network broke).
 
         Raises :class:`AccessUnavailable` if no new one can be made: the server is not back yet, or its database
-        takes no writes any more (a standby since a failover, its schema gone). That is the store out of use, never
-        the request's fault (a kiosk told "invalid input" does not ask again).
+        takes no writes any more (a standby since a failover, its schema gone). That is the store out of use (503),
+        never the request's fault (422 would tell the device its request was wrong).
         """
         if not getattr(connection, "broken", False):
             return connection
