@@ -44,7 +44,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from wordjudge.base.clock import Offset
-from wordjudge.base.errors import AuditUnavailable, InvalidInput, Message, WordjudgeError
+from wordjudge.base.errors import AuditUnavailable, InvalidInput, Message
 from wordjudge.storage import postgres
 from wordjudge.storage.dialect import POSTGRESQL
 
@@ -499,7 +499,7 @@ def alone(streaming: Iterable[tuple[str, str, str]] | None) -> bool | None:
 
 
 # What a look at the hall may meet, to be tried again at the next: a database or a peer that cannot be reached.
-LOOK_FAILURES: tuple[type[BaseException], ...] = (WordjudgeError, OSError, *postgres.DatabaseError)
+LOOK_FAILURES: tuple[type[BaseException], ...] = postgres.CONNECT_FAILURES
 
 T = TypeVar("T")
 

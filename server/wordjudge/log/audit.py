@@ -43,7 +43,6 @@ from wordjudge.log.chain import GENESIS, Head, insert_checkpoint, last_checkpoin
 from wordjudge.log.connections import AUDIT_FILE as AUDIT_FILE  # where a log in the data folder is kept
 from wordjudge.log.connections import (
     FAILURES,
-    REOPEN_FAILURES,
     at_once,
     begin,
     chain_head,
@@ -71,7 +70,7 @@ from wordjudge.model.records import (
     from_row,
 )
 from wordjudge.storage.dialect import StateLocation
-from wordjudge.storage.postgres import AnyConnection, DatabaseError, IntegrityError, reason
+from wordjudge.storage.postgres import CONNECT_FAILURES, AnyConnection, DatabaseError, IntegrityError, reason
 
 log = logging.getLogger(__name__)
 
@@ -210,7 +209,7 @@ class AuditLog(LogReader):
             try:
                 with self._reader() as connection:
                     seen = self._seen = (now, read_head(connection))
-            except REOPEN_FAILURES:  # said where the log is read next; the last known meanwhile
+            except CONNECT_FAILURES:  # said where the log is read next; the last known meanwhile
                 seen = self._seen = (now, seen[1] if seen is not None else committed)
         return seen[1] if seen is not None and (seen[1].id or 0) > (committed.id or 0) else committed
 
@@ -366,7 +365,7 @@ class AuditLog(LogReader):
         try:
             fresh = self._connect_writer()
             self._head = self._committed = read_head(fresh)
-        except REOPEN_FAILURES as exc:
+        except CONNECT_FAILURES as exc:
             log.error("the audit log %s cannot be reached again: %s", self.where, reason(exc))
             return connection
         log.warning("the audit log %s was reached again; its last record is #%s", self.where, self._head.id)

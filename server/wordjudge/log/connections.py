@@ -34,7 +34,6 @@ AUDIT_FILE = "audit.sqlite3"
 
 # What opening a log may raise, besides wordjudge's own errors; and with them.
 FAILURES: tuple[type[Exception], ...] = (OSError, *DatabaseError)
-REOPEN_FAILURES: tuple[type[Exception], ...] = (WordjudgeError, *FAILURES)
 
 
 # Advisory lock keys of a log (a log is a schema's: the events of one database, each in a schema of its own, the

@@ -308,7 +308,7 @@ class AccessDatabase:
                 connection.close()
                 raise
             flusher = self._connect()
-        except _OUT_OF_USE as exc:
+        except postgres.CONNECT_FAILURES as exc:
             raise self._unavailable("error.access_store.cannot_open", exc) from exc
         self._connection = connection
         self._flusher = flusher
@@ -329,7 +329,7 @@ class AccessDatabase:
             connection.close()
         try:
             return self._connect()
-        except _OUT_OF_USE as exc:
+        except postgres.CONNECT_FAILURES as exc:
             raise self._unavailable("error.access_store.cannot_use", exc) from exc
 
     def _unavailable(self, key: str, exc: Exception) -> AccessUnavailable:
@@ -433,8 +433,6 @@ class AccessDatabase:
             return True
 
 
-# What makes the store out of use when a connection is made: the database refuses it, or takes no writes.
-_OUT_OF_USE: tuple[type[Exception], ...] = (WordjudgeError, OSError, *DatabaseError)
 # The store's schema on each backend, and the table that lists its migrations.
 ACCESS_SCHEMA = StoreSchema(
     sqlite=Schema(MIGRATIONS, SQLITE_MIGRATIONS_TABLE), postgresql=Schema(PG_MIGRATIONS, PG_MIGRATIONS_TABLE)

@@ -24,7 +24,7 @@ import psycopg
 import psycopg.conninfo
 import psycopg.errors
 
-from wordjudge.base.errors import InvalidInput
+from wordjudge.base.errors import InvalidInput, WordjudgeError
 
 SCHEMES = ("postgresql", "postgres")
 # A lock held elsewhere is waited for as long as SQLite's busy timeout (wordjudge.storage.database.BUSY_TIMEOUT_MS,
@@ -35,6 +35,9 @@ CONNECT_TIMEOUT = 5  # seconds: a server that does not answer is named quickly, 
 # What either backend raises for a database that fails: stores catch these, never one library's alone.
 DatabaseError: tuple[type[Exception], ...] = (sqlite3.Error, psycopg.Error)
 IntegrityError: tuple[type[Exception], ...] = (sqlite3.IntegrityError, psycopg.errors.IntegrityError)
+# What making a store's connection may raise: the database or the network fails, or the database takes no writes
+# (a standby, its schema missing: :func:`connect_writer`'s InvalidInput). A store that catches these is out of use.
+CONNECT_FAILURES: tuple[type[Exception], ...] = (WordjudgeError, OSError, *DatabaseError)
 
 PgMigration = str | Callable[["Connection"], None]
 
