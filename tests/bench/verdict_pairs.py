@@ -161,12 +161,18 @@ def run(args: argparse.Namespace) -> list[Round]:
     return rounds
 
 
+# The parts of a checkout that the measured server runs.
+_CODE = ("server", "kiosk", "lexicons", "pyproject.toml")
+
+
 def _commit(tree: Path | None) -> str:
-    """The commit ``tree`` (this one if None) has checked out, and whether its files differ from it."""
+    """The commit ``tree`` (this one if None) has checked out, and whether the code that runs differs from it."""
     where = ["-C", str(tree)] if tree is not None else []
     head = subprocess.run(["git", *where, "log", "-1", "--format=%h"], capture_output=True, text=True).stdout.strip()
-    changed = subprocess.run(["git", *where, "status", "--porcelain", "--untracked-files=no"], capture_output=True)
-    return f"`{head or 'unknown'}`" + (" with uncommitted changes" if changed.stdout.strip() else "")
+    # Only what the server runs counts: a bench page another bench has just rewritten is no change to the code.
+    status = ["status", "--porcelain", "--untracked-files=no", "--", *_CODE]
+    changed = subprocess.run(["git", *where, *status], capture_output=True)
+    return f"`{head or 'unknown'}`" + (" with uncommitted changes to its code" if changed.stdout.strip() else "")
 
 
 def _rate(row: Row) -> str:
