@@ -242,3 +242,28 @@ def test_a_look_that_fails_is_logged_and_the_watcher_looks_again(
     assert [r.levelno for r in failed] == [logging.ERROR]
     assert failed[0].exc_info is not None
     assert str(failed[0].exc_info[1]) == "a look's unforeseen failure"
+
+
+def test_a_look_that_keeps_failing_the_same_way_is_logged_once_and_its_end_is_said(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A look failing the same way every second, all day, logged its traceback every second: one line for the
+    failure, another when it ends, and a different failure is logged in its turn."""
+    looks: list[str] = []
+    failures = {1: "the same failure", 2: "the same failure", 3: "the same failure", 4: "another failure"}
+
+    def failing_five_times(audit: Any, event: str) -> None:
+        looks.append(event)
+        if len(looks) in failures:
+            raise RuntimeError(failures[len(looks)])
+
+    monkeypatch.setattr("wordjudge.web.app.corrections", failing_five_times)
+    with TestClient(create_app(settings)):
+        eventually(lambda: len(looks) >= 6, "the watcher's looks after the failed ones")
+    said = [r for r in caplog.records if "event file watcher's look" in r.getMessage()]
+    assert [(r.levelno, r.exc_info and str(r.exc_info[1])) for r in said] == [
+        (logging.ERROR, "the same failure"),
+        (logging.ERROR, "another failure"),
+        (logging.WARNING, None),
+    ]
+    assert said[-1].getMessage() == "the event file watcher's look succeeds again"

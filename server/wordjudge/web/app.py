@@ -159,12 +159,21 @@ async def _keep_looking(
 ) -> None:
     """Await ``look()`` every ``seconds`` until ``stopping`` is set. A look that fails is logged with its traceback
     and the next one comes on time: a watcher ended by its first unforeseen error left the clock, the event file,
-    silent kiosks or the hall unwatched for good, with nothing said and the server answering as before."""
+    silent kiosks or the hall unwatched for good, with nothing said and the server answering as before. A failure
+    the same as the look's before is not logged again (a traceback a second, all day, would fill the disk the log
+    is on); the first look that succeeds after failures says so."""
+    failing: tuple[type[Exception], str] | None = None  # the failure of the look before, if it failed
     while not await _stops_within(stopping, seconds):
         try:
             await look()
-        except Exception:
-            log.exception("the %s's look failed (it looks again in %g s)", watcher, seconds)
+        except Exception as exc:
+            if (type(exc), str(exc)) != failing:
+                log.exception("the %s's look failed (it looks again every %g s)", watcher, seconds)
+            failing = (type(exc), str(exc))
+        else:
+            if failing is not None:
+                log.warning("the %s's look succeeds again", watcher)
+            failing = None
 
 
 async def _watch_event_file(serving: Serving, stopping: asyncio.Event) -> None:
